@@ -1,0 +1,23 @@
+import { ApiError } from '@kb/http';
+
+export enum DocumentErrorCode {
+  NotFound = 'document_not_found',
+  EmptyFile = 'empty_file',
+  MissingFile = 'missing_file',
+  InvalidMetadata = 'invalid_metadata',
+  InvalidCursor = 'invalid_cursor',
+}
+
+const STATUS: Record<DocumentErrorCode, number> = {
+  [DocumentErrorCode.NotFound]: 404,
+  [DocumentErrorCode.EmptyFile]: 400,
+  [DocumentErrorCode.MissingFile]: 400,
+  [DocumentErrorCode.InvalidMetadata]: 400,
+  [DocumentErrorCode.InvalidCursor]: 400,
+};
+
+export class DocumentError extends ApiError {
+  constructor(code: DocumentErrorCode, message: string) {
+    super(STATUS[code], code, message);
+  }
+}

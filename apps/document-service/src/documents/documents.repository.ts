@@ -1,0 +1,182 @@
+import {
+  Topics,
+  newEnvelope,
+  topicEventTypes,
+  type DocumentStatus,
+  type FailureReason,
+  type TenantId,
+  type Topic,
+  type TopicPayload,
+} from '@kb/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { DocumentDatabase, DocumentsTable } from '../platform/db.types';
+import { DB } from '../platform/tokens';
+import type { DocumentView } from './document.model';
+
+export interface NewDocument {
+  id: string;
+  tenantId: TenantId;
+  title: string;
+  filename: string;
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  blobBucket: string;
+  blobKey: string;
+  metadata: Record<string, unknown>;
+  now: Date;
+}
+
+export interface StatusChange {
+  documentId: string;
+  version: number;
+  status: DocumentStatus;
+  reason?: FailureReason;
+  detail?: string;
+  chunkCount?: number;
+  at: Date;
+}
+
+/** The only place with SQL for documents and the outbox. Every method takes the tenant. */
+@Injectable()
+export class DocumentsRepository {
+  constructor(@Inject(DB) private readonly db: Kysely<DocumentDatabase>) {}
+
+  /** Inserts the document and its `uploaded` event in one transaction (transactional outbox). */
+  async insertWithEvent(doc: NewDocument): Promise<DocumentView> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('documents')
+        .values({
+          id: doc.id,
+          tenant_id: doc.tenantId,
+          title: doc.title,
+          filename: doc.filename,
+          content_type: doc.contentType,
+          size_bytes: doc.sizeBytes,
+          sha256: doc.sha256,
+          blob_key: doc.blobKey,
+          version: 1,
+          status: 'pending',
+          metadata: JSON.stringify(doc.metadata),
+          stage_times: JSON.stringify({ pending: doc.now.toISOString() }),
+          created_at: doc.now,
+          updated_at: doc.now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await enqueue(trx, Topics.document, doc.tenantId, doc.id, {
+        kind: 'uploaded',
+        documentId: doc.id,
+        version: 1,
+        filename: doc.filename,
+        contentType: doc.contentType,
+        sizeBytes: doc.sizeBytes,
+        sha256: doc.sha256,
+        blob: { bucket: doc.blobBucket, key: doc.blobKey },
+        title: doc.title,
+        metadata: doc.metadata,
+      });
+      return toView(row);
+    });
+  }
+
+  async findById(tenantId: TenantId, id: string): Promise<DocumentView | undefined> {
+    const row = await this.db
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? toView(row) : undefined;
+  }
+
+  async list(
+    tenantId: TenantId,
+    limit: number,
+    after?: { createdAt: string; id: string },
+  ): Promise<DocumentView[]> {
+    let query = this.db
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit);
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '<', new Date(after.createdAt)),
+          eb.and([eb('created_at', '=', new Date(after.createdAt)), eb('id', '<', after.id)]),
+        ]),
+      );
+    }
+    return (await query.execute()).map(toView);
+  }
+
+  /**
+   * Moves a document forward in the pipeline. Applies only to its current version and only when
+   * the new status ranks above the current one, so replayed or late events change nothing.
+   * A final status (`indexed`, `failed`) is never left. Returns whether a row changed.
+   */
+  async applyStatus(tenantId: TenantId, change: StatusChange, rank: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('documents')
+      .set({
+        status: change.status,
+        failure_reason: change.reason ?? null,
+        failure_detail: change.detail ?? null,
+        chunk_count: change.chunkCount ?? sql<number | null>`chunk_count`,
+        stage_times: sql<string>`stage_times || jsonb_build_object(${change.status}::text, ${change.at.toISOString()}::text)`,
+        updated_at: change.at,
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', change.documentId)
+      .where('version', '=', change.version)
+      .where('status', 'not in', ['indexed', 'failed'])
+      .where(
+        sql<boolean>`(CASE status
+          WHEN 'pending' THEN 0 WHEN 'parsing' THEN 1 WHEN 'embedding' THEN 2
+          ELSE 3 END) < ${rank}`,
+      )
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+}
+
+async function enqueue<T extends Topic>(
+  trx: Transaction<DocumentDatabase>,
+  topic: T,
+  tenantId: string,
+  key: string,
+  payload: TopicPayload<T>,
+): Promise<void> {
+  const envelope = newEnvelope(topicEventTypes[topic], tenantId, payload);
+  await trx
+    .insertInto('outbox')
+    .values({ topic, message_key: key, payload: JSON.stringify(envelope) })
+    .execute();
+}
+
+function toView(row: Selectable<DocumentsTable>): DocumentView {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    title: row.title,
+    filename: row.filename,
+    contentType: row.content_type,
+    sizeBytes: Number(row.size_bytes),
+    sha256: row.sha256,
+    version: row.version,
+    status: row.status as DocumentView['status'],
+    failure: row.failure_reason
+      ? { reason: row.failure_reason as FailureReason, detail: row.failure_detail }
+      : null,
+    chunkCount: row.chunk_count,
+    metadata: row.metadata,
+    stageTimes: row.stage_times,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}

@@ -1,0 +1,135 @@
+import { STATUS_RANK } from './document.model';
+import type { DocumentStatusChanged, TenantId } from '@kb/contracts';
+import type { BlobStore } from '@kb/storage';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createHash, randomUUID } from 'node:crypto';
+import { OutboxRelay } from '../outbox/outbox.relay';
+import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
+import type { DocumentView } from './document.model';
+import { DocumentError, DocumentErrorCode } from './documents.errors';
+import { DocumentsRepository } from './documents.repository';
+
+export interface UploadedFile {
+  buffer: Buffer;
+  originalname: string;
+  mimetype: string;
+  size: number;
+}
+
+export interface UploadFields {
+  title?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface DocumentPage {
+  items: DocumentView[];
+  nextCursor: string | null;
+}
+
+/** Content-addressed blob key: identical uploads share one object. */
+export const blobKeyFor = (sha256: string): string => `blobs/sha256/${sha256}`;
+
+@Injectable()
+export class DocumentsService {
+  private readonly logger = new Logger(DocumentsService.name);
+
+  constructor(
+    private readonly repository: DocumentsRepository,
+    private readonly outbox: OutboxRelay,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** Stores the original in S3, then the row and its event in one transaction. */
+  async upload(
+    tenantId: TenantId,
+    file: UploadedFile,
+    fields: UploadFields,
+  ): Promise<DocumentView> {
+    if (file.size === 0) {
+      throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);
+    }
+    const sha256 = createHash('sha256').update(file.buffer).digest('hex');
+    const blobKey = blobKeyFor(sha256);
+    if (!(await this.blobs.exists(blobKey))) {
+      await this.blobs.put(blobKey, file.buffer, file.mimetype);
+    }
+    const document = await this.repository.insertWithEvent({
+      id: randomUUID(),
+      tenantId,
+      title: fields.title?.trim() || file.originalname,
+      filename: file.originalname,
+      contentType: file.mimetype || 'application/octet-stream',
+      sizeBytes: file.size,
+      sha256,
+      blobBucket: this.blobs.bucket,
+      blobKey,
+      metadata: fields.metadata ?? {},
+      now: this.clock(),
+    });
+    this.outbox.wake();
+    return document;
+  }
+
+  async get(tenantId: TenantId, id: string): Promise<DocumentView> {
+    const document = await this.repository.findById(tenantId, id);
+    if (!document) {
+      throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
+    }
+    return document;
+  }
+
+  async list(tenantId: TenantId, limit: number, cursor?: string): Promise<DocumentPage> {
+    const after = cursor ? decodeCursor(cursor) : undefined;
+    const items = await this.repository.list(tenantId, limit + 1, after);
+    const page = items.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      items: page,
+      nextCursor: items.length > limit && last ? encodeCursor(last) : null,
+    };
+  }
+
+  /** Applies a pipeline status event; idempotent and order-tolerant. */
+  async applyStatus(tenantId: TenantId, event: DocumentStatusChanged, at: Date): Promise<void> {
+    const changed = await this.repository.applyStatus(
+      tenantId,
+      {
+        documentId: event.documentId,
+        version: event.version,
+        status: event.status,
+        ...(event.reason ? { reason: event.reason } : {}),
+        ...(event.detail ? { detail: event.detail } : {}),
+        ...(event.chunkCount !== undefined ? { chunkCount: event.chunkCount } : {}),
+        at,
+      },
+      STATUS_RANK[event.status],
+    );
+    if (changed) {
+      this.logger.log(`document ${event.documentId} v${event.version} is ${event.status}`);
+    }
+  }
+}
+
+function encodeCursor(document: DocumentView): string {
+  return Buffer.from(JSON.stringify({ createdAt: document.createdAt, id: document.id })).toString(
+    'base64url',
+  );
+}
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (
+      typeof value === 'object' &&
+      value !== null &&
+      typeof (value as { createdAt?: unknown }).createdAt === 'string' &&
+      typeof (value as { id?: unknown }).id === 'string'
+    ) {
+      return value as { createdAt: string; id: string };
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new DocumentError(DocumentErrorCode.InvalidCursor, 'cursor is malformed');
+}

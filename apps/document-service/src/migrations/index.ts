@@ -1,0 +1,7 @@
+import type { Migrations } from '@kb/database';
+import { createDocuments } from './20261122T1600_create_documents';
+
+/** This service's migrations, applied in name order to its own schema. */
+export const migrations: Migrations = {
+  '20261122T1600_create_documents': createDocuments,
+};

@@ -1,0 +1,37 @@
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+export interface DocumentsTable {
+  id: string;
+  tenant_id: string;
+  title: string;
+  filename: string;
+  content_type: string;
+  size_bytes: ColumnType<number, number, number>;
+  sha256: string;
+  blob_key: string;
+  version: number;
+  status: string;
+  failure_reason: string | null;
+  failure_detail: string | null;
+  chunk_count: number | null;
+  metadata: ColumnType<Record<string, unknown>, string, string>;
+  /** When each status was first reached for the current version: `{ "parsing": "2026-…" }`. */
+  stage_times: ColumnType<Record<string, string>, string, string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface OutboxTable {
+  id: Generated<string>;
+  topic: string;
+  message_key: string;
+  payload: string;
+  created_at: Generated<Date>;
+}
+
+export interface DocumentDatabase {
+  documents: DocumentsTable;
+  outbox: OutboxTable;
+}

@@ -1,0 +1,29 @@
+import 'reflect-metadata';
+import { bootHttpService } from '@kb/http';
+import { EventProducer, createKafka } from '@kb/kafka';
+import { createLogger } from '@kb/observability';
+import { s3BlobStoreFromEnv } from '@kb/storage';
+import { AppModule } from './app.module';
+import { loadParserConfig } from './config/parser.config';
+
+async function main(): Promise<void> {
+  const config = loadParserConfig();
+  const logger = createLogger('parser-service', config.LOG_LEVEL);
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'parser-service' });
+  const producer = new EventProducer(kafka);
+  await producer.connect();
+  const blobs = s3BlobStoreFromEnv(config);
+  await blobs.ensureBucket();
+  await bootHttpService({
+    module: AppModule.register({ config, kafka, producer, blobs }),
+    logger,
+    host: config.HOST,
+    port: config.PORT,
+    name: 'parser-service',
+  });
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

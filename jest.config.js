@@ -1,0 +1,41 @@
+// One Jest run for the whole monorepo: unit tests beside the code, integration tests against the
+// real servers `npm run infra:up` starts, and the end-to-end test that boots every service.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      target: 'es2022',
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+    },
+    module: { type: 'commonjs' },
+  },
+];
+
+const common = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': swc },
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  // Libraries are tested from source; services under e2e run from their build output.
+  moduleNameMapper: { '^@kb/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts' },
+  modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
+};
+
+module.exports = {
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/{apps,libs}/*/test/**/*.int-spec.ts'],
+      setupFiles: ['<rootDir>/test/support/require-infra.js'],
+    },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      setupFiles: ['<rootDir>/test/support/require-infra.js'],
+    },
+  ],
+};

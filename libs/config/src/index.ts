@@ -1,0 +1,83 @@
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration:\n  ${issues.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Validates environment variables against a zod schema, once at boot.
+ * Every problem is reported together, named by its variable, so a misconfigured pod fails with one clear message.
+ */
+export function loadConfig<S extends z.ZodType>(
+  schema: S,
+  env: NodeJS.ProcessEnv = process.env,
+): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
+    );
+  }
+  return result.data;
+}
+
+/** Common variable shapes. */
+export const env = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  url: () => z.url(),
+  bool: (fallback: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0'])
+      .default(fallback ? 'true' : 'false')
+      .transform((v) => v === 'true' || v === '1'),
+  positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
+};
+
+/** Settings every service shares. */
+export const baseConfigSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+/** Kafka settings shared by every service that produces or consumes events. */
+export const kafkaConfigSchema = z.object({
+  KAFKA_BROKERS: z
+    .string()
+    .min(1)
+    .transform((v) => v.split(',').map((b) => b.trim())),
+});
+
+/** S3-compatible object storage settings. */
+export const s3ConfigSchema = z.object({
+  S3_ENDPOINT: z.url().optional(),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_BUCKET: z.string().default('kb-documents'),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+});
+export type S3Config = z.infer<typeof s3ConfigSchema>;
+
+/** The local embedding model, loaded offline from a folder. */
+export const embeddingConfigSchema = z.object({
+  EMBEDDING_MODEL_DIR: z.string().min(1),
+  EMBEDDING_MODEL: z.string().default('all-MiniLM-L6-v2'),
+  EMBEDDING_POOLING: z.enum(['mean', 'cls']).default('mean'),
+  EMBEDDING_THREADS: env.positiveInt(1),
+});
+
+/** The vector store backend and its connection. */
+export const vectorStoreConfigSchema = z.object({
+  VECTOR_STORE: z.enum(['pgvector', 'pinecone']).default('pgvector'),
+  VECTOR_DATABASE_URL: z.url().optional(),
+  PINECONE_API_KEY: z.string().optional(),
+  PINECONE_INDEX_HOST: z.string().optional(),
+});
+
+export const httpConfigSchema = (port: number) =>
+  z.object({
+    HOST: z.string().default('127.0.0.1'),
+    PORT: env.port(port),
+  });

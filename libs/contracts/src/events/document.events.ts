@@ -1,0 +1,85 @@
+import { z } from 'zod';
+
+/** A stored object: payloads too large for a Kafka message travel by reference (claim check). */
+export const blobRefSchema = z.object({
+  bucket: z.string().min(1),
+  key: z.string().min(1),
+});
+export type BlobRef = z.infer<typeof blobRefSchema>;
+
+export const documentUploadedSchema = z.object({
+  documentId: z.uuid(),
+  version: z.number().int().positive(),
+  filename: z.string(),
+  contentType: z.string(),
+  sizeBytes: z.number().int().nonnegative(),
+  sha256: z.string().regex(/^[a-f0-9]{64}$/),
+  blob: blobRefSchema,
+  title: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+});
+export type DocumentUploaded = z.infer<typeof documentUploadedSchema>;
+
+export const documentDeletedSchema = z.object({
+  documentId: z.uuid(),
+});
+export type DocumentDeleted = z.infer<typeof documentDeletedSchema>;
+
+/** `kb.document.v1` carries the lifecycle of a document, discriminated by `kind`. */
+export const documentEventSchema = z.discriminatedUnion('kind', [
+  documentUploadedSchema.extend({ kind: z.literal('uploaded') }),
+  documentDeletedSchema.extend({ kind: z.literal('deleted') }),
+]);
+export type DocumentEvent = z.infer<typeof documentEventSchema>;
+
+export const documentParsedSchema = z.object({
+  documentId: z.uuid(),
+  version: z.number().int().positive(),
+  title: z.string(),
+  chunkCount: z.number().int().nonnegative(),
+  chunks: blobRefSchema,
+});
+export type DocumentParsed = z.infer<typeof documentParsedSchema>;
+
+export const chunksEmbeddedSchema = z.object({
+  documentId: z.uuid(),
+  version: z.number().int().positive(),
+  model: z.string().min(1),
+  dimension: z.number().int().positive(),
+  chunkCount: z.number().int().nonnegative(),
+  embeddings: blobRefSchema,
+});
+export type ChunksEmbedded = z.infer<typeof chunksEmbeddedSchema>;
+
+export const DOCUMENT_STATUSES = [
+  'pending',
+  'parsing',
+  'embedding',
+  'indexing',
+  'indexed',
+  'failed',
+] as const;
+export const documentStatusSchema = z.enum(DOCUMENT_STATUSES);
+export type DocumentStatus = z.infer<typeof documentStatusSchema>;
+
+/** Machine-readable reasons a document ends `failed`. */
+export const FAILURE_REASONS = [
+  'unsupported_type',
+  'no_text',
+  'parse_error',
+  'embedding_error',
+  'indexing_error',
+  'internal_error',
+] as const;
+export const failureReasonSchema = z.enum(FAILURE_REASONS);
+export type FailureReason = z.infer<typeof failureReasonSchema>;
+
+export const documentStatusChangedSchema = z.object({
+  documentId: z.uuid(),
+  version: z.number().int().positive(),
+  status: documentStatusSchema,
+  reason: failureReasonSchema.optional(),
+  detail: z.string().optional(),
+  chunkCount: z.number().int().nonnegative().optional(),
+});
+export type DocumentStatusChanged = z.infer<typeof documentStatusChangedSchema>;

@@ -1,0 +1,6 @@
+export * from './events/envelope';
+export * from './events/document.events';
+export * from './events/chunk';
+export * from './events/topics';
+export * from './tenancy';
+export * as kbv1 from './generated/kb/v1/kb';

@@ -1,0 +1,35 @@
+/** The embedding port: texts in, unit-length vectors out, in the same order. */
+export interface EmbeddingProvider {
+  /** Stable model id, part of every cache key and stored with every vector. */
+  readonly model: string;
+  readonly dimension: number;
+  embed(texts: string[]): Promise<number[][]>;
+  close?(): Promise<void>;
+}
+
+/** Splits `texts` into batches of `batchSize` and embeds them one batch at a time. */
+export async function embedInBatches(
+  provider: EmbeddingProvider,
+  texts: string[],
+  batchSize: number,
+): Promise<number[][]> {
+  const vectors: number[][] = [];
+  for (let start = 0; start < texts.length; start += batchSize) {
+    vectors.push(...(await provider.embed(texts.slice(start, start + batchSize))));
+  }
+  return vectors;
+}
+
+export function cosine(a: number[], b: number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] ?? 0;
+    const y = b[i] ?? 0;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}

@@ -1,0 +1,68 @@
+import type { EmbeddingProvider } from './embedding-provider';
+
+export interface OnnxEmbeddingOptions {
+  /** Folder holding `<model>/config.json`, `tokenizer.json`, `onnx/model_quantized.onnx`. */
+  modelDir: string;
+  /** Model id, the sub-folder of `modelDir`, e.g. `all-MiniLM-L6-v2`. */
+  model: string;
+  pooling?: 'mean' | 'cls';
+  /** `q8` loads `onnx/model_quantized.onnx`, `fp32` loads `onnx/model.onnx`. */
+  dtype?: 'q8' | 'fp32';
+  /** onnxruntime intra-op threads; keep small on shared nodes. */
+  threads?: number;
+}
+
+type FeatureExtractor = (
+  texts: string[],
+  options: { pooling: 'mean' | 'cls'; normalize: boolean },
+) => Promise<{ tolist(): number[][]; dims: number[] }>;
+
+/**
+ * A local sentence-embedding model run by onnxruntime through transformers.js, loaded offline
+ * from a folder the project's setup fills (see scripts/infra/fetch-model.sh).
+ */
+export class OnnxEmbeddingProvider implements EmbeddingProvider {
+  private constructor(
+    readonly model: string,
+    readonly dimension: number,
+    private readonly extractor: FeatureExtractor,
+    private readonly pooling: 'mean' | 'cls',
+    private readonly dispose: () => Promise<void>,
+  ) {}
+
+  static async load(options: OnnxEmbeddingOptions): Promise<OnnxEmbeddingProvider> {
+    const transformers = await import('@huggingface/transformers');
+    transformers.env.allowRemoteModels = false;
+    transformers.env.allowLocalModels = true;
+    transformers.env.localModelPath = ensureTrailingSlash(options.modelDir);
+    const extractor = await transformers.pipeline('feature-extraction', options.model, {
+      dtype: options.dtype ?? 'q8',
+      session_options: {
+        intraOpNumThreads: options.threads ?? 1,
+        interOpNumThreads: 1,
+        enableCpuMemArena: false,
+      },
+    });
+    const pooling = options.pooling ?? 'mean';
+    const run = extractor as unknown as FeatureExtractor;
+    const probe = await run(['dimension probe'], { pooling, normalize: true });
+    const dimension = probe.dims[probe.dims.length - 1] ?? 0;
+    return new OnnxEmbeddingProvider(options.model, dimension, run, pooling, () =>
+      extractor.dispose(),
+    );
+  }
+
+  async embed(texts: string[]): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    const output = await this.extractor(texts, { pooling: this.pooling, normalize: true });
+    return output.tolist();
+  }
+
+  async close(): Promise<void> {
+    await this.dispose();
+  }
+}
+
+function ensureTrailingSlash(path: string): string {
+  return path.endsWith('/') ? path : `${path}/`;
+}

@@ -1,0 +1,61 @@
+import {
+  Catch,
+  HttpException,
+  HttpStatus,
+  Logger,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
+import type { Response } from 'express';
+import { ApiError, type ApiErrorBody } from './api-error';
+
+/** Codes for errors the framework raises before our code runs. */
+const FRAMEWORK_CODES: Record<number, string> = {
+  400: 'bad_request',
+  401: 'unauthenticated',
+  403: 'permission_denied',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+/** The one place REST errors become responses: `{ error: { code, message, details? } }`, never a stack. */
+@Catch()
+export class ApiErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ApiErrorFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    const [status, body] = this.toBody(exception);
+    if (status >= 500) {
+      this.logger.error(
+        exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+      );
+    }
+    response.status(status).json(body);
+  }
+
+  private toBody(exception: unknown): [number, ApiErrorBody] {
+    if (exception instanceof ApiError) {
+      return [
+        exception.status,
+        { error: { code: exception.code, message: exception.message, details: exception.details } },
+      ];
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const response = exception.getResponse();
+      const message =
+        typeof response === 'object' && response !== null && 'message' in response
+          ? String((response as { message: unknown }).message)
+          : exception.message;
+      return [status, { error: { code: FRAMEWORK_CODES[status] ?? 'http_error', message } }];
+    }
+    return [
+      HttpStatus.INTERNAL_SERVER_ERROR,
+      { error: { code: 'internal', message: 'internal error' } },
+    ];
+  }
+}

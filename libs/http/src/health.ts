@@ -1,0 +1,43 @@
+import { Controller, Get, HttpCode, Inject, Injectable } from '@nestjs/common';
+import { ApiError } from './api-error';
+
+/** A readiness condition: a name and a probe that resolves true when satisfied. */
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<boolean>;
+}
+
+export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
+
+@Injectable()
+export class Readiness {
+  constructor(@Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[]) {}
+
+  async evaluate(): Promise<Record<string, boolean>> {
+    const entries = await Promise.all(
+      this.checks.map(async (c) => [c.name, await c.check().catch(() => false)] as const),
+    );
+    return Object.fromEntries(entries);
+  }
+}
+
+@Controller('health')
+export class HealthController {
+  constructor(private readonly readiness: Readiness) {}
+
+  /** Alive while the event loop turns; never checks dependencies (a restart would not fix them). */
+  @Get('live')
+  @HttpCode(200)
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  async ready(): Promise<{ status: 'ready'; checks: Record<string, boolean> }> {
+    const checks = await this.readiness.evaluate();
+    if (Object.values(checks).some((ok) => !ok)) {
+      throw new ApiError(503, 'not_ready', 'service is not ready', { checks });
+    }
+    return { status: 'ready', checks };
+  }
+}

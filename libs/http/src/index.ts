@@ -1,0 +1,7 @@
+export * from './api-error';
+export * from './api-error.filter';
+export * from './tenant.decorator';
+export * from './zod-body';
+export * from './health';
+export * from './bootstrap';
+export * from './resources';

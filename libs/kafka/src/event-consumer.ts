@@ -1,0 +1,140 @@
+import { deadLetterTopic, parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
+import { backOff } from 'exponential-backoff';
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import { isPermanent } from './errors';
+
+export type EventHandler<T extends Topic> = (event: TopicEnvelope<T>) => Promise<void>;
+
+export type HandlerMap = { [T in Topic]?: EventHandler<T> };
+
+export interface DeadLetter {
+  topic: string;
+  key: string | null;
+  /** Machine-readable reason: `malformed_message`, a PermanentError's reason, or `retries_exhausted`. */
+  reason: string;
+  error: string;
+  /** The parsed envelope, when the message was well-formed. */
+  envelope?: TopicEnvelope<Topic>;
+}
+
+export interface ConsumerOptions {
+  groupId: string;
+  handlers: HandlerMap;
+  /** Attempts per message before it is dead-lettered. */
+  maxAttempts?: number;
+  initialBackoffMs?: number;
+  /** Called after a message went to the dead-letter topic, e.g. to mark the document failed. */
+  onDeadLetter?: (letter: DeadLetter) => Promise<void>;
+  log?: (message: string, context: Record<string, unknown>) => void;
+}
+
+/**
+ * Runs a consumer group over typed topics. Each message is validated against its topic's schema,
+ * handled with retries and exponential backoff, and dead-lettered when it keeps failing, so a bad
+ * message never blocks its partition or crash-loops the service. Offsets are committed only after a
+ * message is handled or dead-lettered (at-least-once), so handlers must be idempotent.
+ */
+export class EventConsumer {
+  private readonly consumer: Consumer;
+  private readonly dlqProducer;
+  private joined = false;
+
+  constructor(
+    kafka: Kafka,
+    private readonly options: ConsumerOptions,
+  ) {
+    this.consumer = kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+    });
+    this.dlqProducer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
+      this.joined = true;
+    });
+  }
+
+  /** True once the consumer has joined its group (a readiness condition). */
+  get isJoined(): boolean {
+    return this.joined;
+  }
+
+  async start(): Promise<void> {
+    await this.dlqProducer.connect();
+    await this.consumer.connect();
+    const topics = Object.keys(this.options.handlers);
+    await this.consumer.subscribe({ topics, fromBeginning: true });
+    await this.consumer.run({
+      eachMessage: async ({ topic, message }) => this.handle(topic as Topic, message),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer.disconnect();
+    await this.dlqProducer.disconnect();
+  }
+
+  private async handle(topic: Topic, message: KafkaMessage): Promise<void> {
+    const key = message.key?.toString() ?? null;
+    let envelope: TopicEnvelope<Topic>;
+    try {
+      envelope = parseEnvelope(topic, JSON.parse(message.value?.toString() ?? 'null'));
+    } catch (error) {
+      await this.deadLetter(message, {
+        topic,
+        key,
+        reason: 'malformed_message',
+        error: String(error),
+      });
+      return;
+    }
+    const handler = this.options.handlers[topic] as EventHandler<Topic>;
+    try {
+      await backOff(() => handler(envelope), {
+        numOfAttempts: this.options.maxAttempts ?? 5,
+        startingDelay: this.options.initialBackoffMs ?? 200,
+        timeMultiple: 2,
+        maxDelay: 10_000,
+        jitter: 'full',
+        retry: (error: unknown, attempt: number) => {
+          if (isPermanent(error)) return false;
+          this.options.log?.('handler failed, retrying', {
+            topic,
+            key,
+            attempt,
+            error: String(error),
+          });
+          return true;
+        },
+      });
+    } catch (error) {
+      const reason = isPermanent(error) ? error.reason : 'retries_exhausted';
+      await this.deadLetter(message, { topic, key, reason, error: errorMessage(error), envelope });
+    }
+  }
+
+  private async deadLetter(message: KafkaMessage, letter: DeadLetter): Promise<void> {
+    this.options.log?.('message dead-lettered', { ...letter, envelope: undefined });
+    await this.dlqProducer.send({
+      topic: deadLetterTopic(this.options.groupId),
+      acks: -1,
+      messages: [
+        {
+          key: message.key,
+          value: message.value,
+          headers: {
+            ...message.headers,
+            'x-dlq-source-topic': letter.topic,
+            'x-dlq-reason': letter.reason,
+            'x-dlq-error': letter.error.slice(0, 1000),
+          },
+        },
+      ],
+    });
+    await this.options.onDeadLetter?.(letter);
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,50 @@
+import { topicEventTypes, newEnvelope, type Topic, type TopicPayload } from '@kb/contracts';
+import type { Kafka, Producer } from 'kafkajs';
+
+export interface OutgoingEvent<T extends Topic> {
+  topic: T;
+  tenantId: string;
+  /** Partition key; every event about one document uses its id, so they stay ordered. */
+  key: string;
+  payload: TopicPayload<T>;
+}
+
+/** Publishes typed events wrapped in the shared envelope. Idempotent producer, acks from all replicas. */
+export class EventProducer {
+  private readonly producer: Producer;
+  private connected = false;
+
+  constructor(kafka: Kafka) {
+    this.producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  }
+
+  async connect(): Promise<void> {
+    if (!this.connected) {
+      await this.producer.connect();
+      this.connected = true;
+    }
+  }
+
+  async publish<T extends Topic>(event: OutgoingEvent<T>): Promise<void> {
+    const envelope = newEnvelope(topicEventTypes[event.topic], event.tenantId, event.payload);
+    await this.publishRaw(event.topic, event.key, JSON.stringify(envelope));
+  }
+
+  /** Sends an already-serialized envelope (used by the outbox relay, which stored it at write time). */
+  async publishRaw(
+    topic: string,
+    key: string,
+    value: string,
+    headers: Record<string, string> = {},
+  ): Promise<void> {
+    await this.connect();
+    await this.producer.send({ topic, acks: -1, messages: [{ key, value, headers }] });
+  }
+
+  async disconnect(): Promise<void> {
+    if (this.connected) {
+      await this.producer.disconnect();
+      this.connected = false;
+    }
+  }
+}

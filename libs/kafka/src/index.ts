@@ -1,0 +1,5 @@
+export * from './kafka';
+export * from './event-producer';
+export * from './event-consumer';
+export * from './errors';
+export * from './dead-letter';

@@ -1,0 +1,36 @@
+import { Kafka, logLevel, type Admin, type ITopicConfig } from 'kafkajs';
+
+export interface KafkaOptions {
+  brokers: string[];
+  clientId: string;
+}
+
+export function createKafka(options: KafkaOptions): Kafka {
+  return new Kafka({
+    clientId: options.clientId,
+    brokers: options.brokers,
+    logLevel: logLevel.WARN,
+    retry: { initialRetryTime: 200, retries: 8 },
+  });
+}
+
+/** Creates the topics that are missing; existing topics are left as they are. */
+export async function ensureTopics(
+  kafka: Kafka,
+  topics: string[],
+  numPartitions = 3,
+): Promise<void> {
+  const admin: Admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing: ITopicConfig[] = topics
+      .filter((topic) => !existing.has(topic))
+      .map((topic) => ({ topic, numPartitions, replicationFactor: 1 }));
+    if (missing.length > 0) {
+      await admin.createTopics({ topics: missing, waitForLeaders: true });
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,2 @@
+export * from './blob-store';
+export * from './s3-blob-store';

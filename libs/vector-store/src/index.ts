@@ -1,0 +1,3 @@
+export * from './vector-store';
+export * from './pgvector-store';
+export * from './pinecone-store';

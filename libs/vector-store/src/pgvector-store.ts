@@ -1,0 +1,171 @@
+import { Pool } from 'pg';
+import type { VectorMatch, VectorQuery, VectorRecord, VectorStore } from './vector-store';
+import { vectorId } from './vector-store';
+
+export interface PgVectorOptions {
+  url: string;
+  maxConnections?: number;
+}
+
+const TABLE = 'kb_vectors';
+
+/**
+ * The self-hosted vector store: pgvector with an HNSW cosine index. Iterative index scans keep
+ * a namespace-filtered search returning top-k rows (pgvector >= 0.8).
+ */
+export class PgVectorStore implements VectorStore {
+  private readonly pool: Pool;
+  private dimension?: number;
+
+  constructor(options: PgVectorOptions) {
+    this.pool = new Pool({ connectionString: options.url, max: options.maxConnections ?? 4 });
+  }
+
+  async ensureReady(dimension: number): Promise<void> {
+    if (!Number.isInteger(dimension) || dimension <= 0)
+      throw new Error(`bad dimension ${dimension}`);
+    const table = `${TABLE}_${dimension}`;
+    await this.pool.query('CREATE EXTENSION IF NOT EXISTS vector');
+    await this.pool.query(`
+      CREATE TABLE IF NOT EXISTS ${table} (
+        namespace text NOT NULL,
+        id text NOT NULL,
+        document_id text NOT NULL,
+        document_version integer NOT NULL,
+        chunk_index integer NOT NULL,
+        title text NOT NULL,
+        text text NOT NULL,
+        start_offset integer NOT NULL,
+        end_offset integer NOT NULL,
+        embedding vector(${dimension}) NOT NULL,
+        PRIMARY KEY (namespace, id)
+      )`);
+    await this.pool.query(
+      `CREATE INDEX IF NOT EXISTS ${table}_document ON ${table} (namespace, document_id)`,
+    );
+    await this.pool.query(
+      `CREATE INDEX IF NOT EXISTS ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`,
+    );
+    this.dimension = dimension;
+  }
+
+  async upsert(namespace: string, records: VectorRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const table = this.table();
+    const columns = 10;
+    const values: unknown[] = [];
+    const rows = records.map((record, i) => {
+      values.push(
+        namespace,
+        vectorId(record),
+        record.documentId,
+        record.documentVersion,
+        record.chunkIndex,
+        record.title,
+        record.text,
+        record.startOffset,
+        record.endOffset,
+        toVectorLiteral(record.vector),
+      );
+      const params = Array.from({ length: columns }, (_, c) => `$${i * columns + c + 1}`);
+      params[columns - 1] = `${params[columns - 1]}::vector`;
+      return `(${params.join(', ')})`;
+    });
+    await this.pool.query(
+      `INSERT INTO ${table} (namespace, id, document_id, document_version, chunk_index, title, text,
+         start_offset, end_offset, embedding)
+       VALUES ${rows.join(', ')}
+       ON CONFLICT (namespace, id) DO UPDATE SET
+         title = EXCLUDED.title, text = EXCLUDED.text, start_offset = EXCLUDED.start_offset,
+         end_offset = EXCLUDED.end_offset, embedding = EXCLUDED.embedding`,
+      values,
+    );
+  }
+
+  async query(namespace: string, query: VectorQuery): Promise<VectorMatch[]> {
+    const table = this.table();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
+      await client.query(`SET LOCAL hnsw.ef_search = ${Math.max(40, query.topK * 2)}`);
+      const { rows } = await client.query<MatchRow>(
+        `SELECT document_id, document_version, chunk_index, title, text, start_offset, end_offset,
+                1 - (embedding <=> $1::vector) AS score
+           FROM ${table}
+          WHERE namespace = $2
+          ORDER BY embedding <=> $1::vector
+          LIMIT $3`,
+        [toVectorLiteral(query.vector), namespace, query.topK],
+      );
+      await client.query('COMMIT');
+      return rows.map(toMatch);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async deleteDocument(
+    namespace: string,
+    documentId: string,
+    keepVersion?: number,
+  ): Promise<number> {
+    const result = await this.pool.query(
+      `DELETE FROM ${this.table()} WHERE namespace = $1 AND document_id = $2
+         AND ($3::integer IS NULL OR document_version <> $3::integer)`,
+      [namespace, documentId, keepVersion ?? null],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  async countDocument(namespace: string, documentId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string }>(
+      `SELECT count(*) AS n FROM ${this.table()} WHERE namespace = $1 AND document_id = $2`,
+      [namespace, documentId],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private table(): string {
+    if (this.dimension === undefined) throw new Error('PgVectorStore.ensureReady() was not called');
+    return `${TABLE}_${this.dimension}`;
+  }
+}
+
+interface MatchRow {
+  document_id: string;
+  document_version: number;
+  chunk_index: number;
+  title: string;
+  text: string;
+  start_offset: number;
+  end_offset: number;
+  score: number;
+}
+
+function toMatch(row: MatchRow): VectorMatch {
+  return {
+    documentId: row.document_id,
+    documentVersion: row.document_version,
+    chunkIndex: row.chunk_index,
+    title: row.title,
+    text: row.text,
+    startOffset: row.start_offset,
+    endOffset: row.end_offset,
+    score: Number(row.score),
+  };
+}
+
+export function toVectorLiteral(vector: number[]): string {
+  for (const value of vector) {
+    if (!Number.isFinite(value)) throw new Error('vector contains a non-finite value');
+  }
+  return `[${vector.join(',')}]`;
+}
