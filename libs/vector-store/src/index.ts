@@ -1,3 +1,4 @@
 export * from './vector-store';
 export * from './pgvector-store';
 export * from './pinecone-store';
+export * from './from-env';

@@ -1,0 +1,10 @@
+import { HealthController, READINESS_CHECKS, Readiness } from '@kb/http';
+import { Module } from '@nestjs/common';
+import { AuthorizationController } from './authorization/authorization.controller';
+import { AuthorizationService } from './authorization/authorization.service';
+
+@Module({
+  controllers: [AuthorizationController, HealthController],
+  providers: [AuthorizationService, Readiness, { provide: READINESS_CHECKS, useValue: [] }],
+})
+export class AppModule {}

@@ -1,0 +1,25 @@
+import {
+  baseConfigSchema,
+  embeddingConfigSchema,
+  env,
+  httpConfigSchema,
+  kafkaConfigSchema,
+  loadConfig,
+  s3ConfigSchema,
+} from '@kb/config';
+import { z } from 'zod';
+
+export const embeddingServiceConfigSchema = baseConfigSchema
+  .extend(httpConfigSchema(3003).shape)
+  .extend(kafkaConfigSchema.shape)
+  .extend(s3ConfigSchema.shape)
+  .extend(embeddingConfigSchema.shape)
+  .extend({
+    KAFKA_GROUP_ID: z.string().default('embedding-service'),
+    EMBEDDING_BATCH_SIZE: env.positiveInt(32),
+  });
+
+export type EmbeddingServiceConfig = z.infer<typeof embeddingServiceConfigSchema>;
+export const EMBEDDING_CONFIG = Symbol('EMBEDDING_CONFIG');
+export const loadEmbeddingConfig = (): EmbeddingServiceConfig =>
+  loadConfig(embeddingServiceConfigSchema);

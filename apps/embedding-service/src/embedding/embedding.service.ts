@@ -1,0 +1,76 @@
+import {
+  Topics,
+  parsedDocumentSchema,
+  type DocumentParsed,
+  type EmbeddedChunks,
+} from '@kb/contracts';
+import { embedInBatches, type EmbeddingProvider } from '@kb/embeddings';
+import type { EventProducer } from '@kb/kafka';
+import { getJson, putJson, type BlobStore } from '@kb/storage';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { EMBEDDING_CONFIG, type EmbeddingServiceConfig } from '../config/embedding.config';
+import { BLOB_STORE, EMBEDDING_PROVIDER, EVENT_PRODUCER } from '../platform/tokens';
+
+/** Where the embeddings of one document version are stored (claim check). */
+export const embeddingsKey = (
+  tenantId: string,
+  documentId: string,
+  version: number,
+  model: string,
+) => `derived/${tenantId}/${documentId}/v${version}/embeddings.${model}.json`;
+
+@Injectable()
+export class EmbeddingService {
+  private readonly logger = new Logger(EmbeddingService.name);
+
+  constructor(
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
+    @Inject(EMBEDDING_PROVIDER) private readonly provider: EmbeddingProvider,
+    @Inject(EMBEDDING_CONFIG) private readonly config: EmbeddingServiceConfig,
+  ) {}
+
+  /** Embeds every chunk of a parsed document version in batches and stores the vectors. */
+  async embedDocument(tenantId: string, parsed: DocumentParsed): Promise<void> {
+    const { documentId, version } = parsed;
+    await this.producer.publish({
+      topic: Topics.documentStatus,
+      tenantId,
+      key: documentId,
+      payload: { documentId, version, status: 'embedding' },
+    });
+    const document = parsedDocumentSchema.parse(await getJson(this.blobs, parsed.chunks.key));
+    const started = performance.now();
+    const vectors = await embedInBatches(
+      this.provider,
+      document.chunks.map((chunk) => chunk.text),
+      this.config.EMBEDDING_BATCH_SIZE,
+    );
+    const output: EmbeddedChunks = {
+      documentId,
+      version,
+      title: document.title,
+      model: this.provider.model,
+      dimension: this.provider.dimension,
+      chunks: document.chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] ?? [] })),
+    };
+    const key = embeddingsKey(tenantId, documentId, version, this.provider.model);
+    await putJson(this.blobs, key, output);
+    await this.producer.publish({
+      topic: Topics.chunksEmbedded,
+      tenantId,
+      key: documentId,
+      payload: {
+        documentId,
+        version,
+        model: this.provider.model,
+        dimension: this.provider.dimension,
+        chunkCount: output.chunks.length,
+        embeddings: { bucket: this.blobs.bucket, key },
+      },
+    });
+    this.logger.log(
+      `embedded document ${documentId} v${version}: ${output.chunks.length} chunks in ${Math.round(performance.now() - started)} ms`,
+    );
+  }
+}

@@ -1,0 +1,37 @@
+import 'reflect-metadata';
+import { OnnxEmbeddingProvider } from '@kb/embeddings';
+import { bootHttpService } from '@kb/http';
+import { EventProducer, createKafka } from '@kb/kafka';
+import { createLogger } from '@kb/observability';
+import { s3BlobStoreFromEnv } from '@kb/storage';
+import { AppModule } from './app.module';
+import { loadEmbeddingConfig } from './config/embedding.config';
+
+async function main(): Promise<void> {
+  const config = loadEmbeddingConfig();
+  const logger = createLogger('embedding-service', config.LOG_LEVEL);
+  const provider = await OnnxEmbeddingProvider.load({
+    modelDir: config.EMBEDDING_MODEL_DIR,
+    model: config.EMBEDDING_MODEL,
+    pooling: config.EMBEDDING_POOLING,
+    threads: config.EMBEDDING_THREADS,
+  });
+  logger.log(`model ${provider.model} loaded, dimension ${provider.dimension}`, 'Embeddings');
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'embedding-service' });
+  const producer = new EventProducer(kafka);
+  await producer.connect();
+  const blobs = s3BlobStoreFromEnv(config);
+  await blobs.ensureBucket();
+  await bootHttpService({
+    module: AppModule.register({ config, kafka, producer, blobs, provider }),
+    logger,
+    host: config.HOST,
+    port: config.PORT,
+    name: 'embedding-service',
+  });
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

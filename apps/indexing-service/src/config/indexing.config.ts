@@ -1,0 +1,20 @@
+import {
+  baseConfigSchema,
+  httpConfigSchema,
+  kafkaConfigSchema,
+  loadConfig,
+  s3ConfigSchema,
+  vectorStoreConfigSchema,
+} from '@kb/config';
+import { z } from 'zod';
+
+export const indexingConfigSchema = baseConfigSchema
+  .extend(httpConfigSchema(3004).shape)
+  .extend(kafkaConfigSchema.shape)
+  .extend(s3ConfigSchema.shape)
+  .extend(vectorStoreConfigSchema.shape)
+  .extend({ KAFKA_GROUP_ID: z.string().default('indexing-service') });
+
+export type IndexingConfig = z.infer<typeof indexingConfigSchema>;
+export const INDEXING_CONFIG = Symbol('INDEXING_CONFIG');
+export const loadIndexingConfig = (): IndexingConfig => loadConfig(indexingConfigSchema);

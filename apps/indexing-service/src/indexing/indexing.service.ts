@@ -1,0 +1,62 @@
+import { Topics, embeddedChunksSchema, type ChunksEmbedded } from '@kb/contracts';
+import type { EventProducer } from '@kb/kafka';
+import { getJson, type BlobStore } from '@kb/storage';
+import type { VectorRecord, VectorStore } from '@kb/vector-store';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { BLOB_STORE, EVENT_PRODUCER, VECTOR_STORE } from '../platform/tokens';
+
+@Injectable()
+export class IndexingService {
+  private readonly logger = new Logger(IndexingService.name);
+  private readonly readyDimensions = new Set<number>();
+
+  constructor(
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
+    @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
+  ) {}
+
+  /**
+   * Writes a version's vectors into the tenant's namespace, then removes older versions'. Upserts
+   * by (document, version, chunk), so replaying the event leaves the index unchanged.
+   */
+  async indexDocument(tenantId: string, embedded: ChunksEmbedded): Promise<void> {
+    const { documentId, version } = embedded;
+    await this.producer.publish({
+      topic: Topics.documentStatus,
+      tenantId,
+      key: documentId,
+      payload: { documentId, version, status: 'indexing' },
+    });
+    const document = embeddedChunksSchema.parse(await getJson(this.blobs, embedded.embeddings.key));
+    await this.ensureReady(document.dimension);
+    const records: VectorRecord[] = document.chunks.map((chunk) => ({
+      documentId,
+      documentVersion: version,
+      chunkIndex: chunk.index,
+      vector: chunk.vector,
+      title: document.title,
+      text: chunk.text,
+      startOffset: chunk.start,
+      endOffset: chunk.end,
+    }));
+    await this.vectors.upsert(tenantId, records);
+    const removed = await this.vectors.deleteDocument(tenantId, documentId, version);
+    await this.producer.publish({
+      topic: Topics.documentStatus,
+      tenantId,
+      key: documentId,
+      payload: { documentId, version, status: 'indexed', chunkCount: records.length },
+    });
+    this.logger.log(
+      `indexed document ${documentId} v${version}: ${records.length} vectors, ${removed} old removed`,
+    );
+  }
+
+  private async ensureReady(dimension: number): Promise<void> {
+    if (!this.readyDimensions.has(dimension)) {
+      await this.vectors.ensureReady(dimension);
+      this.readyDimensions.add(dimension);
+    }
+  }
+}

@@ -1,0 +1,22 @@
+import {
+  baseConfigSchema,
+  embeddingConfigSchema,
+  env,
+  httpConfigSchema,
+  loadConfig,
+  vectorStoreConfigSchema,
+} from '@kb/config';
+import { z } from 'zod';
+
+export const queryConfigSchema = baseConfigSchema
+  .extend(httpConfigSchema(3005).shape)
+  .extend(embeddingConfigSchema.shape)
+  .extend(vectorStoreConfigSchema.shape)
+  .extend({
+    GRPC_HOST: z.string().default('127.0.0.1'),
+    GRPC_PORT: env.port(50051),
+  });
+
+export type QueryConfig = z.infer<typeof queryConfigSchema>;
+export const QUERY_CONFIG = Symbol('QUERY_CONFIG');
+export const loadQueryConfig = (): QueryConfig => loadConfig(queryConfigSchema);

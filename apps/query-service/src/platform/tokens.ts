@@ -1,0 +1,2 @@
+export const EMBEDDING_PROVIDER = Symbol('EMBEDDING_PROVIDER');
+export const VECTOR_STORE = Symbol('VECTOR_STORE');

@@ -1,0 +1,121 @@
+import { isTenantId, kbv1, type TenantId } from '@kb/contracts';
+import { ApiError, TENANT_HEADER } from '@kb/http';
+import {
+  Metadata,
+  Server,
+  ServerCredentials,
+  status,
+  type sendUnaryData,
+  type ServerUnaryCall,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
+import { searchRequestSchema } from './search.model';
+import { SearchService } from './search.service';
+
+const HTTP_TO_GRPC: Record<number, status> = {
+  400: status.INVALID_ARGUMENT,
+  401: status.UNAUTHENTICATED,
+  403: status.PERMISSION_DENIED,
+  404: status.NOT_FOUND,
+  503: status.UNAVAILABLE,
+};
+
+/** The gRPC transport of `kb.v1.KnowledgeBase`: thin, like the REST controller. */
+@Injectable()
+export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(KnowledgeBaseGrpcServer.name);
+  private readonly server = new Server();
+  private boundPort?: number;
+
+  constructor(
+    private readonly search: SearchService,
+    @Inject(QUERY_CONFIG) private readonly config: QueryConfig,
+  ) {
+    const implementation: kbv1.KnowledgeBaseServer = {
+      search: (call, callback) => void this.handleSearch(call, callback),
+    };
+    this.server.addService(kbv1.KnowledgeBaseService, implementation);
+  }
+
+  get port(): number | undefined {
+    return this.boundPort;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const address = `${this.config.GRPC_HOST}:${this.config.GRPC_PORT}`;
+    this.boundPort = await new Promise<number>((resolve, reject) =>
+      this.server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) =>
+        error ? reject(error) : resolve(port),
+      ),
+    );
+    this.logger.log(
+      `gRPC kb.v1.KnowledgeBase listening on ${this.config.GRPC_HOST}:${this.boundPort}`,
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
+  }
+
+  private async handleSearch(
+    call: ServerUnaryCall<kbv1.SearchRequest, kbv1.SearchResponse>,
+    callback: sendUnaryData<kbv1.SearchResponse>,
+  ): Promise<void> {
+    try {
+      const tenantId = tenantOf(call.metadata);
+      const request = searchRequestSchema.safeParse({
+        query: call.request.query,
+        topK: call.request.topK,
+        knowledgeBaseIds: call.request.knowledgeBaseIds,
+      });
+      if (!request.success) {
+        const message = request.error.issues
+          .map((i) => `${i.path.join('.')}: ${i.message}`)
+          .join('; ');
+        throw new ApiError(400, 'invalid_argument', message);
+      }
+      const response = await this.search.search(tenantId, request.data);
+      callback(null, {
+        tookMs: response.tookMs,
+        hits: response.hits.map((hit) => ({
+          documentId: hit.documentId,
+          documentVersion: hit.documentVersion,
+          chunkIndex: hit.chunkIndex,
+          text: hit.text,
+          score: hit.score,
+          title: hit.title,
+          startOffset: hit.startOffset,
+          endOffset: hit.endOffset,
+        })),
+      });
+    } catch (error) {
+      callback(toServiceError(error, this.logger));
+    }
+  }
+}
+
+function tenantOf(metadata: Metadata): TenantId {
+  const value = metadata.get(TENANT_HEADER)[0];
+  if (typeof value !== 'string' || !isTenantId(value)) {
+    throw new ApiError(401, 'unauthenticated', `metadata ${TENANT_HEADER} is required`);
+  }
+  return value;
+}
+
+function toServiceError(error: unknown, logger: Logger): Partial<ServiceError> {
+  if (error instanceof ApiError) {
+    const metadata = new Metadata();
+    metadata.set('x-error-code', error.code);
+    return { code: HTTP_TO_GRPC[error.status] ?? status.UNKNOWN, details: error.message, metadata };
+  }
+  logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  return { code: status.INTERNAL, details: 'internal error' };
+}

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+export const MAX_TOP_K = 100;
+export const DEFAULT_TOP_K = 10;
+
+/** One search request, whichever transport it came from. Validated once, here. */
+export const searchRequestSchema = z.object({
+  query: z.string().trim().min(1, 'query must not be empty').max(4000),
+  topK: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_TOP_K, `topK must be at most ${MAX_TOP_K}`)
+    .default(DEFAULT_TOP_K)
+    .transform((k) => (k === 0 ? DEFAULT_TOP_K : k)),
+  knowledgeBaseIds: z.array(z.string().min(1)).max(50).default([]),
+});
+export type SearchRequest = z.infer<typeof searchRequestSchema>;
+
+export interface SearchHit {
+  documentId: string;
+  documentVersion: number;
+  chunkIndex: number;
+  title: string;
+  text: string;
+  startOffset: number;
+  endOffset: number;
+  score: number;
+}
+
+export interface SearchResponse {
+  hits: SearchHit[];
+  tookMs: number;
+}
