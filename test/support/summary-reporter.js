@@ -4,7 +4,9 @@ class SummaryReporter {
     const skipped = results.numPendingTests + results.numTodoTests;
     const failedSuites = results.numRuntimeErrorTestSuites;
     const failed = results.numFailedTests + failedSuites;
-    const line = `${results.numPassedTests} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : '');
+    const line =
+      `${results.numPassedTests} passed, ${failed} failed` +
+      (skipped ? `, ${skipped} skipped` : '');
     process.stdout.write(`\n${line}\n`);
   }
 }

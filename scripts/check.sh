@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# `npm run check`: everything a reviewer would run: format, lint (zero warnings), typecheck,
+# generated-code freshness, then the whole test suite.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+npx prettier --check . --log-level warn
+npx nx show projects >/dev/null
+npx eslint . --max-warnings=0
+npx tsc -b tsconfig.json
+npx tsc -p tsconfig.spec.json
+bash scripts/proto-gen.sh --check
+bash scripts/test.sh

@@ -1,0 +1,101 @@
+// Launches the six services as separate OS processes. Used by `npm start` and the e2e test.
+'use strict';
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** name → default HTTP port (and gRPC port where the service has one). */
+const SERVICES = [
+  { name: 'document-service', port: 3001 },
+  { name: 'parser-service', port: 3002 },
+  { name: 'embedding-service', port: 3003 },
+  { name: 'indexing-service', port: 3004 },
+  { name: 'query-service', port: 3005, grpcPort: 50051 },
+  { name: 'acl-service', port: 3006 },
+];
+
+/**
+ * Starts every service with `env` plus its own HOST/PORT. `ports` may override the defaults
+ * (`{ 'query-service': { port, grpcPort } }`). Output goes to `logDir/<service>.log`, or is
+ * passed to `onLine(service, line)` when given.
+ */
+function startServices({ env = process.env, ports = {}, logDir, onLine } = {}) {
+  const procs = SERVICES.map((service) => {
+    const port = ports[service.name]?.port ?? service.port;
+    const grpcPort = ports[service.name]?.grpcPort ?? service.grpcPort;
+    const entry = path.join(ROOT, 'apps', service.name, 'dist', 'main.js');
+    if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: run 'npm run build' first`);
+    const child = spawn(process.execPath, [entry], {
+      cwd: ROOT,
+      env: {
+        ...env,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        ...(grpcPort ? { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort) } : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const log = logDir ? fs.createWriteStream(path.join(logDir, `${service.name}.log`)) : undefined;
+    for (const stream of [child.stdout, child.stderr]) {
+      let buffered = '';
+      stream.on('data', (data) => {
+        log?.write(data);
+        if (!onLine) return;
+        buffered += data.toString();
+        const lines = buffered.split('\n');
+        buffered = lines.pop() ?? '';
+        for (const line of lines) onLine(service.name, line);
+      });
+    }
+    child.on('exit', () => log?.end());
+    return { ...service, port, grpcPort, url: `http://127.0.0.1:${port}`, child };
+  });
+  return procs;
+}
+
+/** Resolves when every service answers its readiness probe; rejects on timeout or early exit. */
+async function waitReady(procs, timeoutMs = 180_000) {
+  const deadline = Date.now() + timeoutMs;
+  await Promise.all(
+    procs.map(async (proc) => {
+      for (;;) {
+        if (proc.child.exitCode !== null) {
+          throw new Error(
+            `${proc.name} exited with code ${proc.child.exitCode} before it was ready`,
+          );
+        }
+        try {
+          const response = await fetch(`${proc.url}/health/ready`);
+          if (response.ok) return;
+        } catch {
+          // not listening yet
+        }
+        if (Date.now() > deadline)
+          throw new Error(`${proc.name} was not ready within ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }),
+  );
+}
+
+/** SIGTERM to each service, SIGKILL after `graceMs`. */
+async function stopServices(procs, graceMs = 15_000) {
+  await Promise.all(
+    procs.map(
+      (proc) =>
+        new Promise((resolve) => {
+          if (proc.child.exitCode !== null || proc.child.signalCode !== null) return resolve();
+          const timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs);
+          proc.child.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          proc.child.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
+module.exports = { SERVICES, startServices, waitReady, stopServices, ROOT };

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# `npm start`: servers up, build, migrations, then all six services in the foreground (Ctrl-C stops them).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=infra/env.sh
+source scripts/infra/env.sh
+bash scripts/infra/up.sh
+echo "building…"
+npx nx run-many -t build --output-style=static >/dev/null
+node apps/document-service/dist/migrate.js
+exec node scripts/start-services.js

@@ -1,0 +1,279 @@
+/**
+ * The walking skeleton, end to end: six services as separate processes on real Kafka, Postgres,
+ * S3, pgvector and the real embedding model. One Markdown upload must pass every hop and become
+ * searchable over gRPC and REST.
+ */
+import { Topics, parsedDocumentSchema } from '@kb/contracts';
+import { createKafka } from '@kb/kafka';
+import { S3BlobStore } from '@kb/storage';
+import { PgVectorStore } from '@kb/vector-store';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Consumer } from 'kafkajs';
+import { Client } from 'pg';
+import { grpcSearch, kbClient } from '../support/grpc-client';
+import { startServices, stopServices, waitReady, type RunningService } from '../support/services';
+import { waitFor } from '../support/wait';
+
+jest.setTimeout(240_000);
+
+const TENANT = `e2e-${randomUUID().slice(0, 8)}`;
+const PORTS = {
+  'document-service': { port: 4101 },
+  'parser-service': { port: 4102 },
+  'embedding-service': { port: 4103 },
+  'indexing-service': { port: 4104 },
+  'query-service': { port: 4105, grpcPort: 50151 },
+  'acl-service': { port: 4106 },
+};
+const DOCUMENT = [
+  '# Field notes on interplanetary missions',
+  '',
+  '## Transfers',
+  'A Hohmann transfer moves a spacecraft between two circular orbits with two engine burns. ' +
+    'It is the most fuel-efficient two-impulse manoeuvre between coplanar orbits.',
+  '',
+  '## Aerobraking',
+  'The orbiter dipped into the upper atmosphere of Venus forty-one times to shed velocity ' +
+    'without spending propellant, lowering its orbit over several months.',
+  '',
+  '## Communications',
+  'Deep-space antennas in three continents keep contact with probes as the Earth rotates; ' +
+    'each dish is seventy metres across.',
+].join('\n');
+
+interface Observed {
+  topic: string;
+  key: string;
+  value: { type: string; tenantId: string; payload: Record<string, unknown> };
+}
+
+describe('walking skeleton: upload → parse → embed → index → search', () => {
+  const env = process.env;
+  let services: RunningService[] = [];
+  let observer: Consumer;
+  const observed: Observed[] = [];
+  const blobs = new S3BlobStore({
+    endpoint: env['S3_ENDPOINT'],
+    region: env['S3_REGION'] ?? 'us-east-1',
+    bucket: env['S3_BUCKET'] ?? 'kb-documents',
+    accessKeyId: env['S3_ACCESS_KEY_ID'],
+    secretAccessKey: env['S3_SECRET_ACCESS_KEY'],
+  });
+  const vectors = new PgVectorStore({ url: env['VECTOR_DATABASE_URL']! });
+  const documentUrl = `http://127.0.0.1:${PORTS['document-service'].port}`;
+  const queryUrl = `http://127.0.0.1:${PORTS['query-service'].port}`;
+
+  beforeAll(async () => {
+    const logDir = join(env['KB_HOME'] ?? '/tmp', 'logs', 'e2e');
+    mkdirSync(logDir, { recursive: true });
+    services = startServices({
+      env: { ...env, CHUNK_SIZE: '300', CHUNK_OVERLAP: '60', LOG_LEVEL: 'info' },
+      ports: PORTS,
+      logDir,
+    });
+    await waitReady(services);
+
+    observer = createKafka({ brokers: env['KAFKA_BROKERS']!.split(','), clientId: 'e2e' }).consumer(
+      {
+        groupId: `e2e-observer-${randomUUID()}`,
+      },
+    );
+    await observer.connect();
+    await observer.subscribe({ topics: Object.values(Topics), fromBeginning: true });
+    await observer.run({
+      eachMessage: async ({ topic, message }) => {
+        observed.push({
+          topic,
+          key: message.key?.toString() ?? '',
+          value: JSON.parse(message.value?.toString() ?? '{}') as Observed['value'],
+        });
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await observer?.disconnect();
+    await stopServices(services);
+    await vectors.close();
+    blobs.destroy();
+  });
+
+  const upload = async (filename: string, body: string | Buffer, type: string, tenant = TENANT) => {
+    const form = new FormData();
+    form.append('file', new Blob([body], { type }), filename);
+    form.append('title', `title of ${filename}`);
+    form.append('metadata', JSON.stringify({ source: 'e2e' }));
+    return fetch(`${documentUrl}/v1/documents`, {
+      method: 'POST',
+      body: form,
+      headers: tenant ? { 'x-tenant-id': tenant } : {},
+    });
+  };
+  const getDocument = async (id: string) => {
+    const response = await fetch(`${documentUrl}/v1/documents/${id}`, {
+      headers: { 'x-tenant-id': TENANT },
+    });
+    return (await response.json()) as Record<string, unknown> & { status: string };
+  };
+
+  it('indexes an uploaded Markdown file and finds its chunk over gRPC and REST', async () => {
+    const uploadedAt = Date.now();
+    const response = await upload('missions.md', DOCUMENT, 'text/markdown');
+    expect(response.status).toBe(202);
+    const created = (await response.json()) as { id: string; status: string; sha256: string };
+    expect(created.status).toBe('pending');
+    const sha256 = createHash('sha256').update(DOCUMENT).digest('hex');
+    expect(created.sha256).toBe(sha256);
+
+    const indexed = await waitFor(
+      () => getDocument(created.id),
+      (d) => ['indexed', 'failed'].includes(d.status),
+      120_000,
+    );
+    const indexedAfterMs = Date.now() - uploadedAt;
+    expect(indexed).toMatchObject({
+      status: 'indexed',
+      failure: null,
+      version: 1,
+      title: 'title of missions.md',
+    });
+    const stageTimes = indexed['stageTimes'] as Record<string, string>;
+    expect(Object.keys(stageTimes).sort()).toEqual([
+      'embedding',
+      'indexed',
+      'indexing',
+      'parsing',
+      'pending',
+    ]);
+    const chunkCount = indexed['chunkCount'] as number;
+    expect(chunkCount).toBeGreaterThanOrEqual(2);
+    process.stdout.write(`upload → indexed in ${indexedAfterMs} ms (${chunkCount} chunks)\n`);
+
+    // S3: the original, content-addressed, and the parse output by reference.
+    expect((await blobs.get(`blobs/sha256/${sha256}`)).toString()).toBe(DOCUMENT);
+    // Postgres: the document row, owned by document-service.
+    const pg = new Client({ connectionString: env['DATABASE_URL'] });
+    await pg.connect();
+    const { rows } = await pg.query(
+      'SELECT status, tenant_id, chunk_count FROM document_service.documents WHERE id = $1',
+      [created.id],
+    );
+    await pg.end();
+    expect(rows).toEqual([{ status: 'indexed', tenant_id: TENANT, chunk_count: chunkCount }]);
+    // Vectors: exactly one per chunk in the tenant's namespace.
+    expect(await vectors.countDocument(TENANT, created.id)).toBe(chunkCount);
+
+    // Kafka: every topic carried this document's event, keyed by its id.
+    const events = await waitFor(
+      async () => observed.filter((o) => o.key === created.id),
+      (list) =>
+        list.some(
+          (o) => o.topic === Topics.documentStatus && o.value.payload['status'] === 'indexed',
+        ),
+      30_000,
+    );
+    expect(new Set(events.map((e) => e.topic))).toEqual(new Set(Object.values(Topics)));
+    expect(events.every((e) => e.value.tenantId === TENANT)).toBe(true);
+    const statuses = events
+      .filter((e) => e.topic === Topics.documentStatus)
+      .map((e) => e.value.payload['status']);
+    expect(statuses).toEqual(['parsing', 'embedding', 'indexing', 'indexed']);
+    const parsedEvent = events.find((e) => e.topic === Topics.documentParsed)!;
+    const parsed = parsedDocumentSchema.parse(
+      JSON.parse(
+        (await blobs.get((parsedEvent.value.payload['chunks'] as { key: string }).key)).toString(),
+      ),
+    );
+    expect(parsed.chunks).toHaveLength(chunkCount);
+    const venusChunk = parsed.chunks.find((c) => c.text.includes('forty-one times'))!;
+    expect(DOCUMENT.slice(venusChunk.start, venusChunk.end)).toBe(venusChunk.text);
+
+    // gRPC Search returns the chunk that answers the question first.
+    const client = kbClient(`127.0.0.1:${PORTS['query-service'].grpcPort}`);
+    const grpc = await grpcSearch(client, TENANT, {
+      query: 'How many times did the orbiter pass through the atmosphere of Venus?',
+      topK: 3,
+    });
+    client.close();
+    expect(grpc.hits[0]).toMatchObject({
+      documentId: created.id,
+      documentVersion: 1,
+      chunkIndex: venusChunk.index,
+      text: venusChunk.text,
+      startOffset: venusChunk.start,
+      endOffset: venusChunk.end,
+    });
+    expect(grpc.hits[0]!.score).toBeGreaterThan(grpc.hits[grpc.hits.length - 1]!.score - 1e-9);
+
+    // REST search agrees.
+    const rest = await fetch(`${queryUrl}/v1/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-tenant-id': TENANT },
+      body: JSON.stringify({ query: 'size of the deep-space antenna dishes', topK: 2 }),
+    });
+    expect(rest.status).toBe(200);
+    const restBody = (await rest.json()) as { hits: Array<{ documentId: string; text: string }> };
+    expect(restBody.hits[0]).toMatchObject({ documentId: created.id });
+    expect(restBody.hits[0]!.text).toContain('seventy metres');
+  });
+
+  it('does not show one tenant’s chunks to another', async () => {
+    const client = kbClient(`127.0.0.1:${PORTS['query-service'].grpcPort}`);
+    const other = await grpcSearch(client, `${TENANT}-other`, {
+      query: 'Venus atmosphere',
+      topK: 5,
+    });
+    client.close();
+    expect(other.hits).toEqual([]);
+  });
+
+  it('marks an unsupported file failed with a reason code instead of dropping it', async () => {
+    const response = await upload(
+      'image.png',
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1]),
+      'image/png',
+    );
+    expect(response.status).toBe(202);
+    const { id } = (await response.json()) as { id: string };
+    const failed = await waitFor(
+      () => getDocument(id),
+      (d) => ['indexed', 'failed'].includes(d.status),
+      60_000,
+    );
+    expect(failed).toMatchObject({ status: 'failed', failure: { reason: 'unsupported_type' } });
+  });
+
+  it('answers bad requests with a status, a stable code and a message', async () => {
+    const noTenant = await upload('a.txt', 'hello', 'text/plain', '');
+    expect(noTenant.status).toBe(401);
+    expect(await noTenant.json()).toMatchObject({ error: { code: 'unauthenticated' } });
+
+    const empty = await upload('empty.txt', '', 'text/plain');
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toMatchObject({ error: { code: 'empty_file' } });
+
+    const missing = await fetch(`${documentUrl}/v1/documents/${randomUUID()}`, {
+      headers: { 'x-tenant-id': TENANT },
+    });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ error: { code: 'document_not_found' } });
+
+    const badSearch = await fetch(`${queryUrl}/v1/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-tenant-id': TENANT },
+      body: JSON.stringify({ query: '', topK: 1000 }),
+    });
+    expect(badSearch.status).toBe(400);
+    const body = (await badSearch.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('invalid_argument');
+    expect(body.error.message).toMatch(/query/);
+    expect(body.error.message).toMatch(/topK/);
+
+    const client = kbClient(`127.0.0.1:${PORTS['query-service'].grpcPort}`);
+    await expect(grpcSearch(client, '', { query: 'x' })).rejects.toMatchObject({ code: 16 });
+    await expect(grpcSearch(client, TENANT, { query: '   ' })).rejects.toMatchObject({ code: 3 });
+    client.close();
+  });
+});

@@ -1,0 +1,21 @@
+import { credentials, Metadata } from '@grpc/grpc-js';
+import { kbv1 } from '@kb/contracts';
+
+/** A typed kb.v1 client for tests, benchmarks and scripts. */
+export function kbClient(address: string): kbv1.KnowledgeBaseClient {
+  return new kbv1.KnowledgeBaseClient(address, credentials.createInsecure());
+}
+
+export function grpcSearch(
+  client: kbv1.KnowledgeBaseClient,
+  tenantId: string,
+  request: Partial<kbv1.SearchRequest>,
+): Promise<kbv1.SearchResponse> {
+  const metadata = new Metadata();
+  metadata.set('x-tenant-id', tenantId);
+  return new Promise((resolve, reject) =>
+    client.search(kbv1.SearchRequest.fromPartial(request), metadata, (error, response) =>
+      error ? reject(error) : resolve(response),
+    ),
+  );
+}
