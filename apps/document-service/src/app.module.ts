@@ -1,5 +1,6 @@
 import { HealthController, READINESS_CHECKS, Readiness } from '@kb/http';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { MulterModule } from '@nestjs/platform-express';
 import { sql, type Kysely } from 'kysely';
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
 import { DocumentsController } from './documents/documents.controller';
@@ -24,6 +25,8 @@ export class AppModule {
           exports: [DOCUMENT_CONFIG],
         },
         PlatformModule,
+        // Larger uploads are refused with 413 before anything is stored.
+        MulterModule.register({ limits: { fileSize: config.MAX_UPLOAD_BYTES, files: 1 } }),
       ],
       controllers: [DocumentsController, HealthController],
       providers: [

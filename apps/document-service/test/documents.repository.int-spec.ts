@@ -1,0 +1,136 @@
+import { toTenantId } from '@kb/contracts';
+import { createDatabase, createPool, migrateToLatest, pendingMigrations } from '@kb/database';
+import { sql, type Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import { STATUS_RANK } from '../src/documents/document.model';
+import { DocumentsRepository, type NewDocument } from '../src/documents/documents.repository';
+import { migrations } from '../src/migrations';
+import type { DocumentDatabase } from '../src/platform/db.types';
+
+jest.setTimeout(30_000);
+
+/** Real Postgres; this file migrates its own throw-away schema so it can run beside others. */
+describe('DocumentsRepository', () => {
+  const schema = `document_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  let pool: Pool;
+  let db: Kysely<DocumentDatabase>;
+  let repository: DocumentsRepository;
+  const tenant = toTenantId('t1');
+
+  beforeAll(async () => {
+    pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 2 });
+    db = createDatabase<DocumentDatabase>(pool);
+    expect(await migrateToLatest(db, schema, migrations)).toEqual({
+      applied: Object.keys(migrations),
+    });
+    expect(await pendingMigrations(db, schema, migrations)).toEqual([]);
+    repository = new DocumentsRepository(db);
+  });
+
+  afterAll(async () => {
+    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(db);
+    await pool.end();
+  });
+
+  const newDocument = (overrides: Partial<NewDocument> = {}): NewDocument => ({
+    id: randomUUID(),
+    tenantId: tenant,
+    title: 'Title',
+    filename: 'a.md',
+    contentType: 'text/markdown',
+    sizeBytes: 5,
+    sha256: 'a'.repeat(64),
+    blobBucket: 'kb-documents',
+    blobKey: `blobs/sha256/${'a'.repeat(64)}`,
+    metadata: { team: 'x' },
+    now: new Date('2026-11-22T10:00:00Z'),
+    ...overrides,
+  });
+
+  it('writes the row and its uploaded event in one transaction', async () => {
+    const doc = newDocument();
+    const view = await repository.insertWithEvent(doc);
+    expect(view).toMatchObject({
+      id: doc.id,
+      status: 'pending',
+      version: 1,
+      metadata: { team: 'x' },
+    });
+    const outbox = await db
+      .selectFrom('outbox')
+      .selectAll()
+      .where('message_key', '=', doc.id)
+      .execute();
+    expect(outbox).toHaveLength(1);
+    expect(outbox[0]!.topic).toBe('kb.document.v1');
+    expect(JSON.parse(outbox[0]!.payload)).toMatchObject({
+      tenantId: 't1',
+      payload: {
+        kind: 'uploaded',
+        documentId: doc.id,
+        version: 1,
+        blob: { bucket: 'kb-documents' },
+      },
+    });
+  });
+
+  it('leaves nothing behind when the transaction fails', async () => {
+    const doc = newDocument();
+    await repository.insertWithEvent(doc);
+    await expect(repository.insertWithEvent(doc)).rejects.toThrow(); // duplicate id
+    expect(
+      await db.selectFrom('outbox').selectAll().where('message_key', '=', doc.id).execute(),
+    ).toHaveLength(1);
+  });
+
+  it('only moves a document forward and never out of a final status', async () => {
+    const doc = newDocument();
+    await repository.insertWithEvent(doc);
+    const apply = (
+      status: 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed',
+      version = 1,
+    ) =>
+      repository.applyStatus(
+        tenant,
+        {
+          documentId: doc.id,
+          version,
+          status,
+          at: new Date(),
+          ...(status === 'indexed' ? { chunkCount: 3 } : {}),
+        },
+        STATUS_RANK[status],
+      );
+    expect(await apply('embedding')).toBe(true);
+    expect(await apply('parsing')).toBe(false); // late event
+    expect(await apply('embedding')).toBe(false); // replay
+    expect(await apply('indexed', 2)).toBe(false); // another version
+    expect(await apply('indexed')).toBe(true);
+    expect(await apply('failed')).toBe(false); // final
+    const view = await repository.findById(tenant, doc.id);
+    expect(view).toMatchObject({ status: 'indexed', chunkCount: 3 });
+    expect(Object.keys(view!.stageTimes).sort()).toEqual(['embedding', 'indexed', 'pending']);
+  });
+
+  it('scopes reads to the tenant', async () => {
+    const doc = newDocument();
+    await repository.insertWithEvent(doc);
+    expect(await repository.findById(toTenantId('t2'), doc.id)).toBeUndefined();
+    expect(await repository.findById(tenant, doc.id)).toBeDefined();
+  });
+
+  it('pages through a tenant’s documents newest first', async () => {
+    const other = toTenantId(`page-${randomUUID().slice(0, 8)}`);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const doc = newDocument({ tenantId: other, now: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) });
+      ids.push(doc.id);
+      await repository.insertWithEvent(doc);
+    }
+    const first = await repository.list(other, 3);
+    const last = first[first.length - 1]!;
+    const second = await repository.list(other, 3, { createdAt: last.createdAt, id: last.id });
+    expect([...first, ...second].map((d) => d.id)).toEqual([...ids].reverse());
+  });
+});

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { newEnvelope } from './envelope';
+import { Topics, deadLetterTopic, parseEnvelope } from './topics';
+
+describe('parseEnvelope', () => {
+  const documentId = randomUUID();
+
+  it('accepts a well-formed envelope for its topic and types the payload', () => {
+    const envelope = newEnvelope('kb.document.status', 't1', {
+      documentId,
+      version: 1,
+      status: 'indexed',
+      chunkCount: 2,
+    });
+    const parsed = parseEnvelope(Topics.documentStatus, JSON.parse(JSON.stringify(envelope)));
+    expect(parsed.payload.status).toBe('indexed');
+    expect(parsed).toEqual(envelope);
+  });
+
+  it('rejects a payload of another topic', () => {
+    const envelope = newEnvelope('kb.document.status', 't1', {
+      documentId,
+      version: 1,
+      status: 'indexed',
+    });
+    expect(() => parseEnvelope(Topics.documentParsed, envelope)).toThrow();
+  });
+
+  it('rejects unknown statuses, failure reasons and missing envelope fields', () => {
+    const bad = newEnvelope('kb.document.status', 't1', { documentId, version: 1, status: 'done' });
+    expect(() => parseEnvelope(Topics.documentStatus, bad)).toThrow(/status/);
+    const badReason = newEnvelope('kb.document.status', 't1', {
+      documentId,
+      version: 1,
+      status: 'failed',
+      reason: 'oops',
+    });
+    expect(() => parseEnvelope(Topics.documentStatus, badReason)).toThrow(/reason/);
+    const { tenantId: _omitted, ...noTenant } = newEnvelope('kb.document.status', 't1', {
+      documentId,
+      version: 1,
+      status: 'parsing',
+    });
+    expect(() => parseEnvelope(Topics.documentStatus, noTenant)).toThrow(/tenantId/);
+  });
+
+  it('discriminates document events by kind', () => {
+    const deleted = newEnvelope('kb.document', 't1', { kind: 'deleted', documentId });
+    expect(parseEnvelope(Topics.document, deleted).payload.kind).toBe('deleted');
+    expect(() =>
+      parseEnvelope(
+        Topics.document,
+        newEnvelope('kb.document', 't1', { kind: 'renamed', documentId }),
+      ),
+    ).toThrow();
+  });
+
+  it('names a dead-letter topic per consumer group', () => {
+    expect(deadLetterTopic('parser-service')).toBe('kb.dlq.parser-service.v1');
+  });
+});

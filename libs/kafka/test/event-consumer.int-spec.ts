@@ -1,0 +1,151 @@
+import { Topics, deadLetterTopic, newEnvelope, type TopicEnvelope } from '@kb/contracts';
+import { randomUUID } from 'node:crypto';
+import type { Kafka, KafkaMessage } from 'kafkajs';
+import {
+  EventConsumer,
+  EventProducer,
+  PermanentError,
+  createKafka,
+  ensureTopics,
+  type DeadLetter,
+} from '../src';
+
+jest.setTimeout(90_000);
+
+/** Runs against the real broker from `npm run infra:up`. Each test uses its own group and documents. */
+describe('EventConsumer against Kafka', () => {
+  let kafka: Kafka;
+  let producer: EventProducer;
+  const consumers: EventConsumer[] = [];
+
+  beforeAll(async () => {
+    kafka = createKafka({
+      brokers: process.env['KAFKA_BROKERS']!.split(','),
+      clientId: 'kafka-int-test',
+    });
+    await ensureTopics(kafka, Object.values(Topics));
+    producer = new EventProducer(kafka);
+    await producer.connect();
+  });
+
+  afterAll(async () => {
+    await Promise.all(consumers.map((c) => c.stop()));
+    await producer.disconnect();
+  });
+
+  const statusPayload = (documentId: string) => ({
+    documentId,
+    version: 1,
+    status: 'parsing' as const,
+  });
+
+  async function readDeadLetters(groupId: string, count: number): Promise<KafkaMessage[]> {
+    const reader = kafka.consumer({ groupId: `${groupId}-dlq-reader` });
+    const messages: KafkaMessage[] = [];
+    await reader.connect();
+    await reader.subscribe({ topic: deadLetterTopic(groupId), fromBeginning: true });
+    await new Promise<void>((resolve) => {
+      void reader.run({
+        eachMessage: async ({ message }) => {
+          messages.push(message);
+          if (messages.length >= count) resolve();
+        },
+      });
+    });
+    await reader.disconnect();
+    return messages;
+  }
+
+  it('delivers valid events to the typed handler, retrying a transient failure', async () => {
+    const groupId = `test-${randomUUID()}`;
+    const documentId = randomUUID();
+    const seen: TopicEnvelope<typeof Topics.documentStatus>[] = [];
+    let attempts = 0;
+    const done = new Promise<void>((resolve) => {
+      const consumer = new EventConsumer(kafka, {
+        groupId,
+        initialBackoffMs: 10,
+        handlers: {
+          [Topics.documentStatus]: async (event) => {
+            if (event.payload.documentId !== documentId) return;
+            attempts += 1;
+            if (attempts < 3) throw new Error('transient');
+            seen.push(event);
+            resolve();
+          },
+        },
+      });
+      consumers.push(consumer);
+      void consumer.start();
+    });
+    await producer.publish({
+      topic: Topics.documentStatus,
+      tenantId: 't1',
+      key: documentId,
+      payload: statusPayload(documentId),
+    });
+    await done;
+    expect(attempts).toBe(3);
+    expect(seen[0]).toMatchObject({
+      tenantId: 't1',
+      type: 'kb.document.status',
+      payload: statusPayload(documentId),
+    });
+  });
+
+  it('dead-letters a malformed message and a permanent failure, and keeps consuming', async () => {
+    const groupId = `test-${randomUUID()}`;
+    const permanent = randomUUID();
+    const good = randomUUID();
+    const letters: DeadLetter[] = [];
+    const handled: string[] = [];
+    const finished = new Promise<void>((resolve) => {
+      const consumer = new EventConsumer(kafka, {
+        groupId,
+        initialBackoffMs: 10,
+        handlers: {
+          [Topics.documentStatus]: async (event) => {
+            const id = event.payload.documentId;
+            if (id === permanent) throw new PermanentError('no_text', 'nothing to read');
+            if (id === good) {
+              handled.push(id);
+              resolve();
+            }
+          },
+        },
+        onDeadLetter: async (letter) => {
+          letters.push(letter);
+        },
+      });
+      consumers.push(consumer);
+      void consumer.start();
+    });
+    // All three share one key, so they land on one partition in this order.
+    const raw = kafka.producer();
+    await raw.connect();
+    await raw.send({
+      topic: Topics.documentStatus,
+      messages: [
+        { key: 'same', value: '{"not":"an envelope"}' },
+        {
+          key: 'same',
+          value: JSON.stringify(newEnvelope('kb.document.status', 't1', statusPayload(permanent))),
+        },
+        {
+          key: 'same',
+          value: JSON.stringify(newEnvelope('kb.document.status', 't1', statusPayload(good))),
+        },
+      ],
+    });
+    await raw.disconnect();
+    await finished;
+    expect(handled).toEqual([good]);
+    expect(letters.map((l) => l.reason)).toEqual(['malformed_message', 'no_text']);
+    const dead = await readDeadLetters(groupId, 2);
+    expect(dead.map((m) => m.headers?.['x-dlq-reason']?.toString())).toEqual([
+      'malformed_message',
+      'no_text',
+    ]);
+    expect(dead[0]!.value?.toString()).toBe('{"not":"an envelope"}');
+  });
+});
