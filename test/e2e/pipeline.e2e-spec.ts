@@ -74,6 +74,7 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
       logDir,
     });
     await waitReady(services);
+    await vectors.ensureReady(384); // all-MiniLM-L6-v2
 
     observer = createKafka({ brokers: env['KAFKA_BROKERS']!.split(','), clientId: 'e2e' }).consumer(
       {

@@ -2,6 +2,7 @@ import { deadLetterTopic, parseEnvelope, type Topic, type TopicEnvelope } from '
 import { backOff } from 'exponential-backoff';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import { isPermanent } from './errors';
+import { ensureTopics } from './kafka';
 
 export type EventHandler<T extends Topic> = (event: TopicEnvelope<T>) => Promise<void>;
 
@@ -40,7 +41,7 @@ export class EventConsumer {
   private joined = false;
 
   constructor(
-    kafka: Kafka,
+    private readonly kafka: Kafka,
     private readonly options: ConsumerOptions,
   ) {
     this.consumer = kafka.consumer({
@@ -60,9 +61,10 @@ export class EventConsumer {
   }
 
   async start(): Promise<void> {
+    const topics = Object.keys(this.options.handlers);
+    await ensureTopics(this.kafka, [...topics, deadLetterTopic(this.options.groupId)]);
     await this.dlqProducer.connect();
     await this.consumer.connect();
-    const topics = Object.keys(this.options.handlers);
     await this.consumer.subscribe({ topics, fromBeginning: true });
     await this.consumer.run({
       eachMessage: async ({ topic, message }) => this.handle(topic as Topic, message),

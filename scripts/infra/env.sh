@@ -1,0 +1,29 @@
+# shellcheck shell=bash
+# Local settings shared by the infra scripts, `npm start` and `npm test`. Source it; every value
+# can be overridden by exporting it first. Servers listen on 127.0.0.1 only.
+
+export KB_HOME="${KB_HOME:-$HOME/.cache/kb}"
+export KB_LOG_DIR="${KB_LOG_DIR:-$KB_HOME/logs}"
+
+export KB_KAFKA_PORT="${KB_KAFKA_PORT:-9092}"
+export KB_KAFKA_CONTROLLER_PORT="${KB_KAFKA_CONTROLLER_PORT:-9093}"
+export KB_S3_PORT="${KB_S3_PORT:-9000}"
+export KB_PG_PORT="${KB_PG_PORT:-5432}"
+export KB_REDIS_PORT="${KB_REDIS_PORT:-6379}"
+export KB_PGVECTOR_PORT="${KB_PGVECTOR_PORT:-5433}"
+
+export KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:$KB_KAFKA_PORT}"
+export DATABASE_URL="${DATABASE_URL:-postgres://kb:kb@127.0.0.1:$KB_PG_PORT/kb}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:$KB_REDIS_PORT}"
+export VECTOR_STORE="${VECTOR_STORE:-pgvector}"
+export VECTOR_DATABASE_URL="${VECTOR_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:$KB_PGVECTOR_PORT/postgres}"
+
+export S3_ENDPOINT="${S3_ENDPOINT:-http://127.0.0.1:$KB_S3_PORT}"
+export S3_REGION="${S3_REGION:-us-east-1}"
+export S3_BUCKET="${S3_BUCKET:-kb-documents}"
+# Local-only credentials of the local S3 server; never used elsewhere.
+export S3_ACCESS_KEY_ID="${S3_ACCESS_KEY_ID:-kb-local}"
+export S3_SECRET_ACCESS_KEY="${S3_SECRET_ACCESS_KEY:-kb-local-secret}"
+
+export EMBEDDING_MODEL_DIR="${EMBEDDING_MODEL_DIR:-$KB_HOME/models}"
+export EMBEDDING_MODEL="${EMBEDDING_MODEL:-all-MiniLM-L6-v2}"
