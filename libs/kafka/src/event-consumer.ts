@@ -1,6 +1,6 @@
 import { deadLetterTopic, parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
 import { backOff } from 'exponential-backoff';
-import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import { Partitioners, type Consumer, type Kafka, type KafkaMessage } from 'kafkajs';
 import { isPermanent } from './errors';
 import { ensureTopics } from './kafka';
 
@@ -49,7 +49,11 @@ export class EventConsumer {
       sessionTimeout: 30_000,
       heartbeatInterval: 3_000,
     });
-    this.dlqProducer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.dlqProducer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
       this.joined = true;
     });

@@ -1,5 +1,5 @@
 import { topicEventTypes, newEnvelope, type Topic, type TopicPayload } from '@kb/contracts';
-import type { Kafka, Producer } from 'kafkajs';
+import { Partitioners, type Kafka, type Producer } from 'kafkajs';
 
 export interface OutgoingEvent<T extends Topic> {
   topic: T;
@@ -15,7 +15,11 @@ export class EventProducer {
   private connected = false;
 
   constructor(kafka: Kafka) {
-    this.producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
   }
 
   async connect(): Promise<void> {

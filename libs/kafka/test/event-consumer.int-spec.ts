@@ -1,6 +1,6 @@
 import { Topics, deadLetterTopic, newEnvelope, type TopicEnvelope } from '@kb/contracts';
 import { randomUUID } from 'node:crypto';
-import type { Kafka, KafkaMessage } from 'kafkajs';
+import { Partitioners, type Kafka, type KafkaMessage } from 'kafkajs';
 import {
   EventConsumer,
   EventProducer,
@@ -97,7 +97,10 @@ describe('EventConsumer against Kafka', () => {
     const groupId = `test-${randomUUID()}`;
     const permanent = randomUUID();
     const good = randomUUID();
+    // A new key tells this test's messages apart from those other runs left on the topic.
+    const key = randomUUID();
     const letters: DeadLetter[] = [];
+    let deadLettered = 0;
     const handled: string[] = [];
     const finished = new Promise<void>((resolve) => {
       const consumer = new EventConsumer(kafka, {
@@ -114,25 +117,26 @@ describe('EventConsumer against Kafka', () => {
           },
         },
         onDeadLetter: async (letter) => {
-          letters.push(letter);
+          deadLettered++;
+          if (letter.key === key) letters.push(letter);
         },
       });
       consumers.push(consumer);
       void consumer.start();
     });
     // All three share one key, so they land on one partition in this order.
-    const raw = kafka.producer();
+    const raw = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
     await raw.connect();
     await raw.send({
       topic: Topics.documentStatus,
       messages: [
-        { key: 'same', value: '{"not":"an envelope"}' },
+        { key, value: '{"not":"an envelope"}' },
         {
-          key: 'same',
+          key,
           value: JSON.stringify(newEnvelope('kb.document.status', 't1', statusPayload(permanent))),
         },
         {
-          key: 'same',
+          key,
           value: JSON.stringify(newEnvelope('kb.document.status', 't1', statusPayload(good))),
         },
       ],
@@ -141,7 +145,9 @@ describe('EventConsumer against Kafka', () => {
     await finished;
     expect(handled).toEqual([good]);
     expect(letters.map((l) => l.reason)).toEqual(['malformed_message', 'no_text']);
-    const dead = await readDeadLetters(groupId, 2);
+    const dead = (await readDeadLetters(groupId, deadLettered)).filter(
+      (m) => m.key?.toString() === key,
+    );
     expect(dead.map((m) => m.headers?.['x-dlq-reason']?.toString())).toEqual([
       'malformed_message',
       'no_text',
