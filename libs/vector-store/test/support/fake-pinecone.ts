@@ -1,0 +1,118 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+interface StoredVector {
+  values: number[];
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * FAKE Pinecone data plane for tests: an in-memory HTTP server speaking the subset of the Pinecone
+ * data-plane REST API that PineconeStore uses (upsert, query, list, delete). Real Pinecone cannot
+ * run here; the same adapter is tested against it when PINECONE_API_KEY is set. Metadata filters
+ * are not implemented and are refused with 400, so a test cannot silently rely on them.
+ */
+export class FakePineconeDataPlane {
+  private readonly namespaces = new Map<string, Map<string, StoredVector>>();
+  private readonly server: Server = createServer((req, res) => void this.route(req, res));
+  readonly requests: string[] = [];
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private ns(name: string | undefined): Map<string, StoredVector> {
+    const key = name ?? '';
+    let vectors = this.namespaces.get(key);
+    if (!vectors) {
+      vectors = new Map();
+      this.namespaces.set(key, vectors);
+    }
+    return vectors;
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    this.requests.push(`${req.method} ${url.pathname}`);
+    if (!req.headers['api-key']) return send(res, 401, { message: 'missing Api-Key header' });
+    const body = req.method === 'POST' ? await readJson(req) : {};
+    switch (`${req.method} ${url.pathname}`) {
+      case 'POST /vectors/upsert': {
+        const vectors = this.ns(body['namespace'] as string);
+        const records = body['vectors'] as Array<{ id: string } & StoredVector>;
+        for (const r of records) vectors.set(r.id, { values: r.values, metadata: r.metadata });
+        return send(res, 200, { upsertedCount: records.length });
+      }
+      case 'POST /query': {
+        if (body['filter'])
+          return send(res, 400, { message: 'the fake does not implement filters' });
+        const query = body['vector'] as number[];
+        const matches = [...this.ns(body['namespace'] as string).entries()]
+          .map(([id, v]) => ({
+            id,
+            score: cosine(query, v.values),
+            ...(body['includeMetadata'] ? { metadata: v.metadata } : {}),
+          }))
+          .sort((a, b) => b.score - a.score)
+          .slice(0, body['topK'] as number);
+        return send(res, 200, { matches, namespace: body['namespace'] ?? '' });
+      }
+      case 'GET /vectors/list': {
+        const prefix = url.searchParams.get('prefix') ?? '';
+        const limit = Number(url.searchParams.get('limit') ?? 100);
+        const offset = Number(url.searchParams.get('paginationToken') ?? 0);
+        const ids = [...this.ns(url.searchParams.get('namespace') ?? '').keys()]
+          .filter((id) => id.startsWith(prefix))
+          .sort();
+        const page = ids.slice(offset, offset + limit);
+        const next = offset + limit < ids.length ? { next: String(offset + limit) } : undefined;
+        return send(res, 200, {
+          vectors: page.map((id) => ({ id })),
+          namespace: url.searchParams.get('namespace') ?? '',
+          ...(next ? { pagination: next } : {}),
+        });
+      }
+      case 'POST /vectors/delete': {
+        const vectors = this.ns(body['namespace'] as string);
+        if (body['deleteAll']) vectors.clear();
+        for (const id of (body['ids'] as string[] | undefined) ?? []) vectors.delete(id);
+        return send(res, 200, {});
+      }
+      default:
+        return send(res, 404, {
+          message: `the fake does not implement ${req.method} ${url.pathname}`,
+        });
+    }
+  }
+}
+
+function cosine(a: number[], b: number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  a.forEach((x, i) => {
+    const y = b[i] ?? 0;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  });
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return chunks.length
+    ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>)
+    : {};
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
