@@ -7,4 +7,5 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/infra/env.sh
 bash scripts/infra/up.sh
 npx nx run-many -t build --output-style=static >/dev/null
-exec npx jest --runInBand "$@"
+# --forceExit: a service left running by a failed e2e setup must not hang the run.
+exec npx jest --runInBand --forceExit "$@"

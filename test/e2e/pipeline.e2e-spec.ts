@@ -3,7 +3,7 @@
  * S3, pgvector and the real embedding model. One Markdown upload must pass every hop and become
  * searchable over gRPC and REST.
  */
-import { Topics, parsedDocumentSchema } from '@kb/contracts';
+import { Topics, kbv1, parsedDocumentSchema } from '@kb/contracts';
 import { createKafka } from '@kb/kafka';
 import { S3BlobStore } from '@kb/storage';
 import { PgVectorStore } from '@kb/vector-store';
@@ -197,7 +197,17 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
       query: 'How many times did the orbiter pass through the atmosphere of Venus?',
       topK: 3,
     });
+    const lexicalOnly = await grpcSearch(client, TENANT, {
+      query: 'Hohmann',
+      topK: 1,
+      mode: kbv1.SearchMode.SEARCH_MODE_LEXICAL,
+    });
     client.close();
+    expect(lexicalOnly.hits).toHaveLength(1);
+    expect(lexicalOnly.hits[0]).toMatchObject({ documentId: created.id, strategies: ['lexical'] });
+    expect(lexicalOnly.hits[0]!.text).toContain('Hohmann transfer');
+    expect(grpc.degraded).toBe(false);
+    expect(grpc.hits[0]!.strategies).toContain('semantic');
     expect(grpc.hits[0]).toMatchObject({
       documentId: created.id,
       documentVersion: 1,

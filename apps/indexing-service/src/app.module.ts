@@ -8,13 +8,14 @@ import {
 } from '@kb/http';
 import type { EventProducer } from '@kb/kafka';
 import type { S3BlobStore } from '@kb/storage';
+import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import { INDEXING_CONFIG, type IndexingConfig } from './config/indexing.config';
 import { EmbeddedConsumer } from './indexing/embedded.consumer';
 import { IndexingService } from './indexing/indexing.service';
-import { BLOB_STORE, EVENT_PRODUCER, KAFKA, VECTOR_STORE } from './platform/tokens';
+import { BLOB_STORE, EVENT_PRODUCER, KAFKA, LEXICAL_INDEX, VECTOR_STORE } from './platform/tokens';
 
 export interface IndexingDeps {
   config: IndexingConfig;
@@ -22,6 +23,7 @@ export interface IndexingDeps {
   producer: EventProducer;
   blobs: S3BlobStore;
   vectors: VectorStore;
+  lexical: LexicalIndex;
 }
 
 @Module({})
@@ -31,6 +33,7 @@ export class AppModule {
       () => deps.producer.disconnect(),
       () => deps.blobs.destroy(),
       () => deps.vectors.close(),
+      () => deps.lexical.close(),
     ];
     return {
       module: AppModule,
@@ -41,6 +44,7 @@ export class AppModule {
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: BLOB_STORE, useValue: deps.blobs },
         { provide: VECTOR_STORE, useValue: deps.vectors },
+        { provide: LEXICAL_INDEX, useValue: deps.lexical },
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         IndexingService,

@@ -1,7 +1,9 @@
 import 'reflect-metadata';
+import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { bootHttpService } from '@kb/http';
 import { EventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
+import { LEXICAL_SCHEMA, PgLexicalIndex, lexicalIndexMigrations } from '@kb/lexical-index';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { vectorStoreFromEnv } from '@kb/vector-store';
 import { AppModule } from './app.module';
@@ -10,14 +12,24 @@ import { loadIndexingConfig } from './config/indexing.config';
 async function main(): Promise<void> {
   const config = loadIndexingConfig();
   const logger = createLogger('indexing-service', config.LOG_LEVEL);
+  if (config.MIGRATE_ON_START) {
+    const pool = createPool({
+      url: config.DATABASE_URL,
+      schema: LEXICAL_SCHEMA,
+      maxConnections: 1,
+    });
+    await migrateToLatest(createDatabase(pool), LEXICAL_SCHEMA, lexicalIndexMigrations);
+    await pool.end();
+  }
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'indexing-service' });
   const producer = new EventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();
   const vectors = vectorStoreFromEnv(config);
+  const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
   await bootHttpService({
-    module: AppModule.register({ config, kafka, producer, blobs, vectors }),
+    module: AppModule.register({ config, kafka, producer, blobs, vectors, lexical }),
     logger,
     host: config.HOST,
     port: config.PORT,

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { OnnxEmbeddingProvider } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';
+import { PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
 import { vectorStoreFromEnv } from '@kb/vector-store';
 import { AppModule } from './app.module';
@@ -17,8 +18,9 @@ async function main(): Promise<void> {
   });
   const vectors = vectorStoreFromEnv(config);
   await vectors.ensureReady(provider.dimension);
+  const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
   await bootHttpService({
-    module: AppModule.register({ config, provider, vectors }),
+    module: AppModule.register({ config, provider, vectors, lexical }),
     logger,
     host: config.HOST,
     port: config.PORT,

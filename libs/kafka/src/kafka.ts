@@ -1,3 +1,4 @@
+import { backOff } from 'exponential-backoff';
 import { Kafka, logLevel, type Admin, type ITopicConfig } from 'kafkajs';
 
 export interface KafkaOptions {
@@ -14,11 +15,27 @@ export function createKafka(options: KafkaOptions): Kafka {
   });
 }
 
-/** Creates the topics that are missing; existing topics are left as they are. */
+/**
+ * Creates the topics that are missing; existing topics are left as they are. Several services
+ * start at once against a fresh broker, so creation races and leader elections are retried.
+ */
 export async function ensureTopics(
   kafka: Kafka,
   topics: string[],
   numPartitions = 3,
+): Promise<void> {
+  await backOff(() => createMissingTopics(kafka, topics, numPartitions), {
+    numOfAttempts: 8,
+    startingDelay: 250,
+    maxDelay: 5_000,
+    jitter: 'full',
+  });
+}
+
+async function createMissingTopics(
+  kafka: Kafka,
+  topics: string[],
+  numPartitions: number,
 ): Promise<void> {
   const admin: Admin = kafka.admin();
   await admin.connect();

@@ -1,5 +1,6 @@
 import {
   baseConfigSchema,
+  env,
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
@@ -13,7 +14,12 @@ export const indexingConfigSchema = baseConfigSchema
   .extend(kafkaConfigSchema.shape)
   .extend(s3ConfigSchema.shape)
   .extend(vectorStoreConfigSchema.shape)
-  .extend({ KAFKA_GROUP_ID: z.string().default('indexing-service') });
+  .extend({
+    KAFKA_GROUP_ID: z.string().default('indexing-service'),
+    /** Postgres holding the lexical index (schema `search_index`, migrated by this service). */
+    DATABASE_URL: env.url(),
+    MIGRATE_ON_START: env.bool(true),
+  });
 
 export type IndexingConfig = z.infer<typeof indexingConfigSchema>;
 export const INDEXING_CONFIG = Symbol('INDEXING_CONFIG');

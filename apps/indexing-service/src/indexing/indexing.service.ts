@@ -1,9 +1,10 @@
 import { Topics, embeddedChunksSchema, type ChunksEmbedded } from '@kb/contracts';
 import type { EventProducer } from '@kb/kafka';
 import { getJson, type BlobStore } from '@kb/storage';
+import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorRecord, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { BLOB_STORE, EVENT_PRODUCER, VECTOR_STORE } from '../platform/tokens';
+import { BLOB_STORE, EVENT_PRODUCER, LEXICAL_INDEX, VECTOR_STORE } from '../platform/tokens';
 
 @Injectable()
 export class IndexingService {
@@ -14,11 +15,12 @@ export class IndexingService {
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
+    @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
   ) {}
 
   /**
-   * Writes a version's vectors into the tenant's namespace, then removes older versions'. Upserts
-   * by (document, version, chunk), so replaying the event leaves the index unchanged.
+   * Writes a version's vectors and lexical rows for the tenant, then removes older versions'.
+   * Upserts by (document, version, chunk), so replaying the event leaves both indexes unchanged.
    */
   async indexDocument(tenantId: string, embedded: ChunksEmbedded): Promise<void> {
     const { documentId, version } = embedded;
@@ -40,8 +42,17 @@ export class IndexingService {
       startOffset: chunk.start,
       endOffset: chunk.end,
     }));
-    await this.vectors.upsert(tenantId, records);
-    const removed = await this.vectors.deleteDocument(tenantId, documentId, version);
+    await Promise.all([
+      this.vectors.upsert(tenantId, records),
+      this.lexical.upsert(
+        tenantId,
+        records.map(({ vector: _vector, ...lexical }) => lexical),
+      ),
+    ]);
+    const [removed] = await Promise.all([
+      this.vectors.deleteDocument(tenantId, documentId, version),
+      this.lexical.deleteDocument(tenantId, documentId, version),
+    ]);
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,

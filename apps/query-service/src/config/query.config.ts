@@ -15,6 +15,8 @@ export const queryConfigSchema = baseConfigSchema
   .extend({
     GRPC_HOST: z.string().default('127.0.0.1'),
     GRPC_PORT: env.port(50051),
+    /** Postgres holding the lexical index that indexing-service writes. */
+    DATABASE_URL: env.url(),
   });
 
 export type QueryConfig = z.infer<typeof queryConfigSchema>;

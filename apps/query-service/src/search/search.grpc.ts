@@ -17,8 +17,16 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
-import { searchRequestSchema } from './search.model';
+import { searchRequestSchema, type SearchMode } from './search.model';
 import { SearchService } from './search.service';
+
+const MODES: Record<kbv1.SearchMode, SearchMode | undefined> = {
+  [kbv1.SearchMode.SEARCH_MODE_UNSPECIFIED]: undefined,
+  [kbv1.SearchMode.SEARCH_MODE_HYBRID]: 'hybrid',
+  [kbv1.SearchMode.SEARCH_MODE_SEMANTIC]: 'semantic',
+  [kbv1.SearchMode.SEARCH_MODE_LEXICAL]: 'lexical',
+  [kbv1.SearchMode.UNRECOGNIZED]: undefined,
+};
 
 const HTTP_TO_GRPC: Record<number, status> = {
   400: status.INVALID_ARGUMENT,
@@ -75,6 +83,7 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, OnApplic
         query: call.request.query,
         topK: call.request.topK,
         knowledgeBaseIds: call.request.knowledgeBaseIds,
+        mode: MODES[call.request.mode],
       });
       if (!request.success) {
         const message = request.error.issues
@@ -85,6 +94,8 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, OnApplic
       const response = await this.search.search(tenantId, request.data);
       callback(null, {
         tookMs: response.tookMs,
+        degraded: response.degraded,
+        degradedReason: response.degradedReason ?? '',
         hits: response.hits.map((hit) => ({
           documentId: hit.documentId,
           documentVersion: hit.documentVersion,
@@ -94,6 +105,7 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, OnApplic
           title: hit.title,
           startOffset: hit.startOffset,
           endOffset: hit.endOffset,
+          strategies: hit.strategies,
         })),
       });
     } catch (error) {

@@ -1,7 +1,10 @@
 import { z } from 'zod';
+import type { Strategy } from './fusion';
 
 export const MAX_TOP_K = 100;
 export const DEFAULT_TOP_K = 10;
+export const SEARCH_MODES = ['hybrid', 'semantic', 'lexical'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
 
 /** One search request, whichever transport it came from. Validated once, here. */
 export const searchRequestSchema = z.object({
@@ -14,6 +17,7 @@ export const searchRequestSchema = z.object({
     .default(DEFAULT_TOP_K)
     .transform((k) => (k === 0 ? DEFAULT_TOP_K : k)),
   knowledgeBaseIds: z.array(z.string().min(1)).max(50).default([]),
+  mode: z.enum(SEARCH_MODES).default('hybrid'),
 });
 export type SearchRequest = z.infer<typeof searchRequestSchema>;
 
@@ -26,9 +30,15 @@ export interface SearchHit {
   startOffset: number;
   endOffset: number;
   score: number;
+  strategies: Strategy[];
 }
+
+export type DegradedReason = 'vector_search_unavailable' | 'lexical_search_unavailable';
 
 export interface SearchResponse {
   hits: SearchHit[];
   tookMs: number;
+  mode: SearchMode;
+  degraded: boolean;
+  degradedReason?: DegradedReason;
 }

@@ -1,25 +1,87 @@
 import type { TenantId } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
+import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
-import { Inject, Injectable } from '@nestjs/common';
-import { EMBEDDING_PROVIDER, VECTOR_STORE } from '../platform/tokens';
-import type { SearchRequest, SearchResponse } from './search.model';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { EMBEDDING_PROVIDER, LEXICAL_INDEX, VECTOR_STORE } from '../platform/tokens';
+import { reciprocalRankFusion, type Ranked } from './fusion';
+import { SearchError, SearchErrorCode } from './search.errors';
+import type { DegradedReason, SearchHit, SearchRequest, SearchResponse } from './search.model';
 
-/** Semantic search over a tenant's chunks; REST and gRPC both call this. */
+type Candidate = Omit<SearchHit, 'score' | 'strategies'>;
+
+/** Candidates each strategy contributes before fusion: deeper lists give RRF more to agree on. */
+const candidatesFor = (topK: number): number => Math.min(100, Math.max(topK * 3, 30));
+const keyOf = (c: Candidate): string => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`;
+
+/**
+ * Search over a tenant's chunks; REST and gRPC both call this. Hybrid mode runs vector and
+ * full-text search in parallel and fuses them with reciprocal rank fusion. When one side fails,
+ * the other's results come back marked degraded; when both fail, 503.
+ */
 @Injectable()
 export class SearchService {
+  private readonly logger = new Logger(SearchService.name);
+
   constructor(
     @Inject(EMBEDDING_PROVIDER) private readonly embedder: EmbeddingProvider,
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
+    @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
   ) {}
 
   async search(tenantId: TenantId, request: SearchRequest): Promise<SearchResponse> {
     const started = performance.now();
-    const [vector] = await this.embedder.embed([request.query]);
+    const depth = request.mode === 'hybrid' ? candidatesFor(request.topK) : request.topK;
+    const [semantic, lexical] = await Promise.allSettled([
+      request.mode === 'lexical'
+        ? Promise.resolve(null)
+        : this.semantic(tenantId, request.query, depth),
+      request.mode === 'semantic'
+        ? Promise.resolve(null)
+        : this.lexical.search(tenantId, request.query, depth),
+    ]);
+    const lists: Ranked<Candidate & { score: number }>[] = [];
+    const failures: DegradedReason[] = [];
+    if (semantic.status === 'rejected') {
+      this.logger.warn(`vector search failed: ${String(semantic.reason)}`);
+      failures.push('vector_search_unavailable');
+    } else if (semantic.value) {
+      lists.push({ strategy: 'semantic', items: semantic.value });
+    }
+    if (lexical.status === 'rejected') {
+      this.logger.warn(`lexical search failed: ${String(lexical.reason)}`);
+      failures.push('lexical_search_unavailable');
+    } else if (lexical.value) {
+      lists.push({ strategy: 'lexical', items: lexical.value });
+    }
+    if (lists.length === 0) {
+      throw new SearchError(
+        SearchErrorCode.Unavailable,
+        `${request.mode} search is unavailable (${failures.join(', ')})`,
+      );
+    }
+    const degradedReason = failures[0];
+
+    const hits: SearchHit[] =
+      lists.length === 1
+        ? lists[0]!.items
+            .slice(0, request.topK)
+            .map((item) => ({ ...item, strategies: [lists[0]!.strategy] }))
+        : reciprocalRankFusion(lists, keyOf)
+            .slice(0, request.topK)
+            .map(({ item, score, strategies }) => ({ ...item, score, strategies }));
+    return {
+      hits,
+      tookMs: Math.round((performance.now() - started) * 100) / 100,
+      mode: request.mode,
+      degraded: degradedReason !== undefined,
+      ...(degradedReason ? { degradedReason } : {}),
+    };
+  }
+
+  private async semantic(tenantId: TenantId, query: string, topK: number) {
+    const [vector] = await this.embedder.embed([query]);
     if (!vector) throw new Error('embedding provider returned no vector');
-    const matches = await this.vectors.query(tenantId, { vector, topK: request.topK });
-    return { hits: matches, tookMs: round(performance.now() - started) };
+    return this.vectors.query(tenantId, { vector, topK });
   }
 }
-
-const round = (ms: number): number => Math.round(ms * 100) / 100;

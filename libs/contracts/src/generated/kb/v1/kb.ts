@@ -23,6 +23,52 @@ export const protobufPackage = "kb.v1";
 
 export const protobufFileName = "kb/v1/kb.proto";
 
+export enum SearchMode {
+  SEARCH_MODE_UNSPECIFIED = 0,
+  /** SEARCH_MODE_HYBRID - Vector and full-text search in parallel, fused with reciprocal rank fusion. */
+  SEARCH_MODE_HYBRID = 1,
+  SEARCH_MODE_SEMANTIC = 2,
+  SEARCH_MODE_LEXICAL = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function searchModeFromJSON(object: any): SearchMode {
+  switch (object) {
+    case 0:
+    case "SEARCH_MODE_UNSPECIFIED":
+      return SearchMode.SEARCH_MODE_UNSPECIFIED;
+    case 1:
+    case "SEARCH_MODE_HYBRID":
+      return SearchMode.SEARCH_MODE_HYBRID;
+    case 2:
+    case "SEARCH_MODE_SEMANTIC":
+      return SearchMode.SEARCH_MODE_SEMANTIC;
+    case 3:
+    case "SEARCH_MODE_LEXICAL":
+      return SearchMode.SEARCH_MODE_LEXICAL;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SearchMode.UNRECOGNIZED;
+  }
+}
+
+export function searchModeToJSON(object: SearchMode): string {
+  switch (object) {
+    case SearchMode.SEARCH_MODE_UNSPECIFIED:
+      return "SEARCH_MODE_UNSPECIFIED";
+    case SearchMode.SEARCH_MODE_HYBRID:
+      return "SEARCH_MODE_HYBRID";
+    case SearchMode.SEARCH_MODE_SEMANTIC:
+      return "SEARCH_MODE_SEMANTIC";
+    case SearchMode.SEARCH_MODE_LEXICAL:
+      return "SEARCH_MODE_LEXICAL";
+    case SearchMode.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export interface SearchRequest {
   /** Natural-language query text. Required. */
   query: string;
@@ -30,12 +76,18 @@ export interface SearchRequest {
   topK: number;
   /** Restrict to these knowledge bases. Empty means every knowledge base of the tenant. */
   knowledgeBaseIds: string[];
+  /** Retrieval strategy; unspecified means hybrid. */
+  mode: SearchMode;
 }
 
 export interface SearchResponse {
   hits: SearchHit[];
   /** Time spent in the service, for callers' own latency budgets. */
   tookMs: number;
+  /** True when a strategy was unavailable and the results come from the others only. */
+  degraded: boolean;
+  /** Why the response is degraded, e.g. "vector_store_unavailable"; empty otherwise. */
+  degradedReason: string;
 }
 
 export interface SearchHit {
@@ -43,15 +95,20 @@ export interface SearchHit {
   documentVersion: number;
   chunkIndex: number;
   text: string;
-  /** Cosine similarity in [-1, 1]; higher is more relevant. */
+  /**
+   * Relevance, higher is better: the fused RRF score in hybrid mode, cosine similarity in
+   * semantic mode, the full-text rank in lexical mode.
+   */
   score: number;
   title: string;
   startOffset: number;
   endOffset: number;
+  /** The strategies that found this chunk: "semantic", "lexical". */
+  strategies: string[];
 }
 
 function createBaseSearchRequest(): SearchRequest {
-  return { query: "", topK: 0, knowledgeBaseIds: [] };
+  return { query: "", topK: 0, knowledgeBaseIds: [], mode: 0 };
 }
 
 export const SearchRequest: MessageFns<SearchRequest> = {
@@ -64,6 +121,9 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     }
     for (const v of message.knowledgeBaseIds) {
       writer.uint32(26).string(v!);
+    }
+    if (message.mode !== 0) {
+      writer.uint32(32).int32(message.mode);
     }
     return writer;
   },
@@ -105,6 +165,14 @@ export const SearchRequest: MessageFns<SearchRequest> = {
             message.knowledgeBaseIds.push(reader.string());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.mode = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -130,6 +198,7 @@ export const SearchRequest: MessageFns<SearchRequest> = {
         : globalThis.Array.isArray(object?.knowledge_base_ids)
         ? object.knowledge_base_ids.map((e: any) => globalThis.String(e))
         : [],
+      mode: isSet(object.mode) ? searchModeFromJSON(object.mode) : 0,
     };
   },
 
@@ -144,6 +213,9 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     if (message.knowledgeBaseIds?.length) {
       obj.knowledgeBaseIds = message.knowledgeBaseIds;
     }
+    if (message.mode !== 0) {
+      obj.mode = searchModeToJSON(message.mode);
+    }
     return obj;
   },
 
@@ -155,12 +227,13 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     message.query = object.query ?? "";
     message.topK = object.topK ?? 0;
     message.knowledgeBaseIds = object.knowledgeBaseIds?.map((e) => e) || [];
+    message.mode = object.mode ?? 0;
     return message;
   },
 };
 
 function createBaseSearchResponse(): SearchResponse {
-  return { hits: [], tookMs: 0 };
+  return { hits: [], tookMs: 0, degraded: false, degradedReason: "" };
 }
 
 export const SearchResponse: MessageFns<SearchResponse> = {
@@ -170,6 +243,12 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     }
     if (message.tookMs !== 0) {
       writer.uint32(17).double(message.tookMs);
+    }
+    if (message.degraded !== false) {
+      writer.uint32(24).bool(message.degraded);
+    }
+    if (message.degradedReason !== "") {
+      writer.uint32(34).string(message.degradedReason);
     }
     return writer;
   },
@@ -203,6 +282,22 @@ export const SearchResponse: MessageFns<SearchResponse> = {
             message.tookMs = reader.double();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.degraded = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.degradedReason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -223,6 +318,12 @@ export const SearchResponse: MessageFns<SearchResponse> = {
         : isSet(object.took_ms)
         ? globalThis.Number(object.took_ms)
         : 0,
+      degraded: isSet(object.degraded) ? globalThis.Boolean(object.degraded) : false,
+      degradedReason: isSet(object.degradedReason)
+        ? globalThis.String(object.degradedReason)
+        : isSet(object.degraded_reason)
+        ? globalThis.String(object.degraded_reason)
+        : "",
     };
   },
 
@@ -234,6 +335,12 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     if (message.tookMs !== 0) {
       obj.tookMs = floatToJson(message.tookMs);
     }
+    if (message.degraded !== false) {
+      obj.degraded = message.degraded;
+    }
+    if (message.degradedReason !== "") {
+      obj.degradedReason = message.degradedReason;
+    }
     return obj;
   },
 
@@ -244,6 +351,8 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     const message = createBaseSearchResponse();
     message.hits = object.hits?.map((e) => SearchHit.fromPartial(e)) || [];
     message.tookMs = object.tookMs ?? 0;
+    message.degraded = object.degraded ?? false;
+    message.degradedReason = object.degradedReason ?? "";
     return message;
   },
 };
@@ -258,6 +367,7 @@ function createBaseSearchHit(): SearchHit {
     title: "",
     startOffset: 0,
     endOffset: 0,
+    strategies: [],
   };
 }
 
@@ -286,6 +396,9 @@ export const SearchHit: MessageFns<SearchHit> = {
     }
     if (message.endOffset !== 0) {
       writer.uint32(64).uint32(message.endOffset);
+    }
+    for (const v of message.strategies) {
+      writer.uint32(74).string(v!);
     }
     return writer;
   },
@@ -367,6 +480,14 @@ export const SearchHit: MessageFns<SearchHit> = {
             message.endOffset = reader.uint32();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.strategies.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -409,6 +530,9 @@ export const SearchHit: MessageFns<SearchHit> = {
         : isSet(object.end_offset)
         ? globalThis.Number(object.end_offset)
         : 0,
+      strategies: globalThis.Array.isArray(object?.strategies)
+        ? object.strategies.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -438,6 +562,9 @@ export const SearchHit: MessageFns<SearchHit> = {
     if (message.endOffset !== 0) {
       obj.endOffset = Math.round(message.endOffset);
     }
+    if (message.strategies?.length) {
+      obj.strategies = message.strategies;
+    }
     return obj;
   },
 
@@ -454,6 +581,7 @@ export const SearchHit: MessageFns<SearchHit> = {
     message.title = object.title ?? "";
     message.startOffset = object.startOffset ?? 0;
     message.endOffset = object.endOffset ?? 0;
+    message.strategies = object.strategies?.map((e) => e) || [];
     return message;
   },
 };

@@ -1,0 +1,101 @@
+import { toTenantId } from '@kb/contracts';
+import { TestEmbeddingProvider } from '@kb/embeddings';
+import type { LexicalIndex, LexicalMatch } from '@kb/lexical-index';
+import type { VectorMatch, VectorStore } from '@kb/vector-store';
+import { SearchError } from './search.errors';
+import { searchRequestSchema } from './search.model';
+import { SearchService } from './search.service';
+
+const match = (chunkIndex: number, score: number): VectorMatch & LexicalMatch => ({
+  documentId: 'd1',
+  documentVersion: 1,
+  chunkIndex,
+  title: 't',
+  text: `chunk ${chunkIndex}`,
+  startOffset: 0,
+  endOffset: 1,
+  score,
+});
+
+/** In-memory stand-ins for the two indexes; `fail` makes a call reject as an outage would. */
+function fakes(
+  vector: VectorMatch[],
+  lexical: LexicalMatch[],
+  fail: { vector?: boolean; lexical?: boolean } = {},
+) {
+  const vectors = {
+    query: async () => {
+      if (fail.vector) throw new Error('vector store down');
+      return vector;
+    },
+  } as unknown as VectorStore;
+  const lexicalIndex = {
+    search: async () => {
+      if (fail.lexical) throw new Error('postgres down');
+      return lexical;
+    },
+  } as unknown as LexicalIndex;
+  return new SearchService(new TestEmbeddingProvider(), vectors, lexicalIndex);
+}
+
+const tenant = toTenantId('t1');
+const request = (mode: 'hybrid' | 'semantic' | 'lexical', topK = 10) =>
+  searchRequestSchema.parse({ query: 'q', topK, mode });
+
+describe('SearchService', () => {
+  it('fuses both strategies in hybrid mode and names who found each hit', async () => {
+    const service = fakes([match(1, 0.9), match(2, 0.8)], [match(2, 3), match(3, 2)]);
+    const response = await service.search(tenant, request('hybrid'));
+    expect(response.hits.map((h) => h.chunkIndex)).toEqual([2, 1, 3]);
+    expect(response.hits[0]!.strategies).toEqual(['semantic', 'lexical']);
+    expect(response.hits[0]!.score).toBeCloseTo(1 / 62 + 1 / 61, 12);
+    expect(response).toMatchObject({ degraded: false, mode: 'hybrid' });
+  });
+
+  it('returns one strategy’s own scores in single-strategy modes', async () => {
+    const service = fakes([match(1, 0.9)], [match(3, 2)]);
+    expect((await service.search(tenant, request('semantic'))).hits).toEqual([
+      { ...match(1, 0.9), strategies: ['semantic'] },
+    ]);
+    expect((await service.search(tenant, request('lexical'))).hits).toEqual([
+      { ...match(3, 2), strategies: ['lexical'] },
+    ]);
+  });
+
+  it('cuts to topK after fusion', async () => {
+    const service = fakes([match(1, 0.9), match(2, 0.8)], [match(3, 3), match(4, 2)]);
+    expect((await service.search(tenant, request('hybrid', 2))).hits).toHaveLength(2);
+  });
+
+  it('degrades to lexical results when vector search fails, and the reverse', async () => {
+    const noVectors = await fakes([], [match(3, 2)], { vector: true }).search(
+      tenant,
+      request('hybrid'),
+    );
+    expect(noVectors).toMatchObject({
+      degraded: true,
+      degradedReason: 'vector_search_unavailable',
+    });
+    expect(noVectors.hits.map((h) => h.chunkIndex)).toEqual([3]);
+    const noLexical = await fakes([match(1, 0.9)], [], { lexical: true }).search(
+      tenant,
+      request('hybrid'),
+    );
+    expect(noLexical).toMatchObject({
+      degraded: true,
+      degradedReason: 'lexical_search_unavailable',
+    });
+  });
+
+  it('answers 503 when nothing can serve the request', async () => {
+    await expect(
+      fakes([], [], { vector: true, lexical: true }).search(tenant, request('hybrid')),
+    ).rejects.toMatchObject({
+      status: 503,
+      code: 'search_unavailable',
+    });
+    await expect(
+      fakes([], [], { vector: true }).search(tenant, request('semantic')),
+    ).rejects.toBeInstanceOf(SearchError);
+  });
+});

@@ -1,0 +1,73 @@
+import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { sql } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { PgLexicalIndex, lexicalIndexMigrations, type LexicalRecord } from '../src';
+
+jest.setTimeout(30_000);
+
+/** Real Postgres; this file migrates its own throw-away schema. */
+describe('PgLexicalIndex', () => {
+  const schema = `lexical_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const url = process.env['DATABASE_URL']!;
+  const index = new PgLexicalIndex({ url, schema });
+  const tenant = 't1';
+  const doc = randomUUID();
+  const record = (chunkIndex: number, text: string, version = 1): LexicalRecord => ({
+    documentId: doc,
+    documentVersion: version,
+    chunkIndex,
+    title: 'Library science',
+    text,
+    startOffset: chunkIndex * 100,
+    endOffset: chunkIndex * 100 + text.length,
+  });
+
+  beforeAll(async () => {
+    const pool = createPool({ url, schema, maxConnections: 1 });
+    await migrateToLatest(createDatabase(pool), schema, lexicalIndexMigrations);
+    await pool.end();
+    await index.upsert(tenant, [
+      record(0, 'The Dewey decimal classification organizes books by subject.'),
+      record(1, 'Citation indexing links papers that cite each other.'),
+      record(2, 'Automatic indexing of documents with computers and classification.'),
+    ]);
+    await index.upsert('t2', [
+      {
+        ...record(0, 'Dewey decimal classification for another tenant.'),
+        documentId: randomUUID(),
+      },
+    ]);
+  });
+
+  afterAll(async () => {
+    await index.close();
+    const pool = createPool({ url, schema: 'public', maxConnections: 1 });
+    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(createDatabase(pool));
+    await pool.end();
+  });
+
+  it('ranks chunks sharing more (stemmed) query words first, within the tenant only', async () => {
+    const matches = await index.search(
+      tenant,
+      'Which Dewey classification organizes the books?',
+      10,
+    );
+    expect(matches[0]).toMatchObject({ documentId: doc, chunkIndex: 0 });
+    expect(matches.map((m) => m.chunkIndex)).toContain(2); // shares only "classification"
+    expect(matches.every((m) => m.documentId === doc)).toBe(true);
+    expect(matches[0]!.score).toBeGreaterThan(matches[matches.length - 1]!.score);
+  });
+
+  it('treats query text as words, never as syntax', async () => {
+    expect(await index.search(tenant, "citation'); DROP TABLE chunks; --", 5)).toHaveLength(1);
+    expect(await index.search(tenant, '!!! & | :* ()', 5)).toEqual([]);
+    expect(await index.search(tenant, 'the of and', 5)).toEqual([]); // stop words only
+  });
+
+  it('replaces a document version and removes older ones', async () => {
+    await index.upsert(tenant, [record(0, 'Second version about cataloguing.', 2)]);
+    expect(await index.deleteDocument(tenant, doc, 2)).toBe(3);
+    expect(await index.countDocument(tenant, doc)).toBe(1);
+    expect((await index.search(tenant, 'cataloguing', 5))[0]).toMatchObject({ documentVersion: 2 });
+  });
+});
