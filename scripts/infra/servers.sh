@@ -88,7 +88,8 @@ pg_healthy() { PGCONNECT_TIMEOUT=3 psql "$DATABASE_URL" -tAc 'select 1' >/dev/nu
 
 pg_as_superuser() { # SQL → runs it as the postgres OS user over the local socket
   local port=$KB_PG_PORT
-  if ((EUID == 0)); then su postgres -c "psql -p $port -v ON_ERROR_STOP=1 -tAc \"$1\""; else sudo -u postgres psql -p "$port" -v ON_ERROR_STOP=1 -tAc "$1"; fi
+  # From /, which the postgres user can always enter.
+  if ((EUID == 0)); then (cd / && su postgres -c "psql -p $port -v ON_ERROR_STOP=1 -tAc \"$1\""); else (cd / && sudo -u postgres psql -p "$port" -v ON_ERROR_STOP=1 -tAc "$1"); fi
 }
 
 pg_up() {

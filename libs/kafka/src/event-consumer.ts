@@ -69,7 +69,11 @@ export class EventConsumer {
     await ensureTopics(this.kafka, [...topics, deadLetterTopic(this.options.groupId)]);
     await this.dlqProducer.connect();
     await this.consumer.connect();
-    await this.consumer.subscribe({ topics, fromBeginning: true });
+    await backOff(() => this.consumer.subscribe({ topics, fromBeginning: true }), {
+      numOfAttempts: 8,
+      startingDelay: 250,
+      maxDelay: 5_000,
+    });
     await this.consumer.run({
       eachMessage: async ({ topic, message }) => this.handle(topic as Topic, message),
     });

@@ -47,6 +47,8 @@ async function createMissingTopics(
     if (missing.length > 0) {
       await admin.createTopics({ topics: missing, waitForLeaders: true });
     }
+    // A new topic's leaders take a moment to show in metadata; throwing here retries until they do.
+    await admin.fetchTopicMetadata({ topics });
   } finally {
     await admin.disconnect();
   }

@@ -1,0 +1,105 @@
+import { credentials, Metadata } from '@grpc/grpc-js';
+import { kbv1 } from '@kb/contracts';
+
+export interface KbEndpoints {
+  documentsUrl: string;
+  grpcAddress: string;
+  tenant: string;
+}
+
+export interface UploadedDocument {
+  id: string;
+  status: string;
+}
+
+export interface DocumentSummary {
+  id: string;
+  status: string;
+  failure: { reason: string; detail: string | null } | null;
+  metadata: Record<string, unknown>;
+}
+
+/** The public APIs as a caller sees them: REST for documents, gRPC for search. */
+export class KbClient {
+  private readonly grpc: kbv1.KnowledgeBaseClient;
+
+  constructor(private readonly endpoints: KbEndpoints) {
+    this.grpc = new kbv1.KnowledgeBaseClient(endpoints.grpcAddress, credentials.createInsecure());
+  }
+
+  async upload(
+    filename: string,
+    content: string | Buffer,
+    fields: { title?: string; metadata?: object },
+  ): Promise<UploadedDocument> {
+    const form = new FormData();
+    form.append('file', new Blob([content]), filename);
+    if (fields.title) form.append('title', fields.title);
+    if (fields.metadata) form.append('metadata', JSON.stringify(fields.metadata));
+    const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
+      method: 'POST',
+      body: form,
+      headers: { 'x-tenant-id': this.endpoints.tenant },
+    });
+    const body = (await response.json()) as UploadedDocument & {
+      error?: { code: string; message: string };
+    };
+    if (!response.ok)
+      throw new Error(
+        `upload of ${filename} failed: ${response.status} ${body.error?.code}: ${body.error?.message}`,
+      );
+    return body;
+  }
+
+  /** Every document of the tenant, following the cursor. */
+  async listAll(): Promise<DocumentSummary[]> {
+    const all: DocumentSummary[] = [];
+    let cursor: string | null = null;
+    do {
+      const url = new URL(`${this.endpoints.documentsUrl}/v1/documents`);
+      url.searchParams.set('limit', '100');
+      if (cursor) url.searchParams.set('cursor', cursor);
+      const response = await fetch(url, { headers: { 'x-tenant-id': this.endpoints.tenant } });
+      if (!response.ok) throw new Error(`listing documents failed: ${response.status}`);
+      const page = (await response.json()) as {
+        items: DocumentSummary[];
+        nextCursor: string | null;
+      };
+      all.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return all;
+  }
+
+  search(request: Partial<kbv1.SearchRequest>): Promise<kbv1.SearchResponse> {
+    const metadata = new Metadata();
+    metadata.set('x-tenant-id', this.endpoints.tenant);
+    return new Promise((resolve, reject) =>
+      this.grpc.search(kbv1.SearchRequest.fromPartial(request), metadata, (error, response) =>
+        error ? reject(error) : resolve(response),
+      ),
+    );
+  }
+
+  close(): void {
+    this.grpc.close();
+  }
+}
+
+/** Runs `task` over `items` with at most `concurrency` in flight; results keep the input order. */
+export async function mapPool<T, R>(
+  items: T[],
+  concurrency: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await task(items[index]!, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return results;
+}

@@ -1,0 +1,146 @@
+import { kbv1 } from '@kb/contracts';
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { KbClient, mapPool, type KbEndpoints } from '../client/kb-client';
+import { loadBeir } from './beir';
+import { evaluate, type Ranking } from './metrics';
+
+export type EvalMode = 'hybrid' | 'semantic' | 'lexical';
+
+export interface EvalOptions extends Omit<KbEndpoints, 'tenant'> {
+  dataset: string;
+  modes: EvalMode[];
+  runOut?: string;
+  /** Reuse a tenant that already holds this corpus instead of ingesting it again. */
+  tenant?: string;
+  concurrency: number;
+  log: (line: string) => void;
+}
+
+const GRPC_MODE: Record<EvalMode, kbv1.SearchMode> = {
+  hybrid: kbv1.SearchMode.SEARCH_MODE_HYBRID,
+  semantic: kbv1.SearchMode.SEARCH_MODE_SEMANTIC,
+  lexical: kbv1.SearchMode.SEARCH_MODE_LEXICAL,
+};
+
+/**
+ * BEIR evaluation through the public APIs: ingest every corpus entry as one document over REST
+ * (its `_id` kept as metadata `externalId`), wait until all are indexed, run every query through
+ * gRPC Search for 100 chunks, keep each document's best chunk, and score the ranking.
+ * Prints one JSON line per mode; writes a TREC run file per mode when asked.
+ */
+export async function runEval(options: EvalOptions): Promise<void> {
+  const dataset = await loadBeir(options.dataset);
+  const tenant = options.tenant ?? `eval-${randomUUID().slice(0, 8)}`;
+  const client = new KbClient({ ...options, tenant });
+  try {
+    if (!options.tenant) await ingest(client, dataset.corpus, options);
+    const externalIds = await waitIndexed(client, dataset.corpus.length, options.log);
+    for (const mode of options.modes) {
+      const rankings = new Map<string, Ranking>();
+      const scores = new Map<string, number[]>();
+      const started = performance.now();
+      await mapPool(dataset.queries, 4, async (query) => {
+        const response = await client.search({
+          query: query.text,
+          topK: 100,
+          mode: GRPC_MODE[mode],
+        });
+        const seen = new Map<string, number>();
+        for (const hit of response.hits) {
+          const externalId = externalIds.get(hit.documentId);
+          if (externalId && !seen.has(externalId)) seen.set(externalId, hit.score);
+        }
+        rankings.set(query._id, [...seen.keys()]);
+        scores.set(query._id, [...seen.values()]);
+      });
+      const elapsed = performance.now() - started;
+      if (options.runOut) {
+        const file =
+          options.modes.length > 1
+            ? options.runOut.replace(/(\.\w+)?$/, `.${mode}$1`)
+            : options.runOut;
+        await writeFile(file, trecRun(rankings, scores, `kb-${mode}`));
+      }
+      const line = {
+        dataset: basename(options.dataset),
+        mode,
+        tenant,
+        documents: dataset.corpus.length,
+        queries: dataset.queries.length,
+        ...evaluate(rankings, dataset.qrels),
+        mean_query_ms: Math.round((elapsed / dataset.queries.length) * 10) / 10,
+      };
+      process.stdout.write(`${JSON.stringify(line)}\n`);
+    }
+  } finally {
+    client.close();
+  }
+}
+
+async function ingest(
+  client: KbClient,
+  corpus: { _id: string; title: string; text: string }[],
+  options: EvalOptions,
+) {
+  const started = performance.now();
+  await mapPool(corpus, options.concurrency, async (entry, i) => {
+    await client.upload(
+      `${entry._id}.txt`,
+      entry.title ? `${entry.title}\n\n${entry.text}` : entry.text,
+      {
+        title: entry.title || entry._id,
+        metadata: { externalId: entry._id },
+      },
+    );
+    if ((i + 1) % 250 === 0) options.log(`uploaded ${i + 1}/${corpus.length}`);
+  });
+  options.log(
+    `uploaded ${corpus.length} documents in ${Math.round(performance.now() - started)} ms`,
+  );
+}
+
+/** Polls until every document is final; returns document id → external id. Fails on any failure. */
+async function waitIndexed(
+  client: KbClient,
+  expected: number,
+  log: (line: string) => void,
+): Promise<Map<string, string>> {
+  const started = performance.now();
+  for (;;) {
+    const documents = await client.listAll();
+    const indexed = documents.filter((d) => d.status === 'indexed');
+    const failed = documents.filter((d) => d.status === 'failed');
+    if (failed.length > 0) {
+      throw new Error(
+        `${failed.length} documents failed, e.g. ${JSON.stringify(failed[0]?.failure)}`,
+      );
+    }
+    if (indexed.length >= expected) {
+      log(
+        `all ${expected} documents indexed after ${Math.round(performance.now() - started)} ms of waiting`,
+      );
+      return new Map(indexed.map((d) => [d.id, String(d.metadata['externalId'] ?? d.id)]));
+    }
+    log(`indexed ${indexed.length}/${expected}`);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+/** TREC run format: `qid Q0 docid rank score tag`, ranks from 1. */
+export function trecRun(
+  rankings: Map<string, Ranking>,
+  scores: Map<string, number[]>,
+  tag: string,
+): string {
+  const lines: string[] = [];
+  for (const [queryId, ranking] of rankings) {
+    ranking.forEach((docId, i) =>
+      lines.push(
+        `${queryId} Q0 ${docId} ${i + 1} ${(scores.get(queryId)?.[i] ?? 0).toFixed(6)} ${tag}`,
+      ),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

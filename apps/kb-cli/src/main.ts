@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { runEval, type EvalMode } from './eval/eval.command';
+
+const MODES: EvalMode[] = ['hybrid', 'semantic', 'lexical'];
+
+function parseModes(value: string): EvalMode[] {
+  const modes = value.split(',').map((m) => m.trim());
+  const unknown = modes.filter((m) => !MODES.includes(m as EvalMode));
+  if (unknown.length)
+    throw new InvalidArgumentError(`unknown mode ${unknown.join(', ')}; use ${MODES.join('|')}`);
+  return modes as EvalMode[];
+}
+
+const program = new Command('kb').description('Command-line client of the knowledge base.');
+
+program
+  .command('eval')
+  .description('Evaluate retrieval on a BEIR dataset through the public REST and gRPC APIs.')
+  .requiredOption(
+    '--dataset <folder>',
+    'folder with corpus.jsonl, queries.jsonl and qrels/test.tsv',
+  )
+  .addOption(
+    new Option('--mode <modes>', 'hybrid|semantic|lexical, or a comma list')
+      .default(['hybrid'], 'hybrid')
+      .argParser(parseModes),
+  )
+  .option('--run-out <file>', 'write a TREC run file (one per mode, suffixed, when several)')
+  .option('--tenant <id>', 'reuse a tenant that already holds the corpus (skips ingestion)')
+  .option(
+    '--documents-url <url>',
+    'document-service base URL',
+    process.env['KB_DOCUMENTS_URL'] ?? 'http://127.0.0.1:3001',
+  )
+  .option(
+    '--grpc <address>',
+    'query-service gRPC address',
+    process.env['KB_GRPC_ADDRESS'] ?? '127.0.0.1:50051',
+  )
+  .option('--concurrency <n>', 'uploads in flight', (v) => Number.parseInt(v, 10), 8)
+  .action(
+    async (options: {
+      dataset: string;
+      mode: EvalMode[];
+      runOut?: string;
+      tenant?: string;
+      documentsUrl: string;
+      grpc: string;
+      concurrency: number;
+    }) => {
+      await runEval({
+        dataset: options.dataset,
+        modes: options.mode,
+        ...(options.runOut ? { runOut: options.runOut } : {}),
+        ...(options.tenant ? { tenant: options.tenant } : {}),
+        documentsUrl: options.documentsUrl,
+        grpcAddress: options.grpc,
+        concurrency: options.concurrency,
+        log: (line) => process.stderr.write(`eval: ${line}\n`),
+      });
+    },
+  );
+
+program.parseAsync().catch((error: unknown) => {
+  process.stderr.write(`kb: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
