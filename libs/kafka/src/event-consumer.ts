@@ -75,6 +75,8 @@ export class EventConsumer {
       maxDelay: 5_000,
     });
     await this.consumer.run({
+      // Partitions are processed in parallel; one document's events share a key, so stay ordered.
+      partitionsConsumedConcurrently: 3,
       eachMessage: async ({ topic, message }) => this.handle(topic as Topic, message),
     });
   }

@@ -3,15 +3,20 @@ import type { Pool } from 'pg';
 import type { LexicalIndex, LexicalMatch, LexicalRecord } from './lexical-index';
 import { LEXICAL_SCHEMA } from './migrations';
 
+/** BM25 parameters: Anserini's defaults (k1 = 0.9, b = 0.4), also used by the dataset README's baseline. */
+const K1 = 0.9;
+const B = 0.4;
+
 /**
- * Postgres full-text search. A query's words are OR-ed (not AND-ed, as `plainto_tsquery` would),
- * so a long natural-language question still matches chunks that share only some of its words;
- * `ts_rank_cd` with length normalization orders them. The query text only ever travels as a bound
- * parameter.
+ * Okapi BM25 over Postgres full-text search. The text goes through the `english` configuration
+ * (stemming, stop words); a chunk matches when it shares any query term; each term scores
+ * idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)), with document frequencies counted through
+ * the GIN index and statistics per tenant. The query text only ever travels as a bound parameter.
  */
 export class PgLexicalIndex implements LexicalIndex {
   private readonly pool: Pool;
   private readonly table: string;
+  private readonly postings: string;
 
   constructor(options: { url: string; schema?: string; maxConnections?: number }) {
     const schema = options.schema ?? LEXICAL_SCHEMA;
@@ -22,6 +27,7 @@ export class PgLexicalIndex implements LexicalIndex {
       applicationName: 'lexical-index',
     });
     this.table = `${quoteIdent(schema)}.chunks`;
+    this.postings = `${quoteIdent(schema)}.postings`;
   }
 
   async upsert(tenantId: string, records: LexicalRecord[]): Promise<void> {
@@ -54,15 +60,35 @@ export class PgLexicalIndex implements LexicalIndex {
 
   async search(tenantId: string, query: string, topK: number): Promise<LexicalMatch[]> {
     const { rows } = await this.pool.query<Row>(
-      `WITH q AS (
-         SELECT nullif(replace(plainto_tsquery('english', $2)::text, ' & ', ' | '), '')::tsquery AS query
+      `WITH terms AS (
+         SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2))
+       ), stats AS (
+         SELECT count(*)::float8 AS n, greatest(avg(doc_len), 1)::float8 AS avgdl
+           FROM ${this.table} WHERE tenant_id = $1
+       ), df AS (
+         SELECT p.lexeme, count(*)::float8 AS df
+           FROM ${this.postings} p JOIN terms t ON t.lexeme = p.lexeme
+          WHERE p.tenant_id = $1
+          GROUP BY p.lexeme
+       ), scored AS (
+         SELECT p.document_id, p.document_version, p.chunk_index,
+                sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
+                    * (p.tf * (${K1} + 1))
+                    / (p.tf + ${K1} * (1 - ${B} + ${B} * p.doc_len / s.avgdl))) AS score
+           FROM ${this.postings} p
+           JOIN df ON df.lexeme = p.lexeme
+           CROSS JOIN stats s
+          WHERE p.tenant_id = $1
+          GROUP BY p.document_id, p.document_version, p.chunk_index
+          ORDER BY score DESC, p.document_id, p.chunk_index
+          LIMIT $3
        )
-       SELECT document_id, document_version, chunk_index, title, text, start_offset, end_offset,
-              ts_rank_cd(tsv, q.query, 1) AS score
-         FROM ${this.table}, q
-        WHERE tenant_id = $1 AND q.query IS NOT NULL AND tsv @@ q.query
-        ORDER BY score DESC, document_id, chunk_index
-        LIMIT $3`,
+       SELECT c.document_id, c.document_version, c.chunk_index, c.title, c.text, c.start_offset,
+              c.end_offset, scored.score
+         FROM scored
+         JOIN ${this.table} c ON c.tenant_id = $1 AND c.document_id = scored.document_id
+          AND c.document_version = scored.document_version AND c.chunk_index = scored.chunk_index
+        ORDER BY scored.score DESC, c.document_id, c.chunk_index`,
       [tenantId, query, topK],
     );
     return rows.map((row) => ({

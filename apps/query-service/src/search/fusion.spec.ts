@@ -1,4 +1,4 @@
-import { reciprocalRankFusion } from './fusion';
+import { convexCombination, reciprocalRankFusion } from './fusion';
 
 describe('reciprocalRankFusion', () => {
   const key = (s: string) => s;
@@ -41,5 +41,34 @@ describe('reciprocalRankFusion', () => {
 
   it('returns nothing for empty lists', () => {
     expect(reciprocalRankFusion<string>([{ strategy: 'semantic', items: [] }], key)).toEqual([]);
+  });
+});
+
+describe('convexCombination', () => {
+  const item = (id: string, score: number) => ({ id, score });
+  const key = (i: { id: string }) => i.id;
+
+  it('matches a hand-computed example (α = 0.5)', () => {
+    // semantic A .9 B .7 C .5 → 1, .5, 0;  lexical C 12 D 6 A 3 → 1, 1/3, 0
+    const fused = convexCombination(
+      [
+        { strategy: 'semantic', items: [item('A', 0.9), item('B', 0.7), item('C', 0.5)] },
+        { strategy: 'lexical', items: [item('C', 12), item('D', 6), item('A', 3)] },
+      ],
+      key,
+    );
+    expect(fused.map((f) => f.item.id)).toEqual(['A', 'C', 'B', 'D']);
+    [0.5, 0.5, 0.25, 1 / 6].forEach((score, i) => expect(fused[i]!.score).toBeCloseTo(score, 12));
+    expect(fused[1]!.strategies).toEqual(['semantic', 'lexical']);
+  });
+
+  it('weighs the strategies by α and scores a lone list by itself', () => {
+    const lists = [
+      { strategy: 'semantic' as const, items: [item('A', 1), item('B', 0)] },
+      { strategy: 'lexical' as const, items: [item('B', 5), item('A', 1)] },
+    ];
+    expect(convexCombination(lists, key, 0.8).map((f) => f.item.id)).toEqual(['A', 'B']);
+    expect(convexCombination(lists, key, 0.2).map((f) => f.item.id)).toEqual(['B', 'A']);
+    expect(convexCombination([lists[1]!], key).map((f) => f.score)).toEqual([1, 0]);
   });
 });

@@ -28,6 +28,13 @@ const MODES: Record<kbv1.SearchMode, SearchMode | undefined> = {
   [kbv1.SearchMode.UNRECOGNIZED]: undefined,
 };
 
+const FUSIONS: Record<kbv1.FusionMethod, 'convex' | 'rrf' | undefined> = {
+  [kbv1.FusionMethod.FUSION_METHOD_UNSPECIFIED]: undefined,
+  [kbv1.FusionMethod.FUSION_METHOD_CONVEX]: 'convex',
+  [kbv1.FusionMethod.FUSION_METHOD_RRF]: 'rrf',
+  [kbv1.FusionMethod.UNRECOGNIZED]: undefined,
+};
+
 const HTTP_TO_GRPC: Record<number, status> = {
   400: status.INVALID_ARGUMENT,
   401: status.UNAUTHENTICATED,
@@ -84,6 +91,7 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, OnApplic
         topK: call.request.topK,
         knowledgeBaseIds: call.request.knowledgeBaseIds,
         mode: MODES[call.request.mode],
+        fusion: FUSIONS[call.request.fusion],
       });
       if (!request.success) {
         const message = request.error.issues

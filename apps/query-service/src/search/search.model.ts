@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Strategy } from './fusion';
+import type { FusionMethod, Strategy } from './fusion';
 
 export const MAX_TOP_K = 100;
 export const DEFAULT_TOP_K = 10;
@@ -18,6 +18,8 @@ export const searchRequestSchema = z.object({
     .transform((k) => (k === 0 ? DEFAULT_TOP_K : k)),
   knowledgeBaseIds: z.array(z.string().min(1)).max(50).default([]),
   mode: z.enum(SEARCH_MODES).default('hybrid'),
+  /** How hybrid mode fuses the two lists. */
+  fusion: z.enum(['convex', 'rrf'] satisfies FusionMethod[]).default('convex'),
 });
 export type SearchRequest = z.infer<typeof searchRequestSchema>;
 

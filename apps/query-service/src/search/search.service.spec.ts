@@ -39,11 +39,25 @@ function fakes(
 }
 
 const tenant = toTenantId('t1');
-const request = (mode: 'hybrid' | 'semantic' | 'lexical', topK = 10) =>
-  searchRequestSchema.parse({ query: 'q', topK, mode });
+const request = (
+  mode: 'hybrid' | 'semantic' | 'lexical',
+  topK = 10,
+  fusion: 'rrf' | 'convex' = 'rrf',
+) => searchRequestSchema.parse({ query: 'q', topK, mode, fusion });
 
 describe('SearchService', () => {
-  it('fuses both strategies in hybrid mode and names who found each hit', async () => {
+  it('fuses with a convex combination by default', async () => {
+    const service = fakes(
+      [match(1, 0.9), match(2, 0.8), match(5, 0.1)],
+      [match(2, 3), match(3, 2), match(4, 1)],
+    );
+    const response = await service.search(tenant, searchRequestSchema.parse({ query: 'q' }));
+    // semantic 1 → 1, 2 → .875, 5 → 0; lexical 2 → 1, 3 → .5, 4 → 0
+    expect(response.hits.map((h) => h.chunkIndex)).toEqual([2, 1, 3, 5, 4]);
+    expect(response.hits[0]!.score).toBeCloseTo(0.9375, 12);
+  });
+
+  it('fuses both strategies with RRF when asked, and names who found each hit', async () => {
     const service = fakes([match(1, 0.9), match(2, 0.8)], [match(2, 3), match(3, 2)]);
     const response = await service.search(tenant, request('hybrid'));
     expect(response.hits.map((h) => h.chunkIndex)).toEqual([2, 1, 3]);

@@ -4,19 +4,22 @@ import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EMBEDDING_PROVIDER, LEXICAL_INDEX, VECTOR_STORE } from '../platform/tokens';
-import { reciprocalRankFusion, type Ranked } from './fusion';
+import { convexCombination, reciprocalRankFusion, type Ranked } from './fusion';
 import { SearchError, SearchErrorCode } from './search.errors';
 import type { DegradedReason, SearchHit, SearchRequest, SearchResponse } from './search.model';
 
 type Candidate = Omit<SearchHit, 'score' | 'strategies'>;
 
-/** Candidates each strategy contributes before fusion: deeper lists give RRF more to agree on. */
-const candidatesFor = (topK: number): number => Math.min(100, Math.max(topK * 3, 30));
+/**
+ * Candidates each strategy contributes before fusion, whatever top-k: score normalization and rank
+ * fusion both need lists deep enough to overlap (docs/adr/0005).
+ */
+const HYBRID_CANDIDATES = 100;
 const keyOf = (c: Candidate): string => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`;
 
 /**
  * Search over a tenant's chunks; REST and gRPC both call this. Hybrid mode runs vector and
- * full-text search in parallel and fuses them with reciprocal rank fusion. When one side fails,
+ * BM25 search in parallel and fuses them (convex combination by default, or RRF). When one side fails,
  * the other's results come back marked degraded; when both fail, 503.
  */
 @Injectable()
@@ -31,7 +34,8 @@ export class SearchService {
 
   async search(tenantId: TenantId, request: SearchRequest): Promise<SearchResponse> {
     const started = performance.now();
-    const depth = request.mode === 'hybrid' ? candidatesFor(request.topK) : request.topK;
+    const depth =
+      request.mode === 'hybrid' ? Math.max(HYBRID_CANDIDATES, request.topK) : request.topK;
     const [semantic, lexical] = await Promise.allSettled([
       request.mode === 'lexical'
         ? Promise.resolve(null)
@@ -67,7 +71,10 @@ export class SearchService {
         ? lists[0]!.items
             .slice(0, request.topK)
             .map((item) => ({ ...item, strategies: [lists[0]!.strategy] }))
-        : reciprocalRankFusion(lists, keyOf)
+        : (request.fusion === 'rrf'
+            ? reciprocalRankFusion(lists, keyOf)
+            : convexCombination(lists, keyOf)
+          )
             .slice(0, request.topK)
             .map(({ item, score, strategies }) => ({ ...item, score, strategies }));
     return {

@@ -23,6 +23,47 @@ export const protobufPackage = "kb.v1";
 
 export const protobufFileName = "kb/v1/kb.proto";
 
+export enum FusionMethod {
+  FUSION_METHOD_UNSPECIFIED = 0,
+  /** FUSION_METHOD_CONVEX - Equal-weight convex combination of min-max-normalized scores. */
+  FUSION_METHOD_CONVEX = 1,
+  /** FUSION_METHOD_RRF - Reciprocal rank fusion, k = 60. */
+  FUSION_METHOD_RRF = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function fusionMethodFromJSON(object: any): FusionMethod {
+  switch (object) {
+    case 0:
+    case "FUSION_METHOD_UNSPECIFIED":
+      return FusionMethod.FUSION_METHOD_UNSPECIFIED;
+    case 1:
+    case "FUSION_METHOD_CONVEX":
+      return FusionMethod.FUSION_METHOD_CONVEX;
+    case 2:
+    case "FUSION_METHOD_RRF":
+      return FusionMethod.FUSION_METHOD_RRF;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return FusionMethod.UNRECOGNIZED;
+  }
+}
+
+export function fusionMethodToJSON(object: FusionMethod): string {
+  switch (object) {
+    case FusionMethod.FUSION_METHOD_UNSPECIFIED:
+      return "FUSION_METHOD_UNSPECIFIED";
+    case FusionMethod.FUSION_METHOD_CONVEX:
+      return "FUSION_METHOD_CONVEX";
+    case FusionMethod.FUSION_METHOD_RRF:
+      return "FUSION_METHOD_RRF";
+    case FusionMethod.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export enum SearchMode {
   SEARCH_MODE_UNSPECIFIED = 0,
   /** SEARCH_MODE_HYBRID - Vector and full-text search in parallel, fused with reciprocal rank fusion. */
@@ -78,6 +119,8 @@ export interface SearchRequest {
   knowledgeBaseIds: string[];
   /** Retrieval strategy; unspecified means hybrid. */
   mode: SearchMode;
+  /** How hybrid mode fuses the two result lists; unspecified means convex combination. */
+  fusion: FusionMethod;
 }
 
 export interface SearchResponse {
@@ -108,7 +151,7 @@ export interface SearchHit {
 }
 
 function createBaseSearchRequest(): SearchRequest {
-  return { query: "", topK: 0, knowledgeBaseIds: [], mode: 0 };
+  return { query: "", topK: 0, knowledgeBaseIds: [], mode: 0, fusion: 0 };
 }
 
 export const SearchRequest: MessageFns<SearchRequest> = {
@@ -124,6 +167,9 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     }
     if (message.mode !== 0) {
       writer.uint32(32).int32(message.mode);
+    }
+    if (message.fusion !== 0) {
+      writer.uint32(40).int32(message.fusion);
     }
     return writer;
   },
@@ -173,6 +219,14 @@ export const SearchRequest: MessageFns<SearchRequest> = {
             message.mode = reader.int32() as any;
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.fusion = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -199,6 +253,7 @@ export const SearchRequest: MessageFns<SearchRequest> = {
         ? object.knowledge_base_ids.map((e: any) => globalThis.String(e))
         : [],
       mode: isSet(object.mode) ? searchModeFromJSON(object.mode) : 0,
+      fusion: isSet(object.fusion) ? fusionMethodFromJSON(object.fusion) : 0,
     };
   },
 
@@ -216,6 +271,9 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     if (message.mode !== 0) {
       obj.mode = searchModeToJSON(message.mode);
     }
+    if (message.fusion !== 0) {
+      obj.fusion = fusionMethodToJSON(message.fusion);
+    }
     return obj;
   },
 
@@ -228,6 +286,7 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     message.topK = object.topK ?? 0;
     message.knowledgeBaseIds = object.knowledgeBaseIds?.map((e) => e) || [];
     message.mode = object.mode ?? 0;
+    message.fusion = object.fusion ?? 0;
     return message;
   },
 };
