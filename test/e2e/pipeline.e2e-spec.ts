@@ -170,6 +170,7 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     const events = await waitFor(
       async () => observed.filter((o) => o.key === created.id),
       (list) =>
+        new Set(list.map((o) => o.topic)).size === Object.values(Topics).length &&
         list.some(
           (o) => o.topic === Topics.documentStatus && o.value.payload['status'] === 'indexed',
         ),
@@ -228,6 +229,36 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     const restBody = (await rest.json()) as { hits: Array<{ documentId: string; text: string }> };
     expect(restBody.hits[0]).toMatchObject({ documentId: created.id });
     expect(restBody.hits[0]!.text).toContain('seventy metres');
+  });
+
+  it('serves a repeated search from the cache until the index changes', async () => {
+    const search = async () => {
+      const response = await fetch(`${queryUrl}/v1/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-tenant-id': TENANT },
+        body: JSON.stringify({ query: 'Bright comets and their tails', topK: 3 }),
+      });
+      return (await response.json()) as { cache: string; hits: Array<{ text: string }> };
+    };
+    const first = await search();
+    const second = await search();
+    expect([first.cache, second.cache]).toEqual(['miss', 'hit']);
+    expect(second.hits).toEqual(first.hits);
+
+    const upload2 = await upload(
+      'comets.txt',
+      'Bright comets grow long tails of dust and gas near the Sun.',
+      'text/plain',
+    );
+    const { id } = (await upload2.json()) as { id: string };
+    await waitFor(
+      () => getDocument(id),
+      (d) => d.status === 'indexed',
+      60_000,
+    );
+    const afterIndexing = await search();
+    expect(afterIndexing.cache).toBe('miss');
+    expect(afterIndexing.hits[0]!.text).toContain('Bright comets');
   });
 
   it('does not show one tenant’s chunks to another', async () => {

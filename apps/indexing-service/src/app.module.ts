@@ -8,14 +8,21 @@ import {
 } from '@kb/http';
 import type { EventProducer } from '@kb/kafka';
 import type { S3BlobStore } from '@kb/storage';
-import type { LexicalIndex } from '@kb/lexical-index';
+import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import { INDEXING_CONFIG, type IndexingConfig } from './config/indexing.config';
 import { EmbeddedConsumer } from './indexing/embedded.consumer';
 import { IndexingService } from './indexing/indexing.service';
-import { BLOB_STORE, EVENT_PRODUCER, KAFKA, LEXICAL_INDEX, VECTOR_STORE } from './platform/tokens';
+import {
+  BLOB_STORE,
+  EVENT_PRODUCER,
+  GENERATIONS,
+  KAFKA,
+  LEXICAL_INDEX,
+  VECTOR_STORE,
+} from './platform/tokens';
 
 export interface IndexingDeps {
   config: IndexingConfig;
@@ -24,6 +31,7 @@ export interface IndexingDeps {
   blobs: S3BlobStore;
   vectors: VectorStore;
   lexical: LexicalIndex;
+  generations: PgIndexGenerations;
 }
 
 @Module({})
@@ -34,6 +42,7 @@ export class AppModule {
       () => deps.blobs.destroy(),
       () => deps.vectors.close(),
       () => deps.lexical.close(),
+      () => deps.generations.close(),
     ];
     return {
       module: AppModule,
@@ -45,6 +54,7 @@ export class AppModule {
         { provide: BLOB_STORE, useValue: deps.blobs },
         { provide: VECTOR_STORE, useValue: deps.vectors },
         { provide: LEXICAL_INDEX, useValue: deps.lexical },
+        { provide: GENERATIONS, useValue: deps.generations },
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         IndexingService,

@@ -3,7 +3,12 @@ import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { bootHttpService } from '@kb/http';
 import { EventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
-import { LEXICAL_SCHEMA, PgLexicalIndex, lexicalIndexMigrations } from '@kb/lexical-index';
+import {
+  LEXICAL_SCHEMA,
+  PgIndexGenerations,
+  PgLexicalIndex,
+  lexicalIndexMigrations,
+} from '@kb/lexical-index';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { vectorStoreFromEnv } from '@kb/vector-store';
 import { AppModule } from './app.module';
@@ -28,8 +33,9 @@ async function main(): Promise<void> {
   await blobs.ensureBucket();
   const vectors = vectorStoreFromEnv(config);
   const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
+  const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
   await bootHttpService({
-    module: AppModule.register({ config, kafka, producer, blobs, vectors, lexical }),
+    module: AppModule.register({ config, kafka, producer, blobs, vectors, lexical, generations }),
     logger,
     host: config.HOST,
     port: config.PORT,

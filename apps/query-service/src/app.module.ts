@@ -7,11 +7,18 @@ import {
   ResourceCloser,
   type Closer,
 } from '@kb/http';
-import type { LexicalIndex } from '@kb/lexical-index';
+import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { QUERY_CONFIG, type QueryConfig } from './config/query.config';
-import { EMBEDDING_PROVIDER, LEXICAL_INDEX, VECTOR_STORE } from './platform/tokens';
+import type { SearchCache } from './cache/search-cache';
+import {
+  EMBEDDING_PROVIDER,
+  GENERATIONS,
+  LEXICAL_INDEX,
+  SEARCH_CACHE,
+  VECTOR_STORE,
+} from './platform/tokens';
 import { SearchController } from './search/search.controller';
 import { KnowledgeBaseGrpcServer } from './search/search.grpc';
 import { SearchService } from './search/search.service';
@@ -21,6 +28,8 @@ export interface QueryDeps {
   provider: EmbeddingProvider;
   vectors: VectorStore;
   lexical: LexicalIndex;
+  generations: PgIndexGenerations;
+  cache: SearchCache | null;
 }
 
 @Module({})
@@ -29,6 +38,8 @@ export class AppModule {
     const closers: Closer[] = [
       () => deps.vectors.close(),
       () => deps.lexical.close(),
+      () => deps.generations.close(),
+      async () => deps.cache?.close(),
       async () => deps.provider.close?.(),
     ];
     return {
@@ -39,6 +50,8 @@ export class AppModule {
         { provide: EMBEDDING_PROVIDER, useValue: deps.provider },
         { provide: VECTOR_STORE, useValue: deps.vectors },
         { provide: LEXICAL_INDEX, useValue: deps.lexical },
+        { provide: GENERATIONS, useValue: deps.generations },
+        { provide: SEARCH_CACHE, useValue: deps.cache },
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         SearchService,

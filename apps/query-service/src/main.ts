@@ -1,10 +1,11 @@
 import 'reflect-metadata';
 import { OnnxEmbeddingProvider } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';
-import { PgLexicalIndex } from '@kb/lexical-index';
+import { PgIndexGenerations, PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
 import { vectorStoreFromEnv } from '@kb/vector-store';
 import { AppModule } from './app.module';
+import { RedisSearchCache } from './cache/search-cache';
 import { loadQueryConfig } from './config/query.config';
 
 async function main(): Promise<void> {
@@ -19,8 +20,12 @@ async function main(): Promise<void> {
   const vectors = vectorStoreFromEnv(config);
   await vectors.ensureReady(provider.dimension);
   const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
+  const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
+  const cache = config.REDIS_URL
+    ? RedisSearchCache.connect(config.REDIS_URL, config.SEARCH_CACHE_TTL_SECONDS)
+    : null;
   await bootHttpService({
-    module: AppModule.register({ config, provider, vectors, lexical }),
+    module: AppModule.register({ config, provider, vectors, lexical, generations, cache }),
     logger,
     host: config.HOST,
     port: config.PORT,

@@ -1,3 +1,4 @@
 export * from './lexical-index';
 export * from './pg-lexical-index';
 export { lexicalIndexMigrations, LEXICAL_SCHEMA } from './migrations';
+export * from './generations';

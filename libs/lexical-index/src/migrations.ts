@@ -91,8 +91,18 @@ const postings: Migration = {
   },
 };
 
+/** One counter per tenant, bumped whenever its searchable content changes (cache keys include it). */
+const generations: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`CREATE TABLE generations (tenant_id text PRIMARY KEY, generation bigint NOT NULL)`.execute(
+      db,
+    );
+  },
+};
+
 export const lexicalIndexMigrations: Migrations = {
   '20261122T1700_create_chunks': createChunks,
   '20261122T1800_bm25_lengths': bm25Lengths,
   '20261122T1810_postings': postings,
+  '20261122T1900_generations': generations,
 };

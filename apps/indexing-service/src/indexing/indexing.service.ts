@@ -1,10 +1,16 @@
 import { Topics, embeddedChunksSchema, type ChunksEmbedded } from '@kb/contracts';
 import type { EventProducer } from '@kb/kafka';
 import { getJson, type BlobStore } from '@kb/storage';
-import type { LexicalIndex } from '@kb/lexical-index';
+import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import type { VectorRecord, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { BLOB_STORE, EVENT_PRODUCER, LEXICAL_INDEX, VECTOR_STORE } from '../platform/tokens';
+import {
+  BLOB_STORE,
+  EVENT_PRODUCER,
+  GENERATIONS,
+  LEXICAL_INDEX,
+  VECTOR_STORE,
+} from '../platform/tokens';
 
 @Injectable()
 export class IndexingService {
@@ -16,6 +22,7 @@ export class IndexingService {
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
+    @Inject(GENERATIONS) private readonly generations: Pick<PgIndexGenerations, 'bump'>,
   ) {}
 
   /**
@@ -53,6 +60,8 @@ export class IndexingService {
       this.vectors.deleteDocument(tenantId, documentId, version),
       this.lexical.deleteDocument(tenantId, documentId, version),
     ]);
+    // After the writes: any result cached from now on carries the new generation.
+    await this.generations.bump(tenantId);
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,

@@ -3,3 +3,4 @@ export const EVENT_PRODUCER = Symbol('EVENT_PRODUCER');
 export const BLOB_STORE = Symbol('BLOB_STORE');
 export const VECTOR_STORE = Symbol('VECTOR_STORE');
 export const LEXICAL_INDEX = Symbol('LEXICAL_INDEX');
+export const GENERATIONS = Symbol('GENERATIONS');

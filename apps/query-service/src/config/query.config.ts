@@ -17,6 +17,9 @@ export const queryConfigSchema = baseConfigSchema
     GRPC_PORT: env.port(50051),
     /** Postgres holding the lexical index that indexing-service writes. */
     DATABASE_URL: env.url(),
+    /** Result cache; unset turns caching off. */
+    REDIS_URL: z.url().optional(),
+    SEARCH_CACHE_TTL_SECONDS: env.positiveInt(300),
   });
 
 export type QueryConfig = z.infer<typeof queryConfigSchema>;

@@ -1,3 +1,5 @@
 export const EMBEDDING_PROVIDER = Symbol('EMBEDDING_PROVIDER');
 export const VECTOR_STORE = Symbol('VECTOR_STORE');
 export const LEXICAL_INDEX = Symbol('LEXICAL_INDEX');
+export const SEARCH_CACHE = Symbol('SEARCH_CACHE');
+export const GENERATIONS = Symbol('GENERATIONS');

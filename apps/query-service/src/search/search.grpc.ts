@@ -104,6 +104,7 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, OnApplic
         tookMs: response.tookMs,
         degraded: response.degraded,
         degradedReason: response.degradedReason ?? '',
+        cacheHit: response.cache === 'hit',
         hits: response.hits.map((hit) => ({
           documentId: hit.documentId,
           documentVersion: hit.documentVersion,

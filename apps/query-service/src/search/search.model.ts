@@ -40,7 +40,18 @@ export type DegradedReason = 'vector_search_unavailable' | 'lexical_search_unava
 export interface SearchResponse {
   hits: SearchHit[];
   tookMs: number;
+  /** Whether the result cache answered: `off` when no cache is configured or it was skipped. */
+  cache: 'hit' | 'miss' | 'off';
   mode: SearchMode;
   degraded: boolean;
   degradedReason?: DegradedReason;
+}
+
+/** The part of a request that decides its answer, in one canonical form (the cache key's input). */
+export function normalizeRequest(request: SearchRequest): SearchRequest {
+  return {
+    ...request,
+    query: request.query.trim().replace(/\s+/g, ' ').toLowerCase(),
+    knowledgeBaseIds: [...new Set(request.knowledgeBaseIds)].sort(),
+  };
 }

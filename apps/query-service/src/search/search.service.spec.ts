@@ -35,7 +35,13 @@ function fakes(
       return lexical;
     },
   } as unknown as LexicalIndex;
-  return new SearchService(new TestEmbeddingProvider(), vectors, lexicalIndex);
+  return new SearchService(
+    new TestEmbeddingProvider(),
+    vectors,
+    lexicalIndex,
+    { current: async () => 0 },
+    null,
+  );
 }
 
 const tenant = toTenantId('t1');

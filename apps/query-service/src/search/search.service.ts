@@ -1,12 +1,25 @@
 import type { TenantId } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
-import type { LexicalIndex } from '@kb/lexical-index';
+import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { EMBEDDING_PROVIDER, LEXICAL_INDEX, VECTOR_STORE } from '../platform/tokens';
+import { searchCacheKey, type SearchCache } from '../cache/search-cache';
+import {
+  EMBEDDING_PROVIDER,
+  GENERATIONS,
+  LEXICAL_INDEX,
+  SEARCH_CACHE,
+  VECTOR_STORE,
+} from '../platform/tokens';
 import { convexCombination, reciprocalRankFusion, type Ranked } from './fusion';
 import { SearchError, SearchErrorCode } from './search.errors';
-import type { DegradedReason, SearchHit, SearchRequest, SearchResponse } from './search.model';
+import {
+  normalizeRequest,
+  type DegradedReason,
+  type SearchHit,
+  type SearchRequest,
+  type SearchResponse,
+} from './search.model';
 
 type Candidate = Omit<SearchHit, 'score' | 'strategies'>;
 
@@ -15,6 +28,7 @@ type Candidate = Omit<SearchHit, 'score' | 'strategies'>;
  * fusion both need lists deep enough to overlap (docs/adr/0005).
  */
 const HYBRID_CANDIDATES = 100;
+const elapsed = (started: number): number => Math.round((performance.now() - started) * 100) / 100;
 const keyOf = (c: Candidate): string => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`;
 
 /**
@@ -30,10 +44,50 @@ export class SearchService {
     @Inject(EMBEDDING_PROVIDER) private readonly embedder: EmbeddingProvider,
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
+    @Inject(GENERATIONS) private readonly generations: Pick<PgIndexGenerations, 'current'>,
+    @Inject(SEARCH_CACHE) private readonly cache: SearchCache | null,
   ) {}
 
+  /**
+   * Answers from the result cache when it can. The key holds the tenant's index generation, which
+   * indexing bumps after every change, so an entry is never served after its content changed.
+   */
   async search(tenantId: TenantId, request: SearchRequest): Promise<SearchResponse> {
     const started = performance.now();
+    const key = await this.cacheKey(tenantId, request);
+    const cached = key ? await this.cache?.get(key) : undefined;
+    if (cached) {
+      return { ...(JSON.parse(cached) as SearchResponse), cache: 'hit', tookMs: elapsed(started) };
+    }
+    const response = await this.execute(tenantId, request, started);
+    if (key && !response.degraded) {
+      await this.cache?.set(key, JSON.stringify(response));
+    }
+    return { ...response, cache: key ? 'miss' : 'off' };
+  }
+
+  private async cacheKey(tenantId: TenantId, request: SearchRequest): Promise<string | undefined> {
+    if (!this.cache) return undefined;
+    try {
+      const generation = await this.generations.current(tenantId);
+      // Until per-user ACLs exist every caller of a tenant sees the same documents: one principal set.
+      return searchCacheKey({
+        tenantId,
+        principals: [],
+        generation,
+        request: normalizeRequest(request),
+      });
+    } catch (error) {
+      this.logger.warn(`index generation unavailable, cache skipped: ${String(error)}`);
+      return undefined;
+    }
+  }
+
+  private async execute(
+    tenantId: TenantId,
+    request: SearchRequest,
+    started: number,
+  ): Promise<SearchResponse> {
     const depth =
       request.mode === 'hybrid' ? Math.max(HYBRID_CANDIDATES, request.topK) : request.topK;
     const [semantic, lexical] = await Promise.allSettled([
@@ -79,7 +133,8 @@ export class SearchService {
             .map(({ item, score, strategies }) => ({ ...item, score, strategies }));
     return {
       hits,
-      tookMs: Math.round((performance.now() - started) * 100) / 100,
+      tookMs: elapsed(started),
+      cache: 'off',
       mode: request.mode,
       degraded: degradedReason !== undefined,
       ...(degradedReason ? { degradedReason } : {}),

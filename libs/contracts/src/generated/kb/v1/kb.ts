@@ -129,8 +129,10 @@ export interface SearchResponse {
   tookMs: number;
   /** True when a strategy was unavailable and the results come from the others only. */
   degraded: boolean;
-  /** Why the response is degraded, e.g. "vector_store_unavailable"; empty otherwise. */
+  /** Why the response is degraded, e.g. "vector_search_unavailable"; empty otherwise. */
   degradedReason: string;
+  /** True when the result cache answered. */
+  cacheHit: boolean;
 }
 
 export interface SearchHit {
@@ -292,7 +294,7 @@ export const SearchRequest: MessageFns<SearchRequest> = {
 };
 
 function createBaseSearchResponse(): SearchResponse {
-  return { hits: [], tookMs: 0, degraded: false, degradedReason: "" };
+  return { hits: [], tookMs: 0, degraded: false, degradedReason: "", cacheHit: false };
 }
 
 export const SearchResponse: MessageFns<SearchResponse> = {
@@ -308,6 +310,9 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     }
     if (message.degradedReason !== "") {
       writer.uint32(34).string(message.degradedReason);
+    }
+    if (message.cacheHit !== false) {
+      writer.uint32(40).bool(message.cacheHit);
     }
     return writer;
   },
@@ -357,6 +362,14 @@ export const SearchResponse: MessageFns<SearchResponse> = {
             message.degradedReason = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.cacheHit = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -383,6 +396,11 @@ export const SearchResponse: MessageFns<SearchResponse> = {
         : isSet(object.degraded_reason)
         ? globalThis.String(object.degraded_reason)
         : "",
+      cacheHit: isSet(object.cacheHit)
+        ? globalThis.Boolean(object.cacheHit)
+        : isSet(object.cache_hit)
+        ? globalThis.Boolean(object.cache_hit)
+        : false,
     };
   },
 
@@ -400,6 +418,9 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     if (message.degradedReason !== "") {
       obj.degradedReason = message.degradedReason;
     }
+    if (message.cacheHit !== false) {
+      obj.cacheHit = message.cacheHit;
+    }
     return obj;
   },
 
@@ -412,6 +433,7 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     message.tookMs = object.tookMs ?? 0;
     message.degraded = object.degraded ?? false;
     message.degradedReason = object.degradedReason ?? "";
+    message.cacheHit = object.cacheHit ?? false;
     return message;
   },
 };

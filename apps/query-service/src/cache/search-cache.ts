@@ -1,0 +1,116 @@
+import { Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { createClient, type RedisClientType } from 'redis';
+
+export type CacheOutcome = 'hit' | 'miss' | 'off';
+
+export interface CacheCounters {
+  hits: number;
+  misses: number;
+  errors: number;
+}
+
+/** The result-cache port: fail-open, so an outage costs latency, never an answer. */
+export interface SearchCache {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string): Promise<void>;
+  readonly counters: CacheCounters;
+  close(): Promise<void>;
+}
+
+/** Builds the key: tenant, the caller's principals, the tenant's index generation and the request. */
+export function searchCacheKey(parts: {
+  tenantId: string;
+  principals: string[];
+  generation: number;
+  request: unknown;
+}): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([[...parts.principals].sort(), parts.request]))
+    .digest('base64url');
+  return `kb:search:v1:${parts.tenantId}:${parts.generation}:${digest}`;
+}
+
+/**
+ * Redis result cache. Every command has a short timeout and errors are counted and swallowed;
+ * while Redis is unreachable the client stops queueing commands, so searches go straight to the
+ * indexes instead of waiting on it.
+ */
+export class RedisSearchCache implements SearchCache {
+  private readonly logger = new Logger(RedisSearchCache.name);
+  private readonly client: RedisClientType;
+  readonly counters: CacheCounters = { hits: 0, misses: 0, errors: 0 };
+
+  private constructor(
+    client: RedisClientType,
+    private readonly ttlSeconds: number,
+  ) {
+    this.client = client;
+    this.client.on('error', (error: unknown) => {
+      this.counters.errors++;
+      this.logger.warn(`redis: ${String(error)}`);
+    });
+  }
+
+  static connect(url: string, ttlSeconds: number): RedisSearchCache {
+    const client = createClient({
+      url,
+      disableOfflineQueue: true,
+      socket: {
+        connectTimeout: 1_000,
+        reconnectStrategy: (retries) => Math.min(retries * 200, 5_000),
+      },
+    }) as RedisClientType;
+    const cache = new RedisSearchCache(client, ttlSeconds);
+    // Not awaited: with Redis down the service still starts, and the client keeps reconnecting.
+    void client.connect().catch(() => undefined);
+    return cache;
+  }
+
+  /** Connected and accepting commands. */
+  get isReady(): boolean {
+    return this.client.isReady;
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    try {
+      const value = await withTimeout(this.client.get(key), 250);
+      if (value === null || value === undefined) {
+        this.counters.misses++;
+        return undefined;
+      }
+      this.counters.hits++;
+      return value;
+    } catch (error) {
+      this.counters.errors++;
+      this.counters.misses++;
+      this.logger.debug?.(`cache get failed: ${String(error)}`);
+      return undefined;
+    }
+  }
+
+  async set(key: string, value: string): Promise<void> {
+    try {
+      await withTimeout(
+        this.client.set(key, value, { expiration: { type: 'EX', value: this.ttlSeconds } }),
+        250,
+      );
+    } catch (error) {
+      this.counters.errors++;
+      this.logger.debug?.(`cache set failed: ${String(error)}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.client.isReady) await this.client.close().catch(() => undefined);
+    else if (this.client.isOpen) this.client.destroy();
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

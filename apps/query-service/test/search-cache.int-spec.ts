@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import { waitFor } from '../../../test/support/wait';
+import { RedisSearchCache, searchCacheKey } from '../src/cache/search-cache';
+
+jest.setTimeout(20_000);
+
+/** Real Redis from `npm run infra:up`, and a port where nothing listens for the outage case. */
+describe('RedisSearchCache', () => {
+  it('stores and returns entries, counting hits and misses', async () => {
+    const cache = RedisSearchCache.connect(process.env['REDIS_URL']!, 60);
+    await waitFor(async () => cache.isReady, Boolean, 5_000, 20);
+    const key = `kb:test:${randomUUID()}`;
+    expect(await cache.get(key)).toBeUndefined();
+    await cache.set(key, '{"hits":[]}');
+    expect(await cache.get(key)).toBe('{"hits":[]}');
+    expect(cache.counters).toMatchObject({ hits: 1, misses: 1 });
+    await cache.close();
+  });
+
+  it('fails open when Redis is unreachable: misses fast, never throws', async () => {
+    const cache = RedisSearchCache.connect('redis://127.0.0.1:1', 60);
+    const started = performance.now();
+    expect(await cache.get('k')).toBeUndefined();
+    await cache.set('k', 'v');
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(cache.counters.errors).toBeGreaterThan(0);
+    await cache.close();
+  });
+});
+
+describe('searchCacheKey', () => {
+  const base = {
+    tenantId: 't1',
+    principals: ['user:a', 'role:x'],
+    generation: 3,
+    request: { query: 'q', topK: 10 },
+  };
+
+  it('is stable under principal order and changes with tenant, principals, generation and request', () => {
+    const key = searchCacheKey(base);
+    expect(searchCacheKey({ ...base, principals: ['role:x', 'user:a'] })).toBe(key);
+    for (const changed of [
+      { ...base, tenantId: 't2' },
+      { ...base, principals: ['user:a'] },
+      { ...base, generation: 4 },
+      { ...base, request: { query: 'q', topK: 11 } },
+    ]) {
+      expect(searchCacheKey(changed)).not.toBe(key);
+    }
+    expect(key).toMatch(/^kb:search:v1:t1:3:/);
+  });
+});

@@ -1,0 +1,47 @@
+import { createPool, quoteIdent } from '@kb/database';
+import type { Pool } from 'pg';
+import { LEXICAL_SCHEMA } from './migrations';
+
+/**
+ * The index generation of each tenant: a counter bumped after every change to what search can
+ * return (a version indexed, a document deleted). Result caches put it in their keys, so a change
+ * makes every older entry unreachable at once: no scan, no stale hit. It lives beside the index
+ * it describes, in Postgres, so a cache outage cannot lose a bump.
+ */
+export class PgIndexGenerations {
+  private readonly pool: Pool;
+  private readonly table: string;
+
+  constructor(options: { url: string; schema?: string; maxConnections?: number }) {
+    const schema = options.schema ?? LEXICAL_SCHEMA;
+    this.pool = createPool({
+      url: options.url,
+      schema,
+      maxConnections: options.maxConnections ?? 2,
+      applicationName: 'index-generations',
+    });
+    this.table = `${quoteIdent(schema)}.generations`;
+  }
+
+  async bump(tenantId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ generation: string }>(
+      `INSERT INTO ${this.table} (tenant_id, generation) VALUES ($1, 1)
+       ON CONFLICT (tenant_id) DO UPDATE SET generation = ${this.table}.generation + 1
+       RETURNING generation`,
+      [tenantId],
+    );
+    return Number(rows[0]!.generation);
+  }
+
+  async current(tenantId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ generation: string }>(
+      `SELECT generation FROM ${this.table} WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    return Number(rows[0]?.generation ?? 0);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
