@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { waitFor } from '../../../test/support/wait';
 import { RedisSearchCache, searchCacheKey } from '../src/cache/search-cache';
 
 jest.setTimeout(20_000);
@@ -8,7 +7,7 @@ jest.setTimeout(20_000);
 describe('RedisSearchCache', () => {
   it('stores and returns entries, counting hits and misses', async () => {
     const cache = RedisSearchCache.connect(process.env['REDIS_URL']!, 60);
-    await waitFor(async () => cache.isReady, Boolean, 5_000, 20);
+    for (let i = 0; i < 250 && !cache.isReady; i++) await new Promise((r) => setTimeout(r, 20));
     const key = `kb:test:${randomUUID()}`;
     expect(await cache.get(key)).toBeUndefined();
     await cache.set(key, '{"hits":[]}');
