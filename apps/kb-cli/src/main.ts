@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { runQueryBench } from './bench/query.bench';
 import { runEval, type EvalMode } from './eval/eval.command';
 
 const MODES: EvalMode[] = ['hybrid', 'semantic', 'lexical'];
@@ -59,6 +60,47 @@ program
         concurrency: options.concurrency,
         log: (line) => process.stderr.write(`eval: ${line}\n`),
       });
+    },
+  );
+
+program
+  .command('bench-query')
+  .description(
+    'Search latency (cache miss and hit; concurrency 1, 8, 32) through gRPC; prints one JSON object.',
+  )
+  .requiredOption(
+    '--dataset <folder>',
+    'BEIR folder whose corpus is indexed and whose queries are asked',
+  )
+  .option('--tenant <id>', 'reuse a tenant that already holds the corpus (skips ingestion)')
+  .option('--rounds <n>', 'times each query is asked per pass', (v) => Number.parseInt(v, 10), 3)
+  .option(
+    '--documents-url <url>',
+    'document-service base URL',
+    process.env['KB_DOCUMENTS_URL'] ?? 'http://127.0.0.1:3001',
+  )
+  .option(
+    '--grpc <address>',
+    'query-service gRPC address',
+    process.env['KB_GRPC_ADDRESS'] ?? '127.0.0.1:50051',
+  )
+  .action(
+    async (options: {
+      dataset: string;
+      tenant?: string;
+      rounds: number;
+      documentsUrl: string;
+      grpc: string;
+    }) => {
+      const result = await runQueryBench({
+        dataset: options.dataset,
+        ...(options.tenant ? { tenant: options.tenant } : {}),
+        rounds: options.rounds,
+        documentsUrl: options.documentsUrl,
+        grpcAddress: options.grpc,
+        log: (line) => process.stderr.write(`bench: ${line}\n`),
+      });
+      process.stdout.write(`${JSON.stringify(result)}\n`);
     },
   );
 

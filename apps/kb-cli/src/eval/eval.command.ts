@@ -79,10 +79,10 @@ export async function runEval(options: EvalOptions): Promise<void> {
   }
 }
 
-async function ingest(
+export async function ingest(
   client: KbClient,
   corpus: { _id: string; title: string; text: string }[],
-  options: EvalOptions,
+  options: Pick<EvalOptions, 'concurrency' | 'log'>,
 ) {
   const started = performance.now();
   await mapPool(corpus, options.concurrency, async (entry, i) => {
@@ -102,7 +102,7 @@ async function ingest(
 }
 
 /** Polls until every document is final; returns document id → external id. Fails on any failure. */
-async function waitIndexed(
+export async function waitIndexed(
   client: KbClient,
   expected: number,
   log: (line: string) => void,

@@ -1,0 +1,74 @@
+import { kbv1 } from '@kb/contracts';
+import { randomUUID } from 'node:crypto';
+import { KbClient, type KbEndpoints } from '../client/kb-client';
+import { loadBeir } from '../eval/beir';
+import { ingest, waitIndexed } from '../eval/eval.command';
+import { measure, type LatencySummary } from './latency';
+
+export interface QueryBenchOptions extends Omit<KbEndpoints, 'tenant'> {
+  dataset: string;
+  tenant?: string;
+  rounds: number;
+  log: (line: string) => void;
+}
+
+const CONCURRENCY = [1, 8, 32] as const;
+const TOP_K = 10;
+
+/**
+ * Search latency through gRPC on an indexed corpus, for cache misses and cache hits, at
+ * concurrency 1, 8 and 32. A miss pass asks every query once per round with a top-k no earlier
+ * round used, so no request can hit the cache; a hit pass repeats requests
+ * already answered once.
+ */
+export async function runQueryBench(options: QueryBenchOptions): Promise<object> {
+  const dataset = await loadBeir(options.dataset);
+  const tenant = options.tenant ?? `bench-${randomUUID().slice(0, 8)}`;
+  const client = new KbClient({ ...options, tenant });
+  try {
+    if (!options.tenant) {
+      await ingest(client, dataset.corpus, { concurrency: 8, log: options.log });
+    }
+    await waitIndexed(client, dataset.corpus.length, options.log);
+    const search = (query: string, topK: number) => async () => {
+      const response = await client.search({
+        query,
+        topK,
+        mode: kbv1.SearchMode.SEARCH_MODE_HYBRID,
+      });
+      return response;
+    };
+    const queries = dataset.queries.map((q) => q.text);
+    const miss: Record<string, LatencySummary> = {};
+    const hit: Record<string, LatencySummary> = {};
+    let pass = 0;
+    for (const c of CONCURRENCY) {
+      // Each round asks for a top-k of its own (11, 12, …), so every cache key is new.
+      const requests = Array.from({ length: options.rounds }, () => {
+        const topK = TOP_K + 1 + pass++;
+        return queries.map((q) => search(q, topK));
+      }).flat();
+      miss[`c${c}`] = await measure(requests, c);
+      options.log(`miss c${c}: ${JSON.stringify(miss[`c${c}`])}`);
+    }
+    await measure(
+      queries.map((q) => search(q, TOP_K)),
+      4,
+    ); // warm the cache
+    for (const c of CONCURRENCY) {
+      const requests = Array.from({ length: options.rounds }, () =>
+        queries.map((q) => search(q, TOP_K)),
+      ).flat();
+      hit[`c${c}`] = await measure(requests, c);
+      options.log(`hit c${c}: ${JSON.stringify(hit[`c${c}`])}`);
+    }
+    const probe = await client.search({ query: queries[0]!, topK: TOP_K });
+    if (!probe.cacheHit)
+      throw new Error(
+        'the hit pass was not served from the cache: is REDIS_URL set for query-service?',
+      );
+    return { query: { miss, hit } };
+  } finally {
+    client.close();
+  }
+}
