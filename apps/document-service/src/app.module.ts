@@ -1,4 +1,7 @@
+import { Topics, toTenantId } from '@kb/contracts';
 import { HealthController, READINESS_CHECKS, Readiness } from '@kb/http';
+import { EVENT_CONSUMERS, EventConsumer, EventConsumersHost, consumerLog } from '@kb/kafka';
+import type { Kafka } from 'kafkajs';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { sql, type Kysely } from 'kysely';
@@ -6,11 +9,10 @@ import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
 import { DocumentsController } from './documents/documents.controller';
 import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
-import { StatusConsumer } from './documents/status.consumer';
 import { OutboxRelay } from './outbox/outbox.relay';
 import type { DocumentDatabase } from './platform/db.types';
 import { PlatformModule } from './platform/platform.module';
-import { DB } from './platform/tokens';
+import { DB, KAFKA } from './platform/tokens';
 
 @Module({})
 export class AppModule {
@@ -33,14 +35,33 @@ export class AppModule {
         DocumentsRepository,
         DocumentsService,
         OutboxRelay,
-        StatusConsumer,
+        {
+          // Pipeline status events in; each moves a document forward.
+          provide: EVENT_CONSUMERS,
+          inject: [KAFKA, DocumentsService],
+          useFactory: (kafka: Kafka, documents: DocumentsService) => [
+            new EventConsumer(kafka, {
+              groupId: config.KAFKA_GROUP_ID,
+              handlers: {
+                [Topics.documentStatus]: (event) =>
+                  documents.applyStatus(
+                    toTenantId(event.tenantId),
+                    event.payload,
+                    new Date(event.occurredAt),
+                  ),
+              },
+              log: consumerLog('StatusConsumer'),
+            }),
+          ],
+        },
+        EventConsumersHost,
         Readiness,
         {
           provide: READINESS_CHECKS,
-          inject: [DB, StatusConsumer],
-          useFactory: (db: Kysely<DocumentDatabase>, status: StatusConsumer) => [
+          inject: [DB, EventConsumersHost],
+          useFactory: (db: Kysely<DocumentDatabase>, consumers: EventConsumersHost) => [
             { name: 'postgres', check: async () => (await sql`select 1`.execute(db), true) },
-            { name: 'kafka-consumer', check: async () => status.consumer.isJoined },
+            { name: 'kafka-consumer', check: async () => consumers.allJoined },
           ],
         },
       ],

@@ -7,13 +7,20 @@ import {
   ResourceCloser,
   type Closer,
 } from '@kb/http';
-import type { EventProducer } from '@kb/kafka';
+import {
+  EVENT_CONSUMERS,
+  EventConsumer,
+  EventConsumersHost,
+  consumerLog,
+  markFailedOnDeadLetter,
+  type EventProducer,
+} from '@kb/kafka';
+import { Topics } from '@kb/contracts';
 import type { S3BlobStore } from '@kb/storage';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import { EMBEDDING_CONFIG, type EmbeddingServiceConfig } from './config/embedding.config';
 import { EmbeddingService } from './embedding/embedding.service';
-import { ParsedConsumer } from './embedding/parsed.consumer';
 import { BLOB_STORE, EMBEDDING_PROVIDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 
 export interface EmbeddingDeps {
@@ -44,13 +51,29 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         EmbeddingService,
-        ParsedConsumer,
+        {
+          // Thin Kafka adapter: `document parsed` events in, one service call each.
+          provide: EVENT_CONSUMERS,
+          inject: [EmbeddingService],
+          useFactory: (embedding: EmbeddingService) => [
+            new EventConsumer(deps.kafka, {
+              groupId: deps.config.KAFKA_GROUP_ID,
+              handlers: {
+                [Topics.documentParsed]: (event) =>
+                  embedding.embedDocument(event.tenantId, event.payload),
+              },
+              onDeadLetter: markFailedOnDeadLetter(deps.producer, 'embedding_error'),
+              log: consumerLog('ParsedConsumer'),
+            }),
+          ],
+        },
+        EventConsumersHost,
         Readiness,
         {
           provide: READINESS_CHECKS,
-          inject: [ParsedConsumer],
-          useFactory: (parsed: ParsedConsumer) => [
-            { name: 'kafka-consumer', check: async () => parsed.consumer.isJoined },
+          inject: [EventConsumersHost],
+          useFactory: (consumers: EventConsumersHost) => [
+            { name: 'kafka-consumer', check: async () => consumers.allJoined },
           ],
         },
       ],

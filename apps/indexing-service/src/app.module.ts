@@ -6,14 +6,21 @@ import {
   ResourceCloser,
   type Closer,
 } from '@kb/http';
-import type { EventProducer } from '@kb/kafka';
+import {
+  EVENT_CONSUMERS,
+  EventConsumer,
+  EventConsumersHost,
+  consumerLog,
+  markFailedOnDeadLetter,
+  type EventProducer,
+} from '@kb/kafka';
+import { Topics } from '@kb/contracts';
 import type { S3BlobStore } from '@kb/storage';
 import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import { INDEXING_CONFIG, type IndexingConfig } from './config/indexing.config';
-import { EmbeddedConsumer } from './indexing/embedded.consumer';
 import { IndexingService } from './indexing/indexing.service';
 import {
   BLOB_STORE,
@@ -58,13 +65,29 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         IndexingService,
-        EmbeddedConsumer,
+        {
+          // Thin Kafka adapter: `chunks embedded` events in, one service call each.
+          provide: EVENT_CONSUMERS,
+          inject: [IndexingService],
+          useFactory: (indexing: IndexingService) => [
+            new EventConsumer(deps.kafka, {
+              groupId: deps.config.KAFKA_GROUP_ID,
+              handlers: {
+                [Topics.chunksEmbedded]: (event) =>
+                  indexing.indexDocument(event.tenantId, event.payload),
+              },
+              onDeadLetter: markFailedOnDeadLetter(deps.producer, 'indexing_error'),
+              log: consumerLog('EmbeddedConsumer'),
+            }),
+          ],
+        },
+        EventConsumersHost,
         Readiness,
         {
           provide: READINESS_CHECKS,
-          inject: [EmbeddedConsumer],
-          useFactory: (embedded: EmbeddedConsumer) => [
-            { name: 'kafka-consumer', check: async () => embedded.consumer.isJoined },
+          inject: [EventConsumersHost],
+          useFactory: (consumers: EventConsumersHost) => [
+            { name: 'kafka-consumer', check: async () => consumers.allJoined },
           ],
         },
       ],

@@ -1,4 +1,12 @@
-import { EventProducer } from '@kb/kafka';
+import {
+  EVENT_CONSUMERS,
+  EventConsumer,
+  EventConsumersHost,
+  consumerLog,
+  markFailedOnDeadLetter,
+  type EventProducer,
+} from '@kb/kafka';
+import { Topics } from '@kb/contracts';
 import {
   CLOSERS,
   HealthController,
@@ -11,7 +19,6 @@ import type { S3BlobStore } from '@kb/storage';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import { PARSER_CONFIG, type ParserConfig } from './config/parser.config';
-import { DocumentsConsumer } from './parsing/documents.consumer';
 import { ParsingService } from './parsing/parsing.service';
 import { BLOB_STORE, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 
@@ -37,13 +44,26 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         ParsingService,
-        DocumentsConsumer,
+        {
+          // Thin Kafka adapter: validated document events in, one service call each.
+          provide: EVENT_CONSUMERS,
+          inject: [ParsingService],
+          useFactory: (parsing: ParsingService) => [
+            new EventConsumer(deps.kafka, {
+              groupId: deps.config.KAFKA_GROUP_ID,
+              handlers: { [Topics.document]: (event) => parsing.onDocumentEvent(event) },
+              onDeadLetter: markFailedOnDeadLetter(deps.producer, 'parse_error'),
+              log: consumerLog('DocumentsConsumer'),
+            }),
+          ],
+        },
+        EventConsumersHost,
         Readiness,
         {
           provide: READINESS_CHECKS,
-          inject: [DocumentsConsumer],
-          useFactory: (documents: DocumentsConsumer) => [
-            { name: 'kafka-consumer', check: async () => documents.consumer.isJoined },
+          inject: [EventConsumersHost],
+          useFactory: (consumers: EventConsumersHost) => [
+            { name: 'kafka-consumer', check: async () => consumers.allJoined },
           ],
         },
       ],

@@ -4,7 +4,7 @@ import {
   Injectable,
   Logger,
   type OnApplicationBootstrap,
-  type OnApplicationShutdown,
+  type BeforeApplicationShutdown,
 } from '@nestjs/common';
 import { sql, type Kysely } from 'kysely';
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
@@ -19,7 +19,7 @@ const BATCH = 100;
  * commit republishes: delivery is at-least-once and consumers are idempotent.
  */
 @Injectable()
-export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -37,7 +37,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.wake();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Stops before the producer closes (that happens in the later onApplicationShutdown phase). */
+  async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;

@@ -14,7 +14,7 @@ import {
   Injectable,
   Logger,
   type OnApplicationBootstrap,
-  type OnApplicationShutdown,
+  type BeforeApplicationShutdown,
 } from '@nestjs/common';
 import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
 import { searchRequestSchema, type SearchMode } from './search.model';
@@ -45,7 +45,7 @@ const HTTP_TO_GRPC: Record<number, status> = {
 
 /** The gRPC transport of `kb.v1.KnowledgeBase`: thin, like the REST controller. */
 @Injectable()
-export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, OnApplicationShutdown {
+export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(KnowledgeBaseGrpcServer.name);
   private readonly server = new Server();
   private boundPort?: number;
@@ -76,7 +76,8 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, OnApplic
     );
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Stops taking calls and lets in-flight ones finish before the stores close. */
+  async beforeApplicationShutdown(): Promise<void> {
     await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
   }
 

@@ -1,0 +1,42 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type BeforeApplicationShutdown,
+} from '@nestjs/common';
+import type { EventConsumer } from './event-consumer';
+
+/** The service's Kafka consumers, built by a factory provider from its config and handlers. */
+export const EVENT_CONSUMERS = Symbol('EVENT_CONSUMERS');
+
+/**
+ * Starts the service's consumers once the app is up and stops them at shutdown, so in-flight
+ * handlers finish and offsets are committed before the producers and pools close.
+ */
+@Injectable()
+export class EventConsumersHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  constructor(@Inject(EVENT_CONSUMERS) private readonly consumers: EventConsumer[]) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await Promise.all(this.consumers.map((consumer) => consumer.start()));
+  }
+
+  /** Before the shutdown hooks that close producers and pools run (Nest calls this phase first). */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.consumers.map((consumer) => consumer.stop()));
+  }
+
+  /** A readiness condition: every consumer has joined its group. */
+  get allJoined(): boolean {
+    return this.consumers.every((consumer) => consumer.isJoined);
+  }
+}
+
+/** Logs a consumer's retries and dead letters through Nest's logger, as JSON. */
+export function consumerLog(
+  context: string,
+): (message: string, details: Record<string, unknown>) => void {
+  const logger = new Logger(context);
+  return (message, details) => logger.warn({ message, ...details });
+}
