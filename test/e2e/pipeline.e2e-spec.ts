@@ -69,7 +69,13 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     const logDir = join(env['KB_HOME'] ?? '/tmp', 'logs', 'e2e');
     mkdirSync(logDir, { recursive: true });
     services = startServices({
-      env: { ...env, CHUNK_SIZE: '300', CHUNK_OVERLAP: '60', LOG_LEVEL: 'info' },
+      env: {
+        ...env,
+        CHUNK_SIZE: '300',
+        CHUNK_OVERLAP: '60',
+        LOG_LEVEL: 'info',
+        MAX_UPLOAD_BYTES: String(1024 * 1024),
+      },
       ports: PORTS,
       logDir,
     });
@@ -259,6 +265,90 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     const afterIndexing = await search();
     expect(afterIndexing.cache).toBe('miss');
     expect(afterIndexing.hits[0]!.text).toContain('Bright comets');
+  });
+
+  it('answers a second upload of the same content with the first document', async () => {
+    const first = await upload(
+      'notes.txt',
+      'Twice uploaded notes about lighthouse keepers.',
+      'text/plain',
+    );
+    const { id } = (await first.json()) as { id: string };
+    const again = await upload(
+      'copy-of-notes.txt',
+      'Twice uploaded notes about lighthouse keepers.',
+      'text/plain',
+    );
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ id, duplicate: true });
+  });
+
+  it('refuses a file over the size limit with 413 and stores nothing', async () => {
+    const big = Buffer.alloc(1024 * 1024 + 1, 'a');
+    const response = await upload('big.txt', big, 'text/plain');
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ error: { code: 'payload_too_large' } });
+    const sha256 = createHash('sha256').update(big).digest('hex');
+    expect(await blobs.exists(`blobs/sha256/${sha256}`)).toBe(false);
+  });
+
+  it('deletes a document: its row, original, vectors, lexical rows and cached results go', async () => {
+    const content = 'Ferns reproduce with spores carried by the wind, not with seeds.';
+    const created = (await (await upload('ferns.txt', content, 'text/plain')).json()) as {
+      id: string;
+    };
+    await waitFor(
+      () => getDocument(created.id),
+      (d) => d.status === 'indexed',
+      60_000,
+    );
+    const search = async () => {
+      const response = await fetch(`${queryUrl}/v1/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-tenant-id': TENANT },
+        body: JSON.stringify({ query: 'how do ferns reproduce', topK: 5, mode: 'lexical' }),
+      });
+      return (await response.json()) as { cache: string; hits: Array<{ documentId: string }> };
+    };
+    await search();
+    expect((await search()).hits.map((h) => h.documentId)).toContain(created.id);
+
+    const deleted = await fetch(`${documentUrl}/v1/documents/${created.id}`, {
+      method: 'DELETE',
+      headers: { 'x-tenant-id': TENANT },
+    });
+    expect(deleted.status).toBe(200);
+    expect(await deleted.json()).toEqual({
+      documentId: created.id,
+      blobDeleted: true,
+      indexRemoval: 'scheduled',
+    });
+    const sha256 = createHash('sha256').update(content).digest('hex');
+    expect(await blobs.exists(`blobs/sha256/${sha256}`)).toBe(false);
+    expect(
+      (
+        await fetch(`${documentUrl}/v1/documents/${created.id}`, {
+          headers: { 'x-tenant-id': TENANT },
+        })
+      ).status,
+    ).toBe(404);
+
+    await waitFor(
+      () => vectors.countDocument(TENANT, created.id),
+      (n) => n === 0,
+      30_000,
+    );
+    const after = await waitFor(
+      search,
+      (r) => !r.hits.some((h) => h.documentId === created.id),
+      30_000,
+    );
+    expect(after.cache).toBe('miss');
+    const again = await fetch(`${documentUrl}/v1/documents/${created.id}`, {
+      method: 'DELETE',
+      headers: { 'x-tenant-id': TENANT },
+    });
+    expect(again.status).toBe(404);
   });
 
   it('does not show one tenant’s chunks to another', async () => {

@@ -113,6 +113,32 @@ describe('DocumentsRepository', () => {
     expect(Object.keys(view!.stageTimes).sort()).toEqual(['embedding', 'indexed', 'pending']);
   });
 
+  it('finds a tenant’s document by content and deletes it with its event', async () => {
+    const sha256 = 'b'.repeat(64);
+    const doc = newDocument({ sha256, blobKey: `blobs/sha256/${sha256}` });
+    await repository.insertWithEvent(doc);
+    expect((await repository.findBySha256(tenant, sha256))?.id).toBe(doc.id);
+    expect(await repository.findBySha256(toTenantId('t2'), sha256)).toBeUndefined();
+    expect(await repository.isContentReferenced(sha256)).toBe(true);
+
+    expect(await repository.deleteWithEvent(toTenantId('t2'), doc.id)).toBeUndefined();
+    expect(await repository.deleteWithEvent(tenant, doc.id)).toEqual({
+      sha256,
+      blobKey: `blobs/sha256/${sha256}`,
+    });
+    expect(await repository.findById(tenant, doc.id)).toBeUndefined();
+    expect(await repository.isContentReferenced(sha256)).toBe(false);
+    const events = await db
+      .selectFrom('outbox')
+      .selectAll()
+      .where('message_key', '=', doc.id)
+      .orderBy('id')
+      .execute();
+    expect(
+      events.map((e) => (JSON.parse(e.payload) as { payload: { kind: string } }).payload.kind),
+    ).toEqual(['uploaded', 'deleted']);
+  });
+
   it('scopes reads to the tenant', async () => {
     const doc = newDocument();
     await repository.insertWithEvent(doc);

@@ -75,6 +75,7 @@ export class AppModule {
               handlers: {
                 [Topics.chunksEmbedded]: (event) =>
                   indexing.indexDocument(event.tenantId, event.payload),
+                [Topics.document]: (event) => indexing.onDocumentEvent(event),
               },
               onDeadLetter: markFailedOnDeadLetter(deps.producer, 'indexing_error'),
               log: consumerLog('EmbeddedConsumer'),

@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { LEXICAL_SCHEMA } from './migrations';
 
 /**
- * The index generation of each tenant: a counter bumped after every change to what search can
+ * Index bookkeeping per tenant. The index generation: a counter bumped after every change to what search can
  * return (a version indexed, a document deleted). Result caches put it in their keys, so a change
  * makes every older entry unreachable at once: no scan, no stale hit. It lives beside the index
  * it describes, in Postgres, so a cache outage cannot lose a bump.
@@ -11,6 +11,7 @@ import { LEXICAL_SCHEMA } from './migrations';
 export class PgIndexGenerations {
   private readonly pool: Pool;
   private readonly table: string;
+  private readonly tombstones: string;
 
   constructor(options: { url: string; schema?: string; maxConnections?: number }) {
     const schema = options.schema ?? LEXICAL_SCHEMA;
@@ -21,6 +22,7 @@ export class PgIndexGenerations {
       applicationName: 'index-generations',
     });
     this.table = `${quoteIdent(schema)}.generations`;
+    this.tombstones = `${quoteIdent(schema)}.tombstones`;
   }
 
   async bump(tenantId: string): Promise<number> {
@@ -39,6 +41,22 @@ export class PgIndexGenerations {
       [tenantId],
     );
     return Number(rows[0]?.generation ?? 0);
+  }
+
+  /** Records that a document was deleted; indexing it afterwards is refused. */
+  async tombstone(tenantId: string, documentId: string): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.tombstones} (tenant_id, document_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+      [tenantId, documentId],
+    );
+  }
+
+  async isTombstoned(tenantId: string, documentId: string): Promise<boolean> {
+    const { rows } = await this.pool.query(
+      `SELECT 1 FROM ${this.tombstones} WHERE tenant_id = $1 AND document_id = $2`,
+      [tenantId, documentId],
+    );
+    return rows.length > 0;
   }
 
   async close(): Promise<void> {

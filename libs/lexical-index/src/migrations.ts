@@ -100,9 +100,23 @@ const generations: Migration = {
   },
 };
 
+/** Deleted documents, so a late `chunks embedded` event cannot bring one back into the index. */
+const tombstones: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`
+      CREATE TABLE tombstones (
+        tenant_id text NOT NULL,
+        document_id text NOT NULL,
+        deleted_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant_id, document_id)
+      )`.execute(db);
+  },
+};
+
 export const lexicalIndexMigrations: Migrations = {
   '20261122T1700_create_chunks': createChunks,
   '20261122T1800_bm25_lengths': bm25Lengths,
   '20261122T1810_postings': postings,
   '20261122T1900_generations': generations,
+  '20261122T1910_tombstones': tombstones,
 };

@@ -18,6 +18,17 @@ export interface DocumentView {
   stageTimes: Partial<Record<DocumentStatus, string>>;
   createdAt: string;
   updatedAt: string;
+  /** Set on an upload answered with an existing document of the same content. */
+  duplicate?: true;
+}
+
+/** What a delete removed here; the indexes drop the document's chunks asynchronously. */
+export interface DeleteResult {
+  documentId: string;
+  /** False when another document still uses the same content. */
+  blobDeleted: boolean;
+  /** Vectors and lexical rows are removed by indexing-service when it receives the event. */
+  indexRemoval: 'scheduled';
 }
 
 /** Pipeline order; a status event moves a document forward only, so replays and reordering are harmless. */

@@ -3,18 +3,21 @@ import { parseBody, Tenant } from '@kb/http';
 import {
   Body,
   Controller,
+  Delete,
   Get,
   HttpCode,
   Param,
   ParseUUIDPipe,
   Post,
   Query,
+  Res,
   UploadedFile,
   UseInterceptors,
 } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
 import { z } from 'zod';
-import type { DocumentView } from './document.model';
+import type { Response } from 'express';
+import type { DeleteResult, DocumentView } from './document.model';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import {
   DocumentsService,
@@ -51,23 +54,38 @@ const listQuerySchema = z.object({
 export class DocumentsController {
   constructor(private readonly documents: DocumentsService) {}
 
-  /** Multipart upload: a `file` part, optional `title` and `metadata` (a JSON object) parts. */
+  /**
+   * Multipart upload: a `file` part, optional `title` and `metadata` (a JSON object) parts.
+   * 202 for a new document; 200 with `duplicate: true` and the existing document when the tenant
+   * already has this exact content.
+   */
   @Post()
-  @HttpCode(202)
   @UseInterceptors(FileInterceptor('file'))
-  upload(
+  async upload(
     @Tenant() tenantId: TenantId,
     @UploadedFile() file: File | undefined,
     @Body() body: unknown,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<DocumentView> {
     if (!file) {
       throw new DocumentError(DocumentErrorCode.MissingFile, 'multipart part "file" is required');
     }
     const fields = parseBody(uploadFieldsSchema, body ?? {});
-    return this.documents.upload(tenantId, file, {
+    const document = await this.documents.upload(tenantId, file, {
       ...(fields.title !== undefined ? { title: fields.title } : {}),
       ...(fields.metadata !== undefined ? { metadata: fields.metadata } : {}),
     });
+    response.status(document.duplicate ? 200 : 202);
+    return document;
+  }
+
+  @Delete(':id')
+  @HttpCode(200)
+  delete(
+    @Tenant() tenantId: TenantId,
+    @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
+  ): Promise<DeleteResult> {
+    return this.documents.delete(tenantId, id);
   }
 
   @Get()

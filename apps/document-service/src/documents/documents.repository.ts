@@ -82,6 +82,47 @@ export class DocumentsRepository {
     });
   }
 
+  /** The tenant's document with this content, if any (duplicate detection). */
+  async findBySha256(tenantId: TenantId, sha256: string): Promise<DocumentView | undefined> {
+    const row = await this.db
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('sha256', '=', sha256)
+      .orderBy('created_at')
+      .executeTakeFirst();
+    return row ? toView(row) : undefined;
+  }
+
+  /** Deletes the row and enqueues its `deleted` event in one transaction; returns its content hash. */
+  async deleteWithEvent(
+    tenantId: TenantId,
+    id: string,
+  ): Promise<{ sha256: string; blobKey: string } | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .deleteFrom('documents')
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .returning(['sha256', 'blob_key'])
+        .executeTakeFirst();
+      if (!row) return undefined;
+      await enqueue(trx, Topics.document, tenantId, id, { kind: 'deleted', documentId: id });
+      return { sha256: row.sha256, blobKey: row.blob_key };
+    });
+  }
+
+  /** Whether any document, in any tenant, still points at this content. */
+  async isContentReferenced(sha256: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('documents')
+      .select('id')
+      .where('sha256', '=', sha256)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async findById(tenantId: TenantId, id: string): Promise<DocumentView | undefined> {
     const row = await this.db
       .selectFrom('documents')

@@ -5,7 +5,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { OutboxRelay } from '../outbox/outbox.relay';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
-import type { DocumentView } from './document.model';
+import type { DeleteResult, DocumentView } from './document.model';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import { DocumentsRepository } from './documents.repository';
 
@@ -50,6 +50,10 @@ export class DocumentsService {
       throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);
     }
     const sha256 = createHash('sha256').update(file.buffer).digest('hex');
+    const existing = await this.repository.findBySha256(tenantId, sha256);
+    if (existing) {
+      return { ...existing, duplicate: true };
+    }
     const blobKey = blobKeyFor(sha256);
     if (!(await this.blobs.exists(blobKey))) {
       await this.blobs.put(blobKey, file.buffer, file.mimetype);
@@ -69,6 +73,23 @@ export class DocumentsService {
     });
     this.outbox.wake();
     return document;
+  }
+
+  /**
+   * Deletes the document and, when no other document shares its content, the original in S3.
+   * The `deleted` event (same transaction) makes indexing-service drop its vectors and lexical rows.
+   * A concurrent upload of identical content racing this delete can lose its blob; the parser then
+   * fails that document with a reason rather than dropping it.
+   */
+  async delete(tenantId: TenantId, id: string): Promise<DeleteResult> {
+    const deleted = await this.repository.deleteWithEvent(tenantId, id);
+    if (!deleted) {
+      throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
+    }
+    this.outbox.wake();
+    const blobDeleted = !(await this.repository.isContentReferenced(deleted.sha256));
+    if (blobDeleted) await this.blobs.delete(deleted.blobKey);
+    return { documentId: id, blobDeleted, indexRemoval: 'scheduled' };
   }
 
   async get(tenantId: TenantId, id: string): Promise<DocumentView> {

@@ -1,4 +1,9 @@
-import { Topics, embeddedChunksSchema, type ChunksEmbedded } from '@kb/contracts';
+import {
+  Topics,
+  embeddedChunksSchema,
+  type ChunksEmbedded,
+  type TopicEnvelope,
+} from '@kb/contracts';
 import type { EventProducer } from '@kb/kafka';
 import { getJson, type BlobStore } from '@kb/storage';
 import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
@@ -22,7 +27,8 @@ export class IndexingService {
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
-    @Inject(GENERATIONS) private readonly generations: Pick<PgIndexGenerations, 'bump'>,
+    @Inject(GENERATIONS)
+    private readonly generations: Pick<PgIndexGenerations, 'bump' | 'tombstone' | 'isTombstoned'>,
   ) {}
 
   /**
@@ -31,6 +37,12 @@ export class IndexingService {
    */
   async indexDocument(tenantId: string, embedded: ChunksEmbedded): Promise<void> {
     const { documentId, version } = embedded;
+    if (await this.generations.isTombstoned(tenantId, documentId)) {
+      this.logger.log(
+        `document ${documentId} was deleted; its v${version} embeddings are not indexed`,
+      );
+      return;
+    }
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,
@@ -71,6 +83,30 @@ export class IndexingService {
     this.logger.log(
       `indexed document ${documentId} v${version}: ${records.length} vectors, ${removed} old removed`,
     );
+  }
+
+  /**
+   * Removes a deleted document from both indexes and leaves a tombstone first, so embeddings still
+   * in flight cannot index it again. Replays remove nothing more.
+   */
+  async deleteDocument(
+    tenantId: string,
+    documentId: string,
+  ): Promise<{ vectors: number; lexical: number }> {
+    await this.generations.tombstone(tenantId, documentId);
+    const [vectors, lexical] = await Promise.all([
+      this.vectors.deleteDocument(tenantId, documentId),
+      this.lexical.deleteDocument(tenantId, documentId),
+    ]);
+    await this.generations.bump(tenantId);
+    this.logger.log(`deleted document ${documentId}: ${vectors} vectors, ${lexical} lexical rows`);
+    return { vectors, lexical };
+  }
+
+  async onDocumentEvent(event: TopicEnvelope<typeof Topics.document>): Promise<void> {
+    if (event.payload.kind === 'deleted') {
+      await this.deleteDocument(event.tenantId, event.payload.documentId);
+    }
   }
 
   private async ensureReady(dimension: number): Promise<void> {
