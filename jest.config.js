@@ -17,7 +17,10 @@ const common = {
   transform: { '^.+\\.ts$': swc },
   moduleFileExtensions: ['ts', 'js', 'json'],
   // Libraries are tested from source; services under e2e run from their build output.
-  moduleNameMapper: { '^@kb/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts' },
+  moduleNameMapper: {
+    '^@kb/observability/telemetry$': '<rootDir>/libs/observability/src/telemetry.ts',
+    '^@kb/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+  },
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
 };
 

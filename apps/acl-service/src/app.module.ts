@@ -1,10 +1,16 @@
-import { HealthController, READINESS_CHECKS, Readiness } from '@kb/http';
+import { CLOSERS, HealthController, READINESS_CHECKS, Readiness, ResourceCloser } from '@kb/http';
 import { Module } from '@nestjs/common';
 import { AuthorizationController } from './authorization/authorization.controller';
 import { AuthorizationService } from './authorization/authorization.service';
 
 @Module({
   controllers: [AuthorizationController, HealthController],
-  providers: [AuthorizationService, Readiness, { provide: READINESS_CHECKS, useValue: [] }],
+  providers: [
+    AuthorizationService,
+    Readiness,
+    { provide: READINESS_CHECKS, useValue: [] },
+    { provide: CLOSERS, useValue: [] },
+    ResourceCloser,
+  ],
 })
 export class AppModule {}

@@ -1,3 +1,4 @@
+import './telemetry';
 import 'reflect-metadata';
 import { bootHttpService } from '@kb/http';
 import { createLogger } from '@kb/observability';

@@ -1,3 +1,4 @@
+import './telemetry';
 import 'reflect-metadata';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { bootHttpService } from '@kb/http';

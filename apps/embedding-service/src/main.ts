@@ -1,3 +1,4 @@
+import './telemetry';
 import 'reflect-metadata';
 import { OnnxEmbeddingProvider } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';

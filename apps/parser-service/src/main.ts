@@ -1,3 +1,4 @@
+import './telemetry';
 import 'reflect-metadata';
 import { bootHttpService } from '@kb/http';
 import { EventProducer, createKafka } from '@kb/kafka';

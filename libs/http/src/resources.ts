@@ -1,3 +1,4 @@
+import { shutdownTelemetry } from '@kb/observability';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 
 export const CLOSERS = Symbol('CLOSERS');
@@ -7,7 +8,7 @@ export type Closer = () => Promise<void> | void;
 
 /**
  * Closes the service's adapters after Nest has stopped its controllers and consumers, in the
- * order given, so producers flush after the last handler ran.
+ * order given, so producers flush after the last handler ran; telemetry is flushed last.
  */
 @Injectable()
 export class ResourceCloser implements OnApplicationShutdown {
@@ -23,5 +24,6 @@ export class ResourceCloser implements OnApplicationShutdown {
         this.logger.warn(`closing a resource failed: ${String(error)}`);
       }
     }
+    await shutdownTelemetry();
   }
 }

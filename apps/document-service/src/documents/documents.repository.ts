@@ -8,6 +8,7 @@ import {
   type Topic,
   type TopicPayload,
 } from '@kb/contracts';
+import { captureTraceHeaders } from '@kb/observability';
 import { Inject, Injectable } from '@nestjs/common';
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { DocumentDatabase, DocumentsTable } from '../platform/db.types';
@@ -196,7 +197,12 @@ async function enqueue<T extends Topic>(
   const envelope = newEnvelope(topicEventTypes[topic], tenantId, payload);
   await trx
     .insertInto('outbox')
-    .values({ topic, message_key: key, payload: JSON.stringify(envelope) })
+    .values({
+      topic,
+      message_key: key,
+      payload: JSON.stringify(envelope),
+      headers: JSON.stringify(captureTraceHeaders()),
+    })
     .execute();
 }
 

@@ -1,5 +1,6 @@
 import { STATUS_RANK } from './document.model';
 import type { DocumentStatusChanged, TenantId } from '@kb/contracts';
+import { annotateActiveSpan } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
@@ -71,6 +72,7 @@ export class DocumentsService {
       metadata: fields.metadata ?? {},
       now: this.clock(),
     });
+    annotateActiveSpan({ 'kb.tenant_id': tenantId, 'kb.document_id': document.id });
     this.outbox.wake();
     return document;
   }

@@ -1,4 +1,5 @@
 import { EventProducer } from '@kb/kafka';
+import { withTraceHeaders } from '@kb/observability';
 import {
   Inject,
   Injectable,
@@ -77,7 +78,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
           .skipLocked()
           .execute();
         for (const row of rows) {
-          await this.producer.publishRaw(row.topic, row.message_key, row.payload);
+          // In the trace of the request that wrote the row, so the event continues it.
+          await withTraceHeaders(row.headers, () =>
+            this.producer.publishRaw(row.topic, row.message_key, row.payload),
+          );
         }
         if (rows.length > 0) {
           await trx

@@ -28,6 +28,7 @@ export interface OutboxTable {
   topic: string;
   message_key: string;
   payload: string;
+  headers: ColumnType<Record<string, string>, string, string>;
   created_at: Generated<Date>;
 }
 

@@ -1,5 +1,6 @@
 import { createDatabase, createPool } from '@kb/database';
 import { EventProducer, createKafka } from '@kb/kafka';
+import { shutdownTelemetry } from '@kb/observability';
 import { S3BlobStore, s3BlobStoreFromEnv } from '@kb/storage';
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
@@ -67,5 +68,6 @@ export class PlatformModule implements OnApplicationShutdown {
     await this.producer.disconnect();
     this.blobs.destroy();
     await this.pool.end();
+    await shutdownTelemetry();
   }
 }

@@ -6,6 +6,7 @@ import {
 } from '@kb/contracts';
 import { embedInBatches, type EmbeddingProvider } from '@kb/embeddings';
 import type { EventProducer } from '@kb/kafka';
+import { withSpan } from '@kb/observability';
 import { getJson, putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EMBEDDING_CONFIG, type EmbeddingServiceConfig } from '../config/embedding.config';
@@ -32,6 +33,19 @@ export class EmbeddingService {
 
   /** Embeds every chunk of a parsed document version in batches and stores the vectors. */
   async embedDocument(tenantId: string, parsed: DocumentParsed): Promise<void> {
+    await withSpan(
+      'kb.embed',
+      {
+        'kb.tenant_id': tenantId,
+        'kb.document_id': parsed.documentId,
+        'kb.version': parsed.version,
+        'kb.chunks': parsed.chunkCount,
+      },
+      () => this.embedInSpan(tenantId, parsed),
+    );
+  }
+
+  private async embedInSpan(tenantId: string, parsed: DocumentParsed): Promise<void> {
     const { documentId, version } = parsed;
     await this.producer.publish({
       topic: Topics.documentStatus,

@@ -5,6 +5,7 @@ import {
   type TopicEnvelope,
 } from '@kb/contracts';
 import type { EventProducer } from '@kb/kafka';
+import { withSpan } from '@kb/observability';
 import { getJson, type BlobStore } from '@kb/storage';
 import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import type { VectorRecord, VectorStore } from '@kb/vector-store';
@@ -36,6 +37,18 @@ export class IndexingService {
    * Upserts by (document, version, chunk), so replaying the event leaves both indexes unchanged.
    */
   async indexDocument(tenantId: string, embedded: ChunksEmbedded): Promise<void> {
+    await withSpan(
+      'kb.index',
+      {
+        'kb.tenant_id': tenantId,
+        'kb.document_id': embedded.documentId,
+        'kb.version': embedded.version,
+      },
+      () => this.indexInSpan(tenantId, embedded),
+    );
+  }
+
+  private async indexInSpan(tenantId: string, embedded: ChunksEmbedded): Promise<void> {
     const { documentId, version } = embedded;
     if (await this.generations.isTombstoned(tenantId, documentId)) {
       this.logger.log(

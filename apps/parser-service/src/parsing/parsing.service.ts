@@ -5,6 +5,7 @@ import {
   type TopicEnvelope,
 } from '@kb/contracts';
 import type { EventProducer } from '@kb/kafka';
+import { withSpan } from '@kb/observability';
 import { putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { recursiveChunkSpans, toChunks } from '../chunking/chunker';
@@ -34,6 +35,18 @@ export class ParsingService {
 
   /** Extracts and chunks one document version. Deterministic, so a replay rewrites the same output. */
   async parse(tenantId: string, document: DocumentUploaded): Promise<ParsedDocument> {
+    return withSpan(
+      'kb.parse',
+      {
+        'kb.tenant_id': tenantId,
+        'kb.document_id': document.documentId,
+        'kb.version': document.version,
+      },
+      () => this.parseInSpan(tenantId, document),
+    );
+  }
+
+  private async parseInSpan(tenantId: string, document: DocumentUploaded): Promise<ParsedDocument> {
     const { documentId, version } = document;
     await this.producer.publish({
       topic: Topics.documentStatus,

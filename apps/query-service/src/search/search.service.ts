@@ -1,6 +1,7 @@
 import type { TenantId } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
 import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
+import { annotateActiveSpan, withSpan } from '@kb/observability';
 import type { VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { searchCacheKey, type SearchCache } from '../cache/search-cache';
@@ -53,9 +54,18 @@ export class SearchService {
    * indexing bumps after every change, so an entry is never served after its content changed.
    */
   async search(tenantId: TenantId, request: SearchRequest): Promise<SearchResponse> {
+    return withSpan(
+      'kb.search',
+      { 'kb.tenant_id': tenantId, 'kb.mode': request.mode, 'kb.top_k': request.topK },
+      () => this.searchInSpan(tenantId, request),
+    );
+  }
+
+  private async searchInSpan(tenantId: TenantId, request: SearchRequest): Promise<SearchResponse> {
     const started = performance.now();
     const key = await this.cacheKey(tenantId, request);
     const cached = key ? await this.cache?.get(key) : undefined;
+    annotateActiveSpan({ 'kb.cache': cached ? 'hit' : key ? 'miss' : 'off' });
     if (cached) {
       return { ...(JSON.parse(cached) as SearchResponse), cache: 'hit', tookMs: elapsed(started) };
     }

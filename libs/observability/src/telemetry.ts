@@ -1,0 +1,98 @@
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+} from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { RedisInstrumentation } from '@opentelemetry/instrumentation-redis';
+import { NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
+
+let sdk: NodeSDK | undefined;
+
+/**
+ * Starts OpenTelemetry for a service. Must run before the instrumented libraries are loaded
+ * (import `@kb/observability/telemetry` first in main.ts). HTTP, gRPC, pg, Redis and kafkajs
+ * are instrumented; kafkajs carries W3C trace context in message headers, so one trace follows a
+ * document through every hop. Spans are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT
+ * (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; otherwise context still propagates and nothing
+ * is sent. OTEL_SDK_DISABLED=true turns it all off.
+ */
+export function startTelemetry(serviceName: string): void {
+  if (sdk || process.env['OTEL_SDK_DISABLED'] === 'true') return;
+  const exporting = Boolean(
+    process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] ?? process.env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+  );
+  sdk = new NodeSDK({
+    resource: resources.resourceFromAttributes({ 'service.name': serviceName }),
+    spanProcessors: exporting
+      ? [new tracing.BatchSpanProcessor(new OTLPTraceExporter(), { scheduledDelayMillis: 500 })]
+      : [],
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (req) => (req.url ?? '').startsWith('/health'),
+      }),
+      new GrpcInstrumentation(),
+      new PgInstrumentation(),
+      new RedisInstrumentation(),
+      new KafkaJsInstrumentation(),
+    ],
+  });
+  sdk.start();
+}
+
+/** Flushes and stops telemetry; called last at shutdown. */
+export async function shutdownTelemetry(): Promise<void> {
+  await sdk?.shutdown().catch(() => undefined);
+  sdk = undefined;
+}
+
+/** Runs `fn` inside a span named for a pipeline step; records failures on the span. */
+export async function withSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: () => Promise<T>,
+): Promise<T> {
+  return trace.getTracer('kb').startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      return await fn();
+    } catch (error) {
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** Adds attributes to the active span (e.g. an id known only once the work is done). */
+export function annotateActiveSpan(attributes: Attributes): void {
+  trace.getActiveSpan()?.setAttributes(attributes);
+}
+
+/** The active trace context as W3C headers, to store beside work that runs later (the outbox). */
+export function captureTraceHeaders(): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier;
+}
+
+/** Runs `fn` in the trace context captured by `captureTraceHeaders`. */
+export function withTraceHeaders<T>(headers: Record<string, string>, fn: () => T): T {
+  return context.with(propagation.extract(ROOT_CONTEXT, headers), fn);
+}
+
+/** The current trace and span ids, for log lines. */
+export function currentTraceIds(): { trace_id: string; span_id: string } | undefined {
+  const span = trace.getActiveSpan();
+  if (!span) return undefined;
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
