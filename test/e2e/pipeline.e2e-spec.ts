@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { Consumer } from 'kafkajs';
 import { Client } from 'pg';
 import { grpcSearch, kbClient } from '../support/grpc-client';
+import { OtlpCollector } from '../support/otlp-collector';
 import { startServices, stopServices, waitReady, type RunningService } from '../support/services';
 import { waitFor } from '../support/wait';
 
@@ -53,6 +54,7 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
   const env = process.env;
   let services: RunningService[] = [];
   let observer: Consumer;
+  const collector = new OtlpCollector();
   const observed: Observed[] = [];
   const blobs = new S3BlobStore({
     endpoint: env['S3_ENDPOINT'],
@@ -68,9 +70,11 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
   beforeAll(async () => {
     const logDir = join(env['KB_HOME'] ?? '/tmp', 'logs', 'e2e');
     mkdirSync(logDir, { recursive: true });
+    const otlpEndpoint = await collector.start();
     services = startServices({
       env: {
         ...env,
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
         CHUNK_SIZE: '300',
         CHUNK_OVERLAP: '60',
         LOG_LEVEL: 'info',
@@ -103,6 +107,7 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
   afterAll(async () => {
     await observer?.disconnect();
     await stopServices(services);
+    await collector.stop();
     await vectors.close();
     blobs.destroy();
   });
@@ -235,6 +240,49 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     const restBody = (await rest.json()) as { hits: Array<{ documentId: string; text: string }> };
     expect(restBody.hits[0]).toMatchObject({ documentId: created.id });
     expect(restBody.hits[0]!.text).toContain('seventy metres');
+  });
+
+  it('links one upload’s spans in every pipeline service under one trace id', async () => {
+    const content = 'Tracing notes: one trace should follow this file through every service.';
+    const created = (await (await upload('traced.txt', content, 'text/plain')).json()) as {
+      id: string;
+    };
+    await waitFor(
+      () => getDocument(created.id),
+      (d) => d.status === 'indexed',
+      60_000,
+    );
+    const pipeline = [
+      'document-service',
+      'parser-service',
+      'embedding-service',
+      'indexing-service',
+    ];
+    const traceSpans = await waitFor(
+      async () => {
+        const ids = new Set(
+          collector.spans
+            .filter((s) => s.attributes['kb.document_id'] === created.id)
+            .map((s) => s.traceId),
+        );
+        return collector.spans.filter((s) => ids.has(s.traceId));
+      },
+      (spans) => pipeline.every((service) => spans.some((s) => s.service === service)),
+      30_000,
+    );
+    expect(new Set(traceSpans.map((s) => s.traceId)).size).toBe(1);
+    const names = traceSpans.map((s) => `${s.service} ${s.name}`);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'parser-service kb.parse',
+        'embedding-service kb.embed',
+        'indexing-service kb.index',
+      ]),
+    );
+    // The upload's own HTTP span is the root; Kafka hops hang below it.
+    expect(traceSpans.some((s) => s.service === 'document-service' && s.parentSpanId === '')).toBe(
+      true,
+    );
   });
 
   it('serves a repeated search from the cache until the index changes', async () => {
