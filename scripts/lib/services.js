@@ -22,37 +22,43 @@ const SERVICES = [
  * passed to `onLine(service, line)` when given.
  */
 function startServices({ env = process.env, ports = {}, logDir, onLine } = {}) {
-  const procs = SERVICES.map((service) => {
-    const port = ports[service.name]?.port ?? service.port;
-    const grpcPort = ports[service.name]?.grpcPort ?? service.grpcPort;
-    const entry = path.join(ROOT, 'apps', service.name, 'dist', 'main.js');
-    if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: run 'npm run build' first`);
-    const child = spawn(process.execPath, [entry], {
-      cwd: ROOT,
-      env: {
-        ...env,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        ...(grpcPort ? { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort) } : {}),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const log = logDir ? fs.createWriteStream(path.join(logDir, `${service.name}.log`)) : undefined;
-    for (const stream of [child.stdout, child.stderr]) {
-      let buffered = '';
-      stream.on('data', (data) => {
-        log?.write(data);
-        if (!onLine) return;
-        buffered += data.toString();
-        const lines = buffered.split('\n');
-        buffered = lines.pop() ?? '';
-        for (const line of lines) onLine(service.name, line);
-      });
-    }
-    child.on('exit', () => log?.end());
-    return { ...service, port, grpcPort, url: `http://127.0.0.1:${port}`, child };
+  return SERVICES.map((service) => startService(service.name, { env, ports, logDir, onLine }));
+}
+
+/** Starts one service by name (also used to restart one in tests); same options as startServices. */
+function startService(name, { env = process.env, ports = {}, logDir, onLine } = {}) {
+  const service = SERVICES.find((s) => s.name === name);
+  if (!service) throw new Error(`unknown service ${name}`);
+  const port = ports[service.name]?.port ?? service.port;
+  const grpcPort = ports[service.name]?.grpcPort ?? service.grpcPort;
+  const entry = path.join(ROOT, 'apps', service.name, 'dist', 'main.js');
+  if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: run 'npm run build' first`);
+  const child = spawn(process.execPath, [entry], {
+    cwd: ROOT,
+    env: {
+      ...env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ...(grpcPort ? { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort) } : {}),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return procs;
+  const log = logDir
+    ? fs.createWriteStream(path.join(logDir, `${service.name}.log`), { flags: 'a' })
+    : undefined;
+  for (const stream of [child.stdout, child.stderr]) {
+    let buffered = '';
+    stream.on('data', (data) => {
+      log?.write(data);
+      if (!onLine) return;
+      buffered += data.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) onLine(service.name, line);
+    });
+  }
+  child.on('exit', () => log?.end());
+  return { ...service, port, grpcPort, url: `http://127.0.0.1:${port}`, child };
 }
 
 /** Resolves when every service answers its readiness probe; rejects on timeout or early exit. */
@@ -98,4 +104,4 @@ async function stopServices(procs, graceMs = 15_000) {
   );
 }
 
-module.exports = { SERVICES, startServices, waitReady, stopServices, ROOT };
+module.exports = { SERVICES, startServices, startService, waitReady, stopServices, ROOT };

@@ -2,5 +2,5 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const launcher = require('../../scripts/lib/services.js') as typeof import('./services.d');
 
-export const { startServices, waitReady, stopServices } = launcher;
+export const { startServices, startService, waitReady, stopServices } = launcher;
 export type { RunningService } from './services.d';
