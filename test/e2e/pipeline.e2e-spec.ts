@@ -7,6 +7,7 @@ import { Topics, kbv1, parsedDocumentSchema } from '@kb/contracts';
 import { createKafka } from '@kb/kafka';
 import { S3BlobStore } from '@kb/storage';
 import { PgVectorStore } from '@kb/vector-store';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +15,13 @@ import type { Consumer } from 'kafkajs';
 import { Client } from 'pg';
 import { grpcSearch, kbClient } from '../support/grpc-client';
 import { OtlpCollector } from '../support/otlp-collector';
-import { startServices, stopServices, waitReady, type RunningService } from '../support/services';
+import {
+  startService,
+  startServices,
+  stopServices,
+  waitReady,
+  type RunningService,
+} from '../support/services';
 import { waitFor } from '../support/wait';
 
 jest.setTimeout(240_000);
@@ -397,6 +404,53 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
       headers: { 'x-tenant-id': TENANT },
     });
     expect(again.status).toBe(404);
+  });
+
+  it('keeps document-service unready while its migrations are pending', async () => {
+    const schema = `ready_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+    const readyEnv = {
+      ...env,
+      DB_SCHEMA: schema,
+      MIGRATE_ON_START: 'false',
+      KAFKA_GROUP_ID: `ready-${schema}`,
+    };
+    const service = startService('document-service', {
+      env: readyEnv,
+      ports: { 'document-service': { port: 4111 } },
+    });
+    try {
+      const probe = async () => {
+        const response = await fetch('http://127.0.0.1:4111/health/ready').catch(() => undefined);
+        return response
+          ? {
+              status: response.status,
+              body: (await response.json()) as {
+                error?: { details?: { checks?: Record<string, boolean> } };
+              },
+            }
+          : undefined;
+      };
+      const unready = await waitFor(
+        probe,
+        (r) => r?.status === 503 && r.body.error?.details?.checks?.['kafka-consumer'] === true,
+        60_000,
+      );
+      expect(unready!.body.error!.details!.checks).toMatchObject({
+        postgres: true,
+        migrations: false,
+      });
+      execFileSync(process.execPath, ['apps/document-service/dist/migrate.js'], {
+        env: readyEnv,
+        stdio: 'ignore',
+      });
+      expect((await waitFor(probe, (r) => r?.status === 200, 30_000))!.status).toBe(200);
+    } finally {
+      await stopServices([service]);
+      const pg = new Client({ connectionString: env['DATABASE_URL'] });
+      await pg.connect();
+      await pg.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await pg.end();
+    }
   });
 
   it('does not show one tenant’s chunks to another', async () => {

@@ -2,11 +2,13 @@ import { Topics, toTenantId } from '@kb/contracts';
 import { HealthController, READINESS_CHECKS, Readiness } from '@kb/http';
 import { EVENT_CONSUMERS, EventConsumer, EventConsumersHost, consumerLog } from '@kb/kafka';
 import type { Kafka } from 'kafkajs';
+import { pendingMigrations } from '@kb/database';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { sql, type Kysely } from 'kysely';
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
 import { DocumentsController } from './documents/documents.controller';
+import { migrations } from './migrations';
 import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
 import { OutboxRelay } from './outbox/outbox.relay';
@@ -61,6 +63,12 @@ export class AppModule {
           inject: [DB, EventConsumersHost],
           useFactory: (db: Kysely<DocumentDatabase>, consumers: EventConsumersHost) => [
             { name: 'postgres', check: async () => (await sql`select 1`.execute(db), true) },
+            // Not ready while the Helm hook (or a newer replica) has migrations left to apply.
+            {
+              name: 'migrations',
+              check: async () =>
+                (await pendingMigrations(db, config.DB_SCHEMA, migrations)).length === 0,
+            },
             { name: 'kafka-consumer', check: async () => consumers.allJoined },
           ],
         },
