@@ -320,6 +320,15 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     const afterIndexing = await search();
     expect(afterIndexing.cache).toBe('miss');
     expect(afterIndexing.hits[0]!.text).toContain('Bright comets');
+
+    // Prometheus scrape endpoints carry the suite's metrics.
+    const queryMetrics = await (await fetch(`${queryUrl}/metrics`)).text();
+    expect(queryMetrics).toMatch(/kb_search_requests_total\{[^}]*cache="hit"[^}]*\} [1-9]/);
+    expect(queryMetrics).toMatch(/kb_search_duration_ms_bucket/);
+    const indexingMetrics = await (
+      await fetch(`http://127.0.0.1:${PORTS['indexing-service'].port}/metrics`)
+    ).text();
+    expect(indexingMetrics).toMatch(/kb_chunks_indexed_total(\{[^}]*\})? [1-9]/);
   });
 
   it('answers a second upload of the same content with the first document', async () => {

@@ -1,5 +1,5 @@
 import { Topics, toTenantId } from '@kb/contracts';
-import { HealthController, READINESS_CHECKS, Readiness } from '@kb/http';
+import { HealthController, MetricsController, READINESS_CHECKS, Readiness } from '@kb/http';
 import { EVENT_CONSUMERS, EventConsumer, EventConsumersHost, consumerLog } from '@kb/kafka';
 import type { Kafka } from 'kafkajs';
 import { pendingMigrations } from '@kb/database';
@@ -32,7 +32,7 @@ export class AppModule {
         // Larger uploads are refused with 413 before anything is stored.
         MulterModule.register({ limits: { fileSize: config.MAX_UPLOAD_BYTES, files: 1 } }),
       ],
-      controllers: [DocumentsController, HealthController],
+      controllers: [DocumentsController, HealthController, MetricsController],
       providers: [
         DocumentsRepository,
         DocumentsService,

@@ -2,6 +2,7 @@ import type { EmbeddingProvider } from '@kb/embeddings';
 import {
   CLOSERS,
   HealthController,
+  MetricsController,
   READINESS_CHECKS,
   Readiness,
   ResourceCloser,
@@ -41,7 +42,7 @@ export class AppModule {
     ];
     return {
       module: AppModule,
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController],
       providers: [
         { provide: EMBEDDING_CONFIG, useValue: deps.config },
         { provide: KAFKA, useValue: deps.kafka },

@@ -1,6 +1,7 @@
 import {
   CLOSERS,
   HealthController,
+  MetricsController,
   READINESS_CHECKS,
   Readiness,
   ResourceCloser,
@@ -53,7 +54,7 @@ export class AppModule {
     ];
     return {
       module: AppModule,
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController],
       providers: [
         { provide: INDEXING_CONFIG, useValue: deps.config },
         { provide: KAFKA, useValue: deps.kafka },

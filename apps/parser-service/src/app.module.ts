@@ -10,6 +10,7 @@ import { Topics } from '@kb/contracts';
 import {
   CLOSERS,
   HealthController,
+  MetricsController,
   READINESS_CHECKS,
   Readiness,
   ResourceCloser,
@@ -35,7 +36,7 @@ export class AppModule {
     const closers: Closer[] = [() => deps.producer.disconnect(), () => deps.blobs.destroy()];
     return {
       module: AppModule,
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController],
       providers: [
         { provide: PARSER_CONFIG, useValue: deps.config },
         { provide: KAFKA, useValue: deps.kafka },

@@ -2,6 +2,7 @@ import type { EmbeddingProvider } from '@kb/embeddings';
 import {
   CLOSERS,
   HealthController,
+  MetricsController,
   READINESS_CHECKS,
   Readiness,
   ResourceCloser,
@@ -44,7 +45,7 @@ export class AppModule {
     ];
     return {
       module: AppModule,
-      controllers: [SearchController, HealthController],
+      controllers: [SearchController, HealthController, MetricsController],
       providers: [
         { provide: QUERY_CONFIG, useValue: deps.config },
         { provide: EMBEDDING_PROVIDER, useValue: deps.provider },

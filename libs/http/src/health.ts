@@ -1,4 +1,6 @@
-import { Controller, Get, HttpCode, Inject, Injectable } from '@nestjs/common';
+import { serveMetrics } from '@kb/observability';
+import { Controller, Get, HttpCode, Inject, Injectable, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { ApiError } from './api-error';
 
 /** A readiness condition: a name and a probe that resolves true when satisfied. */
@@ -39,5 +41,16 @@ export class HealthController {
       throw new ApiError(503, 'not_ready', 'service is not ready', { checks });
     }
     return { status: 'ready', checks };
+  }
+}
+
+/** Prometheus scrape endpoint: the process's OpenTelemetry metrics in text exposition format. */
+@Controller('metrics')
+export class MetricsController {
+  @Get()
+  metrics(@Req() request: Request, @Res() response: Response): void {
+    if (!serveMetrics(request, response)) {
+      throw new ApiError(404, 'metrics_disabled', 'telemetry is disabled (OTEL_SDK_DISABLED=true)');
+    }
   }
 }

@@ -1,8 +1,20 @@
 import { deadLetterTopic, parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
 import { backOff } from 'exponential-backoff';
 import { Partitioners, type Consumer, type Kafka, type KafkaMessage } from 'kafkajs';
+import { meter } from '@kb/observability';
 import { isPermanent } from './errors';
 import { ensureTopics } from './kafka';
+
+const handled = meter().createCounter('kb_events_handled_total', {
+  description: 'Kafka messages handled successfully, by topic and consumer group',
+});
+const deadLettered = meter().createCounter('kb_events_dead_lettered_total', {
+  description: 'Kafka messages sent to a dead-letter topic, by topic, group and reason',
+});
+const handleDuration = meter().createHistogram('kb_event_handle_duration_ms', {
+  description: 'Time to handle one message, retries included',
+  unit: 'ms',
+});
 
 export type EventHandler<T extends Topic> = (event: TopicEnvelope<T>) => Promise<void>;
 
@@ -101,6 +113,8 @@ export class EventConsumer {
       return;
     }
     const handler = this.options.handlers[topic] as EventHandler<Topic>;
+    const started = performance.now();
+    const labels = { topic, group: this.options.groupId };
     try {
       await backOff(() => handler(envelope), {
         numOfAttempts: this.options.maxAttempts ?? 5,
@@ -119,14 +133,22 @@ export class EventConsumer {
           return true;
         },
       });
+      handled.add(1, labels);
     } catch (error) {
       const reason = isPermanent(error) ? error.reason : 'retries_exhausted';
       await this.deadLetter(message, { topic, key, reason, error: errorMessage(error), envelope });
+    } finally {
+      handleDuration.record(performance.now() - started, labels);
     }
   }
 
   private async deadLetter(message: KafkaMessage, letter: DeadLetter): Promise<void> {
     this.options.log?.('message dead-lettered', { ...letter, envelope: undefined });
+    deadLettered.add(1, {
+      topic: letter.topic,
+      group: this.options.groupId,
+      reason: letter.reason,
+    });
     await this.dlqProducer.send({
       topic: deadLetterTopic(this.options.groupId),
       acks: -1,

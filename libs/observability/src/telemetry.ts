@@ -1,11 +1,15 @@
 import {
   context,
+  metrics,
   propagation,
   ROOT_CONTEXT,
   SpanStatusCode,
   trace,
   type Attributes,
+  type Meter,
 } from '@opentelemetry/api';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -15,6 +19,7 @@ import { RedisInstrumentation } from '@opentelemetry/instrumentation-redis';
 import { NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
 
 let sdk: NodeSDK | undefined;
+let prometheus: PrometheusExporter | undefined;
 
 /**
  * Starts OpenTelemetry for a service. Must run before the instrumented libraries are loaded
@@ -22,15 +27,19 @@ let sdk: NodeSDK | undefined;
  * are instrumented; kafkajs carries W3C trace context in message headers, so one trace follows a
  * document through every hop. Spans are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT
  * (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; otherwise context still propagates and nothing
- * is sent. OTEL_SDK_DISABLED=true turns it all off.
+ * is sent. Metrics are served for Prometheus by `GET /metrics` (see `serveMetrics`).
+ * OTEL_SDK_DISABLED=true turns it all off.
  */
 export function startTelemetry(serviceName: string): void {
   if (sdk || process.env['OTEL_SDK_DISABLED'] === 'true') return;
   const exporting = Boolean(
     process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] ?? process.env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
   );
+  // Metrics are pulled by Prometheus from each service's own HTTP port (GET /metrics).
+  prometheus = new PrometheusExporter({ preventServerStart: true });
   sdk = new NodeSDK({
     resource: resources.resourceFromAttributes({ 'service.name': serviceName }),
+    metricReaders: [prometheus],
     spanProcessors: exporting
       ? [new tracing.BatchSpanProcessor(new OTLPTraceExporter(), { scheduledDelayMillis: 500 })]
       : [],
@@ -47,10 +56,23 @@ export function startTelemetry(serviceName: string): void {
   sdk.start();
 }
 
+/** The suite's meter: counters and histograms named `kb_*` (see docs/adr/0006). */
+export function meter(): Meter {
+  return metrics.getMeter('kb');
+}
+
+/** Writes the Prometheus text exposition of this process's metrics; false when telemetry is off. */
+export function serveMetrics(request: IncomingMessage, response: ServerResponse): boolean {
+  if (!prometheus) return false;
+  prometheus.getMetricsRequestHandler(request, response);
+  return true;
+}
+
 /** Flushes and stops telemetry; called last at shutdown. */
 export async function shutdownTelemetry(): Promise<void> {
   await sdk?.shutdown().catch(() => undefined);
   sdk = undefined;
+  prometheus = undefined;
 }
 
 /** Runs `fn` inside a span named for a pipeline step; records failures on the span. */

@@ -1,6 +1,6 @@
 import { STATUS_RANK } from './document.model';
 import type { DocumentStatusChanged, TenantId } from '@kb/contracts';
-import { annotateActiveSpan } from '@kb/observability';
+import { annotateActiveSpan, meter } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
@@ -26,6 +26,10 @@ export interface DocumentPage {
   items: DocumentView[];
   nextCursor: string | null;
 }
+
+const uploads = meter().createCounter('kb_documents_uploaded_total', {
+  description: 'Uploads, by outcome (created or duplicate)',
+});
 
 /** Content-addressed blob key: identical uploads share one object. */
 export const blobKeyFor = (sha256: string): string => `blobs/sha256/${sha256}`;
@@ -53,6 +57,7 @@ export class DocumentsService {
     const sha256 = createHash('sha256').update(file.buffer).digest('hex');
     const existing = await this.repository.findBySha256(tenantId, sha256);
     if (existing) {
+      uploads.add(1, { outcome: 'duplicate' });
       return { ...existing, duplicate: true };
     }
     const blobKey = blobKeyFor(sha256);
@@ -73,6 +78,7 @@ export class DocumentsService {
       now: this.clock(),
     });
     annotateActiveSpan({ 'kb.tenant_id': tenantId, 'kb.document_id': document.id });
+    uploads.add(1, { outcome: 'created' });
     this.outbox.wake();
     return document;
   }

@@ -6,7 +6,7 @@ import {
 } from '@kb/contracts';
 import { embedInBatches, type EmbeddingProvider } from '@kb/embeddings';
 import type { EventProducer } from '@kb/kafka';
-import { withSpan } from '@kb/observability';
+import { meter, withSpan } from '@kb/observability';
 import { getJson, putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EMBEDDING_CONFIG, type EmbeddingServiceConfig } from '../config/embedding.config';
@@ -19,6 +19,14 @@ export const embeddingsKey = (
   version: number,
   model: string,
 ) => `derived/${tenantId}/${documentId}/v${version}/embeddings.${model}.json`;
+
+const chunksEmbedded = meter().createCounter('kb_chunks_embedded_total', {
+  description: 'Chunks embedded, by model',
+});
+const embeddingDuration = meter().createHistogram('kb_embedding_duration_ms', {
+  description: 'Time to embed one document version (all its batches), by model',
+  unit: 'ms',
+});
 
 @Injectable()
 export class EmbeddingService {
@@ -68,6 +76,8 @@ export class EmbeddingService {
       dimension: this.provider.dimension,
       chunks: document.chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] ?? [] })),
     };
+    chunksEmbedded.add(output.chunks.length, { model: this.provider.model });
+    embeddingDuration.record(performance.now() - started, { model: this.provider.model });
     const key = embeddingsKey(tenantId, documentId, version, this.provider.model);
     await putJson(this.blobs, key, output);
     await this.producer.publish({

@@ -5,7 +5,7 @@ import {
   type TopicEnvelope,
 } from '@kb/contracts';
 import type { EventProducer } from '@kb/kafka';
-import { withSpan } from '@kb/observability';
+import { meter, withSpan } from '@kb/observability';
 import { getJson, type BlobStore } from '@kb/storage';
 import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import type { VectorRecord, VectorStore } from '@kb/vector-store';
@@ -17,6 +17,13 @@ import {
   LEXICAL_INDEX,
   VECTOR_STORE,
 } from '../platform/tokens';
+
+const chunksIndexed = meter().createCounter('kb_chunks_indexed_total', {
+  description: 'Chunks written to the vector store and the lexical index',
+});
+const documentsRemoved = meter().createCounter('kb_documents_removed_total', {
+  description: 'Deleted documents removed from the indexes',
+});
 
 @Injectable()
 export class IndexingService {
@@ -93,6 +100,7 @@ export class IndexingService {
       key: documentId,
       payload: { documentId, version, status: 'indexed', chunkCount: records.length },
     });
+    chunksIndexed.add(records.length);
     this.logger.log(
       `indexed document ${documentId} v${version}: ${records.length} vectors, ${removed} old removed`,
     );
@@ -112,6 +120,7 @@ export class IndexingService {
       this.lexical.deleteDocument(tenantId, documentId),
     ]);
     await this.generations.bump(tenantId);
+    documentsRemoved.add(1);
     this.logger.log(`deleted document ${documentId}: ${vectors} vectors, ${lexical} lexical rows`);
     return { vectors, lexical };
   }

@@ -1,7 +1,7 @@
 import type { TenantId } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
 import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
-import { annotateActiveSpan, withSpan } from '@kb/observability';
+import { annotateActiveSpan, meter, withSpan } from '@kb/observability';
 import type { VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { searchCacheKey, type SearchCache } from '../cache/search-cache';
@@ -29,6 +29,17 @@ type Candidate = Omit<SearchHit, 'score' | 'strategies'>;
  * fusion both need lists deep enough to overlap (docs/adr/0005).
  */
 const HYBRID_CANDIDATES = 100;
+const searches = meter().createCounter('kb_search_requests_total', {
+  description: 'Searches by mode, cache outcome and whether they were degraded',
+});
+const searchDuration = meter().createHistogram('kb_search_duration_ms', {
+  description: 'Search latency inside the service',
+  unit: 'ms',
+});
+const searchResults = meter().createHistogram('kb_search_results', {
+  description: 'Hits returned per search',
+});
+
 const elapsed = (started: number): number => Math.round((performance.now() - started) * 100) / 100;
 const keyOf = (c: Candidate): string => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`;
 
@@ -54,11 +65,20 @@ export class SearchService {
    * indexing bumps after every change, so an entry is never served after its content changed.
    */
   async search(tenantId: TenantId, request: SearchRequest): Promise<SearchResponse> {
-    return withSpan(
+    const response = await withSpan(
       'kb.search',
       { 'kb.tenant_id': tenantId, 'kb.mode': request.mode, 'kb.top_k': request.topK },
       () => this.searchInSpan(tenantId, request),
     );
+    const labels = {
+      mode: response.mode,
+      cache: response.cache,
+      degraded: String(response.degraded),
+    };
+    searches.add(1, labels);
+    searchDuration.record(response.tookMs, labels);
+    searchResults.record(response.hits.length, { mode: response.mode });
+    return response;
   }
 
   private async searchInSpan(tenantId: TenantId, request: SearchRequest): Promise<SearchResponse> {
