@@ -34,6 +34,7 @@ module.exports = {
       testMatch: ['<rootDir>/{apps,libs}/*/test/**/*.int-spec.ts'],
       setupFiles: ['<rootDir>/test/support/require-infra.js'],
     },
+    { ...common, displayName: 'deploy', testMatch: ['<rootDir>/test/deploy/**/*.deploy-spec.ts'] },
     {
       ...common,
       displayName: 'e2e',
