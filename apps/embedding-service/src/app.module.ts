@@ -75,6 +75,7 @@ export class AppModule {
           inject: [EventConsumersHost],
           useFactory: (consumers: EventConsumersHost) => [
             { name: 'kafka-consumer', check: async () => consumers.allJoined },
+            { name: 's3', check: async () => (await deps.blobs.ping(), true) },
           ],
         },
       ],

@@ -90,6 +90,9 @@ export class AppModule {
           inject: [EventConsumersHost],
           useFactory: (consumers: EventConsumersHost) => [
             { name: 'kafka-consumer', check: async () => consumers.allJoined },
+            { name: 'vector-store', check: async () => (await deps.vectors.ping(), true) },
+            { name: 'lexical-index', check: async () => (await deps.lexical.ping(), true) },
+            { name: 's3', check: async () => (await deps.blobs.ping(), true) },
           ],
         },
       ],

@@ -63,6 +63,14 @@ export class AppModule {
           inject: [KnowledgeBaseGrpcServer],
           useFactory: (grpc: KnowledgeBaseGrpcServer) => [
             { name: 'grpc', check: async () => grpc.port !== undefined },
+            // Ready while either index answers: with one down, searches degrade instead of failing.
+            {
+              name: 'search-backend',
+              check: async () =>
+                (await Promise.allSettled([deps.vectors.ping(), deps.lexical.ping()])).some(
+                  (r) => r.status === 'fulfilled',
+                ),
+            },
           ],
         },
       ],

@@ -23,5 +23,7 @@ export interface LexicalIndex {
   search(tenantId: string, query: string, topK: number): Promise<LexicalMatch[]>;
   deleteDocument(tenantId: string, documentId: string, keepVersion?: number): Promise<number>;
   countDocument(tenantId: string, documentId: string): Promise<number>;
+  /** Resolves when the index answers (readiness). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

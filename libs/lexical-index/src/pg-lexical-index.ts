@@ -124,6 +124,10 @@ export class PgLexicalIndex implements LexicalIndex {
     return Number(rows[0]?.n ?? 0);
   }
 
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

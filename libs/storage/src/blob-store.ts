@@ -8,6 +8,8 @@ export interface BlobStore {
   get(key: string): Promise<Buffer>;
   exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
+  /** Resolves when the bucket is reachable (readiness). */
+  ping(): Promise<void>;
 }
 
 export async function putJson(store: BlobStore, key: string, value: unknown): Promise<void> {

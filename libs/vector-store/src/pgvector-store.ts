@@ -129,6 +129,10 @@ export class PgVectorStore implements VectorStore {
     return Number(rows[0]?.n ?? 0);
   }
 
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

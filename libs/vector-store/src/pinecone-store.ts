@@ -93,6 +93,10 @@ export class PineconeStore implements VectorStore {
     return (await this.listDocumentIds(namespace, documentId)).length;
   }
 
+  async ping(): Promise<void> {
+    await this.index.describeIndexStats();
+  }
+
   async close(): Promise<void> {}
 
   /** Lists ids by prefix: serverless indexes cannot delete by metadata filter. */

@@ -33,6 +33,8 @@ export interface VectorStore {
   /** Removes a document's vectors, or only those of versions other than `keepVersion`. Returns how many went. */
   deleteDocument(namespace: string, documentId: string, keepVersion?: number): Promise<number>;
   countDocument(namespace: string, documentId: string): Promise<number>;
+  /** Resolves when the backend answers (readiness). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

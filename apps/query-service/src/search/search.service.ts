@@ -172,7 +172,9 @@ export class SearchService {
   }
 
   private async semantic(tenantId: TenantId, query: string, topK: number) {
-    const [vector] = await this.embedder.embed([query]);
+    const [vector] = await withSpan('kb.embed_query', { 'kb.model': this.embedder.model }, () =>
+      this.embedder.embed([query]),
+    );
     if (!vector) throw new Error('embedding provider returned no vector');
     return this.vectors.query(tenantId, { vector, topK });
   }
