@@ -292,6 +292,41 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     );
   });
 
+  it('traces a gRPC search through the cache, the query embedding, vector and BM25 search', async () => {
+    const client = kbClient(`127.0.0.1:${PORTS['query-service'].grpcPort}`);
+    await grpcSearch(client, TENANT, { query: 'spacecraft transfer orbits traced', topK: 2 });
+    client.close();
+    const searchSpans = await waitFor(
+      async () => {
+        const root = collector.spans.find(
+          (s) => s.name === 'kb.search' && s.attributes['kb.tenant_id'] === TENANT,
+        );
+        return root ? collector.spans.filter((s) => s.traceId === root.traceId) : [];
+      },
+      (spans) =>
+        spans.some((s) => s.name === 'kb.embed_query') &&
+        spans.filter((s) => s.name.startsWith('pg')).length >= 2,
+      30_000,
+    );
+    const names = searchSpans.map((s) => s.name);
+    // gRPC server span, cache lookups, the query embedding, then pgvector (BEGIN … SELECT) and BM25 (WITH …).
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'grpc.kb.v1.KnowledgeBase/Search',
+        'kb.search',
+        'redis-GET',
+        'redis-SET',
+        'kb.embed_query',
+      ]),
+    );
+    expect(
+      names.filter(
+        (n) => n.startsWith('pg.query:SELECT postgres') || n.startsWith('pg.query:WITH'),
+      ),
+    ).toHaveLength(2);
+    expect(searchSpans.every((s) => s.service === 'query-service')).toBe(true);
+  });
+
   it('serves a repeated search from the cache until the index changes', async () => {
     const search = async () => {
       const response = await fetch(`${queryUrl}/v1/search`, {
@@ -459,6 +494,37 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
       await pg.connect();
       await pg.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await pg.end();
+    }
+  });
+
+  it('answers with BM25 results marked degraded when the vector store is unreachable', async () => {
+    const { REDIS_URL: _noCache, ...withoutCache } = env;
+    const degradedEnv = {
+      ...withoutCache,
+      VECTOR_DATABASE_URL: 'postgres://postgres:postgres@127.0.0.1:1/postgres',
+    };
+    const service = startService('query-service', {
+      env: degradedEnv,
+      ports: { 'query-service': { port: 4112, grpcPort: 50152 } },
+    });
+    try {
+      await waitReady([service], 120_000);
+      const response = await fetch('http://127.0.0.1:4112/v1/search', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-tenant-id': TENANT },
+        body: JSON.stringify({ query: 'Hohmann transfer between orbits', topK: 3 }),
+      });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as {
+        degraded: boolean;
+        degradedReason: string;
+        hits: Array<{ text: string; strategies: string[] }>;
+      };
+      expect(body).toMatchObject({ degraded: true, degradedReason: 'vector_search_unavailable' });
+      expect(body.hits[0]!.text).toContain('Hohmann transfer');
+      expect(body.hits.every((h) => h.strategies.join() === 'lexical')).toBe(true);
+    } finally {
+      await stopServices([service]);
     }
   });
 

@@ -19,7 +19,13 @@ async function main(): Promise<void> {
     threads: config.EMBEDDING_THREADS,
   });
   const vectors = vectorStoreFromEnv(config);
-  await vectors.ensureReady(provider.dimension);
+  // Start even when the vector store is down: searches then degrade to BM25 results.
+  await vectors.ensureReady(provider.dimension).catch((error: unknown) => {
+    logger.warn(
+      `vector store not ready at boot, searches will be degraded: ${String(error)}`,
+      'Bootstrap',
+    );
+  });
   const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
   const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
   const cache = config.REDIS_URL

@@ -25,6 +25,8 @@ export class PgVectorStore implements VectorStore {
     if (!Number.isInteger(dimension) || dimension <= 0)
       throw new Error(`bad dimension ${dimension}`);
     const table = `${TABLE}_${dimension}`;
+    // Known before the DDL runs: a reader whose store is down at boot still knows its table.
+    this.dimension = dimension;
     await this.pool.query('CREATE EXTENSION IF NOT EXISTS vector');
     await this.pool.query(`
       CREATE TABLE IF NOT EXISTS ${table} (
