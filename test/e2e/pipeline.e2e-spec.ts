@@ -13,7 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Consumer } from 'kafkajs';
 import { Client } from 'pg';
-import { grpcSearch, kbClient } from '../support/grpc-client';
+import { grpcRetrieveContext, grpcSearch, kbClient } from '../support/grpc-client';
 import { OtlpCollector } from '../support/otlp-collector';
 import {
   startService,
@@ -526,6 +526,47 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     } finally {
       await stopServices([service]);
     }
+  });
+
+  it('retrieves context for a question within the token budget, with citations', async () => {
+    const client = kbClient(`127.0.0.1:${PORTS['query-service'].grpcPort}`);
+    const context = await grpcRetrieveContext(client, TENANT, {
+      question: 'How did the orbiter slow down at Venus without propellant?',
+      tokenBudget: 400,
+      candidates: 10,
+    });
+    client.close();
+    expect(context.tokensUsed).toBeLessThanOrEqual(400);
+    expect(context.passages.length).toBeGreaterThan(0);
+    expect(context.passages.map((p) => p.citation)).toEqual(context.passages.map((_, i) => i + 1));
+    const venus = context.passages.find((p) => p.text.includes('forty-one times'));
+    expect(venus).toMatchObject({ documentVersion: 1, title: 'title of missions.md' });
+    expect(DOCUMENT.slice(venus!.startOffset, venus!.endOffset)).toBe(venus!.text); // blank lines restored
+
+    const rest = await fetch(`${queryUrl}/v1/context`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-tenant-id': TENANT },
+      body: JSON.stringify({ question: 'deep-space antenna size', tokenBudget: 10 }),
+    });
+    expect(rest.status).toBe(400);
+    expect(await rest.json()).toMatchObject({
+      error: { code: 'invalid_argument', message: expect.stringMatching(/tokenBudget/) },
+    });
+
+    const tool = (await (await fetch(`${queryUrl}/v1/tools/search_knowledge_base`)).json()) as {
+      type: string;
+      function: {
+        name: string;
+        parameters: { required: string[]; properties: Record<string, unknown> };
+      };
+    };
+    expect(tool).toMatchObject({ type: 'function', function: { name: 'search_knowledge_base' } });
+    expect(tool.function.parameters.required).toEqual(['query']);
+    expect(Object.keys(tool.function.parameters.properties).sort()).toEqual([
+      'mode',
+      'query',
+      'topK',
+    ]);
   });
 
   it('does not show one tenant’s chunks to another', async () => {

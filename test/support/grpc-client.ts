@@ -19,3 +19,19 @@ export function grpcSearch(
     ),
   );
 }
+
+export function grpcRetrieveContext(
+  client: kbv1.KnowledgeBaseClient,
+  tenantId: string,
+  request: Partial<kbv1.RetrieveContextRequest>,
+): Promise<kbv1.RetrieveContextResponse> {
+  const metadata = new Metadata();
+  metadata.set('x-tenant-id', tenantId);
+  return new Promise((resolve, reject) =>
+    client.retrieveContext(
+      kbv1.RetrieveContextRequest.fromPartial(request),
+      metadata,
+      (error, response) => (error ? reject(error) : resolve(response)),
+    ),
+  );
+}

@@ -20,6 +20,8 @@ import {
   SEARCH_CACHE,
   VECTOR_STORE,
 } from './platform/tokens';
+import { ContextController } from './context/context.controller';
+import { ContextService } from './context/context.service';
 import { SearchController } from './search/search.controller';
 import { KnowledgeBaseGrpcServer } from './search/search.grpc';
 import { SearchService } from './search/search.service';
@@ -45,7 +47,7 @@ export class AppModule {
     ];
     return {
       module: AppModule,
-      controllers: [SearchController, HealthController, MetricsController],
+      controllers: [SearchController, ContextController, HealthController, MetricsController],
       providers: [
         { provide: QUERY_CONFIG, useValue: deps.config },
         { provide: EMBEDDING_PROVIDER, useValue: deps.provider },
@@ -56,6 +58,7 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         SearchService,
+        ContextService,
         KnowledgeBaseGrpcServer,
         Readiness,
         {

@@ -17,7 +17,9 @@ import {
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
 import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
+import type { z } from 'zod';
 import { searchRequestSchema, type SearchMode } from './search.model';
+import { ContextService, retrieveContextSchema } from '../context/context.service';
 import { SearchService } from './search.service';
 
 const MODES: Record<kbv1.SearchMode, SearchMode | undefined> = {
@@ -52,10 +54,12 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
 
   constructor(
     private readonly search: SearchService,
+    private readonly context: ContextService,
     @Inject(QUERY_CONFIG) private readonly config: QueryConfig,
   ) {
     const implementation: kbv1.KnowledgeBaseServer = {
       search: (call, callback) => void this.handleSearch(call, callback),
+      retrieveContext: (call, callback) => void this.handleRetrieveContext(call, callback),
     };
     this.server.addService(kbv1.KnowledgeBaseService, implementation);
   }
@@ -81,26 +85,46 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
     await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
   }
 
+  private async handleRetrieveContext(
+    call: ServerUnaryCall<kbv1.RetrieveContextRequest, kbv1.RetrieveContextResponse>,
+    callback: sendUnaryData<kbv1.RetrieveContextResponse>,
+  ): Promise<void> {
+    try {
+      const tenantId = tenantOf(call.metadata);
+      const request = validated(retrieveContextSchema, {
+        question: call.request.question,
+        tokenBudget: call.request.tokenBudget,
+        candidates: call.request.candidates,
+        mode: MODES[call.request.mode],
+      });
+      const response = await this.context.retrieve(tenantId, request);
+      callback(null, {
+        passages: response.passages,
+        tokensUsed: response.tokensUsed,
+        tokenBudget: response.tokenBudget,
+        truncated: response.truncated,
+        degraded: response.degraded,
+        degradedReason: response.degradedReason ?? '',
+      });
+    } catch (error) {
+      callback(toServiceError(error, this.logger));
+    }
+  }
+
   private async handleSearch(
     call: ServerUnaryCall<kbv1.SearchRequest, kbv1.SearchResponse>,
     callback: sendUnaryData<kbv1.SearchResponse>,
   ): Promise<void> {
     try {
       const tenantId = tenantOf(call.metadata);
-      const request = searchRequestSchema.safeParse({
+      const request = validated(searchRequestSchema, {
         query: call.request.query,
         topK: call.request.topK,
         knowledgeBaseIds: call.request.knowledgeBaseIds,
         mode: MODES[call.request.mode],
         fusion: FUSIONS[call.request.fusion],
       });
-      if (!request.success) {
-        const message = request.error.issues
-          .map((i) => `${i.path.join('.')}: ${i.message}`)
-          .join('; ');
-        throw new ApiError(400, 'invalid_argument', message);
-      }
-      const response = await this.search.search(tenantId, request.data);
+      const response = await this.search.search(tenantId, request);
       callback(null, {
         tookMs: response.tookMs,
         degraded: response.degraded,
@@ -122,6 +146,16 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
       callback(toServiceError(error, this.logger));
     }
   }
+}
+
+/** Validates a request like the REST edge does; failures become INVALID_ARGUMENT. */
+function validated<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const message = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ApiError(400, 'invalid_argument', message);
+  }
+  return result.data;
 }
 
 function tenantOf(metadata: Metadata): TenantId {

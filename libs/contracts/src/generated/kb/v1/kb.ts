@@ -110,6 +110,43 @@ export function searchModeToJSON(object: SearchMode): string {
   }
 }
 
+export interface RetrieveContextRequest {
+  /** The question the context should answer. Required. */
+  question: string;
+  /** Upper bound on the passages' size in tokens (estimated), 64..32000; 0 means 2000. */
+  tokenBudget: number;
+  /** Chunks retrieved before merging and packing, 1..100; 0 means 20. */
+  candidates: number;
+  mode: SearchMode;
+}
+
+export interface RetrieveContextResponse {
+  passages: Passage[];
+  tokensUsed: number;
+  tokenBudget: number;
+  /** True when a passage was cut to fit the budget. */
+  truncated: boolean;
+  degraded: boolean;
+  degradedReason: string;
+}
+
+export interface Passage {
+  /** 1-based; cite as [n]. */
+  citation: number;
+  documentId: string;
+  documentVersion: number;
+  title: string;
+  /** The chunk range merged into this passage, inclusive. */
+  firstChunkIndex: number;
+  lastChunkIndex: number;
+  /** Character offsets into the document's extracted text. */
+  startOffset: number;
+  endOffset: number;
+  text: string;
+  score: number;
+  tokens: number;
+}
+
 export interface SearchRequest {
   /** Natural-language query text. Required. */
   query: string;
@@ -151,6 +188,553 @@ export interface SearchHit {
   /** The strategies that found this chunk: "semantic", "lexical". */
   strategies: string[];
 }
+
+function createBaseRetrieveContextRequest(): RetrieveContextRequest {
+  return { question: "", tokenBudget: 0, candidates: 0, mode: 0 };
+}
+
+export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
+  encode(message: RetrieveContextRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.question !== "") {
+      writer.uint32(10).string(message.question);
+    }
+    if (message.tokenBudget !== 0) {
+      writer.uint32(16).uint32(message.tokenBudget);
+    }
+    if (message.candidates !== 0) {
+      writer.uint32(24).uint32(message.candidates);
+    }
+    if (message.mode !== 0) {
+      writer.uint32(32).int32(message.mode);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetrieveContextRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetrieveContextRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.question = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.tokenBudget = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.candidates = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.mode = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetrieveContextRequest {
+    return {
+      question: isSet(object.question) ? globalThis.String(object.question) : "",
+      tokenBudget: isSet(object.tokenBudget)
+        ? globalThis.Number(object.tokenBudget)
+        : isSet(object.token_budget)
+        ? globalThis.Number(object.token_budget)
+        : 0,
+      candidates: isSet(object.candidates) ? globalThis.Number(object.candidates) : 0,
+      mode: isSet(object.mode) ? searchModeFromJSON(object.mode) : 0,
+    };
+  },
+
+  toJSON(message: RetrieveContextRequest): unknown {
+    const obj: any = {};
+    if (message.question !== "") {
+      obj.question = message.question;
+    }
+    if (message.tokenBudget !== 0) {
+      obj.tokenBudget = Math.round(message.tokenBudget);
+    }
+    if (message.candidates !== 0) {
+      obj.candidates = Math.round(message.candidates);
+    }
+    if (message.mode !== 0) {
+      obj.mode = searchModeToJSON(message.mode);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RetrieveContextRequest>, I>>(base?: I): RetrieveContextRequest {
+    return RetrieveContextRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RetrieveContextRequest>, I>>(object: I): RetrieveContextRequest {
+    const message = createBaseRetrieveContextRequest();
+    message.question = object.question ?? "";
+    message.tokenBudget = object.tokenBudget ?? 0;
+    message.candidates = object.candidates ?? 0;
+    message.mode = object.mode ?? 0;
+    return message;
+  },
+};
+
+function createBaseRetrieveContextResponse(): RetrieveContextResponse {
+  return { passages: [], tokensUsed: 0, tokenBudget: 0, truncated: false, degraded: false, degradedReason: "" };
+}
+
+export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
+  encode(message: RetrieveContextResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.passages) {
+      Passage.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.tokensUsed !== 0) {
+      writer.uint32(16).uint32(message.tokensUsed);
+    }
+    if (message.tokenBudget !== 0) {
+      writer.uint32(24).uint32(message.tokenBudget);
+    }
+    if (message.truncated !== false) {
+      writer.uint32(32).bool(message.truncated);
+    }
+    if (message.degraded !== false) {
+      writer.uint32(40).bool(message.degraded);
+    }
+    if (message.degradedReason !== "") {
+      writer.uint32(50).string(message.degradedReason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetrieveContextResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetrieveContextResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.passages.push(Passage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.tokensUsed = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.tokenBudget = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.truncated = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.degraded = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.degradedReason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetrieveContextResponse {
+    return {
+      passages: globalThis.Array.isArray(object?.passages) ? object.passages.map((e: any) => Passage.fromJSON(e)) : [],
+      tokensUsed: isSet(object.tokensUsed)
+        ? globalThis.Number(object.tokensUsed)
+        : isSet(object.tokens_used)
+        ? globalThis.Number(object.tokens_used)
+        : 0,
+      tokenBudget: isSet(object.tokenBudget)
+        ? globalThis.Number(object.tokenBudget)
+        : isSet(object.token_budget)
+        ? globalThis.Number(object.token_budget)
+        : 0,
+      truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
+      degraded: isSet(object.degraded) ? globalThis.Boolean(object.degraded) : false,
+      degradedReason: isSet(object.degradedReason)
+        ? globalThis.String(object.degradedReason)
+        : isSet(object.degraded_reason)
+        ? globalThis.String(object.degraded_reason)
+        : "",
+    };
+  },
+
+  toJSON(message: RetrieveContextResponse): unknown {
+    const obj: any = {};
+    if (message.passages?.length) {
+      obj.passages = message.passages.map((e) => Passage.toJSON(e));
+    }
+    if (message.tokensUsed !== 0) {
+      obj.tokensUsed = Math.round(message.tokensUsed);
+    }
+    if (message.tokenBudget !== 0) {
+      obj.tokenBudget = Math.round(message.tokenBudget);
+    }
+    if (message.truncated !== false) {
+      obj.truncated = message.truncated;
+    }
+    if (message.degraded !== false) {
+      obj.degraded = message.degraded;
+    }
+    if (message.degradedReason !== "") {
+      obj.degradedReason = message.degradedReason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RetrieveContextResponse>, I>>(base?: I): RetrieveContextResponse {
+    return RetrieveContextResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RetrieveContextResponse>, I>>(object: I): RetrieveContextResponse {
+    const message = createBaseRetrieveContextResponse();
+    message.passages = object.passages?.map((e) => Passage.fromPartial(e)) || [];
+    message.tokensUsed = object.tokensUsed ?? 0;
+    message.tokenBudget = object.tokenBudget ?? 0;
+    message.truncated = object.truncated ?? false;
+    message.degraded = object.degraded ?? false;
+    message.degradedReason = object.degradedReason ?? "";
+    return message;
+  },
+};
+
+function createBasePassage(): Passage {
+  return {
+    citation: 0,
+    documentId: "",
+    documentVersion: 0,
+    title: "",
+    firstChunkIndex: 0,
+    lastChunkIndex: 0,
+    startOffset: 0,
+    endOffset: 0,
+    text: "",
+    score: 0,
+    tokens: 0,
+  };
+}
+
+export const Passage: MessageFns<Passage> = {
+  encode(message: Passage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.citation !== 0) {
+      writer.uint32(8).uint32(message.citation);
+    }
+    if (message.documentId !== "") {
+      writer.uint32(18).string(message.documentId);
+    }
+    if (message.documentVersion !== 0) {
+      writer.uint32(24).uint32(message.documentVersion);
+    }
+    if (message.title !== "") {
+      writer.uint32(34).string(message.title);
+    }
+    if (message.firstChunkIndex !== 0) {
+      writer.uint32(40).uint32(message.firstChunkIndex);
+    }
+    if (message.lastChunkIndex !== 0) {
+      writer.uint32(48).uint32(message.lastChunkIndex);
+    }
+    if (message.startOffset !== 0) {
+      writer.uint32(56).uint32(message.startOffset);
+    }
+    if (message.endOffset !== 0) {
+      writer.uint32(64).uint32(message.endOffset);
+    }
+    if (message.text !== "") {
+      writer.uint32(74).string(message.text);
+    }
+    if (message.score !== 0) {
+      writer.uint32(81).double(message.score);
+    }
+    if (message.tokens !== 0) {
+      writer.uint32(88).uint32(message.tokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Passage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePassage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.citation = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.documentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.documentVersion = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.firstChunkIndex = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.lastChunkIndex = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.startOffset = reader.uint32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.endOffset = reader.uint32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 81) {
+              break;
+            }
+
+            message.score = reader.double();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.tokens = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Passage {
+    return {
+      citation: isSet(object.citation) ? globalThis.Number(object.citation) : 0,
+      documentId: isSet(object.documentId)
+        ? globalThis.String(object.documentId)
+        : isSet(object.document_id)
+        ? globalThis.String(object.document_id)
+        : "",
+      documentVersion: isSet(object.documentVersion)
+        ? globalThis.Number(object.documentVersion)
+        : isSet(object.document_version)
+        ? globalThis.Number(object.document_version)
+        : 0,
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      firstChunkIndex: isSet(object.firstChunkIndex)
+        ? globalThis.Number(object.firstChunkIndex)
+        : isSet(object.first_chunk_index)
+        ? globalThis.Number(object.first_chunk_index)
+        : 0,
+      lastChunkIndex: isSet(object.lastChunkIndex)
+        ? globalThis.Number(object.lastChunkIndex)
+        : isSet(object.last_chunk_index)
+        ? globalThis.Number(object.last_chunk_index)
+        : 0,
+      startOffset: isSet(object.startOffset)
+        ? globalThis.Number(object.startOffset)
+        : isSet(object.start_offset)
+        ? globalThis.Number(object.start_offset)
+        : 0,
+      endOffset: isSet(object.endOffset)
+        ? globalThis.Number(object.endOffset)
+        : isSet(object.end_offset)
+        ? globalThis.Number(object.end_offset)
+        : 0,
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      score: isSet(object.score) ? globalThis.Number(object.score) : 0,
+      tokens: isSet(object.tokens) ? globalThis.Number(object.tokens) : 0,
+    };
+  },
+
+  toJSON(message: Passage): unknown {
+    const obj: any = {};
+    if (message.citation !== 0) {
+      obj.citation = Math.round(message.citation);
+    }
+    if (message.documentId !== "") {
+      obj.documentId = message.documentId;
+    }
+    if (message.documentVersion !== 0) {
+      obj.documentVersion = Math.round(message.documentVersion);
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.firstChunkIndex !== 0) {
+      obj.firstChunkIndex = Math.round(message.firstChunkIndex);
+    }
+    if (message.lastChunkIndex !== 0) {
+      obj.lastChunkIndex = Math.round(message.lastChunkIndex);
+    }
+    if (message.startOffset !== 0) {
+      obj.startOffset = Math.round(message.startOffset);
+    }
+    if (message.endOffset !== 0) {
+      obj.endOffset = Math.round(message.endOffset);
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.score !== 0) {
+      obj.score = floatToJson(message.score);
+    }
+    if (message.tokens !== 0) {
+      obj.tokens = Math.round(message.tokens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Passage>, I>>(base?: I): Passage {
+    return Passage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Passage>, I>>(object: I): Passage {
+    const message = createBasePassage();
+    message.citation = object.citation ?? 0;
+    message.documentId = object.documentId ?? "";
+    message.documentVersion = object.documentVersion ?? 0;
+    message.title = object.title ?? "";
+    message.firstChunkIndex = object.firstChunkIndex ?? 0;
+    message.lastChunkIndex = object.lastChunkIndex ?? 0;
+    message.startOffset = object.startOffset ?? 0;
+    message.endOffset = object.endOffset ?? 0;
+    message.text = object.text ?? "";
+    message.score = object.score ?? 0;
+    message.tokens = object.tokens ?? 0;
+    return message;
+  },
+};
 
 function createBaseSearchRequest(): SearchRequest {
   return { query: "", topK: 0, knowledgeBaseIds: [], mode: 0, fusion: 0 };
@@ -680,11 +1264,31 @@ export const KnowledgeBaseService = {
     responseSerialize: (value: SearchResponse): Buffer => Buffer.from(SearchResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SearchResponse => SearchResponse.decode(value),
   },
+  /**
+   * Passages for an LLM prompt: adjacent chunks merged, duplicates removed, packed to a token
+   * budget, each with a citation.
+   */
+  retrieveContext: {
+    path: "/kb.v1.KnowledgeBase/RetrieveContext" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RetrieveContextRequest): Buffer =>
+      Buffer.from(RetrieveContextRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RetrieveContextRequest => RetrieveContextRequest.decode(value),
+    responseSerialize: (value: RetrieveContextResponse): Buffer =>
+      Buffer.from(RetrieveContextResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RetrieveContextResponse => RetrieveContextResponse.decode(value),
+  },
 } as const;
 
 export interface KnowledgeBaseServer extends UntypedServiceImplementation {
   /** Semantic search over the chunks of the caller's tenant. */
   search: handleUnaryCall<SearchRequest, SearchResponse>;
+  /**
+   * Passages for an LLM prompt: adjacent chunks merged, duplicates removed, packed to a token
+   * budget, each with a citation.
+   */
+  retrieveContext: handleUnaryCall<RetrieveContextRequest, RetrieveContextResponse>;
 }
 
 export interface KnowledgeBaseClient extends Client {
@@ -703,6 +1307,25 @@ export interface KnowledgeBaseClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SearchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Passages for an LLM prompt: adjacent chunks merged, duplicates removed, packed to a token
+   * budget, each with a citation.
+   */
+  retrieveContext(
+    request: RetrieveContextRequest,
+    callback: (error: ServiceError | null, response: RetrieveContextResponse) => void,
+  ): ClientUnaryCall;
+  retrieveContext(
+    request: RetrieveContextRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RetrieveContextResponse) => void,
+  ): ClientUnaryCall;
+  retrieveContext(
+    request: RetrieveContextRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RetrieveContextResponse) => void,
   ): ClientUnaryCall;
 }
 

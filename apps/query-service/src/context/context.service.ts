@@ -1,0 +1,56 @@
+import type { TenantId } from '@kb/contracts';
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import { SEARCH_MODES } from '../search/search.model';
+import { SearchService } from '../search/search.service';
+import { packContext, type PackedContext } from './context.packing';
+
+export const retrieveContextSchema = z.object({
+  question: z.string().trim().min(1, 'question must not be empty').max(4000),
+  tokenBudget: z
+    .number()
+    .int()
+    .min(0)
+    .max(32_000, 'tokenBudget must be at most 32000')
+    .default(2000)
+    .transform((b) => (b === 0 ? 2000 : b))
+    .refine((b) => b >= 64, 'tokenBudget must be at least 64'),
+  candidates: z
+    .number()
+    .int()
+    .min(0)
+    .max(100, 'candidates must be at most 100')
+    .default(20)
+    .transform((c) => (c === 0 ? 20 : c)),
+  mode: z.enum(SEARCH_MODES).default('hybrid'),
+});
+export type RetrieveContextRequest = z.infer<typeof retrieveContextSchema>;
+
+export interface RetrieveContextResponse extends PackedContext {
+  degraded: boolean;
+  degradedReason?: string;
+}
+
+/** Context for the LLM orchestrator: search, then merge, deduplicate and pack to the budget. */
+@Injectable()
+export class ContextService {
+  constructor(private readonly search: SearchService) {}
+
+  async retrieve(
+    tenantId: TenantId,
+    request: RetrieveContextRequest,
+  ): Promise<RetrieveContextResponse> {
+    const result = await this.search.search(tenantId, {
+      query: request.question,
+      topK: request.candidates,
+      knowledgeBaseIds: [],
+      mode: request.mode,
+      fusion: 'convex',
+    });
+    return {
+      ...packContext(result.hits, request.tokenBudget),
+      degraded: result.degraded,
+      ...(result.degradedReason ? { degradedReason: result.degradedReason } : {}),
+    };
+  }
+}
