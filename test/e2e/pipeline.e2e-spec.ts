@@ -221,7 +221,16 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
       topK: 1,
       mode: kbv1.SearchMode.SEARCH_MODE_LEXICAL,
     });
+    const withNeighbours = await grpcSearch(client, TENANT, {
+      query: 'How many times did the orbiter pass through the atmosphere of Venus?',
+      topK: 1,
+      neighbors: 5,
+    });
     client.close();
+    // Radius 5 around the hit covers the whole (3-chunk) document and stops at its boundaries.
+    expect(withNeighbours.hits.map((h) => [h.documentId, h.chunkIndex, h.isMatch])).toEqual(
+      parsed.chunks.map((c) => [created.id, c.index, c.index === venusChunk.index]),
+    );
     expect(lexicalOnly.hits).toHaveLength(1);
     expect(lexicalOnly.hits[0]).toMatchObject({ documentId: created.id, strategies: ['lexical'] });
     expect(lexicalOnly.hits[0]!.text).toContain('Hohmann transfer');

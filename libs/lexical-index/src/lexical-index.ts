@@ -9,6 +9,8 @@ export interface LexicalRecord {
   endOffset: number;
 }
 
+export type ChunkRef = Pick<LexicalRecord, 'documentId' | 'documentVersion' | 'chunkIndex'>;
+
 export interface LexicalMatch extends LexicalRecord {
   /** Full-text rank; comparable within one query only. */
   score: number;
@@ -23,6 +25,8 @@ export interface LexicalIndex {
   search(tenantId: string, query: string, topK: number): Promise<LexicalMatch[]>;
   deleteDocument(tenantId: string, documentId: string, keepVersion?: number): Promise<number>;
   countDocument(tenantId: string, documentId: string): Promise<number>;
+  /** Chunks of the same document version within `radius` of each anchor (anchors included). */
+  chunksAround(tenantId: string, anchors: ChunkRef[], radius: number): Promise<LexicalRecord[]>;
   /** Resolves when the index answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,6 +1,6 @@
 import { createPool, quoteIdent } from '@kb/database';
 import type { Pool } from 'pg';
-import type { LexicalIndex, LexicalMatch, LexicalRecord } from './lexical-index';
+import type { ChunkRef, LexicalIndex, LexicalMatch, LexicalRecord } from './lexical-index';
 import { LEXICAL_SCHEMA } from './migrations';
 
 /** BM25 parameters: Anserini's defaults (k1 = 0.9, b = 0.4), also used by the dataset README's baseline. */
@@ -114,6 +114,42 @@ export class PgLexicalIndex implements LexicalIndex {
       [tenantId, documentId, keepVersion ?? null],
     );
     return result.rowCount ?? 0;
+  }
+
+  async chunksAround(
+    tenantId: string,
+    anchors: ChunkRef[],
+    radius: number,
+  ): Promise<LexicalRecord[]> {
+    if (anchors.length === 0 || radius <= 0) return [];
+    const { rows } = await this.pool.query<Omit<Row, 'score'>>(
+      `SELECT DISTINCT c.document_id, c.document_version, c.chunk_index, c.title, c.text, c.start_offset, c.end_offset
+         FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
+         JOIN ${this.table} c ON c.tenant_id = $1 AND c.document_id = a.document_id
+          AND c.document_version = a.document_version
+          AND c.chunk_index BETWEEN a.chunk_index - $3 AND a.chunk_index + $3
+        ORDER BY c.document_id, c.chunk_index`,
+      [
+        tenantId,
+        JSON.stringify(
+          anchors.map((a) => ({
+            document_id: a.documentId,
+            document_version: a.documentVersion,
+            chunk_index: a.chunkIndex,
+          })),
+        ),
+        radius,
+      ],
+    );
+    return rows.map((row) => ({
+      documentId: row.document_id,
+      documentVersion: row.document_version,
+      chunkIndex: row.chunk_index,
+      title: row.title,
+      text: row.text,
+      startOffset: row.start_offset,
+      endOffset: row.end_offset,
+    }));
   }
 
   async countDocument(tenantId: string, documentId: string): Promise<number> {

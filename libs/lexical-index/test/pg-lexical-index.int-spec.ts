@@ -64,6 +64,28 @@ describe('PgLexicalIndex', () => {
     expect(await index.search(tenant, 'the of and', 5)).toEqual([]); // stop words only
   });
 
+  it('returns the chunks around anchors within the same document version only', async () => {
+    const other = randomUUID();
+    await index.upsert(tenant, [
+      { ...record(0, 'Other document first chunk.'), documentId: other },
+    ]);
+    const around = await index.chunksAround(
+      tenant,
+      [{ documentId: doc, documentVersion: 1, chunkIndex: 0 }],
+      1,
+    );
+    expect(around.map((c) => [c.documentId, c.chunkIndex])).toEqual([
+      [doc, 0],
+      [doc, 1],
+    ]);
+    expect(
+      await index.chunksAround(tenant, [{ documentId: doc, documentVersion: 1, chunkIndex: 2 }], 5),
+    ).toHaveLength(3);
+    expect(
+      await index.chunksAround('t2', [{ documentId: doc, documentVersion: 1, chunkIndex: 0 }], 1),
+    ).toEqual([]);
+  });
+
   it('replaces a document version and removes older ones', async () => {
     await index.upsert(tenant, [record(0, 'Second version about cataloguing.', 2)]);
     expect(await index.deleteDocument(tenant, doc, 2)).toBe(3);

@@ -19,6 +19,7 @@ const hit = (
   endOffset: end,
   score,
   strategies: ['semantic'],
+  isMatch: true,
 });
 
 describe('mergeAdjacent', () => {

@@ -45,6 +45,7 @@ export class ContextService {
       topK: request.candidates,
       knowledgeBaseIds: [],
       mode: request.mode,
+      neighbors: 0,
       fusion: 'convex',
     });
     return {

@@ -123,6 +123,7 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
         knowledgeBaseIds: call.request.knowledgeBaseIds,
         mode: MODES[call.request.mode],
         fusion: FUSIONS[call.request.fusion],
+        neighbors: call.request.neighbors,
       });
       const response = await this.search.search(tenantId, request);
       callback(null, {
@@ -140,6 +141,7 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
           startOffset: hit.startOffset,
           endOffset: hit.endOffset,
           strategies: hit.strategies,
+          isMatch: hit.isMatch,
         })),
       });
     } catch (error) {

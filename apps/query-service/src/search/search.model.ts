@@ -18,6 +18,8 @@ export const searchRequestSchema = z.object({
     .transform((k) => (k === 0 ? DEFAULT_TOP_K : k)),
   knowledgeBaseIds: z.array(z.string().min(1)).max(50).default([]),
   mode: z.enum(SEARCH_MODES).default('hybrid'),
+  /** Chunks before and after each hit, from the same document only, marked `isMatch: false`. */
+  neighbors: z.number().int().min(0).max(5, 'neighbors must be at most 5').default(0),
   /** How hybrid mode fuses the two lists. */
   fusion: z.enum(['convex', 'rrf'] satisfies FusionMethod[]).default('convex'),
 });
@@ -33,6 +35,8 @@ export interface SearchHit {
   endOffset: number;
   score: number;
   strategies: Strategy[];
+  /** False for a neighbour added around a hit; it carries the hit's score. */
+  isMatch: boolean;
 }
 
 export type DegradedReason = 'vector_search_unavailable' | 'lexical_search_unavailable';

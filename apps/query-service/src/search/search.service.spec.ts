@@ -34,6 +34,21 @@ function fakes(
       if (fail.lexical) throw new Error('postgres down');
       return lexical;
     },
+    // Two documents of four chunks each: d1 #0..3 and d2 #0..3.
+    chunksAround: async (
+      _tenant: string,
+      anchors: Array<{ documentId: string; chunkIndex: number }>,
+      radius: number,
+    ) =>
+      ['d1', 'd2']
+        .flatMap((documentId) =>
+          [0, 1, 2, 3].map((chunkIndex) => ({ ...match(chunkIndex, 0), documentId })),
+        )
+        .filter((c) =>
+          anchors.some(
+            (a) => a.documentId === c.documentId && Math.abs(a.chunkIndex - c.chunkIndex) <= radius,
+          ),
+        ),
   } as unknown as LexicalIndex;
   return new SearchService(
     new TestEmbeddingProvider(),
@@ -75,10 +90,10 @@ describe('SearchService', () => {
   it('returns one strategy’s own scores in single-strategy modes', async () => {
     const service = fakes([match(1, 0.9)], [match(3, 2)]);
     expect((await service.search(tenant, request('semantic'))).hits).toEqual([
-      { ...match(1, 0.9), strategies: ['semantic'] },
+      { ...match(1, 0.9), strategies: ['semantic'], isMatch: true },
     ]);
     expect((await service.search(tenant, request('lexical'))).hits).toEqual([
-      { ...match(3, 2), strategies: ['lexical'] },
+      { ...match(3, 2), strategies: ['lexical'], isMatch: true },
     ]);
   });
 
@@ -105,6 +120,25 @@ describe('SearchService', () => {
       degraded: true,
       degradedReason: 'lexical_search_unavailable',
     });
+  });
+
+  it('adds neighbours around each hit from the same document only, marked as not matching', async () => {
+    const service = fakes([match(0, 0.9), match(3, 0.5)], []);
+    const response = await service.search(
+      tenant,
+      searchRequestSchema.parse({ query: 'q', mode: 'semantic', neighbors: 1 }),
+    );
+    expect(response.hits.map((h) => [h.documentId, h.chunkIndex, h.isMatch])).toEqual([
+      ['d1', 0, true],
+      ['d1', 1, false],
+      ['d1', 2, false],
+      ['d1', 3, true],
+    ]);
+    expect(response.hits[1]!.score).toBe(0.9); // a neighbour carries its hit's score
+  });
+
+  it('rejects more than five neighbours', () => {
+    expect(searchRequestSchema.safeParse({ query: 'q', neighbors: 6 }).success).toBe(false);
   });
 
   it('answers 503 when nothing can serve the request', async () => {

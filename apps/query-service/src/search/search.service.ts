@@ -22,7 +22,7 @@ import {
   type SearchResponse,
 } from './search.model';
 
-type Candidate = Omit<SearchHit, 'score' | 'strategies'>;
+type Candidate = Omit<SearchHit, 'score' | 'strategies' | 'isMatch'>;
 
 /**
  * Candidates each strategy contributes before fusion, whatever top-k: score normalization and rank
@@ -154,21 +154,64 @@ export class SearchService {
       lists.length === 1
         ? lists[0]!.items
             .slice(0, request.topK)
-            .map((item) => ({ ...item, strategies: [lists[0]!.strategy] }))
+            .map((item) => ({ ...item, strategies: [lists[0]!.strategy], isMatch: true }))
         : (request.fusion === 'rrf'
             ? reciprocalRankFusion(lists, keyOf)
             : convexCombination(lists, keyOf)
           )
             .slice(0, request.topK)
-            .map(({ item, score, strategies }) => ({ ...item, score, strategies }));
+            .map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }));
     return {
-      hits,
+      hits:
+        request.neighbors > 0 ? await this.withNeighbors(tenantId, hits, request.neighbors) : hits,
       tookMs: elapsed(started),
       cache: 'off',
       mode: request.mode,
       degraded: degradedReason !== undefined,
       ...(degradedReason ? { degradedReason } : {}),
     };
+  }
+
+  /**
+   * Adds up to `radius` chunks before and after each hit, read from the lexical index (which holds
+   * every chunk's text), from the same document version only, so a neighbour never crosses into
+   * another document. Each hit is followed by its neighbours in document order; a chunk already in
+   * the results is not repeated. A failure to read neighbours leaves the hits as they are.
+   */
+  private async withNeighbors(
+    tenantId: TenantId,
+    hits: SearchHit[],
+    radius: number,
+  ): Promise<SearchHit[]> {
+    let around;
+    try {
+      around = await this.lexical.chunksAround(tenantId, hits, radius);
+    } catch (error) {
+      this.logger.warn(`neighbours unavailable: ${String(error)}`);
+      return hits;
+    }
+    const seen = new Set(hits.map(keyOf));
+    const result: SearchHit[] = [];
+    for (const hit of hits) {
+      const neighbours = around
+        .filter(
+          (c) =>
+            c.documentId === hit.documentId &&
+            c.documentVersion === hit.documentVersion &&
+            Math.abs(c.chunkIndex - hit.chunkIndex) <= radius,
+        )
+        .sort((a, b) => a.chunkIndex - b.chunkIndex);
+      for (const chunk of neighbours) {
+        if (chunk.chunkIndex === hit.chunkIndex) {
+          result.push(hit);
+        } else if (!seen.has(keyOf(chunk))) {
+          seen.add(keyOf(chunk));
+          result.push({ ...chunk, score: hit.score, strategies: hit.strategies, isMatch: false });
+        }
+      }
+      if (!neighbours.some((c) => c.chunkIndex === hit.chunkIndex)) result.push(hit);
+    }
+    return result;
   }
 
   private async semantic(tenantId: TenantId, query: string, topK: number) {

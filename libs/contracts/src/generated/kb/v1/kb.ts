@@ -158,6 +158,8 @@ export interface SearchRequest {
   mode: SearchMode;
   /** How hybrid mode fuses the two result lists; unspecified means convex combination. */
   fusion: FusionMethod;
+  /** Chunks to add before and after each hit (0..5), from the same document only. */
+  neighbors: number;
 }
 
 export interface SearchResponse {
@@ -187,6 +189,8 @@ export interface SearchHit {
   endOffset: number;
   /** The strategies that found this chunk: "semantic", "lexical". */
   strategies: string[];
+  /** False for a neighbour chunk added around a hit (request field `neighbors`). */
+  isMatch: boolean;
 }
 
 function createBaseRetrieveContextRequest(): RetrieveContextRequest {
@@ -737,7 +741,7 @@ export const Passage: MessageFns<Passage> = {
 };
 
 function createBaseSearchRequest(): SearchRequest {
-  return { query: "", topK: 0, knowledgeBaseIds: [], mode: 0, fusion: 0 };
+  return { query: "", topK: 0, knowledgeBaseIds: [], mode: 0, fusion: 0, neighbors: 0 };
 }
 
 export const SearchRequest: MessageFns<SearchRequest> = {
@@ -756,6 +760,9 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     }
     if (message.fusion !== 0) {
       writer.uint32(40).int32(message.fusion);
+    }
+    if (message.neighbors !== 0) {
+      writer.uint32(48).uint32(message.neighbors);
     }
     return writer;
   },
@@ -813,6 +820,14 @@ export const SearchRequest: MessageFns<SearchRequest> = {
             message.fusion = reader.int32() as any;
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.neighbors = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -840,6 +855,7 @@ export const SearchRequest: MessageFns<SearchRequest> = {
         : [],
       mode: isSet(object.mode) ? searchModeFromJSON(object.mode) : 0,
       fusion: isSet(object.fusion) ? fusionMethodFromJSON(object.fusion) : 0,
+      neighbors: isSet(object.neighbors) ? globalThis.Number(object.neighbors) : 0,
     };
   },
 
@@ -860,6 +876,9 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     if (message.fusion !== 0) {
       obj.fusion = fusionMethodToJSON(message.fusion);
     }
+    if (message.neighbors !== 0) {
+      obj.neighbors = Math.round(message.neighbors);
+    }
     return obj;
   },
 
@@ -873,6 +892,7 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     message.knowledgeBaseIds = object.knowledgeBaseIds?.map((e) => e) || [];
     message.mode = object.mode ?? 0;
     message.fusion = object.fusion ?? 0;
+    message.neighbors = object.neighbors ?? 0;
     return message;
   },
 };
@@ -1033,6 +1053,7 @@ function createBaseSearchHit(): SearchHit {
     startOffset: 0,
     endOffset: 0,
     strategies: [],
+    isMatch: false,
   };
 }
 
@@ -1064,6 +1085,9 @@ export const SearchHit: MessageFns<SearchHit> = {
     }
     for (const v of message.strategies) {
       writer.uint32(74).string(v!);
+    }
+    if (message.isMatch !== false) {
+      writer.uint32(80).bool(message.isMatch);
     }
     return writer;
   },
@@ -1153,6 +1177,14 @@ export const SearchHit: MessageFns<SearchHit> = {
             message.strategies.push(reader.string());
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.isMatch = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1198,6 +1230,11 @@ export const SearchHit: MessageFns<SearchHit> = {
       strategies: globalThis.Array.isArray(object?.strategies)
         ? object.strategies.map((e: any) => globalThis.String(e))
         : [],
+      isMatch: isSet(object.isMatch)
+        ? globalThis.Boolean(object.isMatch)
+        : isSet(object.is_match)
+        ? globalThis.Boolean(object.is_match)
+        : false,
     };
   },
 
@@ -1230,6 +1267,9 @@ export const SearchHit: MessageFns<SearchHit> = {
     if (message.strategies?.length) {
       obj.strategies = message.strategies;
     }
+    if (message.isMatch !== false) {
+      obj.isMatch = message.isMatch;
+    }
     return obj;
   },
 
@@ -1247,6 +1287,7 @@ export const SearchHit: MessageFns<SearchHit> = {
     message.startOffset = object.startOffset ?? 0;
     message.endOffset = object.endOffset ?? 0;
     message.strategies = object.strategies?.map((e) => e) || [];
+    message.isMatch = object.isMatch ?? false;
     return message;
   },
 };
