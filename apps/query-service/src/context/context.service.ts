@@ -46,6 +46,8 @@ export class ContextService {
       knowledgeBaseIds: [],
       mode: request.mode,
       neighbors: 0,
+      minScore: 0,
+      rerank: false,
       fusion: 'convex',
     });
     return {

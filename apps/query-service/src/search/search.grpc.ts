@@ -124,6 +124,8 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
         mode: MODES[call.request.mode],
         fusion: FUSIONS[call.request.fusion],
         neighbors: call.request.neighbors,
+        minScore: call.request.minScore,
+        rerank: call.request.rerank,
       });
       const response = await this.search.search(tenantId, request);
       callback(null, {
@@ -131,6 +133,8 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
         degraded: response.degraded,
         degradedReason: response.degradedReason ?? '',
         cacheHit: response.cache === 'hit',
+        confidence: response.confidence,
+        rerank: response.rerank,
         hits: response.hits.map((hit) => ({
           documentId: hit.documentId,
           documentVersion: hit.documentVersion,

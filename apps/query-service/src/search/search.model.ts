@@ -20,6 +20,10 @@ export const searchRequestSchema = z.object({
   mode: z.enum(SEARCH_MODES).default('hybrid'),
   /** Chunks before and after each hit, from the same document only, marked `isMatch: false`. */
   neighbors: z.number().int().min(0).max(5, 'neighbors must be at most 5').default(0),
+  /** Hits scoring below this are dropped (scores are in the mode's own scale). */
+  minScore: z.number().finite().default(0),
+  /** Cross-encoder reranking, when a reranker model is installed. */
+  rerank: z.boolean().default(false),
   /** How hybrid mode fuses the two lists. */
   fusion: z.enum(['convex', 'rrf'] satisfies FusionMethod[]).default('convex'),
 });
@@ -44,6 +48,8 @@ export type DegradedReason = 'vector_search_unavailable' | 'lexical_search_unava
 export interface SearchResponse {
   hits: SearchHit[];
   tookMs: number;
+  confidence: 'high' | 'medium' | 'low';
+  rerank: 'off' | 'applied' | `skipped: ${string}`;
   /** Whether the result cache answered: `off` when no cache is configured or it was skipped. */
   cache: 'hit' | 'miss' | 'off';
   mode: SearchMode;

@@ -137,6 +137,27 @@ describe('SearchService', () => {
     expect(response.hits[1]!.score).toBe(0.9); // a neighbour carries its hit's score
   });
 
+  it('labels confidence by agreement, drops hits under minScore, and says rerank was skipped', async () => {
+    const agree = await fakes([match(2, 0.9), match(1, 0.8)], [match(2, 3), match(3, 2)]).search(
+      tenant,
+      searchRequestSchema.parse({ query: 'q', rerank: true }),
+    );
+    expect(agree).toMatchObject({ confidence: 'high', rerank: 'skipped: no_reranker_model' });
+    // Convex: 1 and 3 tie at 0.5 on one strategy each; 2, found by both, normalizes to 0 in both.
+    const partly = await fakes([match(1, 0.9), match(2, 0.1)], [match(3, 3), match(2, 1)]).search(
+      tenant,
+      request('hybrid', 10, 'convex'),
+    );
+    expect(partly.confidence).toBe('medium');
+    const none = await fakes([match(1, 0.9)], [match(3, 3)]).search(tenant, request('hybrid'));
+    expect(none).toMatchObject({ confidence: 'low', rerank: 'off' });
+    const filtered = await fakes([match(1, 0.9), match(2, 0.4)], []).search(
+      tenant,
+      searchRequestSchema.parse({ query: 'q', mode: 'semantic', minScore: 0.5 }),
+    );
+    expect(filtered.hits.map((h) => h.chunkIndex)).toEqual([1]);
+  });
+
   it('rejects more than five neighbours', () => {
     expect(searchRequestSchema.safeParse({ query: 'q', neighbors: 6 }).success).toBe(false);
   });

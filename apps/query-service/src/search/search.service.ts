@@ -40,6 +40,13 @@ const searchResults = meter().createHistogram('kb_search_results', {
   description: 'Hits returned per search',
 });
 
+/** How far the strategies agree: the top hit found by both, some hit found by both, or none. */
+export function confidenceOf(hits: SearchHit[]): SearchResponse['confidence'] {
+  const both = (hit: SearchHit | undefined): boolean => (hit?.strategies.length ?? 0) > 1;
+  if (both(hits[0])) return 'high';
+  return hits.some(both) ? 'medium' : 'low';
+}
+
 const elapsed = (started: number): number => Math.round((performance.now() - started) * 100) / 100;
 const keyOf = (c: Candidate): string => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`;
 
@@ -150,23 +157,27 @@ export class SearchService {
     }
     const degradedReason = failures[0];
 
-    const hits: SearchHit[] =
+    const fused: SearchHit[] =
       lists.length === 1
-        ? lists[0]!.items
-            .slice(0, request.topK)
-            .map((item) => ({ ...item, strategies: [lists[0]!.strategy], isMatch: true }))
+        ? lists[0]!.items.map((item) => ({
+            ...item,
+            strategies: [lists[0]!.strategy],
+            isMatch: true,
+          }))
         : (request.fusion === 'rrf'
             ? reciprocalRankFusion(lists, keyOf)
             : convexCombination(lists, keyOf)
-          )
-            .slice(0, request.topK)
-            .map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }));
+          ).map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }));
+    const hits = fused.filter((hit) => hit.score >= request.minScore).slice(0, request.topK);
     return {
       hits:
         request.neighbors > 0 ? await this.withNeighbors(tenantId, hits, request.neighbors) : hits,
       tookMs: elapsed(started),
       cache: 'off',
       mode: request.mode,
+      confidence: confidenceOf(hits),
+      // No cross-encoder model is packaged yet (docs/adr/0005).
+      rerank: request.rerank ? 'skipped: no_reranker_model' : 'off',
       degraded: degradedReason !== undefined,
       ...(degradedReason ? { degradedReason } : {}),
     };

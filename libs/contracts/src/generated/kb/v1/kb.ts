@@ -160,6 +160,10 @@ export interface SearchRequest {
   fusion: FusionMethod;
   /** Chunks to add before and after each hit (0..5), from the same document only. */
   neighbors: number;
+  /** Drop hits scoring below this (in the mode's score scale); 0 keeps all. */
+  minScore: number;
+  /** Ask for cross-encoder reranking; the response says whether it ran. */
+  rerank: boolean;
 }
 
 export interface SearchResponse {
@@ -172,6 +176,13 @@ export interface SearchResponse {
   degradedReason: string;
   /** True when the result cache answered. */
   cacheHit: boolean;
+  /**
+   * Agreement of the strategies: "high" (top hit found by both), "medium" (some hit found by
+   * both), "low" (none, or one strategy only).
+   */
+  confidence: string;
+  /** "off", "applied", or "skipped: <reason>". */
+  rerank: string;
 }
 
 export interface SearchHit {
@@ -741,7 +752,7 @@ export const Passage: MessageFns<Passage> = {
 };
 
 function createBaseSearchRequest(): SearchRequest {
-  return { query: "", topK: 0, knowledgeBaseIds: [], mode: 0, fusion: 0, neighbors: 0 };
+  return { query: "", topK: 0, knowledgeBaseIds: [], mode: 0, fusion: 0, neighbors: 0, minScore: 0, rerank: false };
 }
 
 export const SearchRequest: MessageFns<SearchRequest> = {
@@ -763,6 +774,12 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     }
     if (message.neighbors !== 0) {
       writer.uint32(48).uint32(message.neighbors);
+    }
+    if (message.minScore !== 0) {
+      writer.uint32(57).double(message.minScore);
+    }
+    if (message.rerank !== false) {
+      writer.uint32(64).bool(message.rerank);
     }
     return writer;
   },
@@ -828,6 +845,22 @@ export const SearchRequest: MessageFns<SearchRequest> = {
             message.neighbors = reader.uint32();
             continue;
           }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.minScore = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.rerank = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -856,6 +889,12 @@ export const SearchRequest: MessageFns<SearchRequest> = {
       mode: isSet(object.mode) ? searchModeFromJSON(object.mode) : 0,
       fusion: isSet(object.fusion) ? fusionMethodFromJSON(object.fusion) : 0,
       neighbors: isSet(object.neighbors) ? globalThis.Number(object.neighbors) : 0,
+      minScore: isSet(object.minScore)
+        ? globalThis.Number(object.minScore)
+        : isSet(object.min_score)
+        ? globalThis.Number(object.min_score)
+        : 0,
+      rerank: isSet(object.rerank) ? globalThis.Boolean(object.rerank) : false,
     };
   },
 
@@ -879,6 +918,12 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     if (message.neighbors !== 0) {
       obj.neighbors = Math.round(message.neighbors);
     }
+    if (message.minScore !== 0) {
+      obj.minScore = floatToJson(message.minScore);
+    }
+    if (message.rerank !== false) {
+      obj.rerank = message.rerank;
+    }
     return obj;
   },
 
@@ -893,12 +938,14 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     message.mode = object.mode ?? 0;
     message.fusion = object.fusion ?? 0;
     message.neighbors = object.neighbors ?? 0;
+    message.minScore = object.minScore ?? 0;
+    message.rerank = object.rerank ?? false;
     return message;
   },
 };
 
 function createBaseSearchResponse(): SearchResponse {
-  return { hits: [], tookMs: 0, degraded: false, degradedReason: "", cacheHit: false };
+  return { hits: [], tookMs: 0, degraded: false, degradedReason: "", cacheHit: false, confidence: "", rerank: "" };
 }
 
 export const SearchResponse: MessageFns<SearchResponse> = {
@@ -917,6 +964,12 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     }
     if (message.cacheHit !== false) {
       writer.uint32(40).bool(message.cacheHit);
+    }
+    if (message.confidence !== "") {
+      writer.uint32(50).string(message.confidence);
+    }
+    if (message.rerank !== "") {
+      writer.uint32(58).string(message.rerank);
     }
     return writer;
   },
@@ -974,6 +1027,22 @@ export const SearchResponse: MessageFns<SearchResponse> = {
             message.cacheHit = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.confidence = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.rerank = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1005,6 +1074,8 @@ export const SearchResponse: MessageFns<SearchResponse> = {
         : isSet(object.cache_hit)
         ? globalThis.Boolean(object.cache_hit)
         : false,
+      confidence: isSet(object.confidence) ? globalThis.String(object.confidence) : "",
+      rerank: isSet(object.rerank) ? globalThis.String(object.rerank) : "",
     };
   },
 
@@ -1025,6 +1096,12 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     if (message.cacheHit !== false) {
       obj.cacheHit = message.cacheHit;
     }
+    if (message.confidence !== "") {
+      obj.confidence = message.confidence;
+    }
+    if (message.rerank !== "") {
+      obj.rerank = message.rerank;
+    }
     return obj;
   },
 
@@ -1038,6 +1115,8 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     message.degraded = object.degraded ?? false;
     message.degradedReason = object.degradedReason ?? "";
     message.cacheHit = object.cacheHit ?? false;
+    message.confidence = object.confidence ?? "";
+    message.rerank = object.rerank ?? "";
     return message;
   },
 };
