@@ -1,0 +1,147 @@
+/**
+ * Document lifecycle through the public API: duplicates, size limits, deletes that reach every
+ * store and cache, and readiness while migrations are pending.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { startService, stopServices } from '../support/services';
+import { useSuite } from '../support/suite';
+import { waitFor } from '../support/wait';
+
+jest.setTimeout(240_000);
+
+describe('document lifecycle', () => {
+  const suite = useSuite('docs', 4300);
+
+  it('answers a second upload of the same content with the first document', async () => {
+    const first = await suite.upload(
+      'notes.txt',
+      'Twice uploaded notes about lighthouse keepers.',
+      'text/plain',
+    );
+    const { id } = (await first.json()) as { id: string };
+    const again = await suite.upload(
+      'copy-of-notes.txt',
+      'Twice uploaded notes about lighthouse keepers.',
+      'text/plain',
+    );
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ id, duplicate: true });
+  });
+
+  it('refuses a file over the size limit with 413 and stores nothing', async () => {
+    const big = Buffer.alloc(1024 * 1024 + 1, 'a');
+    const response = await suite.upload('big.txt', big, 'text/plain');
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ error: { code: 'payload_too_large' } });
+    const sha256 = createHash('sha256').update(big).digest('hex');
+    expect(await suite.blobs.exists(`blobs/sha256/${sha256}`)).toBe(false);
+  });
+
+  it('deletes a document: its row, original, vectors, lexical rows and cached results go', async () => {
+    const content = 'Ferns reproduce with spores carried by the wind, not with seeds.';
+    const created = (await (await suite.upload('ferns.txt', content, 'text/plain')).json()) as {
+      id: string;
+    };
+    await waitFor(
+      () => suite.getDocument(created.id),
+      (d) => d.status === 'indexed',
+      60_000,
+    );
+    const search = async () => {
+      const response = await fetch(`${suite.queryUrl}/v1/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-tenant-id': suite.tenant },
+        body: JSON.stringify({ query: 'how do ferns reproduce', topK: 5, mode: 'lexical' }),
+      });
+      return (await response.json()) as { cache: string; hits: Array<{ documentId: string }> };
+    };
+    await search();
+    expect((await search()).hits.map((h) => h.documentId)).toContain(created.id);
+
+    const deleted = await fetch(`${suite.documentUrl}/v1/documents/${created.id}`, {
+      method: 'DELETE',
+      headers: { 'x-tenant-id': suite.tenant },
+    });
+    expect(deleted.status).toBe(200);
+    expect(await deleted.json()).toEqual({
+      documentId: created.id,
+      blobDeleted: true,
+      indexRemoval: 'scheduled',
+    });
+    const sha256 = createHash('sha256').update(content).digest('hex');
+    expect(await suite.blobs.exists(`blobs/sha256/${sha256}`)).toBe(false);
+    expect(
+      (
+        await fetch(`${suite.documentUrl}/v1/documents/${created.id}`, {
+          headers: { 'x-tenant-id': suite.tenant },
+        })
+      ).status,
+    ).toBe(404);
+
+    await waitFor(
+      () => suite.vectors.countDocument(suite.tenant, created.id),
+      (n) => n === 0,
+      30_000,
+    );
+    const after = await waitFor(
+      search,
+      (r) => !r.hits.some((h) => h.documentId === created.id),
+      30_000,
+    );
+    expect(after.cache).toBe('miss');
+    const again = await fetch(`${suite.documentUrl}/v1/documents/${created.id}`, {
+      method: 'DELETE',
+      headers: { 'x-tenant-id': suite.tenant },
+    });
+    expect(again.status).toBe(404);
+  });
+
+  it('keeps document-service unready while its migrations are pending', async () => {
+    const schema = `ready_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+    const readyEnv = {
+      ...suite.env,
+      DB_SCHEMA: schema,
+      MIGRATE_ON_START: 'false',
+      KAFKA_GROUP_ID: `ready-${schema}`,
+    };
+    const service = startService('document-service', {
+      env: readyEnv,
+      ports: { 'document-service': { port: 4111 } },
+    });
+    try {
+      const probe = async () => {
+        const response = await fetch('http://127.0.0.1:4111/health/ready').catch(() => undefined);
+        return response
+          ? {
+              status: response.status,
+              body: (await response.json()) as {
+                error?: { details?: { checks?: Record<string, boolean> } };
+              },
+            }
+          : undefined;
+      };
+      const unready = await waitFor(
+        probe,
+        (r) => r?.status === 503 && r.body.error?.details?.checks?.['kafka-consumer'] === true,
+        60_000,
+      );
+      expect(unready!.body.error!.details!.checks).toMatchObject({
+        postgres: true,
+        migrations: false,
+      });
+      execFileSync(process.execPath, ['apps/document-service/dist/migrate.js'], {
+        env: readyEnv,
+        stdio: 'ignore',
+      });
+      expect((await waitFor(probe, (r) => r?.status === 200, 30_000))!.status).toBe(200);
+    } finally {
+      await stopServices([service]);
+      const pg = new Client({ connectionString: suite.env['DATABASE_URL'] });
+      await pg.connect();
+      await pg.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await pg.end();
+    }
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * Retrieval behaviour agents rely on: the result cache and its invalidation, context for prompts,
+ * and degraded answers when the vector store is unreachable.
+ */
+import { grpcRetrieveContext, kbClient } from '../support/grpc-client';
+import { startService, stopServices, waitReady } from '../support/services';
+import { MISSIONS_DOCUMENT, useSuite } from '../support/suite';
+import { waitFor } from '../support/wait';
+
+jest.setTimeout(240_000);
+
+describe('retrieval', () => {
+  const suite = useSuite('retrieval', 4400);
+
+  beforeAll(async () => {
+    const response = await suite.upload('missions.md', MISSIONS_DOCUMENT, 'text/markdown');
+    const { id } = (await response.json()) as { id: string };
+    await waitFor(
+      () => suite.getDocument(id),
+      (d) => d.status === 'indexed',
+      120_000,
+    );
+  });
+
+  it('serves a repeated search from the cache until the index changes', async () => {
+    const search = async () => {
+      const response = await fetch(`${suite.queryUrl}/v1/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-tenant-id': suite.tenant },
+        body: JSON.stringify({ query: 'Bright comets and their tails', topK: 3 }),
+      });
+      return (await response.json()) as { cache: string; hits: Array<{ text: string }> };
+    };
+    const first = await search();
+    const second = await search();
+    expect([first.cache, second.cache]).toEqual(['miss', 'hit']);
+    expect(second.hits).toEqual(first.hits);
+
+    const upload2 = await suite.upload(
+      'comets.txt',
+      'Bright comets grow long tails of dust and gas near the Sun.',
+      'text/plain',
+    );
+    const { id } = (await upload2.json()) as { id: string };
+    await waitFor(
+      () => suite.getDocument(id),
+      (d) => d.status === 'indexed',
+      60_000,
+    );
+    const afterIndexing = await search();
+    expect(afterIndexing.cache).toBe('miss');
+    expect(afterIndexing.hits[0]!.text).toContain('Bright comets');
+
+    // Prometheus scrape endpoints carry the suite's metrics.
+    const queryMetrics = await (await fetch(`${suite.queryUrl}/metrics`)).text();
+    expect(queryMetrics).toMatch(/kb_search_requests_total\{[^}]*cache="hit"[^}]*\} [1-9]/);
+    expect(queryMetrics).toMatch(/kb_search_duration_ms_bucket/);
+    const indexingMetrics = await (
+      await fetch(`http://127.0.0.1:${suite.ports['indexing-service']!.port}/metrics`)
+    ).text();
+    expect(indexingMetrics).toMatch(/kb_chunks_indexed_total(\{[^}]*\})? [1-9]/);
+  });
+
+  it('retrieves context for a question within the token budget, with citations', async () => {
+    const client = kbClient(`127.0.0.1:${suite.ports['query-service']!.grpcPort}`);
+    const context = await grpcRetrieveContext(client, suite.tenant, {
+      question: 'How did the orbiter slow down at Venus without propellant?',
+      tokenBudget: 400,
+      candidates: 10,
+    });
+    client.close();
+    expect(context.tokensUsed).toBeLessThanOrEqual(400);
+    expect(context.passages.length).toBeGreaterThan(0);
+    expect(context.passages.map((p) => p.citation)).toEqual(context.passages.map((_, i) => i + 1));
+    const venus = context.passages.find((p) => p.text.includes('forty-one times'));
+    expect(venus).toMatchObject({ documentVersion: 1, title: 'title of missions.md' });
+    expect(MISSIONS_DOCUMENT.slice(venus!.startOffset, venus!.endOffset)).toBe(venus!.text); // blank lines restored
+
+    const rest = await fetch(`${suite.queryUrl}/v1/context`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-tenant-id': suite.tenant },
+      body: JSON.stringify({ question: 'deep-space antenna size', tokenBudget: 10 }),
+    });
+    expect(rest.status).toBe(400);
+    expect(await rest.json()).toMatchObject({
+      error: { code: 'invalid_argument', message: expect.stringMatching(/tokenBudget/) },
+    });
+
+    const tool = (await (
+      await fetch(`${suite.queryUrl}/v1/tools/search_knowledge_base`)
+    ).json()) as {
+      type: string;
+      function: {
+        name: string;
+        parameters: { required: string[]; properties: Record<string, unknown> };
+      };
+    };
+    expect(tool).toMatchObject({ type: 'function', function: { name: 'search_knowledge_base' } });
+    expect(tool.function.parameters.required).toEqual(['query']);
+    expect(Object.keys(tool.function.parameters.properties).sort()).toEqual([
+      'mode',
+      'query',
+      'topK',
+    ]);
+  });
+
+  it('answers with BM25 results marked degraded when the vector store is unreachable', async () => {
+    const { REDIS_URL: _noCache, ...withoutCache } = suite.env;
+    const degradedEnv = {
+      ...withoutCache,
+      VECTOR_DATABASE_URL: 'postgres://postgres:postgres@127.0.0.1:1/postgres',
+    };
+    const service = startService('query-service', {
+      env: degradedEnv,
+      ports: { 'query-service': { port: 4112, grpcPort: 50152 } },
+    });
+    try {
+      await waitReady([service], 120_000);
+      const response = await fetch('http://127.0.0.1:4112/v1/search', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-tenant-id': suite.tenant },
+        body: JSON.stringify({ query: 'Hohmann transfer between orbits', topK: 3 }),
+      });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as {
+        degraded: boolean;
+        degradedReason: string;
+        hits: Array<{ text: string; strategies: string[] }>;
+      };
+      expect(body).toMatchObject({ degraded: true, degradedReason: 'vector_search_unavailable' });
+      expect(body.hits[0]!.text).toContain('Hohmann transfer');
+      expect(body.hits.every((h) => h.strategies.join() === 'lexical')).toBe(true);
+    } finally {
+      await stopServices([service]);
+    }
+  });
+});

@@ -1,0 +1,138 @@
+import { S3BlobStore } from '@kb/storage';
+import { PgVectorStore } from '@kb/vector-store';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { OtlpCollector } from './otlp-collector';
+import { startServices, stopServices, waitReady, type RunningService } from './services';
+
+/** A markdown document whose chunks the end-to-end suites search for. */
+export const MISSIONS_DOCUMENT = [
+  '# Field notes on interplanetary missions',
+  '',
+  '## Transfers',
+  'A Hohmann transfer moves a spacecraft between two circular orbits with two engine burns. ' +
+    'It is the most fuel-efficient two-impulse manoeuvre between coplanar orbits.',
+  '',
+  '## Aerobraking',
+  'The orbiter dipped into the upper atmosphere of Venus forty-one times to shed velocity ' +
+    'without spending propellant, lowering its orbit over several months.',
+  '',
+  '## Communications',
+  'Deep-space antennas in three continents keep contact with probes as the Earth rotates; ' +
+    'each dish is seventy metres across.',
+].join('\n');
+
+export type Ports = Record<string, { port: number; grpcPort?: number }>;
+
+/** The six services on ports `base + 1 … base + 6` (gRPC on 50000 + base % 1000 + 51). */
+export function suitePorts(base: number): Ports {
+  return {
+    'document-service': { port: base + 1 },
+    'parser-service': { port: base + 2 },
+    'embedding-service': { port: base + 3 },
+    'indexing-service': { port: base + 4 },
+    'query-service': { port: base + 5, grpcPort: 50_000 + (base % 1000) + 51 },
+    'acl-service': { port: base + 6 },
+  };
+}
+
+/**
+ * One end-to-end suite: its own tenant, the six services as OS processes (small chunks, a 1 MiB
+ * upload limit, traces exported to an in-test OTLP collector), and clients for the public APIs.
+ * Registers beforeAll/afterAll; call it at the top of a describe block.
+ */
+export function useSuite(name: string, basePort: number) {
+  const env = process.env;
+  const ports = suitePorts(basePort);
+  const tenant = `${name}-${randomUUID().slice(0, 8)}`;
+  const documentUrl = `http://127.0.0.1:${ports['document-service']!.port}`;
+  const queryUrl = `http://127.0.0.1:${ports['query-service']!.port}`;
+  const collector = new OtlpCollector();
+  const blobs = new S3BlobStore({
+    endpoint: env['S3_ENDPOINT'],
+    region: env['S3_REGION'] ?? 'us-east-1',
+    bucket: env['S3_BUCKET'] ?? 'kb-documents',
+    accessKeyId: env['S3_ACCESS_KEY_ID'],
+    secretAccessKey: env['S3_SECRET_ACCESS_KEY'],
+  });
+  const vectors = new PgVectorStore({ url: env['VECTOR_DATABASE_URL']! });
+  let services: RunningService[] = [];
+
+  beforeAll(async () => {
+    const logDir = join(env['KB_HOME'] ?? '/tmp', 'logs', `e2e-${name}`);
+    mkdirSync(logDir, { recursive: true });
+    const otlpEndpoint = await collector.start();
+    services = startServices({
+      env: {
+        ...env,
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
+        CHUNK_SIZE: '300',
+        CHUNK_OVERLAP: '60',
+        MAX_UPLOAD_BYTES: String(1024 * 1024),
+      },
+      ports,
+      logDir,
+    });
+    await waitReady(services);
+    await vectors.ensureReady(384); // all-MiniLM-L6-v2
+  });
+
+  afterAll(async () => {
+    await stopServices(services);
+    await collector.stop();
+    await vectors.close();
+    blobs.destroy();
+  });
+
+  const upload = async (
+    filename: string,
+    body: string | Buffer,
+    type: string,
+    asTenant = tenant,
+  ) => {
+    const form = new FormData();
+    form.append('file', new Blob([body], { type }), filename);
+    form.append('title', `title of ${filename}`);
+    form.append('metadata', JSON.stringify({ source: 'e2e' }));
+    return fetch(`${documentUrl}/v1/documents`, {
+      method: 'POST',
+      body: form,
+      headers: asTenant ? { 'x-tenant-id': asTenant } : {},
+    });
+  };
+
+  const getDocument = async (id: string) => {
+    const response = await fetch(`${documentUrl}/v1/documents/${id}`, {
+      headers: { 'x-tenant-id': tenant },
+    });
+    return (await response.json()) as Record<string, unknown> & { status: string };
+  };
+
+  const search = async (body: object) => {
+    const response = await fetch(`${queryUrl}/v1/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-tenant-id': tenant },
+      body: JSON.stringify(body),
+    });
+    return (await response.json()) as {
+      cache: string;
+      degraded: boolean;
+      hits: Array<{ documentId: string; text: string; strategies: string[] }>;
+    };
+  };
+
+  return {
+    env,
+    ports,
+    tenant,
+    documentUrl,
+    queryUrl,
+    collector,
+    blobs,
+    vectors,
+    upload,
+    getDocument,
+    search,
+  };
+}
