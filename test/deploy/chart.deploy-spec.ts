@@ -1,46 +1,94 @@
 /**
  * The Helm chart, checked offline with the real tools `scripts/infra/install-tools.sh` installs:
  * `helm lint --strict`, `helm template` with the default and a production-like values file,
- * kubernetes-validate against the bundled Kubernetes JSON schemas, and the rules that keep a pod
- * from failing at 3 a.m.
+ * kubeconform -strict against the Kubernetes JSON schemas (laid out from kubernetes-validate's
+ * bundle) plus a local ServiceMonitor schema, and the rules that keep a pod from failing at 3 a.m.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import type { z } from 'zod';
+import { aclConfigSchema } from '../../apps/acl-service/src/config/acl.config';
+import { documentConfigSchema } from '../../apps/document-service/src/config/document.config';
+import { embeddingServiceConfigSchema } from '../../apps/embedding-service/src/config/embedding.config';
+import { indexingConfigSchema } from '../../apps/indexing-service/src/config/indexing.config';
+import { parserConfigSchema } from '../../apps/parser-service/src/config/parser.config';
+import { queryConfigSchema } from '../../apps/query-service/src/config/query.config';
 
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 const ROOT = join(__dirname, '..', '..');
 const CHART = join(ROOT, 'helm', 'knowledge-base');
 const PRODUCTION = join(CHART, 'ci', 'production-values.yaml');
 const KB_HOME = process.env['KB_HOME'] ?? join(process.env['HOME'] ?? '', '.cache', 'kb');
 const HELM = join(KB_HOME, 'bin', 'helm');
-const VALIDATE = join(KB_HOME, 'venv', 'bin', 'kubernetes-validate');
+const KUBECONFORM = join(KB_HOME, 'bin', 'kubeconform');
 const KUBERNETES_VERSION = '1.33.0';
+// Both locations are local files: the built-in kinds, then the CRDs this chart renders.
+const SCHEMA_LOCATIONS = [
+  `${KB_HOME}/kubernetes-json-schema/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
+  `${join(__dirname, 'schemas')}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
+];
+const SERVICES = [
+  'document-service',
+  'parser-service',
+  'embedding-service',
+  'indexing-service',
+  'query-service',
+  'acl-service',
+] as const;
+type ServiceName = (typeof SERVICES)[number];
 
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string };
-  spec?: Record<string, unknown>;
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string } };
 }
 interface Container {
   name: string;
-  env?: Array<{ name: string; value?: string; valueFrom?: unknown }>;
-  livenessProbe?: unknown;
-  readinessProbe?: unknown;
-  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: { runAsNonRoot?: boolean };
+  command?: string[];
+  env?: EnvVar[];
+  envFrom?: Array<{ configMapRef?: { name: string } }>;
+  ports?: Array<{ name: string; containerPort: number }>;
+  livenessProbe?: { httpGet?: { path: string } };
+  readinessProbe?: { httpGet?: { path: string } };
+  startupProbe?: { httpGet?: { path: string } };
+  resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> };
+  securityContext?: {
+    runAsNonRoot?: boolean;
+    runAsUser?: number;
+    allowPrivilegeEscalation?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    capabilities?: { drop?: string[] };
+  };
+  volumeMounts?: Array<{ name: string; mountPath: string }>;
+}
+interface PodSpec {
+  containers: Container[];
+  initContainers?: Container[];
+  securityContext?: { runAsNonRoot?: boolean; seccompProfile?: { type: string } };
+  terminationGracePeriodSeconds?: number;
+  volumes?: Array<{ name: string; emptyDir?: unknown; persistentVolumeClaim?: unknown }>;
+}
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; annotations?: Record<string, string> };
+  spec?: Record<string, unknown> & { template?: { spec: PodSpec } };
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
 }
 
 /**
- * Variables each service refuses to boot without: the non-defaulted, non-optional fields of its
- * config schema (apps/<service>/src/config), plus VECTOR_DATABASE_URL or PINECONE_* for the
- * services that open the vector store (vectorStoreFromEnv throws without them).
+ * Variables each service refuses to boot without. The config schemas (apps/<service>/src/config)
+ * reject a missing KAFKA_BROKERS, DATABASE_URL or EMBEDDING_MODEL_DIR (no default, not optional);
+ * the test below checks this table against them, so a new required variable fails here until the
+ * chart sets it. VECTOR_DATABASE_URL and PINECONE_* are optional in the schema but
+ * vectorStoreFromEnv (libs/vector-store) throws at boot without the ones its backend needs.
  */
-const REQUIRED_ENV: Record<string, (backend: string) => string[]> = {
+const REQUIRED_ENV: Record<ServiceName, (backend: string) => string[]> = {
   'document-service': () => ['DATABASE_URL', 'KAFKA_BROKERS'],
   'parser-service': () => ['KAFKA_BROKERS'],
   'embedding-service': () => ['KAFKA_BROKERS', 'EMBEDDING_MODEL_DIR'],
@@ -50,26 +98,126 @@ const REQUIRED_ENV: Record<string, (backend: string) => string[]> = {
 };
 const vectorEnv = (backend: string): string[] =>
   backend === 'pgvector' ? ['VECTOR_DATABASE_URL'] : ['PINECONE_API_KEY', 'PINECONE_INDEX_HOST'];
+const CONFIG_SCHEMAS: Record<ServiceName, z.ZodType> = {
+  'document-service': documentConfigSchema,
+  'parser-service': parserConfigSchema,
+  'embedding-service': embeddingServiceConfigSchema,
+  'indexing-service': indexingConfigSchema,
+  'query-service': queryConfigSchema,
+  'acl-service': aclConfigSchema,
+};
 
-const render = (...args: string[]): { yaml: string; objects: K8sObject[] } => {
+interface Rendered {
+  yaml: string;
+  objects: K8sObject[];
+}
+const render = (...args: string[]): Rendered => {
   const yaml = execFileSync(HELM, ['template', 'kb', CHART, ...args], { encoding: 'utf8' });
   const objects = parseAllDocuments(yaml)
     .map((doc) => doc.toJS() as K8sObject | null)
     .filter((o): o is K8sObject => o !== null);
   return { yaml, objects };
 };
+const kubeconform = (yaml: string) => {
+  const file = join(mkdtempSync(join(tmpdir(), 'kb-chart-')), 'rendered.yaml');
+  writeFileSync(file, yaml);
+  const args = ['-strict', '-summary', '-kubernetes-version', KUBERNETES_VERSION];
+  for (const location of SCHEMA_LOCATIONS) args.push('-schema-location', location);
+  return spawnSync(KUBECONFORM, [...args, file], { encoding: 'utf8' });
+};
+const templateFails = (...args: string[]) =>
+  spawnSync(HELM, ['template', 'kb', CHART, ...args], { encoding: 'utf8' });
 
-const podContainers = (object: K8sObject): Container[] => {
-  const template = (object.spec?.['template'] as { spec: { containers: Container[] } } | undefined)
-    ?.spec;
-  return template?.containers ?? [];
+const find = (objects: K8sObject[], kind: string, suffix: string): K8sObject => {
+  const object = objects.find((o) => o.kind === kind && o.metadata.name.endsWith(suffix));
+  if (!object) throw new Error(`no ${kind} named *${suffix}`);
+  return object;
+};
+const podSpec = (object: K8sObject): PodSpec => {
+  const spec = object.spec?.template?.spec;
+  if (!spec) throw new Error(`${object.kind} ${object.metadata.name} has no pod template`);
+  return spec;
+};
+const allContainers = (spec: PodSpec): Container[] => [
+  ...(spec.initContainers ?? []),
+  ...spec.containers,
+];
+
+/** A container's environment as Kubernetes would resolve it: envFrom ConfigMaps, then env. */
+const resolveEnv = (objects: K8sObject[], container: Container): Map<string, EnvVar> => {
+  const env = new Map<string, EnvVar>();
+  for (const source of container.envFrom ?? []) {
+    const name = source.configMapRef?.name;
+    const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === name);
+    if (!configMap) throw new Error(`envFrom names ConfigMap ${name}, which is not rendered`);
+    for (const [key, value] of Object.entries(configMap.data ?? {}))
+      env.set(key, { name: key, value });
+  }
+  for (const variable of container.env ?? []) env.set(variable.name, variable);
+  return env;
 };
 
+/** A secretKeyRef must hit a key of a rendered Secret or a Secret the values say exists. */
+const expectSecretRefResolves = (
+  objects: K8sObject[],
+  existingSecrets: string[],
+  variable: EnvVar,
+) => {
+  const ref = variable.valueFrom?.secretKeyRef;
+  if (!ref) return;
+  if (existingSecrets.includes(ref.name)) return;
+  const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === ref.name);
+  expect({ env: variable.name, secret: ref.name, found: secret !== undefined }).toEqual({
+    env: variable.name,
+    secret: ref.name,
+    found: true,
+  });
+  expect(Object.keys({ ...secret?.data, ...secret?.stringData })).toContain(ref.key);
+};
+
+it('the REQUIRED_ENV table lists every variable the config schemas require', () => {
+  for (const service of SERVICES) {
+    const result = CONFIG_SCHEMAS[service].safeParse({});
+    const missing = result.success ? [] : result.error.issues.map((i) => String(i.path[0]));
+    expect({ service, required: REQUIRED_ENV[service]('pgvector') }).toEqual({
+      service,
+      required: expect.arrayContaining(missing),
+    });
+  }
+});
+
+it('has its tools installed (bash scripts/infra/install-tools.sh)', () => {
+  expect(existsSync(HELM)).toBe(true);
+  expect(existsSync(KUBECONFORM)).toBe(true);
+  expect(
+    existsSync(join(KB_HOME, 'kubernetes-json-schema', `v${KUBERNETES_VERSION}-standalone-strict`)),
+  ).toBe(true);
+});
+
+const MODEL_INIT = [
+  '--set',
+  'embedding.modelVolume.existingClaim=',
+  '--set',
+  'embedding.modelVolume.initContainer.image=kb/model:all-MiniLM-L6-v2-1',
+];
+
 describe.each([
-  ['default values', [] as string[], 'pgvector'],
-  ['production-like values', ['-f', PRODUCTION], 'pinecone'],
-])('helm chart with %s', (_label, args, backend) => {
+  { label: 'default values', args: [] as string[], backend: 'pgvector', existing: [] as string[] },
+  {
+    label: 'production-like values',
+    args: ['-f', PRODUCTION],
+    backend: 'pinecone',
+    existing: ['kb-postgres', 'kb-s3', 'kb-pinecone'],
+  },
+  {
+    label: 'a model initContainer',
+    args: MODEL_INIT,
+    backend: 'pgvector',
+    existing: [] as string[],
+  },
+])('helm chart with $label', ({ args, backend, existing }) => {
   const { yaml, objects } = render(...args);
+  const deployments = objects.filter((o) => o.kind === 'Deployment');
 
   it('passes helm lint --strict', () => {
     const lint = spawnSync(HELM, ['lint', '--strict', CHART, ...args], { encoding: 'utf8' });
@@ -77,75 +225,209 @@ describe.each([
     expect(lint.status).toBe(0);
   });
 
-  it('renders objects that validate against the Kubernetes schemas', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kb-chart-'));
-    const file = join(dir, 'rendered.yaml');
-    // ServiceMonitor is a CRD: the bundled schemas cover built-in kinds only.
-    const builtIn = parseAllDocuments(yaml).filter(
-      (d) => (d.toJS() as K8sObject | null)?.kind !== 'ServiceMonitor',
-    );
-    writeFileSync(file, builtIn.map((d) => d.toString()).join('---\n'));
-    const result = spawnSync(VALIDATE, ['-k', KUBERNETES_VERSION, '--strict', '--quiet', file], {
-      encoding: 'utf8',
-    });
-    expect(result.stdout + result.stderr).toBe('');
+  it('renders objects that kubeconform -strict validates offline, none skipped', () => {
+    const result = kubeconform(yaml);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/Valid: \d+, Invalid: 0, Errors: 0, Skipped: 0/);
     expect(result.status).toBe(0);
   });
 
-  it('gives every container probes (Deployments), requests and limits, and runAsNonRoot', () => {
+  it('renders a Deployment, Service, ConfigMap and PodDisruptionBudget per service', () => {
+    for (const service of SERVICES) {
+      for (const kind of ['Deployment', 'Service', 'ConfigMap', 'PodDisruptionBudget']) {
+        expect(
+          objects.filter((o) => o.kind === kind && o.metadata.name.includes(service)),
+        ).toHaveLength(1);
+      }
+    }
+    for (const service of SERVICES.filter((s) => s !== 'acl-service')) {
+      const hpa = find(objects, 'HorizontalPodAutoscaler', service);
+      expect(hpa.apiVersion).toBe('autoscaling/v2');
+    }
+  });
+
+  it('gives every container probes (Deployments), requests and limits, and a locked-down context', () => {
     const workloads = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
-    expect(objects.filter((o) => o.kind === 'Deployment')).toHaveLength(6);
+    expect(workloads.length).toBe(7);
     for (const workload of workloads) {
-      for (const container of podContainers(workload)) {
-        if (workload.kind === 'Deployment') {
-          expect(container.livenessProbe).toBeDefined();
-          expect(container.readinessProbe).toBeDefined();
-        }
-        expect(Object.keys(container.resources?.requests ?? {}).sort()).toEqual(['cpu', 'memory']);
-        expect(Object.keys(container.resources?.limits ?? {}).sort()).toEqual(['cpu', 'memory']);
-        expect(container.securityContext?.runAsNonRoot).toBe(true);
+      const spec = podSpec(workload);
+      expect(spec.securityContext?.runAsNonRoot).toBe(true);
+      expect(spec.securityContext?.seccompProfile?.type).toBe('RuntimeDefault');
+      expect(spec.volumes).toEqual(expect.arrayContaining([{ name: 'tmp', emptyDir: {} }]));
+      for (const container of allContainers(spec)) {
+        const where = `${workload.metadata.name}/${container.name}`;
+        expect({
+          where,
+          requests: Object.keys(container.resources?.requests ?? {}).sort(),
+        }).toEqual({
+          where,
+          requests: ['cpu', 'memory'],
+        });
+        expect({ where, limits: Object.keys(container.resources?.limits ?? {}).sort() }).toEqual({
+          where,
+          limits: ['cpu', 'memory'],
+        });
+        expect({ where, ...container.securityContext }).toEqual({
+          where,
+          runAsNonRoot: true,
+          runAsUser: 10001,
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        });
+      }
+    }
+    for (const deployment of deployments) {
+      const [container] = podSpec(deployment).containers;
+      expect(container?.livenessProbe?.httpGet?.path).toBe('/health/live');
+      expect(container?.readinessProbe?.httpGet?.path).toBe('/health/ready');
+      expect(container?.volumeMounts).toEqual(
+        expect.arrayContaining([{ name: 'tmp', mountPath: '/tmp' }]),
+      );
+    }
+  });
+
+  it('sets every environment variable each service requires at boot, from resolvable sources', () => {
+    for (const service of SERVICES) {
+      const [container] = podSpec(find(objects, 'Deployment', service)).containers;
+      const env = resolveEnv(objects, container!);
+      const set = [...env.values()].filter((e) => e.value || e.valueFrom).map((e) => e.name);
+      expect({ service, set }).toEqual({
+        service,
+        set: expect.arrayContaining(REQUIRED_ENV[service](backend)),
+      });
+      for (const variable of env.values()) expectSecretRefResolves(objects, existing, variable);
+      expect(env.get('HOST')?.value).toBe('0.0.0.0');
+      expect(env.get('PORT')?.value).toBe(String(container!.ports?.[0]?.containerPort));
+    }
+    const query = resolveEnv(
+      objects,
+      podSpec(find(objects, 'Deployment', 'query-service')).containers[0]!,
+    );
+    expect(query.get('GRPC_HOST')?.value).toBe('0.0.0.0');
+    expect(query.get('GRPC_PORT')?.value).toBe('50051');
+    const document = resolveEnv(
+      objects,
+      podSpec(find(objects, 'Deployment', 'document-service')).containers[0]!,
+    );
+    expect(document.get('MIGRATE_ON_START')?.value).toBe('false');
+    const indexing = resolveEnv(
+      objects,
+      podSpec(find(objects, 'Deployment', 'indexing-service')).containers[0]!,
+    );
+    expect(indexing.get('MIGRATE_ON_START')?.value).toBe('true');
+  });
+
+  it('mounts the model folder at EMBEDDING_MODEL_DIR and gives model loaders a startup probe', () => {
+    for (const service of ['embedding-service', 'query-service']) {
+      const spec = podSpec(find(objects, 'Deployment', service));
+      const container = spec.containers[0]!;
+      const dir = resolveEnv(objects, container).get('EMBEDDING_MODEL_DIR')?.value;
+      expect(container.volumeMounts).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: 'models', mountPath: dir })]),
+      );
+      expect(container.startupProbe?.httpGet?.path).toBe('/health/live');
+      const volume = spec.volumes?.find((v) => v.name === 'models');
+      if (volume?.emptyDir) {
+        // Filled by an initContainer writing to the same path.
+        const init = spec.initContainers?.[0];
+        expect(init?.volumeMounts).toEqual(
+          expect.arrayContaining([{ name: 'models', mountPath: dir }]),
+        );
+      } else {
+        expect(volume?.persistentVolumeClaim).toBeDefined();
       }
     }
   });
 
-  it('sets every environment variable each service requires at boot', () => {
-    for (const [service, required] of Object.entries(REQUIRED_ENV)) {
-      const deployment = objects.find(
-        (o) => o.kind === 'Deployment' && o.metadata.name.endsWith(service),
+  it('runs migrations as a pre-install/pre-upgrade hook that can read its database URL', () => {
+    const job = find(objects, 'Job', '-migrate');
+    expect(job.metadata.annotations).toMatchObject({
+      'helm.sh/hook': 'pre-install,pre-upgrade',
+      'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+    });
+    const [container] = podSpec(job).containers;
+    expect(container?.command).toEqual(['node', 'apps/document-service/dist/migrate.js']);
+    const env = resolveEnv(objects, container!);
+    expect([...env.keys()]).toEqual(expect.arrayContaining(['DATABASE_URL', 'KAFKA_BROKERS']));
+    const ref = env.get('DATABASE_URL')?.valueFrom?.secretKeyRef;
+    if (!existing.includes(ref?.name ?? '')) {
+      // Hooks run before the release's objects: the Secret it reads must be a hook, created first.
+      const secret = find(objects, 'Secret', ref!.name);
+      expect(secret.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+      expect(Number(secret.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(
+        Number(job.metadata.annotations?.['helm.sh/hook-weight']),
       );
-      expect(deployment).toBeDefined();
-      const env = podContainers(deployment!)[0]!.env ?? [];
-      const set = env.filter((e) => e.value || e.valueFrom).map((e) => e.name);
-      expect(set).toEqual(expect.arrayContaining(required(backend)));
     }
+    expectSecretRefResolves(objects, existing, env.get('DATABASE_URL')!);
   });
 
-  it('runs migrations as a pre-install/pre-upgrade hook and exposes gRPC on query-service', () => {
-    const job = objects.find((o) => o.kind === 'Job') as
-      (K8sObject & { metadata: { annotations?: Record<string, string> } }) | undefined;
-    expect(job?.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
-    const query = objects.find(
-      (o) => o.kind === 'Service' && o.metadata.name.endsWith('query-service'),
-    );
-    expect(JSON.stringify(query?.spec)).toContain('"grpc"');
+  it('exposes HTTP on every Service and gRPC (50051, named grpc) on query-service', () => {
+    for (const service of SERVICES) {
+      const ports = (find(objects, 'Service', service).spec?.['ports'] ?? []) as Array<{
+        name: string;
+        port: number;
+      }>;
+      expect(ports.map((p) => p.name)).toEqual(
+        service === 'query-service' ? ['http', 'grpc'] : ['http'],
+      );
+      if (service === 'query-service') expect(ports[1]?.port).toBe(50051);
+    }
   });
 });
 
-describe('values.schema.json', () => {
-  it('rejects an unknown vector-store backend', () => {
-    const result = spawnSync(
-      HELM,
-      ['template', 'kb', CHART, '--set', 'vectorStore.backend=faiss'],
-      { encoding: 'utf8' },
+describe('optional objects', () => {
+  it('are off by default and on in the production-like values (ingress with TLS)', () => {
+    const optional = ['Ingress', 'NetworkPolicy', 'ServiceMonitor'];
+    expect(render().objects.filter((o) => optional.includes(o.kind))).toEqual([]);
+    const { objects } = render('-f', PRODUCTION);
+    expect(
+      objects
+        .filter((o) => optional.includes(o.kind))
+        .map((o) => o.kind)
+        .sort(),
+    ).toEqual(optional.sort());
+    const ingress = find(objects, 'Ingress', 'knowledge-base');
+    expect(ingress.spec?.['tls']).toEqual([{ hosts: ['kb.acme.internal'], secretName: 'kb-tls' }]);
+    const monitor = find(objects, 'ServiceMonitor', 'knowledge-base');
+    expect(monitor.spec?.['endpoints']).toEqual([
+      expect.objectContaining({ port: 'http', path: '/metrics' }),
+    ]);
+  });
+
+  it('renders no chart Secret when every credential comes from an existing Secret', () => {
+    expect(render('-f', PRODUCTION).objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+  });
+});
+
+describe('validation', () => {
+  it('kubeconform really rejects a malformed object (the schemas are loaded, not skipped)', () => {
+    const { yaml } = render();
+    const broken = yaml.replace(
+      'terminationGracePeriodSeconds: 30',
+      'terminationGracePeriodSeconds: thirty',
     );
+    expect(broken).not.toBe(yaml);
+    const result = kubeconform(broken);
     expect(result.status).not.toBe(0);
-    expect(result.stderr).toMatch(/vectorStore.*backend|backend.*must be one of/);
+    expect(result.stdout).toMatch(/Invalid: [1-9]/);
+  });
+
+  it.each([
+    [['--set', 'vectorStore.backend=foo'], /vectorStore\.backend|backend.*must be one of/],
+    [['--set', 'vectorStore.backend=pinecone'], /indexHost/],
+    [['--set', 'services.query-service.replicas=0'], /replicas/],
+    [['--set', 'image.pullPolicy=Sometimes'], /pullPolicy/],
+    [['--set', 'kafak.brokers=x:9092'], /kafak/],
+    [['--set', 'embedding.modelVolume.existingClaim='], /image/],
+  ])('values.schema.json rejects %j', (args, message) => {
+    const result = templateFails(...args);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(message);
   });
 
   it('names the missing setting when a required secret value is absent', () => {
-    const result = spawnSync(HELM, ['template', 'kb', CHART, '--set', 'postgres.url='], {
-      encoding: 'utf8',
-    });
+    const result = templateFails('--set', 'postgres.url=');
     expect(result.status).not.toBe(0);
     expect(result.stderr).toContain('postgres.url (or postgres.existingSecret) is required');
   });

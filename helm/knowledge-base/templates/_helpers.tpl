@@ -29,15 +29,6 @@ app.kubernetes.io/component: {{ .name }}
 
 {{- define "kb.secretName" -}}{{ include "kb.fullname" . }}-secrets{{- end -}}
 
-{{/* An env var read from the chart's Secret or from an existing one. */}}
-{{- define "kb.secretEnv" -}}
-- name: {{ .env }}
-  valueFrom:
-    secretKeyRef:
-      name: {{ if .existingSecret }}{{ .existingSecret }}{{ else }}{{ include "kb.secretName" .root }}{{ end }}
-      key: {{ if .existingSecret }}{{ .existingKey }}{{ else }}{{ .key }}{{ end }}
-{{- end -}}
-
 {{- define "kb.podSecurityContext" -}}
 runAsNonRoot: true
 runAsUser: 10001
@@ -56,75 +47,96 @@ capabilities:
   drop: [ALL]
 {{- end -}}
 
-{{/* Environment every service needs, then what each one requires at boot (its config schema). */}}
-{{- define "kb.env" -}}
+{{/* Services that talk to each dependency (their config schemas in apps/<service>/src/config). */}}
+{{- define "kb.pipelineServices" -}}document-service parser-service embedding-service indexing-service{{- end -}}
+{{- define "kb.databaseServices" -}}document-service indexing-service query-service{{- end -}}
+{{- define "kb.vectorServices" -}}indexing-service query-service{{- end -}}
+{{- define "kb.modelServices" -}}embedding-service query-service{{- end -}}
+
+{{- define "kb.configMapName" -}}{{ include "kb.serviceName" . }}-env{{- end -}}
+
+{{/*
+Non-secret environment of one service, as ConfigMap data (the Deployment reads it with envFrom).
+Every variable a service requires at boot is here or in kb.secretEnv below.
+*/}}
+{{- define "kb.configEnv" -}}
 {{- $v := .root.Values -}}
-- name: HOST
-  value: "0.0.0.0"
-- name: PORT
-  value: "3000"
-- name: NODE_ENV
-  value: production
-- name: HOME
-  value: /tmp
-- name: LOG_LEVEL
-  value: {{ $v.logLevel | quote }}
-- name: OTEL_SERVICE_NAME
-  value: {{ .name }}
+{{- $name := .name -}}
+HOST: "0.0.0.0"
+PORT: {{ $v.containerPorts.http | quote }}
+NODE_ENV: production
+HOME: /tmp
+LOG_LEVEL: {{ $v.logLevel | quote }}
+OTEL_SERVICE_NAME: {{ $name | quote }}
 {{- if $v.otel.endpoint }}
-- name: OTEL_EXPORTER_OTLP_ENDPOINT
-  value: {{ $v.otel.endpoint | quote }}
+OTEL_EXPORTER_OTLP_ENDPOINT: {{ $v.otel.endpoint | quote }}
 {{- end }}
-{{- if has .name (list "document-service" "parser-service" "embedding-service" "indexing-service") }}
-- name: KAFKA_BROKERS
-  value: {{ $v.kafka.brokers | quote }}
-- name: S3_REGION
-  value: {{ $v.s3.region | quote }}
-- name: S3_BUCKET
-  value: {{ $v.s3.bucket | quote }}
+{{- if has $name (splitList " " (include "kb.pipelineServices" .)) }}
+KAFKA_BROKERS: {{ $v.kafka.brokers | quote }}
+S3_REGION: {{ $v.s3.region | quote }}
+S3_BUCKET: {{ $v.s3.bucket | quote }}
 {{- if $v.s3.endpoint }}
-- name: S3_ENDPOINT
-  value: {{ $v.s3.endpoint | quote }}
-{{- end }}
-{{- if or $v.s3.existingSecret $v.s3.accessKeyId }}
-{{ include "kb.secretEnv" (dict "root" .root "env" "S3_ACCESS_KEY_ID" "key" "s3-access-key-id" "existingSecret" $v.s3.existingSecret "existingKey" $v.s3.accessKeyIdKey) }}
-{{ include "kb.secretEnv" (dict "root" .root "env" "S3_SECRET_ACCESS_KEY" "key" "s3-secret-access-key" "existingSecret" $v.s3.existingSecret "existingKey" $v.s3.secretAccessKeyKey) }}
+S3_ENDPOINT: {{ $v.s3.endpoint | quote }}
 {{- end }}
 {{- end }}
-{{- if has .name (list "document-service" "indexing-service" "query-service") }}
-{{ include "kb.secretEnv" (dict "root" .root "env" "DATABASE_URL" "key" "database-url" "existingSecret" $v.postgres.existingSecret "existingKey" $v.postgres.existingSecretKey) }}
+{{- if eq $name "document-service" }}
+# The pre-install/pre-upgrade Job migrates; without it the service migrates at start.
+MIGRATE_ON_START: {{ ternary "false" "true" $v.migrations.enabled | quote }}
 {{- end }}
-{{- if eq .name "document-service" }}
-- name: MIGRATE_ON_START
-  value: {{ ternary "false" "true" $v.migrations.enabled | quote }}
+{{- if eq $name "indexing-service" }}
+# indexing-service migrates its own schema (search_index) at start; Kysely's lock makes
+# concurrent replicas safe.
+MIGRATE_ON_START: "true"
 {{- end }}
-{{- if has .name (list "indexing-service" "query-service") }}
-- name: VECTOR_STORE
-  value: {{ $v.vectorStore.backend | quote }}
-{{- if eq $v.vectorStore.backend "pgvector" }}
-{{ include "kb.secretEnv" (dict "root" .root "env" "VECTOR_DATABASE_URL" "key" "vector-database-url" "existingSecret" $v.vectorStore.pgvector.existingSecret "existingKey" $v.vectorStore.pgvector.existingSecretKey) }}
-{{- else }}
-- name: PINECONE_INDEX_HOST
-  value: {{ $v.vectorStore.pinecone.indexHost | quote }}
-{{ include "kb.secretEnv" (dict "root" .root "env" "PINECONE_API_KEY" "key" "pinecone-api-key" "existingSecret" $v.vectorStore.pinecone.existingSecret "existingKey" $v.vectorStore.pinecone.existingSecretKey) }}
+{{- if has $name (splitList " " (include "kb.vectorServices" .)) }}
+VECTOR_STORE: {{ $v.vectorStore.backend | quote }}
+{{- if eq $v.vectorStore.backend "pinecone" }}
+PINECONE_INDEX_HOST: {{ required "vectorStore.pinecone.indexHost is required with the pinecone backend" $v.vectorStore.pinecone.indexHost | quote }}
 {{- end }}
 {{- end }}
-{{- if has .name (list "embedding-service" "query-service") }}
-- name: EMBEDDING_MODEL_DIR
-  value: /models
-- name: EMBEDDING_MODEL
-  value: {{ $v.embedding.model | quote }}
-- name: EMBEDDING_POOLING
-  value: {{ $v.embedding.pooling | quote }}
+{{- if has $name (splitList " " (include "kb.modelServices" .)) }}
+EMBEDDING_MODEL_DIR: {{ $v.embedding.modelVolume.mountPath | quote }}
+EMBEDDING_MODEL: {{ $v.embedding.model | quote }}
+EMBEDDING_POOLING: {{ $v.embedding.pooling | quote }}
+EMBEDDING_THREADS: {{ $v.embedding.threads | quote }}
 {{- end }}
-{{- if eq .name "query-service" }}
-- name: GRPC_HOST
-  value: "0.0.0.0"
-- name: GRPC_PORT
-  value: "50051"
+{{- if eq $name "embedding-service" }}
+EMBEDDING_BATCH_SIZE: {{ $v.embedding.batchSize | quote }}
+{{- end }}
+{{- if eq $name "query-service" }}
+GRPC_HOST: "0.0.0.0"
+GRPC_PORT: {{ $v.containerPorts.grpc | quote }}
 {{- if $v.redis.url }}
-- name: REDIS_URL
-  value: {{ $v.redis.url | quote }}
+REDIS_URL: {{ $v.redis.url | quote }}
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* Secret environment of one service: secretKeyRefs to the chart's Secret or existing ones. */}}
+{{- define "kb.secretEnv" -}}
+{{- $v := .root.Values -}}
+{{- $name := .name -}}
+{{- $secret := default (include "kb.secretName" .root) .secretName -}}
+{{- if and (has $name (splitList " " (include "kb.pipelineServices" .))) (or $v.s3.existingSecret $v.s3.accessKeyId) }}
+{{ include "kb.secretKeyRef" (dict "env" "S3_ACCESS_KEY_ID" "secret" ($v.s3.existingSecret | default $secret) "key" (ternary $v.s3.accessKeyIdKey "s3-access-key-id" (ne $v.s3.existingSecret ""))) }}
+{{ include "kb.secretKeyRef" (dict "env" "S3_SECRET_ACCESS_KEY" "secret" ($v.s3.existingSecret | default $secret) "key" (ternary $v.s3.secretAccessKeyKey "s3-secret-access-key" (ne $v.s3.existingSecret ""))) }}
+{{- end }}
+{{- if has $name (splitList " " (include "kb.databaseServices" .)) }}
+{{ include "kb.secretKeyRef" (dict "env" "DATABASE_URL" "secret" ($v.postgres.existingSecret | default $secret) "key" (ternary $v.postgres.existingSecretKey "database-url" (ne $v.postgres.existingSecret ""))) }}
+{{- end }}
+{{- if has $name (splitList " " (include "kb.vectorServices" .)) }}
+{{- if eq $v.vectorStore.backend "pgvector" }}
+{{ include "kb.secretKeyRef" (dict "env" "VECTOR_DATABASE_URL" "secret" ($v.vectorStore.pgvector.existingSecret | default $secret) "key" (ternary $v.vectorStore.pgvector.existingSecretKey "vector-database-url" (ne $v.vectorStore.pgvector.existingSecret ""))) }}
+{{- else }}
+{{ include "kb.secretKeyRef" (dict "env" "PINECONE_API_KEY" "secret" ($v.vectorStore.pinecone.existingSecret | default $secret) "key" (ternary $v.vectorStore.pinecone.existingSecretKey "pinecone-api-key" (ne $v.vectorStore.pinecone.existingSecret ""))) }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "kb.secretKeyRef" -}}
+- name: {{ .env }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secret }}
+      key: {{ .key }}
 {{- end -}}
