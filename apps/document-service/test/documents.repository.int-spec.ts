@@ -43,6 +43,8 @@ describe('DocumentsRepository', () => {
     sha256: 'a'.repeat(64),
     blobBucket: 'kb-documents',
     blobKey: `blobs/sha256/${'a'.repeat(64)}`,
+    tags: [],
+    knowledgeBaseIds: ['default'],
     metadata: { team: 'x' },
     now: new Date('2026-11-22T10:00:00Z'),
     ...overrides,

@@ -3,4 +3,5 @@ export * from './events/document.events';
 export * from './events/chunk';
 export * from './events/topics';
 export * from './tenancy';
+export * from './filter';
 export * as kbv1 from './generated/kb/v1/kb';

@@ -1,2 +1,3 @@
 export * from './database';
 export * from './migrator';
+export * from './filter-sql';

@@ -1,3 +1,5 @@
+import type { DocumentAttributes, FilterNode } from '@kb/contracts';
+
 /** One chunk as the lexical index keeps it. */
 export interface LexicalRecord {
   documentId: string;
@@ -11,6 +13,20 @@ export interface LexicalRecord {
 
 export type ChunkRef = Pick<LexicalRecord, 'documentId' | 'documentVersion' | 'chunkIndex'>;
 
+/** A chunk to index, with its document's attributes for filters. */
+export interface LexicalWrite extends LexicalRecord {
+  attributes: DocumentAttributes;
+}
+
+export interface LexicalQuery {
+  text: string;
+  topK: number;
+  /** Applied before ranking is cut to top-k. */
+  filter?: FilterNode | undefined;
+  /** Restrict to documents in any of these knowledge bases; empty or absent means all. */
+  knowledgeBaseIds?: string[] | undefined;
+}
+
 export interface LexicalMatch extends LexicalRecord {
   /** Full-text rank; comparable within one query only. */
   score: number;
@@ -21,8 +37,8 @@ export interface LexicalMatch extends LexicalRecord {
  * query-service. Every call names the tenant.
  */
 export interface LexicalIndex {
-  upsert(tenantId: string, records: LexicalRecord[]): Promise<void>;
-  search(tenantId: string, query: string, topK: number): Promise<LexicalMatch[]>;
+  upsert(tenantId: string, records: LexicalWrite[]): Promise<void>;
+  search(tenantId: string, query: LexicalQuery): Promise<LexicalMatch[]>;
   deleteDocument(tenantId: string, documentId: string, keepVersion?: number): Promise<number>;
   countDocument(tenantId: string, documentId: string): Promise<number>;
   /** Chunks of the same document version within `radius` of each anchor (anchors included). */

@@ -113,10 +113,23 @@ const tombstones: Migration = {
   },
 };
 
+/** Document attributes on every chunk, so filters and knowledge-base scopes apply inside BM25. */
+const attributes: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`
+      ALTER TABLE chunks
+        ADD COLUMN kb_ids text[] NOT NULL DEFAULT '{}',
+        ADD COLUMN tags text[] NOT NULL DEFAULT '{}',
+        ADD COLUMN uploaded_at bigint NOT NULL DEFAULT 0,
+        ADD COLUMN metadata jsonb NOT NULL DEFAULT '{}'`.execute(db);
+  },
+};
+
 export const lexicalIndexMigrations: Migrations = {
   '20261122T1700_create_chunks': createChunks,
   '20261122T1800_bm25_lengths': bm25Lengths,
   '20261122T1810_postings': postings,
   '20261122T1900_generations': generations,
   '20261122T1910_tombstones': tombstones,
+  '20261123T0900_attributes': attributes,
 };

@@ -1,11 +1,24 @@
-import { createPool, quoteIdent } from '@kb/database';
+import { createPool, filterToSql, quoteIdent, type FilterColumns } from '@kb/database';
 import type { Pool } from 'pg';
-import type { ChunkRef, LexicalIndex, LexicalMatch, LexicalRecord } from './lexical-index';
+import type {
+  ChunkRef,
+  LexicalIndex,
+  LexicalMatch,
+  LexicalQuery,
+  LexicalRecord,
+  LexicalWrite,
+} from './lexical-index';
 import { LEXICAL_SCHEMA } from './migrations';
 
 /** BM25 parameters: Anserini's defaults (k1 = 0.9, b = 0.4), also used by the dataset README's baseline. */
 const K1 = 0.9;
 const B = 0.4;
+const FILTER_COLUMNS: FilterColumns = {
+  documentId: 'c.document_id',
+  tags: 'c.tags',
+  uploadedAt: 'c.uploaded_at',
+  metadata: 'c.metadata',
+};
 
 /**
  * Okapi BM25 over Postgres full-text search. The text goes through the `english` configuration
@@ -30,17 +43,22 @@ export class PgLexicalIndex implements LexicalIndex {
     this.postings = `${quoteIdent(schema)}.postings`;
   }
 
-  async upsert(tenantId: string, records: LexicalRecord[]): Promise<void> {
+  async upsert(tenantId: string, records: LexicalWrite[]): Promise<void> {
     if (records.length === 0) return;
     await this.pool.query(
       `INSERT INTO ${this.table}
-         (tenant_id, document_id, document_version, chunk_index, title, text, start_offset, end_offset)
-       SELECT $1, r.document_id, r.document_version, r.chunk_index, r.title, r.text, r.start_offset, r.end_offset
+         (tenant_id, document_id, document_version, chunk_index, title, text, start_offset, end_offset,
+          kb_ids, tags, uploaded_at, metadata)
+       SELECT $1, r.document_id, r.document_version, r.chunk_index, r.title, r.text, r.start_offset,
+              r.end_offset, r.kb_ids, r.tags, r.uploaded_at, r.metadata
          FROM jsonb_to_recordset($2::jsonb) AS r(document_id text, document_version integer,
-              chunk_index integer, title text, text text, start_offset integer, end_offset integer)
+              chunk_index integer, title text, text text, start_offset integer, end_offset integer,
+              kb_ids text[], tags text[], uploaded_at bigint, metadata jsonb)
        ON CONFLICT (tenant_id, document_id, document_version, chunk_index) DO UPDATE SET
          title = EXCLUDED.title, text = EXCLUDED.text,
-         start_offset = EXCLUDED.start_offset, end_offset = EXCLUDED.end_offset`,
+         start_offset = EXCLUDED.start_offset, end_offset = EXCLUDED.end_offset,
+         kb_ids = EXCLUDED.kb_ids, tags = EXCLUDED.tags, uploaded_at = EXCLUDED.uploaded_at,
+         metadata = EXCLUDED.metadata`,
       [
         tenantId,
         JSON.stringify(
@@ -52,13 +70,29 @@ export class PgLexicalIndex implements LexicalIndex {
             text: r.text,
             start_offset: r.startOffset,
             end_offset: r.endOffset,
+            kb_ids: r.attributes.knowledgeBaseIds,
+            tags: r.attributes.tags,
+            uploaded_at: r.attributes.uploadedAt,
+            metadata: r.attributes.metadata,
           })),
         ),
       ],
     );
   }
 
-  async search(tenantId: string, query: string, topK: number): Promise<LexicalMatch[]> {
+  async search(tenantId: string, query: LexicalQuery): Promise<LexicalMatch[]> {
+    const params: unknown[] = [tenantId, query.text, query.topK];
+    const kbs = query.knowledgeBaseIds?.length
+      ? `c.kb_ids && $${params.push(query.knowledgeBaseIds)}::text[]`
+      : 'TRUE';
+    const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
+    // Unfiltered searches read postings only; a filter joins each posting to its chunk's attributes.
+    const scope =
+      kbs === 'TRUE' && filter === 'TRUE'
+        ? ''
+        : `JOIN ${this.table} c ON c.tenant_id = p.tenant_id AND c.document_id = p.document_id
+              AND c.document_version = p.document_version AND c.chunk_index = p.chunk_index
+              AND ${kbs} AND ${filter}`;
     const { rows } = await this.pool.query<Row>(
       `WITH terms AS (
          SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2))
@@ -77,6 +111,7 @@ export class PgLexicalIndex implements LexicalIndex {
                     / (p.tf + ${K1} * (1 - ${B} + ${B} * p.doc_len / s.avgdl))) AS score
            FROM ${this.postings} p
            JOIN df ON df.lexeme = p.lexeme
+           ${scope}
            CROSS JOIN stats s
           WHERE p.tenant_id = $1
           GROUP BY p.document_id, p.document_version, p.chunk_index
@@ -89,7 +124,7 @@ export class PgLexicalIndex implements LexicalIndex {
          JOIN ${this.table} c ON c.tenant_id = $1 AND c.document_id = scored.document_id
           AND c.document_version = scored.document_version AND c.chunk_index = scored.chunk_index
         ORDER BY scored.score DESC, c.document_id, c.chunk_index`,
-      [tenantId, query, topK],
+      params,
     );
     return rows.map((row) => ({
       documentId: row.document_id,

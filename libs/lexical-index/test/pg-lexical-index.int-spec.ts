@@ -1,7 +1,14 @@
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
-import { PgLexicalIndex, lexicalIndexMigrations, type LexicalRecord } from '../src';
+import {
+  FILTER_CASES,
+  FILTER_DOC_ATTRIBUTES,
+  FILTER_DOCS,
+  parseFilter,
+  type FilterDoc,
+} from '@kb/contracts';
+import { PgLexicalIndex, lexicalIndexMigrations, type LexicalWrite } from '../src';
 
 jest.setTimeout(30_000);
 
@@ -12,7 +19,7 @@ describe('PgLexicalIndex', () => {
   const index = new PgLexicalIndex({ url, schema });
   const tenant = 't1';
   const doc = randomUUID();
-  const record = (chunkIndex: number, text: string, version = 1): LexicalRecord => ({
+  const record = (chunkIndex: number, text: string, version = 1): LexicalWrite => ({
     documentId: doc,
     documentVersion: version,
     chunkIndex,
@@ -20,6 +27,7 @@ describe('PgLexicalIndex', () => {
     text,
     startOffset: chunkIndex * 100,
     endOffset: chunkIndex * 100 + text.length,
+    attributes: { knowledgeBaseIds: [], tags: [], metadata: {}, uploadedAt: 0 },
   });
 
   beforeAll(async () => {
@@ -47,11 +55,10 @@ describe('PgLexicalIndex', () => {
   });
 
   it('ranks chunks sharing more (stemmed) query words first, within the tenant only', async () => {
-    const matches = await index.search(
-      tenant,
-      'Which Dewey classification organizes the books?',
-      10,
-    );
+    const matches = await index.search(tenant, {
+      text: 'Which Dewey classification organizes the books?',
+      topK: 10,
+    });
     expect(matches[0]).toMatchObject({ documentId: doc, chunkIndex: 0 });
     expect(matches.map((m) => m.chunkIndex)).toContain(2); // shares only "classification"
     expect(matches.every((m) => m.documentId === doc)).toBe(true);
@@ -59,9 +66,11 @@ describe('PgLexicalIndex', () => {
   });
 
   it('treats query text as words, never as syntax', async () => {
-    expect(await index.search(tenant, "citation'); DROP TABLE chunks; --", 5)).toHaveLength(1);
-    expect(await index.search(tenant, '!!! & | :* ()', 5)).toEqual([]);
-    expect(await index.search(tenant, 'the of and', 5)).toEqual([]); // stop words only
+    expect(
+      await index.search(tenant, { text: "citation'); DROP TABLE chunks; --", topK: 5 }),
+    ).toHaveLength(1);
+    expect(await index.search(tenant, { text: '!!! & | :* ()', topK: 5 })).toEqual([]);
+    expect(await index.search(tenant, { text: 'the of and', topK: 5 })).toEqual([]); // stop words only
   });
 
   it('returns the chunks around anchors within the same document version only', async () => {
@@ -90,6 +99,61 @@ describe('PgLexicalIndex', () => {
     await index.upsert(tenant, [record(0, 'Second version about cataloguing.', 2)]);
     expect(await index.deleteDocument(tenant, doc, 2)).toBe(3);
     expect(await index.countDocument(tenant, doc)).toBe(1);
-    expect((await index.search(tenant, 'cataloguing', 5))[0]).toMatchObject({ documentVersion: 2 });
+    expect((await index.search(tenant, { text: 'cataloguing', topK: 5 }))[0]).toMatchObject({
+      documentVersion: 2,
+    });
+  });
+
+  describe('filters, before top-k', () => {
+    const space = `filters-${randomUUID().slice(0, 8)}`;
+    const ids = Object.fromEntries(FILTER_DOCS.map((d) => [d, randomUUID()])) as Record<
+      FilterDoc,
+      string
+    >;
+    const nameOf = new Map(FILTER_DOCS.map((d) => [ids[d], d]));
+
+    beforeAll(async () => {
+      await index.upsert(
+        space,
+        FILTER_DOCS.map((d) => ({
+          ...record(0, `Shared words about indexing, document ${d}.`),
+          documentId: ids[d],
+          attributes: FILTER_DOC_ATTRIBUTES[d],
+        })),
+      );
+    });
+
+    it.each(FILTER_CASES)('$name', async ({ filter, knowledgeBaseIds, expected }) => {
+      const matches = await index.search(space, {
+        text: 'indexing',
+        topK: 10,
+        filter: parseFilter(filter(ids)),
+        knowledgeBaseIds,
+      });
+      expect(matches.map((m) => nameOf.get(m.documentId)).sort()).toEqual(expected);
+    });
+
+    it('fills top-k with matching chunks even when better-scoring ones do not match', async () => {
+      const crowd = `crowd-${randomUUID().slice(0, 8)}`;
+      const wanted = randomUUID();
+      await index.upsert(crowd, [
+        ...Array.from({ length: 20 }, (_, i) => ({
+          ...record(0, 'indexing indexing indexing'),
+          documentId: randomUUID(),
+          attributes: { ...FILTER_DOC_ATTRIBUTES.D, tags: [`n${i}`] },
+        })),
+        {
+          ...record(0, 'indexing once, among many other words in a longer chunk of text'),
+          documentId: wanted,
+          attributes: FILTER_DOC_ATTRIBUTES.A,
+        },
+      ]);
+      const matches = await index.search(crowd, {
+        text: 'indexing',
+        topK: 1,
+        filter: parseFilter({ tags: 'q1' }),
+      });
+      expect(matches.map((m) => m.documentId)).toEqual([wanted]);
+    });
   });
 });

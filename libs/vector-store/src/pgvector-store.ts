@@ -1,5 +1,6 @@
+import { filterToSql, type FilterColumns } from '@kb/database';
 import { Pool } from 'pg';
-import type { VectorMatch, VectorQuery, VectorRecord, VectorStore } from './vector-store';
+import type { ChunkKey, VectorMatch, VectorQuery, VectorRecord, VectorStore } from './vector-store';
 import { vectorId } from './vector-store';
 
 export interface PgVectorOptions {
@@ -8,6 +9,12 @@ export interface PgVectorOptions {
 }
 
 const TABLE = 'kb_vectors';
+const FILTER_COLUMNS: FilterColumns = {
+  documentId: 'document_id',
+  tags: 'tags',
+  uploadedAt: 'uploaded_at',
+  metadata: 'metadata',
+};
 
 /**
  * The self-hosted vector store: pgvector with an HNSW cosine index. Iterative index scans keep
@@ -42,6 +49,13 @@ export class PgVectorStore implements VectorStore {
         embedding vector(${dimension}) NOT NULL,
         PRIMARY KEY (namespace, id)
       )`);
+    // Document attributes for filters (added after the first release, hence ADD COLUMN).
+    await this.pool.query(`
+      ALTER TABLE ${table}
+        ADD COLUMN IF NOT EXISTS kb_ids text[] NOT NULL DEFAULT '{}',
+        ADD COLUMN IF NOT EXISTS tags text[] NOT NULL DEFAULT '{}',
+        ADD COLUMN IF NOT EXISTS uploaded_at bigint NOT NULL DEFAULT 0,
+        ADD COLUMN IF NOT EXISTS metadata jsonb NOT NULL DEFAULT '{}'`);
     await this.pool.query(
       `CREATE INDEX IF NOT EXISTS ${table}_document ON ${table} (namespace, document_id)`,
     );
@@ -54,7 +68,7 @@ export class PgVectorStore implements VectorStore {
   async upsert(namespace: string, records: VectorRecord[]): Promise<void> {
     if (records.length === 0) return;
     const table = this.table();
-    const columns = 10;
+    const columns = 14;
     const values: unknown[] = [];
     const rows = records.map((record, i) => {
       values.push(
@@ -67,19 +81,26 @@ export class PgVectorStore implements VectorStore {
         record.text,
         record.startOffset,
         record.endOffset,
+        record.attributes.knowledgeBaseIds,
+        record.attributes.tags,
+        record.attributes.uploadedAt,
+        JSON.stringify(record.attributes.metadata),
         toVectorLiteral(record.vector),
       );
       const params = Array.from({ length: columns }, (_, c) => `$${i * columns + c + 1}`);
+      params[columns - 2] = `${params[columns - 2]}::jsonb`;
       params[columns - 1] = `${params[columns - 1]}::vector`;
       return `(${params.join(', ')})`;
     });
     await this.pool.query(
       `INSERT INTO ${table} (namespace, id, document_id, document_version, chunk_index, title, text,
-         start_offset, end_offset, embedding)
+         start_offset, end_offset, kb_ids, tags, uploaded_at, metadata, embedding)
        VALUES ${rows.join(', ')}
        ON CONFLICT (namespace, id) DO UPDATE SET
          title = EXCLUDED.title, text = EXCLUDED.text, start_offset = EXCLUDED.start_offset,
-         end_offset = EXCLUDED.end_offset, embedding = EXCLUDED.embedding`,
+         end_offset = EXCLUDED.end_offset, kb_ids = EXCLUDED.kb_ids, tags = EXCLUDED.tags,
+         uploaded_at = EXCLUDED.uploaded_at, metadata = EXCLUDED.metadata,
+         embedding = EXCLUDED.embedding`,
       values,
     );
   }
@@ -91,14 +112,23 @@ export class PgVectorStore implements VectorStore {
       await client.query('BEGIN');
       await client.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
       await client.query(`SET LOCAL hnsw.ef_search = ${Math.max(40, query.topK * 2)}`);
+      const params: unknown[] = [toVectorLiteral(query.vector), namespace, query.topK];
+      const kbs = query.knowledgeBaseIds?.length
+        ? `AND kb_ids && $${params.push(query.knowledgeBaseIds)}::text[]`
+        : '';
+      const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
+      // The filter sits inside the index scan (iterative scans keep going until k rows match);
+      // relaxed order means the outer query restores exact order.
       const { rows } = await client.query<MatchRow>(
-        `SELECT document_id, document_version, chunk_index, title, text, start_offset, end_offset,
-                1 - (embedding <=> $1::vector) AS score
-           FROM ${table}
-          WHERE namespace = $2
-          ORDER BY embedding <=> $1::vector
-          LIMIT $3`,
-        [toVectorLiteral(query.vector), namespace, query.topK],
+        `SELECT * FROM (
+           SELECT document_id, document_version, chunk_index, title, text, start_offset, end_offset,
+                  1 - (embedding <=> $1::vector) AS score
+             FROM ${table}
+            WHERE namespace = $2 ${kbs} AND ${filter}
+            ORDER BY embedding <=> $1::vector
+            LIMIT $3
+         ) nearest ORDER BY score DESC, document_id, chunk_index`,
+        params,
       );
       await client.query('COMMIT');
       return rows.map(toMatch);
@@ -108,6 +138,16 @@ export class PgVectorStore implements VectorStore {
     } finally {
       client.release();
     }
+  }
+
+  async fetchVectors(namespace: string, chunks: ChunkKey[]): Promise<Map<string, number[]>> {
+    if (chunks.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ id: string; embedding: string }>(
+      `SELECT id, embedding::text AS embedding FROM ${this.table()}
+        WHERE namespace = $1 AND id = ANY($2::text[])`,
+      [namespace, chunks.map(vectorId)],
+    );
+    return new Map(rows.map((row) => [row.id, JSON.parse(row.embedding) as number[]]));
   }
 
   async deleteDocument(

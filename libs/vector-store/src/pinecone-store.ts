@@ -1,5 +1,6 @@
 import { Pinecone, type Index, type RecordMetadata } from '@pinecone-database/pinecone';
-import type { VectorMatch, VectorQuery, VectorRecord, VectorStore } from './vector-store';
+import { PINECONE_FIELDS, toPineconeFilter, type PineconeFilter } from './pinecone-filter';
+import type { ChunkKey, VectorMatch, VectorQuery, VectorRecord, VectorStore } from './vector-store';
 import { vectorId } from './vector-store';
 
 export interface PineconeOptions {
@@ -20,6 +21,9 @@ interface ChunkMetadata extends RecordMetadata {
   text: string;
   startOffset: number;
   endOffset: number;
+  kbIds: string[];
+  tags: string[];
+  uploadedAt: number;
 }
 
 const UPSERT_BATCH = 100;
@@ -57,21 +61,60 @@ export class PineconeStore implements VectorStore {
             text: record.text,
             startOffset: record.startOffset,
             endOffset: record.endOffset,
-          },
+            [PINECONE_FIELDS.knowledgeBaseIds]: record.attributes.knowledgeBaseIds,
+            [PINECONE_FIELDS.tags]: record.attributes.tags,
+            [PINECONE_FIELDS.uploadedAt]: record.attributes.uploadedAt,
+            ...Object.fromEntries(
+              Object.entries(record.attributes.metadata).map(([key, value]) => [
+                `${PINECONE_FIELDS.metadataPrefix}${key}`,
+                value,
+              ]),
+            ),
+          } as ChunkMetadata,
         })),
       });
     }
   }
 
   async query(namespace: string, query: VectorQuery): Promise<VectorMatch[]> {
+    const clauses: PineconeFilter[] = [];
+    if (query.knowledgeBaseIds?.length) {
+      clauses.push({ [PINECONE_FIELDS.knowledgeBaseIds]: { $in: query.knowledgeBaseIds } });
+    }
+    if (query.filter) clauses.push(toPineconeFilter(query.filter));
+    const filter = clauses.length > 1 ? { $and: clauses } : clauses[0];
     const response = await this.index.namespace(namespace).query({
       vector: query.vector,
       topK: query.topK,
       includeMetadata: true,
+      ...(filter ? { filter } : {}),
     });
     return (response.matches ?? []).flatMap((match) =>
-      match.metadata ? [{ ...match.metadata, score: match.score ?? 0 }] : [],
+      match.metadata
+        ? [
+            {
+              documentId: match.metadata.documentId,
+              documentVersion: match.metadata.documentVersion,
+              chunkIndex: match.metadata.chunkIndex,
+              title: match.metadata.title,
+              text: match.metadata.text,
+              startOffset: match.metadata.startOffset,
+              endOffset: match.metadata.endOffset,
+              score: match.score ?? 0,
+            },
+          ]
+        : [],
     );
+  }
+
+  async fetchVectors(namespace: string, chunks: ChunkKey[]): Promise<Map<string, number[]>> {
+    const found = new Map<string, number[]>();
+    if (chunks.length === 0) return found;
+    const response = await this.index.namespace(namespace).fetch({ ids: chunks.map(vectorId) });
+    for (const [id, record] of Object.entries(response.records ?? {})) {
+      if (record.values) found.set(id, record.values);
+    }
+    return found;
   }
 
   async deleteDocument(

@@ -1,3 +1,5 @@
+import type { DocumentAttributes, FilterNode } from '@kb/contracts';
+
 /** What the store keeps for one chunk. */
 export interface VectorRecord {
   documentId: string;
@@ -8,9 +10,11 @@ export interface VectorRecord {
   text: string;
   startOffset: number;
   endOffset: number;
+  /** The document's knowledge bases, tags, metadata and upload time: what filters see. */
+  attributes: DocumentAttributes;
 }
 
-export interface VectorMatch extends Omit<VectorRecord, 'vector'> {
+export interface VectorMatch extends Omit<VectorRecord, 'vector' | 'attributes'> {
   /** Cosine similarity, higher is closer. */
   score: number;
 }
@@ -18,7 +22,13 @@ export interface VectorMatch extends Omit<VectorRecord, 'vector'> {
 export interface VectorQuery {
   vector: number[];
   topK: number;
+  /** Applied inside the nearest-neighbour search, so top-k counts matching chunks only. */
+  filter?: FilterNode | undefined;
+  /** Restrict to chunks of documents in any of these knowledge bases; empty or absent means all. */
+  knowledgeBaseIds?: string[] | undefined;
 }
+
+export type ChunkKey = Pick<VectorRecord, 'documentId' | 'documentVersion' | 'chunkIndex'>;
 
 /**
  * The vector-store port. A namespace isolates one tenant's vectors; every call names it,
@@ -30,6 +40,8 @@ export interface VectorStore {
   /** Inserts or replaces records; the same record written twice leaves one copy. */
   upsert(namespace: string, records: VectorRecord[]): Promise<void>;
   query(namespace: string, query: VectorQuery): Promise<VectorMatch[]>;
+  /** The stored vectors of these chunks, by `vectorId`; unknown chunks are absent. */
+  fetchVectors(namespace: string, chunks: ChunkKey[]): Promise<Map<string, number[]>>;
   /** Removes a document's vectors, or only those of versions other than `keepVersion`. Returns how many went. */
   deleteDocument(namespace: string, documentId: string, keepVersion?: number): Promise<number>;
   countDocument(namespace: string, documentId: string): Promise<number>;
@@ -39,8 +51,6 @@ export interface VectorStore {
 }
 
 /** Record id: `<document>#<version>#<chunk>`, so one document's ids share a prefix. */
-export function vectorId(
-  record: Pick<VectorRecord, 'documentId' | 'documentVersion' | 'chunkIndex'>,
-): string {
+export function vectorId(record: ChunkKey): string {
   return `${record.documentId}#${record.documentVersion}#${record.chunkIndex}`;
 }

@@ -17,7 +17,13 @@ describe('PineconeStore against the FAKE Pinecone data plane', () => {
 
   it('speaks the data-plane endpoints the adapter is meant to use', () => {
     expect(new Set(fake.requests)).toEqual(
-      new Set(['POST /vectors/upsert', 'POST /query', 'GET /vectors/list', 'POST /vectors/delete']),
+      new Set([
+        'POST /vectors/upsert',
+        'POST /query',
+        'GET /vectors/fetch',
+        'GET /vectors/list',
+        'POST /vectors/delete',
+      ]),
     );
   });
 });

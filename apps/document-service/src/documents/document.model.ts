@@ -14,6 +14,9 @@ export interface DocumentView {
   failure: { reason: FailureReason; detail: string | null } | null;
   chunkCount: number | null;
   metadata: Record<string, unknown>;
+  tags: string[];
+  /** The knowledge bases the document belongs to; `default` unless the upload named others. */
+  knowledgeBaseIds: string[];
   /** When each pipeline status was reached for the current version. */
   stageTimes: Partial<Record<DocumentStatus, string>>;
   createdAt: string;

@@ -1,4 +1,4 @@
-import type { TenantId } from '@kb/contracts';
+import { documentMetadataSchema, type TenantId } from '@kb/contracts';
 import { parseBody, Tenant } from '@kb/http';
 import {
   Body,
@@ -25,24 +25,40 @@ import {
   type UploadedFile as File,
 } from './documents.service';
 
-const uploadFieldsSchema = z.object({
-  title: z.string().max(500).optional(),
-  metadata: z
+/** A multipart text part holding JSON, validated by `schema` once parsed. */
+const jsonPart = <S extends z.ZodType>(schema: S, expected: string) =>
+  z
     .string()
     .optional()
-    .transform((raw, ctx) => {
+    .transform((raw, ctx): z.infer<S> | undefined => {
       if (raw === undefined || raw === '') return undefined;
+      let value: unknown;
       try {
-        const value: unknown = JSON.parse(raw);
-        if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-          return value as Record<string, unknown>;
-        }
+        value = JSON.parse(raw);
       } catch {
-        // reported below
+        ctx.addIssue({ code: 'custom', message: `must be ${expected} in JSON` });
+        return z.NEVER;
       }
-      ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+      const parsed = schema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      for (const issue of parsed.error.issues) {
+        ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+      }
       return z.NEVER;
-    }),
+    });
+
+const label = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/,
+    'letters, digits, "_", ".", ":" or "-", at most 128',
+  );
+
+const uploadFieldsSchema = z.object({
+  title: z.string().max(500).optional(),
+  metadata: jsonPart(documentMetadataSchema, 'an object of flat values'),
+  tags: jsonPart(z.array(label).max(64), 'an array of strings'),
+  knowledge_base_ids: jsonPart(z.array(label).min(1).max(16), 'a non-empty array of ids'),
 });
 
 const listQuerySchema = z.object({
@@ -55,7 +71,8 @@ export class DocumentsController {
   constructor(private readonly documents: DocumentsService) {}
 
   /**
-   * Multipart upload: a `file` part, optional `title` and `metadata` (a JSON object) parts.
+   * Multipart upload: a `file` part; optional `title`, `metadata` (a JSON object of strings,
+   * numbers, booleans or string lists), `tags` and `knowledge_base_ids` (JSON arrays) parts.
    * 202 for a new document; 200 with `duplicate: true` and the existing document when the tenant
    * already has this exact content.
    */
@@ -74,6 +91,10 @@ export class DocumentsController {
     const document = await this.documents.upload(tenantId, file, {
       ...(fields.title !== undefined ? { title: fields.title } : {}),
       ...(fields.metadata !== undefined ? { metadata: fields.metadata } : {}),
+      ...(fields.tags !== undefined ? { tags: fields.tags } : {}),
+      ...(fields.knowledge_base_ids !== undefined
+        ? { knowledgeBaseIds: fields.knowledge_base_ids }
+        : {}),
     });
     response.status(document.duplicate ? 200 : 202);
     return document;

@@ -2,6 +2,7 @@ import {
   Topics,
   newEnvelope,
   topicEventTypes,
+  type DocumentMetadata,
   type DocumentStatus,
   type FailureReason,
   type TenantId,
@@ -25,7 +26,9 @@ export interface NewDocument {
   sha256: string;
   blobBucket: string;
   blobKey: string;
-  metadata: Record<string, unknown>;
+  metadata: DocumentMetadata;
+  tags: string[];
+  knowledgeBaseIds: string[];
   now: Date;
 }
 
@@ -61,6 +64,8 @@ export class DocumentsRepository {
           version: 1,
           status: 'pending',
           metadata: JSON.stringify(doc.metadata),
+          tags: doc.tags,
+          knowledge_base_ids: doc.knowledgeBaseIds,
           stage_times: JSON.stringify({ pending: doc.now.toISOString() }),
           created_at: doc.now,
           updated_at: doc.now,
@@ -78,6 +83,12 @@ export class DocumentsRepository {
         blob: { bucket: doc.blobBucket, key: doc.blobKey },
         title: doc.title,
         metadata: doc.metadata,
+        attributes: {
+          knowledgeBaseIds: doc.knowledgeBaseIds,
+          tags: doc.tags,
+          metadata: doc.metadata,
+          uploadedAt: doc.now.getTime(),
+        },
       });
       return toView(row);
     });
@@ -222,6 +233,8 @@ function toView(row: Selectable<DocumentsTable>): DocumentView {
       : null,
     chunkCount: row.chunk_count,
     metadata: row.metadata,
+    tags: row.tags,
+    knowledgeBaseIds: row.knowledge_base_ids,
     stageTimes: row.stage_times,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),

@@ -1,5 +1,5 @@
 import { STATUS_RANK } from './document.model';
-import type { DocumentStatusChanged, TenantId } from '@kb/contracts';
+import type { DocumentMetadata, DocumentStatusChanged, TenantId } from '@kb/contracts';
 import { annotateActiveSpan, meter } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -19,8 +19,13 @@ export interface UploadedFile {
 
 export interface UploadFields {
   title?: string;
-  metadata?: Record<string, unknown>;
+  metadata?: DocumentMetadata;
+  tags?: string[];
+  knowledgeBaseIds?: string[];
 }
+
+/** The knowledge base a document joins when its upload names none. */
+export const DEFAULT_KNOWLEDGE_BASE = 'default';
 
 export interface DocumentPage {
   items: DocumentView[];
@@ -75,6 +80,8 @@ export class DocumentsService {
       blobBucket: this.blobs.bucket,
       blobKey,
       metadata: fields.metadata ?? {},
+      tags: [...new Set(fields.tags ?? [])],
+      knowledgeBaseIds: [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])],
       now: this.clock(),
     });
     annotateActiveSpan({ 'kb.tenant_id': tenantId, 'kb.document_id': document.id });

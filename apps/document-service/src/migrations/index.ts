@@ -1,9 +1,11 @@
 import type { Migrations } from '@kb/database';
 import { createDocuments } from './20261122T1600_create_documents';
 import { outboxTraceHeaders } from './20261122T2000_outbox_trace_headers';
+import { documentAttributes } from './20261123T0900_document_attributes';
 
 /** This service's migrations, applied in name order to its own schema. */
 export const migrations: Migrations = {
   '20261122T1600_create_documents': createDocuments,
   '20261122T2000_outbox_trace_headers': outboxTraceHeaders,
+  '20261123T0900_document_attributes': documentAttributes,
 };

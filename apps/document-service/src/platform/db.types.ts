@@ -17,6 +17,8 @@ export interface DocumentsTable {
   failure_detail: string | null;
   chunk_count: number | null;
   metadata: ColumnType<Record<string, unknown>, string, string>;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  knowledge_base_ids: ColumnType<string[], string[] | undefined, string[]>;
   /** When each status was first reached for the current version: `{ "parsing": "2026-…" }`. */
   stage_times: ColumnType<Record<string, string>, string, string>;
   created_at: Timestamp;

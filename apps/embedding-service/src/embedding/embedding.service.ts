@@ -91,6 +91,7 @@ export class EmbeddingService {
         dimension: this.provider.dimension,
         chunkCount: output.chunks.length,
         embeddings: { bucket: this.blobs.bucket, key },
+        attributes: parsed.attributes,
       },
     });
     this.logger.log(

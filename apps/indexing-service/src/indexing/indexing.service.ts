@@ -80,6 +80,7 @@ export class IndexingService {
       text: chunk.text,
       startOffset: chunk.start,
       endOffset: chunk.end,
+      attributes: embedded.attributes,
     }));
     await Promise.all([
       this.vectors.upsert(tenantId, records),

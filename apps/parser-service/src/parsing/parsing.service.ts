@@ -82,6 +82,7 @@ export class ParsingService {
         title: document.title,
         chunkCount: parsed.chunks.length,
         chunks: { bucket: this.blobs.bucket, key },
+        attributes: document.attributes,
       },
     });
     this.logger.log(`parsed document ${documentId} v${version}: ${parsed.chunks.length} chunks`);

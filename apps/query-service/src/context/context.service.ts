@@ -1,7 +1,7 @@
 import type { TenantId } from '@kb/contracts';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { SEARCH_MODES } from '../search/search.model';
+import { filterSchema, SEARCH_MODES } from '../search/search.model';
 import { SearchService } from '../search/search.service';
 import { packContext, type PackedContext } from './context.packing';
 
@@ -23,6 +23,8 @@ export const retrieveContextSchema = z.object({
     .default(20)
     .transform((c) => (c === 0 ? 20 : c)),
   mode: z.enum(SEARCH_MODES).default('hybrid'),
+  knowledgeBaseIds: z.array(z.string().min(1).max(128)).max(50).default([]),
+  filter: filterSchema,
 });
 export type RetrieveContextRequest = z.infer<typeof retrieveContextSchema>;
 
@@ -43,8 +45,12 @@ export class ContextService {
     const result = await this.search.search(tenantId, {
       query: request.question,
       topK: request.candidates,
-      knowledgeBaseIds: [],
+      offset: 0,
+      knowledgeBaseIds: request.knowledgeBaseIds,
+      filter: request.filter,
       mode: request.mode,
+      mmr: false,
+      mmrLambda: 0.5,
       neighbors: 0,
       minScore: 0,
       rerank: false,

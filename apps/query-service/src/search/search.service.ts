@@ -2,8 +2,9 @@ import type { TenantId } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
 import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import { annotateActiveSpan, meter, withSpan } from '@kb/observability';
-import type { VectorStore } from '@kb/vector-store';
+import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { searchCacheKey, type SearchCache } from '../cache/search-cache';
 import {
   EMBEDDING_PROVIDER,
@@ -13,8 +14,10 @@ import {
   VECTOR_STORE,
 } from '../platform/tokens';
 import { convexCombination, reciprocalRankFusion, type Ranked } from './fusion';
+import { maximalMarginalRelevance } from './mmr';
 import { SearchError, SearchErrorCode } from './search.errors';
 import {
+  MAX_RESULT_WINDOW,
   normalizeRequest,
   type DegradedReason,
   type SearchHit,
@@ -29,6 +32,8 @@ type Candidate = Omit<SearchHit, 'score' | 'strategies' | 'isMatch'>;
  * fusion both need lists deep enough to overlap (docs/adr/0005).
  */
 const HYBRID_CANDIDATES = 100;
+/** Candidates MMR chooses among, at least; it re-orders, so it needs more than it returns. */
+const MMR_CANDIDATES = 50;
 const searches = meter().createCounter('kb_search_requests_total', {
   description: 'Searches by mode, cache outcome and whether they were degraded',
 });
@@ -125,15 +130,20 @@ export class SearchService {
     request: SearchRequest,
     started: number,
   ): Promise<SearchResponse> {
-    const depth =
-      request.mode === 'hybrid' ? Math.max(HYBRID_CANDIDATES, request.topK) : request.topK;
+    const window = request.offset + request.topK;
+    const depth = Math.max(
+      window,
+      request.mode === 'hybrid' ? HYBRID_CANDIDATES : 0,
+      request.mmr ? MMR_CANDIDATES : 0,
+    );
+    const scope = { filter: request.filter, knowledgeBaseIds: request.knowledgeBaseIds };
     const [semantic, lexical] = await Promise.allSettled([
       request.mode === 'lexical'
         ? Promise.resolve(null)
-        : this.semantic(tenantId, request.query, depth),
+        : this.semantic(tenantId, request.query, { topK: depth, ...scope }),
       request.mode === 'semantic'
         ? Promise.resolve(null)
-        : this.lexical.search(tenantId, request.query, depth),
+        : this.lexical.search(tenantId, { text: request.query, topK: depth, ...scope }),
     ]);
     const lists: Ranked<Candidate & { score: number }>[] = [];
     const failures: DegradedReason[] = [];
@@ -157,7 +167,7 @@ export class SearchService {
     }
     const degradedReason = failures[0];
 
-    const fused: SearchHit[] =
+    const fused: SearchHit[] = (
       lists.length === 1
         ? lists[0]!.items.map((item) => ({
             ...item,
@@ -167,8 +177,17 @@ export class SearchService {
         : (request.fusion === 'rrf'
             ? reciprocalRankFusion(lists, keyOf)
             : convexCombination(lists, keyOf)
-          ).map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }));
-    const hits = fused.filter((hit) => hit.score >= request.minScore).slice(0, request.topK);
+          ).map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }))
+    ).filter((hit) => hit.score >= request.minScore);
+    let mmr: SearchResponse['mmr'] = 'off';
+    let ranked = fused;
+    if (request.mmr) {
+      const diversified = await this.diversify(tenantId, fused, request.mmrLambda, depth);
+      ranked = diversified ?? fused;
+      mmr = diversified ? 'applied' : 'skipped: vector_search_unavailable';
+    }
+    const hits = ranked.slice(request.offset, window);
+    const hasMore = ranked.length > window && window < MAX_RESULT_WINDOW;
     return {
       hits:
         request.neighbors > 0 ? await this.withNeighbors(tenantId, hits, request.neighbors) : hits,
@@ -178,9 +197,42 @@ export class SearchService {
       confidence: confidenceOf(hits),
       // No cross-encoder model is packaged yet (docs/adr/0005).
       rerank: request.rerank ? 'skipped: no_reranker_model' : 'off',
+      mmr,
+      ...(hasMore ? { nextOffset: window } : {}),
       degraded: degradedReason !== undefined,
       ...(degradedReason ? { degradedReason } : {}),
     };
+  }
+
+  /**
+   * Re-orders the best `pool` hits by maximal marginal relevance over their stored vectors; the
+   * rest keep their order after them. Undefined when the vectors cannot be read.
+   */
+  private async diversify(
+    tenantId: TenantId,
+    hits: SearchHit[],
+    lambda: number,
+    pool: number,
+  ): Promise<SearchHit[] | undefined> {
+    const head = hits.slice(0, pool);
+    let vectors: Map<string, number[]>;
+    try {
+      vectors = await this.vectors.fetchVectors(tenantId, head);
+    } catch (error) {
+      this.logger.warn(`MMR skipped, vectors unavailable: ${String(error)}`);
+      return undefined;
+    }
+    const byKey = new Map(head.map((hit) => [keyOf(hit), hit]));
+    const order = maximalMarginalRelevance(
+      head.map((hit) => ({
+        key: keyOf(hit),
+        relevance: hit.score,
+        vector: vectors.get(keyOf(hit)),
+      })),
+      lambda,
+      head.length,
+    );
+    return [...order.map((key) => byKey.get(key)!), ...hits.slice(pool)];
   }
 
   /**
@@ -225,11 +277,28 @@ export class SearchService {
     return result;
   }
 
-  private async semantic(tenantId: TenantId, query: string, topK: number) {
+  private async semantic(tenantId: TenantId, query: string, scope: Omit<VectorQuery, 'vector'>) {
+    const vector = await this.embedQuery(query);
+    return this.vectors.query(tenantId, { vector, ...scope });
+  }
+
+  /**
+   * The query's embedding, from the Redis cache when another search embedded the same text with
+   * the same model; the model runs on a miss only.
+   */
+  private async embedQuery(query: string): Promise<number[]> {
+    const text = query.trim().replace(/\s+/g, ' ');
+    const key = `kb:qemb:v1:${this.embedder.model}:${createHash('sha256').update(text).digest('base64url')}`;
+    const cached = await this.cache?.get(key);
+    if (cached) {
+      const bytes = Buffer.from(cached, 'base64');
+      return Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4));
+    }
     const [vector] = await withSpan('kb.embed_query', { 'kb.model': this.embedder.model }, () =>
-      this.embedder.embed([query]),
+      this.embedder.embed([text]),
     );
     if (!vector) throw new Error('embedding provider returned no vector');
-    return this.vectors.query(tenantId, { vector, topK });
+    await this.cache?.set(key, Buffer.from(new Float32Array(vector).buffer).toString('base64'));
+    return vector;
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { documentAttributesSchema } from '../filter/filter';
 
 /** A stored object: payloads too large for a Kafka message travel by reference (claim check). */
 export const blobRefSchema = z.object({
@@ -17,6 +18,8 @@ export const documentUploadedSchema = z.object({
   blob: blobRefSchema,
   title: z.string(),
   metadata: z.record(z.string(), z.unknown()),
+  /** What every chunk carries for filters; absent in events written before it existed. */
+  attributes: documentAttributesSchema.prefault({}),
 });
 export type DocumentUploaded = z.infer<typeof documentUploadedSchema>;
 
@@ -38,6 +41,7 @@ export const documentParsedSchema = z.object({
   title: z.string(),
   chunkCount: z.number().int().nonnegative(),
   chunks: blobRefSchema,
+  attributes: documentAttributesSchema.prefault({}),
 });
 export type DocumentParsed = z.infer<typeof documentParsedSchema>;
 
@@ -48,6 +52,7 @@ export const chunksEmbeddedSchema = z.object({
   dimension: z.number().int().positive(),
   chunkCount: z.number().int().nonnegative(),
   embeddings: blobRefSchema,
+  attributes: documentAttributesSchema.prefault({}),
 });
 export type ChunksEmbedded = z.infer<typeof chunksEmbeddedSchema>;
 

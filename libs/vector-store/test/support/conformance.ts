@@ -1,4 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import {
+  FILTER_CASES,
+  FILTER_DOC_ATTRIBUTES,
+  FILTER_DOCS,
+  parseFilter,
+  type DocumentAttributes,
+  type FilterDoc,
+} from '@kb/contracts';
 import type { VectorRecord, VectorStore } from '../../src';
 
 export const DIM = 8;
@@ -8,6 +16,7 @@ const record = (
   version: number,
   chunkIndex: number,
   vector: number[],
+  attributes: DocumentAttributes = { knowledgeBaseIds: [], tags: [], metadata: {}, uploadedAt: 0 },
 ): VectorRecord => ({
   documentId,
   documentVersion: version,
@@ -17,6 +26,7 @@ const record = (
   text: `chunk ${chunkIndex} of v${version}`,
   startOffset: chunkIndex * 10,
   endOffset: chunkIndex * 10 + 9,
+  attributes,
 });
 
 /** The behaviour every VectorStore backend must share; each backend's test file runs it. */
@@ -69,5 +79,59 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
     expect(await store.countDocument(tenant, doc)).toBe(1);
     expect(await store.deleteDocument(tenant, doc)).toBe(1);
     expect(await store.countDocument(tenant, doc)).toBe(0);
+  });
+
+  describe('filters, inside the search', () => {
+    const ns = `${tenant}-filters`;
+    const ids = Object.fromEntries(FILTER_DOCS.map((d) => [d, randomUUID()])) as Record<
+      FilterDoc,
+      string
+    >;
+    const nameOf = new Map(FILTER_DOCS.map((d) => [ids[d], d]));
+
+    beforeAll(async () => {
+      await getStore().upsert(
+        ns,
+        FILTER_DOCS.map((d, i) => record(ids[d], 1, 0, unit(i), FILTER_DOC_ATTRIBUTES[d])),
+      );
+    });
+
+    it.each(FILTER_CASES)('$name', async ({ filter, knowledgeBaseIds, expected }) => {
+      const matches = await getStore().query(ns, {
+        vector: unit(0),
+        topK: 10,
+        filter: parseFilter(filter(ids)),
+        knowledgeBaseIds,
+      });
+      expect(matches.map((m) => nameOf.get(m.documentId)).sort()).toEqual(expected);
+    });
+
+    it('fills top-k with matching chunks even when closer ones do not match', async () => {
+      const store = getStore();
+      const space = `${tenant}-topk`;
+      const near = Array.from({ length: 20 }, (_, i) =>
+        record(randomUUID(), 1, 0, unit(0), { ...FILTER_DOC_ATTRIBUTES.D, tags: [`n${i}`] }),
+      );
+      const wanted = [randomUUID(), randomUUID()];
+      await store.upsert(space, [
+        ...near,
+        ...wanted.map((id, i) => record(id, 1, 0, unit(1 + i), FILTER_DOC_ATTRIBUTES.A)),
+      ]);
+      const matches = await store.query(space, {
+        vector: unit(0),
+        topK: 2,
+        filter: parseFilter({ tags: 'q1' }),
+      });
+      expect(matches.map((m) => m.documentId).sort()).toEqual([...wanted].sort());
+    });
+
+    it('fetches stored vectors by chunk, leaving unknown chunks out', async () => {
+      const found = await getStore().fetchVectors(ns, [
+        { documentId: ids.B, documentVersion: 1, chunkIndex: 0 },
+        { documentId: randomUUID(), documentVersion: 1, chunkIndex: 0 },
+      ]);
+      expect([...found.keys()]).toEqual([`${ids.B}#1#0`]);
+      expect(found.get(`${ids.B}#1#0`)).toEqual(unit(1));
+    });
   });
 }

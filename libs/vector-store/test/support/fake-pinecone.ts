@@ -8,9 +8,10 @@ interface StoredVector {
 
 /**
  * FAKE Pinecone data plane for tests: an in-memory HTTP server speaking the subset of the Pinecone
- * data-plane REST API that PineconeStore uses (upsert, query, list, delete). Real Pinecone cannot
- * run here; the same adapter is tested against it when PINECONE_API_KEY is set. Metadata filters
- * are not implemented and are refused with 400, so a test cannot silently rely on them.
+ * data-plane REST API that PineconeStore uses (upsert, query with metadata filters, fetch, list,
+ * delete). Real Pinecone cannot run here; the same adapter is tested against it when
+ * PINECONE_API_KEY is set. Filters are evaluated on Pinecone's own JSON form, as documented for
+ * Pinecone, independently of the adapter's translation, so a wrong translation fails the suite.
  */
 export class FakePineconeDataPlane {
   private readonly namespaces = new Map<string, Map<string, StoredVector>>();
@@ -49,10 +50,10 @@ export class FakePineconeDataPlane {
         return send(res, 200, { upsertedCount: records.length });
       }
       case 'POST /query': {
-        if (body['filter'])
-          return send(res, 400, { message: 'the fake does not implement filters' });
         const query = body['vector'] as number[];
+        const filter = body['filter'] as Record<string, unknown> | undefined;
         const matches = [...this.ns(body['namespace'] as string).entries()]
+          .filter(([, v]) => !filter || matchesPineconeFilter(filter, v.metadata ?? {}))
           .map(([id, v]) => ({
             id,
             score: cosine(query, v.values),
@@ -61,6 +62,18 @@ export class FakePineconeDataPlane {
           .sort((a, b) => b.score - a.score)
           .slice(0, body['topK'] as number);
         return send(res, 200, { matches, namespace: body['namespace'] ?? '' });
+      }
+      case 'GET /vectors/fetch': {
+        const vectors = this.ns(url.searchParams.get('namespace') ?? '');
+        const records: Record<string, { id: string; values: number[] }> = {};
+        for (const id of url.searchParams.getAll('ids')) {
+          const found = vectors.get(id);
+          if (found) records[id] = { id, values: found.values };
+        }
+        return send(res, 200, {
+          vectors: records,
+          namespace: url.searchParams.get('namespace') ?? '',
+        });
       }
       case 'GET /vectors/list': {
         const prefix = url.searchParams.get('prefix') ?? '';
@@ -89,6 +102,60 @@ export class FakePineconeDataPlane {
         });
     }
   }
+}
+
+type Json = string | number | boolean | string[];
+
+/**
+ * Pinecone's metadata filter semantics: a list field matches `$eq`/`$in` when any element does,
+ * `$ne`/`$nin` when none does (also when the field is missing); ranges compare numbers only.
+ */
+export function matchesPineconeFilter(
+  filter: Record<string, unknown>,
+  metadata: Record<string, unknown>,
+): boolean {
+  return Object.entries(filter).every(([key, condition]) => {
+    if (key === '$and') {
+      return (condition as Record<string, unknown>[]).every((f) =>
+        matchesPineconeFilter(f, metadata),
+      );
+    }
+    if (key === '$or') {
+      return (condition as Record<string, unknown>[]).some((f) =>
+        matchesPineconeFilter(f, metadata),
+      );
+    }
+    const held = metadata[key] as Json | undefined;
+    const values = held === undefined ? [] : Array.isArray(held) ? held : [held];
+    const operators =
+      typeof condition === 'object' && condition !== null && !Array.isArray(condition)
+        ? (condition as Record<string, unknown>)
+        : { $eq: condition };
+    return Object.entries(operators).every(([op, operand]) => {
+      const list = Array.isArray(operand) ? (operand as unknown[]) : [operand];
+      const any = values.some((v) => list.some((o) => o === v));
+      switch (op) {
+        case '$eq':
+        case '$in':
+          return any;
+        case '$ne':
+        case '$nin':
+          return !any;
+        case '$exists':
+          return (held !== undefined) === operand;
+        case '$gt':
+          return values.some((v) => typeof v === 'number' && v > (operand as number));
+        case '$gte':
+          return values.some((v) => typeof v === 'number' && v >= (operand as number));
+        case '$lt':
+          return values.some((v) => typeof v === 'number' && v < (operand as number));
+        case '$lte':
+          return values.some((v) => typeof v === 'number' && v <= (operand as number));
+        default:
+          throw new Error(`the fake does not know the filter operator ${op}`);
+      }
+    });
+  });
 }
 
 function cosine(a: number[], b: number[]): number {

@@ -1,0 +1,335 @@
+import { z } from 'zod';
+
+/**
+ * The one filter language of the knowledge base (docs/adr/0007): a Mongo-style JSON object over
+ * a chunk's document id, tags, upload time and metadata. It is parsed once at the edge into a
+ * small tree; each backend translates the tree (SQL with bound parameters, Pinecone's filter
+ * JSON), and `matchesFilter` states the semantics every translation must reproduce.
+ *
+ *   { "tags": "finance", "metadata.year": { "$gte": 2020 },
+ *     "$or": [{ "document_id": { "$in": ["…"] } }, { "metadata.draft": { "$exists": false } }] }
+ */
+
+/** A metadata value that can be filtered: what Pinecone can store, and so what every backend keeps. */
+export type MetadataValue = string | number | boolean | string[];
+export type ScalarValue = string | number | boolean;
+
+/** What a filter is evaluated against: one chunk's document-level attributes. */
+export interface FilterableFields {
+  documentId: string;
+  tags: string[];
+  /** Milliseconds since the epoch. */
+  uploadedAt: number;
+  metadata: Record<string, MetadataValue>;
+}
+
+export type ComparisonOperator =
+  '$eq' | '$ne' | '$in' | '$nin' | '$gt' | '$gte' | '$lt' | '$lte' | '$exists';
+
+export type FilterField =
+  | { kind: 'document_id' }
+  | { kind: 'tags' }
+  | { kind: 'uploaded_at' }
+  | { kind: 'metadata'; key: string };
+
+export type FilterNode =
+  | { kind: 'and' | 'or'; children: FilterNode[] }
+  | {
+      kind: 'compare';
+      field: FilterField;
+      operator: Exclude<ComparisonOperator, '$exists'>;
+      value: ScalarValue | ScalarValue[];
+    }
+  | { kind: 'exists'; field: Extract<FilterField, { kind: 'metadata' }>; exists: boolean };
+
+export const FILTER_LIMITS = {
+  depth: 6,
+  conditions: 64,
+  listValues: 256,
+  metadataKey: /^[A-Za-z][A-Za-z0-9_-]{0,63}$/,
+  stringLength: 512,
+} as const;
+
+const COMPARISONS = new Set<ComparisonOperator>([
+  '$eq',
+  '$ne',
+  '$in',
+  '$nin',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+  '$exists',
+]);
+const RANGE = new Set(['$gt', '$gte', '$lt', '$lte']);
+
+/** A filter the caller must fix; `path` points into the JSON (e.g. `$or[1].tags.$in`). */
+export class FilterError extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`filter${path ? ` at ${path}` : ''}: ${reason}`);
+    this.name = 'FilterError';
+  }
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
+
+/**
+ * Parses and validates a filter. `undefined`, `null` and `{}` mean no filter. Anything the
+ * language does not define (an unknown operator or field, a range over strings, a list where a
+ * value belongs, a nesting too deep) is a FilterError naming where it is.
+ */
+export function parseFilter(input: unknown): FilterNode | undefined {
+  if (input === undefined || input === null) return undefined;
+  const counter = { conditions: 0 };
+  const node = parseObject(input, '', 1, counter);
+  return node.kind !== 'compare' && node.kind !== 'exists' && node.children.length === 0
+    ? undefined
+    : node;
+}
+
+function parseObject(
+  input: unknown,
+  path: string,
+  depth: number,
+  counter: { conditions: number },
+): FilterNode {
+  if (!isPlainObject(input)) throw new FilterError(path, 'must be a JSON object');
+  if (depth > FILTER_LIMITS.depth) {
+    throw new FilterError(path, `nested deeper than ${FILTER_LIMITS.depth} levels`);
+  }
+  const children: FilterNode[] = [];
+  for (const [key, value] of Object.entries(input)) {
+    if (key === '$and' || key === '$or') {
+      const where = join(path, key);
+      if (!Array.isArray(value) || value.length === 0) {
+        throw new FilterError(where, 'must be a non-empty array of filters');
+      }
+      const parts = value.map((part, i) => parseObject(part, `${where}[${i}]`, depth + 1, counter));
+      children.push({ kind: key === '$and' ? 'and' : 'or', children: parts });
+    } else if (key.startsWith('$')) {
+      throw new FilterError(join(path, key), `unknown logical operator (use $and or $or)`);
+    } else {
+      children.push(...parseField(key, value, join(path, key), counter));
+    }
+  }
+  return children.length === 1 ? children[0]! : { kind: 'and', children };
+}
+
+function parseFieldName(name: string, path: string): FilterField {
+  switch (name) {
+    case 'document_id':
+    case 'tags':
+    case 'uploaded_at':
+      return { kind: name };
+  }
+  if (name.startsWith('metadata.')) {
+    const key = name.slice('metadata.'.length);
+    if (!FILTER_LIMITS.metadataKey.test(key)) {
+      throw new FilterError(
+        path,
+        'a metadata key starts with a letter and holds up to 64 letters, digits, "_" or "-"',
+      );
+    }
+    return { kind: 'metadata', key };
+  }
+  throw new FilterError(
+    path,
+    `unknown field "${name}" (fields: document_id, tags, uploaded_at, metadata.<key>)`,
+  );
+}
+
+function parseField(
+  name: string,
+  condition: unknown,
+  path: string,
+  counter: { conditions: number },
+): FilterNode[] {
+  const field = parseFieldName(name, path);
+  // `{ field: value }` is shorthand for `{ field: { $eq: value } }`.
+  const operators = isPlainObject(condition) ? condition : { $eq: condition };
+  const entries = Object.entries(operators);
+  if (entries.length === 0) throw new FilterError(path, 'names no operator');
+  return entries.map(([operator, value]) => {
+    const where = isPlainObject(condition) ? join(path, operator) : path;
+    if (!COMPARISONS.has(operator as ComparisonOperator)) {
+      throw new FilterError(
+        where,
+        `unknown operator "${operator}" (operators: ${[...COMPARISONS].join(' ')})`,
+      );
+    }
+    if (++counter.conditions > FILTER_LIMITS.conditions) {
+      throw new FilterError(where, `more than ${FILTER_LIMITS.conditions} conditions`);
+    }
+    if (operator === '$exists') {
+      if (field.kind !== 'metadata') {
+        throw new FilterError(where, '$exists applies to metadata.<key> fields only');
+      }
+      if (typeof value !== 'boolean') throw new FilterError(where, '$exists takes true or false');
+      return { kind: 'exists', field, exists: value };
+    }
+    const op = operator as Exclude<ComparisonOperator, '$exists'>;
+    return { kind: 'compare', field, operator: op, value: parseValue(field, op, value, where) };
+  });
+}
+
+function parseValue(
+  field: FilterField,
+  operator: Exclude<ComparisonOperator, '$exists'>,
+  value: unknown,
+  path: string,
+): ScalarValue | ScalarValue[] {
+  if (operator === '$in' || operator === '$nin') {
+    if (!Array.isArray(value) || value.length === 0) {
+      throw new FilterError(path, `${operator} takes a non-empty array`);
+    }
+    if (value.length > FILTER_LIMITS.listValues) {
+      throw new FilterError(path, `${operator} takes at most ${FILTER_LIMITS.listValues} values`);
+    }
+    return value.map((item, i) => parseScalar(field, operator, item, `${path}[${i}]`));
+  }
+  return parseScalar(field, operator, value, path);
+}
+
+function parseScalar(
+  field: FilterField,
+  operator: string,
+  value: unknown,
+  path: string,
+): ScalarValue {
+  if (field.kind === 'uploaded_at') {
+    // Upload time is compared as epoch milliseconds; an ISO 8601 timestamp is accepted too.
+    const millis = typeof value === 'string' ? Date.parse(value) : value;
+    if (typeof millis !== 'number' || !Number.isSafeInteger(millis)) {
+      throw new FilterError(
+        path,
+        'uploaded_at takes an ISO 8601 timestamp or integer epoch milliseconds',
+      );
+    }
+    return millis;
+  }
+  if (RANGE.has(operator)) {
+    if (field.kind !== 'metadata') {
+      throw new FilterError(path, `${operator} applies to uploaded_at and numeric metadata only`);
+    }
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      throw new FilterError(path, `${operator} takes a number`);
+    }
+    return value;
+  }
+  if (field.kind !== 'metadata' && typeof value !== 'string') {
+    throw new FilterError(path, `${field.kind} takes string values`);
+  }
+  if (typeof value === 'string') {
+    if (value.length > FILTER_LIMITS.stringLength) {
+      throw new FilterError(path, `strings are at most ${FILTER_LIMITS.stringLength} characters`);
+    }
+    return value;
+  }
+  if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) {
+    return value;
+  }
+  throw new FilterError(path, 'takes a string, a finite number or a boolean');
+}
+
+/** The value(s) a field holds on a record: list fields hold many, a missing metadata key none. */
+function valuesOf(field: FilterField, record: FilterableFields): ScalarValue[] | undefined {
+  switch (field.kind) {
+    case 'document_id':
+      return [record.documentId];
+    case 'tags':
+      return record.tags;
+    case 'uploaded_at':
+      return [record.uploadedAt];
+    case 'metadata': {
+      const value = record.metadata[field.key];
+      if (value === undefined) return undefined;
+      return Array.isArray(value) ? value : [value];
+    }
+  }
+}
+
+/**
+ * The reference semantics, which every backend's translation reproduces:
+ * - a list-valued field (tags, a list in metadata) matches `$eq v` when it contains v, and `$in`
+ *   when it shares a value with the list;
+ * - `$ne` and `$nin` are the exact negations of `$eq` and `$in`, so a record without the field
+ *   matches them;
+ * - values compare with their type: the number 5 never equals the string "5";
+ * - a range operator matches numbers only.
+ */
+export function matchesFilter(node: FilterNode | undefined, record: FilterableFields): boolean {
+  if (!node) return true;
+  switch (node.kind) {
+    case 'and':
+      return node.children.every((child) => matchesFilter(child, record));
+    case 'or':
+      return node.children.some((child) => matchesFilter(child, record));
+    case 'exists':
+      return (record.metadata[node.field.key] !== undefined) === node.exists;
+    case 'compare': {
+      const held = valuesOf(node.field, record) ?? [];
+      const wanted = Array.isArray(node.value) ? node.value : [node.value];
+      const equal = held.some((v) => wanted.some((w) => v === w));
+      switch (node.operator) {
+        case '$eq':
+        case '$in':
+          return equal;
+        case '$ne':
+        case '$nin':
+          return !equal;
+        default: {
+          const bound = node.value as number;
+          return held.some(
+            (v) =>
+              typeof v === 'number' &&
+              (node.operator === '$gt'
+                ? v > bound
+                : node.operator === '$gte'
+                  ? v >= bound
+                  : node.operator === '$lt'
+                    ? v < bound
+                    : v <= bound),
+          );
+        }
+      }
+    }
+  }
+}
+
+/** Document metadata as uploads accept it: flat, with keys and values the filter language can reach. */
+export const documentMetadataSchema = z
+  .record(
+    z
+      .string()
+      .regex(
+        FILTER_LIMITS.metadataKey,
+        'a metadata key starts with a letter and holds up to 64 letters, digits, "_" or "-"',
+      ),
+    z.union(
+      [
+        z.string().max(FILTER_LIMITS.stringLength * 8),
+        z.number().finite(),
+        z.boolean(),
+        z.array(z.string().max(FILTER_LIMITS.stringLength)).max(FILTER_LIMITS.listValues),
+      ],
+      { error: 'a metadata value is a string, a finite number, a boolean or a list of strings' },
+    ),
+  )
+  .refine((m) => Object.keys(m).length <= 64, 'at most 64 metadata keys');
+
+/** What every chunk of a document carries into the indexes, beside its text and vector. */
+export const documentAttributesSchema = z.object({
+  knowledgeBaseIds: z.array(z.string()).default([]),
+  tags: z.array(z.string()).default([]),
+  metadata: documentMetadataSchema.default({}),
+  /** Milliseconds since the epoch. */
+  uploadedAt: z.number().int().nonnegative().default(0),
+});
+export type DocumentMetadata = z.infer<typeof documentMetadataSchema>;
+export type DocumentAttributes = z.infer<typeof documentAttributesSchema>;

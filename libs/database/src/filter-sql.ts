@@ -1,0 +1,96 @@
+import type { FilterField, FilterNode, ScalarValue } from '@kb/contracts';
+
+/** Where each filter field lives in a table: trusted SQL expressions written by the caller's code. */
+export interface FilterColumns {
+  documentId: string;
+  /** A `text[]` column. */
+  tags: string;
+  /** A `bigint` column of epoch milliseconds. */
+  uploadedAt: string;
+  /** A `jsonb` object column. */
+  metadata: string;
+}
+
+const RANGE_SQL = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
+
+/**
+ * Translates a parsed filter into a SQL boolean expression. Every value, and every metadata key,
+ * is appended to `params` and referenced as `$n`: nothing from the request is spliced into SQL.
+ * The semantics are `matchesFilter`'s, which the conformance suites check on every backend.
+ */
+export function filterToSql(
+  node: FilterNode | undefined,
+  columns: FilterColumns,
+  params: unknown[],
+): string {
+  if (!node) return 'TRUE';
+  const bind = (value: unknown, cast: string): string => {
+    params.push(value);
+    return `$${params.length}::${cast}`;
+  };
+  switch (node.kind) {
+    case 'and':
+    case 'or':
+      return `(${node.children
+        .map((child) => filterToSql(child, columns, params))
+        .join(node.kind === 'and' ? ' AND ' : ' OR ')})`;
+    case 'exists': {
+      const test = `jsonb_exists(${columns.metadata}, ${bind(node.field.key, 'text')})`;
+      return node.exists ? test : `NOT ${test}`;
+    }
+    case 'compare': {
+      const values = Array.isArray(node.value) ? node.value : [node.value];
+      if (node.operator in RANGE_SQL) {
+        const op = RANGE_SQL[node.operator as keyof typeof RANGE_SQL];
+        return rangeSql(node.field, op, node.value as number, columns, bind);
+      }
+      const equal = equalitySql(node.field, values, columns, bind);
+      return node.operator === '$eq' || node.operator === '$in' ? equal : `NOT ${equal}`;
+    }
+  }
+}
+
+type Bind = (value: unknown, cast: string) => string;
+
+/** True when the field holds any of the values; never NULL, so NOT is its exact negation. */
+function equalitySql(
+  field: FilterField,
+  values: ScalarValue[],
+  columns: FilterColumns,
+  bind: Bind,
+): string {
+  switch (field.kind) {
+    case 'document_id':
+      return `(${columns.documentId} = ANY(${bind(values, 'text[]')}))`;
+    case 'tags':
+      return `(${columns.tags} && ${bind(values, 'text[]')})`;
+    case 'uploaded_at':
+      return `(${columns.uploadedAt} = ANY(${bind(values, 'bigint[]')}))`;
+    case 'metadata': {
+      // jsonb containment compares with type (5 is not "5") and treats a list as containing
+      // each of its elements, which is the language's list semantics.
+      const value = `(${columns.metadata} -> ${bind(field.key, 'text')})`;
+      return `coalesce((SELECT bool_or(${value} @> v) FROM jsonb_array_elements(${bind(
+        JSON.stringify(values),
+        'jsonb',
+      )}) AS v), false)`;
+    }
+  }
+}
+
+function rangeSql(
+  field: FilterField,
+  op: string,
+  bound: number,
+  columns: FilterColumns,
+  bind: Bind,
+): string {
+  if (field.kind === 'uploaded_at') return `(${columns.uploadedAt} ${op} ${bind(bound, 'bigint')})`;
+  if (field.kind !== 'metadata') throw new Error(`range over ${field.kind} is not in the language`);
+  const value = `(${columns.metadata} -> ${bind(field.key, 'text')})`;
+  // jsonb orders numbers numerically; the type test keeps strings and lists out of a range.
+  return `coalesce(jsonb_typeof(${value}) = 'number' AND ${value} ${op} ${bind(
+    String(bound),
+    'jsonb',
+  )}, false)`;
+}
