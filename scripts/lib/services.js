@@ -40,6 +40,8 @@ function startService(name, { env = process.env, ports = {}, logDir, onLine } = 
       HOST: '127.0.0.1',
       PORT: String(port),
       ...(grpcPort ? { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort) } : {}),
+      // query-service reads documents through document-service's REST API.
+      DOCUMENT_SERVICE_URL: `http://127.0.0.1:${ports['document-service']?.port ?? 3001}`,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

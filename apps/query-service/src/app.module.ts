@@ -25,6 +25,8 @@ import { ContextService } from './context/context.service';
 import { SearchController } from './search/search.controller';
 import { KnowledgeBaseGrpcServer } from './search/search.grpc';
 import { SearchService } from './search/search.service';
+import { DocumentsClient } from './documents/documents.client';
+import { OpenApiController } from './openapi.controller';
 
 export interface QueryDeps {
   config: QueryConfig;
@@ -47,7 +49,13 @@ export class AppModule {
     ];
     return {
       module: AppModule,
-      controllers: [SearchController, ContextController, HealthController, MetricsController],
+      controllers: [
+        SearchController,
+        ContextController,
+        OpenApiController,
+        HealthController,
+        MetricsController,
+      ],
       providers: [
         { provide: QUERY_CONFIG, useValue: deps.config },
         { provide: EMBEDDING_PROVIDER, useValue: deps.provider },
@@ -58,6 +66,7 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         SearchService,
+        DocumentsClient,
         ContextService,
         KnowledgeBaseGrpcServer,
         Readiness,

@@ -106,6 +106,8 @@ EMBEDDING_BATCH_SIZE: {{ $v.embedding.batchSize | quote }}
 {{- if eq $name "query-service" }}
 GRPC_HOST: "0.0.0.0"
 GRPC_PORT: {{ $v.containerPorts.grpc | quote }}
+# GetDocument / ListDocuments over gRPC read document-service's REST API in-cluster.
+DOCUMENT_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "root" .root "name" "document-service")) | quote }}
 {{- if $v.redis.url }}
 REDIS_URL: {{ $v.redis.url | quote }}
 {{- end }}

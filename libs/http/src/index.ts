@@ -5,3 +5,4 @@ export * from './zod-body';
 export * from './health';
 export * from './bootstrap';
 export * from './resources';
+export * from './openapi';

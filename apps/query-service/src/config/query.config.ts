@@ -20,6 +20,8 @@ export const queryConfigSchema = baseConfigSchema
     /** Result cache; unset turns caching off. */
     REDIS_URL: z.url().optional(),
     SEARCH_CACHE_TTL_SECONDS: env.positiveInt(300),
+    /** document-service's REST API, which GetDocument and ListDocuments read. */
+    DOCUMENT_SERVICE_URL: z.url().default('http://127.0.0.1:3001'),
   });
 
 export type QueryConfig = z.infer<typeof queryConfigSchema>;

@@ -1,25 +1,32 @@
+import { z } from 'zod';
 import type { SearchHit } from '../search/search.model';
 
-export interface Passage {
-  citation: number;
-  documentId: string;
-  documentVersion: number;
-  title: string;
-  firstChunkIndex: number;
-  lastChunkIndex: number;
-  startOffset: number;
-  endOffset: number;
-  text: string;
-  score: number;
-  tokens: number;
-}
+export const passageSchema = z.object({
+  /** 1-based; cite as [n]. */
+  citation: z.number().int(),
+  documentId: z.string(),
+  documentVersion: z.number().int(),
+  title: z.string(),
+  /** The chunk range merged into this passage, inclusive. */
+  firstChunkIndex: z.number().int(),
+  lastChunkIndex: z.number().int(),
+  /** Character offsets into the document's extracted text. */
+  startOffset: z.number().int(),
+  endOffset: z.number().int(),
+  text: z.string(),
+  score: z.number(),
+  tokens: z.number().int(),
+});
+export type Passage = z.infer<typeof passageSchema>;
 
-export interface PackedContext {
-  passages: Passage[];
-  tokensUsed: number;
-  tokenBudget: number;
-  truncated: boolean;
-}
+export const packedContextSchema = z.object({
+  passages: z.array(passageSchema),
+  tokensUsed: z.number().int(),
+  tokenBudget: z.number().int(),
+  /** True when a passage was cut to fit the budget. */
+  truncated: z.boolean(),
+});
+export type PackedContext = z.infer<typeof packedContextSchema>;
 
 /**
  * Token estimate for budgeting: ~4 characters per token, OpenAI's rule of thumb for English

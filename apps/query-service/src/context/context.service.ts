@@ -1,9 +1,9 @@
 import type { TenantId } from '@kb/contracts';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { filterSchema, SEARCH_MODES } from '../search/search.model';
+import { filterSchema, knowledgeBaseIdsSchema, SEARCH_MODES } from '../search/search.model';
 import { SearchService } from '../search/search.service';
-import { packContext, type PackedContext } from './context.packing';
+import { packContext, packedContextSchema } from './context.packing';
 
 export const retrieveContextSchema = z.object({
   question: z.string().trim().min(1, 'question must not be empty').max(4000),
@@ -23,15 +23,16 @@ export const retrieveContextSchema = z.object({
     .default(20)
     .transform((c) => (c === 0 ? 20 : c)),
   mode: z.enum(SEARCH_MODES).default('hybrid'),
-  knowledgeBaseIds: z.array(z.string().min(1).max(128)).max(50).default([]),
+  knowledgeBaseIds: knowledgeBaseIdsSchema,
   filter: filterSchema,
 });
 export type RetrieveContextRequest = z.infer<typeof retrieveContextSchema>;
 
-export interface RetrieveContextResponse extends PackedContext {
-  degraded: boolean;
-  degradedReason?: string;
-}
+export const retrieveContextResponseSchema = packedContextSchema.extend({
+  degraded: z.boolean(),
+  degradedReason: z.string().optional(),
+});
+export type RetrieveContextResponse = z.infer<typeof retrieveContextResponseSchema>;
 
 /** Context for the LLM orchestrator: search, then merge, deduplicate and pack to the budget. */
 @Injectable()

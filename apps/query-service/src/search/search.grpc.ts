@@ -17,10 +17,11 @@ import {
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
 import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { searchRequestSchema, type SearchMode } from './search.model';
 import { ContextService, retrieveContextSchema } from '../context/context.service';
 import { SearchService } from './search.service';
+import { DocumentsClient, type DocumentRecord } from '../documents/documents.client';
 
 const MODES: Record<kbv1.SearchMode, SearchMode | undefined> = {
   [kbv1.SearchMode.SEARCH_MODE_UNSPECIFIED]: undefined,
@@ -55,11 +56,26 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
   constructor(
     private readonly search: SearchService,
     private readonly context: ContextService,
+    private readonly documents: DocumentsClient,
     @Inject(QUERY_CONFIG) private readonly config: QueryConfig,
   ) {
     const implementation: kbv1.KnowledgeBaseServer = {
       search: (call, callback) => void this.handleSearch(call, callback),
       retrieveContext: (call, callback) => void this.handleRetrieveContext(call, callback),
+      getDocument: (call, callback) =>
+        void unary(this.logger, callback, async () => {
+          const id = validated(documentIdSchema, call.request.documentId);
+          return { document: toDocument(await this.documents.get(tenantOf(call.metadata), id)) };
+        }),
+      listDocuments: (call, callback) =>
+        void unary(this.logger, callback, async () => {
+          const { pageSize, pageToken } = validated(listDocumentsSchema, call.request);
+          const page = await this.documents.list(tenantOf(call.metadata), pageSize, pageToken);
+          return {
+            documents: page.items.map(toDocument),
+            nextPageToken: page.nextCursor ?? '',
+          };
+        }),
     };
     this.server.addService(kbv1.KnowledgeBaseService, implementation);
   }
@@ -96,6 +112,8 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
         tokenBudget: call.request.tokenBudget,
         candidates: call.request.candidates,
         mode: MODES[call.request.mode],
+        knowledgeBaseIds: call.request.knowledgeBaseIds,
+        filter: call.request.filter,
       });
       const response = await this.context.retrieve(tenantId, request);
       callback(null, {
@@ -126,6 +144,10 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
         neighbors: call.request.neighbors,
         minScore: call.request.minScore,
         rerank: call.request.rerank,
+        filter: call.request.filter,
+        offset: call.request.offset,
+        mmr: call.request.mmr,
+        mmrLambda: call.request.mmrLambda,
       });
       const response = await this.search.search(tenantId, request);
       callback(null, {
@@ -135,6 +157,8 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
         cacheHit: response.cache === 'hit',
         confidence: response.confidence,
         rerank: response.rerank,
+        mmr: response.mmr,
+        nextOffset: response.nextOffset,
         hits: response.hits.map((hit) => ({
           documentId: hit.documentId,
           documentVersion: hit.documentVersion,
@@ -152,6 +176,53 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
       callback(toServiceError(error, this.logger));
     }
   }
+}
+
+const documentIdSchema = z.uuid({ version: 'v4', error: 'document_id must be a UUID' });
+const listDocumentsSchema = z.object({
+  pageSize: z
+    .number()
+    .int()
+    .max(100, 'page_size must be at most 100')
+    .transform((n) => (n === 0 ? 20 : n)),
+  pageToken: z
+    .string()
+    .max(512)
+    .transform((t) => t || undefined),
+});
+
+/** Runs a unary handler, turning its result or error into the callback's. */
+async function unary<T>(
+  logger: Logger,
+  callback: sendUnaryData<T>,
+  handler: () => Promise<T>,
+): Promise<void> {
+  try {
+    callback(null, await handler());
+  } catch (error) {
+    callback(toServiceError(error, logger));
+  }
+}
+
+function toDocument(record: DocumentRecord): kbv1.Document {
+  return {
+    id: record.id,
+    title: record.title,
+    filename: record.filename,
+    contentType: record.contentType,
+    sizeBytes: record.sizeBytes,
+    sha256: record.sha256,
+    version: record.version,
+    status: record.status,
+    failureReason: record.failure?.reason ?? '',
+    failureDetail: record.failure?.detail ?? '',
+    chunkCount: record.chunkCount ?? 0,
+    metadata: record.metadata,
+    tags: record.tags,
+    knowledgeBaseIds: record.knowledgeBaseIds,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
 }
 
 /** Validates a request like the REST edge does; failures become INVALID_ARGUMENT. */

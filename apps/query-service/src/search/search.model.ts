@@ -22,36 +22,79 @@ export const filterSchema = z
       ctx.addIssue({ code: 'custom', message: error.message });
       return z.NEVER;
     }
+  })
+  .meta({
+    type: 'object',
+    description:
+      'Mongo-style filter over document_id, tags, uploaded_at and metadata.<key>, with $eq $ne $in ' +
+      '$nin $gt $gte $lt $lte $exists $and $or; e.g. {"tags": "finance", "metadata.year": {"$gte": 2024}}.',
   });
+
+export const knowledgeBaseIdsSchema = z
+  .array(z.string().min(1).max(128))
+  .max(50)
+  .default([])
+  .describe('Search these knowledge bases only; empty means all of the tenant.');
 
 /** One search request, whichever transport it came from. Validated once, here. */
 export const searchRequestSchema = z
   .object({
-    query: z.string().trim().min(1, 'query must not be empty').max(4000),
+    query: z
+      .string()
+      .trim()
+      .min(1, 'query must not be empty')
+      .max(4000)
+      .describe('What to look for, in natural language.'),
     topK: z
       .number()
       .int()
       .min(0)
       .max(MAX_TOP_K, `topK must be at most ${MAX_TOP_K}`)
       .default(DEFAULT_TOP_K)
-      .transform((k) => (k === 0 ? DEFAULT_TOP_K : k)),
-    /** Skip this many results: page n of size k is `offset = n·k`. */
-    offset: z.number().int().min(0).default(0),
-    knowledgeBaseIds: z.array(z.string().min(1).max(128)).max(50).default([]),
-    mode: z.enum(SEARCH_MODES).default('hybrid'),
+      .transform((k) => (k === 0 ? DEFAULT_TOP_K : k))
+      .describe('How many chunks to return (0 means the default).'),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe(`Results to skip, for pagination; offset + topK is at most ${MAX_RESULT_WINDOW}.`),
+    knowledgeBaseIds: knowledgeBaseIdsSchema,
+    mode: z
+      .enum(SEARCH_MODES)
+      .default('hybrid')
+      .describe('hybrid (default) fuses semantic and keyword search; semantic or lexical use one.'),
     filter: filterSchema,
-    /** Maximal marginal relevance: re-order for diversity among the candidates. */
-    mmr: z.boolean().default(false),
-    /** 1 is pure relevance, 0 pure diversity. */
-    mmrLambda: z.number().min(0).max(1).default(DEFAULT_MMR_LAMBDA),
-    /** Chunks before and after each hit, from the same document only, marked `isMatch: false`. */
-    neighbors: z.number().int().min(0).max(5, 'neighbors must be at most 5').default(0),
-    /** Hits scoring below this are dropped (scores are in the mode's own scale). */
-    minScore: z.number().finite().default(0),
-    /** Cross-encoder reranking, when a reranker model is installed. */
-    rerank: z.boolean().default(false),
-    /** How hybrid mode fuses the two lists. */
-    fusion: z.enum(['convex', 'rrf'] satisfies FusionMethod[]).default('convex'),
+    mmr: z
+      .boolean()
+      .default(false)
+      .describe('Re-order the candidates by maximal marginal relevance, for diversity.'),
+    mmrLambda: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(DEFAULT_MMR_LAMBDA)
+      .describe('MMR trade-off: 1 is pure relevance, 0 pure diversity.'),
+    neighbors: z
+      .number()
+      .int()
+      .min(0)
+      .max(5, 'neighbors must be at most 5')
+      .default(0)
+      .describe('Chunks to add before and after each hit, from the same document only.'),
+    minScore: z
+      .number()
+      .finite()
+      .default(0)
+      .describe("Drop hits scoring below this (in the mode's own score scale)."),
+    rerank: z
+      .boolean()
+      .default(false)
+      .describe('Cross-encoder reranking when a reranker model is installed.'),
+    fusion: z
+      .enum(['convex', 'rrf'] satisfies FusionMethod[])
+      .default('convex')
+      .describe('How hybrid mode fuses the two lists.'),
   })
   .refine((r) => r.offset + r.topK <= MAX_RESULT_WINDOW, {
     message: `offset + topK must be at most ${MAX_RESULT_WINDOW}`,
@@ -60,36 +103,47 @@ export const searchRequestSchema = z
 export type SearchRequest = z.infer<typeof searchRequestSchema>;
 export type SearchRequestInput = z.input<typeof searchRequestSchema>;
 
-export interface SearchHit {
-  documentId: string;
-  documentVersion: number;
-  chunkIndex: number;
-  title: string;
-  text: string;
-  startOffset: number;
-  endOffset: number;
-  score: number;
-  strategies: Strategy[];
+export const searchHitSchema = z.object({
+  documentId: z.string(),
+  documentVersion: z.number().int(),
+  chunkIndex: z.number().int(),
+  title: z.string(),
+  text: z.string(),
+  /** Character offsets into the document's extracted text. */
+  startOffset: z.number().int(),
+  endOffset: z.number().int(),
+  /** Higher is better, in the mode's own scale (fused, cosine or BM25). */
+  score: z.number(),
+  /** The strategies that found this chunk. */
+  strategies: z.array(z.enum(['semantic', 'lexical'] satisfies Strategy[])),
   /** False for a neighbour added around a hit; it carries the hit's score. */
-  isMatch: boolean;
-}
+  isMatch: z.boolean(),
+});
+export type SearchHit = z.infer<typeof searchHitSchema>;
 
-export type DegradedReason = 'vector_search_unavailable' | 'lexical_search_unavailable';
+const DEGRADED_REASONS = ['vector_search_unavailable', 'lexical_search_unavailable'] as const;
+export type DegradedReason = (typeof DEGRADED_REASONS)[number];
+/** "off", "applied", or "skipped: <reason>". */
+const stepOutcome = z.custom<'off' | 'applied' | `skipped: ${string}`>(
+  (v) => typeof v === 'string' && /^(off|applied|skipped: .+)$/.test(v),
+);
 
-export interface SearchResponse {
-  hits: SearchHit[];
-  tookMs: number;
-  confidence: 'high' | 'medium' | 'low';
-  rerank: 'off' | 'applied' | `skipped: ${string}`;
+export const searchResponseSchema = z.object({
+  hits: z.array(searchHitSchema),
+  tookMs: z.number(),
+  /** Agreement of the strategies: high (top hit found by both), medium (some), low (none). */
+  confidence: z.enum(['high', 'medium', 'low']),
+  rerank: stepOutcome.meta({ type: 'string', description: 'off, applied or skipped: <reason>' }),
+  mmr: stepOutcome.meta({ type: 'string', description: 'off, applied or skipped: <reason>' }),
   /** Whether the result cache answered: `off` when no cache is configured or it was skipped. */
-  cache: 'hit' | 'miss' | 'off';
-  mode: SearchMode;
-  mmr: 'off' | 'applied' | `skipped: ${string}`;
+  cache: z.enum(['hit', 'miss', 'off']),
+  mode: z.enum(SEARCH_MODES),
   /** The offset of the next page, when more results exist. */
-  nextOffset?: number;
-  degraded: boolean;
-  degradedReason?: DegradedReason;
-}
+  nextOffset: z.number().int().optional(),
+  degraded: z.boolean(),
+  degradedReason: z.enum(DEGRADED_REASONS).optional(),
+});
+export type SearchResponse = z.infer<typeof searchResponseSchema>;
 
 /** The part of a request that decides its answer, in one canonical form (the cache key's input). */
 export function normalizeRequest(request: SearchRequest): SearchRequest {

@@ -1,7 +1,8 @@
 import { toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
-import type { LexicalIndex, LexicalMatch } from '@kb/lexical-index';
-import type { VectorMatch, VectorStore } from '@kb/vector-store';
+import type { LexicalIndex, LexicalMatch, LexicalQuery } from '@kb/lexical-index';
+import type { VectorMatch, VectorQuery, VectorStore } from '@kb/vector-store';
+import type { SearchCache } from '../cache/search-cache';
 import { SearchError } from './search.errors';
 import { searchRequestSchema } from './search.model';
 import { SearchService } from './search.service';
@@ -22,15 +23,33 @@ function fakes(
   vector: VectorMatch[],
   lexical: LexicalMatch[],
   fail: { vector?: boolean; lexical?: boolean } = {},
+  extra: {
+    /** Stored vectors by chunk index, for MMR. */
+    stored?: Record<number, number[]>;
+    cache?: SearchCache;
+    embedder?: TestEmbeddingProvider;
+    calls?: { vector: VectorQuery[]; lexical: LexicalQuery[] };
+  } = {},
 ) {
   const vectors = {
-    query: async () => {
+    query: async (_tenant: string, query: VectorQuery) => {
+      extra.calls?.vector.push(query);
       if (fail.vector) throw new Error('vector store down');
       return vector;
     },
+    fetchVectors: async (_tenant: string, chunks: VectorMatch[]) => {
+      if (fail.vector) throw new Error('vector store down');
+      return new Map(
+        chunks.flatMap((c) => {
+          const stored = extra.stored?.[c.chunkIndex];
+          return stored ? [[`${c.documentId}#${c.documentVersion}#${c.chunkIndex}`, stored]] : [];
+        }),
+      );
+    },
   } as unknown as VectorStore;
   const lexicalIndex = {
-    search: async () => {
+    search: async (_tenant: string, query: LexicalQuery) => {
+      extra.calls?.lexical.push(query);
       if (fail.lexical) throw new Error('postgres down');
       return lexical;
     },
@@ -51,11 +70,11 @@ function fakes(
         ),
   } as unknown as LexicalIndex;
   return new SearchService(
-    new TestEmbeddingProvider(),
+    extra.embedder ?? new TestEmbeddingProvider(),
     vectors,
     lexicalIndex,
     { current: async () => 0 },
-    null,
+    extra.cache ?? null,
   );
 }
 
@@ -172,5 +191,90 @@ describe('SearchService', () => {
     await expect(
       fakes([], [], { vector: true }).search(tenant, request('semantic')),
     ).rejects.toBeInstanceOf(SearchError);
+  });
+
+  it('passes the parsed filter and knowledge bases to both strategies', async () => {
+    const calls = { vector: [] as VectorQuery[], lexical: [] as LexicalQuery[] };
+    await fakes([match(1, 0.9)], [match(1, 2)], {}, { calls }).search(
+      tenant,
+      searchRequestSchema.parse({
+        query: 'q',
+        knowledgeBaseIds: ['kb1'],
+        filter: { tags: 'finance' },
+      }),
+    );
+    const filter = { kind: 'compare', field: { kind: 'tags' }, operator: '$eq', value: 'finance' };
+    expect(calls.vector[0]).toMatchObject({ filter, knowledgeBaseIds: ['kb1'] });
+    expect(calls.lexical[0]).toMatchObject({ text: 'q', filter, knowledgeBaseIds: ['kb1'] });
+  });
+
+  it('rejects a malformed filter with the path and reason', () => {
+    const result = searchRequestSchema.safeParse({ query: 'q', filter: { tags: { $regex: 'x' } } });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]).toMatchObject({
+      path: ['filter'],
+      message: expect.stringContaining('filter at tags.$regex: unknown operator "$regex"'),
+    });
+  });
+
+  it('pages through results with offset and nextOffset, asking each strategy for enough', async () => {
+    const calls = { vector: [] as VectorQuery[], lexical: [] as LexicalQuery[] };
+    const many = Array.from({ length: 7 }, (_, i) => match(i, 1 - i / 10));
+    const service = fakes(many, [], {}, { calls });
+    const page = (offset: number) =>
+      service.search(
+        tenant,
+        searchRequestSchema.parse({ query: 'q', mode: 'semantic', topK: 3, offset }),
+      );
+    const first = await page(0);
+    expect(first.hits.map((h) => h.chunkIndex)).toEqual([0, 1, 2]);
+    expect(first.nextOffset).toBe(3);
+    const last = await page(6);
+    expect(last.hits.map((h) => h.chunkIndex)).toEqual([6]);
+    expect(last.nextOffset).toBeUndefined();
+    expect(calls.vector.map((q) => q.topK)).toEqual([3, 9]);
+    expect(searchRequestSchema.safeParse({ query: 'q', topK: 100, offset: 101 }).success).toBe(
+      false,
+    );
+  });
+
+  it('re-orders by MMR over stored vectors, and says when it could not', async () => {
+    // 0 and 1 are near-duplicates; 2 is less relevant but different.
+    const stored = { 0: [1, 0], 1: [0.99, 0.14], 2: [0, 1] };
+    const hits = [match(0, 0.9), match(1, 0.85), match(2, 0.5)];
+    const mmr = (lambda: number) =>
+      searchRequestSchema.parse({ query: 'q', mode: 'semantic', mmr: true, mmrLambda: lambda });
+    const diverse = await fakes(hits, [], {}, { stored }).search(tenant, mmr(0.5));
+    expect(diverse.hits.map((h) => h.chunkIndex)).toEqual([0, 2, 1]);
+    expect(diverse.mmr).toBe('applied');
+    const relevant = await fakes(hits, [], {}, { stored }).search(tenant, mmr(1));
+    expect(relevant.hits.map((h) => h.chunkIndex)).toEqual([0, 1, 2]);
+    const lexicalOnly = await fakes([], hits, { vector: true }, { stored }).search(
+      tenant,
+      searchRequestSchema.parse({ query: 'q', mmr: true }),
+    );
+    expect(lexicalOnly.mmr).toBe('skipped: vector_search_unavailable');
+    expect(lexicalOnly.hits.map((h) => h.chunkIndex)).toEqual([0, 1, 2]);
+  });
+
+  it('embeds a query once and reuses the cached embedding', async () => {
+    const entries = new Map<string, string>();
+    const cache: SearchCache = {
+      get: async (key) => entries.get(key),
+      set: async (key, value) => void entries.set(key, value),
+      counters: { hits: 0, misses: 0, errors: 0 },
+      close: async () => undefined,
+    };
+    const embedder = new TestEmbeddingProvider();
+    const embed = jest.spyOn(embedder, 'embed');
+    const calls = { vector: [] as VectorQuery[], lexical: [] as LexicalQuery[] };
+    const service = fakes([match(1, 0.9)], [], {}, { cache, embedder, calls });
+    await service.search(tenant, request('semantic', 5));
+    await service.search(tenant, request('semantic', 6)); // another result-cache key
+    expect(embed).toHaveBeenCalledTimes(1);
+    expect(calls.vector).toHaveLength(2);
+    const [first, second] = calls.vector.map((q) => q.vector);
+    expect(second).toEqual(Array.from(new Float32Array(first!)));
+    expect([...entries.keys()].filter((k) => k.startsWith('kb:qemb:'))).toHaveLength(1);
   });
 });

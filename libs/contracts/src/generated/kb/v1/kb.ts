@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Struct } from "../../google/protobuf/struct";
 
 export const protobufPackage = "kb.v1";
 
@@ -110,6 +111,49 @@ export function searchModeToJSON(object: SearchMode): string {
   }
 }
 
+export interface GetDocumentRequest {
+  documentId: string;
+}
+
+export interface GetDocumentResponse {
+  document: Document | undefined;
+}
+
+export interface ListDocumentsRequest {
+  /** 1..100; 0 means 20. */
+  pageSize: number;
+  /** From the previous response's next_page_token; empty for the first page. */
+  pageToken: string;
+}
+
+export interface ListDocumentsResponse {
+  documents: Document[];
+  /** Empty on the last page. */
+  nextPageToken: string;
+}
+
+export interface Document {
+  id: string;
+  title: string;
+  filename: string;
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  version: number;
+  /** pending, parsing, embedding, indexing, indexed or failed. */
+  status: string;
+  /** Machine-readable reason when status is failed, e.g. "no_text"; empty otherwise. */
+  failureReason: string;
+  failureDetail: string;
+  chunkCount: number;
+  metadata: { [key: string]: any } | undefined;
+  tags: string[];
+  knowledgeBaseIds: string[];
+  /** RFC 3339 timestamps. */
+  createdAt: string;
+  updatedAt: string;
+}
+
 export interface RetrieveContextRequest {
   /** The question the context should answer. Required. */
   question: string;
@@ -118,6 +162,9 @@ export interface RetrieveContextRequest {
   /** Chunks retrieved before merging and packing, 1..100; 0 means 20. */
   candidates: number;
   mode: SearchMode;
+  /** As in SearchRequest. */
+  knowledgeBaseIds: string[];
+  filter: { [key: string]: any } | undefined;
 }
 
 export interface RetrieveContextResponse {
@@ -164,6 +211,19 @@ export interface SearchRequest {
   minScore: number;
   /** Ask for cross-encoder reranking; the response says whether it ran. */
   rerank: boolean;
+  /**
+   * Mongo-style filter over document_id, tags, uploaded_at and metadata.<key> with $eq $ne $in
+   * $nin $gt $gte $lt $lte $exists $and $or (docs/adr/0007); applied inside both searches.
+   */
+  filter:
+    | { [key: string]: any }
+    | undefined;
+  /** Results to skip, for pagination; offset + top_k is at most 200. */
+  offset: number;
+  /** Re-order the candidates by maximal marginal relevance for diversity. */
+  mmr: boolean;
+  /** MMR trade-off: 1 is pure relevance, 0 pure diversity; unset means 0.5. */
+  mmrLambda?: number | undefined;
 }
 
 export interface SearchResponse {
@@ -183,6 +243,10 @@ export interface SearchResponse {
   confidence: string;
   /** "off", "applied", or "skipped: <reason>". */
   rerank: string;
+  /** "off", "applied", or "skipped: <reason>". */
+  mmr: string;
+  /** Offset of the next page; absent on the last page. */
+  nextOffset?: number | undefined;
 }
 
 export interface SearchHit {
@@ -204,8 +268,694 @@ export interface SearchHit {
   isMatch: boolean;
 }
 
+function createBaseGetDocumentRequest(): GetDocumentRequest {
+  return { documentId: "" };
+}
+
+export const GetDocumentRequest: MessageFns<GetDocumentRequest> = {
+  encode(message: GetDocumentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.documentId !== "") {
+      writer.uint32(10).string(message.documentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetDocumentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetDocumentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.documentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetDocumentRequest {
+    return {
+      documentId: isSet(object.documentId)
+        ? globalThis.String(object.documentId)
+        : isSet(object.document_id)
+        ? globalThis.String(object.document_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetDocumentRequest): unknown {
+    const obj: any = {};
+    if (message.documentId !== "") {
+      obj.documentId = message.documentId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetDocumentRequest>, I>>(base?: I): GetDocumentRequest {
+    return GetDocumentRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetDocumentRequest>, I>>(object: I): GetDocumentRequest {
+    const message = createBaseGetDocumentRequest();
+    message.documentId = object.documentId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetDocumentResponse(): GetDocumentResponse {
+  return { document: undefined };
+}
+
+export const GetDocumentResponse: MessageFns<GetDocumentResponse> = {
+  encode(message: GetDocumentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.document !== undefined) {
+      Document.encode(message.document, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetDocumentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetDocumentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.document = Document.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetDocumentResponse {
+    return { document: isSet(object.document) ? Document.fromJSON(object.document) : undefined };
+  },
+
+  toJSON(message: GetDocumentResponse): unknown {
+    const obj: any = {};
+    if (message.document !== undefined) {
+      obj.document = Document.toJSON(message.document);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetDocumentResponse>, I>>(base?: I): GetDocumentResponse {
+    return GetDocumentResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetDocumentResponse>, I>>(object: I): GetDocumentResponse {
+    const message = createBaseGetDocumentResponse();
+    message.document = (object.document !== undefined && object.document !== null)
+      ? Document.fromPartial(object.document)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListDocumentsRequest(): ListDocumentsRequest {
+  return { pageSize: 0, pageToken: "" };
+}
+
+export const ListDocumentsRequest: MessageFns<ListDocumentsRequest> = {
+  encode(message: ListDocumentsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== 0) {
+      writer.uint32(8).uint32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(18).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListDocumentsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListDocumentsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListDocumentsRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListDocumentsRequest): unknown {
+    const obj: any = {};
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListDocumentsRequest>, I>>(base?: I): ListDocumentsRequest {
+    return ListDocumentsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListDocumentsRequest>, I>>(object: I): ListDocumentsRequest {
+    const message = createBaseListDocumentsRequest();
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseListDocumentsResponse(): ListDocumentsResponse {
+  return { documents: [], nextPageToken: "" };
+}
+
+export const ListDocumentsResponse: MessageFns<ListDocumentsResponse> = {
+  encode(message: ListDocumentsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.documents) {
+      Document.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListDocumentsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListDocumentsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.documents.push(Document.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListDocumentsResponse {
+    return {
+      documents: globalThis.Array.isArray(object?.documents)
+        ? object.documents.map((e: any) => Document.fromJSON(e))
+        : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListDocumentsResponse): unknown {
+    const obj: any = {};
+    if (message.documents?.length) {
+      obj.documents = message.documents.map((e) => Document.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListDocumentsResponse>, I>>(base?: I): ListDocumentsResponse {
+    return ListDocumentsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListDocumentsResponse>, I>>(object: I): ListDocumentsResponse {
+    const message = createBaseListDocumentsResponse();
+    message.documents = object.documents?.map((e) => Document.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseDocument(): Document {
+  return {
+    id: "",
+    title: "",
+    filename: "",
+    contentType: "",
+    sizeBytes: 0,
+    sha256: "",
+    version: 0,
+    status: "",
+    failureReason: "",
+    failureDetail: "",
+    chunkCount: 0,
+    metadata: undefined,
+    tags: [],
+    knowledgeBaseIds: [],
+    createdAt: "",
+    updatedAt: "",
+  };
+}
+
+export const Document: MessageFns<Document> = {
+  encode(message: Document, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.title !== "") {
+      writer.uint32(18).string(message.title);
+    }
+    if (message.filename !== "") {
+      writer.uint32(26).string(message.filename);
+    }
+    if (message.contentType !== "") {
+      writer.uint32(34).string(message.contentType);
+    }
+    if (message.sizeBytes !== 0) {
+      writer.uint32(40).uint64(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(50).string(message.sha256);
+    }
+    if (message.version !== 0) {
+      writer.uint32(56).uint32(message.version);
+    }
+    if (message.status !== "") {
+      writer.uint32(66).string(message.status);
+    }
+    if (message.failureReason !== "") {
+      writer.uint32(74).string(message.failureReason);
+    }
+    if (message.failureDetail !== "") {
+      writer.uint32(82).string(message.failureDetail);
+    }
+    if (message.chunkCount !== 0) {
+      writer.uint32(88).uint32(message.chunkCount);
+    }
+    if (message.metadata !== undefined) {
+      Struct.encode(Struct.wrap(message.metadata), writer.uint32(98).fork()).join();
+    }
+    for (const v of message.tags) {
+      writer.uint32(106).string(v!);
+    }
+    for (const v of message.knowledgeBaseIds) {
+      writer.uint32(114).string(v!);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(122).string(message.createdAt);
+    }
+    if (message.updatedAt !== "") {
+      writer.uint32(130).string(message.updatedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Document {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDocument();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.filename = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.contentType = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.sizeBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.version = reader.uint32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.failureReason = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.failureDetail = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.chunkCount = reader.uint32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.metadata = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.knowledgeBaseIds.push(reader.string());
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.updatedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Document {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      filename: isSet(object.filename) ? globalThis.String(object.filename) : "",
+      contentType: isSet(object.contentType)
+        ? globalThis.String(object.contentType)
+        : isSet(object.content_type)
+        ? globalThis.String(object.content_type)
+        : "",
+      sizeBytes: isSet(object.sizeBytes)
+        ? globalThis.Number(object.sizeBytes)
+        : isSet(object.size_bytes)
+        ? globalThis.Number(object.size_bytes)
+        : 0,
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      failureReason: isSet(object.failureReason)
+        ? globalThis.String(object.failureReason)
+        : isSet(object.failure_reason)
+        ? globalThis.String(object.failure_reason)
+        : "",
+      failureDetail: isSet(object.failureDetail)
+        ? globalThis.String(object.failureDetail)
+        : isSet(object.failure_detail)
+        ? globalThis.String(object.failure_detail)
+        : "",
+      chunkCount: isSet(object.chunkCount)
+        ? globalThis.Number(object.chunkCount)
+        : isSet(object.chunk_count)
+        ? globalThis.Number(object.chunk_count)
+        : 0,
+      metadata: isObject(object.metadata) ? object.metadata : undefined,
+      tags: globalThis.Array.isArray(object?.tags)
+        ? object.tags.map((e: any) => globalThis.String(e))
+        : [],
+      knowledgeBaseIds: globalThis.Array.isArray(object?.knowledgeBaseIds)
+        ? object.knowledgeBaseIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.knowledge_base_ids)
+        ? object.knowledge_base_ids.map((e: any) => globalThis.String(e))
+        : [],
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Document): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.filename !== "") {
+      obj.filename = message.filename;
+    }
+    if (message.contentType !== "") {
+      obj.contentType = message.contentType;
+    }
+    if (message.sizeBytes !== 0) {
+      obj.sizeBytes = Math.round(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.failureReason !== "") {
+      obj.failureReason = message.failureReason;
+    }
+    if (message.failureDetail !== "") {
+      obj.failureDetail = message.failureDetail;
+    }
+    if (message.chunkCount !== 0) {
+      obj.chunkCount = Math.round(message.chunkCount);
+    }
+    if (message.metadata !== undefined) {
+      obj.metadata = message.metadata;
+    }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    if (message.knowledgeBaseIds?.length) {
+      obj.knowledgeBaseIds = message.knowledgeBaseIds;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.updatedAt !== "") {
+      obj.updatedAt = message.updatedAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Document>, I>>(base?: I): Document {
+    return Document.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Document>, I>>(object: I): Document {
+    const message = createBaseDocument();
+    message.id = object.id ?? "";
+    message.title = object.title ?? "";
+    message.filename = object.filename ?? "";
+    message.contentType = object.contentType ?? "";
+    message.sizeBytes = object.sizeBytes ?? 0;
+    message.sha256 = object.sha256 ?? "";
+    message.version = object.version ?? 0;
+    message.status = object.status ?? "";
+    message.failureReason = object.failureReason ?? "";
+    message.failureDetail = object.failureDetail ?? "";
+    message.chunkCount = object.chunkCount ?? 0;
+    message.metadata = object.metadata ?? undefined;
+    message.tags = object.tags?.map((e) => e) || [];
+    message.knowledgeBaseIds = object.knowledgeBaseIds?.map((e) => e) || [];
+    message.createdAt = object.createdAt ?? "";
+    message.updatedAt = object.updatedAt ?? "";
+    return message;
+  },
+};
+
 function createBaseRetrieveContextRequest(): RetrieveContextRequest {
-  return { question: "", tokenBudget: 0, candidates: 0, mode: 0 };
+  return { question: "", tokenBudget: 0, candidates: 0, mode: 0, knowledgeBaseIds: [], filter: undefined };
 }
 
 export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
@@ -221,6 +971,12 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
     }
     if (message.mode !== 0) {
       writer.uint32(32).int32(message.mode);
+    }
+    for (const v of message.knowledgeBaseIds) {
+      writer.uint32(42).string(v!);
+    }
+    if (message.filter !== undefined) {
+      Struct.encode(Struct.wrap(message.filter), writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -270,6 +1026,22 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
             message.mode = reader.int32() as any;
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.knowledgeBaseIds.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.filter = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -292,6 +1064,12 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
         : 0,
       candidates: isSet(object.candidates) ? globalThis.Number(object.candidates) : 0,
       mode: isSet(object.mode) ? searchModeFromJSON(object.mode) : 0,
+      knowledgeBaseIds: globalThis.Array.isArray(object?.knowledgeBaseIds)
+        ? object.knowledgeBaseIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.knowledge_base_ids)
+        ? object.knowledge_base_ids.map((e: any) => globalThis.String(e))
+        : [],
+      filter: isObject(object.filter) ? object.filter : undefined,
     };
   },
 
@@ -309,6 +1087,12 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
     if (message.mode !== 0) {
       obj.mode = searchModeToJSON(message.mode);
     }
+    if (message.knowledgeBaseIds?.length) {
+      obj.knowledgeBaseIds = message.knowledgeBaseIds;
+    }
+    if (message.filter !== undefined) {
+      obj.filter = message.filter;
+    }
     return obj;
   },
 
@@ -321,6 +1105,8 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
     message.tokenBudget = object.tokenBudget ?? 0;
     message.candidates = object.candidates ?? 0;
     message.mode = object.mode ?? 0;
+    message.knowledgeBaseIds = object.knowledgeBaseIds?.map((e) => e) || [];
+    message.filter = object.filter ?? undefined;
     return message;
   },
 };
@@ -752,7 +1538,20 @@ export const Passage: MessageFns<Passage> = {
 };
 
 function createBaseSearchRequest(): SearchRequest {
-  return { query: "", topK: 0, knowledgeBaseIds: [], mode: 0, fusion: 0, neighbors: 0, minScore: 0, rerank: false };
+  return {
+    query: "",
+    topK: 0,
+    knowledgeBaseIds: [],
+    mode: 0,
+    fusion: 0,
+    neighbors: 0,
+    minScore: 0,
+    rerank: false,
+    filter: undefined,
+    offset: 0,
+    mmr: false,
+    mmrLambda: undefined,
+  };
 }
 
 export const SearchRequest: MessageFns<SearchRequest> = {
@@ -780,6 +1579,18 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     }
     if (message.rerank !== false) {
       writer.uint32(64).bool(message.rerank);
+    }
+    if (message.filter !== undefined) {
+      Struct.encode(Struct.wrap(message.filter), writer.uint32(74).fork()).join();
+    }
+    if (message.offset !== 0) {
+      writer.uint32(80).uint32(message.offset);
+    }
+    if (message.mmr !== false) {
+      writer.uint32(88).bool(message.mmr);
+    }
+    if (message.mmrLambda !== undefined) {
+      writer.uint32(97).double(message.mmrLambda);
     }
     return writer;
   },
@@ -861,6 +1672,38 @@ export const SearchRequest: MessageFns<SearchRequest> = {
             message.rerank = reader.bool();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.filter = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.offset = reader.uint32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.mmr = reader.bool();
+            continue;
+          }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.mmrLambda = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -895,6 +1738,14 @@ export const SearchRequest: MessageFns<SearchRequest> = {
         ? globalThis.Number(object.min_score)
         : 0,
       rerank: isSet(object.rerank) ? globalThis.Boolean(object.rerank) : false,
+      filter: isObject(object.filter) ? object.filter : undefined,
+      offset: isSet(object.offset) ? globalThis.Number(object.offset) : 0,
+      mmr: isSet(object.mmr) ? globalThis.Boolean(object.mmr) : false,
+      mmrLambda: isSet(object.mmrLambda)
+        ? globalThis.Number(object.mmrLambda)
+        : isSet(object.mmr_lambda)
+        ? globalThis.Number(object.mmr_lambda)
+        : undefined,
     };
   },
 
@@ -924,6 +1775,18 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     if (message.rerank !== false) {
       obj.rerank = message.rerank;
     }
+    if (message.filter !== undefined) {
+      obj.filter = message.filter;
+    }
+    if (message.offset !== 0) {
+      obj.offset = Math.round(message.offset);
+    }
+    if (message.mmr !== false) {
+      obj.mmr = message.mmr;
+    }
+    if (message.mmrLambda !== undefined) {
+      obj.mmrLambda = floatToJson(message.mmrLambda);
+    }
     return obj;
   },
 
@@ -940,12 +1803,26 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     message.neighbors = object.neighbors ?? 0;
     message.minScore = object.minScore ?? 0;
     message.rerank = object.rerank ?? false;
+    message.filter = object.filter ?? undefined;
+    message.offset = object.offset ?? 0;
+    message.mmr = object.mmr ?? false;
+    message.mmrLambda = object.mmrLambda ?? undefined;
     return message;
   },
 };
 
 function createBaseSearchResponse(): SearchResponse {
-  return { hits: [], tookMs: 0, degraded: false, degradedReason: "", cacheHit: false, confidence: "", rerank: "" };
+  return {
+    hits: [],
+    tookMs: 0,
+    degraded: false,
+    degradedReason: "",
+    cacheHit: false,
+    confidence: "",
+    rerank: "",
+    mmr: "",
+    nextOffset: undefined,
+  };
 }
 
 export const SearchResponse: MessageFns<SearchResponse> = {
@@ -970,6 +1847,12 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     }
     if (message.rerank !== "") {
       writer.uint32(58).string(message.rerank);
+    }
+    if (message.mmr !== "") {
+      writer.uint32(66).string(message.mmr);
+    }
+    if (message.nextOffset !== undefined) {
+      writer.uint32(72).uint32(message.nextOffset);
     }
     return writer;
   },
@@ -1043,6 +1926,22 @@ export const SearchResponse: MessageFns<SearchResponse> = {
             message.rerank = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.mmr = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.nextOffset = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1076,6 +1975,12 @@ export const SearchResponse: MessageFns<SearchResponse> = {
         : false,
       confidence: isSet(object.confidence) ? globalThis.String(object.confidence) : "",
       rerank: isSet(object.rerank) ? globalThis.String(object.rerank) : "",
+      mmr: isSet(object.mmr) ? globalThis.String(object.mmr) : "",
+      nextOffset: isSet(object.nextOffset)
+        ? globalThis.Number(object.nextOffset)
+        : isSet(object.next_offset)
+        ? globalThis.Number(object.next_offset)
+        : undefined,
     };
   },
 
@@ -1102,6 +2007,12 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     if (message.rerank !== "") {
       obj.rerank = message.rerank;
     }
+    if (message.mmr !== "") {
+      obj.mmr = message.mmr;
+    }
+    if (message.nextOffset !== undefined) {
+      obj.nextOffset = Math.round(message.nextOffset);
+    }
     return obj;
   },
 
@@ -1117,6 +2028,8 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     message.cacheHit = object.cacheHit ?? false;
     message.confidence = object.confidence ?? "";
     message.rerank = object.rerank ?? "";
+    message.mmr = object.mmr ?? "";
+    message.nextOffset = object.nextOffset ?? undefined;
     return message;
   },
 };
@@ -1399,6 +2312,27 @@ export const KnowledgeBaseService = {
       Buffer.from(RetrieveContextResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RetrieveContextResponse => RetrieveContextResponse.decode(value),
   },
+  /** One document's metadata and ingestion status. NOT_FOUND when the tenant has no such document. */
+  getDocument: {
+    path: "/kb.v1.KnowledgeBase/GetDocument" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetDocumentRequest): Buffer => Buffer.from(GetDocumentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetDocumentRequest => GetDocumentRequest.decode(value),
+    responseSerialize: (value: GetDocumentResponse): Buffer => Buffer.from(GetDocumentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetDocumentResponse => GetDocumentResponse.decode(value),
+  },
+  /** The tenant's documents, newest first, a page at a time. */
+  listDocuments: {
+    path: "/kb.v1.KnowledgeBase/ListDocuments" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListDocumentsRequest): Buffer => Buffer.from(ListDocumentsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListDocumentsRequest => ListDocumentsRequest.decode(value),
+    responseSerialize: (value: ListDocumentsResponse): Buffer =>
+      Buffer.from(ListDocumentsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListDocumentsResponse => ListDocumentsResponse.decode(value),
+  },
 } as const;
 
 export interface KnowledgeBaseServer extends UntypedServiceImplementation {
@@ -1409,6 +2343,10 @@ export interface KnowledgeBaseServer extends UntypedServiceImplementation {
    * budget, each with a citation.
    */
   retrieveContext: handleUnaryCall<RetrieveContextRequest, RetrieveContextResponse>;
+  /** One document's metadata and ingestion status. NOT_FOUND when the tenant has no such document. */
+  getDocument: handleUnaryCall<GetDocumentRequest, GetDocumentResponse>;
+  /** The tenant's documents, newest first, a page at a time. */
+  listDocuments: handleUnaryCall<ListDocumentsRequest, ListDocumentsResponse>;
 }
 
 export interface KnowledgeBaseClient extends Client {
@@ -1447,6 +2385,38 @@ export interface KnowledgeBaseClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RetrieveContextResponse) => void,
   ): ClientUnaryCall;
+  /** One document's metadata and ingestion status. NOT_FOUND when the tenant has no such document. */
+  getDocument(
+    request: GetDocumentRequest,
+    callback: (error: ServiceError | null, response: GetDocumentResponse) => void,
+  ): ClientUnaryCall;
+  getDocument(
+    request: GetDocumentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetDocumentResponse) => void,
+  ): ClientUnaryCall;
+  getDocument(
+    request: GetDocumentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetDocumentResponse) => void,
+  ): ClientUnaryCall;
+  /** The tenant's documents, newest first, a page at a time. */
+  listDocuments(
+    request: ListDocumentsRequest,
+    callback: (error: ServiceError | null, response: ListDocumentsResponse) => void,
+  ): ClientUnaryCall;
+  listDocuments(
+    request: ListDocumentsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListDocumentsResponse) => void,
+  ): ClientUnaryCall;
+  listDocuments(
+    request: ListDocumentsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListDocumentsResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const KnowledgeBaseClient = makeGenericClientConstructor(
@@ -1473,6 +2443,21 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

@@ -1,0 +1,73 @@
+import type { TenantId } from '@kb/contracts';
+import { ApiError, TENANT_HEADER } from '@kb/http';
+import { Inject, Injectable } from '@nestjs/common';
+import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
+
+/** A document as document-service's REST API returns it (the fields read here). */
+export interface DocumentRecord {
+  id: string;
+  title: string;
+  filename: string;
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  version: number;
+  status: string;
+  failure: { reason: string; detail: string | null } | null;
+  chunkCount: number | null;
+  metadata: Record<string, unknown>;
+  tags: string[];
+  knowledgeBaseIds: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DocumentRecordPage {
+  items: DocumentRecord[];
+  nextCursor: string | null;
+}
+
+const TIMEOUT_MS = 5_000;
+
+/**
+ * Reads documents from document-service, which owns them, for the gRPC GetDocument and
+ * ListDocuments calls: the caller's tenant travels in the same header, and document-service's
+ * answers (404, 400) come back as they are; anything else is 503.
+ */
+@Injectable()
+export class DocumentsClient {
+  constructor(@Inject(QUERY_CONFIG) private readonly config: QueryConfig) {}
+
+  get(tenantId: TenantId, documentId: string): Promise<DocumentRecord> {
+    return this.request(tenantId, `/v1/documents/${encodeURIComponent(documentId)}`);
+  }
+
+  list(tenantId: TenantId, limit: number, cursor?: string): Promise<DocumentRecordPage> {
+    const query = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
+    return this.request(tenantId, `/v1/documents?${query.toString()}`);
+  }
+
+  private async request<T>(tenantId: TenantId, path: string): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.config.DOCUMENT_SERVICE_URL), {
+        headers: { [TENANT_HEADER]: tenantId, accept: 'application/json' },
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new ApiError(503, 'unavailable', `document-service is unreachable: ${String(error)}`);
+    }
+    if (response.ok) return (await response.json()) as T;
+    const body = (await response.json().catch(() => ({}))) as {
+      error?: { code?: string; message?: string };
+    };
+    if (response.status === 404 || response.status === 400) {
+      throw new ApiError(
+        response.status,
+        body.error?.code ?? (response.status === 404 ? 'not_found' : 'invalid_argument'),
+        body.error?.message ?? `document-service answered ${response.status}`,
+      );
+    }
+    throw new ApiError(503, 'unavailable', `document-service answered ${response.status}`);
+  }
+}

@@ -1,0 +1,49 @@
+import OpenAPISchemaValidator from 'openapi-schema-validator';
+import { searchToolDefinition } from './context/context.controller';
+import { QUERY_OPENAPI } from './openapi.controller';
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.0 document', () => {
+    const validator = new OpenAPISchemaValidator({ version: 3 });
+    expect(validator.validate(QUERY_OPENAPI as never).errors).toEqual([]);
+  });
+
+  it('describes every search request field, generated from the validating schema', () => {
+    const paths = QUERY_OPENAPI['paths'] as Record<string, Record<string, any>>;
+    const body = paths['/v1/search']!['post'].requestBody.content['application/json'].schema;
+    expect(Object.keys(body.properties).sort()).toEqual(
+      [
+        'filter',
+        'fusion',
+        'knowledgeBaseIds',
+        'minScore',
+        'mmr',
+        'mmrLambda',
+        'mode',
+        'neighbors',
+        'offset',
+        'query',
+        'rerank',
+        'topK',
+      ].sort(),
+    );
+    expect(body.required).toEqual(['query']);
+    expect(body.properties.topK).toMatchObject({ maximum: 100, default: 10 });
+    const response =
+      paths['/v1/search']!['post'].responses['200'].content['application/json'].schema;
+    expect(response.properties.hits.items.required).toContain('strategies');
+    expect(Object.keys(paths['/v1/search']!['post'].responses)).toEqual([
+      '200',
+      '400',
+      '401',
+      '503',
+    ]);
+  });
+
+  it('serves the search tool with the same parameters as the search body', () => {
+    const tool = searchToolDefinition() as { function: { name: string; parameters: any } };
+    expect(tool.function.name).toBe('search_knowledge_base');
+    expect(Object.keys(tool.function.parameters.properties)).toContain('filter');
+    expect(tool.function.parameters.required).toEqual(['query']);
+  });
+});
