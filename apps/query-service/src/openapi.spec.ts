@@ -2,6 +2,9 @@ import OpenAPISchemaValidator from 'openapi-schema-validator';
 import { searchToolDefinition } from './context/context.controller';
 import { QUERY_OPENAPI } from './openapi.controller';
 
+/** A JSON Schema or OpenAPI node, walked by key in these assertions. */
+type Node = { [key: string]: Node } & { required?: string[] };
+
 describe('OpenAPI document', () => {
   it('is a valid OpenAPI 3.0 document', () => {
     const validator = new OpenAPISchemaValidator({ version: 3 });
@@ -9,7 +12,7 @@ describe('OpenAPI document', () => {
   });
 
   it('describes every search request field, generated from the validating schema', () => {
-    const paths = QUERY_OPENAPI['paths'] as Record<string, Record<string, any>>;
+    const paths = QUERY_OPENAPI['paths'] as Record<string, Record<string, Node>>;
     const body = paths['/v1/search']!['post'].requestBody.content['application/json'].schema;
     expect(Object.keys(body.properties).sort()).toEqual(
       [
@@ -41,7 +44,7 @@ describe('OpenAPI document', () => {
   });
 
   it('serves the search tool with the same parameters as the search body', () => {
-    const tool = searchToolDefinition() as { function: { name: string; parameters: any } };
+    const tool = searchToolDefinition() as { function: { name: string; parameters: Node } };
     expect(tool.function.name).toBe('search_knowledge_base');
     expect(Object.keys(tool.function.parameters.properties)).toContain('filter');
     expect(tool.function.parameters.required).toEqual(['query']);
