@@ -2,7 +2,14 @@
  * Retrieval behaviour agents rely on: the result cache and its invalidation, context for prompts,
  * and degraded answers when the vector store is unreachable.
  */
-import { grpcRetrieveContext, kbClient } from '../support/grpc-client';
+import { status } from '@grpc/grpc-js';
+import {
+  grpcGetDocument,
+  grpcListDocuments,
+  grpcRetrieveContext,
+  grpcSearch,
+  kbClient,
+} from '../support/grpc-client';
 import { startService, stopServices, waitReady } from '../support/services';
 import { MISSIONS_DOCUMENT, useSuite } from '../support/suite';
 import { waitFor } from '../support/wait';
@@ -97,11 +104,134 @@ describe('retrieval', () => {
     };
     expect(tool).toMatchObject({ type: 'function', function: { name: 'search_knowledge_base' } });
     expect(tool.function.parameters.required).toEqual(['query']);
-    expect(Object.keys(tool.function.parameters.properties).sort()).toEqual([
-      'mode',
-      'query',
-      'topK',
-    ]);
+    expect(Object.keys(tool.function.parameters.properties)).toEqual(
+      expect.arrayContaining(['query', 'topK', 'mode', 'filter', 'knowledgeBaseIds', 'offset']),
+    );
+    const openapi = (await (await fetch(`${suite.queryUrl}/openapi.json`)).json()) as {
+      openapi: string;
+      paths: Record<string, unknown>;
+    };
+    expect(openapi.openapi).toBe('3.0.3');
+    expect(Object.keys(openapi.paths)).toEqual(
+      expect.arrayContaining(['/v1/search', '/v1/context', '/v1/tools/search_knowledge_base']),
+    );
+  });
+
+  describe('filters, knowledge bases and documents', () => {
+    const ids: Record<'saturn' | 'jupiter', string> = { saturn: '', jupiter: '' };
+    const client = () => kbClient(`127.0.0.1:${suite.ports['query-service']!.grpcPort}`);
+
+    beforeAll(async () => {
+      const uploads = {
+        saturn: await suite.upload(
+          'saturn.txt',
+          'Giant planet moons: Titan orbits Saturn inside a thick nitrogen atmosphere.',
+          'text/plain',
+          suite.tenant,
+          { tags: ['planets', 'outer'], knowledgeBaseIds: ['kb-a'], metadata: { year: 2024 } },
+        ),
+        jupiter: await suite.upload(
+          'jupiter.txt',
+          'Giant planet moons: Europa orbits Jupiter with an ocean under its ice.',
+          'text/plain',
+          suite.tenant,
+          { tags: ['moons'], knowledgeBaseIds: ['kb-b'], metadata: { year: 2020 } },
+        ),
+      };
+      for (const key of ['saturn', 'jupiter'] as const) {
+        ids[key] = ((await uploads[key].json()) as { id: string }).id;
+        await waitFor(
+          () => suite.getDocument(ids[key]),
+          (d) => d.status === 'indexed',
+          60_000,
+        );
+      }
+    });
+
+    const documentsFound = (hits: Array<{ documentId: string }>) =>
+      [...new Set(hits.map((h) => h.documentId))].filter((id) => Object.values(ids).includes(id));
+
+    it('applies the filter and the knowledge-base scope over REST and gRPC', async () => {
+      const query = 'Giant planet moons';
+      expect(
+        documentsFound((await suite.search({ query, filter: { tags: 'planets' } })).hits),
+      ).toEqual([ids.saturn]);
+      expect(
+        documentsFound((await suite.search({ query, knowledgeBaseIds: ['kb-b'] })).hits),
+      ).toEqual([ids.jupiter]);
+      expect(
+        documentsFound(
+          (await suite.search({ query, mode: 'lexical', filter: { tags: { $nin: ['planets'] } } }))
+            .hits,
+        ),
+      ).toEqual([ids.jupiter]);
+      const grpc = client();
+      const response = await grpcSearch(grpc, suite.tenant, {
+        query,
+        filter: { 'metadata.year': { $gte: 2022 } },
+        topK: 5,
+      });
+      expect(documentsFound(response.hits)).toEqual([ids.saturn]);
+      await expect(
+        grpcSearch(grpc, suite.tenant, { query, filter: { 'metadata.year': { $like: 1 } } }),
+      ).rejects.toMatchObject({
+        code: status.INVALID_ARGUMENT,
+        details: expect.stringMatching(/\$like/),
+      });
+      grpc.close();
+
+      const bad = await suite.search({ query, filter: { $or: [{ owner: 'me' }] } });
+      expect(bad.error).toMatchObject({
+        code: 'invalid_argument',
+        message: expect.stringContaining('filter at $or[0].owner: unknown field "owner"'),
+      });
+    });
+
+    it('reads one document and pages through the tenant’s documents over gRPC', async () => {
+      const grpc = client();
+      const { document } = await grpcGetDocument(grpc, suite.tenant, ids.saturn);
+      expect(document).toMatchObject({
+        id: ids.saturn,
+        status: 'indexed',
+        tags: ['planets', 'outer'],
+        knowledgeBaseIds: ['kb-a'],
+        metadata: { year: 2024 },
+      });
+      await expect(grpcGetDocument(grpc, 'another-tenant', ids.saturn)).rejects.toMatchObject({
+        code: status.NOT_FOUND,
+      });
+      await expect(grpcGetDocument(grpc, suite.tenant, 'not-a-uuid')).rejects.toMatchObject({
+        code: status.INVALID_ARGUMENT,
+      });
+      const first = await grpcListDocuments(grpc, suite.tenant, { pageSize: 1 });
+      expect(first.documents).toHaveLength(1);
+      expect(first.nextPageToken).not.toBe('');
+      const second = await grpcListDocuments(grpc, suite.tenant, {
+        pageSize: 1,
+        pageToken: first.nextPageToken,
+      });
+      expect(second.documents[0]!.id).not.toBe(first.documents[0]!.id);
+      grpc.close();
+    });
+
+    it('stops serving a deleted document, cached results included', async () => {
+      const query = { query: 'Europa ocean under ice', topK: 5 };
+      await suite.search(query);
+      const cached = await suite.search(query);
+      expect(cached.cache).toBe('hit');
+      expect(documentsFound(cached.hits)).toContain(ids.jupiter);
+      const deleted = await fetch(`${suite.documentUrl}/v1/documents/${ids.jupiter}`, {
+        method: 'DELETE',
+        headers: { 'x-tenant-id': suite.tenant },
+      });
+      expect(deleted.status).toBe(200);
+      const after = await waitFor(
+        () => suite.search(query),
+        (r) => !documentsFound(r.hits).includes(ids.jupiter),
+        30_000,
+      );
+      expect(after.cache).toBe('miss');
+    });
   });
 
   it('answers with BM25 results marked degraded when the vector store is unreachable', async () => {

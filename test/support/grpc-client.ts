@@ -35,3 +35,33 @@ export function grpcRetrieveContext(
     ),
   );
 }
+
+export function grpcGetDocument(
+  client: kbv1.KnowledgeBaseClient,
+  tenantId: string,
+  documentId: string,
+): Promise<kbv1.GetDocumentResponse> {
+  const metadata = new Metadata();
+  metadata.set('x-tenant-id', tenantId);
+  return new Promise((resolve, reject) =>
+    client.getDocument({ documentId }, metadata, (error, response) =>
+      error ? reject(error) : resolve(response),
+    ),
+  );
+}
+
+export function grpcListDocuments(
+  client: kbv1.KnowledgeBaseClient,
+  tenantId: string,
+  request: Partial<kbv1.ListDocumentsRequest>,
+): Promise<kbv1.ListDocumentsResponse> {
+  const metadata = new Metadata();
+  metadata.set('x-tenant-id', tenantId);
+  return new Promise((resolve, reject) =>
+    client.listDocuments(
+      kbv1.ListDocumentsRequest.fromPartial(request),
+      metadata,
+      (error, response) => (error ? reject(error) : resolve(response)),
+    ),
+  );
+}

@@ -90,11 +90,16 @@ export function useSuite(name: string, basePort: number) {
     body: string | Buffer,
     type: string,
     asTenant = tenant,
+    fields: { tags?: string[]; knowledgeBaseIds?: string[]; metadata?: object } = {},
   ) => {
     const form = new FormData();
     form.append('file', new Blob([body], { type }), filename);
     form.append('title', `title of ${filename}`);
-    form.append('metadata', JSON.stringify({ source: 'e2e' }));
+    form.append('metadata', JSON.stringify(fields.metadata ?? { source: 'e2e' }));
+    if (fields.tags) form.append('tags', JSON.stringify(fields.tags));
+    if (fields.knowledgeBaseIds) {
+      form.append('knowledge_base_ids', JSON.stringify(fields.knowledgeBaseIds));
+    }
     return fetch(`${documentUrl}/v1/documents`, {
       method: 'POST',
       body: form,
@@ -118,7 +123,9 @@ export function useSuite(name: string, basePort: number) {
     return (await response.json()) as {
       cache: string;
       degraded: boolean;
+      nextOffset?: number;
       hits: Array<{ documentId: string; text: string; strategies: string[] }>;
+      error?: { code: string; message: string };
     };
   };
 
