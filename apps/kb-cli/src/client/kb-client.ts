@@ -30,12 +30,16 @@ export class KbClient {
   async upload(
     filename: string,
     content: string | Buffer,
-    fields: { title?: string; metadata?: object },
+    fields: { title?: string; metadata?: object; tags?: string[]; knowledgeBaseIds?: string[] },
   ): Promise<UploadedDocument> {
     const form = new FormData();
     form.append('file', new Blob([content]), filename);
     if (fields.title) form.append('title', fields.title);
     if (fields.metadata) form.append('metadata', JSON.stringify(fields.metadata));
+    if (fields.tags) form.append('tags', JSON.stringify(fields.tags));
+    if (fields.knowledgeBaseIds) {
+      form.append('knowledge_base_ids', JSON.stringify(fields.knowledgeBaseIds));
+    }
     const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
       method: 'POST',
       body: form,

@@ -26,16 +26,18 @@ const GRPC_MODE: Record<EvalMode, kbv1.SearchMode> = {
 
 /**
  * BEIR evaluation through the public APIs: ingest every corpus entry as one document over REST
- * (its `_id` kept as metadata `externalId`), wait until all are indexed, run every query through
- * gRPC Search for 100 chunks, keep each document's best chunk, and score the ranking.
+ * into a fresh knowledge base (its `_id` kept as metadata `externalId`), wait until all are
+ * indexed, run every query through gRPC Search scoped to that knowledge base for 100 chunks, keep
+ * each document's best chunk, and score the ranking.
  * Prints one JSON line per mode; writes a TREC run file per mode when asked.
  */
 export async function runEval(options: EvalOptions): Promise<void> {
   const dataset = await loadBeir(options.dataset);
   const tenant = options.tenant ?? `eval-${randomUUID().slice(0, 8)}`;
   const client = new KbClient({ ...options, tenant });
+  const knowledgeBaseId = `${basename(options.dataset)}-${randomUUID().slice(0, 8)}`;
   try {
-    if (!options.tenant) await ingest(client, dataset.corpus, options);
+    if (!options.tenant) await ingest(client, dataset.corpus, { ...options, knowledgeBaseId });
     const externalIds = await waitIndexed(client, dataset.corpus.length, options.log);
     for (const mode of options.modes) {
       const rankings = new Map<string, Ranking>();
@@ -46,6 +48,8 @@ export async function runEval(options: EvalOptions): Promise<void> {
           query: query.text,
           topK: 100,
           mode: GRPC_MODE[mode],
+          // A reused tenant holds the corpus in an earlier run's knowledge base: search them all.
+          knowledgeBaseIds: options.tenant ? [] : [knowledgeBaseId],
         });
         const seen = new Map<string, number>();
         for (const hit of response.hits) {
@@ -82,7 +86,7 @@ export async function runEval(options: EvalOptions): Promise<void> {
 export async function ingest(
   client: KbClient,
   corpus: { _id: string; title: string; text: string }[],
-  options: Pick<EvalOptions, 'concurrency' | 'log'>,
+  options: Pick<EvalOptions, 'concurrency' | 'log'> & { knowledgeBaseId?: string },
 ) {
   const started = performance.now();
   await mapPool(corpus, options.concurrency, async (entry, i) => {
@@ -92,6 +96,7 @@ export async function ingest(
       {
         title: entry.title || entry._id,
         metadata: { externalId: entry._id },
+        ...(options.knowledgeBaseId ? { knowledgeBaseIds: [options.knowledgeBaseId] } : {}),
       },
     );
     if ((i + 1) % 250 === 0) options.log(`uploaded ${i + 1}/${corpus.length}`);
