@@ -17,9 +17,11 @@ const TOP_K = 10;
 
 /**
  * Search latency through gRPC on an indexed corpus, for cache misses and cache hits, at
- * concurrency 1, 8 and 32. A miss pass asks every query once per round with a top-k no earlier
- * round used, so no request can hit the cache; a hit pass repeats requests
- * already answered once.
+ * concurrency 1, 8 and 32. A miss pass asks every query once per round with a top-k and a query
+ * suffix no earlier round used, so neither the result cache nor the query-embedding cache can
+ * answer; `miss_embedding_cached` repeats the first miss round's texts with a new top-k (results
+ * not cached, embeddings cached), which shows what the model costs in a miss. A hit pass repeats
+ * requests already answered once.
  */
 export async function runQueryBench(options: QueryBenchOptions): Promise<object> {
   const dataset = await loadBeir(options.dataset);
@@ -29,7 +31,7 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
     if (!options.tenant) {
       await ingest(client, dataset.corpus, { concurrency: 8, log: options.log });
     }
-    await waitIndexed(client, dataset.corpus.length, options.log);
+    await waitIndexed(client, dataset.corpus, options.log);
     const search = (query: string, topK: number) => async () => {
       const response = await client.search({
         query,
@@ -43,14 +45,19 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
     const hit: Record<string, LatencySummary> = {};
     let pass = 0;
     for (const c of CONCURRENCY) {
-      // Each round asks for a top-k of its own (11, 12, …), so every cache key is new.
+      // Each round asks for a top-k (11, 12, …) and a text of its own, so every cache key is new.
       const requests = Array.from({ length: options.rounds }, () => {
-        const topK = TOP_K + 1 + pass++;
-        return queries.map((q) => search(q, topK));
+        const round = pass++;
+        return queries.map((q) => search(round === 0 ? q : `${q} (${round})`, TOP_K + 1 + round));
       }).flat();
       miss[`c${c}`] = await measure(requests, c);
       options.log(`miss c${c}: ${JSON.stringify(miss[`c${c}`])}`);
     }
+    const embeddingCached = await measure(
+      queries.map((q) => search(q, TOP_K + 1 + pass)),
+      1,
+    );
+    options.log(`miss with cached query embeddings c1: ${JSON.stringify(embeddingCached)}`);
     await measure(
       queries.map((q) => search(q, TOP_K)),
       4,
@@ -67,7 +74,7 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       throw new Error(
         'the hit pass was not served from the cache: is REDIS_URL set for query-service?',
       );
-    return { query: { miss, hit } };
+    return { query: { miss, hit, miss_embedding_cached: { c1: embeddingCached } } };
   } finally {
     client.close();
   }

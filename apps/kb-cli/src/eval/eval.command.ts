@@ -38,7 +38,7 @@ export async function runEval(options: EvalOptions): Promise<void> {
   const knowledgeBaseId = `${basename(options.dataset)}-${randomUUID().slice(0, 8)}`;
   try {
     if (!options.tenant) await ingest(client, dataset.corpus, { ...options, knowledgeBaseId });
-    const externalIds = await waitIndexed(client, dataset.corpus.length, options.log);
+    const externalIds = await waitIndexed(client, dataset.corpus, options.log);
     for (const mode of options.modes) {
       const rankings = new Map<string, Ranking>();
       const scores = new Map<string, number[]>();
@@ -53,8 +53,10 @@ export async function runEval(options: EvalOptions): Promise<void> {
         });
         const seen = new Map<string, number>();
         for (const hit of response.hits) {
-          const externalId = externalIds.get(hit.documentId);
-          if (externalId && !seen.has(externalId)) seen.set(externalId, hit.score);
+          // Corpus entries with identical text share one document (duplicate detection).
+          for (const externalId of externalIds.get(hit.documentId) ?? []) {
+            if (!seen.has(externalId)) seen.set(externalId, hit.score);
+          }
         }
         rankings.set(query._id, [...seen.keys()]);
         scores.set(query._id, [...seen.values()]);
@@ -90,15 +92,11 @@ export async function ingest(
 ) {
   const started = performance.now();
   await mapPool(corpus, options.concurrency, async (entry, i) => {
-    await client.upload(
-      `${entry._id}.txt`,
-      entry.title ? `${entry.title}\n\n${entry.text}` : entry.text,
-      {
-        title: entry.title || entry._id,
-        metadata: { externalId: entry._id },
-        ...(options.knowledgeBaseId ? { knowledgeBaseIds: [options.knowledgeBaseId] } : {}),
-      },
-    );
+    await client.upload(`${entry._id}.txt`, contentOf(entry), {
+      title: entry.title || entry._id,
+      metadata: { externalId: entry._id },
+      ...(options.knowledgeBaseId ? { knowledgeBaseIds: [options.knowledgeBaseId] } : {}),
+    });
     if ((i + 1) % 250 === 0) options.log(`uploaded ${i + 1}/${corpus.length}`);
   });
   options.log(
@@ -107,11 +105,29 @@ export async function ingest(
 }
 
 /** Polls until every document is final; returns document id → external id. Fails on any failure. */
+/** The text a corpus entry is uploaded as. */
+export const contentOf = (entry: { title: string; text: string }): string =>
+  entry.title ? `${entry.title}\n\n${entry.text}` : entry.text;
+
+/**
+ * Waits until every distinct text of the corpus is an indexed document; identical entries are one
+ * document (the upload reports the rest as duplicates). Returns document id → the corpus ids of
+ * its text.
+ */
 export async function waitIndexed(
   client: KbClient,
-  expected: number,
+  corpus: { _id: string; title: string; text: string }[],
   log: (line: string) => void,
-): Promise<Map<string, string>> {
+): Promise<Map<string, string[]>> {
+  const idsByContent = new Map<string, string[]>();
+  for (const entry of corpus) {
+    const content = contentOf(entry);
+    idsByContent.set(content, [...(idsByContent.get(content) ?? []), entry._id]);
+  }
+  const idsOf = new Map(
+    [...idsByContent.values()].flatMap((ids) => ids.map((id) => [id, ids] as const)),
+  );
+  const expected = idsByContent.size;
   const started = performance.now();
   for (;;) {
     const documents = await client.listAll();
@@ -124,9 +140,14 @@ export async function waitIndexed(
     }
     if (indexed.length >= expected) {
       log(
-        `all ${expected} documents indexed after ${Math.round(performance.now() - started)} ms of waiting`,
+        `all ${expected} distinct documents indexed after ${Math.round(performance.now() - started)} ms of waiting`,
       );
-      return new Map(indexed.map((d) => [d.id, String(d.metadata['externalId'] ?? d.id)]));
+      return new Map(
+        indexed.map((d) => {
+          const externalId = String(d.metadata['externalId'] ?? d.id);
+          return [d.id, idsOf.get(externalId) ?? [externalId]];
+        }),
+      );
     }
     log(`indexed ${indexed.length}/${expected}`);
     await new Promise((resolve) => setTimeout(resolve, 2000));
