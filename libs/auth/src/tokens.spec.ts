@@ -1,0 +1,112 @@
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AuthenticationError, bearerToken, mintToken, TokenVerifier } from './tokens';
+
+const SECRET = 'test-secret-of-at-least-thirty-two-characters';
+
+describe('TokenVerifier', () => {
+  const verifier = new TokenVerifier({ secret: SECRET });
+
+  it('accepts a minted HS256 token and reads tenant, user, roles and groups', async () => {
+    const token = await mintToken(
+      { tenant: 't1', user: 'alice', roles: ['editor', 'editor'], groups: ['eng'] },
+      SECRET,
+    );
+    await expect(verifier.verify(token)).resolves.toEqual({
+      tenantId: 't1',
+      userId: 'alice',
+      roles: ['editor'],
+      groups: ['eng'],
+      token,
+    });
+  });
+
+  it.each([
+    [
+      'another secret',
+      async () => mintToken({ tenant: 't1', user: 'a' }, `${SECRET}-other`),
+      /invalid token/,
+    ],
+    [
+      'expired',
+      async () => mintToken({ tenant: 't1', user: 'a' }, SECRET, { ttlSeconds: -10 }),
+      /token expired/,
+    ],
+    [
+      'a bad tenant claim',
+      async () => mintToken({ tenant: 'T 1', user: 'a' }, SECRET),
+      /claim tenant/,
+    ],
+    ['garbage', async () => 'not.a.token', /malformed header/],
+    [
+      'no expiry',
+      async () =>
+        new SignJWT({ tenant: 't1' })
+          .setProtectedHeader({ alg: 'HS256' })
+          .setSubject('a')
+          .sign(new TextEncoder().encode(SECRET)),
+      /invalid token/,
+    ],
+  ])('rejects a token with %s', async (_name, make, reason) => {
+    const attempt = verifier.verify(await make());
+    await expect(attempt).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(attempt).rejects.toThrow(reason);
+  });
+
+  it('checks issuer and audience when configured', async () => {
+    const strict = new TokenVerifier({ secret: SECRET, issuer: 'kb', audience: 'kb-api' });
+    const good = await mintToken({ tenant: 't1', user: 'a' }, SECRET, {
+      issuer: 'kb',
+      audience: 'kb-api',
+    });
+    await expect(strict.verify(good)).resolves.toMatchObject({ userId: 'a' });
+    const wrong = await mintToken({ tenant: 't1', user: 'a' }, SECRET, {
+      issuer: 'other',
+      audience: 'kb-api',
+    });
+    await expect(strict.verify(wrong)).rejects.toThrow(/invalid token/);
+  });
+
+  describe('RS256 with a JWKS URL', () => {
+    let server: Server;
+    let url: string;
+    let privateKey: CryptoKey;
+
+    beforeAll(async () => {
+      const pair = await generateKeyPair('RS256');
+      privateKey = pair.privateKey as CryptoKey;
+      const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+      server = createServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ keys: [jwk] }));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it('verifies a token signed by a key the JWKS publishes, and refuses HS256 without a secret', async () => {
+      const rs = new TokenVerifier({ jwksUrl: url });
+      const token = await new SignJWT({ tenant: 't2', roles: ['viewer'] })
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+        .setSubject('bob')
+        .setExpirationTime('5m')
+        .sign(privateKey);
+      await expect(rs.verify(token)).resolves.toMatchObject({
+        tenantId: 't2',
+        userId: 'bob',
+        roles: ['viewer'],
+      });
+      const hs = await mintToken({ tenant: 't2', user: 'bob' }, SECRET);
+      await expect(rs.verify(hs)).rejects.toThrow(/HS256 are not accepted/);
+    });
+  });
+
+  it('reads the bearer token of an Authorization header', () => {
+    expect(bearerToken('Bearer abc.def.ghi')).toBe('abc.def.ghi');
+    expect(bearerToken('bearer  x')).toBe('x');
+    expect(bearerToken('Basic abc')).toBeUndefined();
+    expect(bearerToken(undefined)).toBeUndefined();
+  });
+});

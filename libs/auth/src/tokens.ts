@@ -1,0 +1,140 @@
+import { isTenantId } from '@kb/contracts';
+import {
+  createRemoteJWKSet,
+  errors,
+  jwtVerify,
+  SignJWT,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
+import { z } from 'zod';
+import type { Caller } from './caller';
+
+export interface TokenVerifierOptions {
+  /** HS256 shared secret (local and test use). */
+  secret?: string | undefined;
+  /** RS256 keys from a JWKS endpoint (production). */
+  jwksUrl?: string | undefined;
+  issuer?: string | undefined;
+  audience?: string | undefined;
+}
+
+/** The claims this service reads; a token without them is rejected. */
+const claimsSchema = z.object({
+  sub: z.string().min(1).max(256),
+  tenant: z.string().refine(isTenantId, 'tenant must be lower-case letters, digits, "-" or "_"'),
+  roles: z.array(z.string().min(1).max(128)).max(64).default([]),
+  groups: z.array(z.string().min(1).max(128)).max(256).default([]),
+});
+
+/** A token that cannot be accepted; `reason` is safe to show the caller. */
+export class AuthenticationError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'AuthenticationError';
+  }
+}
+
+/**
+ * Verifies bearer tokens: HS256 with a shared secret, RS256 with keys from a JWKS URL (fetched and
+ * cached by jose, refreshed on an unknown key id), or both. Expiry is always checked; issuer and
+ * audience when configured.
+ */
+export class TokenVerifier {
+  private readonly secret?: Uint8Array;
+  private readonly jwks?: JWTVerifyGetKey;
+
+  constructor(private readonly options: TokenVerifierOptions) {
+    if (!options.secret && !options.jwksUrl) {
+      throw new Error('authentication needs AUTH_JWT_SECRET (HS256) or AUTH_JWKS_URL (RS256)');
+    }
+    if (options.secret) this.secret = new TextEncoder().encode(options.secret);
+    if (options.jwksUrl) this.jwks = createRemoteJWKSet(new URL(options.jwksUrl));
+  }
+
+  async verify(token: string): Promise<Caller> {
+    const algorithm = headerAlgorithm(token);
+    const checks = {
+      ...(this.options.issuer ? { issuer: this.options.issuer } : {}),
+      ...(this.options.audience ? { audience: this.options.audience } : {}),
+      requiredClaims: ['exp'],
+    };
+    let payload: JWTPayload;
+    try {
+      if (algorithm === 'HS256' && this.secret) {
+        ({ payload } = await jwtVerify(token, this.secret, { ...checks, algorithms: ['HS256'] }));
+      } else if (algorithm === 'RS256' && this.jwks) {
+        ({ payload } = await jwtVerify(token, this.jwks, { ...checks, algorithms: ['RS256'] }));
+      } else {
+        throw new AuthenticationError(`tokens signed with ${algorithm} are not accepted`);
+      }
+    } catch (error) {
+      if (error instanceof AuthenticationError) throw error;
+      if (error instanceof errors.JWTExpired) throw new AuthenticationError('token expired');
+      if (error instanceof errors.JOSEError) {
+        throw new AuthenticationError(`invalid token (${error.code})`);
+      }
+      throw error;
+    }
+    const claims = claimsSchema.safeParse(payload);
+    if (!claims.success) {
+      const issue = claims.error.issues[0];
+      throw new AuthenticationError(
+        `invalid token claim ${issue?.path.join('.')}: ${issue?.message}`,
+      );
+    }
+    return {
+      tenantId: claims.data.tenant as Caller['tenantId'],
+      userId: claims.data.sub,
+      roles: [...new Set(claims.data.roles)],
+      groups: [...new Set(claims.data.groups)],
+      token,
+    };
+  }
+}
+
+function headerAlgorithm(token: string): string {
+  const [header] = token.split('.');
+  try {
+    const parsed = JSON.parse(Buffer.from(header ?? '', 'base64url').toString('utf8')) as {
+      alg?: unknown;
+    };
+    if (typeof parsed.alg === 'string') return parsed.alg;
+  } catch {
+    // reported below
+  }
+  throw new AuthenticationError('invalid token (malformed header)');
+}
+
+export interface TokenClaims {
+  tenant: string;
+  user: string;
+  roles?: string[];
+  groups?: string[];
+}
+
+/** Mints an HS256 token (local use: `kb token`, tests, benchmarks). */
+export function mintToken(
+  claims: TokenClaims,
+  secret: string,
+  options: { ttlSeconds?: number; issuer?: string; audience?: string } = {},
+): Promise<string> {
+  let jwt = new SignJWT({
+    tenant: claims.tenant,
+    roles: claims.roles ?? [],
+    groups: claims.groups ?? [],
+  })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(claims.user)
+    .setIssuedAt()
+    .setExpirationTime(`${options.ttlSeconds ?? 3600}s`);
+  if (options.issuer) jwt = jwt.setIssuer(options.issuer);
+  if (options.audience) jwt = jwt.setAudience(options.audience);
+  return jwt.sign(new TextEncoder().encode(secret));
+}
+
+/** The token of an `Authorization: Bearer <token>` value, or undefined. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
+  return match?.[1];
+}
