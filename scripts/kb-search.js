@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // A small gRPC client for kb.v1.KnowledgeBase/Search.
-// Usage: node scripts/kb-search.js [--address 127.0.0.1:50051] [--tenant acme] [--top-k 5] "query"
+// Usage: KB_TOKEN=$(npx kb token --tenant acme --user me) node scripts/kb-search.js [--top-k 5] "query"
 'use strict';
 const { parseArgs } = require('node:util');
 const { credentials, Metadata } = require('@grpc/grpc-js');
@@ -10,20 +10,20 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     address: { type: 'string', default: process.env.KB_GRPC_ADDRESS ?? '127.0.0.1:50051' },
-    tenant: { type: 'string', default: process.env.KB_TENANT ?? 'acme' },
+    token: { type: 'string', default: process.env.KB_TOKEN ?? '' },
     'top-k': { type: 'string', default: '5' },
   },
 });
 const query = positionals.join(' ');
-if (!query) {
+if (!query || !values.token) {
   process.stderr.write(
-    'usage: kb-search.js [--address host:port] [--tenant id] [--top-k n] "query"\n',
+    'usage: kb-search.js [--address host:port] [--token jwt | KB_TOKEN=jwt] [--top-k n] "query"\n',
   );
   process.exit(2);
 }
 const client = new kbv1.KnowledgeBaseClient(values.address, credentials.createInsecure());
 const metadata = new Metadata();
-metadata.set('x-tenant-id', values.tenant);
+metadata.set('authorization', `Bearer ${values.token}`);
 client.search(
   kbv1.SearchRequest.fromPartial({ query, topK: Number(values['top-k']) }),
   metadata,

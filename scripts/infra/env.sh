@@ -27,3 +27,14 @@ export S3_SECRET_ACCESS_KEY="${S3_SECRET_ACCESS_KEY:-kb-local-secret}"
 
 export EMBEDDING_MODEL_DIR="${EMBEDDING_MODEL_DIR:-$KB_HOME/models}"
 export EMBEDDING_MODEL="${EMBEDDING_MODEL:-all-MiniLM-L6-v2}"
+
+# Local HS256 signing secret for bearer tokens (`kb token` mints them): random per machine,
+# generated on first use under KB_HOME, never committed. Production uses AUTH_JWKS_URL (RS256).
+if [[ -z "${AUTH_JWT_SECRET:-}" ]]; then
+  if [[ ! -s "$KB_HOME/auth/jwt-secret" ]]; then
+    mkdir -p "$KB_HOME/auth"
+    (umask 077 && head -c 48 /dev/urandom | base64 | tr -d '\n' > "$KB_HOME/auth/jwt-secret")
+  fi
+  AUTH_JWT_SECRET="$(cat "$KB_HOME/auth/jwt-secret")"
+  export AUTH_JWT_SECRET
+fi

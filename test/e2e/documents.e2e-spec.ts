@@ -52,7 +52,7 @@ describe('document lifecycle', () => {
     const search = async () => {
       const response = await fetch(`${suite.queryUrl}/v1/search`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-tenant-id': suite.tenant },
+        headers: { 'content-type': 'application/json', ...(await suite.auth()) },
         body: JSON.stringify({ query: 'how do ferns reproduce', topK: 5, mode: 'lexical' }),
       });
       return (await response.json()) as { cache: string; hits: Array<{ documentId: string }> };
@@ -62,7 +62,7 @@ describe('document lifecycle', () => {
 
     const deleted = await fetch(`${suite.documentUrl}/v1/documents/${created.id}`, {
       method: 'DELETE',
-      headers: { 'x-tenant-id': suite.tenant },
+      headers: await suite.auth(),
     });
     expect(deleted.status).toBe(200);
     expect(await deleted.json()).toEqual({
@@ -75,7 +75,7 @@ describe('document lifecycle', () => {
     expect(
       (
         await fetch(`${suite.documentUrl}/v1/documents/${created.id}`, {
-          headers: { 'x-tenant-id': suite.tenant },
+          headers: await suite.auth(),
         })
       ).status,
     ).toBe(404);
@@ -93,7 +93,7 @@ describe('document lifecycle', () => {
     expect(after.cache).toBe('miss');
     const again = await fetch(`${suite.documentUrl}/v1/documents/${created.id}`, {
       method: 'DELETE',
-      headers: { 'x-tenant-id': suite.tenant },
+      headers: await suite.auth(),
     });
     expect(again.status).toBe(404);
   });

@@ -9,7 +9,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import { Client } from 'pg';
 import { grpcSearch, kbClient } from '../support/grpc-client';
-import { MISSIONS_DOCUMENT, useSuite } from '../support/suite';
+import { MISSIONS_DOCUMENT, useSuite, testToken } from '../support/suite';
 import { waitFor } from '../support/wait';
 
 jest.setTimeout(240_000);
@@ -126,16 +126,16 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
 
     // gRPC Search returns the chunk that answers the question first.
     const client = kbClient(`127.0.0.1:${suite.ports['query-service']!.grpcPort}`);
-    const grpc = await grpcSearch(client, suite.tenant, {
+    const grpc = await grpcSearch(client, suite.token, {
       query: 'How many times did the orbiter pass through the atmosphere of Venus?',
       topK: 3,
     });
-    const lexicalOnly = await grpcSearch(client, suite.tenant, {
+    const lexicalOnly = await grpcSearch(client, suite.token, {
       query: 'Hohmann',
       topK: 1,
       mode: kbv1.SearchMode.SEARCH_MODE_LEXICAL,
     });
-    const withNeighbours = await grpcSearch(client, suite.tenant, {
+    const withNeighbours = await grpcSearch(client, suite.token, {
       query: 'How many times did the orbiter pass through the atmosphere of Venus?',
       topK: 1,
       neighbors: 5,
@@ -163,7 +163,7 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     // REST search agrees.
     const rest = await fetch(`${suite.queryUrl}/v1/search`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-tenant-id': suite.tenant },
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
       body: JSON.stringify({ query: 'size of the deep-space antenna dishes', topK: 2 }),
     });
     expect(rest.status).toBe(200);
@@ -217,7 +217,7 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
 
   it('traces a gRPC search through the cache, the query embedding, vector and BM25 search', async () => {
     const client = kbClient(`127.0.0.1:${suite.ports['query-service']!.grpcPort}`);
-    await grpcSearch(client, suite.tenant, { query: 'spacecraft transfer orbits traced', topK: 2 });
+    await grpcSearch(client, suite.token, { query: 'spacecraft transfer orbits traced', topK: 2 });
     client.close();
     const searchSpans = await waitFor(
       async () => {
@@ -252,10 +252,14 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
 
   it('does not show one tenant’s chunks to another', async () => {
     const client = kbClient(`127.0.0.1:${suite.ports['query-service']!.grpcPort}`);
-    const other = await grpcSearch(client, `${suite.tenant}-other`, {
-      query: 'Venus atmosphere',
-      topK: 5,
-    });
+    const other = await grpcSearch(
+      client,
+      await testToken({ tenant: `${suite.tenant}-other`, user: 'tester', roles: ['admin'] }),
+      {
+        query: 'Venus atmosphere',
+        topK: 5,
+      },
+    );
     client.close();
     expect(other.hits).toEqual([]);
   });
@@ -286,14 +290,14 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     expect(await empty.json()).toMatchObject({ error: { code: 'empty_file' } });
 
     const missing = await fetch(`${suite.documentUrl}/v1/documents/${randomUUID()}`, {
-      headers: { 'x-tenant-id': suite.tenant },
+      headers: await suite.auth(),
     });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ error: { code: 'document_not_found' } });
 
     const badSearch = await fetch(`${suite.queryUrl}/v1/search`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-tenant-id': suite.tenant },
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
       body: JSON.stringify({ query: '', topK: 1000 }),
     });
     expect(badSearch.status).toBe(400);
@@ -304,7 +308,7 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
 
     const client = kbClient(`127.0.0.1:${suite.ports['query-service']!.grpcPort}`);
     await expect(grpcSearch(client, '', { query: 'x' })).rejects.toMatchObject({ code: 16 });
-    await expect(grpcSearch(client, suite.tenant, { query: '   ' })).rejects.toMatchObject({
+    await expect(grpcSearch(client, suite.token, { query: '   ' })).rejects.toMatchObject({
       code: 3,
     });
     client.close();

@@ -11,7 +11,7 @@ import {
   kbClient,
 } from '../support/grpc-client';
 import { startService, stopServices, waitReady } from '../support/services';
-import { MISSIONS_DOCUMENT, useSuite } from '../support/suite';
+import { MISSIONS_DOCUMENT, useSuite, testToken } from '../support/suite';
 import { waitFor } from '../support/wait';
 
 jest.setTimeout(240_000);
@@ -33,7 +33,7 @@ describe('retrieval', () => {
     const search = async () => {
       const response = await fetch(`${suite.queryUrl}/v1/search`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-tenant-id': suite.tenant },
+        headers: { 'content-type': 'application/json', ...(await suite.auth()) },
         body: JSON.stringify({ query: 'Bright comets and their tails', topK: 3 }),
       });
       return (await response.json()) as { cache: string; hits: Array<{ text: string }> };
@@ -70,7 +70,7 @@ describe('retrieval', () => {
 
   it('retrieves context for a question within the token budget, with citations', async () => {
     const client = kbClient(`127.0.0.1:${suite.ports['query-service']!.grpcPort}`);
-    const context = await grpcRetrieveContext(client, suite.tenant, {
+    const context = await grpcRetrieveContext(client, suite.token, {
       question: 'How did the orbiter slow down at Venus without propellant?',
       tokenBudget: 400,
       candidates: 10,
@@ -85,7 +85,7 @@ describe('retrieval', () => {
 
     const rest = await fetch(`${suite.queryUrl}/v1/context`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-tenant-id': suite.tenant },
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
       body: JSON.stringify({ question: 'deep-space antenna size', tokenBudget: 10 }),
     });
     expect(rest.status).toBe(400);
@@ -166,14 +166,14 @@ describe('retrieval', () => {
         ),
       ).toEqual([ids.jupiter]);
       const grpc = client();
-      const response = await grpcSearch(grpc, suite.tenant, {
+      const response = await grpcSearch(grpc, suite.token, {
         query,
         filter: { 'metadata.year': { $gte: 2022 } },
         topK: 5,
       });
       expect(documentsFound(response.hits)).toEqual([ids.saturn]);
       await expect(
-        grpcSearch(grpc, suite.tenant, { query, filter: { 'metadata.year': { $like: 1 } } }),
+        grpcSearch(grpc, suite.token, { query, filter: { 'metadata.year': { $like: 1 } } }),
       ).rejects.toMatchObject({
         code: status.INVALID_ARGUMENT,
         details: expect.stringMatching(/\$like/),
@@ -189,7 +189,7 @@ describe('retrieval', () => {
 
     it('reads one document and pages through the tenant’s documents over gRPC', async () => {
       const grpc = client();
-      const { document } = await grpcGetDocument(grpc, suite.tenant, ids.saturn);
+      const { document } = await grpcGetDocument(grpc, suite.token, ids.saturn);
       expect(document).toMatchObject({
         id: ids.saturn,
         status: 'indexed',
@@ -197,16 +197,22 @@ describe('retrieval', () => {
         knowledgeBaseIds: ['kb-a'],
         metadata: { year: 2024 },
       });
-      await expect(grpcGetDocument(grpc, 'another-tenant', ids.saturn)).rejects.toMatchObject({
+      await expect(
+        grpcGetDocument(
+          grpc,
+          await testToken({ tenant: 'another-tenant', user: 'tester' }),
+          ids.saturn,
+        ),
+      ).rejects.toMatchObject({
         code: status.NOT_FOUND,
       });
-      await expect(grpcGetDocument(grpc, suite.tenant, 'not-a-uuid')).rejects.toMatchObject({
+      await expect(grpcGetDocument(grpc, suite.token, 'not-a-uuid')).rejects.toMatchObject({
         code: status.INVALID_ARGUMENT,
       });
-      const first = await grpcListDocuments(grpc, suite.tenant, { pageSize: 1 });
+      const first = await grpcListDocuments(grpc, suite.token, { pageSize: 1 });
       expect(first.documents).toHaveLength(1);
       expect(first.nextPageToken).not.toBe('');
-      const second = await grpcListDocuments(grpc, suite.tenant, {
+      const second = await grpcListDocuments(grpc, suite.token, {
         pageSize: 1,
         pageToken: first.nextPageToken,
       });
@@ -222,7 +228,7 @@ describe('retrieval', () => {
       expect(documentsFound(cached.hits)).toContain(ids.jupiter);
       const deleted = await fetch(`${suite.documentUrl}/v1/documents/${ids.jupiter}`, {
         method: 'DELETE',
-        headers: { 'x-tenant-id': suite.tenant },
+        headers: await suite.auth(),
       });
       expect(deleted.status).toBe(200);
       const after = await waitFor(
@@ -242,13 +248,17 @@ describe('retrieval', () => {
     };
     const service = startService('query-service', {
       env: degradedEnv,
-      ports: { 'query-service': { port: 4112, grpcPort: 50152 } },
+      ports: {
+        'query-service': { port: 4112, grpcPort: 50152 },
+        'acl-service': suite.ports['acl-service']!,
+        'document-service': suite.ports['document-service']!,
+      },
     });
     try {
       await waitReady([service], 120_000);
       const response = await fetch('http://127.0.0.1:4112/v1/search', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-tenant-id': suite.tenant },
+        headers: { 'content-type': 'application/json', ...(await suite.auth()) },
         body: JSON.stringify({ query: 'Hohmann transfer between orbits', topK: 3 }),
       });
       expect(response.status).toBe(200);

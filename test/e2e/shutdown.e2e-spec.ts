@@ -15,6 +15,7 @@ import {
   waitReady,
   type RunningService,
 } from '../support/services';
+import { testToken } from '../support/suite';
 import { waitFor } from '../support/wait';
 
 jest.setTimeout(300_000);
@@ -27,7 +28,7 @@ const PORTS = {
   'embedding-service': { port: 4203 },
   'indexing-service': { port: 4204 },
   'query-service': { port: 4205, grpcPort: 50251 },
-  'acl-service': { port: 4206 },
+  'acl-service': { port: 4206, grpcPort: 50261 },
 };
 const documentUrl = `http://127.0.0.1:${PORTS['document-service'].port}`;
 
@@ -63,7 +64,13 @@ describe('graceful shutdown while ingesting', () => {
     let cursor: string | null = null;
     do {
       const url = `${documentUrl}/v1/documents?limit=100${cursor ? `&cursor=${cursor}` : ''}`;
-      const page = (await (await fetch(url, { headers: { 'x-tenant-id': TENANT } })).json()) as {
+      const page = (await (
+        await fetch(url, {
+          headers: {
+            authorization: `Bearer ${await testToken({ tenant: TENANT, user: 'loader', roles: ['editor'] })}`,
+          },
+        })
+      ).json()) as {
         items: Listed[];
         nextCursor: string | null;
       };
@@ -85,7 +92,9 @@ describe('graceful shutdown while ingesting', () => {
         const response = await fetch(`${documentUrl}/v1/documents`, {
           method: 'POST',
           body: form,
-          headers: { 'x-tenant-id': TENANT },
+          headers: {
+            authorization: `Bearer ${await testToken({ tenant: TENANT, user: 'loader', roles: ['editor'] })}`,
+          },
         });
         return response.status;
       }),

@@ -8,11 +8,11 @@ export function kbClient(address: string): kbv1.KnowledgeBaseClient {
 
 export function grpcSearch(
   client: kbv1.KnowledgeBaseClient,
-  tenantId: string,
+  token: string,
   request: Partial<kbv1.SearchRequest>,
 ): Promise<kbv1.SearchResponse> {
   const metadata = new Metadata();
-  metadata.set('x-tenant-id', tenantId);
+  metadata.set('authorization', `Bearer ${token}`);
   return new Promise((resolve, reject) =>
     client.search(kbv1.SearchRequest.fromPartial(request), metadata, (error, response) =>
       error ? reject(error) : resolve(response),
@@ -22,11 +22,11 @@ export function grpcSearch(
 
 export function grpcRetrieveContext(
   client: kbv1.KnowledgeBaseClient,
-  tenantId: string,
+  token: string,
   request: Partial<kbv1.RetrieveContextRequest>,
 ): Promise<kbv1.RetrieveContextResponse> {
   const metadata = new Metadata();
-  metadata.set('x-tenant-id', tenantId);
+  metadata.set('authorization', `Bearer ${token}`);
   return new Promise((resolve, reject) =>
     client.retrieveContext(
       kbv1.RetrieveContextRequest.fromPartial(request),
@@ -38,11 +38,11 @@ export function grpcRetrieveContext(
 
 export function grpcGetDocument(
   client: kbv1.KnowledgeBaseClient,
-  tenantId: string,
+  token: string,
   documentId: string,
 ): Promise<kbv1.GetDocumentResponse> {
   const metadata = new Metadata();
-  metadata.set('x-tenant-id', tenantId);
+  metadata.set('authorization', `Bearer ${token}`);
   return new Promise((resolve, reject) =>
     client.getDocument({ documentId }, metadata, (error, response) =>
       error ? reject(error) : resolve(response),
@@ -52,11 +52,11 @@ export function grpcGetDocument(
 
 export function grpcListDocuments(
   client: kbv1.KnowledgeBaseClient,
-  tenantId: string,
+  token: string,
   request: Partial<kbv1.ListDocumentsRequest>,
 ): Promise<kbv1.ListDocumentsResponse> {
   const metadata = new Metadata();
-  metadata.set('x-tenant-id', tenantId);
+  metadata.set('authorization', `Bearer ${token}`);
   return new Promise((resolve, reject) =>
     client.listDocuments(
       kbv1.ListDocumentsRequest.fromPartial(request),

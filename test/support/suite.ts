@@ -1,3 +1,4 @@
+import { mintToken, type TokenClaims } from '@kb/auth';
 import { S3BlobStore } from '@kb/storage';
 import { PgVectorStore } from '@kb/vector-store';
 import { randomUUID } from 'node:crypto';
@@ -33,7 +34,7 @@ export function suitePorts(base: number): Ports {
     'embedding-service': { port: base + 3 },
     'indexing-service': { port: base + 4 },
     'query-service': { port: base + 5, grpcPort: 50_000 + (base % 1000) + 51 },
-    'acl-service': { port: base + 6 },
+    'acl-service': { port: base + 6, grpcPort: 50_000 + (base % 1000) + 61 },
   };
 }
 
@@ -42,8 +43,17 @@ export function suitePorts(base: number): Ports {
  * upload limit, traces exported to an in-test OTLP collector), and clients for the public APIs.
  * Registers beforeAll/afterAll; call it at the top of a describe block.
  */
+/** A bearer token for a test caller, signed with the suite's local secret. */
+export function testToken(claims: TokenClaims): Promise<string> {
+  const secret = process.env['AUTH_JWT_SECRET'];
+  if (!secret) throw new Error('AUTH_JWT_SECRET is not set: source scripts/infra/env.sh');
+  return mintToken(claims, secret);
+}
+
 export function useSuite(name: string, basePort: number) {
   const env = process.env;
+  /** The suite's default caller: an editor, who reads what they upload. */
+  let token = '';
   const ports = suitePorts(basePort);
   const tenant = `${name}-${randomUUID().slice(0, 8)}`;
   const documentUrl = `http://127.0.0.1:${ports['document-service']!.port}`;
@@ -76,6 +86,14 @@ export function useSuite(name: string, basePort: number) {
     });
     await waitReady(services);
     await vectors.ensureReady(384); // all-MiniLM-L6-v2
+    token = await testToken({ tenant, user: 'tester', roles: ['editor'] });
+  });
+
+  /** Authorization header of the default caller, or of another one. */
+  const auth = async (claims?: Partial<TokenClaims>): Promise<{ authorization: string }> => ({
+    authorization: `Bearer ${
+      claims ? await testToken({ tenant, user: 'tester', ...claims }) : token
+    }`,
   });
 
   afterAll(async () => {
@@ -90,26 +108,33 @@ export function useSuite(name: string, basePort: number) {
     body: string | Buffer,
     type: string,
     asTenant = tenant,
-    fields: { tags?: string[]; knowledgeBaseIds?: string[]; metadata?: object } = {},
+    fields: {
+      tags?: string[];
+      knowledgeBaseIds?: string[];
+      metadata?: object;
+      acl?: object;
+      caller?: Partial<TokenClaims>;
+    } = {},
   ) => {
     const form = new FormData();
     form.append('file', new Blob([body], { type }), filename);
     form.append('title', `title of ${filename}`);
     form.append('metadata', JSON.stringify(fields.metadata ?? { source: 'e2e' }));
     if (fields.tags) form.append('tags', JSON.stringify(fields.tags));
+    if (fields.acl) form.append('acl', JSON.stringify(fields.acl));
     if (fields.knowledgeBaseIds) {
       form.append('knowledge_base_ids', JSON.stringify(fields.knowledgeBaseIds));
     }
     return fetch(`${documentUrl}/v1/documents`, {
       method: 'POST',
       body: form,
-      headers: asTenant ? { 'x-tenant-id': asTenant } : {},
+      headers: asTenant ? await auth({ ...fields.caller, tenant: asTenant }) : {},
     });
   };
 
   const getDocument = async (id: string) => {
     const response = await fetch(`${documentUrl}/v1/documents/${id}`, {
-      headers: { 'x-tenant-id': tenant },
+      headers: await auth(),
     });
     return (await response.json()) as Record<string, unknown> & { status: string };
   };
@@ -117,7 +142,7 @@ export function useSuite(name: string, basePort: number) {
   const search = async (body: object) => {
     const response = await fetch(`${queryUrl}/v1/search`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-tenant-id': tenant },
+      headers: { 'content-type': 'application/json', ...(await auth()) },
       body: JSON.stringify(body),
     });
     return (await response.json()) as {
@@ -133,6 +158,11 @@ export function useSuite(name: string, basePort: number) {
     env,
     ports,
     tenant,
+    auth,
+    /** The default caller's bearer token (set once the services are up). */
+    get token() {
+      return token;
+    },
     documentUrl,
     queryUrl,
     collector,

@@ -1,3 +1,5 @@
+import type { TokenVerifier } from '@kb/auth';
+import { Topics } from '@kb/contracts';
 import {
   CLOSERS,
   HealthController,
@@ -5,19 +7,84 @@ import {
   READINESS_CHECKS,
   Readiness,
   ResourceCloser,
+  type Closer,
 } from '@kb/http';
-import { Module } from '@nestjs/common';
-import { AuthorizationController } from './authorization/authorization.controller';
-import { AuthorizationService } from './authorization/authorization.service';
+import {
+  EVENT_CONSUMERS,
+  EventConsumer,
+  EventConsumersHost,
+  consumerLog,
+  type EventProducer,
+} from '@kb/kafka';
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { Enforcer } from 'casbin';
+import type { Kafka } from 'kafkajs';
+import type { Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { AdminController } from './admin/admin.controller';
+import { AuditRepository } from './audit/audit.repository';
+import { ACL_CONFIG, type AclConfig } from './config/acl.config';
+import { AccessControlGrpcServer } from './grpc/access-control.grpc';
+import { ACL_DB, ENFORCER, EVENT_PRODUCER, TOKEN_VERIFIER } from './platform/tokens';
+import { PolicyService } from './policy/policy.service';
 
-@Module({
-  controllers: [AuthorizationController, HealthController, MetricsController],
-  providers: [
-    AuthorizationService,
-    Readiness,
-    { provide: READINESS_CHECKS, useValue: [] },
-    { provide: CLOSERS, useValue: [] },
-    ResourceCloser,
-  ],
-})
-export class AppModule {}
+export interface AclDeps {
+  config: AclConfig;
+  kafka: Kafka;
+  producer: EventProducer;
+  enforcer: Enforcer;
+  db: Kysely<unknown>;
+  verifier: TokenVerifier;
+  closers: Closer[];
+}
+
+@Module({})
+export class AppModule {
+  static register(deps: AclDeps): DynamicModule {
+    return {
+      module: AppModule,
+      controllers: [AdminController, HealthController, MetricsController],
+      providers: [
+        { provide: ACL_CONFIG, useValue: deps.config },
+        { provide: ENFORCER, useValue: deps.enforcer },
+        { provide: ACL_DB, useValue: deps.db },
+        { provide: EVENT_PRODUCER, useValue: deps.producer },
+        { provide: TOKEN_VERIFIER, useValue: deps.verifier },
+        { provide: CLOSERS, useValue: deps.closers },
+        ResourceCloser,
+        AuditRepository,
+        PolicyService,
+        AccessControlGrpcServer,
+        {
+          provide: EVENT_CONSUMERS,
+          inject: [AuditRepository, PolicyService],
+          useFactory: (audit: AuditRepository, policy: PolicyService) => [
+            // One group for the service: each audit record is stored once.
+            new EventConsumer(deps.kafka, {
+              groupId: `${deps.config.KAFKA_GROUP_ID}-audit`,
+              handlers: { [Topics.audit]: (event) => audit.insert(event.tenantId, event.payload) },
+              log: consumerLog('AuditConsumer'),
+            }),
+            // A group per instance: every replica reloads the policy another one changed.
+            new EventConsumer(deps.kafka, {
+              groupId: `${deps.config.KAFKA_GROUP_ID}-policy-${hostname()}-${randomUUID().slice(0, 8)}`,
+              handlers: { [Topics.acl]: () => policy.reload() },
+              fromBeginning: false,
+              log: consumerLog('PolicyConsumer'),
+            }),
+          ],
+        },
+        EventConsumersHost,
+        Readiness,
+        {
+          provide: READINESS_CHECKS,
+          inject: [EventConsumersHost],
+          useFactory: (consumers: EventConsumersHost) => [
+            { name: 'kafka-consumer', check: async () => consumers.allJoined },
+          ],
+        },
+      ],
+    };
+  }
+}

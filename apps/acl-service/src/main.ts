@@ -1,18 +1,61 @@
 import './telemetry';
 import 'reflect-metadata';
+import { TokenVerifier } from '@kb/auth';
+import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { bootHttpService } from '@kb/http';
+import { EventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
+import { newEnforcer } from 'casbin';
+import PostgresAdapter from 'casbin-pg-adapter';
 import { AppModule } from './app.module';
 import { loadAclConfig } from './config/acl.config';
+import { ACL_SCHEMA, migrations } from './migrations';
+import { newModel } from './policy/model';
+import { addBuiltIns } from './policy/policy.service';
 
 async function main(): Promise<void> {
   const config = loadAclConfig();
+  const logger = createLogger('acl-service', config.LOG_LEVEL);
+  const pool = createPool({ url: config.DATABASE_URL, schema: ACL_SCHEMA, maxConnections: 4 });
+  const db = createDatabase<unknown>(pool);
+  await migrateToLatest(db, ACL_SCHEMA, migrations);
+  // casbin's rules live in the same schema, in the adapter's own table and migrations.
+  const adapter = await PostgresAdapter.newAdapter({
+    dbClient: async (exec) => {
+      const client = await pool.connect();
+      try {
+        return await exec(client);
+      } finally {
+        client.release();
+      }
+    },
+  });
+  const enforcer = await newEnforcer(newModel(), adapter);
+  addBuiltIns(enforcer);
+  const verifier = new TokenVerifier({
+    secret: config.AUTH_JWT_SECRET,
+    jwksUrl: config.AUTH_JWKS_URL,
+    issuer: config.AUTH_ISSUER,
+    audience: config.AUTH_AUDIENCE,
+  });
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'acl-service' });
+  const producer = new EventProducer(kafka);
+  await producer.connect();
   await bootHttpService({
-    module: AppModule,
-    logger: createLogger('acl-service', config.LOG_LEVEL),
+    module: AppModule.register({
+      config,
+      kafka,
+      producer,
+      enforcer,
+      db,
+      verifier,
+      closers: [() => producer.disconnect(), () => db.destroy()],
+    }),
+    logger,
     host: config.HOST,
     port: config.PORT,
     name: 'acl-service',
+    auth: verifier,
   });
 }
 

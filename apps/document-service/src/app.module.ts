@@ -1,4 +1,7 @@
+import { AccessResolver } from '@kb/auth';
 import { Topics, toTenantId } from '@kb/contracts';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { HealthController, MetricsController, READINESS_CHECKS, Readiness } from '@kb/http';
 import { EVENT_CONSUMERS, EventConsumer, EventConsumersHost, consumerLog } from '@kb/kafka';
 import type { Kafka } from 'kafkajs';
@@ -34,14 +37,29 @@ export class AppModule {
       ],
       controllers: [DocumentsController, HealthController, MetricsController],
       providers: [
+        {
+          provide: AccessResolver,
+          useFactory: () =>
+            new AccessResolver({
+              address: config.ACL_GRPC_ADDRESS,
+              ttlMs: config.AUTHZ_CACHE_TTL_MS,
+            }),
+        },
         DocumentsRepository,
         DocumentsService,
         OutboxRelay,
         {
           // Pipeline status events in; each moves a document forward.
           provide: EVENT_CONSUMERS,
-          inject: [KAFKA, DocumentsService],
-          useFactory: (kafka: Kafka, documents: DocumentsService) => [
+          inject: [KAFKA, DocumentsService, AccessResolver],
+          useFactory: (kafka: Kafka, documents: DocumentsService, access: AccessResolver) => [
+            // A group per instance: every replica drops its cached access when a policy changes.
+            new EventConsumer(kafka, {
+              groupId: `${config.KAFKA_GROUP_ID}-acl-${hostname()}-${randomUUID().slice(0, 8)}`,
+              handlers: { [Topics.acl]: async (event) => access.invalidate(event.tenantId) },
+              fromBeginning: false,
+              log: consumerLog('PolicyConsumer'),
+            }),
             new EventConsumer(kafka, {
               groupId: config.KAFKA_GROUP_ID,
               handlers: {

@@ -45,6 +45,8 @@ describe('DocumentsRepository', () => {
     blobKey: `blobs/sha256/${'a'.repeat(64)}`,
     tags: [],
     knowledgeBaseIds: ['default'],
+    ownerId: 'alice',
+    acl: { users: [], groups: ['eng'], roles: [], tenant: false },
     metadata: { team: 'x' },
     now: new Date('2026-11-22T10:00:00Z'),
     ...overrides,
@@ -110,7 +112,7 @@ describe('DocumentsRepository', () => {
     expect(await apply('indexed', 2)).toBe(false); // another version
     expect(await apply('indexed')).toBe(true);
     expect(await apply('failed')).toBe(false); // final
-    const view = await repository.findById(tenant, doc.id);
+    const view = await repository.findById(tenant, doc.id, 'all');
     expect(view).toMatchObject({ status: 'indexed', chunkCount: 3 });
     expect(Object.keys(view!.stageTimes).sort()).toEqual(['embedding', 'indexed', 'pending']);
   });
@@ -119,8 +121,8 @@ describe('DocumentsRepository', () => {
     const sha256 = 'b'.repeat(64);
     const doc = newDocument({ sha256, blobKey: `blobs/sha256/${sha256}` });
     await repository.insertWithEvent(doc);
-    expect((await repository.findBySha256(tenant, sha256))?.id).toBe(doc.id);
-    expect(await repository.findBySha256(toTenantId('t2'), sha256)).toBeUndefined();
+    expect((await repository.findBySha256(tenant, sha256, 'all'))?.id).toBe(doc.id);
+    expect(await repository.findBySha256(toTenantId('t2'), sha256, 'all')).toBeUndefined();
     expect(await repository.isContentReferenced(sha256)).toBe(true);
 
     expect(await repository.deleteWithEvent(toTenantId('t2'), doc.id)).toBeUndefined();
@@ -128,7 +130,7 @@ describe('DocumentsRepository', () => {
       sha256,
       blobKey: `blobs/sha256/${sha256}`,
     });
-    expect(await repository.findById(tenant, doc.id)).toBeUndefined();
+    expect(await repository.findById(tenant, doc.id, 'all')).toBeUndefined();
     expect(await repository.isContentReferenced(sha256)).toBe(false);
     const events = await db
       .selectFrom('outbox')
@@ -141,11 +143,46 @@ describe('DocumentsRepository', () => {
     ).toEqual(['uploaded', 'deleted']);
   });
 
+  it('shows a document only to the principals it grants, and changes them with an event', async () => {
+    const doc = newDocument();
+    await repository.insertWithEvent(doc);
+    expect(await repository.findById(tenant, doc.id, ['u:bob', 't:*'])).toBeUndefined();
+    expect(await repository.findById(tenant, doc.id, ['u:alice'])).toBeDefined();
+    expect(await repository.findById(tenant, doc.id, ['g:eng'])).toBeDefined();
+    const updated = await repository.setAclWithEvent(
+      tenant,
+      doc.id,
+      { users: ['bob'], groups: [], roles: [], tenant: false },
+      'alice',
+      new Date(),
+    );
+    expect(updated?.acl.users).toEqual(['bob']);
+    expect(await repository.findById(tenant, doc.id, ['u:bob'])).toBeDefined();
+    expect(await repository.findById(tenant, doc.id, ['g:eng'])).toBeUndefined();
+    const events = await db
+      .selectFrom('outbox')
+      .selectAll()
+      .where('message_key', '=', doc.id)
+      .orderBy('id')
+      .execute();
+    expect(
+      events.map((e) => [
+        e.topic,
+        JSON.parse(e.payload).payload.kind ?? JSON.parse(e.payload).payload.action,
+      ]),
+    ).toEqual([
+      ['kb.document.v1', 'uploaded'],
+      ['kb.document.v1', 'acl_changed'],
+      ['kb.audit.v1', 'document_acl_changed'],
+    ]);
+    expect(JSON.parse(events[1]!.payload).payload.principals).toEqual(['u:alice', 'u:bob']);
+  });
+
   it('scopes reads to the tenant', async () => {
     const doc = newDocument();
     await repository.insertWithEvent(doc);
-    expect(await repository.findById(toTenantId('t2'), doc.id)).toBeUndefined();
-    expect(await repository.findById(tenant, doc.id)).toBeDefined();
+    expect(await repository.findById(toTenantId('t2'), doc.id, 'all')).toBeUndefined();
+    expect(await repository.findById(tenant, doc.id, 'all')).toBeDefined();
   });
 
   it('pages through a tenant’s documents newest first', async () => {
@@ -156,9 +193,12 @@ describe('DocumentsRepository', () => {
       ids.push(doc.id);
       await repository.insertWithEvent(doc);
     }
-    const first = await repository.list(other, 3);
+    const first = await repository.list(other, 3, 'all');
     const last = first[first.length - 1]!;
-    const second = await repository.list(other, 3, { createdAt: last.createdAt, id: last.id });
+    const second = await repository.list(other, 3, 'all', {
+      createdAt: last.createdAt,
+      id: last.id,
+    });
     expect([...first, ...second].map((d) => d.id)).toEqual([...ids].reverse());
   });
 });

@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { runQueryBench } from './bench/query.bench';
 import { runEval, type EvalMode } from './eval/eval.command';
+import { localToken } from './client/kb-client';
 
 const MODES: EvalMode[] = ['hybrid', 'semantic', 'lexical'];
 
@@ -103,6 +104,32 @@ program
       process.stdout.write(`${JSON.stringify(result)}\n`);
     },
   );
+
+const list = (value: string): string[] =>
+  value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+
+program
+  .command('token')
+  .description(
+    'Mint a local HS256 bearer token (signed with AUTH_JWT_SECRET) for the REST and gRPC APIs.',
+  )
+  .requiredOption('--tenant <id>', 'the tenant the token is for')
+  .requiredOption('--user <id>', 'the user (subject)')
+  .option('--roles <list>', 'comma-separated roles, e.g. editor,admin', list, [])
+  .option('--groups <list>', 'comma-separated groups', list, [])
+  .action(async (options: { tenant: string; user: string; roles: string[]; groups: string[] }) => {
+    process.stdout.write(
+      `${await localToken({
+        tenant: options.tenant,
+        user: options.user,
+        roles: options.roles,
+        groups: options.groups,
+      })}\n`,
+    );
+  });
 
 program.parseAsync().catch((error: unknown) => {
   process.stderr.write(`kb: ${error instanceof Error ? error.message : String(error)}\n`);

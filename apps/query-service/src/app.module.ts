@@ -1,4 +1,17 @@
+import { AccessResolver, type TokenVerifier } from '@kb/auth';
+import { Topics } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
+import {
+  EVENT_CONSUMERS,
+  EventConsumer,
+  EventConsumersHost,
+  consumerLog,
+  type EventProducer,
+} from '@kb/kafka';
+import type { Kafka } from 'kafkajs';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { SearchAudit } from './audit/search-audit';
 import {
   CLOSERS,
   HealthController,
@@ -17,7 +30,9 @@ import {
   EMBEDDING_PROVIDER,
   GENERATIONS,
   LEXICAL_INDEX,
+  EVENT_PRODUCER,
   SEARCH_CACHE,
+  TOKEN_VERIFIER,
   VECTOR_STORE,
 } from './platform/tokens';
 import { ContextController } from './context/context.controller';
@@ -35,6 +50,9 @@ export interface QueryDeps {
   lexical: LexicalIndex;
   generations: PgIndexGenerations;
   cache: SearchCache | null;
+  kafka: Kafka;
+  producer: EventProducer;
+  verifier: TokenVerifier;
 }
 
 @Module({})
@@ -46,6 +64,7 @@ export class AppModule {
       () => deps.generations.close(),
       async () => deps.cache?.close(),
       async () => deps.provider.close?.(),
+      () => deps.producer.disconnect(),
     ];
     return {
       module: AppModule,
@@ -64,6 +83,31 @@ export class AppModule {
         { provide: GENERATIONS, useValue: deps.generations },
         { provide: SEARCH_CACHE, useValue: deps.cache },
         { provide: CLOSERS, useValue: closers },
+        { provide: EVENT_PRODUCER, useValue: deps.producer },
+        { provide: TOKEN_VERIFIER, useValue: deps.verifier },
+        {
+          provide: AccessResolver,
+          useFactory: () =>
+            new AccessResolver({
+              address: deps.config.ACL_GRPC_ADDRESS,
+              ttlMs: deps.config.AUTHZ_CACHE_TTL_MS,
+            }),
+        },
+        SearchAudit,
+        {
+          // A group per instance: every replica drops its cached access when a policy changes.
+          provide: EVENT_CONSUMERS,
+          inject: [AccessResolver],
+          useFactory: (access: AccessResolver) => [
+            new EventConsumer(deps.kafka, {
+              groupId: `${deps.config.KAFKA_GROUP_ID}-acl-${hostname()}-${randomUUID().slice(0, 8)}`,
+              handlers: { [Topics.acl]: async (event) => access.invalidate(event.tenantId) },
+              fromBeginning: false,
+              log: consumerLog('PolicyConsumer'),
+            }),
+          ],
+        },
+        EventConsumersHost,
         ResourceCloser,
         SearchService,
         DocumentsClient,

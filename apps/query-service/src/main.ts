@@ -1,6 +1,8 @@
 import './telemetry';
 import 'reflect-metadata';
+import { TokenVerifier } from '@kb/auth';
 import { OnnxEmbeddingProvider } from '@kb/embeddings';
+import { EventProducer, createKafka } from '@kb/kafka';
 import { bootHttpService } from '@kb/http';
 import { PgIndexGenerations, PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
@@ -31,8 +33,28 @@ async function main(): Promise<void> {
   const cache = config.REDIS_URL
     ? RedisSearchCache.connect(config.REDIS_URL, config.SEARCH_CACHE_TTL_SECONDS)
     : null;
+  const verifier = new TokenVerifier({
+    secret: config.AUTH_JWT_SECRET,
+    jwksUrl: config.AUTH_JWKS_URL,
+    issuer: config.AUTH_ISSUER,
+    audience: config.AUTH_AUDIENCE,
+  });
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'query-service' });
+  const producer = new EventProducer(kafka);
+  await producer.connect();
   await bootHttpService({
-    module: AppModule.register({ config, provider, vectors, lexical, generations, cache }),
+    module: AppModule.register({
+      config,
+      provider,
+      vectors,
+      lexical,
+      generations,
+      cache,
+      kafka,
+      producer,
+      verifier,
+    }),
+    auth: verifier,
     logger,
     host: config.HOST,
     port: config.PORT,

@@ -1,4 +1,4 @@
-import { buildOpenApiDocument } from '@kb/http';
+import { buildOpenApiDocument, Public } from '@kb/http';
 import { Controller, Get } from '@nestjs/common';
 import { z } from 'zod';
 import { retrieveContextResponseSchema, retrieveContextSchema } from './context/context.service';
@@ -30,7 +30,6 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
       body: searchRequestSchema,
       status: 200,
       response: searchResponseSchema,
-      errors: [401],
     },
     {
       method: 'post',
@@ -40,7 +39,6 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
       body: retrieveContextSchema,
       status: 200,
       response: retrieveContextResponseSchema,
-      errors: [401],
     },
     {
       method: 'get',
@@ -49,11 +47,12 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
       summary: 'The search_knowledge_base tool definition in OpenAI function-calling format',
       status: 200,
       response: toolSchema,
-      tenant: false,
+      authenticated: false,
     },
   ],
 );
 
+@Public()
 @Controller()
 export class OpenApiController {
   @Get('openapi.json')

@@ -1,2 +1,3 @@
 export * from './caller';
 export * from './tokens';
+export * from './access';

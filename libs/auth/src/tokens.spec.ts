@@ -1,4 +1,4 @@
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from 'jose';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AuthenticationError, bearerToken, mintToken, TokenVerifier } from './tokens';
@@ -71,11 +71,11 @@ describe('TokenVerifier', () => {
   describe('RS256 with a JWKS URL', () => {
     let server: Server;
     let url: string;
-    let privateKey: CryptoKey;
+    let privateKey: KeyLike;
 
     beforeAll(async () => {
       const pair = await generateKeyPair('RS256');
-      privateKey = pair.privateKey as CryptoKey;
+      privateKey = pair.privateKey;
       const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
       server = createServer((_req, res) => {
         res.writeHead(200, { 'content-type': 'application/json' });

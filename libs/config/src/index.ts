@@ -76,6 +76,22 @@ export const vectorStoreConfigSchema = z.object({
   PINECONE_INDEX_HOST: z.string().optional(),
 });
 
+/** Bearer-token verification at a public edge: an HS256 secret, a JWKS URL for RS256, or both. */
+export const authConfigSchema = z.object({
+  AUTH_JWT_SECRET: z.string().min(32, 'AUTH_JWT_SECRET must be at least 32 characters').optional(),
+  AUTH_JWKS_URL: z.url().optional(),
+  AUTH_ISSUER: z.string().optional(),
+  AUTH_AUDIENCE: z.string().optional(),
+});
+export type AuthConfig = z.infer<typeof authConfigSchema>;
+
+/** Where a service asks acl-service for callers' principals, and how long it reuses an answer. */
+export const accessConfigSchema = z.object({
+  ACL_GRPC_ADDRESS: z.string().default('127.0.0.1:50061'),
+  /** Staleness bound when a `kb.acl.v1` event is lost; events normally apply sooner. */
+  AUTHZ_CACHE_TTL_MS: env.positiveInt(2000),
+});
+
 export const httpConfigSchema = (port: number) =>
   z.object({
     HOST: z.string().default('127.0.0.1'),

@@ -1,4 +1,5 @@
 import { serveMetrics } from '@kb/observability';
+import { Public } from './auth';
 import { Controller, Get, HttpCode, Inject, Injectable, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiError } from './api-error';
@@ -23,6 +24,7 @@ export class Readiness {
   }
 }
 
+@Public()
 @Controller('health')
 export class HealthController {
   constructor(private readonly readiness: Readiness) {}
@@ -45,6 +47,7 @@ export class HealthController {
 }
 
 /** Prometheus scrape endpoint: the process's OpenTelemetry metrics in text exposition format. */
+@Public()
 @Controller('metrics')
 export class MetricsController {
   @Get()

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { TENANT_HEADER } from './tenant.decorator';
 
 /** One REST operation as the OpenAPI document describes it; schemas are the ones that validate. */
 export interface OpenApiOperation {
@@ -22,8 +21,8 @@ export interface OpenApiOperation {
   response: z.ZodType;
   /** Error statuses this operation answers with besides 400 and 503. */
   errors?: number[];
-  /** False for operations that need no tenant (e.g. the tool definition). */
-  tenant?: boolean;
+  /** False for operations that need no bearer token (e.g. the tool definition). */
+  authenticated?: boolean;
 }
 
 const errorBodySchema = z.object({
@@ -55,17 +54,6 @@ export function buildOpenApiDocument(
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
     const parameters = [
-      ...(op.tenant === false
-        ? []
-        : [
-            {
-              name: TENANT_HEADER,
-              in: 'header',
-              required: true,
-              schema: { type: 'string' },
-              description: 'The calling tenant.',
-            },
-          ]),
       ...(op.parameters ?? []).map((p) => ({
         name: p.name,
         in: p.in,
@@ -74,12 +62,16 @@ export function buildOpenApiDocument(
         ...(p.description ? { description: p.description } : {}),
       })),
     ];
-    const errors = [...new Set([400, ...(op.errors ?? []), 503])];
+    const authenticated = op.authenticated !== false;
+    const errors = [
+      ...new Set([400, ...(authenticated ? [401] : []), ...(op.errors ?? []), 503]),
+    ].sort();
     paths[op.path] = {
       ...paths[op.path],
       [op.method]: {
         operationId: op.operationId,
         summary: op.summary,
+        security: authenticated ? [{ bearerAuth: [] }] : [],
         ...(parameters.length ? { parameters } : {}),
         ...(op.body
           ? {
@@ -111,6 +103,12 @@ export function buildOpenApiDocument(
     openapi: '3.0.3',
     info,
     paths,
-    components: { schemas: { Error: jsonSchema(errorBodySchema, 'output') } },
+    components: {
+      schemas: { Error: jsonSchema(errorBodySchema, 'output') },
+      securitySchemes: {
+        // The token names the tenant, the user, their roles and groups (claims tenant, sub, roles, groups).
+        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      },
+    },
   };
 }

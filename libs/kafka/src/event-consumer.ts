@@ -39,6 +39,8 @@ export interface ConsumerOptions {
   /** Called after a message went to the dead-letter topic, e.g. to mark the document failed. */
   onDeadLetter?: (letter: DeadLetter) => Promise<void>;
   log?: (message: string, context: Record<string, unknown>) => void;
+  /** Read a new group's topics from the start (default) or only what arrives from now on. */
+  fromBeginning?: boolean;
 }
 
 /**
@@ -81,11 +83,14 @@ export class EventConsumer {
     await ensureTopics(this.kafka, [...topics, deadLetterTopic(this.options.groupId)]);
     await this.dlqProducer.connect();
     await this.consumer.connect();
-    await backOff(() => this.consumer.subscribe({ topics, fromBeginning: true }), {
-      numOfAttempts: 8,
-      startingDelay: 250,
-      maxDelay: 5_000,
-    });
+    await backOff(
+      () => this.consumer.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? true }),
+      {
+        numOfAttempts: 8,
+        startingDelay: 250,
+        maxDelay: 5_000,
+      },
+    );
     await this.consumer.run({
       // Partitions are processed in parallel; one document's events share a key, so stay ordered.
       partitionsConsumedConcurrently: 3,

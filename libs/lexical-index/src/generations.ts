@@ -12,6 +12,7 @@ export class PgIndexGenerations {
   private readonly pool: Pool;
   private readonly table: string;
   private readonly tombstones: string;
+  private readonly principals: string;
 
   constructor(options: { url: string; schema?: string; maxConnections?: number }) {
     const schema = options.schema ?? LEXICAL_SCHEMA;
@@ -23,6 +24,7 @@ export class PgIndexGenerations {
     });
     this.table = `${quoteIdent(schema)}.generations`;
     this.tombstones = `${quoteIdent(schema)}.tombstones`;
+    this.principals = `${quoteIdent(schema)}.document_principals`;
   }
 
   async bump(tenantId: string): Promise<number> {
@@ -57,6 +59,28 @@ export class PgIndexGenerations {
       [tenantId, documentId],
     );
     return rows.length > 0;
+  }
+
+  /** Records a document's latest ACL (see `principalsOf`). */
+  async recordPrincipals(
+    tenantId: string,
+    documentId: string,
+    principals: string[],
+  ): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.principals} (tenant_id, document_id, principals) VALUES ($1, $2, $3)
+       ON CONFLICT (tenant_id, document_id) DO UPDATE SET principals = EXCLUDED.principals`,
+      [tenantId, documentId, principals],
+    );
+  }
+
+  /** The document's ACL as last changed, or undefined when it never changed since upload. */
+  async principalsOf(tenantId: string, documentId: string): Promise<string[] | undefined> {
+    const { rows } = await this.pool.query<{ principals: string[] }>(
+      `SELECT principals FROM ${this.principals} WHERE tenant_id = $1 AND document_id = $2`,
+      [tenantId, documentId],
+    );
+    return rows[0]?.principals;
   }
 
   async close(): Promise<void> {

@@ -25,6 +25,8 @@ export interface LexicalQuery {
   filter?: FilterNode | undefined;
   /** Restrict to documents in any of these knowledge bases; empty or absent means all. */
   knowledgeBaseIds?: string[] | undefined;
+  /** The caller's principals: only chunks whose document grants one of them. Absent: no ACL filter. */
+  principals?: string[] | undefined;
 }
 
 export interface LexicalMatch extends LexicalRecord {
@@ -40,6 +42,8 @@ export interface LexicalIndex {
   upsert(tenantId: string, records: LexicalWrite[]): Promise<void>;
   search(tenantId: string, query: LexicalQuery): Promise<LexicalMatch[]>;
   deleteDocument(tenantId: string, documentId: string, keepVersion?: number): Promise<number>;
+  /** Replaces who may read a document's chunks, in place. Returns the count. */
+  setPrincipals(tenantId: string, documentId: string, principals: string[]): Promise<number>;
   countDocument(tenantId: string, documentId: string): Promise<number>;
   /** Chunks of the same document version within `radius` of each anchor (anchors included). */
   chunksAround(tenantId: string, anchors: ChunkRef[], radius: number): Promise<LexicalRecord[]>;

@@ -125,6 +125,29 @@ const attributes: Migration = {
   },
 };
 
+/** Who may read each chunk's document: searches keep chunks sharing a principal with the caller. */
+const principals: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`ALTER TABLE chunks ADD COLUMN principals text[] NOT NULL DEFAULT '{}'`.execute(db);
+  },
+};
+
+/**
+ * The latest ACL of each document whose ACL changed, so a version indexed after the change (its
+ * embeddings were in flight) gets the new principals, not those of its upload.
+ */
+const documentPrincipals: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`
+      CREATE TABLE document_principals (
+        tenant_id text NOT NULL,
+        document_id text NOT NULL,
+        principals text[] NOT NULL,
+        PRIMARY KEY (tenant_id, document_id)
+      )`.execute(db);
+  },
+};
+
 export const lexicalIndexMigrations: Migrations = {
   '20261122T1700_create_chunks': createChunks,
   '20261122T1800_bm25_lengths': bm25Lengths,
@@ -132,4 +155,6 @@ export const lexicalIndexMigrations: Migrations = {
   '20261122T1900_generations': generations,
   '20261122T1910_tombstones': tombstones,
   '20261123T0900_attributes': attributes,
+  '20261123T1000_principals': principals,
+  '20261123T1010_document_principals': documentPrincipals,
 };

@@ -48,17 +48,17 @@ export class PgLexicalIndex implements LexicalIndex {
     await this.pool.query(
       `INSERT INTO ${this.table}
          (tenant_id, document_id, document_version, chunk_index, title, text, start_offset, end_offset,
-          kb_ids, tags, uploaded_at, metadata)
+          kb_ids, tags, uploaded_at, metadata, principals)
        SELECT $1, r.document_id, r.document_version, r.chunk_index, r.title, r.text, r.start_offset,
-              r.end_offset, r.kb_ids, r.tags, r.uploaded_at, r.metadata
+              r.end_offset, r.kb_ids, r.tags, r.uploaded_at, r.metadata, r.principals
          FROM jsonb_to_recordset($2::jsonb) AS r(document_id text, document_version integer,
               chunk_index integer, title text, text text, start_offset integer, end_offset integer,
-              kb_ids text[], tags text[], uploaded_at bigint, metadata jsonb)
+              kb_ids text[], tags text[], uploaded_at bigint, metadata jsonb, principals text[])
        ON CONFLICT (tenant_id, document_id, document_version, chunk_index) DO UPDATE SET
          title = EXCLUDED.title, text = EXCLUDED.text,
          start_offset = EXCLUDED.start_offset, end_offset = EXCLUDED.end_offset,
          kb_ids = EXCLUDED.kb_ids, tags = EXCLUDED.tags, uploaded_at = EXCLUDED.uploaded_at,
-         metadata = EXCLUDED.metadata`,
+         metadata = EXCLUDED.metadata, principals = EXCLUDED.principals`,
       [
         tenantId,
         JSON.stringify(
@@ -74,6 +74,7 @@ export class PgLexicalIndex implements LexicalIndex {
             tags: r.attributes.tags,
             uploaded_at: r.attributes.uploadedAt,
             metadata: r.attributes.metadata,
+            principals: r.attributes.principals,
           })),
         ),
       ],
@@ -85,14 +86,17 @@ export class PgLexicalIndex implements LexicalIndex {
     const kbs = query.knowledgeBaseIds?.length
       ? `c.kb_ids && $${params.push(query.knowledgeBaseIds)}::text[]`
       : 'TRUE';
+    const acl = query.principals
+      ? `c.principals && $${params.push(query.principals)}::text[]`
+      : 'TRUE';
     const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
     // Unfiltered searches read postings only; a filter joins each posting to its chunk's attributes.
     const scope =
-      kbs === 'TRUE' && filter === 'TRUE'
+      kbs === 'TRUE' && acl === 'TRUE' && filter === 'TRUE'
         ? ''
         : `JOIN ${this.table} c ON c.tenant_id = p.tenant_id AND c.document_id = p.document_id
               AND c.document_version = p.document_version AND c.chunk_index = p.chunk_index
-              AND ${kbs} AND ${filter}`;
+              AND ${kbs} AND ${acl} AND ${filter}`;
     const { rows } = await this.pool.query<Row>(
       `WITH terms AS (
          SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2))
@@ -136,6 +140,14 @@ export class PgLexicalIndex implements LexicalIndex {
       endOffset: row.end_offset,
       score: Number(row.score),
     }));
+  }
+
+  async setPrincipals(tenantId: string, documentId: string, principals: string[]): Promise<number> {
+    const result = await this.pool.query(
+      `UPDATE ${this.table} SET principals = $3::text[] WHERE tenant_id = $1 AND document_id = $2`,
+      [tenantId, documentId, principals],
+    );
+    return result.rowCount ?? 0;
   }
 
   async deleteDocument(

@@ -27,7 +27,7 @@ describe('PgLexicalIndex', () => {
     text,
     startOffset: chunkIndex * 100,
     endOffset: chunkIndex * 100 + text.length,
-    attributes: { knowledgeBaseIds: [], tags: [], metadata: {}, uploadedAt: 0 },
+    attributes: { knowledgeBaseIds: [], tags: [], metadata: {}, uploadedAt: 0, principals: [] },
   });
 
   beforeAll(async () => {
@@ -123,12 +123,13 @@ describe('PgLexicalIndex', () => {
       );
     });
 
-    it.each(FILTER_CASES)('$name', async ({ filter, knowledgeBaseIds, expected }) => {
+    it.each(FILTER_CASES)('$name', async ({ filter, knowledgeBaseIds, principals, expected }) => {
       const matches = await index.search(space, {
         text: 'indexing',
         topK: 10,
         filter: parseFilter(filter(ids)),
         knowledgeBaseIds,
+        principals,
       });
       expect(matches.map((m) => nameOf.get(m.documentId)).sort()).toEqual(expected);
     });

@@ -55,7 +55,8 @@ export class PgVectorStore implements VectorStore {
         ADD COLUMN IF NOT EXISTS kb_ids text[] NOT NULL DEFAULT '{}',
         ADD COLUMN IF NOT EXISTS tags text[] NOT NULL DEFAULT '{}',
         ADD COLUMN IF NOT EXISTS uploaded_at bigint NOT NULL DEFAULT 0,
-        ADD COLUMN IF NOT EXISTS metadata jsonb NOT NULL DEFAULT '{}'`);
+        ADD COLUMN IF NOT EXISTS metadata jsonb NOT NULL DEFAULT '{}',
+        ADD COLUMN IF NOT EXISTS principals text[] NOT NULL DEFAULT '{}'`);
     await this.pool.query(
       `CREATE INDEX IF NOT EXISTS ${table}_document ON ${table} (namespace, document_id)`,
     );
@@ -68,7 +69,7 @@ export class PgVectorStore implements VectorStore {
   async upsert(namespace: string, records: VectorRecord[]): Promise<void> {
     if (records.length === 0) return;
     const table = this.table();
-    const columns = 14;
+    const columns = 15;
     const values: unknown[] = [];
     const rows = records.map((record, i) => {
       values.push(
@@ -84,6 +85,7 @@ export class PgVectorStore implements VectorStore {
         record.attributes.knowledgeBaseIds,
         record.attributes.tags,
         record.attributes.uploadedAt,
+        record.attributes.principals,
         JSON.stringify(record.attributes.metadata),
         toVectorLiteral(record.vector),
       );
@@ -94,12 +96,13 @@ export class PgVectorStore implements VectorStore {
     });
     await this.pool.query(
       `INSERT INTO ${table} (namespace, id, document_id, document_version, chunk_index, title, text,
-         start_offset, end_offset, kb_ids, tags, uploaded_at, metadata, embedding)
+         start_offset, end_offset, kb_ids, tags, uploaded_at, principals, metadata, embedding)
        VALUES ${rows.join(', ')}
        ON CONFLICT (namespace, id) DO UPDATE SET
          title = EXCLUDED.title, text = EXCLUDED.text, start_offset = EXCLUDED.start_offset,
          end_offset = EXCLUDED.end_offset, kb_ids = EXCLUDED.kb_ids, tags = EXCLUDED.tags,
-         uploaded_at = EXCLUDED.uploaded_at, metadata = EXCLUDED.metadata,
+         uploaded_at = EXCLUDED.uploaded_at, principals = EXCLUDED.principals,
+         metadata = EXCLUDED.metadata,
          embedding = EXCLUDED.embedding`,
       values,
     );
@@ -116,6 +119,9 @@ export class PgVectorStore implements VectorStore {
       const kbs = query.knowledgeBaseIds?.length
         ? `AND kb_ids && $${params.push(query.knowledgeBaseIds)}::text[]`
         : '';
+      const acl = query.principals
+        ? `AND principals && $${params.push(query.principals)}::text[]`
+        : '';
       const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
       // The filter sits inside the index scan (iterative scans keep going until k rows match);
       // relaxed order means the outer query restores exact order.
@@ -124,7 +130,7 @@ export class PgVectorStore implements VectorStore {
            SELECT document_id, document_version, chunk_index, title, text, start_offset, end_offset,
                   1 - (embedding <=> $1::vector) AS score
              FROM ${table}
-            WHERE namespace = $2 ${kbs} AND ${filter}
+            WHERE namespace = $2 ${kbs} ${acl} AND ${filter}
             ORDER BY embedding <=> $1::vector
             LIMIT $3
          ) nearest ORDER BY score DESC, document_id, chunk_index`,
@@ -148,6 +154,18 @@ export class PgVectorStore implements VectorStore {
       [namespace, chunks.map(vectorId)],
     );
     return new Map(rows.map((row) => [row.id, JSON.parse(row.embedding) as number[]]));
+  }
+
+  async setPrincipals(
+    namespace: string,
+    documentId: string,
+    principals: string[],
+  ): Promise<number> {
+    const result = await this.pool.query(
+      `UPDATE ${this.table()} SET principals = $3::text[] WHERE namespace = $1 AND document_id = $2`,
+      [namespace, documentId, principals],
+    );
+    return result.rowCount ?? 0;
   }
 
   async deleteDocument(

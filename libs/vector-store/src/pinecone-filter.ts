@@ -6,6 +6,7 @@ export const PINECONE_FIELDS = {
   tags: 'tags',
   uploadedAt: 'uploadedAt',
   knowledgeBaseIds: 'kbIds',
+  principals: 'principals',
   metadataPrefix: 'meta_',
 } as const;
 

@@ -24,6 +24,7 @@ interface ChunkMetadata extends RecordMetadata {
   kbIds: string[];
   tags: string[];
   uploadedAt: number;
+  principals: string[];
 }
 
 const UPSERT_BATCH = 100;
@@ -64,6 +65,7 @@ export class PineconeStore implements VectorStore {
             [PINECONE_FIELDS.knowledgeBaseIds]: record.attributes.knowledgeBaseIds,
             [PINECONE_FIELDS.tags]: record.attributes.tags,
             [PINECONE_FIELDS.uploadedAt]: record.attributes.uploadedAt,
+            [PINECONE_FIELDS.principals]: record.attributes.principals,
             ...Object.fromEntries(
               Object.entries(record.attributes.metadata).map(([key, value]) => [
                 `${PINECONE_FIELDS.metadataPrefix}${key}`,
@@ -80,6 +82,9 @@ export class PineconeStore implements VectorStore {
     const clauses: PineconeFilter[] = [];
     if (query.knowledgeBaseIds?.length) {
       clauses.push({ [PINECONE_FIELDS.knowledgeBaseIds]: { $in: query.knowledgeBaseIds } });
+    }
+    if (query.principals) {
+      clauses.push({ [PINECONE_FIELDS.principals]: { $in: query.principals } });
     }
     if (query.filter) clauses.push(toPineconeFilter(query.filter));
     const filter = clauses.length > 1 ? { $and: clauses } : clauses[0];
@@ -115,6 +120,19 @@ export class PineconeStore implements VectorStore {
       if (record.values) found.set(id, record.values);
     }
     return found;
+  }
+
+  async setPrincipals(
+    namespace: string,
+    documentId: string,
+    principals: string[],
+  ): Promise<number> {
+    const ids = await this.listDocumentIds(namespace, documentId);
+    const ns = this.index.namespace(namespace);
+    for (const id of ids) {
+      await ns.update({ id, metadata: { [PINECONE_FIELDS.principals]: principals } });
+    }
+    return ids.length;
   }
 
   async deleteDocument(

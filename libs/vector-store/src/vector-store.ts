@@ -26,6 +26,8 @@ export interface VectorQuery {
   filter?: FilterNode | undefined;
   /** Restrict to chunks of documents in any of these knowledge bases; empty or absent means all. */
   knowledgeBaseIds?: string[] | undefined;
+  /** The caller's principals: only chunks whose document grants one of them. Absent: no ACL filter. */
+  principals?: string[] | undefined;
 }
 
 export type ChunkKey = Pick<VectorRecord, 'documentId' | 'documentVersion' | 'chunkIndex'>;
@@ -42,6 +44,8 @@ export interface VectorStore {
   query(namespace: string, query: VectorQuery): Promise<VectorMatch[]>;
   /** The stored vectors of these chunks, by `vectorId`; unknown chunks are absent. */
   fetchVectors(namespace: string, chunks: ChunkKey[]): Promise<Map<string, number[]>>;
+  /** Replaces who may read a document's chunks, in place (no re-embedding). Returns the count. */
+  setPrincipals(namespace: string, documentId: string, principals: string[]): Promise<number>;
   /** Removes a document's vectors, or only those of versions other than `keepVersion`. Returns how many went. */
   deleteDocument(namespace: string, documentId: string, keepVersion?: number): Promise<number>;
   countDocument(namespace: string, documentId: string): Promise<number>;

@@ -21,6 +21,7 @@ describe('PineconeStore against the FAKE Pinecone data plane', () => {
         'POST /vectors/upsert',
         'POST /query',
         'GET /vectors/fetch',
+        'POST /vectors/update',
         'GET /vectors/list',
         'POST /vectors/delete',
       ]),

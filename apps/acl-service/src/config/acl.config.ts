@@ -1,6 +1,24 @@
-import { baseConfigSchema, httpConfigSchema, loadConfig } from '@kb/config';
-import type { z } from 'zod';
+import {
+  authConfigSchema,
+  baseConfigSchema,
+  env,
+  httpConfigSchema,
+  kafkaConfigSchema,
+  loadConfig,
+} from '@kb/config';
+import { z } from 'zod';
 
-export const aclConfigSchema = baseConfigSchema.extend(httpConfigSchema(3006).shape);
+export const aclConfigSchema = baseConfigSchema
+  .extend(httpConfigSchema(3006).shape)
+  .extend(kafkaConfigSchema.shape)
+  .extend(authConfigSchema.shape)
+  .extend({
+    GRPC_HOST: z.string().default('127.0.0.1'),
+    GRPC_PORT: env.port(50061),
+    /** Postgres holding the casbin policy and the audit log (schema acl_service). */
+    DATABASE_URL: env.url(),
+    KAFKA_GROUP_ID: z.string().default('acl-service'),
+  });
 export type AclConfig = z.infer<typeof aclConfigSchema>;
+export const ACL_CONFIG = Symbol('ACL_CONFIG');
 export const loadAclConfig = (): AclConfig => loadConfig(aclConfigSchema);

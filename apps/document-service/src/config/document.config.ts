@@ -1,4 +1,6 @@
 import {
+  accessConfigSchema,
+  authConfigSchema,
   baseConfigSchema,
   env,
   httpConfigSchema,
@@ -12,6 +14,8 @@ export const documentConfigSchema = baseConfigSchema
   .extend(httpConfigSchema(3001).shape)
   .extend(kafkaConfigSchema.shape)
   .extend(s3ConfigSchema.shape)
+  .extend(authConfigSchema.shape)
+  .extend(accessConfigSchema.shape)
   .extend({
     DATABASE_URL: env.url(),
     DB_SCHEMA: z.string().default('document_service'),

@@ -1,4 +1,36 @@
+import { principal } from '@kb/auth';
 import type { DocumentStatus, FailureReason } from '@kb/contracts';
+import { z } from 'zod';
+
+const principalName = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/,
+    'letters, digits, "_", ".", "@" or "-", at most 128',
+  );
+
+/** Who may read a document besides its owner: users, groups, roles, or everyone in the tenant. */
+export const documentAclSchema = z.object({
+  users: z.array(principalName).max(256).default([]),
+  groups: z.array(principalName).max(256).default([]),
+  roles: z.array(principalName).max(64).default([]),
+  /** Everyone in the tenant. */
+  tenant: z.boolean().default(false),
+});
+export type DocumentAcl = z.infer<typeof documentAclSchema>;
+
+/** The principals a document grants read access to: its owner and its ACL's entries. */
+export function principalsOf(ownerId: string, acl: DocumentAcl): string[] {
+  return [
+    ...new Set([
+      ...(ownerId ? [principal.user(ownerId)] : []),
+      ...acl.users.map(principal.user),
+      ...acl.groups.map(principal.group),
+      ...acl.roles.map(principal.role),
+      ...(acl.tenant ? [principal.tenant] : []),
+    ]),
+  ].sort();
+}
 
 /** A document as the API shows it. */
 export interface DocumentView {
@@ -17,6 +49,9 @@ export interface DocumentView {
   tags: string[];
   /** The knowledge bases the document belongs to; `default` unless the upload named others. */
   knowledgeBaseIds: string[];
+  /** The uploader; always able to read the document and change its ACL. */
+  ownerId: string;
+  acl: DocumentAcl;
   /** When each pipeline status was reached for the current version. */
   stageTimes: Partial<Record<DocumentStatus, string>>;
   createdAt: string;

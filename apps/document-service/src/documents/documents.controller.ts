@@ -1,5 +1,6 @@
-import { documentMetadataSchema, type TenantId } from '@kb/contracts';
-import { parseBody, Tenant } from '@kb/http';
+import { AccessResolver, type Caller } from '@kb/auth';
+import { documentMetadataSchema } from '@kb/contracts';
+import { accessOf, CurrentCaller, parseBody } from '@kb/http';
 import {
   Body,
   Controller,
@@ -9,6 +10,7 @@ import {
   Param,
   ParseUUIDPipe,
   Post,
+  Put,
   Query,
   Res,
   UploadedFile,
@@ -17,7 +19,7 @@ import {
 import { FileInterceptor } from '@nestjs/platform-express';
 import { z } from 'zod';
 import type { Response } from 'express';
-import type { DeleteResult, DocumentView } from './document.model';
+import { documentAclSchema, type DeleteResult, type DocumentView } from './document.model';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import {
   DocumentsService,
@@ -59,6 +61,7 @@ const uploadFieldsSchema = z.object({
   metadata: jsonPart(documentMetadataSchema, 'an object of flat values'),
   tags: jsonPart(z.array(label).max(64), 'an array of strings'),
   knowledge_base_ids: jsonPart(z.array(label).min(1).max(16), 'a non-empty array of ids'),
+  acl: jsonPart(documentAclSchema, 'an object {users, groups, roles, tenant}'),
 });
 
 const listQuerySchema = z.object({
@@ -68,18 +71,22 @@ const listQuerySchema = z.object({
 
 @Controller('v1/documents')
 export class DocumentsController {
-  constructor(private readonly documents: DocumentsService) {}
+  constructor(
+    private readonly documents: DocumentsService,
+    private readonly access: AccessResolver,
+  ) {}
 
   /**
    * Multipart upload: a `file` part; optional `title`, `metadata` (a JSON object of strings,
-   * numbers, booleans or string lists), `tags` and `knowledge_base_ids` (JSON arrays) parts.
+   * numbers, booleans or string lists), `tags` and `knowledge_base_ids` (JSON arrays) and `acl`
+   * (`{users, groups, roles, tenant}`; the owner can always read) parts. Needs `write`.
    * 202 for a new document; 200 with `duplicate: true` and the existing document when the tenant
    * already has this exact content.
    */
   @Post()
   @UseInterceptors(FileInterceptor('file'))
   async upload(
-    @Tenant() tenantId: TenantId,
+    @CurrentCaller() caller: Caller,
     @UploadedFile() file: File | undefined,
     @Body() body: unknown,
     @Res({ passthrough: true }) response: Response,
@@ -88,38 +95,55 @@ export class DocumentsController {
       throw new DocumentError(DocumentErrorCode.MissingFile, 'multipart part "file" is required');
     }
     const fields = parseBody(uploadFieldsSchema, body ?? {});
-    const document = await this.documents.upload(tenantId, file, {
-      ...(fields.title !== undefined ? { title: fields.title } : {}),
-      ...(fields.metadata !== undefined ? { metadata: fields.metadata } : {}),
-      ...(fields.tags !== undefined ? { tags: fields.tags } : {}),
-      ...(fields.knowledge_base_ids !== undefined
-        ? { knowledgeBaseIds: fields.knowledge_base_ids }
-        : {}),
-    });
+    const document = await this.documents.upload(
+      caller.tenantId,
+      await accessOf(this.access, caller),
+      file,
+      {
+        ...(fields.title !== undefined ? { title: fields.title } : {}),
+        ...(fields.metadata !== undefined ? { metadata: fields.metadata } : {}),
+        ...(fields.tags !== undefined ? { tags: fields.tags } : {}),
+        ...(fields.acl !== undefined ? { acl: fields.acl } : {}),
+        ...(fields.knowledge_base_ids !== undefined
+          ? { knowledgeBaseIds: fields.knowledge_base_ids }
+          : {}),
+      },
+    );
     response.status(document.duplicate ? 200 : 202);
     return document;
   }
 
   @Delete(':id')
   @HttpCode(200)
-  delete(
-    @Tenant() tenantId: TenantId,
+  async delete(
+    @CurrentCaller() caller: Caller,
     @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
   ): Promise<DeleteResult> {
-    return this.documents.delete(tenantId, id);
+    return this.documents.delete(caller.tenantId, await accessOf(this.access, caller), id);
+  }
+
+  /** Replaces the document's ACL (`{users, groups, roles, tenant}`); owner or tenant admin only. */
+  @Put(':id/acl')
+  async setAcl(
+    @CurrentCaller() caller: Caller,
+    @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
+    @Body() body: unknown,
+  ): Promise<DocumentView> {
+    const acl = parseBody(documentAclSchema, body);
+    return this.documents.setAcl(caller.tenantId, await accessOf(this.access, caller), id, acl);
   }
 
   @Get()
-  list(@Tenant() tenantId: TenantId, @Query() query: unknown): Promise<DocumentPage> {
+  async list(@CurrentCaller() caller: Caller, @Query() query: unknown): Promise<DocumentPage> {
     const { limit, cursor } = parseBody(listQuerySchema, query);
-    return this.documents.list(tenantId, limit, cursor);
+    return this.documents.list(caller.tenantId, await accessOf(this.access, caller), limit, cursor);
   }
 
   @Get(':id')
-  get(
-    @Tenant() tenantId: TenantId,
+  async get(
+    @CurrentCaller() caller: Caller,
     @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
   ): Promise<DocumentView> {
-    return this.documents.get(tenantId, id);
+    return this.documents.get(caller.tenantId, await accessOf(this.access, caller), id);
   }
 }

@@ -6,6 +6,7 @@ export enum DocumentErrorCode {
   MissingFile = 'missing_file',
   InvalidMetadata = 'invalid_metadata',
   InvalidCursor = 'invalid_cursor',
+  PermissionDenied = 'permission_denied',
 }
 
 const STATUS: Record<DocumentErrorCode, number> = {
@@ -14,6 +15,7 @@ const STATUS: Record<DocumentErrorCode, number> = {
   [DocumentErrorCode.MissingFile]: 400,
   [DocumentErrorCode.InvalidMetadata]: 400,
   [DocumentErrorCode.InvalidCursor]: 400,
+  [DocumentErrorCode.PermissionDenied]: 403,
 };
 
 export class DocumentError extends ApiError {

@@ -11,10 +11,16 @@ import {
 } from '@kb/contracts';
 import { captureTraceHeaders } from '@kb/observability';
 import { Inject, Injectable } from '@nestjs/common';
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import {
+  sql,
+  type Kysely,
+  type Selectable,
+  type SelectQueryBuilder,
+  type Transaction,
+} from 'kysely';
 import type { DocumentDatabase, DocumentsTable } from '../platform/db.types';
 import { DB } from '../platform/tokens';
-import type { DocumentView } from './document.model';
+import { principalsOf, type DocumentAcl, type DocumentView } from './document.model';
 
 export interface NewDocument {
   id: string;
@@ -29,8 +35,13 @@ export interface NewDocument {
   metadata: DocumentMetadata;
   tags: string[];
   knowledgeBaseIds: string[];
+  ownerId: string;
+  acl: DocumentAcl;
   now: Date;
 }
+
+/** Which documents a caller may see: those granting one of `principals`, or all (`'all'`, admins). */
+export type Visibility = string[] | 'all';
 
 export interface StatusChange {
   documentId: string;
@@ -66,6 +77,9 @@ export class DocumentsRepository {
           metadata: JSON.stringify(doc.metadata),
           tags: doc.tags,
           knowledge_base_ids: doc.knowledgeBaseIds,
+          owner_id: doc.ownerId,
+          acl: JSON.stringify(doc.acl),
+          principals: principalsOf(doc.ownerId, doc.acl),
           stage_times: JSON.stringify({ pending: doc.now.toISOString() }),
           created_at: doc.now,
           updated_at: doc.now,
@@ -88,6 +102,7 @@ export class DocumentsRepository {
           tags: doc.tags,
           metadata: doc.metadata,
           uploadedAt: doc.now.getTime(),
+          principals: principalsOf(doc.ownerId, doc.acl),
         },
       });
       return toView(row);
@@ -95,12 +110,17 @@ export class DocumentsRepository {
   }
 
   /** The tenant's document with this content, if any (duplicate detection). */
-  async findBySha256(tenantId: TenantId, sha256: string): Promise<DocumentView | undefined> {
+  async findBySha256(
+    tenantId: TenantId,
+    sha256: string,
+    visibility: Visibility,
+  ): Promise<DocumentView | undefined> {
     const row = await this.db
       .selectFrom('documents')
       .selectAll()
       .where('tenant_id', '=', tenantId)
       .where('sha256', '=', sha256)
+      .$call(visibleTo(visibility))
       .orderBy('created_at')
       .executeTakeFirst();
     return row ? toView(row) : undefined;
@@ -124,6 +144,51 @@ export class DocumentsRepository {
     });
   }
 
+  /**
+   * Replaces who may read a document and enqueues `acl_changed` (the indexes update its chunks in
+   * place) and an audit record, in one transaction.
+   */
+  async setAclWithEvent(
+    tenantId: TenantId,
+    id: string,
+    acl: DocumentAcl,
+    actor: string,
+    now: Date,
+  ): Promise<DocumentView | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await trx
+        .selectFrom('documents')
+        .select('owner_id')
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!current) return undefined;
+      const principals = principalsOf(current.owner_id, acl);
+      const row = await trx
+        .updateTable('documents')
+        .set({ acl: JSON.stringify(acl), principals, updated_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await enqueue(trx, Topics.document, tenantId, id, {
+        kind: 'acl_changed',
+        documentId: id,
+        principals,
+      });
+      await enqueue(trx, Topics.audit, tenantId, id, {
+        actor,
+        action: 'document_acl_changed',
+        detail: JSON.stringify({ acl, principals }),
+        documentIds: [id],
+        chunks: [],
+        at: now.toISOString(),
+      });
+      return toView(row);
+    });
+  }
+
   /** Whether any document, in any tenant, still points at this content. */
   async isContentReferenced(sha256: string): Promise<boolean> {
     const row = await this.db
@@ -135,12 +200,17 @@ export class DocumentsRepository {
     return row !== undefined;
   }
 
-  async findById(tenantId: TenantId, id: string): Promise<DocumentView | undefined> {
+  async findById(
+    tenantId: TenantId,
+    id: string,
+    visibility: Visibility,
+  ): Promise<DocumentView | undefined> {
     const row = await this.db
       .selectFrom('documents')
       .selectAll()
       .where('tenant_id', '=', tenantId)
       .where('id', '=', id)
+      .$call(visibleTo(visibility))
       .executeTakeFirst();
     return row ? toView(row) : undefined;
   }
@@ -148,12 +218,14 @@ export class DocumentsRepository {
   async list(
     tenantId: TenantId,
     limit: number,
+    visibility: Visibility,
     after?: { createdAt: string; id: string },
   ): Promise<DocumentView[]> {
     let query = this.db
       .selectFrom('documents')
       .selectAll()
       .where('tenant_id', '=', tenantId)
+      .$call(visibleTo(visibility))
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(limit);
@@ -217,6 +289,14 @@ async function enqueue<T extends Topic>(
     .execute();
 }
 
+/** Restricts a query to the documents `visibility` allows. */
+function visibleTo(visibility: Visibility) {
+  return <Q extends SelectQueryBuilder<DocumentDatabase, 'documents', object>>(query: Q): Q =>
+    visibility === 'all'
+      ? query
+      : (query.where(sql<boolean>`principals && ${sql.val(visibility)}::text[]`) as Q);
+}
+
 function toView(row: Selectable<DocumentsTable>): DocumentView {
   return {
     id: row.id,
@@ -235,6 +315,8 @@ function toView(row: Selectable<DocumentsTable>): DocumentView {
     metadata: row.metadata,
     tags: row.tags,
     knowledgeBaseIds: row.knowledge_base_ids,
+    ownerId: row.owner_id,
+    acl: row.acl,
     stageTimes: row.stage_times,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),

@@ -6,9 +6,22 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { OutboxRelay } from '../outbox/outbox.relay';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
-import type { DeleteResult, DocumentView } from './document.model';
+import type { Access, Action } from '@kb/auth';
+import type { DeleteResult, DocumentAcl, DocumentView } from './document.model';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
-import { DocumentsRepository } from './documents.repository';
+import { DocumentsRepository, type Visibility } from './documents.repository';
+
+/** What a caller may see among the tenant's documents. */
+const visibilityOf = (access: Access): Visibility => (access.isAdmin ? 'all' : access.principals);
+
+function requireAction(access: Access, action: Action): void {
+  if (!access.documentActions.has(action)) {
+    throw new DocumentError(
+      DocumentErrorCode.PermissionDenied,
+      `${action} on documents is not granted to ${access.userId}`,
+    );
+  }
+}
 
 export interface UploadedFile {
   buffer: Buffer;
@@ -19,6 +32,7 @@ export interface UploadedFile {
 
 export interface UploadFields {
   title?: string;
+  acl?: DocumentAcl;
   metadata?: DocumentMetadata;
   tags?: string[];
   knowledgeBaseIds?: string[];
@@ -53,14 +67,17 @@ export class DocumentsService {
   /** Stores the original in S3, then the row and its event in one transaction. */
   async upload(
     tenantId: TenantId,
+    access: Access,
     file: UploadedFile,
     fields: UploadFields,
   ): Promise<DocumentView> {
+    requireAction(access, 'write');
     if (file.size === 0) {
       throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);
     }
     const sha256 = createHash('sha256').update(file.buffer).digest('hex');
-    const existing = await this.repository.findBySha256(tenantId, sha256);
+    // Only a document the caller can read counts as a duplicate: otherwise its existence would leak.
+    const existing = await this.repository.findBySha256(tenantId, sha256, visibilityOf(access));
     if (existing) {
       uploads.add(1, { outcome: 'duplicate' });
       return { ...existing, duplicate: true };
@@ -82,6 +99,8 @@ export class DocumentsService {
       metadata: fields.metadata ?? {},
       tags: [...new Set(fields.tags ?? [])],
       knowledgeBaseIds: [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])],
+      ownerId: access.userId,
+      acl: fields.acl ?? { users: [], groups: [], roles: [], tenant: false },
       now: this.clock(),
     });
     annotateActiveSpan({ 'kb.tenant_id': tenantId, 'kb.document_id': document.id });
@@ -96,7 +115,9 @@ export class DocumentsService {
    * A concurrent upload of identical content racing this delete can lose its blob; the parser then
    * fails that document with a reason rather than dropping it.
    */
-  async delete(tenantId: TenantId, id: string): Promise<DeleteResult> {
+  async delete(tenantId: TenantId, access: Access, id: string): Promise<DeleteResult> {
+    await this.get(tenantId, access, id);
+    requireAction(access, 'delete');
     const deleted = await this.repository.deleteWithEvent(tenantId, id);
     if (!deleted) {
       throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
@@ -107,17 +128,52 @@ export class DocumentsService {
     return { documentId: id, blobDeleted, indexRemoval: 'scheduled' };
   }
 
-  async get(tenantId: TenantId, id: string): Promise<DocumentView> {
-    const document = await this.repository.findById(tenantId, id);
+  /** A document the caller may not read answers 404, exactly like one that does not exist. */
+  async get(tenantId: TenantId, access: Access, id: string): Promise<DocumentView> {
+    const document = await this.repository.findById(tenantId, id, visibilityOf(access));
     if (!document) {
       throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     }
     return document;
   }
 
-  async list(tenantId: TenantId, limit: number, cursor?: string): Promise<DocumentPage> {
+  /**
+   * Replaces who may read a document (its owner always may): the owner or a tenant admin only.
+   * The indexes update the document's chunks in place; nothing is re-embedded.
+   */
+  async setAcl(
+    tenantId: TenantId,
+    access: Access,
+    id: string,
+    acl: DocumentAcl,
+  ): Promise<DocumentView> {
+    const document = await this.get(tenantId, access, id);
+    if (document.ownerId !== access.userId && !access.isAdmin) {
+      throw new DocumentError(
+        DocumentErrorCode.PermissionDenied,
+        `only the owner or a tenant admin may change the ACL of document ${id}`,
+      );
+    }
+    const updated = await this.repository.setAclWithEvent(
+      tenantId,
+      id,
+      acl,
+      access.userId,
+      this.clock(),
+    );
+    if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
+    this.outbox.wake();
+    return updated;
+  }
+
+  async list(
+    tenantId: TenantId,
+    access: Access,
+    limit: number,
+    cursor?: string,
+  ): Promise<DocumentPage> {
     const after = cursor ? decodeCursor(cursor) : undefined;
-    const items = await this.repository.list(tenantId, limit + 1, after);
+    const items = await this.repository.list(tenantId, limit + 1, visibilityOf(access), after);
     const page = items.slice(0, limit);
     const last = page[page.length - 1];
     return {

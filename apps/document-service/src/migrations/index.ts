@@ -2,10 +2,12 @@ import type { Migrations } from '@kb/database';
 import { createDocuments } from './20261122T1600_create_documents';
 import { outboxTraceHeaders } from './20261122T2000_outbox_trace_headers';
 import { documentAttributes } from './20261123T0900_document_attributes';
+import { documentAcl } from './20261123T1200_document_acl';
 
 /** This service's migrations, applied in name order to its own schema. */
 export const migrations: Migrations = {
   '20261122T1600_create_documents': createDocuments,
   '20261122T2000_outbox_trace_headers': outboxTraceHeaders,
   '20261123T0900_document_attributes': documentAttributes,
+  '20261123T1200_document_acl': documentAcl,
 };

@@ -1,3 +1,4 @@
+import type { DocumentAcl } from '../documents/document.model';
 import type { ColumnType, Generated } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -19,6 +20,9 @@ export interface DocumentsTable {
   metadata: ColumnType<Record<string, unknown>, string, string>;
   tags: ColumnType<string[], string[] | undefined, string[]>;
   knowledge_base_ids: ColumnType<string[], string[] | undefined, string[]>;
+  owner_id: ColumnType<string, string | undefined, string>;
+  acl: ColumnType<DocumentAcl, string | undefined, string>;
+  principals: ColumnType<string[], string[] | undefined, string[]>;
   /** When each status was first reached for the current version: `{ "parsing": "2026-…" }`. */
   stage_times: ColumnType<Record<string, string>, string, string>;
   created_at: Timestamp;

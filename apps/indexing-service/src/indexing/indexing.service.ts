@@ -36,7 +36,10 @@ export class IndexingService {
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
     @Inject(GENERATIONS)
-    private readonly generations: Pick<PgIndexGenerations, 'bump' | 'tombstone' | 'isTombstoned'>,
+    private readonly generations: Pick<
+      PgIndexGenerations,
+      'bump' | 'tombstone' | 'isTombstoned' | 'recordPrincipals' | 'principalsOf'
+    >,
   ) {}
 
   /**
@@ -71,6 +74,11 @@ export class IndexingService {
     });
     const document = embeddedChunksSchema.parse(await getJson(this.blobs, embedded.embeddings.key));
     await this.ensureReady(document.dimension);
+    // An ACL changed while this version was in the pipeline wins over the upload's.
+    const changedAcl = await this.generations.principalsOf(tenantId, documentId);
+    const attributes = changedAcl
+      ? { ...embedded.attributes, principals: changedAcl }
+      : embedded.attributes;
     const records: VectorRecord[] = document.chunks.map((chunk) => ({
       documentId,
       documentVersion: version,
@@ -80,7 +88,7 @@ export class IndexingService {
       text: chunk.text,
       startOffset: chunk.start,
       endOffset: chunk.end,
-      attributes: embedded.attributes,
+      attributes,
     }));
     await Promise.all([
       this.vectors.upsert(tenantId, records),
@@ -93,6 +101,10 @@ export class IndexingService {
       this.vectors.deleteDocument(tenantId, documentId, version),
       this.lexical.deleteDocument(tenantId, documentId, version),
     ]);
+    const latestAcl = await this.generations.principalsOf(tenantId, documentId);
+    if (latestAcl && latestAcl.join() !== attributes.principals.join()) {
+      await this.setPrincipals(tenantId, documentId, latestAcl); // changed during the writes
+    }
     // After the writes: any result cached from now on carries the new generation.
     await this.generations.bump(tenantId);
     await this.producer.publish({
@@ -129,7 +141,25 @@ export class IndexingService {
   async onDocumentEvent(event: TopicEnvelope<typeof Topics.document>): Promise<void> {
     if (event.payload.kind === 'deleted') {
       await this.deleteDocument(event.tenantId, event.payload.documentId);
+    } else if (event.payload.kind === 'acl_changed') {
+      await this.setPrincipals(event.tenantId, event.payload.documentId, event.payload.principals);
     }
+  }
+
+  /**
+   * Applies a document's new ACL to its chunks in both indexes, in place, then bumps the
+   * generation so no cached result computed under the old ACL is served again. Idempotent.
+   */
+  async setPrincipals(tenantId: string, documentId: string, principals: string[]): Promise<void> {
+    await this.generations.recordPrincipals(tenantId, documentId, principals);
+    const [vectors, lexical] = await Promise.all([
+      this.vectors.setPrincipals(tenantId, documentId, principals),
+      this.lexical.setPrincipals(tenantId, documentId, principals),
+    ]);
+    await this.generations.bump(tenantId);
+    this.logger.log(
+      `document ${documentId} readable by ${principals.join(' ')}: ${vectors} vectors, ${lexical} lexical rows updated`,
+    );
   }
 
   private async ensureReady(dimension: number): Promise<void> {

@@ -1,11 +1,11 @@
 import { kbv1 } from '@kb/contracts';
 import { randomUUID } from 'node:crypto';
-import { KbClient, type KbEndpoints } from '../client/kb-client';
+import { KbClient, localToken, type KbEndpoints } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
 import { measure, type LatencySummary } from './latency';
 
-export interface QueryBenchOptions extends Omit<KbEndpoints, 'tenant'> {
+export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   dataset: string;
   tenant?: string;
   rounds: number;
@@ -14,6 +14,9 @@ export interface QueryBenchOptions extends Omit<KbEndpoints, 'tenant'> {
 
 const CONCURRENCY = [1, 8, 32] as const;
 const TOP_K = 10;
+/** Documents are shared with one of these groups each; the benchmark's reader is in most of them. */
+const TEAMS = 24;
+const READER_GROUPS = Array.from({ length: 17 }, (_, i) => `team-${i}`);
 
 /**
  * Search latency through gRPC on an indexed corpus, for cache misses and cache hits, at
@@ -26,20 +29,40 @@ const TOP_K = 10;
 export async function runQueryBench(options: QueryBenchOptions): Promise<object> {
   const dataset = await loadBeir(options.dataset);
   const tenant = options.tenant ?? `bench-${randomUUID().slice(0, 8)}`;
-  const client = new KbClient({ ...options, tenant });
+  // The admin ingests and searches unfiltered (ACL off); the reader has a realistic principal set:
+  // user, 17 groups, 2 roles and the tenant, 21 in all, and sees documents of 17 of 24 teams.
+  const admin = new KbClient({
+    ...options,
+    token: await localToken({ tenant, user: 'bench-admin', roles: ['admin'] }),
+  });
+  const client = new KbClient({
+    ...options,
+    token: await localToken({
+      tenant,
+      user: 'bench-reader',
+      roles: ['viewer', 'analyst'],
+      groups: READER_GROUPS,
+    }),
+  });
   try {
     if (!options.tenant) {
-      await ingest(client, dataset.corpus, { concurrency: 8, log: options.log });
-    }
-    await waitIndexed(client, dataset.corpus, options.log);
-    const search = (query: string, topK: number) => async () => {
-      const response = await client.search({
-        query,
-        topK,
-        mode: kbv1.SearchMode.SEARCH_MODE_HYBRID,
+      await ingest(admin, dataset.corpus, {
+        concurrency: 8,
+        log: options.log,
+        aclOf: (i) => ({ groups: [`team-${i % TEAMS}`] }),
       });
-      return response;
-    };
+    }
+    await waitIndexed(admin, dataset.corpus, options.log);
+    const search =
+      (query: string, topK: number, as = client) =>
+      async () => {
+        const response = await as.search({
+          query,
+          topK,
+          mode: kbv1.SearchMode.SEARCH_MODE_HYBRID,
+        });
+        return response;
+      };
     const queries = dataset.queries.map((q) => q.text);
     const miss: Record<string, LatencySummary> = {};
     const hit: Record<string, LatencySummary> = {};
@@ -69,13 +92,37 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       hit[`c${c}`] = await measure(requests, c);
       options.log(`hit c${c}: ${JSON.stringify(hit[`c${c}`])}`);
     }
+    // ACL filtering on (the reader) and off (the admin), cache misses at concurrency 1, the same
+    // cold queries for both (a suffix and top-k no other pass used).
+    const acl: Record<'on' | 'off', LatencySummary> = {
+      on: await measure(
+        queries.map((q) => search(`${q} (acl on)`, TOP_K + 100, client)),
+        1,
+      ),
+      off: await measure(
+        queries.map((q) => search(`${q} (acl off)`, TOP_K + 100, admin)),
+        1,
+      ),
+    };
+    options.log(`acl: ${JSON.stringify(acl)}`);
     const probe = await client.search({ query: queries[0]!, topK: TOP_K });
     if (!probe.cacheHit)
       throw new Error(
         'the hit pass was not served from the cache: is REDIS_URL set for query-service?',
       );
-    return { query: { miss, hit, miss_embedding_cached: { c1: embeddingCached } } };
+    return {
+      query: {
+        miss,
+        hit,
+        miss_embedding_cached: { c1: embeddingCached },
+        acl: {
+          on: { p50_ms: acl.on.p50_ms, p95_ms: acl.on.p95_ms },
+          off: { p50_ms: acl.off.p50_ms, p95_ms: acl.off.p95_ms },
+        },
+      },
+    };
   } finally {
     client.close();
+    admin.close();
   }
 }

@@ -1,10 +1,12 @@
 import { credentials, Metadata } from '@grpc/grpc-js';
+import { mintToken, type TokenClaims } from '@kb/auth';
 import { kbv1 } from '@kb/contracts';
 
 export interface KbEndpoints {
   documentsUrl: string;
   grpcAddress: string;
-  tenant: string;
+  /** The caller's bearer token (`kb token` mints one); it names the tenant. */
+  token: string;
 }
 
 export interface UploadedDocument {
@@ -30,20 +32,27 @@ export class KbClient {
   async upload(
     filename: string,
     content: string | Buffer,
-    fields: { title?: string; metadata?: object; tags?: string[]; knowledgeBaseIds?: string[] },
+    fields: {
+      title?: string;
+      metadata?: object;
+      tags?: string[];
+      knowledgeBaseIds?: string[];
+      acl?: { users?: string[]; groups?: string[]; roles?: string[]; tenant?: boolean };
+    },
   ): Promise<UploadedDocument> {
     const form = new FormData();
     form.append('file', new Blob([content]), filename);
     if (fields.title) form.append('title', fields.title);
     if (fields.metadata) form.append('metadata', JSON.stringify(fields.metadata));
     if (fields.tags) form.append('tags', JSON.stringify(fields.tags));
+    if (fields.acl) form.append('acl', JSON.stringify(fields.acl));
     if (fields.knowledgeBaseIds) {
       form.append('knowledge_base_ids', JSON.stringify(fields.knowledgeBaseIds));
     }
     const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
       method: 'POST',
       body: form,
-      headers: { 'x-tenant-id': this.endpoints.tenant },
+      headers: { authorization: `Bearer ${this.endpoints.token}` },
     });
     const body = (await response.json()) as UploadedDocument & {
       error?: { code: string; message: string };
@@ -63,7 +72,9 @@ export class KbClient {
       const url = new URL(`${this.endpoints.documentsUrl}/v1/documents`);
       url.searchParams.set('limit', '100');
       if (cursor) url.searchParams.set('cursor', cursor);
-      const response = await fetch(url, { headers: { 'x-tenant-id': this.endpoints.tenant } });
+      const response = await fetch(url, {
+        headers: { authorization: `Bearer ${this.endpoints.token}` },
+      });
       if (!response.ok) throw new Error(`listing documents failed: ${response.status}`);
       const page = (await response.json()) as {
         items: DocumentSummary[];
@@ -77,7 +88,7 @@ export class KbClient {
 
   search(request: Partial<kbv1.SearchRequest>): Promise<kbv1.SearchResponse> {
     const metadata = new Metadata();
-    metadata.set('x-tenant-id', this.endpoints.tenant);
+    metadata.set('authorization', `Bearer ${this.endpoints.token}`);
     return new Promise((resolve, reject) =>
       this.grpc.search(kbv1.SearchRequest.fromPartial(request), metadata, (error, response) =>
         error ? reject(error) : resolve(response),
@@ -106,4 +117,13 @@ export async function mapPool<T, R>(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
   return results;
+}
+
+/** A token for the CLI's own runs (eval, bench), signed with the local AUTH_JWT_SECRET. */
+export function localToken(claims: TokenClaims): Promise<string> {
+  const secret = process.env['AUTH_JWT_SECRET'];
+  if (!secret) {
+    throw new Error('AUTH_JWT_SECRET is not set (source scripts/infra/env.sh, or pass a token)');
+  }
+  return mintToken(claims, secret, { ttlSeconds: 6 * 3600 });
 }

@@ -2,13 +2,13 @@ import { kbv1 } from '@kb/contracts';
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { KbClient, mapPool, type KbEndpoints } from '../client/kb-client';
+import { KbClient, localToken, mapPool, type KbEndpoints } from '../client/kb-client';
 import { loadBeir } from './beir';
 import { evaluate, type Ranking } from './metrics';
 
 export type EvalMode = 'hybrid' | 'semantic' | 'lexical';
 
-export interface EvalOptions extends Omit<KbEndpoints, 'tenant'> {
+export interface EvalOptions extends Omit<KbEndpoints, 'token'> {
   dataset: string;
   modes: EvalMode[];
   runOut?: string;
@@ -34,7 +34,9 @@ const GRPC_MODE: Record<EvalMode, kbv1.SearchMode> = {
 export async function runEval(options: EvalOptions): Promise<void> {
   const dataset = await loadBeir(options.dataset);
   const tenant = options.tenant ?? `eval-${randomUUID().slice(0, 8)}`;
-  const client = new KbClient({ ...options, tenant });
+  // A tenant admin: the evaluation measures ranking, not access control.
+  const token = await localToken({ tenant, user: 'eval', roles: ['admin'] });
+  const client = new KbClient({ ...options, token });
   const knowledgeBaseId = `${basename(options.dataset)}-${randomUUID().slice(0, 8)}`;
   try {
     if (!options.tenant) await ingest(client, dataset.corpus, { ...options, knowledgeBaseId });
@@ -88,7 +90,11 @@ export async function runEval(options: EvalOptions): Promise<void> {
 export async function ingest(
   client: KbClient,
   corpus: { _id: string; title: string; text: string }[],
-  options: Pick<EvalOptions, 'concurrency' | 'log'> & { knowledgeBaseId?: string },
+  options: Pick<EvalOptions, 'concurrency' | 'log'> & {
+    knowledgeBaseId?: string;
+    /** Readers of each entry, by position in the corpus. */
+    aclOf?: (index: number) => { groups?: string[]; tenant?: boolean };
+  },
 ) {
   const started = performance.now();
   await mapPool(corpus, options.concurrency, async (entry, i) => {

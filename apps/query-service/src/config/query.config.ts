@@ -1,8 +1,11 @@
 import {
+  accessConfigSchema,
+  authConfigSchema,
   baseConfigSchema,
   embeddingConfigSchema,
   env,
   httpConfigSchema,
+  kafkaConfigSchema,
   loadConfig,
   vectorStoreConfigSchema,
 } from '@kb/config';
@@ -12,7 +15,11 @@ export const queryConfigSchema = baseConfigSchema
   .extend(httpConfigSchema(3005).shape)
   .extend(embeddingConfigSchema.shape)
   .extend(vectorStoreConfigSchema.shape)
+  .extend(kafkaConfigSchema.shape)
+  .extend(authConfigSchema.shape)
+  .extend(accessConfigSchema.shape)
   .extend({
+    KAFKA_GROUP_ID: z.string().default('query-service'),
     GRPC_HOST: z.string().default('127.0.0.1'),
     GRPC_PORT: env.port(50051),
     /** Postgres holding the lexical index that indexing-service writes. */

@@ -1,5 +1,6 @@
-import type { TenantId } from '@kb/contracts';
-import { parseBody, Tenant } from '@kb/http';
+import { AccessResolver, type Caller } from '@kb/auth';
+import { accessOf, CurrentCaller, parseBody, Public } from '@kb/http';
+import { SearchAudit } from '../audit/search-audit';
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { z } from 'zod';
 import { searchRequestSchema } from '../search/search.model';
@@ -11,19 +12,35 @@ import {
 
 @Controller('v1')
 export class ContextController {
-  constructor(private readonly context: ContextService) {}
+  constructor(
+    private readonly context: ContextService,
+    private readonly access: AccessResolver,
+    private readonly audit: SearchAudit,
+  ) {}
 
   /** `{ question, tokenBudget?, candidates?, mode?, knowledgeBaseIds?, filter? }` → passages with citations within the budget. */
   @Post('context')
   @HttpCode(200)
-  retrieve(@Tenant() tenantId: TenantId, @Body() body: unknown): Promise<RetrieveContextResponse> {
-    return this.context.retrieve(tenantId, parseBody(retrieveContextSchema, body));
+  async retrieve(
+    @CurrentCaller() caller: Caller,
+    @Body() body: unknown,
+  ): Promise<RetrieveContextResponse> {
+    const request = parseBody(retrieveContextSchema, body);
+    const access = await accessOf(this.access, caller);
+    const { hits, ...response } = await this.context.retrieve(
+      caller.tenantId,
+      request,
+      access.isAdmin ? undefined : access.principals,
+    );
+    this.audit.record(caller.tenantId, caller.userId, 'retrieve_context', request.question, hits);
+    return response;
   }
 
   /**
    * The `search_knowledge_base` tool in OpenAI function-calling format. Its parameters are the
    * JSON Schema of `POST /v1/search`'s body, generated from the schema that validates it.
    */
+  @Public()
   @Get('tools/search_knowledge_base')
   searchTool(): object {
     return searchToolDefinition();

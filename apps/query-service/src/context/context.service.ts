@@ -1,7 +1,12 @@
 import type { TenantId } from '@kb/contracts';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { filterSchema, knowledgeBaseIdsSchema, SEARCH_MODES } from '../search/search.model';
+import {
+  filterSchema,
+  knowledgeBaseIdsSchema,
+  SEARCH_MODES,
+  type SearchHit,
+} from '../search/search.model';
 import { SearchService } from '../search/search.service';
 import { packContext, packedContextSchema } from './context.packing';
 
@@ -42,22 +47,28 @@ export class ContextService {
   async retrieve(
     tenantId: TenantId,
     request: RetrieveContextRequest,
-  ): Promise<RetrieveContextResponse> {
-    const result = await this.search.search(tenantId, {
-      query: request.question,
-      topK: request.candidates,
-      offset: 0,
-      knowledgeBaseIds: request.knowledgeBaseIds,
-      filter: request.filter,
-      mode: request.mode,
-      mmr: false,
-      mmrLambda: 0.5,
-      neighbors: 0,
-      minScore: 0,
-      rerank: false,
-      fusion: 'convex',
-    });
+    principals?: string[],
+  ): Promise<RetrieveContextResponse & { hits: SearchHit[] }> {
+    const result = await this.search.search(
+      tenantId,
+      {
+        query: request.question,
+        topK: request.candidates,
+        offset: 0,
+        knowledgeBaseIds: request.knowledgeBaseIds,
+        filter: request.filter,
+        mode: request.mode,
+        mmr: false,
+        mmrLambda: 0.5,
+        neighbors: 0,
+        minScore: 0,
+        rerank: false,
+        fusion: 'convex',
+      },
+      principals,
+    );
     return {
+      hits: result.hits,
       ...packContext(result.hits, request.tokenBudget),
       degraded: result.degraded,
       ...(result.degradedReason ? { degradedReason: result.degradedReason } : {}),

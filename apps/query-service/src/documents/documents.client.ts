@@ -1,5 +1,5 @@
-import type { TenantId } from '@kb/contracts';
-import { ApiError, TENANT_HEADER } from '@kb/http';
+import type { Caller } from '@kb/auth';
+import { ApiError } from '@kb/http';
 import { Inject, Injectable } from '@nestjs/common';
 import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
 
@@ -31,27 +31,28 @@ const TIMEOUT_MS = 5_000;
 
 /**
  * Reads documents from document-service, which owns them, for the gRPC GetDocument and
- * ListDocuments calls: the caller's tenant travels in the same header, and document-service's
- * answers (404, 400) come back as they are; anything else is 503.
+ * ListDocuments calls. The caller's own token is forwarded, so document-service applies the same
+ * permissions and ACLs as it would to them; its answers (400, 401, 403, 404) come back as they
+ * are; anything else is 503.
  */
 @Injectable()
 export class DocumentsClient {
   constructor(@Inject(QUERY_CONFIG) private readonly config: QueryConfig) {}
 
-  get(tenantId: TenantId, documentId: string): Promise<DocumentRecord> {
-    return this.request(tenantId, `/v1/documents/${encodeURIComponent(documentId)}`);
+  get(caller: Caller, documentId: string): Promise<DocumentRecord> {
+    return this.request(caller, `/v1/documents/${encodeURIComponent(documentId)}`);
   }
 
-  list(tenantId: TenantId, limit: number, cursor?: string): Promise<DocumentRecordPage> {
+  list(caller: Caller, limit: number, cursor?: string): Promise<DocumentRecordPage> {
     const query = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
-    return this.request(tenantId, `/v1/documents?${query.toString()}`);
+    return this.request(caller, `/v1/documents?${query.toString()}`);
   }
 
-  private async request<T>(tenantId: TenantId, path: string): Promise<T> {
+  private async request<T>(caller: Caller, path: string): Promise<T> {
     let response: Response;
     try {
       response = await fetch(new URL(path, this.config.DOCUMENT_SERVICE_URL), {
-        headers: { [TENANT_HEADER]: tenantId, accept: 'application/json' },
+        headers: { authorization: `Bearer ${caller.token}`, accept: 'application/json' },
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
     } catch (error) {
@@ -61,10 +62,10 @@ export class DocumentsClient {
     const body = (await response.json().catch(() => ({}))) as {
       error?: { code?: string; message?: string };
     };
-    if (response.status === 404 || response.status === 400) {
+    if ([400, 401, 403, 404].includes(response.status)) {
       throw new ApiError(
         response.status,
-        body.error?.code ?? (response.status === 404 ? 'not_found' : 'invalid_argument'),
+        body.error?.code ?? 'document_service_error',
         body.error?.message ?? `document-service answered ${response.status}`,
       );
     }

@@ -3,3 +3,5 @@ export const VECTOR_STORE = Symbol('VECTOR_STORE');
 export const LEXICAL_INDEX = Symbol('LEXICAL_INDEX');
 export const SEARCH_CACHE = Symbol('SEARCH_CACHE');
 export const GENERATIONS = Symbol('GENERATIONS');
+export const EVENT_PRODUCER = Symbol('EVENT_PRODUCER');
+export const TOKEN_VERIFIER = Symbol('TOKEN_VERIFIER');

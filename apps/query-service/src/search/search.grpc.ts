@@ -1,5 +1,8 @@
-import { isTenantId, kbv1, type TenantId } from '@kb/contracts';
-import { ApiError, TENANT_HEADER } from '@kb/http';
+import { AccessResolver, type Caller, type TokenVerifier } from '@kb/auth';
+import { kbv1 } from '@kb/contracts';
+import { accessOf, ApiError, authenticate } from '@kb/http';
+import { SearchAudit } from '../audit/search-audit';
+import { TOKEN_VERIFIER } from '../platform/tokens';
 import {
   Metadata,
   Server,
@@ -57,6 +60,9 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
     private readonly search: SearchService,
     private readonly context: ContextService,
     private readonly documents: DocumentsClient,
+    private readonly access: AccessResolver,
+    private readonly audit: SearchAudit,
+    @Inject(TOKEN_VERIFIER) private readonly verifier: TokenVerifier,
     @Inject(QUERY_CONFIG) private readonly config: QueryConfig,
   ) {
     const implementation: kbv1.KnowledgeBaseServer = {
@@ -64,13 +70,15 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
       retrieveContext: (call, callback) => void this.handleRetrieveContext(call, callback),
       getDocument: (call, callback) =>
         void unary(this.logger, callback, async () => {
+          const caller = await this.caller(call.metadata);
           const id = validated(documentIdSchema, call.request.documentId);
-          return { document: toDocument(await this.documents.get(tenantOf(call.metadata), id)) };
+          return { document: toDocument(await this.documents.get(caller, id)) };
         }),
       listDocuments: (call, callback) =>
         void unary(this.logger, callback, async () => {
+          const caller = await this.caller(call.metadata);
           const { pageSize, pageToken } = validated(listDocumentsSchema, call.request);
-          const page = await this.documents.list(tenantOf(call.metadata), pageSize, pageToken);
+          const page = await this.documents.list(caller, pageSize, pageToken);
           return {
             documents: page.items.map(toDocument),
             nextPageToken: page.nextCursor ?? '',
@@ -101,12 +109,24 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
     await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
   }
 
+  /** The caller of a call: the bearer token in its `authorization` metadata (else UNAUTHENTICATED). */
+  private caller(metadata: Metadata): Promise<Caller> {
+    const value = metadata.get('authorization')[0];
+    return authenticate(this.verifier, typeof value === 'string' ? value : undefined);
+  }
+
+  /** What the caller may read: their principals, or no filter for a tenant admin. */
+  private async principalsOf(caller: Caller): Promise<string[] | undefined> {
+    const access = await accessOf(this.access, caller);
+    return access.isAdmin ? undefined : access.principals;
+  }
+
   private async handleRetrieveContext(
     call: ServerUnaryCall<kbv1.RetrieveContextRequest, kbv1.RetrieveContextResponse>,
     callback: sendUnaryData<kbv1.RetrieveContextResponse>,
   ): Promise<void> {
     try {
-      const tenantId = tenantOf(call.metadata);
+      const caller = await this.caller(call.metadata);
       const request = validated(retrieveContextSchema, {
         question: call.request.question,
         tokenBudget: call.request.tokenBudget,
@@ -115,7 +135,12 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
         knowledgeBaseIds: call.request.knowledgeBaseIds,
         filter: call.request.filter,
       });
-      const response = await this.context.retrieve(tenantId, request);
+      const { hits, ...response } = await this.context.retrieve(
+        caller.tenantId,
+        request,
+        await this.principalsOf(caller),
+      );
+      this.audit.record(caller.tenantId, caller.userId, 'retrieve_context', request.question, hits);
       callback(null, {
         passages: response.passages,
         tokensUsed: response.tokensUsed,
@@ -134,7 +159,7 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
     callback: sendUnaryData<kbv1.SearchResponse>,
   ): Promise<void> {
     try {
-      const tenantId = tenantOf(call.metadata);
+      const caller = await this.caller(call.metadata);
       const request = validated(searchRequestSchema, {
         query: call.request.query,
         topK: call.request.topK,
@@ -149,7 +174,12 @@ export class KnowledgeBaseGrpcServer implements OnApplicationBootstrap, BeforeAp
         mmr: call.request.mmr,
         mmrLambda: call.request.mmrLambda,
       });
-      const response = await this.search.search(tenantId, request);
+      const response = await this.search.search(
+        caller.tenantId,
+        request,
+        await this.principalsOf(caller),
+      );
+      this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits);
       callback(null, {
         tookMs: response.tookMs,
         degraded: response.degraded,
@@ -233,14 +263,6 @@ function validated<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
     throw new ApiError(400, 'invalid_argument', message);
   }
   return result.data;
-}
-
-function tenantOf(metadata: Metadata): TenantId {
-  const value = metadata.get(TENANT_HEADER)[0];
-  if (typeof value !== 'string' || !isTenantId(value)) {
-    throw new ApiError(401, 'unauthenticated', `metadata ${TENANT_HEADER} is required`);
-  }
-  return value;
 }
 
 function toServiceError(error: unknown, logger: Logger): Partial<ServiceError> {

@@ -76,11 +76,15 @@ export class SearchService {
    * Answers from the result cache when it can. The key holds the tenant's index generation, which
    * indexing bumps after every change, so an entry is never served after its content changed.
    */
-  async search(tenantId: TenantId, request: SearchRequest): Promise<SearchResponse> {
+  async search(
+    tenantId: TenantId,
+    request: SearchRequest,
+    principals?: string[],
+  ): Promise<SearchResponse> {
     const response = await withSpan(
       'kb.search',
       { 'kb.tenant_id': tenantId, 'kb.mode': request.mode, 'kb.top_k': request.topK },
-      () => this.searchInSpan(tenantId, request),
+      () => this.searchInSpan(tenantId, request, principals),
     );
     const labels = {
       mode: response.mode,
@@ -93,29 +97,38 @@ export class SearchService {
     return response;
   }
 
-  private async searchInSpan(tenantId: TenantId, request: SearchRequest): Promise<SearchResponse> {
+  /** `principals` undefined: no ACL filter (a tenant admin, or a trusted internal caller). */
+  private async searchInSpan(
+    tenantId: TenantId,
+    request: SearchRequest,
+    principals: string[] | undefined,
+  ): Promise<SearchResponse> {
     const started = performance.now();
-    const key = await this.cacheKey(tenantId, request);
+    const key = await this.cacheKey(tenantId, request, principals);
     const cached = key ? await this.cache?.get(key) : undefined;
     annotateActiveSpan({ 'kb.cache': cached ? 'hit' : key ? 'miss' : 'off' });
     if (cached) {
       return { ...(JSON.parse(cached) as SearchResponse), cache: 'hit', tookMs: elapsed(started) };
     }
-    const response = await this.execute(tenantId, request, started);
+    const response = await this.execute(tenantId, request, principals, started);
     if (key && !response.degraded) {
       await this.cache?.set(key, JSON.stringify(response));
     }
     return { ...response, cache: key ? 'miss' : 'off' };
   }
 
-  private async cacheKey(tenantId: TenantId, request: SearchRequest): Promise<string | undefined> {
+  private async cacheKey(
+    tenantId: TenantId,
+    request: SearchRequest,
+    principals: string[] | undefined,
+  ): Promise<string | undefined> {
     if (!this.cache) return undefined;
     try {
       const generation = await this.generations.current(tenantId);
-      // Until per-user ACLs exist every caller of a tenant sees the same documents: one principal set.
+      // Callers with the same principal set see the same documents, so they share entries.
       return searchCacheKey({
         tenantId,
-        principals: [],
+        principals: principals ?? ['*unfiltered'],
         generation,
         request: normalizeRequest(request),
       });
@@ -128,6 +141,7 @@ export class SearchService {
   private async execute(
     tenantId: TenantId,
     request: SearchRequest,
+    principals: string[] | undefined,
     started: number,
   ): Promise<SearchResponse> {
     const window = request.offset + request.topK;
@@ -136,7 +150,11 @@ export class SearchService {
       request.mode === 'hybrid' ? HYBRID_CANDIDATES : 0,
       request.mmr ? MMR_CANDIDATES : 0,
     );
-    const scope = { filter: request.filter, knowledgeBaseIds: request.knowledgeBaseIds };
+    const scope = {
+      filter: request.filter,
+      knowledgeBaseIds: request.knowledgeBaseIds,
+      principals,
+    };
     const [semantic, lexical] = await Promise.allSettled([
       request.mode === 'lexical'
         ? Promise.resolve(null)

@@ -28,10 +28,17 @@ export const documentDeletedSchema = z.object({
 });
 export type DocumentDeleted = z.infer<typeof documentDeletedSchema>;
 
+/** Who may read a document changed: the indexes update its chunks in place, nothing is re-embedded. */
+export const documentAclChangedSchema = z.object({
+  documentId: z.uuid(),
+  principals: z.array(z.string()),
+});
+
 /** `kb.document.v1` carries the lifecycle of a document, discriminated by `kind`. */
 export const documentEventSchema = z.discriminatedUnion('kind', [
   documentUploadedSchema.extend({ kind: z.literal('uploaded') }),
   documentDeletedSchema.extend({ kind: z.literal('deleted') }),
+  documentAclChangedSchema.extend({ kind: z.literal('acl_changed') }),
 ]);
 export type DocumentEvent = z.infer<typeof documentEventSchema>;
 

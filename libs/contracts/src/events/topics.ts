@@ -6,6 +6,7 @@ import {
   documentStatusChangedSchema,
 } from './document.events';
 import { envelopeSchema, type Envelope } from './envelope';
+import { auditEventSchema, policyChangedSchema } from './acl.events';
 
 /** Kafka topic names. Versioned: a breaking payload change gets a new topic. */
 export const Topics = {
@@ -13,6 +14,8 @@ export const Topics = {
   documentParsed: 'kb.document.parsed.v1',
   chunksEmbedded: 'kb.chunks.embedded.v1',
   documentStatus: 'kb.document.status.v1',
+  acl: 'kb.acl.v1',
+  audit: 'kb.audit.v1',
 } as const;
 export type Topic = (typeof Topics)[keyof typeof Topics];
 
@@ -22,6 +25,8 @@ export const topicPayloadSchemas = {
   [Topics.documentParsed]: documentParsedSchema,
   [Topics.chunksEmbedded]: chunksEmbeddedSchema,
   [Topics.documentStatus]: documentStatusChangedSchema,
+  [Topics.acl]: policyChangedSchema,
+  [Topics.audit]: auditEventSchema,
 } satisfies Record<Topic, z.ZodType>;
 
 export type TopicPayload<T extends Topic> = z.infer<(typeof topicPayloadSchemas)[T]>;
@@ -33,6 +38,8 @@ export const topicEventTypes: Record<Topic, string> = {
   [Topics.documentParsed]: 'kb.document.parsed',
   [Topics.chunksEmbedded]: 'kb.chunks.embedded',
   [Topics.documentStatus]: 'kb.document.status',
+  [Topics.acl]: 'kb.acl.policy_changed',
+  [Topics.audit]: 'kb.audit',
 };
 
 const envelopeSchemas: Record<string, z.ZodType> = Object.fromEntries(

@@ -14,24 +14,28 @@ export const FILTER_DOC_ATTRIBUTES: Record<FilterDoc, DocumentAttributes> = {
     tags: ['finance', 'q1'],
     uploadedAt: Date.parse('2026-01-10T00:00:00Z'),
     metadata: { author: 'ann', year: 2024, draft: true, langs: ['en', 'de'] },
+    principals: ['u:ann', 'r:editor'],
   },
   B: {
     knowledgeBaseIds: ['kb1', 'kb2'],
     tags: ['finance'],
     uploadedAt: Date.parse('2026-03-01T00:00:00Z'),
     metadata: { author: 'bob', year: 2021 },
+    principals: ['g:eng'],
   },
   C: {
     knowledgeBaseIds: ['kb2'],
     tags: [],
     uploadedAt: Date.parse('2026-05-01T00:00:00Z'),
     metadata: { author: 'ann', year: '2024' },
+    principals: ['t:*'],
   },
   D: {
     knowledgeBaseIds: ['kb1'],
     tags: ['legal'],
     uploadedAt: Date.parse('2025-12-31T00:00:00Z'),
     metadata: {},
+    principals: ['u:dan'],
   },
 };
 
@@ -40,6 +44,8 @@ export interface FilterCase {
   /** Built from the run's document ids, since `document_id` filters name them. */
   filter: (ids: Record<FilterDoc, string>) => Record<string, unknown>;
   knowledgeBaseIds?: string[];
+  /** The caller's principal set; absent means no ACL filter (a tenant admin). */
+  principals?: string[];
   expected: FilterDoc[];
 }
 
@@ -145,4 +151,24 @@ export const FILTER_CASES: FilterCase[] = [
     expected: ['A'],
   },
   { name: 'nothing matches', filter: () => ({ tags: 'none' }), expected: [] },
+  {
+    name: 'ACL: a user sees documents granted to them and to the tenant',
+    filter: () => ({}),
+    principals: ['u:ann', 't:*'],
+    expected: ['A', 'C'],
+  },
+  {
+    name: 'ACL: through a group, with a filter',
+    filter: () => ({ tags: 'finance' }),
+    principals: ['u:zoe', 'g:eng', 't:*'],
+    expected: ['B'],
+  },
+  {
+    name: 'ACL: through a role, within a knowledge base',
+    filter: () => ({}),
+    knowledgeBaseIds: ['kb1'],
+    principals: ['u:zoe', 'r:editor', 't:*'],
+    expected: ['A'],
+  },
+  { name: 'ACL: no principals sees nothing', filter: () => ({}), principals: [], expected: [] },
 ];

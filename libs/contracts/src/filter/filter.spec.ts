@@ -9,7 +9,7 @@ import { FilterError, documentMetadataSchema, matchesFilter, parseFilter } from 
 describe('filter language', () => {
   const ids = { A: 'a', B: 'b', C: 'c', D: 'd' } satisfies Record<FilterDoc, string>;
 
-  it.each(FILTER_CASES.filter((c) => !c.knowledgeBaseIds))(
+  it.each(FILTER_CASES.filter((c) => !c.knowledgeBaseIds && !c.principals))(
     'reference semantics: $name',
     ({ filter, expected }) => {
       const node = parseFilter(filter(ids));

@@ -330,6 +330,8 @@ export const documentAttributesSchema = z.object({
   metadata: documentMetadataSchema.default({}),
   /** Milliseconds since the epoch. */
   uploadedAt: z.number().int().nonnegative().default(0),
+  /** Who may read the document (`u:`, `g:`, `r:` principals or `t:*`); empty means nobody but admins. */
+  principals: z.array(z.string()).default([]),
 });
 export type DocumentMetadata = z.infer<typeof documentMetadataSchema>;
 export type DocumentAttributes = z.infer<typeof documentAttributesSchema>;

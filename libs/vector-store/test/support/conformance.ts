@@ -16,7 +16,13 @@ const record = (
   version: number,
   chunkIndex: number,
   vector: number[],
-  attributes: DocumentAttributes = { knowledgeBaseIds: [], tags: [], metadata: {}, uploadedAt: 0 },
+  attributes: DocumentAttributes = {
+    knowledgeBaseIds: [],
+    tags: [],
+    metadata: {},
+    uploadedAt: 0,
+    principals: [],
+  },
 ): VectorRecord => ({
   documentId,
   documentVersion: version,
@@ -96,12 +102,13 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
       );
     });
 
-    it.each(FILTER_CASES)('$name', async ({ filter, knowledgeBaseIds, expected }) => {
+    it.each(FILTER_CASES)('$name', async ({ filter, knowledgeBaseIds, principals, expected }) => {
       const matches = await getStore().query(ns, {
         vector: unit(0),
         topK: 10,
         filter: parseFilter(filter(ids)),
         knowledgeBaseIds,
+        principals,
       });
       expect(matches.map((m) => nameOf.get(m.documentId)).sort()).toEqual(expected);
     });
@@ -123,6 +130,22 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
         filter: parseFilter({ tags: 'q1' }),
       });
       expect(matches.map((m) => m.documentId).sort()).toEqual([...wanted].sort());
+    });
+
+    it('changes who may read a document in place', async () => {
+      const store = getStore();
+      const space = `${tenant}-acl`;
+      const doc = randomUUID();
+      await store.upsert(space, [
+        record(doc, 1, 0, unit(0), { ...FILTER_DOC_ATTRIBUTES.D, principals: ['u:dan'] }),
+        record(doc, 1, 1, unit(1), { ...FILTER_DOC_ATTRIBUTES.D, principals: ['u:dan'] }),
+      ]);
+      const visibleTo = async (principals: string[]) =>
+        (await store.query(space, { vector: unit(0), topK: 5, principals })).length;
+      expect(await visibleTo(['u:eve'])).toBe(0);
+      expect(await store.setPrincipals(space, doc, ['u:eve'])).toBe(2);
+      expect(await visibleTo(['u:eve'])).toBe(2);
+      expect(await visibleTo(['u:dan'])).toBe(0);
     });
 
     it('fetches stored vectors by chunk, leaving unknown chunks out', async () => {

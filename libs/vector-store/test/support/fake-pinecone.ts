@@ -8,8 +8,8 @@ interface StoredVector {
 
 /**
  * FAKE Pinecone data plane for tests: an in-memory HTTP server speaking the subset of the Pinecone
- * data-plane REST API that PineconeStore uses (upsert, query with metadata filters, fetch, list,
- * delete). Real Pinecone cannot run here; the same adapter is tested against it when
+ * data-plane REST API that PineconeStore uses (upsert, query with metadata filters, fetch, update,
+ * list, delete). Real Pinecone cannot run here; the same adapter is tested against it when
  * PINECONE_API_KEY is set. Filters are evaluated on Pinecone's own JSON form, as documented for
  * Pinecone, independently of the adapter's translation, so a wrong translation fails the suite.
  */
@@ -89,6 +89,13 @@ export class FakePineconeDataPlane {
           namespace: url.searchParams.get('namespace') ?? '',
           ...(next ? { pagination: next } : {}),
         });
+      }
+      case 'POST /vectors/update': {
+        const stored = this.ns(body['namespace'] as string).get(body['id'] as string);
+        if (!stored) return send(res, 404, { message: `no vector ${String(body['id'])}` });
+        // Pinecone merges setMetadata into the record's metadata.
+        stored.metadata = { ...stored.metadata, ...(body['setMetadata'] as object) };
+        return send(res, 200, {});
       }
       case 'POST /vectors/delete': {
         const vectors = this.ns(body['namespace'] as string);

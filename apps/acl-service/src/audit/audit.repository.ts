@@ -1,0 +1,61 @@
+import type { AuditEvent } from '@kb/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { sql, type Kysely } from 'kysely';
+import { ACL_DB } from '../platform/tokens';
+
+export interface AuditQuery {
+  actor?: string | undefined;
+  documentId?: string | undefined;
+  action?: string | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+  limit: number;
+}
+
+export interface AuditRecord extends AuditEvent {
+  id: string;
+}
+
+/** The audit log: searches and what they returned, and permission changes, per tenant. */
+@Injectable()
+export class AuditRepository {
+  constructor(@Inject(ACL_DB) private readonly db: Kysely<unknown>) {}
+
+  async insert(tenantId: string, event: AuditEvent): Promise<void> {
+    await sql`
+      INSERT INTO audit_log (tenant_id, at, actor, action, detail, document_ids, chunks)
+      VALUES (${tenantId}, ${event.at}, ${event.actor}, ${event.action}, ${event.detail},
+              ${event.documentIds}::text[], ${event.chunks}::text[])`.execute(this.db);
+  }
+
+  /** Newest first; every condition optional, all values bound as parameters. */
+  async query(tenantId: string, q: AuditQuery): Promise<AuditRecord[]> {
+    const { rows } = await sql<{
+      id: string;
+      at: Date;
+      actor: string;
+      action: AuditEvent['action'];
+      detail: string;
+      document_ids: string[];
+      chunks: string[];
+    }>`
+      SELECT id, at, actor, action, detail, document_ids, chunks FROM audit_log
+       WHERE tenant_id = ${tenantId}
+         AND (${q.actor ?? null}::text IS NULL OR actor = ${q.actor ?? null})
+         AND (${q.action ?? null}::text IS NULL OR action = ${q.action ?? null})
+         AND (${q.documentId ?? null}::text IS NULL OR document_ids @> ARRAY[${q.documentId ?? null}::text])
+         AND (${q.from ?? null}::timestamptz IS NULL OR at >= ${q.from ?? null})
+         AND (${q.to ?? null}::timestamptz IS NULL OR at < ${q.to ?? null})
+       ORDER BY at DESC, id DESC
+       LIMIT ${q.limit}`.execute(this.db);
+    return rows.map((row) => ({
+      id: String(row.id),
+      at: new Date(row.at).toISOString(),
+      actor: row.actor,
+      action: row.action,
+      detail: row.detail,
+      documentIds: row.document_ids,
+      chunks: row.chunks,
+    }));
+  }
+}

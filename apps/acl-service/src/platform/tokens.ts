@@ -1,0 +1,4 @@
+export const ENFORCER = Symbol('ENFORCER');
+export const ACL_DB = Symbol('ACL_DB');
+export const EVENT_PRODUCER = Symbol('EVENT_PRODUCER');
+export const TOKEN_VERIFIER = Symbol('TOKEN_VERIFIER');

@@ -1,0 +1,188 @@
+import { ACTIONS, principal, type Action, type Caller } from '@kb/auth';
+import { Topics } from '@kb/contracts';
+import type { EventProducer } from '@kb/kafka';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Enforcer } from 'casbin';
+import { sql, type Kysely } from 'kysely';
+import { AuditRepository } from '../audit/audit.repository';
+import { ACL_DB, ENFORCER, EVENT_PRODUCER } from '../platform/tokens';
+import { BUILT_IN_POLICIES } from './model';
+
+export interface Expansion {
+  tenantId: string;
+  userId: string;
+  principals: string[];
+  documentActions: Action[];
+  policyVersion: number;
+}
+
+export interface PolicyChange {
+  kind:
+    | 'role_assigned'
+    | 'role_unassigned'
+    | 'group_member_added'
+    | 'group_member_removed'
+    | 'role_permissions_set';
+  /** `u:alice` or `g:eng`: whose expansion changes. */
+  member?: string;
+  /** `r:editor` or `g:eng`. */
+  target?: string;
+  permissions?: Array<{ resource: string; action: string }>;
+}
+
+/**
+ * The tenant's authorization policy: a casbin enforcer over Postgres (casbin-pg-adapter), with the
+ * built-in policies added in memory. Every change is saved, versioned per tenant, audited and
+ * published on `kb.acl.v1` so other replicas reload and callers' caches drop stale expansions.
+ */
+@Injectable()
+export class PolicyService {
+  private readonly logger = new Logger(PolicyService.name);
+
+  constructor(
+    @Inject(ENFORCER) private readonly enforcer: Enforcer,
+    @Inject(ACL_DB) private readonly db: Kysely<unknown>,
+    @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
+    private readonly audit: AuditRepository,
+  ) {}
+
+  /** Reloads the stored policy (after another replica changed it) and re-adds the built-ins. */
+  async reload(): Promise<void> {
+    await this.enforcer.loadPolicy();
+    addBuiltIns(this.enforcer);
+  }
+
+  /** The caller's principals, transitively through groups and roles, and their document actions. */
+  async expand(caller: Caller): Promise<Expansion> {
+    const principals = await this.principalsOf(caller);
+    const documentActions: Action[] = [];
+    for (const action of ACTIONS) {
+      if (await this.allowedFor(principals, caller.tenantId, 'documents', action)) {
+        documentActions.push(action);
+      }
+    }
+    return {
+      tenantId: caller.tenantId,
+      userId: caller.userId,
+      principals,
+      documentActions,
+      policyVersion: await this.version(caller.tenantId),
+    };
+  }
+
+  async check(caller: Caller, action: string, resource: string): Promise<boolean> {
+    return this.allowedFor(await this.principalsOf(caller), caller.tenantId, resource, action);
+  }
+
+  async change(caller: Caller, change: PolicyChange): Promise<number> {
+    const tenant = caller.tenantId;
+    const e = this.enforcer;
+    switch (change.kind) {
+      case 'role_assigned':
+      case 'group_member_added':
+        await e.addRoleForUser(change.member!, change.target!, tenant);
+        break;
+      case 'role_unassigned':
+      case 'group_member_removed':
+        await e.deleteRoleForUser(change.member!, change.target!, tenant);
+        break;
+      case 'role_permissions_set':
+        await e.removeFilteredPolicy(0, change.target!, tenant);
+        for (const p of change.permissions ?? []) {
+          await e.addPolicy(change.target!, tenant, p.resource, p.action);
+        }
+        break;
+    }
+    const version = await this.bumpVersion(tenant);
+    const detail = JSON.stringify(change);
+    await this.audit.insert(tenant, {
+      actor: caller.userId,
+      action: 'policy_changed',
+      detail,
+      documentIds: [],
+      chunks: [],
+      at: new Date().toISOString(),
+    });
+    await this.producer.publish({
+      topic: Topics.acl,
+      tenantId: tenant,
+      key: tenant,
+      payload: {
+        version,
+        change: change.kind,
+        ...(change.member ? { principal: change.member } : {}),
+      },
+    });
+    this.logger.log(`tenant ${tenant} policy v${version}: ${detail} by ${caller.userId}`);
+    return version;
+  }
+
+  /** The tenant's stored policy: role permissions and memberships (built-ins not included). */
+  async describe(tenantId: string): Promise<{
+    permissions: string[][];
+    memberships: string[][];
+    builtIn: string[][];
+    version: number;
+  }> {
+    return {
+      permissions: (await this.enforcer.getFilteredPolicy(1, tenantId)).map(([s, , o, a]) => [
+        s!,
+        o!,
+        a!,
+      ]),
+      memberships: (await this.enforcer.getFilteredGroupingPolicy(2, tenantId)).map(([m, r]) => [
+        m!,
+        r!,
+      ]),
+      builtIn: BUILT_IN_POLICIES,
+      version: await this.version(tenantId),
+    };
+  }
+
+  private async principalsOf(caller: Caller): Promise<string[]> {
+    const start = [
+      principal.user(caller.userId),
+      principal.tenant,
+      ...caller.roles.map(principal.role),
+      ...caller.groups.map(principal.group),
+    ];
+    const all = new Set(start);
+    for (const p of start) {
+      for (const role of await this.enforcer.getImplicitRolesForUser(p, caller.tenantId))
+        all.add(role);
+    }
+    return [...all].sort();
+  }
+
+  private async allowedFor(
+    principals: string[],
+    tenant: string,
+    resource: string,
+    action: string,
+  ): Promise<boolean> {
+    for (const p of principals) {
+      if (await this.enforcer.enforce(p, tenant, resource, action)) return true;
+    }
+    return false;
+  }
+
+  private async version(tenantId: string): Promise<number> {
+    const { rows } = await sql<{ version: string }>`
+      SELECT version FROM policy_versions WHERE tenant_id = ${tenantId}`.execute(this.db);
+    return Number(rows[0]?.version ?? 0);
+  }
+
+  private async bumpVersion(tenantId: string): Promise<number> {
+    const { rows } = await sql<{ version: string }>`
+      INSERT INTO policy_versions (tenant_id, version) VALUES (${tenantId}, 1)
+      ON CONFLICT (tenant_id) DO UPDATE SET version = policy_versions.version + 1
+      RETURNING version`.execute(this.db);
+    return Number(rows[0]!.version);
+  }
+}
+
+/** The built-in policies live in memory only: adding them through the adapter would store them. */
+export function addBuiltIns(enforcer: Enforcer): void {
+  const model = enforcer.getModel();
+  for (const rule of BUILT_IN_POLICIES) model.addPolicy('p', 'p', rule);
+}

@@ -1,0 +1,104 @@
+import { aclv1 } from '@kb/contracts';
+import { credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { ADMIN_ROLE, principal, type Action, type Caller } from './caller';
+
+/** What a caller may see and do, as acl-service computed it. */
+export interface Access {
+  tenantId: string;
+  userId: string;
+  /** `u:`, `g:`, `r:` principals and `t:*`; a document is readable when it grants one. */
+  principals: string[];
+  documentActions: Set<Action>;
+  /** Tenant admins read every document of the tenant: no principal filter applies. */
+  isAdmin: boolean;
+}
+
+/** acl-service could not answer: callers fail closed (503), never open. */
+export class AccessUnavailableError extends Error {}
+
+export interface AccessResolverOptions {
+  /** host:port of acl-service's gRPC server. */
+  address: string;
+  /** How long an answer is reused; with Kafka invalidation it bounds staleness if an event is lost. */
+  ttlMs: number;
+  timeoutMs?: number;
+}
+
+/**
+ * Resolves callers' access through acl-service's ExpandPrincipals, forwarding their token, and
+ * caches answers per token for `ttlMs`. `invalidate(tenant)` (on a `kb.acl.v1` event) drops a
+ * tenant's answers at once, so a revocation applies within the event's delivery time, or `ttlMs`
+ * at worst.
+ */
+export class AccessResolver {
+  private readonly client: aclv1.AccessControlClient;
+  private readonly cache = new Map<string, { access: Promise<Access>; expires: number }>();
+
+  constructor(private readonly options: AccessResolverOptions) {
+    this.client = new aclv1.AccessControlClient(options.address, credentials.createInsecure());
+  }
+
+  resolve(caller: Caller): Promise<Access> {
+    const now = Date.now();
+    const cached = this.cache.get(caller.token);
+    if (cached && cached.expires > now) return cached.access;
+    const access = this.expand(caller);
+    this.cache.set(caller.token, { access, expires: now + this.options.ttlMs });
+    access.catch(() => this.cache.delete(caller.token));
+    if (this.cache.size > 10_000) this.evictExpired(now);
+    return access;
+  }
+
+  invalidate(tenantId?: string): void {
+    for (const [token, entry] of this.cache) {
+      if (tenantId === undefined) this.cache.delete(token);
+      else
+        void entry.access.then(
+          (a) => a.tenantId === tenantId && this.cache.delete(token),
+          () => undefined,
+        );
+    }
+  }
+
+  close(): void {
+    this.client.close();
+  }
+
+  /** Nest calls this on shutdown when the resolver is a provider. */
+  onApplicationShutdown(): void {
+    this.close();
+  }
+
+  private expand(caller: Caller): Promise<Access> {
+    const metadata = new Metadata();
+    metadata.set('authorization', `Bearer ${caller.token}`);
+    return new Promise((resolve, reject) =>
+      this.client.expandPrincipals(
+        {},
+        metadata,
+        { deadline: Date.now() + (this.options.timeoutMs ?? 2_000) },
+        (error: ServiceError | null, response?: aclv1.ExpandPrincipalsResponse) => {
+          if (error || !response) {
+            reject(
+              error?.code === status.UNAUTHENTICATED
+                ? error
+                : new AccessUnavailableError(`acl-service: ${error?.message ?? 'no answer'}`),
+            );
+            return;
+          }
+          resolve({
+            tenantId: response.tenantId,
+            userId: response.userId,
+            principals: response.principals,
+            documentActions: new Set(response.documentActions as Action[]),
+            isAdmin: response.principals.includes(principal.role(ADMIN_ROLE)),
+          });
+        },
+      ),
+    );
+  }
+
+  private evictExpired(now: number): void {
+    for (const [token, entry] of this.cache) if (entry.expires <= now) this.cache.delete(token);
+  }
+}

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+/** `kb.acl.v1`: a tenant's policy changed; holders of enforcers and principal caches refresh. */
+export const policyChangedSchema = z.object({
+  version: z.number().int().nonnegative(),
+  /** What changed, for logs and audit (e.g. "role_assignment_removed"). */
+  change: z.string(),
+  /** The principal whose expansion changed, when one did. */
+  principal: z.string().optional(),
+});
+export type PolicyChanged = z.infer<typeof policyChangedSchema>;
+
+/** `kb.audit.v1`: who did what, stored by acl-service and queryable by tenant admins. */
+export const auditEventSchema = z.object({
+  actor: z.string(),
+  action: z.enum(['search', 'retrieve_context', 'document_acl_changed', 'policy_changed']),
+  /** The query text of a search, the change of a permission edit. */
+  detail: z.string().max(4000).default(''),
+  documentIds: z.array(z.string()).default([]),
+  /** `<document>#<version>#<chunk>` of every chunk returned. */
+  chunks: z.array(z.string()).default([]),
+  at: z.iso.datetime(),
+});
+export type AuditEvent = z.infer<typeof auditEventSchema>;
