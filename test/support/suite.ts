@@ -92,7 +92,7 @@ export function useSuite(name: string, basePort: number) {
   /** Authorization header of the default caller, or of another one. */
   const auth = async (claims?: Partial<TokenClaims>): Promise<{ authorization: string }> => ({
     authorization: `Bearer ${
-      claims ? await testToken({ tenant, user: 'tester', ...claims }) : token
+      claims ? await testToken({ tenant, user: 'tester', roles: ['editor'], ...claims }) : token
     }`,
   });
 
