@@ -86,15 +86,22 @@ interface K8sObject {
  * reject a missing KAFKA_BROKERS, DATABASE_URL or EMBEDDING_MODEL_DIR (no default, not optional);
  * the test below checks this table against them, so a new required variable fails here until the
  * chart sets it. VECTOR_DATABASE_URL and PINECONE_* are optional in the schema but
- * vectorStoreFromEnv (libs/vector-store) throws at boot without the ones its backend needs.
+ * vectorStoreFromEnv (libs/vector-store) throws at boot without the ones its backend needs, and
+ * TokenVerifier (libs/auth) without AUTH_JWT_SECRET or AUTH_JWKS_URL at the public edges.
  */
-const REQUIRED_ENV: Record<ServiceName, (backend: string) => string[]> = {
-  'document-service': () => ['DATABASE_URL', 'KAFKA_BROKERS'],
+const REQUIRED_ENV: Record<ServiceName, (backend: string, auth: string) => string[]> = {
+  'document-service': (_b, auth) => ['DATABASE_URL', 'KAFKA_BROKERS', auth],
   'parser-service': () => ['KAFKA_BROKERS'],
   'embedding-service': () => ['KAFKA_BROKERS', 'EMBEDDING_MODEL_DIR'],
   'indexing-service': (backend) => ['KAFKA_BROKERS', 'DATABASE_URL', ...vectorEnv(backend)],
-  'query-service': (backend) => ['DATABASE_URL', 'EMBEDDING_MODEL_DIR', ...vectorEnv(backend)],
-  'acl-service': () => [],
+  'query-service': (backend, auth) => [
+    'DATABASE_URL',
+    'KAFKA_BROKERS',
+    'EMBEDDING_MODEL_DIR',
+    ...vectorEnv(backend),
+    auth,
+  ],
+  'acl-service': (_b, auth) => ['DATABASE_URL', 'KAFKA_BROKERS', auth],
 };
 const vectorEnv = (backend: string): string[] =>
   backend === 'pgvector' ? ['VECTOR_DATABASE_URL'] : ['PINECONE_API_KEY', 'PINECONE_INDEX_HOST'];
@@ -179,7 +186,7 @@ it('the REQUIRED_ENV table lists every variable the config schemas require', () 
   for (const service of SERVICES) {
     const result = CONFIG_SCHEMAS[service].safeParse({});
     const missing = result.success ? [] : result.error.issues.map((i) => String(i.path[0]));
-    expect({ service, required: REQUIRED_ENV[service]('pgvector') }).toEqual({
+    expect({ service, required: REQUIRED_ENV[service]('pgvector', 'AUTH_JWT_SECRET') }).toEqual({
       service,
       required: expect.arrayContaining(missing),
     });
@@ -202,20 +209,28 @@ const MODEL_INIT = [
 ];
 
 describe.each([
-  { label: 'default values', args: [] as string[], backend: 'pgvector', existing: [] as string[] },
+  {
+    label: 'default values',
+    args: [] as string[],
+    backend: 'pgvector',
+    auth: 'AUTH_JWT_SECRET',
+    existing: ['kb-auth'],
+  },
   {
     label: 'production-like values',
     args: ['-f', PRODUCTION],
     backend: 'pinecone',
+    auth: 'AUTH_JWKS_URL',
     existing: ['kb-postgres', 'kb-s3', 'kb-pinecone'],
   },
   {
     label: 'a model initContainer',
     args: MODEL_INIT,
     backend: 'pgvector',
-    existing: [] as string[],
+    auth: 'AUTH_JWT_SECRET',
+    existing: ['kb-auth'],
   },
-])('helm chart with $label', ({ args, backend, existing }) => {
+])('helm chart with $label', ({ args, backend, auth, existing }) => {
   const { yaml, objects } = render(...args);
   const deployments = objects.filter((o) => o.kind === 'Deployment');
 
@@ -294,7 +309,7 @@ describe.each([
       const set = [...env.values()].filter((e) => e.value || e.valueFrom).map((e) => e.name);
       expect({ service, set }).toEqual({
         service,
-        set: expect.arrayContaining(REQUIRED_ENV[service](backend)),
+        set: expect.arrayContaining(REQUIRED_ENV[service](backend, auth)),
       });
       for (const variable of env.values()) expectSecretRefResolves(objects, existing, variable);
       expect(env.get('HOST')?.value).toBe('0.0.0.0');
@@ -362,16 +377,15 @@ describe.each([
     expectSecretRefResolves(objects, existing, env.get('DATABASE_URL')!);
   });
 
-  it('exposes HTTP on every Service and gRPC (50051, named grpc) on query-service', () => {
+  it('exposes HTTP on every Service and gRPC (50051, named grpc) on query-service and acl-service', () => {
     for (const service of SERVICES) {
       const ports = (find(objects, 'Service', service).spec?.['ports'] ?? []) as Array<{
         name: string;
         port: number;
       }>;
-      expect(ports.map((p) => p.name)).toEqual(
-        service === 'query-service' ? ['http', 'grpc'] : ['http'],
-      );
-      if (service === 'query-service') expect(ports[1]?.port).toBe(50051);
+      const grpc = service === 'query-service' || service === 'acl-service';
+      expect(ports.map((p) => p.name)).toEqual(grpc ? ['http', 'grpc'] : ['http']);
+      if (grpc) expect(ports[1]?.port).toBe(50051);
     }
   });
 });
@@ -420,6 +434,7 @@ describe('validation', () => {
     [['--set', 'image.pullPolicy=Sometimes'], /pullPolicy/],
     [['--set', 'kafak.brokers=x:9092'], /kafak/],
     [['--set', 'embedding.modelVolume.existingClaim='], /image/],
+    [['--set', 'auth.existingSecret='], /auth\.jwksUrl/],
   ])('values.schema.json rejects %j', (args, message) => {
     const result = templateFails(...args);
     expect(result.status).not.toBe(0);

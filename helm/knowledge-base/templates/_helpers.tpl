@@ -49,7 +49,10 @@ capabilities:
 
 {{/* Services that talk to each dependency (their config schemas in apps/<service>/src/config). */}}
 {{- define "kb.pipelineServices" -}}document-service parser-service embedding-service indexing-service{{- end -}}
-{{- define "kb.databaseServices" -}}document-service indexing-service query-service{{- end -}}
+{{- define "kb.databaseServices" -}}document-service indexing-service query-service acl-service{{- end -}}
+{{- define "kb.kafkaServices" -}}document-service parser-service embedding-service indexing-service query-service acl-service{{- end -}}
+{{- define "kb.authServices" -}}document-service query-service acl-service{{- end -}}
+{{- define "kb.grpcServices" -}}query-service acl-service{{- end -}}
 {{- define "kb.vectorServices" -}}indexing-service query-service{{- end -}}
 {{- define "kb.modelServices" -}}embedding-service query-service{{- end -}}
 
@@ -71,8 +74,26 @@ OTEL_SERVICE_NAME: {{ $name | quote }}
 {{- if $v.otel.endpoint }}
 OTEL_EXPORTER_OTLP_ENDPOINT: {{ $v.otel.endpoint | quote }}
 {{- end }}
-{{- if has $name (splitList " " (include "kb.pipelineServices" .)) }}
+{{- if has $name (splitList " " (include "kb.kafkaServices" .)) }}
 KAFKA_BROKERS: {{ $v.kafka.brokers | quote }}
+{{- end }}
+{{- if has $name (splitList " " (include "kb.authServices" .)) }}
+{{- if $v.auth.jwksUrl }}
+AUTH_JWKS_URL: {{ $v.auth.jwksUrl | quote }}
+{{- end }}
+{{- if $v.auth.issuer }}
+AUTH_ISSUER: {{ $v.auth.issuer | quote }}
+{{- end }}
+{{- if $v.auth.audience }}
+AUTH_AUDIENCE: {{ $v.auth.audience | quote }}
+{{- end }}
+{{- if ne $name "acl-service" }}
+# Callers' principals and permissions come from acl-service; answers are reused this long at most.
+ACL_GRPC_ADDRESS: {{ printf "%s:%v" (include "kb.serviceName" (dict "root" .root "name" "acl-service")) $v.containerPorts.grpc | quote }}
+AUTHZ_CACHE_TTL_MS: {{ $v.auth.cacheTtlMs | quote }}
+{{- end }}
+{{- end }}
+{{- if has $name (splitList " " (include "kb.pipelineServices" .)) }}
 S3_REGION: {{ $v.s3.region | quote }}
 S3_BUCKET: {{ $v.s3.bucket | quote }}
 {{- if $v.s3.endpoint }}
@@ -103,9 +124,11 @@ EMBEDDING_THREADS: {{ $v.embedding.threads | quote }}
 {{- if eq $name "embedding-service" }}
 EMBEDDING_BATCH_SIZE: {{ $v.embedding.batchSize | quote }}
 {{- end }}
-{{- if eq $name "query-service" }}
+{{- if has $name (splitList " " (include "kb.grpcServices" .)) }}
 GRPC_HOST: "0.0.0.0"
 GRPC_PORT: {{ $v.containerPorts.grpc | quote }}
+{{- end }}
+{{- if eq $name "query-service" }}
 # GetDocument / ListDocuments over gRPC read document-service's REST API in-cluster.
 DOCUMENT_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "root" .root "name" "document-service")) | quote }}
 {{- if $v.redis.url }}
@@ -122,6 +145,9 @@ REDIS_URL: {{ $v.redis.url | quote }}
 {{- if and (has $name (splitList " " (include "kb.pipelineServices" .))) (or $v.s3.existingSecret $v.s3.accessKeyId) }}
 {{ include "kb.secretKeyRef" (dict "env" "S3_ACCESS_KEY_ID" "secret" ($v.s3.existingSecret | default $secret) "key" (ternary $v.s3.accessKeyIdKey "s3-access-key-id" (ne $v.s3.existingSecret ""))) }}
 {{ include "kb.secretKeyRef" (dict "env" "S3_SECRET_ACCESS_KEY" "secret" ($v.s3.existingSecret | default $secret) "key" (ternary $v.s3.secretAccessKeyKey "s3-secret-access-key" (ne $v.s3.existingSecret ""))) }}
+{{- end }}
+{{- if and (has $name (splitList " " (include "kb.authServices" .))) (or $v.auth.existingSecret $v.auth.jwtSecret) }}
+{{ include "kb.secretKeyRef" (dict "env" "AUTH_JWT_SECRET" "secret" ($v.auth.existingSecret | default $secret) "key" (ternary $v.auth.existingSecretKey "auth-jwt-secret" (ne $v.auth.existingSecret ""))) }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.databaseServices" .)) }}
 {{ include "kb.secretKeyRef" (dict "env" "DATABASE_URL" "secret" ($v.postgres.existingSecret | default $secret) "key" (ternary $v.postgres.existingSecretKey "database-url" (ne $v.postgres.existingSecret ""))) }}
