@@ -19,8 +19,9 @@ async function main(): Promise<void> {
   const pool = createPool({ url: config.DATABASE_URL, schema: ACL_SCHEMA, maxConnections: 4 });
   const db = createDatabase<unknown>(pool);
   await migrateToLatest(db, ACL_SCHEMA, migrations);
-  // casbin's rules live in the same schema, in the adapter's own table and migrations.
+  // casbin's rules live in the same schema, in the table casbin-pg-adapter expects.
   const adapter = await PostgresAdapter.newAdapter({
+    migrate: false, // the table comes from our migrations
     dbClient: async (exec) => {
       const client = await pool.connect();
       try {

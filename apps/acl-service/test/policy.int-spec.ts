@@ -1,0 +1,120 @@
+import type { Caller } from '@kb/auth';
+import { toTenantId } from '@kb/contracts';
+import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import type { EventProducer } from '@kb/kafka';
+import { newEnforcer } from 'casbin';
+import PostgresAdapter from 'casbin-pg-adapter';
+import { sql, type Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import { AuditRepository } from '../src/audit/audit.repository';
+import { migrations } from '../src/migrations';
+import { newModel } from '../src/policy/model';
+import { addBuiltIns, PolicyService } from '../src/policy/policy.service';
+
+jest.setTimeout(30_000);
+
+/** The policy over real Postgres (its own schema); published events are recorded, not sent. */
+describe('PolicyService', () => {
+  const schema = `acl_test_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+  let pool: Pool;
+  let db: Kysely<unknown>;
+  let policy: PolicyService;
+  const published: Array<{ tenantId: string; payload: unknown }> = [];
+  const caller = (
+    tenant: string,
+    user: string,
+    roles: string[] = [],
+    groups: string[] = [],
+  ): Caller => ({
+    tenantId: toTenantId(tenant),
+    userId: user,
+    roles,
+    groups,
+    token: `${tenant}/${user}`,
+  });
+  const root = caller('t1', 'root', ['admin']);
+
+  beforeAll(async () => {
+    pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 2 });
+    db = createDatabase<unknown>(pool);
+    await migrateToLatest(db, schema, migrations);
+    const adapter = await PostgresAdapter.newAdapter({
+      migrate: false,
+      dbClient: async (exec) => {
+        const client = await pool.connect();
+        try {
+          return await exec(client);
+        } finally {
+          client.release();
+        }
+      },
+    });
+    const enforcer = await newEnforcer(newModel(), adapter);
+    addBuiltIns(enforcer);
+    const recorder = {
+      publish: async (event: { tenantId: string; payload: unknown }) => void published.push(event),
+    } as unknown as EventProducer;
+    policy = new PolicyService(enforcer, db, recorder, new AuditRepository(db));
+  });
+
+  afterAll(async () => {
+    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(db);
+    await pool.end();
+  });
+
+  it('gives every member read, editors write and delete, admins everything', async () => {
+    expect((await policy.expand(caller('t1', 'ann'))).documentActions).toEqual(['read']);
+    expect((await policy.expand(caller('t1', 'ed', ['editor']))).documentActions).toEqual([
+      'read',
+      'write',
+      'delete',
+    ]);
+    expect(await policy.check(root, 'admin', 'acl')).toBe(true);
+    expect(await policy.check(caller('t1', 'ed', ['editor']), 'admin', 'acl')).toBe(false);
+  });
+
+  it('expands principals transitively through groups and roles, within the tenant only', async () => {
+    await policy.change(root, { kind: 'group_member_added', member: 'u:bob', target: 'g:eng' });
+    await policy.change(root, { kind: 'role_assigned', member: 'g:eng', target: 'r:editor' });
+    const bob = await policy.expand(caller('t1', 'bob', [], ['oncall']));
+    expect(bob.principals).toEqual(['g:eng', 'g:oncall', 'r:editor', 't:*', 'u:bob']);
+    expect(bob.documentActions).toContain('write');
+    const elsewhere = await policy.expand(caller('t2', 'bob'));
+    expect(elsewhere.principals).toEqual(['t:*', 'u:bob']);
+    expect(elsewhere.documentActions).toEqual(['read']);
+  });
+
+  it('versions, audits and publishes every change, and revokes', async () => {
+    const before = (await policy.expand(caller('t1', 'cy'))).policyVersion;
+    await policy.change(root, { kind: 'role_assigned', member: 'u:cy', target: 'r:auditor' });
+    await policy.change(root, {
+      kind: 'role_permissions_set',
+      target: 'r:auditor',
+      permissions: [{ resource: 'audit', action: 'read' }],
+    });
+    const cy = caller('t1', 'cy');
+    expect(await policy.check(cy, 'read', 'audit')).toBe(true);
+    await policy.change(root, { kind: 'role_unassigned', member: 'u:cy', target: 'r:auditor' });
+    expect(await policy.check(cy, 'read', 'audit')).toBe(false);
+    const after = await policy.expand(cy);
+    expect(after.policyVersion).toBe(before + 3);
+    expect(published.slice(-3).map((e) => e.tenantId)).toEqual(['t1', 't1', 't1']);
+    const audit = await new AuditRepository(db).query('t1', {
+      actor: 'root',
+      action: 'policy_changed',
+      limit: 10,
+    });
+    expect(audit[0]!.detail).toContain('role_unassigned');
+    expect(await policy.describe('t2')).toMatchObject({ permissions: [], memberships: [] });
+  });
+
+  it('keeps the stored policy across a reload, and the built-ins out of storage', async () => {
+    await policy.reload();
+    expect((await policy.expand(caller('t1', 'bob'))).principals).toContain('r:editor');
+    const { rows } = await sql<{
+      n: string;
+    }>`SELECT count(*) AS n FROM casbin WHERE rule->>0 = 't:*'`.execute(db);
+    expect(Number(rows[0]!.n)).toBe(0);
+  });
+});
