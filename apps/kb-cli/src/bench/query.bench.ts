@@ -106,6 +106,9 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
     };
     options.log(`acl: ${JSON.stringify(acl)}`);
     const probe = await client.search({ query: queries[0]!, topK: TOP_K });
+    if (probe.hits.length === 0) {
+      throw new Error('the ACL reader found nothing: were the documents shared with its groups?');
+    }
     if (!probe.cacheHit)
       throw new Error(
         'the hit pass was not served from the cache: is REDIS_URL set for query-service?',

@@ -102,6 +102,7 @@ export async function ingest(
       title: entry.title || entry._id,
       metadata: { externalId: entry._id },
       ...(options.knowledgeBaseId ? { knowledgeBaseIds: [options.knowledgeBaseId] } : {}),
+      ...(options.aclOf ? { acl: options.aclOf(i) } : {}),
     });
     if ((i + 1) % 250 === 0) options.log(`uploaded ${i + 1}/${corpus.length}`);
   });
@@ -110,7 +111,6 @@ export async function ingest(
   );
 }
 
-/** Polls until every document is final; returns document id → external id. Fails on any failure. */
 /** The text a corpus entry is uploaded as. */
 export const contentOf = (entry: { title: string; text: string }): string =>
   entry.title ? `${entry.title}\n\n${entry.text}` : entry.text;
