@@ -148,6 +148,13 @@ const documentPrincipals: Migration = {
   },
 };
 
+/** BM25's per-tenant statistics (chunk count, mean length) from an index-only scan. */
+const tenantLengths: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`CREATE INDEX chunks_tenant_len ON chunks (tenant_id) INCLUDE (doc_len)`.execute(db);
+  },
+};
+
 export const lexicalIndexMigrations: Migrations = {
   '20261122T1700_create_chunks': createChunks,
   '20261122T1800_bm25_lengths': bm25Lengths,
@@ -157,4 +164,5 @@ export const lexicalIndexMigrations: Migrations = {
   '20261123T0900_attributes': attributes,
   '20261123T1000_principals': principals,
   '20261123T1010_document_principals': documentPrincipals,
+  '20261123T1300_tenant_lengths': tenantLengths,
 };

@@ -90,44 +90,41 @@ export class PgLexicalIndex implements LexicalIndex {
       ? `c.principals && $${params.push(query.principals)}::text[]`
       : 'TRUE';
     const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
-    // Unfiltered searches read postings only; a filter joins each posting to its chunk's attributes.
-    const scope =
-      kbs === 'TRUE' && acl === 'TRUE' && filter === 'TRUE'
-        ? ''
-        : `JOIN ${this.table} c ON c.tenant_id = p.tenant_id AND c.document_id = p.document_id
-              AND c.document_version = p.document_version AND c.chunk_index = p.chunk_index
-              AND ${kbs} AND ${acl} AND ${filter}`;
+    const scoped = kbs !== 'TRUE' || acl !== 'TRUE' || filter !== 'TRUE';
+    // Postings are read by (tenant, term) through the primary key. Every chunk sharing a term is
+    // scored; a scope (knowledge bases, ACL, filter) is checked on those chunks' rows before the
+    // cut to top-k, so k counts matching chunks only. Unscoped, the cut comes before the join.
     const { rows } = await this.pool.query<Row>(
       `WITH terms AS (
-         SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2))
+         SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes
+           FROM unnest(to_tsvector('english', $2))
        ), stats AS (
          SELECT count(*)::float8 AS n, greatest(avg(doc_len), 1)::float8 AS avgdl
            FROM ${this.table} WHERE tenant_id = $1
+       ), matched AS (
+         SELECT p.* FROM ${this.postings} p
+          WHERE p.tenant_id = $1 AND p.lexeme = ANY((SELECT lexemes FROM terms)::text[])
        ), df AS (
-         SELECT p.lexeme, count(*)::float8 AS df
-           FROM ${this.postings} p JOIN terms t ON t.lexeme = p.lexeme
-          WHERE p.tenant_id = $1
-          GROUP BY p.lexeme
+         SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme
        ), scored AS (
          SELECT p.document_id, p.document_version, p.chunk_index,
                 sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
                     * (p.tf * (${K1} + 1))
                     / (p.tf + ${K1} * (1 - ${B} + ${B} * p.doc_len / s.avgdl))) AS score
-           FROM ${this.postings} p
+           FROM matched p
            JOIN df ON df.lexeme = p.lexeme
-           ${scope}
            CROSS JOIN stats s
-          WHERE p.tenant_id = $1
           GROUP BY p.document_id, p.document_version, p.chunk_index
-          ORDER BY score DESC, p.document_id, p.chunk_index
-          LIMIT $3
+          ${scoped ? '' : 'ORDER BY score DESC, p.document_id, p.chunk_index LIMIT $3'}
        )
        SELECT c.document_id, c.document_version, c.chunk_index, c.title, c.text, c.start_offset,
               c.end_offset, scored.score
          FROM scored
          JOIN ${this.table} c ON c.tenant_id = $1 AND c.document_id = scored.document_id
           AND c.document_version = scored.document_version AND c.chunk_index = scored.chunk_index
-        ORDER BY scored.score DESC, c.document_id, c.chunk_index`,
+        WHERE ${kbs} AND ${acl} AND ${filter}
+        ORDER BY scored.score DESC, c.document_id, c.chunk_index
+        LIMIT $3`,
       params,
     );
     return rows.map((row) => ({
