@@ -64,6 +64,8 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
         return response;
       };
     const queries = dataset.queries.map((q) => q.text);
+    // A suffix of this run's own, so no pass can hit results cached by an earlier run.
+    const run = randomUUID().slice(0, 6);
     const miss: Record<string, LatencySummary> = {};
     const hit: Record<string, LatencySummary> = {};
     let pass = 0;
@@ -71,13 +73,13 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       // Each round asks for a top-k (11, 12, …) and a text of its own, so every cache key is new.
       const requests = Array.from({ length: options.rounds }, () => {
         const round = pass++;
-        return queries.map((q) => search(round === 0 ? q : `${q} (${round})`, TOP_K + 1 + round));
+        return queries.map((q) => search(`${q} (${run} ${round})`, TOP_K + 1 + round));
       }).flat();
       miss[`c${c}`] = await measure(requests, c);
       options.log(`miss c${c}: ${JSON.stringify(miss[`c${c}`])}`);
     }
     const embeddingCached = await measure(
-      queries.map((q) => search(q, TOP_K + 1 + pass)),
+      queries.map((q) => search(`${q} (${run} 0)`, TOP_K + 1 + pass)),
       1,
     );
     options.log(`miss with cached query embeddings c1: ${JSON.stringify(embeddingCached)}`);
@@ -96,11 +98,11 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
     // cold queries for both (a query suffix no other pass used).
     const acl: Record<'on' | 'off', LatencySummary> = {
       on: await measure(
-        queries.map((q) => search(`${q} (acl on)`, TOP_K, client)),
+        queries.map((q) => search(`${q} (${run} acl on)`, TOP_K, client)),
         1,
       ),
       off: await measure(
-        queries.map((q) => search(`${q} (acl off)`, TOP_K, admin)),
+        queries.map((q) => search(`${q} (${run} acl off)`, TOP_K, admin)),
         1,
       ),
     };
