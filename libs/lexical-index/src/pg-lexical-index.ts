@@ -94,19 +94,23 @@ export class PgLexicalIndex implements LexicalIndex {
     // Postings are read by (tenant, term) through the primary key. Every chunk sharing a term is
     // scored; a scope (knowledge bases, ACL, filter) is checked on those chunks' rows before the
     // cut to top-k, so k counts matching chunks only. Unscoped, the cut comes before the join.
+    // Right after a bulk ingest, before autovacuum analyzes the new rows, the planner believes the
+    // tenant has one chunk: the CTEs are MATERIALIZED so nothing is recomputed per row, and each
+    // scored chunk is read by its primary key (LATERAL … LIMIT 1 keeps that lookup parameterized)
+    // instead of scanning the tenant's chunks once per hit (1.6 s instead of 14 ms, measured).
     const { rows } = await this.pool.query<Row>(
       `WITH terms AS (
          SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes
            FROM unnest(to_tsvector('english', $2))
-       ), stats AS (
+       ), stats AS MATERIALIZED (
          SELECT count(*)::float8 AS n, greatest(avg(doc_len), 1)::float8 AS avgdl
            FROM ${this.table} WHERE tenant_id = $1
-       ), matched AS (
+       ), matched AS MATERIALIZED (
          SELECT p.* FROM ${this.postings} p
           WHERE p.tenant_id = $1 AND p.lexeme = ANY((SELECT lexemes FROM terms)::text[])
        ), df AS (
          SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme
-       ), scored AS (
+       ), scored AS MATERIALIZED (
          SELECT p.document_id, p.document_version, p.chunk_index,
                 sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
                     * (p.tf * (${K1} + 1))
@@ -120,9 +124,13 @@ export class PgLexicalIndex implements LexicalIndex {
        SELECT c.document_id, c.document_version, c.chunk_index, c.title, c.text, c.start_offset,
               c.end_offset, scored.score
          FROM scored
-         JOIN ${this.table} c ON c.tenant_id = $1 AND c.document_id = scored.document_id
-          AND c.document_version = scored.document_version AND c.chunk_index = scored.chunk_index
-        WHERE ${kbs} AND ${acl} AND ${filter}
+        CROSS JOIN LATERAL (
+          SELECT * FROM ${this.table} c
+           WHERE c.tenant_id = $1 AND c.document_id = scored.document_id
+             AND c.document_version = scored.document_version AND c.chunk_index = scored.chunk_index
+             AND ${kbs} AND ${acl} AND ${filter}
+           LIMIT 1
+        ) c
         ORDER BY scored.score DESC, c.document_id, c.chunk_index
         LIMIT $3`,
       params,
