@@ -17,7 +17,6 @@ import {
   type EventProducer,
 } from '@kb/kafka';
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { Enforcer } from 'casbin';
 import type { Kafka } from 'kafkajs';
 import type { Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
@@ -27,13 +26,13 @@ import { AuditRepository } from './audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from './config/acl.config';
 import { AccessControlGrpcServer } from './grpc/access-control.grpc';
 import { ACL_DB, ENFORCER, EVENT_PRODUCER, TOKEN_VERIFIER } from './platform/tokens';
-import { PolicyService } from './policy/policy.service';
+import { PolicyService, type EnforcerSource } from './policy/policy.service';
 
 export interface AclDeps {
   config: AclConfig;
   kafka: Kafka;
   producer: EventProducer;
-  enforcer: Enforcer;
+  enforcer: EnforcerSource;
   db: Kysely<unknown>;
   verifier: TokenVerifier;
   closers: Closer[];

@@ -31,8 +31,12 @@ async function main(): Promise<void> {
       }
     },
   });
-  const enforcer = await newEnforcer(newModel(), adapter);
-  addBuiltIns(enforcer);
+  const build = async () => {
+    const enforcer = await newEnforcer(newModel(), adapter);
+    addBuiltIns(enforcer);
+    return enforcer;
+  };
+  const enforcer = { enforcer: await build(), build };
   const verifier = new TokenVerifier({
     secret: config.AUTH_JWT_SECRET,
     jwksUrl: config.AUTH_JWKS_URL,

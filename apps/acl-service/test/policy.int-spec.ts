@@ -50,12 +50,20 @@ describe('PolicyService', () => {
         }
       },
     });
-    const enforcer = await newEnforcer(newModel(), adapter);
-    addBuiltIns(enforcer);
+    const build = async () => {
+      const enforcer = await newEnforcer(newModel(), adapter);
+      addBuiltIns(enforcer);
+      return enforcer;
+    };
     const recorder = {
       publish: async (event: { tenantId: string; payload: unknown }) => void published.push(event),
     } as unknown as EventProducer;
-    policy = new PolicyService(enforcer, db, recorder, new AuditRepository(db));
+    policy = new PolicyService(
+      { enforcer: await build(), build },
+      db,
+      recorder,
+      new AuditRepository(db),
+    );
   });
 
   afterAll(async () => {
@@ -110,7 +118,13 @@ describe('PolicyService', () => {
   });
 
   it('keeps the stored policy across a reload, and the built-ins out of storage', async () => {
-    await policy.reload();
+    // Checks running while the policy reloads never see it empty.
+    const reloading = policy.reload();
+    const during = await Promise.all(
+      Array.from({ length: 20 }, () => policy.check(root, 'admin', 'acl')),
+    );
+    await reloading;
+    expect(during).toEqual(Array.from({ length: 20 }, () => true));
     expect((await policy.expand(caller('t1', 'bob'))).principals).toContain('r:editor');
     const { rows } = await sql<{
       n: string;

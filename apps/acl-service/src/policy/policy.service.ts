@@ -8,6 +8,12 @@ import { AuditRepository } from '../audit/audit.repository';
 import { ACL_DB, ENFORCER, EVENT_PRODUCER } from '../platform/tokens';
 import { BUILT_IN_POLICIES } from './model';
 
+/** The enforcer in use, and how to build a fresh one from the stored policy. */
+export interface EnforcerSource {
+  enforcer: Enforcer;
+  build(): Promise<Enforcer>;
+}
+
 export interface Expansion {
   tenantId: string;
   userId: string;
@@ -38,18 +44,24 @@ export interface PolicyChange {
 @Injectable()
 export class PolicyService {
   private readonly logger = new Logger(PolicyService.name);
+  private enforcer: Enforcer;
 
   constructor(
-    @Inject(ENFORCER) private readonly enforcer: Enforcer,
+    @Inject(ENFORCER) private readonly source: EnforcerSource,
     @Inject(ACL_DB) private readonly db: Kysely<unknown>,
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     private readonly audit: AuditRepository,
-  ) {}
+  ) {
+    this.enforcer = source.enforcer;
+  }
 
-  /** Reloads the stored policy (after another replica changed it) and re-adds the built-ins. */
+  /**
+   * Reloads the stored policy after a replica changed it. A fresh enforcer is built and swapped
+   * in whole: reloading in place empties the policy for a moment, and a check in that moment
+   * would deny (seen in CI before this was fixed).
+   */
   async reload(): Promise<void> {
-    await this.enforcer.loadPolicy();
-    addBuiltIns(this.enforcer);
+    this.enforcer = await this.source.build();
   }
 
   /** The caller's principals, transitively through groups and roles, and their document actions. */
