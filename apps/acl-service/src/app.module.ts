@@ -14,13 +14,12 @@ import {
   EventConsumer,
   EventConsumersHost,
   consumerLog,
+  instanceGroupId,
   type EventProducer,
 } from '@kb/kafka';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import type { Kysely } from 'kysely';
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { AdminController } from './admin/admin.controller';
 import { AuditRepository } from './audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from './config/acl.config';
@@ -67,7 +66,7 @@ export class AppModule {
             }),
             // A group per instance: every replica reloads the policy another one changed.
             new EventConsumer(deps.kafka, {
-              groupId: `${deps.config.KAFKA_GROUP_ID}-policy-${hostname()}-${randomUUID().slice(0, 8)}`,
+              groupId: instanceGroupId(`${deps.config.KAFKA_GROUP_ID}-policy`),
               handlers: { [Topics.acl]: () => policy.reload() },
               fromBeginning: false,
               log: consumerLog('PolicyConsumer'),

@@ -1,17 +1,14 @@
 import './telemetry';
 import 'reflect-metadata';
-import { TokenVerifier } from '@kb/auth';
+import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { bootHttpService } from '@kb/http';
 import { EventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
-import { newEnforcer } from 'casbin';
-import PostgresAdapter from 'casbin-pg-adapter';
 import { AppModule } from './app.module';
 import { loadAclConfig } from './config/acl.config';
 import { ACL_SCHEMA, migrations } from './migrations';
-import { newModel } from './policy/model';
-import { addBuiltIns } from './policy/policy.service';
+import { enforcerSource } from './policy/enforcer';
 
 async function main(): Promise<void> {
   const config = loadAclConfig();
@@ -20,29 +17,8 @@ async function main(): Promise<void> {
   const db = createDatabase<unknown>(pool);
   await migrateToLatest(db, ACL_SCHEMA, migrations);
   // casbin's rules live in the same schema, in the table casbin-pg-adapter expects.
-  const adapter = await PostgresAdapter.newAdapter({
-    migrate: false, // the table comes from our migrations
-    dbClient: async (exec) => {
-      const client = await pool.connect();
-      try {
-        return await exec(client);
-      } finally {
-        client.release();
-      }
-    },
-  });
-  const build = async () => {
-    const enforcer = await newEnforcer(newModel(), adapter);
-    addBuiltIns(enforcer);
-    return enforcer;
-  };
-  const enforcer = { enforcer: await build(), build };
-  const verifier = new TokenVerifier({
-    secret: config.AUTH_JWT_SECRET,
-    jwksUrl: config.AUTH_JWKS_URL,
-    issuer: config.AUTH_ISSUER,
-    audience: config.AUTH_AUDIENCE,
-  });
+  const enforcer = await enforcerSource(pool);
+  const verifier = tokenVerifierFrom(config);
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'acl-service' });
   const producer = new EventProducer(kafka);
   await producer.connect();

@@ -2,15 +2,13 @@ import type { Caller } from '@kb/auth';
 import { toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import type { EventProducer } from '@kb/kafka';
-import { newEnforcer } from 'casbin';
-import PostgresAdapter from 'casbin-pg-adapter';
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { AuditRepository } from '../src/audit/audit.repository';
 import { migrations } from '../src/migrations';
-import { newModel } from '../src/policy/model';
-import { addBuiltIns, PolicyService } from '../src/policy/policy.service';
+import { enforcerSource } from '../src/policy/enforcer';
+import { PolicyService } from '../src/policy/policy.service';
 
 jest.setTimeout(30_000);
 
@@ -39,31 +37,10 @@ describe('PolicyService', () => {
     pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 2 });
     db = createDatabase<unknown>(pool);
     await migrateToLatest(db, schema, migrations);
-    const adapter = await PostgresAdapter.newAdapter({
-      migrate: false,
-      dbClient: async (exec) => {
-        const client = await pool.connect();
-        try {
-          return await exec(client);
-        } finally {
-          client.release();
-        }
-      },
-    });
-    const build = async () => {
-      const enforcer = await newEnforcer(newModel(), adapter);
-      addBuiltIns(enforcer);
-      return enforcer;
-    };
     const recorder = {
       publish: async (event: { tenantId: string; payload: unknown }) => void published.push(event),
     } as unknown as EventProducer;
-    policy = new PolicyService(
-      { enforcer: await build(), build },
-      db,
-      recorder,
-      new AuditRepository(db),
-    );
+    policy = new PolicyService(await enforcerSource(pool), db, recorder, new AuditRepository(db));
   });
 
   afterAll(async () => {

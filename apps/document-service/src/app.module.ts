@@ -1,9 +1,13 @@
 import { AccessResolver } from '@kb/auth';
 import { Topics, toTenantId } from '@kb/contracts';
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { HealthController, MetricsController, READINESS_CHECKS, Readiness } from '@kb/http';
-import { EVENT_CONSUMERS, EventConsumer, EventConsumersHost, consumerLog } from '@kb/kafka';
+import {
+  EVENT_CONSUMERS,
+  EventConsumer,
+  EventConsumersHost,
+  consumerLog,
+  instanceGroupId,
+} from '@kb/kafka';
 import type { Kafka } from 'kafkajs';
 import { pendingMigrations } from '@kb/database';
 import { Module, type DynamicModule } from '@nestjs/common';
@@ -55,7 +59,7 @@ export class AppModule {
           useFactory: (kafka: Kafka, documents: DocumentsService, access: AccessResolver) => [
             // A group per instance: every replica drops its cached access when a policy changes.
             new EventConsumer(kafka, {
-              groupId: `${config.KAFKA_GROUP_ID}-acl-${hostname()}-${randomUUID().slice(0, 8)}`,
+              groupId: instanceGroupId(`${config.KAFKA_GROUP_ID}-acl`),
               handlers: { [Topics.acl]: async (event) => access.invalidate(event.tenantId) },
               fromBeginning: false,
               log: consumerLog('PolicyConsumer'),

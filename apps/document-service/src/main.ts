@@ -1,6 +1,6 @@
 import './telemetry';
 import 'reflect-metadata';
-import { TokenVerifier } from '@kb/auth';
+import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { bootHttpService } from '@kb/http';
 import { createLogger } from '@kb/observability';
@@ -30,12 +30,7 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     name: 'document-service',
-    auth: new TokenVerifier({
-      secret: config.AUTH_JWT_SECRET,
-      jwksUrl: config.AUTH_JWKS_URL,
-      issuer: config.AUTH_ISSUER,
-      audience: config.AUTH_AUDIENCE,
-    }),
+    auth: tokenVerifierFrom(config),
   });
 }
 

@@ -6,11 +6,10 @@ import {
   EventConsumer,
   EventConsumersHost,
   consumerLog,
+  instanceGroupId,
   type EventProducer,
 } from '@kb/kafka';
 import type { Kafka } from 'kafkajs';
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { SearchAudit } from './audit/search-audit';
 import {
   CLOSERS,
@@ -100,7 +99,7 @@ export class AppModule {
           inject: [AccessResolver],
           useFactory: (access: AccessResolver) => [
             new EventConsumer(deps.kafka, {
-              groupId: `${deps.config.KAFKA_GROUP_ID}-acl-${hostname()}-${randomUUID().slice(0, 8)}`,
+              groupId: instanceGroupId(`${deps.config.KAFKA_GROUP_ID}-acl`),
               handlers: { [Topics.acl]: async (event) => access.invalidate(event.tenantId) },
               fromBeginning: false,
               log: consumerLog('PolicyConsumer'),

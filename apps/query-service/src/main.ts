@@ -1,6 +1,6 @@
 import './telemetry';
 import 'reflect-metadata';
-import { TokenVerifier } from '@kb/auth';
+import { tokenVerifierFrom } from '@kb/auth';
 import { OnnxEmbeddingProvider } from '@kb/embeddings';
 import { EventProducer, createKafka } from '@kb/kafka';
 import { bootHttpService } from '@kb/http';
@@ -33,12 +33,7 @@ async function main(): Promise<void> {
   const cache = config.REDIS_URL
     ? RedisSearchCache.connect(config.REDIS_URL, config.SEARCH_CACHE_TTL_SECONDS)
     : null;
-  const verifier = new TokenVerifier({
-    secret: config.AUTH_JWT_SECRET,
-    jwksUrl: config.AUTH_JWKS_URL,
-    issuer: config.AUTH_ISSUER,
-    audience: config.AUTH_AUDIENCE,
-  });
+  const verifier = tokenVerifierFrom(config);
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'query-service' });
   const producer = new EventProducer(kafka);
   await producer.connect();

@@ -138,3 +138,20 @@ export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
   return match?.[1];
 }
+
+/** Settings as the services' config schemas name them (`authConfigSchema` in libs/config). */
+export interface AuthSettings {
+  AUTH_JWT_SECRET?: string | undefined;
+  AUTH_JWKS_URL?: string | undefined;
+  AUTH_ISSUER?: string | undefined;
+  AUTH_AUDIENCE?: string | undefined;
+}
+
+export function tokenVerifierFrom(settings: AuthSettings): TokenVerifier {
+  return new TokenVerifier({
+    secret: settings.AUTH_JWT_SECRET,
+    jwksUrl: settings.AUTH_JWKS_URL,
+    issuer: settings.AUTH_ISSUER,
+    audience: settings.AUTH_AUDIENCE,
+  });
+}

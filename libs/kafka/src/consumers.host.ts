@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import {
   Inject,
   Injectable,
@@ -39,4 +41,12 @@ export function consumerLog(
 ): (message: string, details: Record<string, unknown>) => void {
   const logger = new Logger(context);
   return (message, details) => logger.warn({ message, ...details });
+}
+
+/**
+ * A consumer group of this process alone, for events every replica must see (cache
+ * invalidation): one group per instance instead of one per service.
+ */
+export function instanceGroupId(base: string): string {
+  return `${base}-${hostname()}-${randomUUID().slice(0, 8)}`;
 }

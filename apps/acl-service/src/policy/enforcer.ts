@@ -1,0 +1,29 @@
+import { newEnforcer } from 'casbin';
+import PostgresAdapter from 'casbin-pg-adapter';
+import type { Pool } from 'pg';
+import { newModel } from './model';
+import { addBuiltIns, type EnforcerSource } from './policy.service';
+
+/**
+ * Enforcers over the rules stored in the pool's schema (table `casbin`, from our migrations),
+ * with the built-in policies added in memory.
+ */
+export async function enforcerSource(pool: Pool): Promise<EnforcerSource> {
+  const adapter = await PostgresAdapter.newAdapter({
+    migrate: false, // the table comes from our migrations
+    dbClient: async (exec) => {
+      const client = await pool.connect();
+      try {
+        return await exec(client);
+      } finally {
+        client.release();
+      }
+    },
+  });
+  const build = async () => {
+    const enforcer = await newEnforcer(newModel(), adapter);
+    addBuiltIns(enforcer);
+    return enforcer;
+  };
+  return { enforcer: await build(), build };
+}
