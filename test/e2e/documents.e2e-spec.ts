@@ -2,7 +2,10 @@
  * Document lifecycle through the public API: duplicates, size limits, deletes that reach every
  * store and cache, and readiness while migrations are pending.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { startService, stopServices } from '../support/services';
@@ -143,5 +146,64 @@ describe('document lifecycle', () => {
       await pg.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await pg.end();
     }
+  });
+
+  it('bulk-ingests a folder with kb ingest: indexed, duplicate and failed with reasons, exit 1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kb-ingest-'));
+    mkdirSync(join(dir, 'nested', 'deeper'), { recursive: true });
+    mkdirSync(join(dir, '.git'));
+    writeFileSync(join(dir, 'guide.md'), '# Guide\n\nHow lighthouses guide ships at night.');
+    writeFileSync(join(dir, 'nested', 'notes.txt'), 'Tide tables predict high water twice a day.');
+    writeFileSync(
+      join(dir, 'nested', 'deeper', 'copy.md'),
+      '# Guide\n\nHow lighthouses guide ships at night.',
+    );
+    writeFileSync(join(dir, 'nested', 'empty.txt'), '');
+    writeFileSync(join(dir, 'photo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1]));
+    writeFileSync(join(dir, '.git', 'config'), 'hidden files are skipped');
+    const result = spawnSync(
+      process.execPath,
+      [
+        'apps/kb-cli/dist/main.js',
+        'ingest',
+        dir,
+        '--kb',
+        'kb-ingest',
+        '--json',
+        '--timeout',
+        '120',
+      ],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          KB_TOKEN: suite.token,
+          KB_DOCUMENTS_URL: suite.documentUrl,
+        },
+      },
+    );
+    const summary = JSON.parse(result.stdout) as {
+      files: number;
+      indexed: number;
+      duplicate: number;
+      failed: number;
+      outcomes: Array<{ path: string; outcome: string; reason?: string }>;
+    };
+    expect(result.status).toBe(1);
+    expect(summary).toMatchObject({ files: 5, indexed: 2, duplicate: 1, failed: 2 });
+    const byPath = Object.fromEntries(summary.outcomes.map((o) => [o.path, o]));
+    expect(byPath['nested/empty.txt']).toMatchObject({ outcome: 'failed', reason: 'empty_file' });
+    expect(byPath['photo.png']).toMatchObject({ outcome: 'failed', reason: 'unsupported_type' });
+    expect([byPath['guide.md']!.outcome, byPath['nested/deeper/copy.md']!.outcome].sort()).toEqual([
+      'duplicate',
+      'indexed',
+    ]);
+    const listed = (await (
+      await fetch(`${suite.documentUrl}/v1/documents?limit=100`, { headers: await suite.auth() })
+    ).json()) as { items: Array<{ title: string; filename: string; knowledgeBaseIds: string[] }> };
+    expect(listed.items.find((d) => d.title === 'nested/notes.txt')).toMatchObject({
+      filename: 'notes.txt',
+      knowledgeBaseIds: ['kb-ingest'],
+    });
   });
 });

@@ -178,6 +178,23 @@ describe('DocumentsRepository', () => {
     expect(JSON.parse(events[1]!.payload).payload.principals).toEqual(['u:alice', 'u:bob']);
   });
 
+  it('makes one document of concurrent uploads of the same content', async () => {
+    const sha256 = randomUUID().replace(/-/g, '').padEnd(64, 'c');
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        repository.insertUnlessDuplicate(newDocument({ id: randomUUID(), sha256 }), ['u:alice']),
+      ),
+    );
+    expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.document.id)).size).toBe(1);
+    // Someone who cannot read it gets a document of their own.
+    const other = await repository.insertUnlessDuplicate(
+      newDocument({ id: randomUUID(), sha256, ownerId: 'zoe' }),
+      ['u:zoe'],
+    );
+    expect(other.duplicate).toBe(false);
+  });
+
   it('scopes reads to the tenant', async () => {
     const doc = newDocument();
     await repository.insertWithEvent(doc);

@@ -60,7 +60,41 @@ export class DocumentsRepository {
 
   /** Inserts the document and its `uploaded` event in one transaction (transactional outbox). */
   async insertWithEvent(doc: NewDocument): Promise<DocumentView> {
+    return this.db.transaction().execute((trx) => this.insertIn(trx, doc));
+  }
+
+  /**
+   * Inserts the document unless the tenant already has one with the same content that
+   * `visibility` may read, which is returned instead. Concurrent uploads of the same content
+   * serialize on a transaction-scoped advisory lock of (tenant, sha256), so two of them never
+   * both become documents.
+   */
+  async insertUnlessDuplicate(
+    doc: NewDocument,
+    visibility: Visibility,
+  ): Promise<{ document: DocumentView; duplicate: boolean }> {
     return this.db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${doc.tenantId}:${doc.sha256}`}, 0))`.execute(
+        trx,
+      );
+      const existing = await trx
+        .selectFrom('documents')
+        .selectAll()
+        .where('tenant_id', '=', doc.tenantId)
+        .where('sha256', '=', doc.sha256)
+        .$call(visibleTo(visibility))
+        .orderBy('created_at')
+        .executeTakeFirst();
+      if (existing) return { document: toView(existing), duplicate: true };
+      return { document: await this.insertIn(trx, doc), duplicate: false };
+    });
+  }
+
+  private async insertIn(
+    trx: Transaction<DocumentDatabase>,
+    doc: NewDocument,
+  ): Promise<DocumentView> {
+    {
       const row = await trx
         .insertInto('documents')
         .values({
@@ -106,7 +140,7 @@ export class DocumentsRepository {
         },
       });
       return toView(row);
-    });
+    }
   }
 
   /** The tenant's document with this content, if any (duplicate detection). */

@@ -76,7 +76,8 @@ export class DocumentsService {
       throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);
     }
     const sha256 = createHash('sha256').update(file.buffer).digest('hex');
-    // Only a document the caller can read counts as a duplicate: otherwise its existence would leak.
+    // Only a document the caller can read counts as a duplicate: otherwise its existence would
+    // leak. Checked here for the common case, and again under a lock when inserting.
     const existing = await this.repository.findBySha256(tenantId, sha256, visibilityOf(access));
     if (existing) {
       uploads.add(1, { outcome: 'duplicate' });
@@ -86,24 +87,32 @@ export class DocumentsService {
     if (!(await this.blobs.exists(blobKey))) {
       await this.blobs.put(blobKey, file.buffer, file.mimetype);
     }
-    const document = await this.repository.insertWithEvent({
-      id: randomUUID(),
-      tenantId,
-      title: fields.title?.trim() || file.originalname,
-      filename: file.originalname,
-      contentType: file.mimetype || 'application/octet-stream',
-      sizeBytes: file.size,
-      sha256,
-      blobBucket: this.blobs.bucket,
-      blobKey,
-      metadata: fields.metadata ?? {},
-      tags: [...new Set(fields.tags ?? [])],
-      knowledgeBaseIds: [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])],
-      ownerId: access.userId,
-      acl: fields.acl ?? { users: [], groups: [], roles: [], tenant: false },
-      now: this.clock(),
-    });
+    const { document, duplicate } = await this.repository.insertUnlessDuplicate(
+      {
+        id: randomUUID(),
+        tenantId,
+        title: fields.title?.trim() || file.originalname,
+        filename: file.originalname,
+        contentType: file.mimetype || 'application/octet-stream',
+        sizeBytes: file.size,
+        sha256,
+        blobBucket: this.blobs.bucket,
+        blobKey,
+        metadata: fields.metadata ?? {},
+        tags: [...new Set(fields.tags ?? [])],
+        knowledgeBaseIds: [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])],
+        ownerId: access.userId,
+        acl: fields.acl ?? { users: [], groups: [], roles: [], tenant: false },
+        now: this.clock(),
+      },
+      visibilityOf(access),
+    );
     annotateActiveSpan({ 'kb.tenant_id': tenantId, 'kb.document_id': document.id });
+    if (duplicate) {
+      // Lost the race to a concurrent upload of the same content: that one is the document.
+      uploads.add(1, { outcome: 'duplicate' });
+      return { ...document, duplicate: true };
+    }
     uploads.add(1, { outcome: 'created' });
     this.outbox.wake();
     return document;

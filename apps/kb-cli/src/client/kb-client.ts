@@ -23,10 +23,17 @@ export interface DocumentSummary {
 
 /** The public APIs as a caller sees them: REST for documents, gRPC for search. */
 export class KbClient {
-  private readonly grpc: kbv1.KnowledgeBaseClient;
+  private grpcClient?: kbv1.KnowledgeBaseClient;
 
-  constructor(private readonly endpoints: KbEndpoints) {
-    this.grpc = new kbv1.KnowledgeBaseClient(endpoints.grpcAddress, credentials.createInsecure());
+  constructor(private readonly endpoints: KbEndpoints) {}
+
+  /** Opened on first use: commands that only use REST never dial gRPC. */
+  private get grpc(): kbv1.KnowledgeBaseClient {
+    this.grpcClient ??= new kbv1.KnowledgeBaseClient(
+      this.endpoints.grpcAddress,
+      credentials.createInsecure(),
+    );
+    return this.grpcClient;
   }
 
   async upload(
@@ -64,6 +71,52 @@ export class KbClient {
     return body;
   }
 
+  /**
+   * Uploads a file and reports the outcome instead of throwing: the document (new or duplicate),
+   * or the API's status, error code and message.
+   */
+  async tryUpload(
+    filename: string,
+    content: Buffer,
+    contentType: string,
+    fields: { title?: string; knowledgeBaseIds?: string[] } = {},
+  ): Promise<
+    | { ok: true; document: UploadedDocument & { duplicate?: boolean } }
+    | { ok: false; status: number; code: string; message: string }
+  > {
+    const form = new FormData();
+    form.append('file', new Blob([content], { type: contentType }), filename);
+    if (fields.title) form.append('title', fields.title);
+    if (fields.knowledgeBaseIds) {
+      form.append('knowledge_base_ids', JSON.stringify(fields.knowledgeBaseIds));
+    }
+    const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${this.endpoints.token}` },
+    });
+    const body = (await response.json().catch(() => ({}))) as UploadedDocument & {
+      duplicate?: boolean;
+      error?: { code: string; message: string };
+    };
+    return response.ok
+      ? { ok: true, document: body }
+      : {
+          ok: false,
+          status: response.status,
+          code: body.error?.code ?? 'http_error',
+          message: body.error?.message ?? `HTTP ${response.status}`,
+        };
+  }
+
+  async getDocument(id: string): Promise<DocumentSummary> {
+    const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents/${id}`, {
+      headers: { authorization: `Bearer ${this.endpoints.token}` },
+    });
+    if (!response.ok) throw new Error(`reading document ${id} failed: ${response.status}`);
+    return (await response.json()) as DocumentSummary;
+  }
+
   /** Every document of the tenant, following the cursor. */
   async listAll(): Promise<DocumentSummary[]> {
     const all: DocumentSummary[] = [];
@@ -97,7 +150,7 @@ export class KbClient {
   }
 
   close(): void {
-    this.grpc.close();
+    this.grpcClient?.close();
   }
 }
 
