@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `npm run bench -- query [--tenant <id>] [--rounds n]`: servers up, build, then the benchmark
-# against the running services (started for the run when `npm start` is not running them).
+# `npm run bench -- query [--tenant <id>] [--rounds n]` or `npm run bench -- ingest`: servers up,
+# build, then the benchmark against the running services (started for the run when `npm start`
+# is not running them, so peak memory figures cover the run alone).
 # The last line of output is one JSON object. Datasets come from ../shared/datasets (CISI).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -11,7 +12,8 @@ source scripts/infra/env.sh
 dataset="${KB_BENCH_DATASET:-../shared/datasets/cisi}"
 case "$kind" in
   query) command=(node apps/kb-cli/dist/main.js bench-query --dataset "$dataset" "$@") ;;
-  *) echo "usage: npm run bench -- query [--tenant <id>] [--rounds <n>]" >&2; exit 2 ;;
+  ingest) command=(node apps/kb-cli/dist/main.js bench-ingest --dataset "$dataset" "$@") ;;
+  *) echo "usage: npm run bench -- query [--tenant <id>] [--rounds <n>] | ingest [--concurrency <n>]" >&2; exit 2 ;;
 esac
 bash scripts/infra/up.sh >&2
 npx nx run-many -t build --output-style=static >/dev/null

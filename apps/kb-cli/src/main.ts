@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { runIngestBench } from './bench/ingest.bench';
 import { runQueryBench } from './bench/query.bench';
 import { runEval, type EvalMode } from './eval/eval.command';
 import { localToken } from './client/kb-client';
@@ -151,6 +152,42 @@ program
       if (summary.failed > 0) process.exitCode = 1;
     },
   );
+
+program
+  .command('bench-ingest')
+  .description(
+    'Ingestion throughput through REST until every document is indexed, against the model alone; prints one JSON object.',
+  )
+  .requiredOption('--dataset <folder>', 'BEIR folder whose corpus is ingested')
+  .option('--concurrency <n>', 'uploads in flight', (v) => Number.parseInt(v, 10), 8)
+  .option(
+    '--documents-url <url>',
+    'document-service base URL',
+    process.env['KB_DOCUMENTS_URL'] ?? 'http://127.0.0.1:3001',
+  )
+  .action(async (options: { dataset: string; concurrency: number; documentsUrl: string }) => {
+    const env = (name: string, fallback?: string): string => {
+      const value = process.env[name] ?? fallback;
+      if (value === undefined) throw new Error(`${name} is not set (source scripts/infra/env.sh)`);
+      return value;
+    };
+    const result = await runIngestBench({
+      dataset: options.dataset,
+      concurrency: options.concurrency,
+      documentsUrl: options.documentsUrl,
+      grpcAddress: '',
+      databaseUrl: env('DATABASE_URL'),
+      model: {
+        dir: env('EMBEDDING_MODEL_DIR'),
+        name: env('EMBEDDING_MODEL', 'all-MiniLM-L6-v2'),
+        pooling: env('EMBEDDING_POOLING', 'mean') === 'cls' ? 'cls' : 'mean',
+        threads: Number(env('EMBEDDING_THREADS', '1')),
+        batchSize: Number(env('EMBEDDING_BATCH_SIZE', '32')),
+      },
+      log: (line) => process.stderr.write(`bench: ${line}\n`),
+    });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
 
 const list = (value: string): string[] =>
   value

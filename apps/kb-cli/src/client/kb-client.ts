@@ -19,6 +19,7 @@ export interface DocumentSummary {
   status: string;
   failure: { reason: string; detail: string | null } | null;
   metadata: Record<string, unknown>;
+  chunkCount: number | null;
 }
 
 /** The public APIs as a caller sees them: REST for documents, gRPC for search. */

@@ -124,6 +124,7 @@ export async function waitIndexed(
   client: KbClient,
   corpus: { _id: string; title: string; text: string }[],
   log: (line: string) => void,
+  pollMs = 2000,
 ): Promise<Map<string, string[]>> {
   const idsByContent = new Map<string, string[]>();
   for (const entry of corpus) {
@@ -156,7 +157,7 @@ export async function waitIndexed(
       );
     }
     log(`indexed ${indexed.length}/${expected}`);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
 

@@ -1,0 +1,118 @@
+import { OnnxEmbeddingProvider } from '@kb/embeddings';
+import { randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { Client } from 'pg';
+import { KbClient, localToken, type KbEndpoints } from '../client/kb-client';
+import { loadBeir } from '../eval/beir';
+import { ingest, waitIndexed } from '../eval/eval.command';
+
+export interface IngestBenchOptions extends Omit<KbEndpoints, 'token'> {
+  dataset: string;
+  concurrency: number;
+  /** Postgres holding the lexical index: the chunk texts the pipeline embedded. */
+  databaseUrl: string;
+  model: { dir: string; name: string; pooling: 'mean' | 'cls'; threads: number; batchSize: number };
+  log: (line: string) => void;
+}
+
+const SERVICES = [
+  'document-service',
+  'parser-service',
+  'embedding-service',
+  'indexing-service',
+  'query-service',
+  'acl-service',
+];
+
+/**
+ * Peak resident memory (VmHWM) of each service process on this machine, in MB: the services'
+ * high-water mark since they started, found by their command line.
+ */
+export async function peakRssMb(): Promise<Record<string, number>> {
+  const peaks: Record<string, number> = {};
+  for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
+    let cmdline: string;
+    try {
+      cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replace(/\0/g, ' ');
+    } catch {
+      continue; // gone
+    }
+    const service = SERVICES.find((s) => cmdline.includes(`apps/${s}/dist/main.js`));
+    if (!service) continue;
+    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+    const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+    peaks[service] = Math.max(peaks[service] ?? 0, Math.round((kb / 1024) * 10) / 10);
+  }
+  return peaks;
+}
+
+/**
+ * End-to-end ingestion throughput: uploads a BEIR corpus through REST into a fresh tenant and
+ * waits until every distinct document is indexed. Then embeds the very chunks the pipeline
+ * produced (read back from the lexical index) directly with the same model, batch size and
+ * threads in this process, so the pipeline's overhead over the model shows as a ratio.
+ */
+export async function runIngestBench(options: IngestBenchOptions): Promise<object> {
+  const dataset = await loadBeir(options.dataset);
+  const tenant = `ingest-${randomUUID().slice(0, 8)}`;
+  const client = new KbClient({
+    ...options,
+    token: await localToken({ tenant, user: 'bench-admin', roles: ['admin'] }),
+  });
+  try {
+    const started = performance.now();
+    await ingest(client, dataset.corpus, { concurrency: options.concurrency, log: options.log });
+    await waitIndexed(client, dataset.corpus, options.log, 1000);
+    const seconds = (performance.now() - started) / 1000;
+    const documents = (await client.listAll()).filter((d) => d.status === 'indexed');
+    const chunks = documents.reduce((sum, d) => sum + (d.chunkCount ?? 0), 0);
+    const peak = await peakRssMb();
+
+    const texts = await chunkTexts(options.databaseUrl, tenant);
+    if (texts.length !== chunks) {
+      throw new Error(`the lexical index holds ${texts.length} chunks, documents say ${chunks}`);
+    }
+    const provider = await OnnxEmbeddingProvider.load({
+      modelDir: options.model.dir,
+      model: options.model.name,
+      pooling: options.model.pooling,
+      threads: options.model.threads,
+    });
+    const embedStarted = performance.now();
+    for (let i = 0; i < texts.length; i += options.model.batchSize) {
+      await provider.embed(texts.slice(i, i + options.model.batchSize));
+    }
+    const embedSeconds = (performance.now() - embedStarted) / 1000;
+    await provider.close?.();
+    const round = (x: number) => Math.round(x * 10) / 10;
+    options.log(
+      `${documents.length} documents, ${chunks} chunks in ${round(seconds)} s; the model alone: ${round(embedSeconds)} s`,
+    );
+    return {
+      ingest: {
+        documents: documents.length,
+        chunks,
+        docs_per_s: round(documents.length / seconds),
+        chunks_per_s: round(chunks / seconds),
+        embedding_only_chunks_per_s: round(chunks / embedSeconds),
+        peak_rss_mb: peak,
+      },
+    };
+  } finally {
+    client.close();
+  }
+}
+
+async function chunkTexts(databaseUrl: string, tenant: string): Promise<string[]> {
+  const pg = new Client({ connectionString: databaseUrl });
+  await pg.connect();
+  try {
+    const { rows } = await pg.query<{ text: string }>(
+      'SELECT text FROM search_index.chunks WHERE tenant_id = $1 ORDER BY document_id, chunk_index',
+      [tenant],
+    );
+    return rows.map((r) => r.text);
+  } finally {
+    await pg.end();
+  }
+}
