@@ -277,4 +277,22 @@ describe('SearchService', () => {
     expect(second).toEqual(Array.from(new Float32Array(first!)));
     expect([...entries.keys()].filter((k) => k.startsWith('kb:qemb:'))).toHaveLength(1);
   });
+
+  it('never returns two versions of a document, even while an index holds both', async () => {
+    const v = (version: number, chunkIndex: number, score: number) => ({
+      ...match(chunkIndex, score),
+      documentVersion: version,
+    });
+    const response = await fakes(
+      [v(1, 0, 0.9), v(2, 0, 0.8), v(1, 1, 0.7)],
+      [v(1, 1, 3), v(2, 1, 2)],
+    ).search(tenant, request('hybrid'));
+    expect(response.hits.map((h) => [h.documentVersion, h.chunkIndex])).toEqual(
+      expect.arrayContaining([
+        [2, 0],
+        [2, 1],
+      ]),
+    );
+    expect(response.hits.every((h) => h.documentVersion === 2)).toBe(true);
+  });
 });

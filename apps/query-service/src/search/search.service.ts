@@ -52,6 +52,21 @@ export function confidenceOf(hits: SearchHit[]): SearchResponse['confidence'] {
   return hits.some(both) ? 'medium' : 'low';
 }
 
+/**
+ * One version per document: while a new version is being swapped in, an index can briefly hold
+ * both (each version is written whole, in one statement, before the old one is removed), so hits
+ * of older versions of a document that also has newer hits are dropped.
+ */
+export function latestVersionsOnly<T extends { documentId: string; documentVersion: number }>(
+  hits: T[],
+): T[] {
+  const latest = new Map<string, number>();
+  for (const hit of hits) {
+    latest.set(hit.documentId, Math.max(latest.get(hit.documentId) ?? 0, hit.documentVersion));
+  }
+  return hits.filter((hit) => hit.documentVersion === latest.get(hit.documentId));
+}
+
 const elapsed = (started: number): number => Math.round((performance.now() - started) * 100) / 100;
 const keyOf = (c: Candidate): string => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`;
 
@@ -197,11 +212,12 @@ export class SearchService {
             : convexCombination(lists, keyOf)
           ).map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }))
     ).filter((hit) => hit.score >= request.minScore);
+    const fusedOneVersion = latestVersionsOnly(fused);
     let mmr: SearchResponse['mmr'] = 'off';
-    let ranked = fused;
+    let ranked = fusedOneVersion;
     if (request.mmr) {
-      const diversified = await this.diversify(tenantId, fused, request.mmrLambda, depth);
-      ranked = diversified ?? fused;
+      const diversified = await this.diversify(tenantId, fusedOneVersion, request.mmrLambda, depth);
+      ranked = diversified ?? fusedOneVersion;
       mmr = diversified ? 'applied' : 'skipped: vector_search_unavailable';
     }
     const hits = ranked.slice(request.offset, window);
