@@ -7,6 +7,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
+import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { Client } from 'pg';
 import { startService, stopServices } from '../support/services';
 import { useSuite } from '../support/suite';
@@ -205,5 +207,54 @@ describe('document lifecycle', () => {
       filename: 'notes.txt',
       knowledgeBaseIds: ['kb-ingest'],
     });
+  });
+
+  it('indexes PDF, DOCX and HTML uploads and finds their text', async () => {
+    const pdf = await PDFDocument.create();
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    pdf
+      .addPage()
+      .drawText('Cover page of the mariner handbook.', { x: 50, y: 700, size: 12, font });
+    pdf
+      .addPage()
+      .drawText('Semaphore flags spell letters between ships.', { x: 50, y: 700, size: 12, font });
+    const word = await Packer.toBuffer(
+      new Document({
+        sections: [
+          {
+            children: [
+              new Paragraph({ text: 'Knots', heading: HeadingLevel.HEADING_1 }),
+              new Paragraph('A bowline makes a fixed loop that will not slip.'),
+            ],
+          },
+        ],
+      }),
+    );
+    const uploads = [
+      ['handbook.pdf', Buffer.from(await pdf.save()), 'application/pdf', 'Semaphore flags'],
+      ['knots.docx', word, 'application/octet-stream', 'bowline fixed loop'],
+      [
+        'tides.html',
+        '<h1>Tides</h1><p>Spring tides follow the full moon.</p>',
+        'text/html',
+        'spring tides full moon',
+      ],
+    ] as const;
+    for (const [name, body, type, phrase] of uploads) {
+      const response = await suite.upload(name, body, type);
+      expect(response.status).toBe(202);
+      const { id } = (await response.json()) as { id: string };
+      const document = await waitFor(
+        () => suite.getDocument(id),
+        (d) => ['indexed', 'failed'].includes(d.status),
+        60_000,
+      );
+      expect({ name, status: document.status }).toEqual({ name, status: 'indexed' });
+      const found = await suite.search({ query: phrase, topK: 3, mode: 'lexical' });
+      expect({ name, found: found.hits.some((h) => h.documentId === id) }).toEqual({
+        name,
+        found: true,
+      });
+    }
   });
 });

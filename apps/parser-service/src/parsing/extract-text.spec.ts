@@ -1,5 +1,9 @@
 import { PermanentError } from '@kb/kafka';
-import { extractText } from './extract-text';
+import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
+import JSZip from 'jszip';
+import { detectFormat, extractText } from './extract-text';
+
+const BY_DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 const input = (
   filename: string,
@@ -11,36 +15,100 @@ const input = (
   body: typeof body === 'string' ? Buffer.from(body) : body,
 });
 
-function reasonOf(fn: () => unknown): string | undefined {
+async function reasonOf(promise: Promise<unknown>): Promise<string | undefined> {
   try {
-    fn();
+    await promise;
   } catch (error) {
-    return error instanceof PermanentError ? error.reason : 'not-permanent';
+    return error instanceof PermanentError ? error.reason : `not-permanent: ${String(error)}`;
   }
   return undefined;
 }
 
+async function docx(): Promise<Buffer> {
+  const document = new Document({
+    sections: [
+      {
+        children: [
+          new Paragraph({ text: 'Lighthouses', heading: HeadingLevel.HEADING_1 }),
+          new Paragraph('Keepers trimmed the wicks every night.'),
+          new Paragraph({ text: 'Fog signals', heading: HeadingLevel.HEADING_2 }),
+          new Paragraph('Horns sounded twice a minute.'),
+        ],
+      },
+    ],
+  });
+  return Packer.toBuffer(document);
+}
+
+// PDF extraction runs pdf.js, which loads its worker with a dynamic import that Jest's CommonJS
+// runtime cannot do: test/pdf.int-spec.ts runs it in a plain Node process on the build output.
 describe('extractText', () => {
-  it('reads Markdown and plain text as UTF-8, by extension or declared type', () => {
-    expect(extractText(input('a.md', '# Título\n\nçà'))).toEqual({
+  it('reads Markdown and plain text as UTF-8, by extension or declared type', async () => {
+    expect(await extractText(input('a.md', '# Título\n\nçà'))).toEqual({
       text: '# Título\n\nçà',
       format: 'markdown',
     });
-    expect(extractText(input('notes', 'hello', 'text/plain')).format).toBe('text');
-    expect(extractText(input('notes.txt', 'hello')).text).toBe('hello');
+    expect((await extractText(input('notes', 'hello', 'text/plain'))).format).toBe('text');
+    expect((await extractText(input('notes.txt', 'hello'))).text).toBe('hello');
   });
 
-  it('rejects unsupported types, binary and invalid UTF-8 as unsupported_type', () => {
-    expect(reasonOf(() => extractText(input('a.exe', 'MZ')))).toBe('unsupported_type');
-    expect(reasonOf(() => extractText(input('a.txt', Buffer.from([104, 0, 105]))))).toBe(
-      'unsupported_type',
-    );
-    expect(reasonOf(() => extractText(input('a.txt', Buffer.from([0xc3, 0x28]))))).toBe(
-      'unsupported_type',
+  it('reads DOCX with its headings as Markdown heading lines', async () => {
+    const extracted = await extractText(input('guide.docx', await docx()));
+    expect(extracted.format).toBe('docx');
+    expect(extracted.text).toBe(
+      '# Lighthouses\n\nKeepers trimmed the wicks every night.\n\n## Fog signals\n\nHorns sounded twice a minute.',
     );
   });
 
-  it('rejects whitespace-only text as no_text', () => {
-    expect(reasonOf(() => extractText(input('a.txt', ' \n\t ')))).toBe('no_text');
+  it('reads HTML visible text with headings, without scripts, and its title', async () => {
+    const html =
+      '<html><head><title> Tide  tables </title><style>p{}</style></head><body>' +
+      '<h2>High water</h2><p>Twice a <b>day</b>.</p><script>alert(1)</script><p>A&amp;B</p></body></html>';
+    expect(await extractText(input('tides.html', html))).toEqual({
+      text: '## High water\n\nTwice a day.\n\nA&B',
+      format: 'html',
+      title: 'Tide tables',
+    });
+  });
+
+  it('reads CSV rows as column: value lines and JSON pretty-printed', async () => {
+    const csv = await extractText(input('ships.csv', 'name,port\nAurora,Brest\nBorealis,\n'));
+    expect(csv).toEqual({ text: 'name: Aurora; port: Brest\nname: Borealis', format: 'csv' });
+    const json = await extractText(input('data.json', '{"a":[1,2]}'));
+    expect(json).toEqual({ text: '{\n  "a": [\n    1,\n    2\n  ]\n}', format: 'json' });
+  });
+
+  it('names the language of source code from the extension', async () => {
+    expect(await extractText(input('main.py', 'def f():\n    return 1\n'))).toMatchObject({
+      format: 'code',
+      language: 'python',
+    });
+  });
+
+  it('detects the type from the content, not only the name', () => {
+    expect(detectFormat(input('upload.bin', Buffer.from('%PDF-1.7 ...')))).toEqual({
+      format: 'pdf',
+    });
+  });
+
+  it.each([
+    ['an unknown binary', input('a.exe', 'MZ'), 'unsupported_type'],
+    ['NUL bytes in text', input('a.txt', Buffer.from([104, 0, 105])), 'unsupported_type'],
+    ['invalid UTF-8', input('a.txt', Buffer.from([0xc3, 0x28])), 'unsupported_type'],
+    ['whitespace only', input('a.txt', ' \n\t '), 'no_text'],
+    ['a PDF name on text', input('report.pdf', 'not a pdf at all'), 'type_mismatch'],
+    ['a declared DOCX that is text', input('x', 'hello', BY_DOCX), 'type_mismatch'],
+    ['malformed CSV', input('bad.csv', 'a,b\n"unterminated'), 'parse_error'],
+    ['malformed JSON', input('bad.json', '{"a":'), 'parse_error'],
+  ])('fails %s with a reason code', async (_name, file, reason) => {
+    expect(await reasonOf(extractText(file))).toBe(reason);
+  });
+
+  it('refuses a DOCX that would inflate past the limit (decompression bomb)', async () => {
+    const zip = new JSZip();
+    zip.file('word/document.xml', Buffer.alloc(70 * 1024 * 1024, 0x20));
+    const bomb = await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    expect(await reasonOf(extractText(input('bomb.docx', bomb)))).toBe('parse_error');
   });
 });

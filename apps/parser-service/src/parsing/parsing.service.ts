@@ -55,7 +55,7 @@ export class ParsingService {
       payload: { documentId, version, status: 'parsing' },
     });
     const body = await this.blobs.get(document.blob.key);
-    const { text } = extractText({
+    const { text, pages } = await extractText({
       filename: document.filename,
       contentType: document.contentType,
       body,
@@ -68,7 +68,10 @@ export class ParsingService {
       documentId,
       version,
       title: document.title,
-      chunks: toChunks(text, spans),
+      chunks: toChunks(text, spans).map((chunk) => {
+        const page = pages?.find((p) => chunk.start >= p.start && chunk.start <= p.end)?.page;
+        return page ? { ...chunk, page } : chunk;
+      }),
     };
     const key = chunksKey(tenantId, documentId, version);
     await putJson(this.blobs, key, parsed);

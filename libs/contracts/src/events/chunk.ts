@@ -8,6 +8,8 @@ export const chunkSchema = z.object({
   end: z.number().int().nonnegative(),
   sha256: z.string(),
   tokenCount: z.number().int().nonnegative(),
+  /** The page the chunk starts on (paged formats such as PDF). */
+  page: z.number().int().positive().optional(),
 });
 export type Chunk = z.infer<typeof chunkSchema>;
 

@@ -77,6 +77,8 @@ export type DocumentStatus = z.infer<typeof documentStatusSchema>;
 /** Machine-readable reasons a document ends `failed`. */
 export const FAILURE_REASONS = [
   'unsupported_type',
+  'type_mismatch',
+  'encrypted',
   'no_text',
   'parse_error',
   'embedding_error',
