@@ -20,9 +20,10 @@ import { Topics } from '@kb/contracts';
 import type { S3BlobStore } from '@kb/storage';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+import { CachedEmbedder, type PgEmbeddingCache } from './cache/embedding-cache';
 import { EMBEDDING_CONFIG, type EmbeddingServiceConfig } from './config/embedding.config';
 import { EmbeddingService } from './embedding/embedding.service';
-import { BLOB_STORE, EMBEDDING_PROVIDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
+import { BLOB_STORE, EMBEDDER, EMBEDDING_PROVIDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 
 export interface EmbeddingDeps {
   config: EmbeddingServiceConfig;
@@ -30,6 +31,8 @@ export interface EmbeddingDeps {
   producer: EventProducer;
   blobs: S3BlobStore;
   provider: EmbeddingProvider;
+  /** The embedding cache, when DATABASE_URL is set. */
+  cache: { store: PgEmbeddingCache; close: () => Promise<void> } | null;
 }
 
 @Module({})
@@ -39,6 +42,7 @@ export class AppModule {
       () => deps.producer.disconnect(),
       () => deps.blobs.destroy(),
       async () => deps.provider.close?.(),
+      async () => deps.cache?.close(),
     ];
     return {
       module: AppModule,
@@ -49,6 +53,14 @@ export class AppModule {
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: BLOB_STORE, useValue: deps.blobs },
         { provide: EMBEDDING_PROVIDER, useValue: deps.provider },
+        {
+          provide: EMBEDDER,
+          useValue: new CachedEmbedder(
+            deps.provider,
+            deps.cache?.store ?? null,
+            deps.config.EMBEDDING_BATCH_SIZE,
+          ),
+        },
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         EmbeddingService,

@@ -1,11 +1,13 @@
 import './telemetry';
 import 'reflect-metadata';
+import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { OnnxEmbeddingProvider } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';
 import { EventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { AppModule } from './app.module';
+import { CACHE_SCHEMA, cacheMigrations, PgEmbeddingCache } from './cache/embedding-cache';
 import { loadEmbeddingConfig } from './config/embedding.config';
 
 async function main(): Promise<void> {
@@ -23,8 +25,17 @@ async function main(): Promise<void> {
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();
+  let cache = null;
+  if (config.DATABASE_URL) {
+    const pool = createPool({ url: config.DATABASE_URL, schema: CACHE_SCHEMA, maxConnections: 4 });
+    const db = createDatabase<unknown>(pool);
+    await migrateToLatest(db, CACHE_SCHEMA, cacheMigrations);
+    cache = { store: new PgEmbeddingCache(db), close: () => db.destroy() };
+  } else {
+    logger.warn('DATABASE_URL is not set: no embedding cache, every chunk goes to the model');
+  }
   await bootHttpService({
-    module: AppModule.register({ config, kafka, producer, blobs, provider }),
+    module: AppModule.register({ config, kafka, producer, blobs, provider, cache }),
     logger,
     host: config.HOST,
     port: config.PORT,

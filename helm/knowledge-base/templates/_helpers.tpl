@@ -49,7 +49,7 @@ capabilities:
 
 {{/* Services that talk to each dependency (their config schemas in apps/<service>/src/config). */}}
 {{- define "kb.pipelineServices" -}}document-service parser-service embedding-service indexing-service{{- end -}}
-{{- define "kb.databaseServices" -}}document-service indexing-service query-service acl-service{{- end -}}
+{{- define "kb.databaseServices" -}}document-service embedding-service indexing-service query-service acl-service{{- end -}}
 {{- define "kb.kafkaServices" -}}document-service parser-service embedding-service indexing-service query-service acl-service{{- end -}}
 {{- define "kb.authServices" -}}document-service query-service acl-service{{- end -}}
 {{- define "kb.grpcServices" -}}query-service acl-service{{- end -}}

@@ -17,6 +17,8 @@ export const embeddingServiceConfigSchema = baseConfigSchema
   .extend({
     KAFKA_GROUP_ID: z.string().default('embedding-service'),
     EMBEDDING_BATCH_SIZE: env.positiveInt(32),
+    /** Postgres for the embedding cache (schema embedding_cache); unset turns the cache off. */
+    DATABASE_URL: z.url().optional(),
   });
 
 export type EmbeddingServiceConfig = z.infer<typeof embeddingServiceConfigSchema>;

@@ -4,13 +4,13 @@ import {
   type DocumentParsed,
   type EmbeddedChunks,
 } from '@kb/contracts';
-import { embedInBatches, type EmbeddingProvider } from '@kb/embeddings';
+import type { EmbeddingProvider } from '@kb/embeddings';
 import type { EventProducer } from '@kb/kafka';
 import { meter, withSpan } from '@kb/observability';
 import { getJson, putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { EMBEDDING_CONFIG, type EmbeddingServiceConfig } from '../config/embedding.config';
-import { BLOB_STORE, EMBEDDING_PROVIDER, EVENT_PRODUCER } from '../platform/tokens';
+import type { CachedEmbedder } from '../cache/embedding-cache';
+import { BLOB_STORE, EMBEDDER, EMBEDDING_PROVIDER, EVENT_PRODUCER } from '../platform/tokens';
 
 /** Where the embeddings of one document version are stored (claim check). */
 export const embeddingsKey = (
@@ -36,7 +36,7 @@ export class EmbeddingService {
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     @Inject(EMBEDDING_PROVIDER) private readonly provider: EmbeddingProvider,
-    @Inject(EMBEDDING_CONFIG) private readonly config: EmbeddingServiceConfig,
+    @Inject(EMBEDDER) private readonly embedder: CachedEmbedder,
   ) {}
 
   /** Embeds every chunk of a parsed document version in batches and stores the vectors. */
@@ -63,11 +63,8 @@ export class EmbeddingService {
     });
     const document = parsedDocumentSchema.parse(await getJson(this.blobs, parsed.chunks.key));
     const started = performance.now();
-    const vectors = await embedInBatches(
-      this.provider,
-      document.chunks.map((chunk) => chunk.text),
-      this.config.EMBEDDING_BATCH_SIZE,
-    );
+    // Through the cache: unchanged chunk texts (any tenant, document or version) skip the model.
+    const vectors = await this.embedder.embed(document.chunks);
     const output: EmbeddedChunks = {
       documentId,
       version,
