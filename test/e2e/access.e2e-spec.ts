@@ -277,7 +277,7 @@ describe('access control', () => {
       process.stdout.write(
         `revocation applied after ${membershipMs} ms (membership), ${aclMs} ms (document ACL)\n`,
       );
-      // The stated bound (docs/adr/0009): AUTHZ_CACHE_TTL_MS (2 s) plus event delivery.
+      // The stated bound (docs/adr/0008): AUTHZ_CACHE_TTL_MS (2 s) plus event delivery.
       expect(membershipMs).toBeLessThan(5_000);
       expect(aclMs).toBeLessThan(5_000);
     } finally {
