@@ -220,6 +220,46 @@ describe('retrieval', () => {
       grpc.close();
     });
 
+    it('edits tags and knowledge bases without a new version or re-embedding', async () => {
+      const before = await suite.getDocument(ids.saturn);
+      const vectorsBefore = await suite.vectors.fetchVectors(suite.tenant, [
+        { documentId: ids.saturn, documentVersion: 1, chunkIndex: 0 },
+      ]);
+      const response = await fetch(`${suite.documentUrl}/v1/documents/${ids.saturn}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+        body: JSON.stringify({ tags: ['ringed'], knowledge_base_ids: ['kb-c'] }),
+      });
+      expect(response.status).toBe(200);
+      const query = 'Giant planet moons';
+      const after = await waitFor(
+        () => suite.search({ query, filter: { tags: 'ringed' } }),
+        (r) => documentsFound(r.hits).includes(ids.saturn),
+        15_000,
+      );
+      expect(documentsFound(after.hits)).toEqual([ids.saturn]);
+      expect(
+        documentsFound((await suite.search({ query, filter: { tags: 'planets' } })).hits),
+      ).toEqual([]);
+      expect(
+        documentsFound((await suite.search({ query, knowledgeBaseIds: ['kb-c'] })).hits),
+      ).toEqual([ids.saturn]);
+      const now = await suite.getDocument(ids.saturn);
+      expect(now).toMatchObject({ version: 1, status: 'indexed', tags: ['ringed'] });
+      expect(now['stageTimes']).toEqual(before['stageTimes']); // no pipeline run
+      expect(
+        await suite.vectors.fetchVectors(suite.tenant, [
+          { documentId: ids.saturn, documentVersion: 1, chunkIndex: 0 },
+        ]),
+      ).toEqual(vectorsBefore);
+      const empty = await fetch(`${suite.documentUrl}/v1/documents/${ids.saturn}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+        body: JSON.stringify({ title: 'not editable here' }),
+      });
+      expect(empty.status).toBe(400);
+    });
+
     it('stops serving a deleted document, cached results included', async () => {
       const query = { query: 'Europa ocean under ice', topK: 5 };
       await suite.search(query);

@@ -1,3 +1,4 @@
+import type { EditableAttributes } from '@kb/contracts';
 import { createPool, quoteIdent } from '@kb/database';
 import type { Pool } from 'pg';
 import { LEXICAL_SCHEMA } from './migrations';
@@ -13,6 +14,7 @@ export class PgIndexGenerations {
   private readonly table: string;
   private readonly tombstones: string;
   private readonly principals: string;
+  private readonly attributes: string;
 
   constructor(options: { url: string; schema?: string; maxConnections?: number }) {
     const schema = options.schema ?? LEXICAL_SCHEMA;
@@ -25,6 +27,7 @@ export class PgIndexGenerations {
     this.table = `${quoteIdent(schema)}.generations`;
     this.tombstones = `${quoteIdent(schema)}.tombstones`;
     this.principals = `${quoteIdent(schema)}.document_principals`;
+    this.attributes = `${quoteIdent(schema)}.document_attributes`;
   }
 
   async bump(tenantId: string): Promise<number> {
@@ -81,6 +84,31 @@ export class PgIndexGenerations {
       [tenantId, documentId],
     );
     return rows[0]?.principals;
+  }
+
+  /** Records a document's latest editable attributes (see `attributesOf`). */
+  async recordAttributes(
+    tenantId: string,
+    documentId: string,
+    attributes: EditableAttributes,
+  ): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.attributes} (tenant_id, document_id, attributes) VALUES ($1, $2, $3::jsonb)
+       ON CONFLICT (tenant_id, document_id) DO UPDATE SET attributes = EXCLUDED.attributes`,
+      [tenantId, documentId, JSON.stringify(attributes)],
+    );
+  }
+
+  /** The attributes as last edited, or undefined when the document was not edited since upload. */
+  async attributesOf(
+    tenantId: string,
+    documentId: string,
+  ): Promise<EditableAttributes | undefined> {
+    const { rows } = await this.pool.query<{ attributes: EditableAttributes }>(
+      `SELECT attributes FROM ${this.attributes} WHERE tenant_id = $1 AND document_id = $2`,
+      [tenantId, documentId],
+    );
+    return rows[0]?.attributes;
   }
 
   async close(): Promise<void> {

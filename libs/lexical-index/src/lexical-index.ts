@@ -1,4 +1,4 @@
-import type { DocumentAttributes, FilterNode } from '@kb/contracts';
+import type { DocumentAttributes, EditableAttributes, FilterNode } from '@kb/contracts';
 
 /** One chunk as the lexical index keeps it. */
 export interface LexicalRecord {
@@ -42,6 +42,12 @@ export interface LexicalIndex {
   upsert(tenantId: string, records: LexicalWrite[]): Promise<void>;
   search(tenantId: string, query: LexicalQuery): Promise<LexicalMatch[]>;
   deleteDocument(tenantId: string, documentId: string, keepVersion?: number): Promise<number>;
+  /** Replaces a document's knowledge bases, tags and metadata on its chunks, in place. */
+  setAttributes(
+    tenantId: string,
+    documentId: string,
+    attributes: EditableAttributes,
+  ): Promise<number>;
   /** Replaces who may read a document's chunks, in place. Returns the count. */
   setPrincipals(tenantId: string, documentId: string, principals: string[]): Promise<number>;
   countDocument(tenantId: string, documentId: string): Promise<number>;

@@ -166,6 +166,19 @@ const dropTenantLengths: Migration = {
   },
 };
 
+/** The latest editable attributes of documents edited after upload (like `document_principals`). */
+const documentAttributes: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`
+      CREATE TABLE document_attributes (
+        tenant_id text NOT NULL,
+        document_id text NOT NULL,
+        attributes jsonb NOT NULL,
+        PRIMARY KEY (tenant_id, document_id)
+      )`.execute(db);
+  },
+};
+
 export const lexicalIndexMigrations: Migrations = {
   '20261122T1700_create_chunks': createChunks,
   '20261122T1800_bm25_lengths': bm25Lengths,
@@ -177,4 +190,5 @@ export const lexicalIndexMigrations: Migrations = {
   '20261123T1010_document_principals': documentPrincipals,
   '20261123T1300_tenant_lengths': tenantLengths,
   '20261123T1310_drop_tenant_lengths': dropTenantLengths,
+  '20261123T1500_document_attributes': documentAttributes,
 };

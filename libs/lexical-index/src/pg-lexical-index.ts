@@ -1,3 +1,4 @@
+import type { EditableAttributes } from '@kb/contracts';
 import { createPool, filterToSql, quoteIdent, type FilterColumns } from '@kb/database';
 import type { Pool } from 'pg';
 import type {
@@ -145,6 +146,25 @@ export class PgLexicalIndex implements LexicalIndex {
       endOffset: row.end_offset,
       score: Number(row.score),
     }));
+  }
+
+  async setAttributes(
+    tenantId: string,
+    documentId: string,
+    attributes: EditableAttributes,
+  ): Promise<number> {
+    const result = await this.pool.query(
+      `UPDATE ${this.table} SET kb_ids = $3::text[], tags = $4::text[], metadata = $5::jsonb
+        WHERE tenant_id = $1 AND document_id = $2`,
+      [
+        tenantId,
+        documentId,
+        attributes.knowledgeBaseIds,
+        attributes.tags,
+        JSON.stringify(attributes.metadata),
+      ],
+    );
+    return result.rowCount ?? 0;
   }
 
   async setPrincipals(tenantId: string, documentId: string, principals: string[]): Promise<number> {

@@ -1,3 +1,4 @@
+import type { EditableAttributes } from '@kb/contracts';
 import { filterToSql, type FilterColumns } from '@kb/database';
 import { Pool } from 'pg';
 import type { ChunkKey, VectorMatch, VectorQuery, VectorRecord, VectorStore } from './vector-store';
@@ -154,6 +155,25 @@ export class PgVectorStore implements VectorStore {
       [namespace, chunks.map(vectorId)],
     );
     return new Map(rows.map((row) => [row.id, JSON.parse(row.embedding) as number[]]));
+  }
+
+  async setAttributes(
+    namespace: string,
+    documentId: string,
+    attributes: EditableAttributes,
+  ): Promise<number> {
+    const result = await this.pool.query(
+      `UPDATE ${this.table()} SET kb_ids = $3::text[], tags = $4::text[], metadata = $5::jsonb
+        WHERE namespace = $1 AND document_id = $2`,
+      [
+        namespace,
+        documentId,
+        attributes.knowledgeBaseIds,
+        attributes.tags,
+        JSON.stringify(attributes.metadata),
+      ],
+    );
+    return result.rowCount ?? 0;
   }
 
   async setPrincipals(

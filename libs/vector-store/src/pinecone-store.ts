@@ -1,3 +1,4 @@
+import type { EditableAttributes } from '@kb/contracts';
 import { Pinecone, type Index, type RecordMetadata } from '@pinecone-database/pinecone';
 import { PINECONE_FIELDS, toPineconeFilter, type PineconeFilter } from './pinecone-filter';
 import type { ChunkKey, VectorMatch, VectorQuery, VectorRecord, VectorStore } from './vector-store';
@@ -28,6 +29,15 @@ interface ChunkMetadata extends RecordMetadata {
 }
 
 const UPSERT_BATCH = 100;
+
+/** User metadata under its prefix, so it cannot shadow the adapter's own fields. */
+const prefixed = (metadata: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.entries(metadata).map(([key, value]) => [
+      `${PINECONE_FIELDS.metadataPrefix}${key}`,
+      value,
+    ]),
+  );
 const DELETE_BATCH = 1000;
 
 /** The managed vector store: one Pinecone namespace per tenant. */
@@ -66,12 +76,7 @@ export class PineconeStore implements VectorStore {
             [PINECONE_FIELDS.tags]: record.attributes.tags,
             [PINECONE_FIELDS.uploadedAt]: record.attributes.uploadedAt,
             [PINECONE_FIELDS.principals]: record.attributes.principals,
-            ...Object.fromEntries(
-              Object.entries(record.attributes.metadata).map(([key, value]) => [
-                `${PINECONE_FIELDS.metadataPrefix}${key}`,
-                value,
-              ]),
-            ),
+            ...prefixed(record.attributes.metadata),
           } as ChunkMetadata,
         })),
       });
@@ -120,6 +125,45 @@ export class PineconeStore implements VectorStore {
       if (record.values) found.set(id, record.values);
     }
     return found;
+  }
+
+  /**
+   * Rewrites each chunk's metadata whole (fetch, then upsert with the same values): Pinecone's
+   * update merges metadata, so a metadata key the document no longer has would otherwise stay.
+   */
+  async setAttributes(
+    namespace: string,
+    documentId: string,
+    attributes: EditableAttributes,
+  ): Promise<number> {
+    const ids = await this.listDocumentIds(namespace, documentId);
+    const ns = this.index.namespace(namespace);
+    for (let i = 0; i < ids.length; i += UPSERT_BATCH) {
+      const { records } = await ns.fetch({ ids: ids.slice(i, i + UPSERT_BATCH) });
+      await ns.upsert({
+        records: Object.values(records ?? {}).flatMap((record) => {
+          if (!record.metadata || !record.values) return [];
+          const kept = Object.fromEntries(
+            Object.entries(record.metadata).filter(
+              ([key]) => !key.startsWith(PINECONE_FIELDS.metadataPrefix),
+            ),
+          );
+          return [
+            {
+              id: record.id,
+              values: record.values,
+              metadata: {
+                ...kept,
+                [PINECONE_FIELDS.knowledgeBaseIds]: attributes.knowledgeBaseIds,
+                [PINECONE_FIELDS.tags]: attributes.tags,
+                ...prefixed(attributes.metadata),
+              } as ChunkMetadata,
+            },
+          ];
+        }),
+      });
+    }
+    return ids.length;
   }
 
   async setPrincipals(

@@ -1,4 +1,4 @@
-import type { DocumentAttributes, FilterNode } from '@kb/contracts';
+import type { DocumentAttributes, EditableAttributes, FilterNode } from '@kb/contracts';
 
 /** What the store keeps for one chunk. */
 export interface VectorRecord {
@@ -46,6 +46,12 @@ export interface VectorStore {
   fetchVectors(namespace: string, chunks: ChunkKey[]): Promise<Map<string, number[]>>;
   /** Replaces who may read a document's chunks, in place (no re-embedding). Returns the count. */
   setPrincipals(namespace: string, documentId: string, principals: string[]): Promise<number>;
+  /** Replaces a document's knowledge bases, tags and metadata on its chunks, in place. */
+  setAttributes(
+    namespace: string,
+    documentId: string,
+    attributes: EditableAttributes,
+  ): Promise<number>;
   /** Removes a document's vectors, or only those of versions other than `keepVersion`. Returns how many went. */
   deleteDocument(namespace: string, documentId: string, keepVersion?: number): Promise<number>;
   countDocument(namespace: string, documentId: string): Promise<number>;

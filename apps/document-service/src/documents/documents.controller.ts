@@ -9,6 +9,7 @@ import {
   HttpCode,
   Param,
   ParseUUIDPipe,
+  Patch,
   Post,
   Put,
   Query,
@@ -54,6 +55,18 @@ const label = z
   .regex(
     /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/,
     'letters, digits, "_", ".", ":" or "-", at most 128',
+  );
+
+const editSchema = z
+  .object({
+    tags: z.array(label).max(64).optional(),
+    metadata: documentMetadataSchema.optional(),
+    knowledge_base_ids: z.array(label).min(1).max(16).optional(),
+  })
+  .strict()
+  .refine(
+    (e) => Object.keys(e).length > 0,
+    'name at least one of tags, metadata, knowledge_base_ids',
   );
 
 const uploadFieldsSchema = z.object({
@@ -120,6 +133,26 @@ export class DocumentsController {
     @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
   ): Promise<DeleteResult> {
     return this.documents.delete(caller.tenantId, await accessOf(this.access, caller), id);
+  }
+
+  /**
+   * Edits `tags`, `metadata` and/or `knowledge_base_ids` (JSON body; absent fields stay). No new
+   * version and no re-embedding: the indexes update the chunks in place.
+   */
+  @Patch(':id')
+  async edit(
+    @CurrentCaller() caller: Caller,
+    @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
+    @Body() body: unknown,
+  ): Promise<DocumentView> {
+    const edit = parseBody(editSchema, body);
+    return this.documents.edit(caller.tenantId, await accessOf(this.access, caller), id, {
+      ...(edit.tags !== undefined ? { tags: [...new Set(edit.tags)] } : {}),
+      ...(edit.metadata !== undefined ? { metadata: edit.metadata } : {}),
+      ...(edit.knowledge_base_ids !== undefined
+        ? { knowledgeBaseIds: [...new Set(edit.knowledge_base_ids)] }
+        : {}),
+    });
   }
 
   /** Replaces the document's ACL (`{users, groups, roles, tenant}`); owner or tenant admin only. */

@@ -4,6 +4,7 @@ import {
   topicEventTypes,
   type DocumentMetadata,
   type DocumentStatus,
+  type EditableAttributes,
   type FailureReason,
   type TenantId,
   type Topic,
@@ -218,6 +219,51 @@ export class DocumentsRepository {
         documentIds: [id],
         chunks: [],
         at: now.toISOString(),
+      });
+      return toView(row);
+    });
+  }
+
+  /**
+   * Edits tags, metadata and knowledge bases and enqueues `attributes_changed` (the indexes update
+   * the chunks in place; nothing is re-embedded), in one transaction.
+   */
+  async setAttributesWithEvent(
+    tenantId: TenantId,
+    id: string,
+    edit: Partial<EditableAttributes>,
+    now: Date,
+  ): Promise<DocumentView | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await trx
+        .selectFrom('documents')
+        .select(['tags', 'metadata', 'knowledge_base_ids'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!current) return undefined;
+      const attributes: EditableAttributes = {
+        tags: edit.tags ?? current.tags,
+        metadata: (edit.metadata ?? current.metadata) as DocumentMetadata,
+        knowledgeBaseIds: edit.knowledgeBaseIds ?? current.knowledge_base_ids,
+      };
+      const row = await trx
+        .updateTable('documents')
+        .set({
+          tags: attributes.tags,
+          metadata: JSON.stringify(attributes.metadata),
+          knowledge_base_ids: attributes.knowledgeBaseIds,
+          updated_at: now,
+        })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await enqueue(trx, Topics.document, tenantId, id, {
+        kind: 'attributes_changed',
+        documentId: id,
+        attributes,
       });
       return toView(row);
     });

@@ -1,5 +1,10 @@
 import { STATUS_RANK } from './document.model';
-import type { DocumentMetadata, DocumentStatusChanged, TenantId } from '@kb/contracts';
+import type {
+  DocumentMetadata,
+  DocumentStatusChanged,
+  EditableAttributes,
+  TenantId,
+} from '@kb/contracts';
 import { annotateActiveSpan, meter } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -170,6 +175,24 @@ export class DocumentsService {
       access.userId,
       this.clock(),
     );
+    if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
+    this.outbox.wake();
+    return updated;
+  }
+
+  /**
+   * Edits tags, metadata or knowledge bases (needs `write` and read access): the document keeps
+   * its version and its vectors; the indexes update its chunks in place.
+   */
+  async edit(
+    tenantId: TenantId,
+    access: Access,
+    id: string,
+    edit: Partial<EditableAttributes>,
+  ): Promise<DocumentView> {
+    await this.get(tenantId, access, id);
+    requireAction(access, 'write');
+    const updated = await this.repository.setAttributesWithEvent(tenantId, id, edit, this.clock());
     if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();
     return updated;

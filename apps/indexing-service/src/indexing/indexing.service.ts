@@ -1,6 +1,7 @@
 import {
   Topics,
   embeddedChunksSchema,
+  type EditableAttributes,
   type ChunksEmbedded,
   type TopicEnvelope,
 } from '@kb/contracts';
@@ -38,7 +39,13 @@ export class IndexingService {
     @Inject(GENERATIONS)
     private readonly generations: Pick<
       PgIndexGenerations,
-      'bump' | 'tombstone' | 'isTombstoned' | 'recordPrincipals' | 'principalsOf'
+      | 'bump'
+      | 'tombstone'
+      | 'isTombstoned'
+      | 'recordPrincipals'
+      | 'principalsOf'
+      | 'recordAttributes'
+      | 'attributesOf'
     >,
   ) {}
 
@@ -75,10 +82,15 @@ export class IndexingService {
     const document = embeddedChunksSchema.parse(await getJson(this.blobs, embedded.embeddings.key));
     await this.ensureReady(document.dimension);
     // An ACL changed while this version was in the pipeline wins over the upload's.
-    const changedAcl = await this.generations.principalsOf(tenantId, documentId);
-    const attributes = changedAcl
-      ? { ...embedded.attributes, principals: changedAcl }
-      : embedded.attributes;
+    const [changedAcl, edited] = await Promise.all([
+      this.generations.principalsOf(tenantId, documentId),
+      this.generations.attributesOf(tenantId, documentId),
+    ]);
+    const attributes = {
+      ...embedded.attributes,
+      ...(edited ?? {}),
+      ...(changedAcl ? { principals: changedAcl } : {}),
+    };
     const records: VectorRecord[] = document.chunks.map((chunk) => ({
       documentId,
       documentVersion: version,
@@ -143,7 +155,30 @@ export class IndexingService {
       await this.deleteDocument(event.tenantId, event.payload.documentId);
     } else if (event.payload.kind === 'acl_changed') {
       await this.setPrincipals(event.tenantId, event.payload.documentId, event.payload.principals);
+    } else if (event.payload.kind === 'attributes_changed') {
+      await this.setAttributes(event.tenantId, event.payload.documentId, event.payload.attributes);
     }
+  }
+
+  /**
+   * Applies edited tags, metadata and knowledge bases to a document's chunks in both indexes, in
+   * place (nothing is re-embedded), remembers them for versions still in the pipeline, and bumps
+   * the generation. Idempotent.
+   */
+  async setAttributes(
+    tenantId: string,
+    documentId: string,
+    attributes: EditableAttributes,
+  ): Promise<void> {
+    await this.generations.recordAttributes(tenantId, documentId, attributes);
+    const [vectors, lexical] = await Promise.all([
+      this.vectors.setAttributes(tenantId, documentId, attributes),
+      this.lexical.setAttributes(tenantId, documentId, attributes),
+    ]);
+    await this.generations.bump(tenantId);
+    this.logger.log(
+      `document ${documentId} attributes changed: ${vectors} vectors, ${lexical} lexical rows updated`,
+    );
   }
 
   /**

@@ -34,11 +34,18 @@ export const documentAclChangedSchema = z.object({
   principals: z.array(z.string()),
 });
 
+/** Tags, metadata or knowledge bases changed: the indexes update the chunks in place. */
+export const documentAttributesChangedSchema = z.object({
+  documentId: z.uuid(),
+  attributes: documentAttributesSchema.pick({ knowledgeBaseIds: true, tags: true, metadata: true }),
+});
+
 /** `kb.document.v1` carries the lifecycle of a document, discriminated by `kind`. */
 export const documentEventSchema = z.discriminatedUnion('kind', [
   documentUploadedSchema.extend({ kind: z.literal('uploaded') }),
   documentDeletedSchema.extend({ kind: z.literal('deleted') }),
   documentAclChangedSchema.extend({ kind: z.literal('acl_changed') }),
+  documentAttributesChangedSchema.extend({ kind: z.literal('attributes_changed') }),
 ]);
 export type DocumentEvent = z.infer<typeof documentEventSchema>;
 

@@ -335,3 +335,5 @@ export const documentAttributesSchema = z.object({
 });
 export type DocumentMetadata = z.infer<typeof documentMetadataSchema>;
 export type DocumentAttributes = z.infer<typeof documentAttributesSchema>;
+/** The attributes a document's owner edits after upload (ACLs and upload time change otherwise). */
+export type EditableAttributes = Pick<DocumentAttributes, 'knowledgeBaseIds' | 'tags' | 'metadata'>;

@@ -148,6 +148,35 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
       expect(await visibleTo(['u:dan'])).toBe(0);
     });
 
+    it('changes tags, metadata and knowledge bases in place, dropping removed metadata keys', async () => {
+      const store = getStore();
+      const space = `${tenant}-attrs`;
+      const doc = randomUUID();
+      await store.upsert(space, [record(doc, 1, 0, unit(0), FILTER_DOC_ATTRIBUTES.A)]);
+      const found = async (filter: Record<string, unknown>, knowledgeBaseIds?: string[]) =>
+        (
+          await store.query(space, {
+            vector: unit(0),
+            topK: 5,
+            filter: parseFilter(filter),
+            knowledgeBaseIds,
+          })
+        ).length;
+      expect(await found({ 'metadata.draft': true })).toBe(1);
+      expect(
+        await store.setAttributes(space, doc, {
+          knowledgeBaseIds: ['kb9'],
+          tags: ['archived'],
+          metadata: { author: 'ann' },
+        }),
+      ).toBe(1);
+      expect(await found({ tags: 'archived' })).toBe(1);
+      expect(await found({ tags: 'finance' })).toBe(0);
+      expect(await found({ 'metadata.draft': { $exists: true } })).toBe(0);
+      expect(await found({ 'metadata.author': 'ann' }, ['kb9'])).toBe(1);
+      expect(await found({}, ['kb1'])).toBe(0);
+    });
+
     it('fetches stored vectors by chunk, leaving unknown chunks out', async () => {
       const found = await getStore().fetchVectors(ns, [
         { documentId: ids.B, documentVersion: 1, chunkIndex: 0 },

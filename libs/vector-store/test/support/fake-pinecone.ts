@@ -65,10 +65,10 @@ export class FakePineconeDataPlane {
       }
       case 'GET /vectors/fetch': {
         const vectors = this.ns(url.searchParams.get('namespace') ?? '');
-        const records: Record<string, { id: string; values: number[] }> = {};
+        const records: Record<string, { id: string; values: number[]; metadata?: object }> = {};
         for (const id of url.searchParams.getAll('ids')) {
           const found = vectors.get(id);
-          if (found) records[id] = { id, values: found.values };
+          if (found) records[id] = { id, values: found.values, metadata: found.metadata };
         }
         return send(res, 200, {
           vectors: records,
