@@ -257,4 +257,84 @@ describe('document lifecycle', () => {
       });
     }
   });
+
+  it('manages knowledge bases: create, read, rename, immutable pipeline (409), documents, delete', async () => {
+    const kb = (path = '', init: RequestInit = {}) =>
+      suite.auth().then((auth) =>
+        fetch(`${suite.documentUrl}/v1/knowledge-bases${path}`, {
+          ...init,
+          headers: { 'content-type': 'application/json', ...auth },
+        }),
+      );
+    const created = await kb('', {
+      method: 'POST',
+      body: JSON.stringify({
+        id: 'handbooks',
+        name: 'Handbooks',
+        chunker: { size: 500, overlap: 50 },
+      }),
+    });
+    expect(created.status).toBe(201);
+    expect(await created.json()).toMatchObject({
+      id: 'handbooks',
+      chunker: { strategy: 'recursive', size: 500, overlap: 50 },
+      embeddingModel: 'all-MiniLM-L6-v2',
+    });
+    expect(
+      (await kb('', { method: 'POST', body: JSON.stringify({ id: 'handbooks', name: 'x' }) }))
+        .status,
+    ).toBe(409);
+
+    const renamed = await kb('/handbooks', {
+      method: 'PATCH',
+      body: JSON.stringify({ name: 'Ship handbooks' }),
+    });
+    expect(await renamed.json()).toMatchObject({ name: 'Ship handbooks' });
+    const immutable = await kb('/handbooks', {
+      method: 'PATCH',
+      body: JSON.stringify({ chunker: { strategy: 'recursive', size: 800, overlap: 50 } }),
+    });
+    expect(immutable.status).toBe(409);
+    expect(await immutable.json()).toMatchObject({
+      error: {
+        code: 'immutable_field',
+        message: expect.stringContaining('create a new knowledge base'),
+      },
+    });
+    // Sending the same values back is not a change.
+    const same = await kb('/handbooks', {
+      method: 'PATCH',
+      body: JSON.stringify({
+        chunker: { strategy: 'recursive', size: 500, overlap: 50 },
+        description: 'd',
+      }),
+    });
+    expect(same.status).toBe(200);
+
+    const upload = await suite.upload(
+      'rigging.txt',
+      'Standing rigging holds the mast.',
+      'text/plain',
+      suite.tenant,
+      {
+        knowledgeBaseIds: ['handbooks'],
+      },
+    );
+    const { id } = (await upload.json()) as { id: string };
+    const page = (await (await kb('/handbooks/documents?limit=5')).json()) as {
+      items: Array<{ id: string }>;
+    };
+    expect(page.items.map((d) => d.id)).toEqual([id]);
+    expect((await kb('/handbooks', { method: 'DELETE' })).status).toBe(409);
+    expect((await kb('/missing')).status).toBe(404);
+    expect(
+      ((await (await kb('')).json()) as { items: Array<{ id: string }> }).items.map((k) => k.id),
+    ).toContain('handbooks');
+    await fetch(`${suite.documentUrl}/v1/documents/${id}`, {
+      method: 'DELETE',
+      headers: await suite.auth(),
+    });
+    expect((await kb('/handbooks', { method: 'DELETE' })).status).toBe(200);
+    expect((await kb('/handbooks')).status).toBe(404);
+  });
 });

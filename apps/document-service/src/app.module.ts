@@ -15,6 +15,8 @@ import { MulterModule } from '@nestjs/platform-express';
 import { sql, type Kysely } from 'kysely';
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
 import { DocumentsController } from './documents/documents.controller';
+import { KnowledgeBases } from './knowledge-bases/knowledge-bases';
+import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { migrations } from './migrations';
 import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
@@ -39,7 +41,12 @@ export class AppModule {
         // Larger uploads are refused with 413 before anything is stored.
         MulterModule.register({ limits: { fileSize: config.MAX_UPLOAD_BYTES, files: 1 } }),
       ],
-      controllers: [DocumentsController, HealthController, MetricsController],
+      controllers: [
+        DocumentsController,
+        KnowledgeBasesController,
+        HealthController,
+        MetricsController,
+      ],
       providers: [
         {
           provide: AccessResolver,
@@ -51,6 +58,7 @@ export class AppModule {
         },
         DocumentsRepository,
         DocumentsService,
+        KnowledgeBases,
         OutboxRelay,
         {
           // Pipeline status events in; each moves a document forward.

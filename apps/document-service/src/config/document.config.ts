@@ -23,6 +23,8 @@ export const documentConfigSchema = baseConfigSchema
     KAFKA_GROUP_ID: z.string().default('document-service'),
     MAX_UPLOAD_BYTES: env.positiveInt(50 * 1024 * 1024),
     OUTBOX_POLL_MS: env.positiveInt(200),
+    /** The model new knowledge bases embed with unless they name another. */
+    EMBEDDING_MODEL: z.string().default('all-MiniLM-L6-v2'),
   });
 
 export type DocumentConfig = z.infer<typeof documentConfigSchema>;

@@ -300,6 +300,7 @@ export class DocumentsRepository {
     limit: number,
     visibility: Visibility,
     after?: { createdAt: string; id: string },
+    knowledgeBaseId?: string,
   ): Promise<DocumentView[]> {
     let query = this.db
       .selectFrom('documents')
@@ -309,6 +310,9 @@ export class DocumentsRepository {
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(limit);
+    if (knowledgeBaseId) {
+      query = query.where(sql<boolean>`knowledge_base_ids @> ARRAY[${knowledgeBaseId}]::text[]`);
+    }
     if (after) {
       query = query.where((eb) =>
         eb.or([

@@ -203,9 +203,16 @@ export class DocumentsService {
     access: Access,
     limit: number,
     cursor?: string,
+    knowledgeBaseId?: string,
   ): Promise<DocumentPage> {
     const after = cursor ? decodeCursor(cursor) : undefined;
-    const items = await this.repository.list(tenantId, limit + 1, visibilityOf(access), after);
+    const items = await this.repository.list(
+      tenantId,
+      limit + 1,
+      visibilityOf(access),
+      after,
+      knowledgeBaseId,
+    );
     const page = items.slice(0, limit);
     const last = page[page.length - 1];
     return {

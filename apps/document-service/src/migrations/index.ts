@@ -3,6 +3,7 @@ import { createDocuments } from './20261122T1600_create_documents';
 import { outboxTraceHeaders } from './20261122T2000_outbox_trace_headers';
 import { documentAttributes } from './20261123T0900_document_attributes';
 import { documentAcl } from './20261123T1200_document_acl';
+import { knowledgeBases } from './20261123T1600_knowledge_bases';
 
 /** This service's migrations, applied in name order to its own schema. */
 export const migrations: Migrations = {
@@ -10,4 +11,5 @@ export const migrations: Migrations = {
   '20261122T2000_outbox_trace_headers': outboxTraceHeaders,
   '20261123T0900_document_attributes': documentAttributes,
   '20261123T1200_document_acl': documentAcl,
+  '20261123T1600_knowledge_bases': knowledgeBases,
 };

@@ -38,7 +38,19 @@ export interface OutboxTable {
   created_at: Generated<Date>;
 }
 
+export interface KnowledgeBasesTable {
+  tenant_id: string;
+  id: string;
+  name: string;
+  description: string;
+  chunker: ColumnType<Record<string, unknown>, string, string>;
+  embedding_model: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface DocumentDatabase {
   documents: DocumentsTable;
+  knowledge_bases: KnowledgeBasesTable;
   outbox: OutboxTable;
 }

@@ -1,0 +1,197 @@
+import type { Access } from '@kb/auth';
+import type { TenantId } from '@kb/contracts';
+import { ApiError } from '@kb/http';
+import { Inject, Injectable } from '@nestjs/common';
+import { isDeepStrictEqual } from 'node:util';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { z } from 'zod';
+import type { DocumentDatabase, KnowledgeBasesTable } from '../platform/db.types';
+import { CLOCK, DB, type Clock } from '../platform/tokens';
+
+/** How a knowledge base's documents are chunked; fixed when it is created. */
+export const chunkerSchema = z
+  .object({
+    strategy: z.literal('recursive').default('recursive'),
+    size: z.number().int().min(100).max(8000).default(1000),
+    overlap: z.number().int().min(0).max(2000).default(150),
+  })
+  .strict()
+  .refine((c) => c.overlap < c.size, 'overlap must be smaller than size');
+
+export const createKnowledgeBaseSchema = z
+  .object({
+    id: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, "_" or "-", at most 63'),
+    name: z.string().trim().min(1).max(200),
+    description: z.string().max(2000).default(''),
+    chunker: chunkerSchema.prefault({}),
+    embeddingModel: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+
+export const updateKnowledgeBaseSchema = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    description: z.string().max(2000).optional(),
+    chunker: z.unknown().optional(),
+    embeddingModel: z.unknown().optional(),
+  })
+  .strict();
+
+export interface KnowledgeBaseView {
+  id: string;
+  name: string;
+  description: string;
+  /** Fixed at creation: changing them means a new knowledge base. */
+  chunker: z.infer<typeof chunkerSchema>;
+  embeddingModel: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
+  id: row.id,
+  name: row.name,
+  description: row.description,
+  chunker: row.chunker as KnowledgeBaseView['chunker'],
+  embeddingModel: row.embedding_model,
+  createdAt: new Date(row.created_at).toISOString(),
+  updatedAt: new Date(row.updated_at).toISOString(),
+});
+
+const notFound = (id: string) =>
+  new ApiError(404, 'knowledge_base_not_found', `knowledge base ${id} not found`);
+
+function requireWrite(access: Access): void {
+  if (!access.documentActions.has('write')) {
+    throw new ApiError(403, 'permission_denied', `write is not granted to ${access.userId}`);
+  }
+}
+
+/**
+ * Knowledge bases of a tenant. The pipeline a knowledge base was created with (chunker and its
+ * parameters, embedding model) cannot change: vectors made another way would not be comparable,
+ * so such a change is a 409 that says to create a new knowledge base.
+ */
+@Injectable()
+export class KnowledgeBases {
+  constructor(
+    @Inject(DB) private readonly db: Kysely<DocumentDatabase>,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async create(
+    tenantId: TenantId,
+    access: Access,
+    input: z.infer<typeof createKnowledgeBaseSchema>,
+    defaultModel: string,
+  ): Promise<KnowledgeBaseView> {
+    requireWrite(access);
+    const now = this.clock();
+    const row = await this.db
+      .insertInto('knowledge_bases')
+      .values({
+        tenant_id: tenantId,
+        id: input.id,
+        name: input.name,
+        description: input.description,
+        chunker: JSON.stringify(input.chunker),
+        embedding_model: input.embeddingModel ?? defaultModel,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) {
+      throw new ApiError(409, 'knowledge_base_exists', `knowledge base ${input.id} already exists`);
+    }
+    return toView(row);
+  }
+
+  async get(tenantId: TenantId, id: string): Promise<KnowledgeBaseView> {
+    const row = await this.db
+      .selectFrom('knowledge_bases')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw notFound(id);
+    return toView(row);
+  }
+
+  async list(tenantId: TenantId): Promise<KnowledgeBaseView[]> {
+    const rows = await this.db
+      .selectFrom('knowledge_bases')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .orderBy('id')
+      .execute();
+    return rows.map(toView);
+  }
+
+  async update(
+    tenantId: TenantId,
+    access: Access,
+    id: string,
+    input: z.infer<typeof updateKnowledgeBaseSchema>,
+  ): Promise<KnowledgeBaseView> {
+    requireWrite(access);
+    const current = await this.get(tenantId, id);
+    const requested = {
+      chunker:
+        input.chunker === undefined ? undefined : chunkerSchema.safeParse(input.chunker).data,
+      embeddingModel: input.embeddingModel,
+    };
+    for (const field of ['chunker', 'embeddingModel'] as const) {
+      // Sending the current value back is not a change; anything else is.
+      if (input[field] !== undefined && !isDeepStrictEqual(requested[field], current[field])) {
+        throw new ApiError(
+          409,
+          'immutable_field',
+          `${field} is fixed when a knowledge base is created: create a new knowledge base with the new ${field} and move the documents to it`,
+        );
+      }
+    }
+    const row = await this.db
+      .updateTable('knowledge_bases')
+      .set({
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        updated_at: this.clock(),
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw notFound(id);
+    return toView(row);
+  }
+
+  /** Refused (409) while documents still belong to it. */
+  async delete(tenantId: TenantId, access: Access, id: string): Promise<{ id: string }> {
+    requireWrite(access);
+    await this.get(tenantId, id);
+    const member = await this.db
+      .selectFrom('documents')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where(sql<boolean>`knowledge_base_ids @> ARRAY[${id}]::text[]`)
+      .limit(1)
+      .executeTakeFirst();
+    if (member) {
+      throw new ApiError(
+        409,
+        'knowledge_base_not_empty',
+        `knowledge base ${id} still has documents: move or delete them first`,
+      );
+    }
+    await this.db
+      .deleteFrom('knowledge_bases')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .execute();
+    return { id };
+  }
+}
