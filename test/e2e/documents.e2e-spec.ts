@@ -163,6 +163,12 @@ describe('document lifecycle', () => {
     writeFileSync(join(dir, 'nested', 'empty.txt'), '');
     writeFileSync(join(dir, 'photo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1]));
     writeFileSync(join(dir, '.git', 'config'), 'hidden files are skipped');
+    const kb = await fetch(`${suite.documentUrl}/v1/knowledge-bases`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+      body: JSON.stringify({ id: 'kb-ingest', name: 'Ingested' }),
+    });
+    expect(kb.status).toBe(201);
     const result = spawnSync(
       process.execPath,
       [
@@ -321,6 +327,11 @@ describe('document lifecycle', () => {
       },
     );
     const { id } = (await upload.json()) as { id: string };
+    const unknown = await suite.upload('x.txt', 'Unknown base.', 'text/plain', suite.tenant, {
+      knowledgeBaseIds: ['nowhere'],
+    });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({ error: { code: 'unknown_knowledge_base' } });
     const page = (await (await kb('/handbooks/documents?limit=5')).json()) as {
       items: Array<{ id: string }>;
     };

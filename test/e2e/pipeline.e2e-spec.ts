@@ -231,7 +231,8 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     client.close();
     const searchSpans = await waitFor(
       async () => {
-        const root = suite.collector.spans.find(
+        // The tenant's latest search is this test's (earlier tests searched too).
+        const root = suite.collector.spans.findLast(
           (s) => s.name === 'kb.search' && s.attributes['kb.tenant_id'] === suite.tenant,
         );
         return root ? suite.collector.spans.filter((s) => s.traceId === root.traceId) : [];

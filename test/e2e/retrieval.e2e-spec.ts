@@ -122,6 +122,14 @@ describe('retrieval', () => {
     const client = () => kbClient(`127.0.0.1:${suite.ports['query-service']!.grpcPort}`);
 
     beforeAll(async () => {
+      for (const id of ['kb-a', 'kb-b', 'kb-c']) {
+        const created = await fetch(`${suite.documentUrl}/v1/knowledge-bases`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+          body: JSON.stringify({ id, name: id }),
+        });
+        expect(created.status).toBe(201);
+      }
       const uploads = {
         saturn: await suite.upload(
           'saturn.txt',

@@ -15,6 +15,7 @@ import type { Access, Action } from '@kb/auth';
 import type { DeleteResult, DocumentAcl, DocumentView } from './document.model';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import { DocumentsRepository, type Visibility } from './documents.repository';
+import { DEFAULT_KNOWLEDGE_BASE, KnowledgeBases } from '../knowledge-bases/knowledge-bases';
 
 /** What a caller may see among the tenant's documents. */
 const visibilityOf = (access: Access): Visibility => (access.isAdmin ? 'all' : access.principals);
@@ -43,9 +44,6 @@ export interface UploadFields {
   knowledgeBaseIds?: string[];
 }
 
-/** The knowledge base a document joins when its upload names none. */
-export const DEFAULT_KNOWLEDGE_BASE = 'default';
-
 export interface DocumentPage {
   items: DocumentView[];
   nextCursor: string | null;
@@ -67,6 +65,7 @@ export class DocumentsService {
     private readonly outbox: OutboxRelay,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly knowledgeBases: KnowledgeBases,
   ) {}
 
   /** Stores the original in S3, then the row and its event in one transaction. */
@@ -77,6 +76,7 @@ export class DocumentsService {
     fields: UploadFields,
   ): Promise<DocumentView> {
     requireAction(access, 'write');
+    await this.knowledgeBases.requireExisting(tenantId, fields.knowledgeBaseIds ?? []);
     if (file.size === 0) {
       throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);
     }
@@ -192,6 +192,7 @@ export class DocumentsService {
   ): Promise<DocumentView> {
     await this.get(tenantId, access, id);
     requireAction(access, 'write');
+    await this.knowledgeBases.requireExisting(tenantId, edit.knowledgeBaseIds ?? []);
     const updated = await this.repository.setAttributesWithEvent(tenantId, id, edit, this.clock());
     if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();

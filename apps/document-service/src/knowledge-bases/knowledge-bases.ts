@@ -60,6 +60,9 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   updatedAt: new Date(row.updated_at).toISOString(),
 });
 
+/** The knowledge base every tenant has, which uploads join when they name none. */
+export const DEFAULT_KNOWLEDGE_BASE = 'default';
+
 const notFound = (id: string) =>
   new ApiError(404, 'knowledge_base_not_found', `knowledge base ${id} not found`);
 
@@ -119,6 +122,28 @@ export class KnowledgeBases {
       .executeTakeFirst();
     if (!row) throw notFound(id);
     return toView(row);
+  }
+
+  /**
+   * Refuses (400 `unknown_knowledge_base`) ids the tenant has not created; `default` always exists.
+   */
+  async requireExisting(tenantId: TenantId, ids: string[]): Promise<void> {
+    const wanted = [...new Set(ids)].filter((id) => id !== DEFAULT_KNOWLEDGE_BASE);
+    if (wanted.length === 0) return;
+    const found = await this.db
+      .selectFrom('knowledge_bases')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', wanted)
+      .execute();
+    const missing = wanted.filter((id) => !found.some((row) => row.id === id));
+    if (missing.length > 0) {
+      throw new ApiError(
+        400,
+        'unknown_knowledge_base',
+        `no knowledge base ${missing.join(', ')}: create it first (POST /v1/knowledge-bases)`,
+      );
+    }
   }
 
   async list(tenantId: TenantId): Promise<KnowledgeBaseView[]> {

@@ -110,6 +110,23 @@ export class KbClient {
         };
   }
 
+  /** Creates a knowledge base (the default pipeline unless given). */
+  async createKnowledgeBase(id: string, name: string): Promise<void> {
+    const response = await fetch(`${this.endpoints.documentsUrl}/v1/knowledge-bases`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${this.endpoints.token}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ id, name }),
+    });
+    if (!response.ok) {
+      throw new Error(
+        `creating knowledge base ${id} failed: ${response.status} ${await response.text()}`,
+      );
+    }
+  }
+
   async getDocument(id: string): Promise<DocumentSummary> {
     const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents/${id}`, {
       headers: { authorization: `Bearer ${this.endpoints.token}` },

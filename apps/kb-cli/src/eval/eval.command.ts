@@ -39,7 +39,10 @@ export async function runEval(options: EvalOptions): Promise<void> {
   const client = new KbClient({ ...options, token });
   const knowledgeBaseId = `${basename(options.dataset)}-${randomUUID().slice(0, 8)}`;
   try {
-    if (!options.tenant) await ingest(client, dataset.corpus, { ...options, knowledgeBaseId });
+    if (!options.tenant) {
+      await client.createKnowledgeBase(knowledgeBaseId, `${basename(options.dataset)} evaluation`);
+      await ingest(client, dataset.corpus, { ...options, knowledgeBaseId });
+    }
     const externalIds = await waitIndexed(client, dataset.corpus, options.log);
     for (const mode of options.modes) {
       const rankings = new Map<string, Ranking>();
