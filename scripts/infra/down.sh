@@ -5,7 +5,7 @@ set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-for name in kafka s3proxy pgvector; do
+for name in kafka s3proxy; do
   if pid_alive "$name"; then say "stopping $name"; fi
   stop_daemon "$name"
 done

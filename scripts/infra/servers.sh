@@ -126,21 +126,49 @@ redis_up() {
   wait_for redis 30 redis_healthy
 }
 
-# ---------------------------------------------------------------- pgvector (PGlite over the wire)
+# ---------------------------------------------------------------- pgvector (extension in the same server)
+# Debian 12 ships no pgvector package, so the extension is compiled once against the installed
+# server: its source comes through the Go module proxy (which serves any tagged repository as a
+# module zip), the build lives under $KB_HOME/build and `make install` puts it beside the server.
+PGVECTOR_VERSION=0.8.1
+
+pgvector_installed() {
+  local share; share=$(pg_config_of_server --sharedir) || return 1
+  [[ -f "$share/extension/vector--$PGVECTOR_VERSION.sql" ]]
+}
+
+pg_config_of_server() { "/usr/lib/postgresql/$(ls /usr/lib/postgresql | sort -V | tail -1)/bin/pg_config" "$@"; }
+
+pgvector_install() {
+  pgvector_installed && return 0
+  command -v go >/dev/null || die "Go is required to fetch the pgvector source"
+  local major; major=$(ls /usr/lib/postgresql | sort -V | tail -1)
+  apt_install "postgresql-server-dev-$major" make gcc
+  say "building pgvector $PGVECTOR_VERSION for PostgreSQL $major (once)"
+  local src
+  src=$(cd "$KB_HOME" && GOFLAGS=-mod=mod GOMODCACHE="$KB_HOME/cache/gomod" \
+    go mod download -json "github.com/pgvector/pgvector@v$PGVECTOR_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -n "$src" && -d "$src" ]] || die "could not fetch the pgvector $PGVECTOR_VERSION source"
+  local build="$KB_HOME/build/pgvector-$PGVECTOR_VERSION"
+  rm -rf "$build" && mkdir -p "$KB_HOME/build" && cp -r "$src" "$build" && chmod -R u+w "$build"
+  local sudo=""; ((EUID == 0)) || sudo="sudo"
+  local pg_config="/usr/lib/postgresql/$major/bin/pg_config"
+  # with_llvm=no: no JIT bitcode, so clang is not needed.
+  (cd "$build" && make -j2 with_llvm=no PG_CONFIG="$pg_config" &&
+    $sudo make install with_llvm=no PG_CONFIG="$pg_config") >"$KB_LOG_DIR/pgvector-build.log" 2>&1 ||
+    die "building pgvector failed; see $KB_LOG_DIR/pgvector-build.log"
+}
+
 pgvector_healthy() {
   PGCONNECT_TIMEOUT=3 psql "$VECTOR_DATABASE_URL" -tAc "select extversion from pg_extension where extname = 'vector'" 2>/dev/null | grep -q .
 }
 
+# The vector store's own database in the Postgres cluster pg_up started.
 pgvector_up() {
   if pgvector_healthy; then return 0; fi
-  if pid_alive pgvector; then wait_for pgvector 60 pgvector_healthy; return 0; fi
-  port_open "$KB_PGVECTOR_PORT" && die "port $KB_PGVECTOR_PORT is taken by something that is not the pgvector engine"
-  local bin="$REPO_DIR/node_modules/.bin/pglite-server"
-  [[ -x "$bin" ]] || die "$bin is missing: run 'npm ci' first"
-  mkdir -p "$KB_HOME/data/pgvector"
-  start_daemon pgvector "$bin" --db="$KB_HOME/data/pgvector" --host=127.0.0.1 --port="$KB_PGVECTOR_PORT" \
-    --extensions=@electric-sql/pglite-pgvector:vector --max-connections=16
-  wait_for pgvector 60 port_open "$KB_PGVECTOR_PORT"
+  pgvector_install
+  pg_as_superuser "SELECT 1 FROM pg_database WHERE datname = 'kb_vectors'" | grep -q 1 ||
+    pg_as_superuser "CREATE DATABASE kb_vectors OWNER kb" >/dev/null
   psql "$VECTOR_DATABASE_URL" -tAc 'CREATE EXTENSION IF NOT EXISTS vector' >/dev/null
   wait_for pgvector 30 pgvector_healthy
 }

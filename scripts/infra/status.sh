@@ -14,6 +14,6 @@ report kafka "$KAFKA_BROKERS" kafka_healthy
 report s3 "$S3_ENDPOINT" s3_healthy
 report postgres "127.0.0.1:$KB_PG_PORT" pg_healthy
 report redis "$REDIS_URL" redis_healthy
-report pgvector "127.0.0.1:$KB_PGVECTOR_PORT" pgvector_healthy
+report pgvector "127.0.0.1:$KB_PG_PORT/kb_vectors" pgvector_healthy
 report model "$EMBEDDING_MODEL_DIR/$EMBEDDING_MODEL" model_healthy
 exit "$down"

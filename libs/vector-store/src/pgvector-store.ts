@@ -35,35 +35,48 @@ export class PgVectorStore implements VectorStore {
     const table = `${TABLE}_${dimension}`;
     // Known before the DDL runs: a reader whose store is down at boot still knows its table.
     this.dimension = dimension;
-    await this.pool.query('CREATE EXTENSION IF NOT EXISTS vector');
-    await this.pool.query(`
-      CREATE TABLE IF NOT EXISTS ${table} (
-        namespace text NOT NULL,
-        id text NOT NULL,
-        document_id text NOT NULL,
-        document_version integer NOT NULL,
-        chunk_index integer NOT NULL,
-        title text NOT NULL,
-        text text NOT NULL,
-        start_offset integer NOT NULL,
-        end_offset integer NOT NULL,
-        embedding vector(${dimension}) NOT NULL,
-        PRIMARY KEY (namespace, id)
-      )`);
-    // Document attributes for filters (added after the first release, hence ADD COLUMN).
-    await this.pool.query(`
-      ALTER TABLE ${table}
-        ADD COLUMN IF NOT EXISTS kb_ids text[] NOT NULL DEFAULT '{}',
-        ADD COLUMN IF NOT EXISTS tags text[] NOT NULL DEFAULT '{}',
-        ADD COLUMN IF NOT EXISTS uploaded_at bigint NOT NULL DEFAULT 0,
-        ADD COLUMN IF NOT EXISTS metadata jsonb NOT NULL DEFAULT '{}',
-        ADD COLUMN IF NOT EXISTS principals text[] NOT NULL DEFAULT '{}'`);
-    await this.pool.query(
-      `CREATE INDEX IF NOT EXISTS ${table}_document ON ${table} (namespace, document_id)`,
-    );
-    await this.pool.query(
-      `CREATE INDEX IF NOT EXISTS ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`,
-    );
+    // Several services run this at boot; concurrent CREATE … IF NOT EXISTS can still collide in the
+    // catalog, so the DDL runs in one transaction under an advisory lock.
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('kb.vector_store.ddl'))`);
+      await client.query('CREATE EXTENSION IF NOT EXISTS vector');
+      await client.query(`
+        CREATE TABLE IF NOT EXISTS ${table} (
+          namespace text NOT NULL,
+          id text NOT NULL,
+          document_id text NOT NULL,
+          document_version integer NOT NULL,
+          chunk_index integer NOT NULL,
+          title text NOT NULL,
+          text text NOT NULL,
+          start_offset integer NOT NULL,
+          end_offset integer NOT NULL,
+          embedding vector(${dimension}) NOT NULL,
+          PRIMARY KEY (namespace, id)
+        )`);
+      // Document attributes for filters (added after the first release, hence ADD COLUMN).
+      await client.query(`
+        ALTER TABLE ${table}
+          ADD COLUMN IF NOT EXISTS kb_ids text[] NOT NULL DEFAULT '{}',
+          ADD COLUMN IF NOT EXISTS tags text[] NOT NULL DEFAULT '{}',
+          ADD COLUMN IF NOT EXISTS uploaded_at bigint NOT NULL DEFAULT 0,
+          ADD COLUMN IF NOT EXISTS metadata jsonb NOT NULL DEFAULT '{}',
+          ADD COLUMN IF NOT EXISTS principals text[] NOT NULL DEFAULT '{}'`);
+      await client.query(
+        `CREATE INDEX IF NOT EXISTS ${table}_document ON ${table} (namespace, document_id)`,
+      );
+      await client.query(
+        `CREATE INDEX IF NOT EXISTS ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`,
+      );
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
     this.dimension = dimension;
   }
 

@@ -3,7 +3,7 @@ import { DIM, vectorStoreConformance } from './support/conformance';
 
 jest.setTimeout(60_000);
 
-/** pgvector engine from `npm run infra:up` (PGlite with the vector extension, over the wire). */
+/** The pgvector database from `npm run infra:up` (the extension built into the local Postgres). */
 describe('PgVectorStore', () => {
   const store = new PgVectorStore({ url: process.env['VECTOR_DATABASE_URL']! });
   beforeAll(() => store.ensureReady(DIM));
