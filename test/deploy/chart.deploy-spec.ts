@@ -83,21 +83,25 @@ interface K8sObject {
 
 /**
  * Variables each service refuses to boot without. The config schemas (apps/<service>/src/config)
- * reject a missing KAFKA_BROKERS, DATABASE_URL or EMBEDDING_MODEL_DIR (no default, not optional);
- * the test below checks this table against them, so a new required variable fails here until the
- * chart sets it. VECTOR_DATABASE_URL and PINECONE_* are optional in the schema but
- * vectorStoreFromEnv (libs/vector-store) throws at boot without the ones its backend needs, and
- * TokenVerifier (libs/auth) without AUTH_JWT_SECRET or AUTH_JWKS_URL at the public edges.
+ * reject a missing KAFKA_BROKERS or DATABASE_URL (no default, not optional); the test below checks
+ * this table against them, so a new required variable fails here until the chart sets it.
+ * VECTOR_DATABASE_URL and PINECONE_* are optional in the schema but vectorStoreFromEnv
+ * (libs/vector-store) throws at boot without the ones its backend needs, TokenVerifier
+ * (libs/auth) without AUTH_JWT_SECRET or AUTH_JWKS_URL at the public edges, and the embedding
+ * settings are refined by provider (requireEmbeddingProviderSettings in libs/config).
  */
-const REQUIRED_ENV: Record<ServiceName, (backend: string, auth: string) => string[]> = {
+const REQUIRED_ENV: Record<
+  ServiceName,
+  (backend: string, auth: string, provider: string) => string[]
+> = {
   'document-service': (_b, auth) => ['DATABASE_URL', 'KAFKA_BROKERS', auth],
   'parser-service': () => ['KAFKA_BROKERS'],
-  'embedding-service': () => ['KAFKA_BROKERS', 'EMBEDDING_MODEL_DIR'],
+  'embedding-service': (_b, _a, provider) => ['KAFKA_BROKERS', ...modelEnv(provider)],
   'indexing-service': (backend) => ['KAFKA_BROKERS', 'DATABASE_URL', ...vectorEnv(backend)],
-  'query-service': (backend, auth) => [
+  'query-service': (backend, auth, provider) => [
     'DATABASE_URL',
     'KAFKA_BROKERS',
-    'EMBEDDING_MODEL_DIR',
+    ...modelEnv(provider),
     ...vectorEnv(backend),
     auth,
   ],
@@ -105,6 +109,10 @@ const REQUIRED_ENV: Record<ServiceName, (backend: string, auth: string) => strin
 };
 const vectorEnv = (backend: string): string[] =>
   backend === 'pgvector' ? ['VECTOR_DATABASE_URL'] : ['PINECONE_API_KEY', 'PINECONE_INDEX_HOST'];
+const modelEnv = (provider: string): string[] =>
+  provider === 'onnx'
+    ? ['EMBEDDING_MODEL_DIR']
+    : ['EMBEDDING_PROVIDER', 'EMBEDDING_API_URL', 'EMBEDDING_API_MODEL'];
 const CONFIG_SCHEMAS: Record<ServiceName, z.ZodType> = {
   'document-service': documentConfigSchema,
   'parser-service': parserConfigSchema,
@@ -186,7 +194,8 @@ it('the REQUIRED_ENV table lists every variable the config schemas require', () 
   for (const service of SERVICES) {
     const result = CONFIG_SCHEMAS[service].safeParse({});
     const missing = result.success ? [] : result.error.issues.map((i) => String(i.path[0]));
-    expect({ service, required: REQUIRED_ENV[service]('pgvector', 'AUTH_JWT_SECRET') }).toEqual({
+    const required = REQUIRED_ENV[service]('pgvector', 'AUTH_JWT_SECRET', 'onnx');
+    expect({ service, required }).toEqual({
       service,
       required: expect.arrayContaining(missing),
     });
@@ -208,6 +217,20 @@ const MODEL_INIT = [
   'embedding.modelVolume.initContainer.image=kb/model:all-MiniLM-L6-v2-1',
 ];
 
+/** Not a real key: it only has to reach the chart's Secret. */
+const EMBEDDING_API = [
+  '--set',
+  'embedding.provider=openai',
+  '--set',
+  'embedding.api.url=http://embeddings.ai.svc:8080/v1',
+  '--set',
+  'embedding.api.model=nomic-embed-text',
+  '--set',
+  'embedding.api.apiKey=not-a-real-key',
+  '--set',
+  'embedding.api.rateLimitRpm=600',
+];
+
 describe.each([
   {
     label: 'default values',
@@ -215,6 +238,7 @@ describe.each([
     backend: 'pgvector',
     auth: 'AUTH_JWT_SECRET',
     existing: ['kb-auth'],
+    provider: 'onnx',
   },
   {
     label: 'production-like values',
@@ -222,6 +246,7 @@ describe.each([
     backend: 'pinecone',
     auth: 'AUTH_JWKS_URL',
     existing: ['kb-postgres', 'kb-s3', 'kb-pinecone'],
+    provider: 'onnx',
   },
   {
     label: 'a model initContainer',
@@ -229,8 +254,17 @@ describe.each([
     backend: 'pgvector',
     auth: 'AUTH_JWT_SECRET',
     existing: ['kb-auth'],
+    provider: 'onnx',
   },
-])('helm chart with $label', ({ args, backend, auth, existing }) => {
+  {
+    label: 'an OpenAI-compatible embedding API',
+    args: EMBEDDING_API,
+    backend: 'pgvector',
+    auth: 'AUTH_JWT_SECRET',
+    existing: ['kb-auth'],
+    provider: 'openai',
+  },
+])('helm chart with $label', ({ args, backend, auth, existing, provider }) => {
   const { yaml, objects } = render(...args);
   const deployments = objects.filter((o) => o.kind === 'Deployment');
 
@@ -309,7 +343,7 @@ describe.each([
       const set = [...env.values()].filter((e) => e.value || e.valueFrom).map((e) => e.name);
       expect({ service, set }).toEqual({
         service,
-        set: expect.arrayContaining(REQUIRED_ENV[service](backend, auth)),
+        set: expect.arrayContaining(REQUIRED_ENV[service](backend, auth, provider)),
       });
       for (const variable of env.values()) expectSecretRefResolves(objects, existing, variable);
       expect(env.get('HOST')?.value).toBe('0.0.0.0');
@@ -333,27 +367,59 @@ describe.each([
     expect(indexing.get('MIGRATE_ON_START')?.value).toBe('true');
   });
 
-  it('mounts the model folder at EMBEDDING_MODEL_DIR and gives model loaders a startup probe', () => {
-    for (const service of ['embedding-service', 'query-service']) {
-      const spec = podSpec(find(objects, 'Deployment', service));
-      const container = spec.containers[0]!;
-      const dir = resolveEnv(objects, container).get('EMBEDDING_MODEL_DIR')?.value;
-      expect(container.volumeMounts).toEqual(
-        expect.arrayContaining([expect.objectContaining({ name: 'models', mountPath: dir })]),
-      );
-      expect(container.startupProbe?.httpGet?.path).toBe('/health/live');
-      const volume = spec.volumes?.find((v) => v.name === 'models');
-      if (volume?.emptyDir) {
-        // Filled by an initContainer writing to the same path.
-        const init = spec.initContainers?.[0];
-        expect(init?.volumeMounts).toEqual(
-          expect.arrayContaining([{ name: 'models', mountPath: dir }]),
+  // What the model services need depends on the provider: a model volume, or an API.
+  if (provider === 'onnx') {
+    it('mounts the model folder at EMBEDDING_MODEL_DIR and gives model loaders a startup probe', () => {
+      for (const service of ['embedding-service', 'query-service']) {
+        const spec = podSpec(find(objects, 'Deployment', service));
+        const container = spec.containers[0]!;
+        const dir = resolveEnv(objects, container).get('EMBEDDING_MODEL_DIR')?.value;
+        expect(container.volumeMounts).toEqual(
+          expect.arrayContaining([expect.objectContaining({ name: 'models', mountPath: dir })]),
         );
-      } else {
-        expect(volume?.persistentVolumeClaim).toBeDefined();
+        expect(container.startupProbe?.httpGet?.path).toBe('/health/live');
+        const volume = spec.volumes?.find((v) => v.name === 'models');
+        if (volume?.emptyDir) {
+          // Filled by an initContainer writing to the same path.
+          const init = spec.initContainers?.[0];
+          expect(init?.volumeMounts).toEqual(
+            expect.arrayContaining([{ name: 'models', mountPath: dir }]),
+          );
+        } else {
+          expect(volume?.persistentVolumeClaim).toBeDefined();
+        }
       }
-    }
-  });
+    });
+  } else {
+    it('points both model services at the embedding API, with its key from a Secret and no model volume', () => {
+      for (const service of ['embedding-service', 'query-service']) {
+        const spec = podSpec(find(objects, 'Deployment', service));
+        const container = spec.containers[0]!;
+        const env = resolveEnv(objects, container);
+        expect({
+          service,
+          provider: env.get('EMBEDDING_PROVIDER')?.value,
+          url: env.get('EMBEDDING_API_URL')?.value,
+          model: env.get('EMBEDDING_API_MODEL')?.value,
+          rpm: env.get('EMBEDDING_RATE_LIMIT_RPM')?.value,
+          modelDir: env.get('EMBEDDING_MODEL_DIR'),
+          keyRef: env.get('EMBEDDING_API_KEY')?.valueFrom?.secretKeyRef?.key,
+        }).toEqual({
+          service,
+          provider: 'openai',
+          url: 'http://embeddings.ai.svc:8080/v1',
+          model: 'nomic-embed-text',
+          rpm: '600',
+          modelDir: undefined,
+          keyRef: 'embedding-api-key',
+        });
+        expect(env.get('EMBEDDING_API_KEY')?.value).toBeUndefined(); // never in a ConfigMap
+        expect(spec.volumes?.map((v) => v.name)).not.toContain('models');
+        expect(spec.initContainers).toBeUndefined();
+      }
+      expect(yaml.match(/not-a-real-key/g)).toHaveLength(1); // in the Secret only
+    });
+  }
 
   it('runs migrations as a pre-install/pre-upgrade hook that can read its database URL', () => {
     const job = find(objects, 'Job', '-migrate');
@@ -435,6 +501,8 @@ describe('validation', () => {
     [['--set', 'kafak.brokers=x:9092'], /kafak/],
     [['--set', 'embedding.modelVolume.existingClaim='], /image/],
     [['--set', 'auth.existingSecret='], /auth\.jwksUrl/],
+    [['--set', 'embedding.provider=cohere'], /provider/],
+    [['--set', 'embedding.provider=openai'], /url|model/],
   ])('values.schema.json rejects %j', (args, message) => {
     const result = templateFails(...args);
     expect(result.status).not.toBe(0);

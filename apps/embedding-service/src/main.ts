@@ -1,7 +1,7 @@
 import './telemetry';
 import 'reflect-metadata';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
-import { OnnxEmbeddingProvider } from '@kb/embeddings';
+import { embeddingProviderFromConfig } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';
 import { EventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
@@ -13,13 +13,11 @@ import { loadEmbeddingConfig } from './config/embedding.config';
 async function main(): Promise<void> {
   const config = loadEmbeddingConfig();
   const logger = createLogger('embedding-service', config.LOG_LEVEL);
-  const provider = await OnnxEmbeddingProvider.load({
-    modelDir: config.EMBEDDING_MODEL_DIR,
-    model: config.EMBEDDING_MODEL,
-    pooling: config.EMBEDDING_POOLING,
-    threads: config.EMBEDDING_THREADS,
-  });
-  logger.log(`model ${provider.model} loaded, dimension ${provider.dimension}`, 'Embeddings');
+  const provider = await embeddingProviderFromConfig(config);
+  logger.log(
+    `${config.EMBEDDING_PROVIDER} model ${provider.model} ready, dimension ${provider.dimension}`,
+    'Embeddings',
+  );
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'embedding-service' });
   const producer = new EventProducer(kafka);
   await producer.connect();

@@ -54,6 +54,15 @@ describe('CachedEmbedder', () => {
     expect(embed).toHaveBeenCalledTimes(1);
   });
 
+  it('passes the tenant on to the provider, whose rate limit is per tenant', async () => {
+    const provider = new TestEmbeddingProvider(16);
+    const embed = jest.spyOn(provider, 'embed');
+    await new CachedEmbedder(provider, cache, 4).embed([chunk('tenant scoped text')], {
+      tenantId: 'tenant-7',
+    });
+    expect(embed).toHaveBeenCalledWith(['tenant scoped text'], { tenantId: 'tenant-7' });
+  });
+
   it('embeds everything when the cache is unreachable', async () => {
     const provider = new TestEmbeddingProvider(16);
     const broken = {

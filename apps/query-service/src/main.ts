@@ -1,7 +1,7 @@
 import './telemetry';
 import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
-import { OnnxEmbeddingProvider } from '@kb/embeddings';
+import { embeddingProviderFromConfig } from '@kb/embeddings';
 import { EventProducer, createKafka } from '@kb/kafka';
 import { bootHttpService } from '@kb/http';
 import { PgIndexGenerations, PgLexicalIndex } from '@kb/lexical-index';
@@ -14,12 +14,8 @@ import { loadQueryConfig } from './config/query.config';
 async function main(): Promise<void> {
   const config = loadQueryConfig();
   const logger = createLogger('query-service', config.LOG_LEVEL);
-  const provider = await OnnxEmbeddingProvider.load({
-    modelDir: config.EMBEDDING_MODEL_DIR,
-    model: config.EMBEDDING_MODEL,
-    pooling: config.EMBEDDING_POOLING,
-    threads: config.EMBEDDING_THREADS,
-  });
+  // The same provider and model as embedding-service: queries and chunks share one vector space.
+  const provider = await embeddingProviderFromConfig(config);
   const vectors = vectorStoreFromEnv(config);
   // Start even when the vector store is down: searches then degrade to BM25 results.
   await vectors.ensureReady(provider.dimension).catch((error: unknown) => {

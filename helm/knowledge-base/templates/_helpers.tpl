@@ -116,10 +116,29 @@ PINECONE_INDEX_HOST: {{ required "vectorStore.pinecone.indexHost is required wit
 {{- end }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.modelServices" .)) }}
+# Both services embed with the same provider and model: queries and chunks share one vector space.
+EMBEDDING_PROVIDER: {{ $v.embedding.provider | quote }}
+{{- if eq $v.embedding.provider "openai" }}
+{{- $api := $v.embedding.api }}
+EMBEDDING_API_URL: {{ required "embedding.api.url is required with the openai provider" $api.url | quote }}
+EMBEDDING_API_MODEL: {{ required "embedding.api.model is required with the openai provider" $api.model | quote }}
+EMBEDDING_API_TIMEOUT_MS: {{ $api.timeoutMs | quote }}
+EMBEDDING_API_MAX_RETRIES: {{ $api.maxRetries | quote }}
+{{- if $api.dimensions }}
+EMBEDDING_API_DIMENSIONS: {{ $api.dimensions | quote }}
+{{- end }}
+{{- if $api.rateLimitRpm }}
+EMBEDDING_RATE_LIMIT_RPM: {{ $api.rateLimitRpm | quote }}
+{{- end }}
+{{- if $api.rateLimitTpm }}
+EMBEDDING_RATE_LIMIT_TPM: {{ $api.rateLimitTpm | quote }}
+{{- end }}
+{{- else }}
 EMBEDDING_MODEL_DIR: {{ $v.embedding.modelVolume.mountPath | quote }}
 EMBEDDING_MODEL: {{ $v.embedding.model | quote }}
 EMBEDDING_POOLING: {{ $v.embedding.pooling | quote }}
 EMBEDDING_THREADS: {{ $v.embedding.threads | quote }}
+{{- end }}
 {{- end }}
 {{- if eq $name "embedding-service" }}
 EMBEDDING_BATCH_SIZE: {{ $v.embedding.batchSize | quote }}
@@ -148,6 +167,9 @@ REDIS_URL: {{ $v.redis.url | quote }}
 {{- end }}
 {{- if and (has $name (splitList " " (include "kb.authServices" .))) (or $v.auth.existingSecret $v.auth.jwtSecret) }}
 {{ include "kb.secretKeyRef" (dict "env" "AUTH_JWT_SECRET" "secret" ($v.auth.existingSecret | default $secret) "key" (ternary $v.auth.existingSecretKey "auth-jwt-secret" (ne $v.auth.existingSecret ""))) }}
+{{- end }}
+{{- if and (has $name (splitList " " (include "kb.modelServices" .))) (eq $v.embedding.provider "openai") (or $v.embedding.api.existingSecret $v.embedding.api.apiKey) }}
+{{ include "kb.secretKeyRef" (dict "env" "EMBEDDING_API_KEY" "secret" ($v.embedding.api.existingSecret | default $secret) "key" (ternary $v.embedding.api.existingSecretKey "embedding-api-key" (ne $v.embedding.api.existingSecret ""))) }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.databaseServices" .)) }}
 {{ include "kb.secretKeyRef" (dict "env" "DATABASE_URL" "secret" ($v.postgres.existingSecret | default $secret) "key" (ternary $v.postgres.existingSecretKey "database-url" (ne $v.postgres.existingSecret ""))) }}

@@ -60,13 +60,53 @@ export const s3ConfigSchema = z.object({
 });
 export type S3Config = z.infer<typeof s3ConfigSchema>;
 
-/** The local embedding model, loaded offline from a folder. */
+/**
+ * The embedding model: the local ONNX model loaded offline from a folder (`onnx`), or any
+ * OpenAI-compatible embeddings API (`openai`: OpenAI, Ollama, vLLM, TEI, LiteLLM). Add
+ * `.superRefine(requireEmbeddingProviderSettings)` to a service schema that extends it.
+ */
 export const embeddingConfigSchema = z.object({
-  EMBEDDING_MODEL_DIR: z.string().min(1),
+  EMBEDDING_PROVIDER: z.enum(['onnx', 'openai']).default('onnx'),
+  /** onnx: the folder holding `<EMBEDDING_MODEL>/`; required with the onnx provider. */
+  EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
   EMBEDDING_MODEL: z.string().default('all-MiniLM-L6-v2'),
   EMBEDDING_POOLING: z.enum(['mean', 'cls']).default('mean'),
   EMBEDDING_THREADS: env.positiveInt(1),
+  /** openai: the API root that `/embeddings` is appended to, e.g. `http://localhost:11434/v1`. */
+  EMBEDDING_API_URL: z.url().optional(),
+  /** openai: sent as a bearer token; a secret, never logged. Self-hosted servers need none. */
+  EMBEDDING_API_KEY: z.string().min(1).optional(),
+  EMBEDDING_API_MODEL: z.string().min(1).optional(),
+  /** openai: shorter vectors, for models that support it (text-embedding-3-*); else probed. */
+  EMBEDDING_API_DIMENSIONS: z.coerce.number().int().positive().optional(),
+  EMBEDDING_API_TIMEOUT_MS: env.positiveInt(30_000),
+  /** openai: retries of a transient failure (network, timeout, 408, 429, 5xx). */
+  EMBEDDING_API_MAX_RETRIES: z.coerce.number().int().min(0).max(20).default(4),
+  /** openai: client-side budgets per (tenant, model); unset means no client-side limit. */
+  EMBEDDING_RATE_LIMIT_RPM: z.coerce.number().int().positive().optional(),
+  EMBEDDING_RATE_LIMIT_TPM: z.coerce.number().int().positive().optional(),
 });
+export type EmbeddingConfig = z.infer<typeof embeddingConfigSchema>;
+
+/** The variables the chosen embedding provider cannot start without. */
+export function requireEmbeddingProviderSettings(
+  config: EmbeddingConfig,
+  ctx: z.RefinementCtx,
+): void {
+  const required =
+    config.EMBEDDING_PROVIDER === 'onnx'
+      ? (['EMBEDDING_MODEL_DIR'] as const)
+      : (['EMBEDDING_API_URL', 'EMBEDDING_API_MODEL'] as const);
+  for (const name of required) {
+    if (!config[name]) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `required with EMBEDDING_PROVIDER=${config.EMBEDDING_PROVIDER}`,
+      });
+    }
+  }
+}
 
 /** The vector store backend and its connection. */
 export const vectorStoreConfigSchema = z.object({

@@ -1,9 +1,14 @@
+/** Who the texts are embedded for: a remote provider's rate limit is kept per (tenant, model). */
+export interface EmbedContext {
+  tenantId: string;
+}
+
 /** The embedding port: texts in, unit-length vectors out, in the same order. */
 export interface EmbeddingProvider {
   /** Stable model id, part of every cache key and stored with every vector. */
   readonly model: string;
   readonly dimension: number;
-  embed(texts: string[]): Promise<number[][]>;
+  embed(texts: string[], context?: EmbedContext): Promise<number[][]>;
   close?(): Promise<void>;
 }
 
@@ -12,10 +17,11 @@ export async function embedInBatches(
   provider: EmbeddingProvider,
   texts: string[],
   batchSize: number,
+  context?: EmbedContext,
 ): Promise<number[][]> {
   const vectors: number[][] = [];
   for (let start = 0; start < texts.length; start += batchSize) {
-    vectors.push(...(await provider.embed(texts.slice(start, start + batchSize))));
+    vectors.push(...(await provider.embed(texts.slice(start, start + batchSize), context)));
   }
   return vectors;
 }

@@ -1,3 +1,11 @@
 export * from './embedding-provider';
+export * from './from-config';
 export * from './onnx-embedding-provider';
+export {
+  EmbeddingApiError,
+  isTransient,
+  type EmbeddingApiErrorCode,
+} from './openai-compatible/embedding-api.errors';
+export * from './openai-compatible/openai-embedding-provider';
+export type { RateLimit } from './openai-compatible/rate-limiter';
 export * from './test-embedding-provider';

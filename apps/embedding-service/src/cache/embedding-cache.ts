@@ -1,4 +1,4 @@
-import { embedInBatches, type EmbeddingProvider } from '@kb/embeddings';
+import { embedInBatches, type EmbedContext, type EmbeddingProvider } from '@kb/embeddings';
 import { meter } from '@kb/observability';
 import { Logger } from '@nestjs/common';
 import { sql, type Kysely, type Migration } from 'kysely';
@@ -72,7 +72,10 @@ export class CachedEmbedder {
     private readonly batchSize: number,
   ) {}
 
-  async embed(chunks: Array<{ sha256: string; text: string }>): Promise<number[][]> {
+  async embed(
+    chunks: Array<{ sha256: string; text: string }>,
+    context?: EmbedContext,
+  ): Promise<number[][]> {
     const model = this.provider.model;
     let cached = new Map<string, number[]>();
     if (this.cache) {
@@ -92,6 +95,7 @@ export class CachedEmbedder {
         this.provider,
         missing.map((c) => c.text),
         this.batchSize,
+        context,
       );
       const fresh = missing.map((c, i) => ({ sha256: c.sha256, vector: vectors[i]! }));
       for (const entry of fresh) cached.set(entry.sha256, entry.vector);

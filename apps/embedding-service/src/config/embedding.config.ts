@@ -5,6 +5,7 @@ import {
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
+  requireEmbeddingProviderSettings,
   s3ConfigSchema,
 } from '@kb/config';
 import { z } from 'zod';
@@ -16,10 +17,12 @@ export const embeddingServiceConfigSchema = baseConfigSchema
   .extend(embeddingConfigSchema.shape)
   .extend({
     KAFKA_GROUP_ID: z.string().default('embedding-service'),
+    /** Texts per model call (and per request to an embedding API). */
     EMBEDDING_BATCH_SIZE: env.positiveInt(32),
     /** Postgres for the embedding cache (schema embedding_cache); unset turns the cache off. */
     DATABASE_URL: z.url().optional(),
-  });
+  })
+  .superRefine(requireEmbeddingProviderSettings);
 
 export type EmbeddingServiceConfig = z.infer<typeof embeddingServiceConfigSchema>;
 export const EMBEDDING_CONFIG = Symbol('EMBEDDING_CONFIG');

@@ -11,6 +11,7 @@ import { getJson, putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CachedEmbedder } from '../cache/embedding-cache';
 import { BLOB_STORE, EMBEDDER, EMBEDDING_PROVIDER, EVENT_PRODUCER } from '../platform/tokens';
+import { toConsumerError } from './embedding.errors';
 
 /** Where the embeddings of one document version are stored (claim check). */
 export const embeddingsKey = (
@@ -64,7 +65,12 @@ export class EmbeddingService {
     const document = parsedDocumentSchema.parse(await getJson(this.blobs, parsed.chunks.key));
     const started = performance.now();
     // Through the cache: unchanged chunk texts (any tenant, document or version) skip the model.
-    const vectors = await this.embedder.embed(document.chunks);
+    // The tenant keys a remote API's rate limit.
+    const vectors = await this.embedder
+      .embed(document.chunks, { tenantId })
+      .catch((error: unknown) => {
+        throw toConsumerError(error);
+      });
     const output: EmbeddedChunks = {
       documentId,
       version,

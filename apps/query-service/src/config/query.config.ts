@@ -7,6 +7,7 @@ import {
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
+  requireEmbeddingProviderSettings,
   vectorStoreConfigSchema,
 } from '@kb/config';
 import { z } from 'zod';
@@ -29,7 +30,8 @@ export const queryConfigSchema = baseConfigSchema
     SEARCH_CACHE_TTL_SECONDS: env.positiveInt(300),
     /** document-service's REST API, which GetDocument and ListDocuments read. */
     DOCUMENT_SERVICE_URL: z.url().default('http://127.0.0.1:3001'),
-  });
+  })
+  .superRefine(requireEmbeddingProviderSettings);
 
 export type QueryConfig = z.infer<typeof queryConfigSchema>;
 export const QUERY_CONFIG = Symbol('QUERY_CONFIG');

@@ -1,0 +1,59 @@
+import type { EmbeddingProvider } from './embedding-provider';
+import { OnnxEmbeddingProvider } from './onnx-embedding-provider';
+import { OpenAiCompatibleEmbeddingProvider } from './openai-compatible/openai-embedding-provider';
+
+/** The settings `embeddingConfigSchema` in @kb/config validates. */
+export interface EmbeddingProviderSettings {
+  EMBEDDING_PROVIDER: 'onnx' | 'openai';
+  EMBEDDING_MODEL_DIR?: string | undefined;
+  EMBEDDING_MODEL: string;
+  EMBEDDING_POOLING: 'mean' | 'cls';
+  EMBEDDING_THREADS: number;
+  EMBEDDING_API_URL?: string | undefined;
+  EMBEDDING_API_KEY?: string | undefined;
+  EMBEDDING_API_MODEL?: string | undefined;
+  EMBEDDING_API_DIMENSIONS?: number | undefined;
+  EMBEDDING_API_TIMEOUT_MS: number;
+  EMBEDDING_API_MAX_RETRIES: number;
+  EMBEDDING_RATE_LIMIT_RPM?: number | undefined;
+  EMBEDDING_RATE_LIMIT_TPM?: number | undefined;
+  /** Texts per request to a remote API. */
+  EMBEDDING_BATCH_SIZE?: number | undefined;
+}
+
+/** Loads the configured provider: the local ONNX model, or an OpenAI-compatible API (probed once). */
+export async function embeddingProviderFromConfig(
+  config: EmbeddingProviderSettings,
+): Promise<EmbeddingProvider> {
+  switch (config.EMBEDDING_PROVIDER) {
+    case 'onnx':
+      if (!config.EMBEDDING_MODEL_DIR) {
+        throw new Error('EMBEDDING_PROVIDER=onnx needs EMBEDDING_MODEL_DIR');
+      }
+      return OnnxEmbeddingProvider.load({
+        modelDir: config.EMBEDDING_MODEL_DIR,
+        model: config.EMBEDDING_MODEL,
+        pooling: config.EMBEDDING_POOLING,
+        threads: config.EMBEDDING_THREADS,
+      });
+    case 'openai':
+      if (!config.EMBEDDING_API_URL || !config.EMBEDDING_API_MODEL) {
+        throw new Error(
+          'EMBEDDING_PROVIDER=openai needs EMBEDDING_API_URL and EMBEDDING_API_MODEL',
+        );
+      }
+      return OpenAiCompatibleEmbeddingProvider.create({
+        baseUrl: config.EMBEDDING_API_URL,
+        model: config.EMBEDDING_API_MODEL,
+        apiKey: config.EMBEDDING_API_KEY,
+        dimensions: config.EMBEDDING_API_DIMENSIONS,
+        batchSize: config.EMBEDDING_BATCH_SIZE,
+        timeoutMs: config.EMBEDDING_API_TIMEOUT_MS,
+        maxRetries: config.EMBEDDING_API_MAX_RETRIES,
+        rateLimit: {
+          requestsPerMinute: config.EMBEDDING_RATE_LIMIT_RPM,
+          tokensPerMinute: config.EMBEDDING_RATE_LIMIT_TPM,
+        },
+      });
+  }
+}
