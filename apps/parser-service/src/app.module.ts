@@ -19,15 +19,18 @@ import {
 import type { S3BlobStore } from '@kb/storage';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+import type { TokenCounter } from './chunking/token-counter';
 import { PARSER_CONFIG, type ParserConfig } from './config/parser.config';
 import { ParsingService } from './parsing/parsing.service';
-import { BLOB_STORE, EVENT_PRODUCER, KAFKA } from './platform/tokens';
+import { BLOB_STORE, EVENT_PRODUCER, KAFKA, TOKEN_COUNTER } from './platform/tokens';
 
 export interface ParserDeps {
   config: ParserConfig;
   kafka: Kafka;
   producer: EventProducer;
   blobs: S3BlobStore;
+  /** The embedding model's tokenizer (or the word estimate without the model folder). */
+  tokens: TokenCounter;
 }
 
 @Module({})
@@ -42,6 +45,7 @@ export class AppModule {
         { provide: KAFKA, useValue: deps.kafka },
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: BLOB_STORE, useValue: deps.blobs },
+        { provide: TOKEN_COUNTER, useValue: deps.tokens },
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         ParsingService,

@@ -5,18 +5,23 @@ import { EventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { AppModule } from './app.module';
+import { loadTokenCounter } from './chunking/model-token-counter';
 import { loadParserConfig } from './config/parser.config';
 
 async function main(): Promise<void> {
   const config = loadParserConfig();
   const logger = createLogger('parser-service', config.LOG_LEVEL);
+  const tokens = await loadTokenCounter(
+    { modelDir: config.EMBEDDING_MODEL_DIR, model: config.EMBEDDING_MODEL },
+    (message) => logger.warn(message),
+  );
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'parser-service' });
   const producer = new EventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();
   await bootHttpService({
-    module: AppModule.register({ config, kafka, producer, blobs }),
+    module: AppModule.register({ config, kafka, producer, blobs, tokens }),
     logger,
     host: config.HOST,
     port: config.PORT,

@@ -54,7 +54,7 @@ capabilities:
 {{- define "kb.authServices" -}}document-service query-service acl-service{{- end -}}
 {{- define "kb.grpcServices" -}}query-service acl-service{{- end -}}
 {{- define "kb.vectorServices" -}}indexing-service query-service{{- end -}}
-{{- define "kb.modelServices" -}}embedding-service query-service{{- end -}}
+{{- define "kb.modelServices" -}}parser-service embedding-service query-service{{- end -}}
 
 {{- define "kb.configMapName" -}}{{ include "kb.serviceName" . }}-env{{- end -}}
 
@@ -116,7 +116,8 @@ PINECONE_INDEX_HOST: {{ required "vectorStore.pinecone.indexHost is required wit
 {{- end }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.modelServices" .)) }}
-# Both services embed with the same provider and model: queries and chunks share one vector space.
+# embedding and query embed with the same provider and model (queries and chunks share one vector
+# space); parser-service counts tokens with that model's tokenizer.
 EMBEDDING_PROVIDER: {{ $v.embedding.provider | quote }}
 {{- if eq $v.embedding.provider "openai" }}
 {{- $api := $v.embedding.api }}

@@ -1,5 +1,6 @@
 import {
   Topics,
+  type ChunkerConfig,
   type DocumentUploaded,
   type ParsedDocument,
   type TopicEnvelope,
@@ -8,10 +9,15 @@ import type { EventProducer } from '@kb/kafka';
 import { withSpan } from '@kb/observability';
 import { putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { recursiveChunkSpans, toChunks } from '../chunking/chunker';
+import { chunkDocument } from '../chunking/chunker';
+import { markdownHeadings } from '../chunking/headings';
+import type { TokenCounter } from '../chunking/token-counter';
 import { PARSER_CONFIG, type ParserConfig } from '../config/parser.config';
-import { BLOB_STORE, EVENT_PRODUCER } from '../platform/tokens';
-import { extractText } from './extract-text';
+import { BLOB_STORE, EVENT_PRODUCER, TOKEN_COUNTER } from '../platform/tokens';
+import { extractText, type Format } from './extract-text';
+
+/** Formats whose extracted text marks headings as Markdown `#` lines. */
+const HEADED_FORMATS: ReadonlySet<Format> = new Set(['markdown', 'html', 'docx']);
 
 /** Where the parse output of one document version is stored (claim check). */
 export const chunksKey = (tenantId: string, documentId: string, version: number): string =>
@@ -25,7 +31,19 @@ export class ParsingService {
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     @Inject(PARSER_CONFIG) private readonly config: ParserConfig,
+    @Inject(TOKEN_COUNTER) private readonly tokens: TokenCounter,
   ) {}
+
+  /** The knowledge base's chunker the event names, or this service's configured default. */
+  chunkerFor(document: DocumentUploaded): ChunkerConfig {
+    return (
+      document.chunker ?? {
+        strategy: 'recursive',
+        size: this.config.CHUNK_SIZE,
+        overlap: this.config.CHUNK_OVERLAP,
+      }
+    );
+  }
 
   async onDocumentEvent(event: TopicEnvelope<typeof Topics.document>): Promise<void> {
     if (event.payload.kind === 'uploaded') {
@@ -55,23 +73,21 @@ export class ParsingService {
       payload: { documentId, version, status: 'parsing' },
     });
     const body = await this.blobs.get(document.blob.key);
-    const { text, pages } = await extractText({
+    const { text, pages, format } = await extractText({
       filename: document.filename,
       contentType: document.contentType,
       body,
     });
-    const spans = recursiveChunkSpans(text, {
-      chunkSize: this.config.CHUNK_SIZE,
-      chunkOverlap: this.config.CHUNK_OVERLAP,
-    });
+    const headings = HEADED_FORMATS.has(format) ? markdownHeadings(text) : [];
     const parsed: ParsedDocument = {
       documentId,
       version,
       title: document.title,
-      chunks: toChunks(text, spans).map((chunk) => {
-        const page = pages?.find((p) => chunk.start >= p.start && chunk.start <= p.end)?.page;
-        return page ? { ...chunk, page } : chunk;
-      }),
+      chunks: await chunkDocument(
+        { text, headings, ...(pages ? { pages } : {}) },
+        this.chunkerFor(document),
+        this.tokens,
+      ),
     };
     const key = chunksKey(tenantId, documentId, version);
     await putJson(this.blobs, key, parsed);

@@ -10,6 +10,8 @@ export const chunkSchema = z.object({
   tokenCount: z.number().int().nonnegative(),
   /** The page the chunk starts on (paged formats such as PDF). */
   page: z.number().int().positive().optional(),
+  /** The Markdown headings in force where the chunk starts, outermost first; absent before it existed. */
+  headingPath: z.array(z.string()).default([]),
 });
 export type Chunk = z.infer<typeof chunkSchema>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { chunkerConfigSchema } from '../chunking';
 import { documentAttributesSchema } from '../filter/filter';
 
 /** A stored object: payloads too large for a Kafka message travel by reference (claim check). */
@@ -20,6 +21,8 @@ export const documentUploadedSchema = z.object({
   metadata: z.record(z.string(), z.unknown()),
   /** What every chunk carries for filters; absent in events written before it existed. */
   attributes: documentAttributesSchema.prefault({}),
+  /** How to chunk it (the knowledge base's chunker); absent, the parser's configured default. */
+  chunker: chunkerConfigSchema.optional(),
 });
 export type DocumentUploaded = z.infer<typeof documentUploadedSchema>;
 
@@ -90,6 +93,8 @@ export const FAILURE_REASONS = [
   'parse_error',
   'embedding_error',
   'indexing_error',
+  /** No progress past a stage for the reconciliation timeout, after the allowed re-drives. */
+  'stalled',
   'internal_error',
 ] as const;
 export const failureReasonSchema = z.enum(FAILURE_REASONS);

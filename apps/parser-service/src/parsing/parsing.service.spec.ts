@@ -1,0 +1,140 @@
+import { parsedDocumentSchema, type ChunkerConfig, type DocumentUploaded } from '@kb/contracts';
+import type { EventProducer, OutgoingEvent } from '@kb/kafka';
+import type { BlobStore } from '@kb/storage';
+import { randomUUID } from 'node:crypto';
+import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
+import { wordCounter } from '../chunking/token-counter';
+import { parserConfigSchema } from '../config/parser.config';
+import { ParsingService } from './parsing.service';
+
+/** An in-memory bucket. */
+class MemoryBlobStore implements BlobStore {
+  readonly bucket = 'test-bucket';
+  readonly objects = new Map<string, Buffer>();
+  async ensureBucket(): Promise<void> {}
+  async put(key: string, body: Buffer | string): Promise<void> {
+    this.objects.set(key, Buffer.isBuffer(body) ? body : Buffer.from(body as string));
+  }
+  async get(key: string): Promise<Buffer> {
+    const body = this.objects.get(key);
+    if (!body) throw new Error(`no object ${key}`);
+    return body;
+  }
+  async exists(key: string): Promise<boolean> {
+    return this.objects.has(key);
+  }
+  async delete(key: string): Promise<void> {
+    this.objects.delete(key);
+  }
+  async ping(): Promise<void> {}
+}
+
+const GUIDE = [
+  '# Tides',
+  '',
+  'Tides rise and fall twice a day. The moon pulls the water. '.repeat(4).trim(),
+  '',
+  '## Spring tides',
+  '',
+  'At new and full moon the sun and moon pull together. Spring tides are the highest.',
+].join('\n');
+
+function setUp() {
+  const blobs = new MemoryBlobStore();
+  const events: Array<OutgoingEvent<never>> = [];
+  const producer = {
+    publish: async (event: OutgoingEvent<never>) => void events.push(event),
+  } as unknown as EventProducer;
+  const config = parserConfigSchema.parse({
+    KAFKA_BROKERS: 'localhost:9092',
+    CHUNK_SIZE: '120',
+    CHUNK_OVERLAP: '20',
+  });
+  const service = new ParsingService(blobs, producer, config, wordCounter);
+  const upload = async (
+    filename: string,
+    body: Buffer | string,
+    chunker?: ChunkerConfig,
+  ): Promise<DocumentUploaded> => {
+    const key = `blobs/${randomUUID()}`;
+    await blobs.put(key, body);
+    return {
+      documentId: randomUUID(),
+      version: 1,
+      filename,
+      contentType: 'application/octet-stream',
+      sizeBytes: Buffer.byteLength(body),
+      sha256: 'a'.repeat(64),
+      blob: { bucket: blobs.bucket, key },
+      title: filename,
+      metadata: {},
+      attributes: {
+        knowledgeBaseIds: ['kb'],
+        tags: [],
+        metadata: {},
+        uploadedAt: 0,
+        principals: [],
+      },
+      ...(chunker ? { chunker } : {}),
+    };
+  };
+  return { blobs, events, service, upload };
+}
+
+describe('ParsingService', () => {
+  it('chunks with the chunker the event carries and stores chunks with heading paths', async () => {
+    const { blobs, events, service, upload } = setUp();
+    const document = await upload('tides.md', GUIDE, {
+      strategy: 'markdown',
+      size: 1000,
+      overlap: 0,
+      headingLevel: 2,
+    });
+    const parsed = await service.parse('t1', document);
+    expect(parsed.chunks.map((c) => c.headingPath)).toEqual([['Tides'], ['Tides', 'Spring tides']]);
+    const stored = parsedDocumentSchema.parse(
+      JSON.parse(blobs.objects.get(`derived/t1/${document.documentId}/v1/chunks.json`)!.toString()),
+    );
+    expect(stored).toEqual(parsed);
+    expect(events.map((e) => e.topic)).toEqual(['kb.document.status.v1', 'kb.document.parsed.v1']);
+  });
+
+  it('uses the configured recursive chunker when the event names none (events before chunkers)', async () => {
+    const { service, upload } = setUp();
+    const document = await upload('tides.md', GUIDE);
+    expect(service.chunkerFor(document)).toEqual({ strategy: 'recursive', size: 120, overlap: 20 });
+    const parsed = await service.parse('t1', document);
+    expect(parsed.chunks.length).toBeGreaterThan(3);
+    for (const chunk of parsed.chunks) expect(chunk.text.length).toBeLessThanOrEqual(120);
+    expect(parsed.chunks[0]!.headingPath).toEqual(['Tides']);
+  });
+
+  it('reads heading paths from DOCX headings, and none from code comments', async () => {
+    const { service, upload } = setUp();
+    const docx = await Packer.toBuffer(
+      new Document({
+        sections: [
+          {
+            children: [
+              new Paragraph({ text: 'Lighthouses', heading: HeadingLevel.HEADING_1 }),
+              new Paragraph('Keepers trimmed the wicks every night.'),
+              new Paragraph({ text: 'Fog signals', heading: HeadingLevel.HEADING_2 }),
+              new Paragraph('Horns sounded twice a minute.'),
+            ],
+          },
+        ],
+      }),
+    );
+    const fromDocx = await service.parse(
+      't1',
+      await upload('lights.docx', docx, { strategy: 'paragraph', size: 100 }),
+    );
+    expect(fromDocx.chunks.map((c) => c.headingPath)).toEqual([
+      ['Lighthouses'],
+      ['Lighthouses', 'Fog signals'],
+    ]);
+    const code = '# a comment, not a heading\nprint("hi")\n';
+    const fromCode = await service.parse('t1', await upload('hi.py', code));
+    expect(fromCode.chunks.map((c) => c.headingPath)).toEqual([[]]);
+  });
+});
