@@ -3,7 +3,7 @@
  * store and cache, and readiness while migrations are pending.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
@@ -42,6 +42,7 @@ describe('document lifecycle', () => {
     expect(await response.json()).toMatchObject({ error: { code: 'payload_too_large' } });
     const sha256 = createHash('sha256').update(big).digest('hex');
     expect(await suite.blobs.exists(`blobs/sha256/${sha256}`)).toBe(false);
+    expect(readdirSync(suite.uploadDir)).toEqual([]); // the spooled part is gone too
   });
 
   it('deletes a document: its row, original, vectors, lexical rows and cached results go', async () => {
@@ -215,6 +216,80 @@ describe('document lifecycle', () => {
     });
   });
 
+  it('swaps in new content as a new version: searches during the swap see one version, then the new one', async () => {
+    const paragraphs = (words: string[]) =>
+      Array.from(
+        { length: 8 },
+        (_, i) =>
+          `Orchid care note ${i}: ${words.join(' ')} keep the greenhouse humid and the light indirect, ` +
+          `water the bark mix sparingly and let the roots breathe between waterings number ${i}.`,
+      ).join('\n\n');
+    const first = paragraphs(['phalaenopsis', 'moth', 'orchids']);
+    const created = (await (await suite.upload('orchids.md', first, 'text/markdown')).json()) as {
+      id: string;
+    };
+    const v1 = await waitFor(
+      () => suite.getDocument(created.id),
+      (d) => d.status === 'indexed',
+      60_000,
+    );
+    expect(v1).toMatchObject({ version: 1 });
+
+    const seen: number[][] = [];
+    let swapping = true;
+    const searches = (async () => {
+      for (let i = 0; swapping || i < 3; i++) {
+        const { hits } = await suite.search({ query: 'orchid greenhouse humid bark', topK: 20 });
+        const mine = hits.filter((h) => h.documentId === created.id) as unknown as Array<{
+          documentVersion: number;
+        }>;
+        seen.push([...new Set(mine.map((h) => h.documentVersion))]);
+        if (!swapping) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+
+    const form = new FormData();
+    const second = paragraphs(['cattleya', 'corsage', 'orchids', 'repotted']);
+    form.append('file', new Blob([second], { type: 'text/markdown' }), 'orchids-v2.md');
+    const replaced = await fetch(`${suite.documentUrl}/v1/documents/${created.id}/content`, {
+      method: 'PUT',
+      body: form,
+      headers: await suite.auth(),
+    });
+    expect(replaced.status).toBe(202);
+    expect(await replaced.json()).toMatchObject({ id: created.id, version: 2, status: 'pending' });
+    const v2 = await waitFor(
+      () => suite.getDocument(created.id),
+      (d) => d.status === 'indexed' && d['version'] === 2,
+      60_000,
+    );
+    swapping = false;
+    await searches;
+
+    // Never half a document, never two versions in one answer; first only v1, last only v2.
+    expect(seen.every((versions) => versions.length === 1)).toBe(true);
+    expect(seen[0]).toEqual([1]);
+    expect(seen[seen.length - 1]).toEqual([2]);
+    expect(seen.findIndex((v) => v[0] === 2)).toBeGreaterThan(-1);
+    expect(seen.slice(seen.findIndex((v) => v[0] === 2)).every((v) => v[0] === 2)).toBe(true);
+    // The old version's vectors are gone; the new version's are all there.
+    expect(await suite.vectors.countDocument(suite.tenant, created.id)).toBe(v2['chunkCount']);
+    expect(v2['stageTimes']).toHaveProperty('indexed');
+    expect(await suite.blobs.exists(`blobs/sha256/${String(v1['sha256'])}`)).toBe(false);
+
+    // The same content again changes nothing.
+    const again = new FormData();
+    again.append('file', new Blob([second], { type: 'text/markdown' }), 'orchids-v2.md');
+    const unchanged = await fetch(`${suite.documentUrl}/v1/documents/${created.id}/content`, {
+      method: 'PUT',
+      body: again,
+      headers: await suite.auth(),
+    });
+    expect(unchanged.status).toBe(200);
+    expect(await unchanged.json()).toMatchObject({ version: 2, unchanged: true });
+    expect(readdirSync(suite.uploadDir)).toEqual([]);
+  });
+
   it('indexes PDF, DOCX and HTML uploads and finds their text', async () => {
     const pdf = await PDFDocument.create();
     const font = await pdf.embedFont(StandardFonts.Helvetica);
@@ -347,5 +422,69 @@ describe('document lifecycle', () => {
     });
     expect((await kb('/handbooks', { method: 'DELETE' })).status).toBe(200);
     expect((await kb('/handbooks')).status).toBe(404);
+  });
+
+  it('adds and removes documents by tag rule, in the indexes too, without re-embedding', async () => {
+    const kb = (path = '', init: RequestInit = {}) =>
+      suite.auth().then((auth) =>
+        fetch(`${suite.documentUrl}/v1/knowledge-bases${path}`, {
+          ...init,
+          headers: { 'content-type': 'application/json', ...auth },
+        }),
+      );
+    const upload = await suite.upload(
+      'payroll.txt',
+      'Payroll runs on the last working day of the month.',
+      'text/plain',
+      suite.tenant,
+      { tags: ['hr'] },
+    );
+    const { id } = (await upload.json()) as { id: string };
+    const indexed = await waitFor(
+      () => suite.getDocument(id),
+      (d) => d.status === 'indexed',
+      60_000,
+    );
+    expect(indexed['knowledgeBaseIds']).toEqual(['default']);
+    const inPeople = async () =>
+      (
+        await suite.search({ query: 'payroll last working day', knowledgeBaseIds: ['people'] })
+      ).hits.some((h) => h.documentId === id);
+
+    // A new knowledge base whose rule matches takes the document in.
+    const created = await kb('', {
+      method: 'POST',
+      body: JSON.stringify({ id: 'people', name: 'People', tagRule: { anyOf: ['hr'] } }),
+    });
+    expect(await created.json()).toMatchObject({ tagRule: { anyOf: ['hr'] } });
+    expect(await suite.getDocument(id)).toMatchObject({
+      knowledgeBaseIds: ['default', 'people'],
+      explicitKnowledgeBaseIds: ['default'],
+    });
+    await waitFor(inPeople, (found) => found, 30_000);
+
+    // Its tags change: it leaves.
+    await fetch(`${suite.documentUrl}/v1/documents/${id}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+      body: JSON.stringify({ tags: ['finance'] }),
+    });
+    expect(await suite.getDocument(id)).toMatchObject({ knowledgeBaseIds: ['default'] });
+    await waitFor(inPeople, (found) => !found, 30_000);
+
+    // The rule changes to match again: it is back.
+    const ruled = await kb('/people', {
+      method: 'PATCH',
+      body: JSON.stringify({ tagRule: { anyOf: ['hr', 'finance'] } }),
+    });
+    expect(ruled.status).toBe(200);
+    expect(await suite.getDocument(id)).toMatchObject({ knowledgeBaseIds: ['default', 'people'] });
+    await waitFor(inPeople, (found) => found, 30_000);
+    // Never re-embedded: still the first version, indexed once.
+    expect(await suite.getDocument(id)).toMatchObject({ version: 1, status: 'indexed' });
+    const listed = (await (await kb('/people/documents')).json()) as {
+      items: Array<{ id: string }>;
+    };
+    expect(listed.items.map((d) => d.id)).toEqual([id]);
   });
 });

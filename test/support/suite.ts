@@ -2,7 +2,8 @@ import { mintToken, type TokenClaims } from '@kb/auth';
 import { S3BlobStore } from '@kb/storage';
 import { PgVectorStore } from '@kb/vector-store';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OtlpCollector } from './otlp-collector';
 import { startServices, stopServices, waitReady, type RunningService } from './services';
@@ -67,6 +68,8 @@ export function useSuite(name: string, basePort: number) {
     secretAccessKey: env['S3_SECRET_ACCESS_KEY'],
   });
   const vectors = new PgVectorStore({ url: env['VECTOR_DATABASE_URL']! });
+  /** Where document-service spools uploads: empty whenever no upload is in flight. */
+  const uploadDir = mkdtempSync(join(tmpdir(), `kb-e2e-${name}-uploads-`));
   let services: RunningService[] = [];
 
   beforeAll(async () => {
@@ -80,6 +83,7 @@ export function useSuite(name: string, basePort: number) {
         CHUNK_SIZE: '300',
         CHUNK_OVERLAP: '60',
         MAX_UPLOAD_BYTES: String(1024 * 1024),
+        UPLOAD_TMP_DIR: uploadDir,
       },
       ports,
       logDir,
@@ -101,6 +105,7 @@ export function useSuite(name: string, basePort: number) {
     await collector.stop();
     await vectors.close();
     blobs.destroy();
+    rmSync(uploadDir, { recursive: true, force: true });
   });
 
   const upload = async (
@@ -168,6 +173,7 @@ export function useSuite(name: string, basePort: number) {
     collector,
     blobs,
     vectors,
+    uploadDir,
     upload,
     getDocument,
     search,

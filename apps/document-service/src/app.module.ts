@@ -12,6 +12,7 @@ import type { Kafka } from 'kafkajs';
 import { pendingMigrations } from '@kb/database';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
+import { diskStorage } from 'multer';
 import { sql, type Kysely } from 'kysely';
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
 import { DocumentsController } from './documents/documents.controller';
@@ -21,6 +22,7 @@ import { migrations } from './migrations';
 import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
 import { OutboxRelay } from './outbox/outbox.relay';
+import { Reconciler } from './reconciliation/reconciler';
 import type { DocumentDatabase } from './platform/db.types';
 import { PlatformModule } from './platform/platform.module';
 import { DB, KAFKA } from './platform/tokens';
@@ -38,8 +40,12 @@ export class AppModule {
           exports: [DOCUMENT_CONFIG],
         },
         PlatformModule,
-        // Larger uploads are refused with 413 before anything is stored.
-        MulterModule.register({ limits: { fileSize: config.MAX_UPLOAD_BYTES, files: 1 } }),
+        // Uploads stream to a temporary file (memory stays flat whatever the size); larger ones
+        // are refused with 413 and their partial file removed before anything is stored.
+        MulterModule.register({
+          storage: diskStorage({ destination: config.UPLOAD_TMP_DIR }),
+          limits: { fileSize: config.MAX_UPLOAD_BYTES, files: 1 },
+        }),
       ],
       controllers: [
         DocumentsController,
@@ -60,6 +66,7 @@ export class AppModule {
         DocumentsService,
         KnowledgeBases,
         OutboxRelay,
+        Reconciler,
         {
           // Pipeline status events in; each moves a document forward.
           provide: EVENT_CONSUMERS,

@@ -5,7 +5,13 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { STATUS_RANK } from '../src/documents/document.model';
 import { DocumentsRepository, type NewDocument } from '../src/documents/documents.repository';
+import {
+  KnowledgeBases,
+  createKnowledgeBaseSchema,
+  updateKnowledgeBaseSchema,
+} from '../src/knowledge-bases/knowledge-bases';
 import { migrations } from '../src/migrations';
+import type { OutboxRelay } from '../src/outbox/outbox.relay';
 import type { DocumentDatabase } from '../src/platform/db.types';
 
 jest.setTimeout(30_000);
@@ -77,6 +83,62 @@ describe('DocumentsRepository', () => {
         blob: { bucket: 'kb-documents' },
       },
     });
+  });
+
+  it("carries the knowledge base's chunker in the uploaded event, and none for the default", async () => {
+    const knowledgeBases = new KnowledgeBases(
+      db,
+      () => new Date('2026-11-22T10:00:00Z'),
+      repository,
+      { wake: () => undefined } as unknown as OutboxRelay,
+    );
+    const access = {
+      tenantId: tenant,
+      userId: 'alice',
+      principals: ['u:alice'],
+      documentActions: new Set(['read', 'write'] as const),
+      isAdmin: false,
+    };
+    const chunker = { strategy: 'markdown', size: 800, overlap: 100, headingLevel: 2 } as const;
+    const created = await knowledgeBases.create(
+      tenant,
+      access,
+      createKnowledgeBaseSchema.parse({ id: 'handbooks', name: 'Handbooks', chunker }),
+      'all-MiniLM-L6-v2',
+    );
+    expect(created.chunker).toEqual(chunker);
+    // Immutable: the same config back is no change, another one is 409.
+    await knowledgeBases.update(
+      tenant,
+      access,
+      'handbooks',
+      updateKnowledgeBaseSchema.parse({ chunker }),
+    );
+    await expect(
+      knowledgeBases.update(
+        tenant,
+        access,
+        'handbooks',
+        updateKnowledgeBaseSchema.parse({ chunker: { strategy: 'token', size: 256, overlap: 32 } }),
+      ),
+    ).rejects.toMatchObject({ status: 409 });
+    expect(await knowledgeBases.chunkerOf(tenant, 'handbooks')).toEqual(chunker);
+    expect(await knowledgeBases.chunkerOf(tenant, 'default')).toBeUndefined();
+
+    const withChunker = newDocument({ knowledgeBaseIds: ['handbooks'], chunker });
+    const plain = newDocument();
+    await repository.insertWithEvent(withChunker);
+    await repository.insertWithEvent(plain);
+    const payloadOf = async (id: string) => {
+      const row = await db
+        .selectFrom('outbox')
+        .select('payload')
+        .where('message_key', '=', id)
+        .executeTakeFirstOrThrow();
+      return (JSON.parse(row.payload) as { payload: Record<string, unknown> }).payload;
+    };
+    expect((await payloadOf(withChunker.id))['chunker']).toEqual(chunker);
+    expect(await payloadOf(plain.id)).not.toHaveProperty('chunker');
   });
 
   it('leaves nothing behind when the transaction fails', async () => {

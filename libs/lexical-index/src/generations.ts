@@ -15,6 +15,7 @@ export class PgIndexGenerations {
   private readonly tombstones: string;
   private readonly principals: string;
   private readonly attributes: string;
+  private readonly versions: string;
 
   constructor(options: { url: string; schema?: string; maxConnections?: number }) {
     const schema = options.schema ?? LEXICAL_SCHEMA;
@@ -28,6 +29,7 @@ export class PgIndexGenerations {
     this.tombstones = `${quoteIdent(schema)}.tombstones`;
     this.principals = `${quoteIdent(schema)}.document_principals`;
     this.attributes = `${quoteIdent(schema)}.document_attributes`;
+    this.versions = `${quoteIdent(schema)}.indexed_versions`;
   }
 
   async bump(tenantId: string): Promise<number> {
@@ -60,6 +62,21 @@ export class PgIndexGenerations {
     const { rows } = await this.pool.query(
       `SELECT 1 FROM ${this.tombstones} WHERE tenant_id = $1 AND document_id = $2`,
       [tenantId, documentId],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Claims the indexes for `version` of a document: true when it is the newest seen so far (or
+   * the same one again, a replay), false when a newer version was already indexed.
+   */
+  async claimVersion(tenantId: string, documentId: string, version: number): Promise<boolean> {
+    const { rows } = await this.pool.query(
+      `INSERT INTO ${this.versions} (tenant_id, document_id, version) VALUES ($1, $2, $3)
+       ON CONFLICT (tenant_id, document_id) DO UPDATE SET version = EXCLUDED.version
+         WHERE ${this.versions}.version <= EXCLUDED.version
+       RETURNING version`,
+      [tenantId, documentId, version],
     );
     return rows.length > 0;
   }

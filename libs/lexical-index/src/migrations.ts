@@ -179,6 +179,22 @@ const documentAttributes: Migration = {
   },
 };
 
+/**
+ * The newest version of each document the indexes hold: a late event of an older version (a
+ * replay, a re-drive) must not replace a newer one.
+ */
+const indexedVersions: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`
+      CREATE TABLE indexed_versions (
+        tenant_id text NOT NULL,
+        document_id text NOT NULL,
+        version integer NOT NULL,
+        PRIMARY KEY (tenant_id, document_id)
+      )`.execute(db);
+  },
+};
+
 export const lexicalIndexMigrations: Migrations = {
   '20261122T1700_create_chunks': createChunks,
   '20261122T1800_bm25_lengths': bm25Lengths,
@@ -191,4 +207,5 @@ export const lexicalIndexMigrations: Migrations = {
   '20261123T1300_tenant_lengths': tenantLengths,
   '20261123T1310_drop_tenant_lengths': dropTenantLengths,
   '20261123T1500_document_attributes': documentAttributes,
+  '20261124T0900_indexed_versions': indexedVersions,
 };

@@ -8,6 +8,7 @@ import {
   loadConfig,
   s3ConfigSchema,
 } from '@kb/config';
+import { tmpdir } from 'node:os';
 import { z } from 'zod';
 
 export const documentConfigSchema = baseConfigSchema
@@ -21,8 +22,16 @@ export const documentConfigSchema = baseConfigSchema
     DB_SCHEMA: z.string().default('document_service'),
     MIGRATE_ON_START: env.bool(true),
     KAFKA_GROUP_ID: z.string().default('document-service'),
-    MAX_UPLOAD_BYTES: env.positiveInt(50 * 1024 * 1024),
+    MAX_UPLOAD_BYTES: env.positiveInt(100 * 1024 * 1024),
+    /** Where uploads are spooled while they are hashed and streamed to S3; removed afterwards. */
+    UPLOAD_TMP_DIR: z.string().default(tmpdir()),
     OUTBOX_POLL_MS: env.positiveInt(200),
+    /** How often stalled documents are looked for; 0 turns reconciliation off. */
+    RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
+    /** A version with no status change for this long is stalled. */
+    STALLED_AFTER_MS: env.positiveInt(15 * 60_000),
+    /** Times a stalled version is sent through the pipeline again before it is failed. */
+    RECONCILE_MAX_REDRIVES: z.coerce.number().int().min(0).default(3),
     /** The model new knowledge bases embed with unless they name another. */
     EMBEDDING_MODEL: z.string().default('all-MiniLM-L6-v2'),
   });

@@ -47,8 +47,12 @@ export interface DocumentView {
   chunkCount: number | null;
   metadata: Record<string, unknown>;
   tags: string[];
-  /** The knowledge bases the document belongs to; `default` unless the upload named others. */
+  /**
+   * The knowledge bases the document belongs to: those named for it (`explicitKnowledgeBaseIds`,
+   * `default` unless the upload named others) plus those whose tag rule matches its tags.
+   */
   knowledgeBaseIds: string[];
+  explicitKnowledgeBaseIds: string[];
   /** The uploader; always able to read the document and change its ACL. */
   ownerId: string;
   acl: DocumentAcl;

@@ -22,6 +22,7 @@ import { z } from 'zod';
 import type { Response } from 'express';
 import { documentAclSchema, type DeleteResult, type DocumentView } from './document.model';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
+import { RemoveSpooledFile } from './remove-spooled-file.interceptor';
 import {
   DocumentsService,
   type DocumentPage,
@@ -97,7 +98,7 @@ export class DocumentsController {
    * already has this exact content.
    */
   @Post()
-  @UseInterceptors(FileInterceptor('file'))
+  @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
   async upload(
     @CurrentCaller() caller: Caller,
     @UploadedFile() file: File | undefined,
@@ -123,6 +124,32 @@ export class DocumentsController {
       },
     );
     response.status(document.duplicate ? 200 : 202);
+    return document;
+  }
+
+  /**
+   * New content for a document (multipart `file` part): 202 with the document at its next version,
+   * `pending`; search answers from the previous version until the new one is indexed. 200 with
+   * `unchanged: true` when the content is the current version's. Needs `write`.
+   */
+  @Put(':id/content')
+  @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
+  async replaceContent(
+    @CurrentCaller() caller: Caller,
+    @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
+    @UploadedFile() file: File | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<DocumentView> {
+    if (!file) {
+      throw new DocumentError(DocumentErrorCode.MissingFile, 'multipart part "file" is required');
+    }
+    const document = await this.documents.replaceContent(
+      caller.tenantId,
+      await accessOf(this.access, caller),
+      id,
+      file,
+    );
+    response.status(document.unchanged ? 200 : 202);
     return document;
   }
 

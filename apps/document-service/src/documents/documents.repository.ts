@@ -1,6 +1,7 @@
 import {
   Topics,
   newEnvelope,
+  type ChunkerConfig,
   topicEventTypes,
   type DocumentMetadata,
   type DocumentStatus,
@@ -36,8 +37,22 @@ export interface NewDocument {
   metadata: DocumentMetadata;
   tags: string[];
   knowledgeBaseIds: string[];
+  /** How the parser chunks it (its first knowledge base's chunker); absent, the parser's default. */
+  chunker?: ChunkerConfig;
   ownerId: string;
   acl: DocumentAcl;
+  now: Date;
+}
+
+/** A new version's content, already stored in S3. */
+export interface NewContent {
+  filename: string;
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  blobBucket: string;
+  blobKey: string;
+  chunker?: ChunkerConfig;
   now: Date;
 }
 
@@ -95,53 +110,148 @@ export class DocumentsRepository {
     trx: Transaction<DocumentDatabase>,
     doc: NewDocument,
   ): Promise<DocumentView> {
-    {
+    const knowledgeBaseIds = membershipOf(
+      doc.knowledgeBaseIds,
+      doc.tags,
+      await tagRulesOf(trx, doc.tenantId),
+    );
+    const row = await trx
+      .insertInto('documents')
+      .values({
+        id: doc.id,
+        tenant_id: doc.tenantId,
+        title: doc.title,
+        filename: doc.filename,
+        content_type: doc.contentType,
+        size_bytes: doc.sizeBytes,
+        sha256: doc.sha256,
+        blob_key: doc.blobKey,
+        version: 1,
+        status: 'pending',
+        metadata: JSON.stringify(doc.metadata),
+        tags: doc.tags,
+        knowledge_base_ids: knowledgeBaseIds,
+        explicit_knowledge_base_ids: doc.knowledgeBaseIds,
+        owner_id: doc.ownerId,
+        acl: JSON.stringify(doc.acl),
+        principals: principalsOf(doc.ownerId, doc.acl),
+        stage_times: JSON.stringify({ pending: doc.now.toISOString() }),
+        created_at: doc.now,
+        updated_at: doc.now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await enqueue(
+      trx,
+      Topics.document,
+      doc.tenantId,
+      doc.id,
+      uploadedEventOf(row, doc.blobBucket, doc.chunker),
+    );
+    return toView(row);
+  }
+
+  /**
+   * Makes `content` the document's next version: the row moves to version + 1, `pending`, and
+   * its `uploaded` event is enqueued in the same transaction. The indexes keep serving the old
+   * version until the new one is fully indexed. Undefined when the document is gone.
+   */
+  async replaceContentWithEvent(
+    tenantId: TenantId,
+    id: string,
+    content: NewContent,
+  ): Promise<{ document: DocumentView; previousSha256: string } | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const previous = await trx
+        .selectFrom('documents')
+        .select('sha256')
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!previous) return undefined;
       const row = await trx
-        .insertInto('documents')
-        .values({
-          id: doc.id,
-          tenant_id: doc.tenantId,
-          title: doc.title,
-          filename: doc.filename,
-          content_type: doc.contentType,
-          size_bytes: doc.sizeBytes,
-          sha256: doc.sha256,
-          blob_key: doc.blobKey,
-          version: 1,
+        .updateTable('documents')
+        .set({
+          version: sql<number>`version + 1`,
           status: 'pending',
-          metadata: JSON.stringify(doc.metadata),
-          tags: doc.tags,
-          knowledge_base_ids: doc.knowledgeBaseIds,
-          owner_id: doc.ownerId,
-          acl: JSON.stringify(doc.acl),
-          principals: principalsOf(doc.ownerId, doc.acl),
-          stage_times: JSON.stringify({ pending: doc.now.toISOString() }),
-          created_at: doc.now,
-          updated_at: doc.now,
+          failure_reason: null,
+          failure_detail: null,
+          chunk_count: null,
+          redrives: 0,
+          filename: content.filename,
+          content_type: content.contentType,
+          size_bytes: content.sizeBytes,
+          sha256: content.sha256,
+          blob_key: content.blobKey,
+          stage_times: JSON.stringify({ pending: content.now.toISOString() }),
+          updated_at: content.now,
         })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
         .returningAll()
         .executeTakeFirstOrThrow();
-      await enqueue(trx, Topics.document, doc.tenantId, doc.id, {
-        kind: 'uploaded',
-        documentId: doc.id,
-        version: 1,
-        filename: doc.filename,
-        contentType: doc.contentType,
-        sizeBytes: doc.sizeBytes,
-        sha256: doc.sha256,
-        blob: { bucket: doc.blobBucket, key: doc.blobKey },
-        title: doc.title,
-        metadata: doc.metadata,
-        attributes: {
-          knowledgeBaseIds: doc.knowledgeBaseIds,
-          tags: doc.tags,
-          metadata: doc.metadata,
-          uploadedAt: doc.now.getTime(),
-          principals: principalsOf(doc.ownerId, doc.acl),
-        },
-      });
-      return toView(row);
-    }
+      await enqueue(
+        trx,
+        Topics.document,
+        tenantId,
+        id,
+        uploadedEventOf(row, content.blobBucket, content.chunker),
+      );
+      return { document: toView(row), previousSha256: previous.sha256 };
+    });
+  }
+
+  /**
+   * Brings documents' membership in line with the tag rules: every document whose knowledge
+   * bases differ from its explicit ones plus those whose rule matches its tags is updated, and
+   * its `attributes_changed` event enqueued (the indexes update in place). One tenant after a
+   * rule changed (pass its transaction so the rule and the membership change together), or all
+   * tenants (reconciliation). Returns the ids of the documents it changed.
+   */
+  async applyTagRules(
+    now: Date,
+    scope: { tenantId?: TenantId; trx?: Transaction<DocumentDatabase> } = {},
+  ): Promise<string[]> {
+    const run = async (trx: Transaction<DocumentDatabase>): Promise<string[]> => {
+      const drifted = await sql<{
+        tenant_id: string;
+        id: string;
+        tags: string[];
+        metadata: DocumentMetadata;
+        explicit: string[];
+        by_rule: string[];
+      }>`
+        WITH expected AS (
+          SELECT d.tenant_id, d.id, d.tags, d.metadata, d.knowledge_base_ids,
+                 d.explicit_knowledge_base_ids AS explicit,
+                 ARRAY(SELECT k.id FROM knowledge_bases k
+                       WHERE k.tenant_id = d.tenant_id AND k.tag_rule && d.tags
+                       ORDER BY k.id) AS by_rule
+          FROM documents d
+          WHERE ${scope.tenantId ? sql`d.tenant_id = ${scope.tenantId}` : sql`true`}
+        )
+        SELECT tenant_id, id, tags, metadata, explicit, by_rule FROM expected
+        WHERE NOT (knowledge_base_ids @> (explicit || by_rule)
+                   AND (explicit || by_rule) @> knowledge_base_ids)
+        ORDER BY tenant_id, id`.execute(trx);
+      for (const doc of drifted.rows) {
+        const knowledgeBaseIds = membershipOf(doc.explicit, doc.tags, [], doc.by_rule);
+        await trx
+          .updateTable('documents')
+          .set({ knowledge_base_ids: knowledgeBaseIds, updated_at: now })
+          .where('tenant_id', '=', doc.tenant_id)
+          .where('id', '=', doc.id)
+          .execute();
+        await enqueue(trx, Topics.document, doc.tenant_id, doc.id, {
+          kind: 'attributes_changed',
+          documentId: doc.id,
+          attributes: { knowledgeBaseIds, tags: doc.tags, metadata: doc.metadata },
+        });
+      }
+      return drifted.rows.map((doc) => doc.id);
+    };
+    return scope.trx ? run(scope.trx) : this.db.transaction().execute(run);
   }
 
   /** The tenant's document with this content, if any (duplicate detection). */
@@ -237,16 +347,18 @@ export class DocumentsRepository {
     return this.db.transaction().execute(async (trx) => {
       const current = await trx
         .selectFrom('documents')
-        .select(['tags', 'metadata', 'knowledge_base_ids'])
+        .select(['tags', 'metadata', 'explicit_knowledge_base_ids'])
         .where('tenant_id', '=', tenantId)
         .where('id', '=', id)
         .forUpdate()
         .executeTakeFirst();
       if (!current) return undefined;
+      const explicit = edit.knowledgeBaseIds ?? current.explicit_knowledge_base_ids;
+      const tags = edit.tags ?? current.tags;
       const attributes: EditableAttributes = {
-        tags: edit.tags ?? current.tags,
+        tags,
         metadata: (edit.metadata ?? current.metadata) as DocumentMetadata,
-        knowledgeBaseIds: edit.knowledgeBaseIds ?? current.knowledge_base_ids,
+        knowledgeBaseIds: membershipOf(explicit, tags, await tagRulesOf(trx, tenantId)),
       };
       const row = await trx
         .updateTable('documents')
@@ -254,6 +366,7 @@ export class DocumentsRepository {
           tags: attributes.tags,
           metadata: JSON.stringify(attributes.metadata),
           knowledge_base_ids: attributes.knowledgeBaseIds,
+          explicit_knowledge_base_ids: explicit,
           updated_at: now,
         })
         .where('tenant_id', '=', tenantId)
@@ -373,6 +486,71 @@ async function enqueue<T extends Topic>(
     .execute();
 }
 
+/** A knowledge base's tag rule: documents with any of `anyOf` among their tags belong to it. */
+export interface TagRule {
+  knowledgeBaseId: string;
+  anyOf: string[];
+}
+
+/** The tenant's tag rules (knowledge bases without one are left out). */
+export async function tagRulesOf(
+  trx: Transaction<DocumentDatabase>,
+  tenantId: string,
+): Promise<TagRule[]> {
+  const rows = await trx
+    .selectFrom('knowledge_bases')
+    .select(['id', 'tag_rule'])
+    .where('tenant_id', '=', tenantId)
+    .where(sql<boolean>`cardinality(tag_rule) > 0`)
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => ({ knowledgeBaseId: row.id, anyOf: row.tag_rule }));
+}
+
+/**
+ * A document's knowledge bases: the explicit ones first (the first decides how it is chunked),
+ * then those whose tag rule matches its tags, each once.
+ */
+export function membershipOf(
+  explicit: string[],
+  tags: string[],
+  rules: TagRule[],
+  matched: string[] = rules
+    .filter((rule) => rule.anyOf.some((tag) => tags.includes(tag)))
+    .map((rule) => rule.knowledgeBaseId),
+): string[] {
+  return [...new Set([...explicit, ...matched])];
+}
+
+/** The `uploaded` event of a row's current version, as the pipeline receives it. */
+export function uploadedEventOf(
+  row: Selectable<DocumentsTable>,
+  bucket: string,
+  chunker: ChunkerConfig | undefined,
+): TopicPayload<typeof Topics.document> {
+  const metadata = row.metadata as DocumentMetadata;
+  return {
+    kind: 'uploaded',
+    documentId: row.id,
+    version: row.version,
+    filename: row.filename,
+    contentType: row.content_type,
+    sizeBytes: Number(row.size_bytes),
+    sha256: row.sha256,
+    blob: { bucket, key: row.blob_key },
+    title: row.title,
+    metadata,
+    attributes: {
+      knowledgeBaseIds: row.knowledge_base_ids,
+      tags: row.tags,
+      metadata,
+      uploadedAt: new Date(row.created_at).getTime(),
+      principals: row.principals,
+    },
+    ...(chunker ? { chunker } : {}),
+  };
+}
+
 /** Restricts a query to the documents `visibility` allows. */
 function visibleTo(visibility: Visibility) {
   return <Q extends SelectQueryBuilder<DocumentDatabase, 'documents', object>>(query: Q): Q =>
@@ -399,6 +577,7 @@ function toView(row: Selectable<DocumentsTable>): DocumentView {
     metadata: row.metadata,
     tags: row.tags,
     knowledgeBaseIds: row.knowledge_base_ids,
+    explicitKnowledgeBaseIds: row.explicit_knowledge_base_ids,
     ownerId: row.owner_id,
     acl: row.acl,
     stageTimes: row.stage_times,

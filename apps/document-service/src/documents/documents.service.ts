@@ -9,6 +9,8 @@ import { annotateActiveSpan, meter } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { OutboxRelay } from '../outbox/outbox.relay';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
 import type { Access, Action } from '@kb/auth';
@@ -29,8 +31,9 @@ function requireAction(access: Access, action: Action): void {
   }
 }
 
+/** An upload spooled to a temporary file by the HTTP layer: never held in memory whole. */
 export interface UploadedFile {
-  buffer: Buffer;
+  path: string;
   originalname: string;
   mimetype: string;
   size: number;
@@ -52,6 +55,12 @@ export interface DocumentPage {
 const uploads = meter().createCounter('kb_documents_uploaded_total', {
   description: 'Uploads, by outcome (created or duplicate)',
 });
+
+async function sha256OfFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash);
+  return hash.digest('hex');
+}
 
 /** Content-addressed blob key: identical uploads share one object. */
 export const blobKeyFor = (sha256: string): string => `blobs/sha256/${sha256}`;
@@ -80,7 +89,7 @@ export class DocumentsService {
     if (file.size === 0) {
       throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);
     }
-    const sha256 = createHash('sha256').update(file.buffer).digest('hex');
+    const sha256 = await sha256OfFile(file.path);
     // Only a document the caller can read counts as a duplicate: otherwise its existence would
     // leak. Checked here for the common case, and again under a lock when inserting.
     const existing = await this.repository.findBySha256(tenantId, sha256, visibilityOf(access));
@@ -88,9 +97,13 @@ export class DocumentsService {
       uploads.add(1, { outcome: 'duplicate' });
       return { ...existing, duplicate: true };
     }
+    const knowledgeBaseIds = [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])];
+    // Chunked the way its first knowledge base says (one chunking per document for now).
+    const chunker = await this.knowledgeBases.chunkerOf(tenantId, knowledgeBaseIds[0]!);
     const blobKey = blobKeyFor(sha256);
     if (!(await this.blobs.exists(blobKey))) {
-      await this.blobs.put(blobKey, file.buffer, file.mimetype);
+      // Streamed: bodies over one part go up as an S3 multipart upload.
+      await this.blobs.put(blobKey, createReadStream(file.path), file.mimetype);
     }
     const { document, duplicate } = await this.repository.insertUnlessDuplicate(
       {
@@ -105,7 +118,8 @@ export class DocumentsService {
         blobKey,
         metadata: fields.metadata ?? {},
         tags: [...new Set(fields.tags ?? [])],
-        knowledgeBaseIds: [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])],
+        knowledgeBaseIds,
+        ...(chunker ? { chunker } : {}),
         ownerId: access.userId,
         acl: fields.acl ?? { users: [], groups: [], roles: [], tenant: false },
         now: this.clock(),
@@ -121,6 +135,51 @@ export class DocumentsService {
     uploads.add(1, { outcome: 'created' });
     this.outbox.wake();
     return document;
+  }
+
+  /**
+   * New content for an existing document: stored in S3, then the document moves to its next
+   * version and goes through the pipeline again. Search keeps answering from the previous version
+   * until every chunk of the new one is indexed (blue-green per document). Content identical to
+   * the current version changes nothing (200, `unchanged: true`).
+   */
+  async replaceContent(
+    tenantId: TenantId,
+    access: Access,
+    id: string,
+    file: UploadedFile,
+  ): Promise<DocumentView & { unchanged?: true }> {
+    const current = await this.get(tenantId, access, id);
+    requireAction(access, 'write');
+    if (file.size === 0) {
+      throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);
+    }
+    const sha256 = await sha256OfFile(file.path);
+    if (sha256 === current.sha256) return { ...current, unchanged: true };
+    const blobKey = blobKeyFor(sha256);
+    if (!(await this.blobs.exists(blobKey))) {
+      await this.blobs.put(blobKey, createReadStream(file.path), file.mimetype);
+    }
+    const chunker = await this.knowledgeBases.chunkerOf(
+      tenantId,
+      current.knowledgeBaseIds[0] ?? DEFAULT_KNOWLEDGE_BASE,
+    );
+    const replaced = await this.repository.replaceContentWithEvent(tenantId, id, {
+      filename: file.originalname,
+      contentType: file.mimetype || 'application/octet-stream',
+      sizeBytes: file.size,
+      sha256,
+      blobBucket: this.blobs.bucket,
+      blobKey,
+      ...(chunker ? { chunker } : {}),
+      now: this.clock(),
+    });
+    if (!replaced) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
+    this.outbox.wake();
+    if (!(await this.repository.isContentReferenced(replaced.previousSha256))) {
+      await this.blobs.delete(blobKeyFor(replaced.previousSha256));
+    }
+    return replaced.document;
   }
 
   /**

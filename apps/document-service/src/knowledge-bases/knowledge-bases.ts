@@ -1,22 +1,36 @@
 import type { Access } from '@kb/auth';
-import type { TenantId } from '@kb/contracts';
+import { chunkerConfigSchema, type ChunkerConfig, type TenantId } from '@kb/contracts';
 import { ApiError } from '@kb/http';
 import { Inject, Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { z } from 'zod';
 import type { DocumentDatabase, KnowledgeBasesTable } from '../platform/db.types';
+import { DocumentsRepository } from '../documents/documents.repository';
+import { OutboxRelay } from '../outbox/outbox.relay';
 import { CLOCK, DB, type Clock } from '../platform/tokens';
 
-/** How a knowledge base's documents are chunked; fixed when it is created. */
-export const chunkerSchema = z
+/**
+ * How a knowledge base's documents are chunked (recursive, sentence, paragraph, markdown or
+ * token); fixed when it is created. Without a strategy, recursive; without anything, 1000/150.
+ */
+export const chunkerSchema = chunkerConfigSchema;
+
+/** Documents tagged with any of `anyOf` belong to the knowledge base; `[]`, no rule. */
+const tagRuleSchema = z
   .object({
-    strategy: z.literal('recursive').default('recursive'),
-    size: z.number().int().min(100).max(8000).default(1000),
-    overlap: z.number().int().min(0).max(2000).default(150),
+    anyOf: z
+      .array(
+        z
+          .string()
+          .regex(
+            /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/,
+            'letters, digits, "_", ".", ":" or "-", at most 128',
+          ),
+      )
+      .max(64),
   })
-  .strict()
-  .refine((c) => c.overlap < c.size, 'overlap must be smaller than size');
+  .strict();
 
 export const createKnowledgeBaseSchema = z
   .object({
@@ -27,6 +41,7 @@ export const createKnowledgeBaseSchema = z
     description: z.string().max(2000).default(''),
     chunker: chunkerSchema.prefault({}),
     embeddingModel: z.string().min(1).max(200).optional(),
+    tagRule: tagRuleSchema.default({ anyOf: [] }),
   })
   .strict();
 
@@ -36,6 +51,7 @@ export const updateKnowledgeBaseSchema = z
     description: z.string().max(2000).optional(),
     chunker: z.unknown().optional(),
     embeddingModel: z.unknown().optional(),
+    tagRule: tagRuleSchema.optional(),
   })
   .strict();
 
@@ -44,8 +60,10 @@ export interface KnowledgeBaseView {
   name: string;
   description: string;
   /** Fixed at creation: changing them means a new knowledge base. */
-  chunker: z.infer<typeof chunkerSchema>;
+  chunker: ChunkerConfig;
   embeddingModel: string;
+  /** Mutable: changing it adds and removes documents (their indexes update in place). */
+  tagRule: { anyOf: string[] };
   createdAt: string;
   updatedAt: string;
 }
@@ -56,6 +74,7 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   description: row.description,
   chunker: row.chunker as KnowledgeBaseView['chunker'],
   embeddingModel: row.embedding_model,
+  tagRule: { anyOf: row.tag_rule },
   createdAt: new Date(row.created_at).toISOString(),
   updatedAt: new Date(row.updated_at).toISOString(),
 });
@@ -82,6 +101,8 @@ export class KnowledgeBases {
   constructor(
     @Inject(DB) private readonly db: Kysely<DocumentDatabase>,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly documents: DocumentsRepository,
+    private readonly outbox: OutboxRelay,
   ) {}
 
   async create(
@@ -92,25 +113,36 @@ export class KnowledgeBases {
   ): Promise<KnowledgeBaseView> {
     requireWrite(access);
     const now = this.clock();
-    const row = await this.db
-      .insertInto('knowledge_bases')
-      .values({
-        tenant_id: tenantId,
-        id: input.id,
-        name: input.name,
-        description: input.description,
-        chunker: JSON.stringify(input.chunker),
-        embedding_model: input.embeddingModel ?? defaultModel,
-        created_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) => oc.doNothing())
-      .returningAll()
-      .executeTakeFirst();
-    if (!row) {
-      throw new ApiError(409, 'knowledge_base_exists', `knowledge base ${input.id} already exists`);
-    }
-    return toView(row);
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('knowledge_bases')
+        .values({
+          tenant_id: tenantId,
+          id: input.id,
+          name: input.name,
+          description: input.description,
+          chunker: JSON.stringify(input.chunker),
+          embedding_model: input.embeddingModel ?? defaultModel,
+          tag_rule: [...new Set(input.tagRule.anyOf)],
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) => oc.doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) {
+        throw new ApiError(
+          409,
+          'knowledge_base_exists',
+          `knowledge base ${input.id} already exists`,
+        );
+      }
+      // Documents already carrying the rule's tags join it now.
+      if ((await this.documents.applyTagRules(now, { tenantId, trx })).length > 0) {
+        this.outbox.wake();
+      }
+      return toView(row);
+    });
   }
 
   async get(tenantId: TenantId, id: string): Promise<KnowledgeBaseView> {
@@ -122,6 +154,20 @@ export class KnowledgeBases {
       .executeTakeFirst();
     if (!row) throw notFound(id);
     return toView(row);
+  }
+
+  /**
+   * The chunker a knowledge base was created with; undefined for one never created (`default`
+   * before anyone creates it), whose documents get the parser's configured default.
+   */
+  async chunkerOf(tenantId: TenantId, id: string): Promise<ChunkerConfig | undefined> {
+    const row = await this.db
+      .selectFrom('knowledge_bases')
+      .select('chunker')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? (row.chunker as ChunkerConfig) : undefined;
   }
 
   /**
@@ -179,18 +225,29 @@ export class KnowledgeBases {
         );
       }
     }
-    const row = await this.db
-      .updateTable('knowledge_bases')
-      .set({
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
-        updated_at: this.clock(),
-      })
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirst();
-    if (!row) throw notFound(id);
+    const now = this.clock();
+    const { row, changed } = await this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('knowledge_bases')
+        .set({
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.description !== undefined ? { description: input.description } : {}),
+          ...(input.tagRule !== undefined ? { tag_rule: [...new Set(input.tagRule.anyOf)] } : {}),
+          updated_at: now,
+        })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw notFound(id);
+      // A new rule adds and removes documents; their indexes update in place (no re-embedding).
+      const changed =
+        input.tagRule !== undefined
+          ? await this.documents.applyTagRules(now, { tenantId, trx })
+          : [];
+      return { row, changed };
+    });
+    if (changed.length > 0) this.outbox.wake();
     return toView(row);
   }
 

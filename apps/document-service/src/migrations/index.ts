@@ -4,6 +4,8 @@ import { outboxTraceHeaders } from './20261122T2000_outbox_trace_headers';
 import { documentAttributes } from './20261123T0900_document_attributes';
 import { documentAcl } from './20261123T1200_document_acl';
 import { knowledgeBases } from './20261123T1600_knowledge_bases';
+import { redrives } from './20261124T0900_redrives';
+import { tagRules } from './20261124T1000_tag_rules';
 
 /** This service's migrations, applied in name order to its own schema. */
 export const migrations: Migrations = {
@@ -12,4 +14,6 @@ export const migrations: Migrations = {
   '20261123T0900_document_attributes': documentAttributes,
   '20261123T1200_document_acl': documentAcl,
   '20261123T1600_knowledge_bases': knowledgeBases,
+  '20261124T0900_redrives': redrives,
+  '20261124T1000_tag_rules': tagRules,
 };

@@ -19,12 +19,17 @@ export interface DocumentsTable {
   chunk_count: number | null;
   metadata: ColumnType<Record<string, unknown>, string, string>;
   tags: ColumnType<string[], string[] | undefined, string[]>;
+  /** Membership: the explicit knowledge bases plus those whose tag rule matches the tags. */
   knowledge_base_ids: ColumnType<string[], string[] | undefined, string[]>;
+  /** The knowledge bases named at upload or in an edit. */
+  explicit_knowledge_base_ids: ColumnType<string[], string[] | undefined, string[]>;
   owner_id: ColumnType<string, string | undefined, string>;
   acl: ColumnType<DocumentAcl, string | undefined, string>;
   principals: ColumnType<string[], string[] | undefined, string[]>;
   /** When each status was first reached for the current version: `{ "parsing": "2026-…" }`. */
   stage_times: ColumnType<Record<string, string>, string, string>;
+  /** Times reconciliation sent the current version through the pipeline again. */
+  redrives: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -45,6 +50,8 @@ export interface KnowledgeBasesTable {
   description: string;
   chunker: ColumnType<Record<string, unknown>, string, string>;
   embedding_model: string;
+  /** Documents carrying any of these tags belong to the knowledge base; empty, no rule. */
+  tag_rule: ColumnType<string[], string[] | undefined, string[]>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

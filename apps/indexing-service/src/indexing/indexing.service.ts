@@ -40,6 +40,7 @@ export class IndexingService {
     private readonly generations: Pick<
       PgIndexGenerations,
       | 'bump'
+      | 'claimVersion'
       | 'tombstone'
       | 'isTombstoned'
       | 'recordPrincipals'
@@ -70,6 +71,12 @@ export class IndexingService {
     if (await this.generations.isTombstoned(tenantId, documentId)) {
       this.logger.log(
         `document ${documentId} was deleted; its v${version} embeddings are not indexed`,
+      );
+      return;
+    }
+    if (!(await this.generations.claimVersion(tenantId, documentId, version))) {
+      this.logger.log(
+        `document ${documentId} v${version} is older than the indexed version; skipped`,
       );
       return;
     }

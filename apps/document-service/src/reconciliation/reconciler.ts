@@ -1,0 +1,164 @@
+import { Topics, chunkerConfigSchema, newEnvelope, topicEventTypes } from '@kb/contracts';
+import { meter } from '@kb/observability';
+import type { BlobStore } from '@kb/storage';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
+import { DocumentsRepository, uploadedEventOf } from '../documents/documents.repository';
+import { OutboxRelay } from '../outbox/outbox.relay';
+import type { DocumentDatabase, DocumentsTable } from '../platform/db.types';
+import { BLOB_STORE, CLOCK, DB, type Clock } from '../platform/tokens';
+
+const repairs = meter().createCounter('kb_reconciliation_repairs_total', {
+  description: 'Documents reconciliation repaired, by action (redriven, failed or membership)',
+});
+
+export interface ReconcileReport {
+  redriven: string[];
+  failed: string[];
+  /** Documents whose knowledge bases no longer matched their tags and the tag rules. */
+  membershipRepaired: string[];
+}
+
+/**
+ * Finds document versions that made no progress for `STALLED_AFTER_MS` (a message lost to a
+ * crash between stages, a dead-lettered transient error, a service down for long) and repairs
+ * them: the version's `uploaded` event goes through the pipeline again — every stage is
+ * idempotent, so work already done is redone harmlessly — up to `RECONCILE_MAX_REDRIVES` times;
+ * then the document ends `failed` with reason `stalled`, never silently pending forever.
+ * Replicas share the work: each run claims rows with SKIP LOCKED.
+ */
+@Injectable()
+export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(Reconciler.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+
+  constructor(
+    @Inject(DB) private readonly db: Kysely<DocumentDatabase>,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(DOCUMENT_CONFIG) private readonly config: DocumentConfig,
+    private readonly outbox: OutboxRelay,
+    private readonly documents: DocumentsRepository,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.RECONCILE_INTERVAL_MS === 0) return;
+    this.timer = setInterval(() => {
+      this.running ??= this.reconcile()
+        .catch((error: unknown) => this.logger.error(`reconciliation failed: ${String(error)}`))
+        .finally(() => (this.running = undefined));
+    }, this.config.RECONCILE_INTERVAL_MS);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass over every tenant's stalled documents. */
+  async reconcile(): Promise<ReconcileReport> {
+    const now = this.clock();
+    const stalledBefore = new Date(now.getTime() - this.config.STALLED_AFTER_MS);
+    const report = await this.db.transaction().execute(async (trx) => {
+      const stalled = await trx
+        .selectFrom('documents')
+        .selectAll()
+        .where('status', 'not in', ['indexed', 'failed'])
+        .where('updated_at', '<', stalledBefore)
+        .orderBy('updated_at')
+        .limit(100)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      const result: ReconcileReport = { redriven: [], failed: [], membershipRepaired: [] };
+      for (const row of stalled) {
+        if (row.redrives < this.config.RECONCILE_MAX_REDRIVES) {
+          await this.redrive(trx, row, now);
+          result.redriven.push(row.id);
+        } else {
+          await this.fail(trx, row, now);
+          result.failed.push(row.id);
+        }
+      }
+      // A rule or tag change that raced another can leave membership behind; it is repaired here.
+      result.membershipRepaired = await this.documents.applyTagRules(now, { trx });
+      return result;
+    });
+    if (report.redriven.length + report.membershipRepaired.length > 0) this.outbox.wake();
+    repairs.add(report.redriven.length, { action: 'redriven' });
+    repairs.add(report.failed.length, { action: 'failed' });
+    repairs.add(report.membershipRepaired.length, { action: 'membership' });
+    if (report.redriven.length + report.failed.length + report.membershipRepaired.length > 0) {
+      this.logger.warn(
+        `reconciliation: ${report.redriven.length} stalled documents sent through the pipeline again, ${report.failed.length} failed, ${report.membershipRepaired.length} memberships repaired`,
+      );
+    }
+    return report;
+  }
+
+  private async redrive(
+    trx: Transaction<DocumentDatabase>,
+    row: Selectable<DocumentsTable>,
+    now: Date,
+  ): Promise<void> {
+    const knowledgeBase = await trx
+      .selectFrom('knowledge_bases')
+      .select('chunker')
+      .where('tenant_id', '=', row.tenant_id)
+      .where('id', '=', row.knowledge_base_ids[0] ?? '')
+      .executeTakeFirst();
+    const chunker = chunkerConfigSchema.safeParse(knowledgeBase?.chunker);
+    const envelope = newEnvelope(
+      topicEventTypes[Topics.document],
+      row.tenant_id,
+      uploadedEventOf(row, this.blobs.bucket, chunker.success ? chunker.data : undefined),
+    );
+    await trx
+      .insertInto('outbox')
+      .values({
+        topic: Topics.document,
+        message_key: row.id,
+        payload: JSON.stringify(envelope),
+        headers: JSON.stringify({}),
+      })
+      .execute();
+    await trx
+      .updateTable('documents')
+      .set({
+        redrives: sql<number>`redrives + 1`,
+        stage_times: sql<string>`stage_times || jsonb_build_object(${`redriven_${row.redrives + 1}`}::text, ${now.toISOString()}::text)`,
+        updated_at: now,
+      })
+      .where('tenant_id', '=', row.tenant_id)
+      .where('id', '=', row.id)
+      .execute();
+  }
+
+  private async fail(
+    trx: Transaction<DocumentDatabase>,
+    row: Selectable<DocumentsTable>,
+    now: Date,
+  ): Promise<void> {
+    const minutes = Math.round(this.config.STALLED_AFTER_MS / 60_000);
+    await trx
+      .updateTable('documents')
+      .set({
+        status: 'failed',
+        failure_reason: 'stalled',
+        failure_detail: `no progress past "${row.status}" for ${minutes} min after ${row.redrives} re-drives`,
+        stage_times: sql<string>`stage_times || jsonb_build_object('failed', ${now.toISOString()}::text)`,
+        updated_at: now,
+      })
+      .where('tenant_id', '=', row.tenant_id)
+      .where('id', '=', row.id)
+      .execute();
+  }
+}

@@ -1,0 +1,195 @@
+import { toTenantId } from '@kb/contracts';
+import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import type { BlobStore } from '@kb/storage';
+import { sql, type Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import type { DocumentConfig } from '../src/config/document.config';
+import { DocumentsRepository, type NewDocument } from '../src/documents/documents.repository';
+import { migrations } from '../src/migrations';
+import type { OutboxRelay } from '../src/outbox/outbox.relay';
+import type { DocumentDatabase } from '../src/platform/db.types';
+import { Reconciler } from '../src/reconciliation/reconciler';
+
+jest.setTimeout(30_000);
+
+/** Real Postgres, a throw-away schema; the clock is the test's. */
+describe('Reconciler', () => {
+  const schema = `reconcile_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const tenant = toTenantId('t1');
+  const minute = 60_000;
+  let pool: Pool;
+  let db: Kysely<DocumentDatabase>;
+  let repository: DocumentsRepository;
+  let now = new Date('2026-11-24T10:00:00Z');
+  const wakes = { count: 0 };
+  let reconciler: Reconciler;
+
+  beforeAll(async () => {
+    pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 2 });
+    db = createDatabase<DocumentDatabase>(pool);
+    await migrateToLatest(db, schema, migrations);
+    repository = new DocumentsRepository(db);
+    reconciler = new Reconciler(
+      db,
+      { bucket: 'kb-documents' } as BlobStore,
+      () => now,
+      { STALLED_AFTER_MS: 15 * minute, RECONCILE_MAX_REDRIVES: 2 } as DocumentConfig,
+      { wake: () => (wakes.count += 1) } as unknown as OutboxRelay,
+      repository,
+    );
+  });
+
+  afterAll(async () => {
+    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(db);
+    await pool.end();
+  });
+
+  const insert = async (overrides: Partial<NewDocument> = {}) => {
+    const sha256 = randomUUID().replace(/-/g, '').padEnd(64, '0');
+    const doc: NewDocument = {
+      id: randomUUID(),
+      tenantId: tenant,
+      title: 'Stalled',
+      filename: 'stalled.md',
+      contentType: 'text/markdown',
+      sizeBytes: 7,
+      sha256,
+      blobBucket: 'kb-documents',
+      blobKey: `blobs/sha256/${sha256}`,
+      tags: ['ops'],
+      knowledgeBaseIds: ['default'],
+      ownerId: 'alice',
+      acl: { users: [], groups: [], roles: [], tenant: true },
+      metadata: { team: 'x' },
+      now,
+      ...overrides,
+    };
+    await repository.insertWithEvent(doc);
+    await db.deleteFrom('outbox').execute(); // the relay published it; the pipeline then lost it
+    return doc;
+  };
+  const outboxFor = async (id: string) =>
+    (await db.selectFrom('outbox').selectAll().where('message_key', '=', id).execute()).map(
+      (row) => JSON.parse(row.payload) as { tenantId: string; payload: Record<string, unknown> },
+    );
+  const rowOf = (id: string) =>
+    db.selectFrom('documents').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+  it('sends a stalled version through the pipeline again, then fails it with reason stalled', async () => {
+    const stalled = await insert();
+    await db
+      .updateTable('documents')
+      .set({ status: 'embedding' })
+      .where('id', '=', stalled.id)
+      .execute();
+    const fresh = await insert({ now: new Date(now.getTime() + 10 * minute) });
+
+    now = new Date(now.getTime() + 16 * minute);
+    expect(await reconciler.reconcile()).toEqual({
+      redriven: [stalled.id],
+      failed: [],
+      membershipRepaired: [],
+    });
+    expect(wakes.count).toBe(1);
+    const [event] = await outboxFor(stalled.id);
+    expect(event).toMatchObject({
+      tenantId: 't1',
+      payload: {
+        kind: 'uploaded',
+        documentId: stalled.id,
+        version: 1,
+        sha256: stalled.sha256,
+        blob: { bucket: 'kb-documents', key: stalled.blobKey },
+        attributes: { knowledgeBaseIds: ['default'], tags: ['ops'], metadata: { team: 'x' } },
+      },
+    });
+    expect(await outboxFor(fresh.id)).toEqual([]); // not stalled yet
+    expect(await rowOf(stalled.id)).toMatchObject({ status: 'embedding', redrives: 1 });
+
+    // A re-drive resets the clock: nothing to do until it stalls again.
+    expect(await reconciler.reconcile()).toEqual({
+      redriven: [],
+      failed: [],
+      membershipRepaired: [],
+    });
+
+    now = new Date(now.getTime() + 16 * minute);
+    const second = await reconciler.reconcile();
+    expect(second.redriven).toEqual(expect.arrayContaining([stalled.id, fresh.id]));
+    expect(await rowOf(stalled.id)).toMatchObject({ redrives: 2 });
+
+    now = new Date(now.getTime() + 16 * minute);
+    const third = await reconciler.reconcile();
+    expect(third.failed).toEqual([stalled.id]);
+    expect(third.redriven).toEqual([fresh.id]);
+    expect(await rowOf(stalled.id)).toMatchObject({
+      status: 'failed',
+      failure_reason: 'stalled',
+      failure_detail: 'no progress past "embedding" for 15 min after 2 re-drives',
+    });
+    expect((await rowOf(stalled.id)).stage_times).toHaveProperty('failed');
+  });
+
+  it('leaves finished documents alone', async () => {
+    const done = await insert();
+    await db
+      .updateTable('documents')
+      .set({ status: 'indexed' })
+      .where('id', '=', done.id)
+      .execute();
+    now = new Date(now.getTime() + 60 * minute);
+    const report = await reconciler.reconcile();
+    expect(report.redriven).not.toContain(done.id);
+    expect(report.failed).not.toContain(done.id);
+    expect(await outboxFor(done.id)).toEqual([]);
+  });
+
+  it('repairs membership that no longer matches the tags and the tag rules', async () => {
+    const tagged = await insert({ tags: ['ops', 'runbook'] });
+    await insert({ tags: ['finance'] });
+    // A rule written without its membership change (as if that transaction raced another).
+    await db
+      .insertInto('knowledge_bases')
+      .values({
+        tenant_id: tenant,
+        id: 'operations',
+        name: 'Operations',
+        description: '',
+        chunker: JSON.stringify({}),
+        embedding_model: 'm',
+        tag_rule: ['runbook'],
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    expect((await reconciler.reconcile()).membershipRepaired).toEqual([tagged.id]);
+    expect(await rowOf(tagged.id)).toMatchObject({
+      knowledge_base_ids: ['default', 'operations'],
+      explicit_knowledge_base_ids: ['default'],
+    });
+    expect(await outboxFor(tagged.id)).toEqual([
+      expect.objectContaining({
+        payload: {
+          kind: 'attributes_changed',
+          documentId: tagged.id,
+          attributes: {
+            knowledgeBaseIds: ['default', 'operations'],
+            tags: ['ops', 'runbook'],
+            metadata: { team: 'x' },
+          },
+        },
+      }),
+    ]);
+    expect((await reconciler.reconcile()).membershipRepaired).toEqual([]); // nothing left to do
+
+    // The rule goes away: the document leaves the knowledge base again.
+    await db
+      .updateTable('knowledge_bases')
+      .set({ tag_rule: [] })
+      .where('id', '=', 'operations')
+      .execute();
+    expect((await reconciler.reconcile()).membershipRepaired).toEqual([tagged.id]);
+    expect(await rowOf(tagged.id)).toMatchObject({ knowledge_base_ids: ['default'] });
+  });
+});
