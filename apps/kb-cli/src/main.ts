@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { runLargeBench } from './bench/large.bench';
 import { runIngestBench } from './bench/ingest.bench';
 import { runQueryBench } from './bench/query.bench';
 import { runEval, type EvalMode } from './eval/eval.command';
@@ -188,6 +189,36 @@ program
     });
     process.stdout.write(`${JSON.stringify(result)}\n`);
   });
+
+program
+  .command('bench-large')
+  .description(
+    "One large document (a web page with inlined images) through REST until indexed, with every service's peak memory; prints one JSON object.",
+  )
+  .requiredOption('--dataset <folder>', 'BEIR folder whose corpus supplies the prose')
+  .option('--size-mb <n>', 'document size in MB', (v) => Number.parseFloat(v), 50)
+  .option('--text-chars <n>', 'characters of prose', (v) => Number.parseInt(v, 10), 300_000)
+  .option('--bound-mb <n>', 'per-service memory bound', (v) => Number.parseInt(v, 10), 512)
+  .option(
+    '--documents-url <url>',
+    'document-service base URL',
+    process.env['KB_DOCUMENTS_URL'] ?? 'http://127.0.0.1:3001',
+  )
+  .action(
+    async (options: {
+      dataset: string;
+      sizeMb: number;
+      textChars: number;
+      boundMb: number;
+      documentsUrl: string;
+    }) => {
+      const result = await runLargeBench({
+        ...options,
+        log: (line) => process.stderr.write(`bench: ${line}\n`),
+      });
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    },
+  );
 
 const list = (value: string): string[] =>
   value
