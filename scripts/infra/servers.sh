@@ -93,11 +93,15 @@ pg_as_superuser() { # SQL → runs it as the postgres OS user over the local soc
 }
 
 pg_up() {
+  pg_restart_if_upgraded
   if pg_healthy; then return 0; fi
   if ! port_open "$KB_PG_PORT"; then
     apt_install postgresql
     local version cluster
     version=$(ls /usr/lib/postgresql | sort -V | tail -1)
+    # pgvector's build needs the server headers; installing them can upgrade the server package
+    # to a newer minor release, so it happens before the server starts, not underneath it.
+    apt_install "postgresql-server-dev-$version" make gcc
     cluster=$([[ "$KB_PG_PORT" == 5432 ]] && echo main || echo "kb$KB_PG_PORT")
     if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -qx "$version $cluster"; then
       pg_createcluster -p "$KB_PG_PORT" "$version" "$cluster" >/dev/null
@@ -112,6 +116,20 @@ pg_up() {
   pg_as_superuser "SELECT 1 FROM pg_database WHERE datname = 'kb'" | grep -q 1 ||
     pg_as_superuser "CREATE DATABASE kb OWNER kb" >/dev/null
   wait_for postgres 30 pg_healthy
+}
+
+# A package upgrade while the server runs replaces its binary and libraries underneath it: new
+# backends then fail to load extensions ("undefined symbol"). Restart a server we started when
+# its binary is no longer the one on disk.
+pg_restart_if_upgraded() {
+  [[ -f "$RUN_DIR/postgres.started-by-kb" && -f "$RUN_DIR/postgres.cluster" ]] || return 0
+  local version cluster pid
+  read -r version cluster <"$RUN_DIR/postgres.cluster"
+  pid=$(head -1 "/var/lib/postgresql/$version/$cluster/postmaster.pid" 2>/dev/null) || return 0
+  [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == *"(deleted)" ]] || return 0
+  say "postgres $version was upgraded while running; restarting it"
+  pg_ctlcluster --skip-systemctl-redirect "$version" "$cluster" restart
+  wait_for postgres 60 pg_healthy
 }
 
 # ---------------------------------------------------------------- Redis (Debian package)
@@ -167,6 +185,7 @@ pgvector_healthy() {
 pgvector_up() {
   if pgvector_healthy; then return 0; fi
   pgvector_install
+  pg_restart_if_upgraded
   pg_as_superuser "SELECT 1 FROM pg_database WHERE datname = 'kb_vectors'" | grep -q 1 ||
     pg_as_superuser "CREATE DATABASE kb_vectors OWNER kb" >/dev/null
   psql "$VECTOR_DATABASE_URL" -tAc 'CREATE EXTENSION IF NOT EXISTS vector' >/dev/null
