@@ -31,6 +31,7 @@ import {
   LEXICAL_INDEX,
   EVENT_PRODUCER,
   SEARCH_CACHE,
+  SEARCH_TUNING,
   TOKEN_VERIFIER,
   VECTOR_STORE,
 } from './platform/tokens';
@@ -81,6 +82,10 @@ export class AppModule {
         { provide: LEXICAL_INDEX, useValue: deps.lexical },
         { provide: GENERATIONS, useValue: deps.generations },
         { provide: SEARCH_CACHE, useValue: deps.cache },
+        {
+          provide: SEARCH_TUNING,
+          useValue: { semanticWeight: deps.config.HYBRID_SEMANTIC_WEIGHT },
+        },
         { provide: CLOSERS, useValue: closers },
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: TOKEN_VERIFIER, useValue: deps.verifier },

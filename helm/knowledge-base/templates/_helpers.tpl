@@ -154,6 +154,8 @@ DOCUMENT_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "roo
 {{- if $v.redis.url }}
 REDIS_URL: {{ $v.redis.url | quote }}
 {{- end }}
+HYBRID_SEMANTIC_WEIGHT: {{ $v.search.semanticWeight | quote }}
+SEARCH_CACHE_TTL_SECONDS: {{ $v.search.cacheTtlSeconds | quote }}
 {{- end }}
 {{- end -}}
 

@@ -28,6 +28,12 @@ export const queryConfigSchema = baseConfigSchema
     /** Result cache; unset turns caching off. */
     REDIS_URL: z.url().optional(),
     SEARCH_CACHE_TTL_SECONDS: env.positiveInt(300),
+    /**
+     * α of the hybrid convex combination: α·semantic + (1 − α)·lexical. 0.7 was chosen on CISI,
+     * the one relevance collection here (docs/adr/0005-hybrid-retrieval.md); tune it on your own
+     * judgments with `npm run eval`.
+     */
+    HYBRID_SEMANTIC_WEIGHT: z.coerce.number().min(0).max(1).default(0.7),
     /** document-service's REST API, which GetDocument and ListDocuments read. */
     DOCUMENT_SERVICE_URL: z.url().default('http://127.0.0.1:3001'),
   })

@@ -5,3 +5,4 @@ export const SEARCH_CACHE = Symbol('SEARCH_CACHE');
 export const GENERATIONS = Symbol('GENERATIONS');
 export const EVENT_PRODUCER = Symbol('EVENT_PRODUCER');
 export const TOKEN_VERIFIER = Symbol('TOKEN_VERIFIER');
+export const SEARCH_TUNING = Symbol('SEARCH_TUNING');

@@ -55,8 +55,9 @@ export function reciprocalRankFusion<T>(
  * Convex combination of min-max-normalized scores: α·semantic + (1 − α)·lexical, each list's
  * scores mapped to [0, 1] over its own candidates, an item missing from a list counting 0 there.
  * Bruch, Gai and Ingber ("An Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS 2023)
- * found it more effective than RRF; on CISI it is the only fusion here that beats semantic search
- * alone (docs/adr/0005). α = 0.5 weighs both strategies equally: no per-dataset tuning.
+ * found it more effective than RRF and showed that α needs only a few judged queries to tune. The
+ * service passes HYBRID_SEMANTIC_WEIGHT (default 0.7, chosen on CISI: docs/adr/0005); 0.5 here
+ * weighs both strategies equally.
  */
 export function convexCombination<T extends Scored>(
   lists: Ranked<T>[],

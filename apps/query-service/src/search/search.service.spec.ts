@@ -5,7 +5,7 @@ import type { VectorMatch, VectorQuery, VectorStore } from '@kb/vector-store';
 import type { SearchCache } from '../cache/search-cache';
 import { SearchError } from './search.errors';
 import { searchRequestSchema } from './search.model';
-import { SearchService } from './search.service';
+import { SearchService, type SearchTuning } from './search.service';
 
 const match = (chunkIndex: number, score: number): VectorMatch & LexicalMatch => ({
   documentId: 'd1',
@@ -29,6 +29,7 @@ function fakes(
     cache?: SearchCache;
     embedder?: TestEmbeddingProvider;
     calls?: { vector: VectorQuery[]; lexical: LexicalQuery[] };
+    tuning?: SearchTuning;
   } = {},
 ) {
   const vectors = {
@@ -75,6 +76,7 @@ function fakes(
     lexicalIndex,
     { current: async () => 0 },
     extra.cache ?? null,
+    extra.tuning,
   );
 }
 
@@ -86,7 +88,7 @@ const request = (
 ) => searchRequestSchema.parse({ query: 'q', topK, mode, fusion });
 
 describe('SearchService', () => {
-  it('fuses with a convex combination by default', async () => {
+  it('fuses with a convex combination by default, weighting semantic by 0.7', async () => {
     const service = fakes(
       [match(1, 0.9), match(2, 0.8), match(5, 0.1)],
       [match(2, 3), match(3, 2), match(4, 1)],
@@ -94,7 +96,35 @@ describe('SearchService', () => {
     const response = await service.search(tenant, searchRequestSchema.parse({ query: 'q' }));
     // semantic 1 → 1, 2 → .875, 5 → 0; lexical 2 → 1, 3 → .5, 4 → 0
     expect(response.hits.map((h) => h.chunkIndex)).toEqual([2, 1, 3, 5, 4]);
-    expect(response.hits[0]!.score).toBeCloseTo(0.9375, 12);
+    const expected = [0.7 * 0.875 + 0.3, 0.7, 0.3 * 0.5, 0, 0];
+    response.hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]!, 12));
+  });
+
+  it('applies the configured semantic weight, and keys cached results by it', async () => {
+    const entries = new Map<string, string>();
+    const cache: SearchCache = {
+      get: async (key) => entries.get(key),
+      set: async (key, value) => void entries.set(key, value),
+      counters: { hits: 0, misses: 0, errors: 0 },
+      close: async () => undefined,
+    };
+    const ranking = async (semanticWeight: number) => {
+      const service = fakes(
+        [match(1, 0.9), match(2, 0.1)],
+        [match(2, 3), match(1, 1)],
+        {},
+        {
+          cache,
+          tuning: { semanticWeight },
+        },
+      );
+      const response = await service.search(tenant, searchRequestSchema.parse({ query: 'q' }));
+      return { order: response.hits.map((h) => h.chunkIndex), cache: response.cache };
+    };
+    expect(await ranking(0.8)).toEqual({ order: [1, 2], cache: 'miss' });
+    // Same request, same generation, another weight: a fresh ranking, not the cached one.
+    expect(await ranking(0.2)).toEqual({ order: [2, 1], cache: 'miss' });
+    expect(await ranking(0.2)).toEqual({ order: [2, 1], cache: 'hit' });
   });
 
   it('fuses both strategies with RRF when asked, and names who found each hit', async () => {

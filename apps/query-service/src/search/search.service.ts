@@ -3,7 +3,7 @@ import type { EmbeddingProvider } from '@kb/embeddings';
 import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import { annotateActiveSpan, meter, withSpan } from '@kb/observability';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { searchCacheKey, type SearchCache } from '../cache/search-cache';
 import {
@@ -11,6 +11,7 @@ import {
   GENERATIONS,
   LEXICAL_INDEX,
   SEARCH_CACHE,
+  SEARCH_TUNING,
   VECTOR_STORE,
 } from '../platform/tokens';
 import { convexCombination, reciprocalRankFusion, type Ranked } from './fusion';
@@ -26,6 +27,14 @@ import {
 } from './search.model';
 
 type Candidate = Omit<SearchHit, 'score' | 'strategies' | 'isMatch'>;
+
+/** Deployment-wide ranking settings (query-service config). */
+export interface SearchTuning {
+  /** α of the convex combination: α·semantic + (1 − α)·lexical. */
+  semanticWeight: number;
+}
+
+export const DEFAULT_SEARCH_TUNING: SearchTuning = { semanticWeight: 0.7 };
 
 /**
  * Candidates each strategy contributes before fusion, whatever top-k: score normalization and rank
@@ -85,6 +94,9 @@ export class SearchService {
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
     @Inject(GENERATIONS) private readonly generations: Pick<PgIndexGenerations, 'current'>,
     @Inject(SEARCH_CACHE) private readonly cache: SearchCache | null,
+    @Optional()
+    @Inject(SEARCH_TUNING)
+    private readonly tuning: SearchTuning = DEFAULT_SEARCH_TUNING,
   ) {}
 
   /**
@@ -145,7 +157,8 @@ export class SearchService {
         tenantId,
         principals: principals ?? ['*unfiltered'],
         generation,
-        request: normalizeRequest(request),
+        // The fusion weight ranks the results too: a changed setting must not serve old rankings.
+        request: [normalizeRequest(request), this.tuning.semanticWeight],
       });
     } catch (error) {
       this.logger.warn(`index generation unavailable, cache skipped: ${String(error)}`);
@@ -209,7 +222,7 @@ export class SearchService {
           }))
         : (request.fusion === 'rrf'
             ? reciprocalRankFusion(lists, keyOf)
-            : convexCombination(lists, keyOf)
+            : convexCombination(lists, keyOf, this.tuning.semanticWeight)
           ).map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }))
     ).filter((hit) => hit.score >= request.minScore);
     const fusedOneVersion = latestVersionsOnly(fused);
