@@ -23,6 +23,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import { INDEXING_CONFIG, type IndexingConfig } from './config/indexing.config';
 import { IndexingService } from './indexing/indexing.service';
+import { OrphanSweeper } from './indexing/orphan-sweeper';
 import {
   BLOB_STORE,
   EVENT_PRODUCER,
@@ -66,6 +67,7 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         IndexingService,
+        OrphanSweeper,
         {
           // Thin Kafka adapter: `chunks embedded` events in, one service call each.
           provide: EVENT_CONSUMERS,

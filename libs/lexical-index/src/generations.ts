@@ -81,6 +81,42 @@ export class PgIndexGenerations {
     return rows.length > 0;
   }
 
+  /** Tenants that ever changed their indexes (each has a generation). */
+  async tenants(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ tenant_id: string }>(
+      `SELECT tenant_id FROM ${this.table} ORDER BY tenant_id`,
+    );
+    return rows.map((row) => row.tenant_id);
+  }
+
+  /**
+   * What the indexes should hold of these documents: the version claimed last, and whether the
+   * document was deleted. A document absent from the map was never claimed nor deleted.
+   */
+  async indexStates(
+    tenantId: string,
+    documentIds: string[],
+  ): Promise<Map<string, { version?: number; deleted: boolean }>> {
+    const { rows } = await this.pool.query<{
+      document_id: string;
+      version: number | null;
+      deleted: boolean;
+    }>(
+      `SELECT d.document_id, v.version, t.document_id IS NOT NULL AS deleted
+         FROM unnest($2::text[]) AS d(document_id)
+         LEFT JOIN ${this.versions} v ON v.tenant_id = $1 AND v.document_id = d.document_id
+         LEFT JOIN ${this.tombstones} t ON t.tenant_id = $1 AND t.document_id = d.document_id
+        WHERE v.document_id IS NOT NULL OR t.document_id IS NOT NULL`,
+      [tenantId, documentIds],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.document_id,
+        { ...(row.version === null ? {} : { version: row.version }), deleted: row.deleted },
+      ]),
+    );
+  }
+
   /** Records a document's latest ACL (see `principalsOf`). */
   async recordPrincipals(
     tenantId: string,

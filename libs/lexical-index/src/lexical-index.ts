@@ -41,7 +41,10 @@ export interface LexicalMatch extends LexicalRecord {
 export interface LexicalIndex {
   upsert(tenantId: string, records: LexicalWrite[]): Promise<void>;
   search(tenantId: string, query: LexicalQuery): Promise<LexicalMatch[]>;
-  deleteDocument(tenantId: string, documentId: string, keepVersion?: number): Promise<number>;
+  /** Removes a document's rows, or only those of versions older than `olderThan`. */
+  deleteDocument(tenantId: string, documentId: string, olderThan?: number): Promise<number>;
+  /** Every document of the tenant with the versions it holds, by document id (orphan sweep). */
+  documentVersions(tenantId: string): AsyncIterable<{ documentId: string; versions: number[] }>;
   /** Replaces a document's knowledge bases, tags and metadata on its chunks, in place. */
   setAttributes(
     tenantId: string,

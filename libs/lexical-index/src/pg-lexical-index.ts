@@ -175,17 +175,31 @@ export class PgLexicalIndex implements LexicalIndex {
     return result.rowCount ?? 0;
   }
 
-  async deleteDocument(
-    tenantId: string,
-    documentId: string,
-    keepVersion?: number,
-  ): Promise<number> {
+  async deleteDocument(tenantId: string, documentId: string, olderThan?: number): Promise<number> {
     const result = await this.pool.query(
       `DELETE FROM ${this.table} WHERE tenant_id = $1 AND document_id = $2
-         AND ($3::integer IS NULL OR document_version <> $3::integer)`,
-      [tenantId, documentId, keepVersion ?? null],
+         AND ($3::integer IS NULL OR document_version < $3::integer)`,
+      [tenantId, documentId, olderThan ?? null],
     );
     return result.rowCount ?? 0;
+  }
+
+  async *documentVersions(
+    tenantId: string,
+  ): AsyncIterable<{ documentId: string; versions: number[] }> {
+    const page = 500;
+    let after = '';
+    for (;;) {
+      const { rows } = await this.pool.query<{ document_id: string; versions: number[] }>(
+        `SELECT document_id, array_agg(DISTINCT document_version ORDER BY document_version) AS versions
+           FROM ${this.table} WHERE tenant_id = $1 AND document_id > $2
+          GROUP BY document_id ORDER BY document_id LIMIT $3`,
+        [tenantId, after, page],
+      );
+      for (const row of rows) yield { documentId: row.document_id, versions: row.versions };
+      if (rows.length < page) return;
+      after = rows[rows.length - 1]!.document_id;
+    }
   }
 
   async chunksAround(

@@ -95,13 +95,19 @@ describe('PgLexicalIndex', () => {
     ).toEqual([]);
   });
 
-  it('replaces a document version and removes older ones', async () => {
+  it('replaces a document version and removes older ones, never newer ones', async () => {
     await index.upsert(tenant, [record(0, 'Second version about cataloguing.', 2)]);
+    await index.upsert(tenant, [record(0, 'Third version, still being written.', 3)]);
+    const listed = [];
+    for await (const entry of index.documentVersions(tenant)) listed.push(entry);
+    expect(listed).toContainEqual({ documentId: doc, versions: [1, 2, 3] });
     expect(await index.deleteDocument(tenant, doc, 2)).toBe(3);
-    expect(await index.countDocument(tenant, doc)).toBe(1);
+    expect(await index.countDocument(tenant, doc)).toBe(2);
     expect((await index.search(tenant, { text: 'cataloguing', topK: 5 }))[0]).toMatchObject({
       documentVersion: 2,
     });
+    expect(await index.deleteDocument(tenant, doc, 3)).toBe(1);
+    expect(await index.countDocument(tenant, doc)).toBe(1);
   });
 
   describe('filters, before top-k', () => {

@@ -1,7 +1,14 @@
 import type { EditableAttributes } from '@kb/contracts';
 import { filterToSql, type FilterColumns } from '@kb/database';
 import { Pool } from 'pg';
-import type { ChunkKey, VectorMatch, VectorQuery, VectorRecord, VectorStore } from './vector-store';
+import type {
+  ChunkKey,
+  DocumentVersions,
+  VectorMatch,
+  VectorQuery,
+  VectorRecord,
+  VectorStore,
+} from './vector-store';
 import { vectorId } from './vector-store';
 
 export interface PgVectorOptions {
@@ -10,6 +17,7 @@ export interface PgVectorOptions {
 }
 
 const TABLE = 'kb_vectors';
+const LIST_PAGE = 500;
 const FILTER_COLUMNS: FilterColumns = {
   documentId: 'document_id',
   tags: 'tags',
@@ -201,17 +209,33 @@ export class PgVectorStore implements VectorStore {
     return result.rowCount ?? 0;
   }
 
-  async deleteDocument(
-    namespace: string,
-    documentId: string,
-    keepVersion?: number,
-  ): Promise<number> {
+  async deleteDocument(namespace: string, documentId: string, olderThan?: number): Promise<number> {
     const result = await this.pool.query(
       `DELETE FROM ${this.table()} WHERE namespace = $1 AND document_id = $2
-         AND ($3::integer IS NULL OR document_version <> $3::integer)`,
-      [namespace, documentId, keepVersion ?? null],
+         AND ($3::integer IS NULL OR document_version < $3::integer)`,
+      [namespace, documentId, olderThan ?? null],
     );
     return result.rowCount ?? 0;
+  }
+
+  isReady(): boolean {
+    return this.dimension !== undefined;
+  }
+
+  /** Keyset pages over the (namespace, document_id) index. */
+  async *documentVersions(namespace: string): AsyncIterable<DocumentVersions> {
+    let after = '';
+    for (;;) {
+      const { rows } = await this.pool.query<{ document_id: string; versions: number[] }>(
+        `SELECT document_id, array_agg(DISTINCT document_version ORDER BY document_version) AS versions
+           FROM ${this.table()} WHERE namespace = $1 AND document_id > $2
+          GROUP BY document_id ORDER BY document_id LIMIT $3`,
+        [namespace, after, LIST_PAGE],
+      );
+      for (const row of rows) yield { documentId: row.document_id, versions: row.versions };
+      if (rows.length < LIST_PAGE) return;
+      after = rows[rows.length - 1]!.document_id;
+    }
   }
 
   async countDocument(namespace: string, documentId: string): Promise<number> {

@@ -1,7 +1,14 @@
 import type { EditableAttributes } from '@kb/contracts';
 import { Pinecone, type Index, type RecordMetadata } from '@pinecone-database/pinecone';
 import { PINECONE_FIELDS, toPineconeFilter, type PineconeFilter } from './pinecone-filter';
-import type { ChunkKey, VectorMatch, VectorQuery, VectorRecord, VectorStore } from './vector-store';
+import type {
+  ChunkKey,
+  DocumentVersions,
+  VectorMatch,
+  VectorQuery,
+  VectorRecord,
+  VectorStore,
+} from './vector-store';
 import { vectorId } from './vector-store';
 
 export interface PineconeOptions {
@@ -39,6 +46,9 @@ const prefixed = (metadata: Record<string, unknown>) =>
     ]),
   );
 const DELETE_BATCH = 1000;
+
+/** The version inside a record id `<document>#<version>#<chunk>`. */
+const versionOf = (id: string): number => Number(id.split('#')[1]);
 
 /** The managed vector store: one Pinecone namespace per tenant. */
 export class PineconeStore implements VectorStore {
@@ -179,13 +189,9 @@ export class PineconeStore implements VectorStore {
     return ids.length;
   }
 
-  async deleteDocument(
-    namespace: string,
-    documentId: string,
-    keepVersion?: number,
-  ): Promise<number> {
+  async deleteDocument(namespace: string, documentId: string, olderThan?: number): Promise<number> {
     const ids = (await this.listDocumentIds(namespace, documentId)).filter(
-      (id) => keepVersion === undefined || !id.startsWith(`${documentId}#${keepVersion}#`),
+      (id) => olderThan === undefined || versionOf(id) < olderThan,
     );
     const ns = this.index.namespace(namespace);
     for (let i = 0; i < ids.length; i += DELETE_BATCH) {
@@ -196,6 +202,35 @@ export class PineconeStore implements VectorStore {
 
   async countDocument(namespace: string, documentId: string): Promise<number> {
     return (await this.listDocumentIds(namespace, documentId)).length;
+  }
+
+  isReady(): boolean {
+    return true;
+  }
+
+  /**
+   * Lists every id of the namespace (Pinecone lists ids, not documents), so a document whose ids
+   * span pages is still reported once, with all its versions. Memory grows with the documents of
+   * one namespace, not with their chunks.
+   */
+  async *documentVersions(namespace: string): AsyncIterable<DocumentVersions> {
+    const ns = this.index.namespace(namespace);
+    const versions = new Map<string, Set<number>>();
+    let paginationToken: string | undefined;
+    do {
+      const page = await ns.listPaginated(paginationToken ? { paginationToken } : {});
+      for (const { id } of page.vectors ?? []) {
+        if (!id) continue;
+        const documentId = id.slice(0, id.indexOf('#'));
+        const seen = versions.get(documentId) ?? new Set<number>();
+        seen.add(versionOf(id));
+        versions.set(documentId, seen);
+      }
+      paginationToken = page.pagination?.next;
+    } while (paginationToken);
+    for (const documentId of [...versions.keys()].sort()) {
+      yield { documentId, versions: [...versions.get(documentId)!].sort((a, b) => a - b) };
+    }
   }
 
   async ping(): Promise<void> {

@@ -32,6 +32,13 @@ export interface VectorQuery {
 
 export type ChunkKey = Pick<VectorRecord, 'documentId' | 'documentVersion' | 'chunkIndex'>;
 
+/** A document the store holds chunks of, and which versions: what the orphan sweep compares. */
+export interface DocumentVersions {
+  documentId: string;
+  /** Ascending. */
+  versions: number[];
+}
+
 /**
  * The vector-store port. A namespace isolates one tenant's vectors; every call names it,
  * so a query without a tenant does not compile.
@@ -52,9 +59,16 @@ export interface VectorStore {
     documentId: string,
     attributes: EditableAttributes,
   ): Promise<number>;
-  /** Removes a document's vectors, or only those of versions other than `keepVersion`. Returns how many went. */
-  deleteDocument(namespace: string, documentId: string, keepVersion?: number): Promise<number>;
+  /**
+   * Removes a document's vectors, or only those of versions older than `olderThan` (never a newer
+   * version, which a concurrent write may be putting in). Returns how many went.
+   */
+  deleteDocument(namespace: string, documentId: string, olderThan?: number): Promise<number>;
   countDocument(namespace: string, documentId: string): Promise<number>;
+  /** Whether `ensureReady` has prepared the store (pgvector: it knows its table). */
+  isReady(): boolean;
+  /** Every document of the namespace with the versions it holds, by document id. */
+  documentVersions(namespace: string): AsyncIterable<DocumentVersions>;
   /** Resolves when the backend answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

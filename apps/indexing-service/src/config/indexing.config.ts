@@ -19,6 +19,8 @@ export const indexingConfigSchema = baseConfigSchema
     /** Postgres holding the lexical index (schema `search_index`, migrated by this service). */
     DATABASE_URL: env.url(),
     MIGRATE_ON_START: env.bool(true),
+    /** How often the orphan sweep runs over both indexes; 0 turns it off. */
+    ORPHAN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
   });
 
 export type IndexingConfig = z.infer<typeof indexingConfigSchema>;

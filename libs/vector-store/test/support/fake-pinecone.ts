@@ -9,7 +9,7 @@ interface StoredVector {
 /**
  * FAKE Pinecone data plane for tests: an in-memory HTTP server speaking the subset of the Pinecone
  * data-plane REST API that PineconeStore uses (upsert, query with metadata filters, fetch, update,
- * list, delete). Real Pinecone cannot run here; the same adapter is tested against it when
+ * list, delete, index stats). Real Pinecone cannot run here; the same adapter is tested against it when
  * PINECONE_API_KEY is set. Filters are evaluated on Pinecone's own JSON form, as documented for
  * Pinecone, independently of the adapter's translation, so a wrong translation fails the suite.
  */
@@ -88,6 +88,18 @@ export class FakePineconeDataPlane {
           vectors: page.map((id) => ({ id })),
           namespace: url.searchParams.get('namespace') ?? '',
           ...(next ? { pagination: next } : {}),
+        });
+      }
+      case 'POST /describe_index_stats': {
+        const all = [...this.namespaces.values()];
+        const first = all.flatMap((vectors) => [...vectors.values()])[0];
+        return send(res, 200, {
+          namespaces: Object.fromEntries(
+            [...this.namespaces].map(([name, vectors]) => [name, { vectorCount: vectors.size }]),
+          ),
+          dimension: first?.values.length ?? 0,
+          indexFullness: 0,
+          totalVectorCount: all.reduce((sum, vectors) => sum + vectors.size, 0),
         });
       }
       case 'POST /vectors/update': {
