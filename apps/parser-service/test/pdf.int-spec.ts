@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 
@@ -60,6 +61,15 @@ describe('PDF extraction (pdf-parse on pdf.js, in Node)', () => {
     expect(extractInNode('blank.pdf', await pdf(['']))).toMatchObject({
       ok: false,
       value: { reason: 'no_text' },
+    });
+  });
+
+  it('fails a password-protected PDF as encrypted, with a message that says so', () => {
+    // fixtures/encrypted.pdf: one page of text, AES-128 with a user password (made with pypdf).
+    const encrypted = readFileSync(join(__dirname, 'fixtures', 'encrypted.pdf'));
+    expect(extractInNode('board-minutes.pdf', encrypted)).toEqual({
+      ok: false,
+      value: { reason: 'encrypted', message: '"board-minutes.pdf" is encrypted' },
     });
   });
 });

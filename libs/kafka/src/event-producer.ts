@@ -34,6 +34,23 @@ export class EventProducer {
     await this.publishRaw(event.topic, event.key, JSON.stringify(envelope));
   }
 
+  /** Publishes several events in one produce request (one round trip to the broker). */
+  async publishMany<T extends Topic>(events: OutgoingEvent<T>[]): Promise<void> {
+    if (events.length === 0) return;
+    const byTopic = new Map<string, Array<{ key: string; value: string }>>();
+    for (const event of events) {
+      const envelope = newEnvelope(topicEventTypes[event.topic], event.tenantId, event.payload);
+      const messages = byTopic.get(event.topic) ?? [];
+      messages.push({ key: event.key, value: JSON.stringify(envelope) });
+      byTopic.set(event.topic, messages);
+    }
+    await this.connect();
+    await this.producer.sendBatch({
+      acks: -1,
+      topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+    });
+  }
+
   /** Sends an already-serialized envelope (used by the outbox relay, which stored it at write time). */
   async publishRaw(
     topic: string,
