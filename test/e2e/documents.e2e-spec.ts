@@ -365,6 +365,17 @@ describe('document lifecycle', () => {
       (await kb('', { method: 'POST', body: JSON.stringify({ id: 'handbooks', name: 'x' }) }))
         .status,
     ).toBe(409);
+    const otherModel = await kb('', {
+      method: 'POST',
+      body: JSON.stringify({ id: 'manuals', name: 'Manuals', embeddingModel: 'bge-small-en' }),
+    });
+    expect(otherModel.status).toBe(400);
+    expect(await otherModel.json()).toMatchObject({
+      error: {
+        code: 'embedding_model_not_served',
+        message: expect.stringContaining('"all-MiniLM-L6-v2"'),
+      },
+    });
 
     const renamed = await kb('/handbooks', {
       method: 'PATCH',

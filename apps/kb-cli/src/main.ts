@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { runLargeBench } from './bench/large.bench';
+import { MEMORY_LIMITS_MB, runLargeBench } from './bench/large.bench';
 import { runIngestBench } from './bench/ingest.bench';
 import { runQueryBench } from './bench/query.bench';
 import { runEval, type EvalMode } from './eval/eval.command';
@@ -198,7 +198,11 @@ program
   .requiredOption('--dataset <folder>', 'BEIR folder whose corpus supplies the prose')
   .option('--size-mb <n>', 'document size in MB', (v) => Number.parseFloat(v), 50)
   .option('--text-chars <n>', 'characters of prose', (v) => Number.parseInt(v, 10), 300_000)
-  .option('--bound-mb <n>', 'per-service memory bound', (v) => Number.parseInt(v, 10), 512)
+  .option(
+    '--bound-mb <n>',
+    "one memory bound for every service (default: each service's Helm limit)",
+    (v) => Number.parseInt(v, 10),
+  )
   .option(
     '--documents-url <url>',
     'document-service base URL',
@@ -209,11 +213,17 @@ program
       dataset: string;
       sizeMb: number;
       textChars: number;
-      boundMb: number;
+      boundMb?: number;
       documentsUrl: string;
     }) => {
+      const { boundMb, ...rest } = options;
       const result = await runLargeBench({
-        ...options,
+        ...rest,
+        ...(boundMb === undefined
+          ? {}
+          : {
+              boundMb: Object.fromEntries(Object.keys(MEMORY_LIMITS_MB).map((s) => [s, boundMb])),
+            }),
         log: (line) => process.stderr.write(`bench: ${line}\n`),
       });
       process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -112,6 +112,14 @@ export class KnowledgeBases {
     defaultModel: string,
   ): Promise<KnowledgeBaseView> {
     requireWrite(access);
+    if (input.embeddingModel !== undefined && input.embeddingModel !== defaultModel) {
+      // One model embeds every knowledge base today; accepting another name would be a lie.
+      throw new ApiError(
+        400,
+        'embedding_model_not_served',
+        `embedding model "${input.embeddingModel}" is not served here: this deployment embeds with "${defaultModel}"`,
+      );
+    }
     const now = this.clock();
     return this.db.transaction().execute(async (trx) => {
       const row = await trx
