@@ -32,6 +32,7 @@ import {
   EVENT_PRODUCER,
   SEARCH_CACHE,
   SEARCH_TUNING,
+  RERANKER,
   TOKEN_VERIFIER,
   VECTOR_STORE,
 } from './platform/tokens';
@@ -39,6 +40,7 @@ import { ContextController } from './context/context.controller';
 import { ContextService } from './context/context.service';
 import { SearchController } from './search/search.controller';
 import { KnowledgeBaseGrpcServer } from './search/search.grpc';
+import type { Reranker } from './search/reranker';
 import { SearchService } from './search/search.service';
 import { DocumentsClient } from './documents/documents.client';
 import { OpenApiController } from './openapi.controller';
@@ -50,6 +52,8 @@ export interface QueryDeps {
   lexical: LexicalIndex;
   generations: PgIndexGenerations;
   cache: SearchCache | null;
+  /** The cross-encoder, when a model is installed. */
+  reranker?: Reranker | null;
   kafka: Kafka;
   producer: EventProducer;
   verifier: TokenVerifier;
@@ -63,6 +67,7 @@ export class AppModule {
       () => deps.lexical.close(),
       () => deps.generations.close(),
       async () => deps.cache?.close(),
+      async () => deps.reranker?.close(),
       async () => deps.provider.close?.(),
       () => deps.producer.disconnect(),
     ];
@@ -84,8 +89,12 @@ export class AppModule {
         { provide: SEARCH_CACHE, useValue: deps.cache },
         {
           provide: SEARCH_TUNING,
-          useValue: { semanticWeight: deps.config.HYBRID_SEMANTIC_WEIGHT },
+          useValue: {
+            semanticWeight: deps.config.HYBRID_SEMANTIC_WEIGHT,
+            rerankCandidates: deps.config.RERANK_CANDIDATES,
+          },
         },
+        { provide: RERANKER, useValue: deps.reranker ?? null },
         { provide: CLOSERS, useValue: closers },
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: TOKEN_VERIFIER, useValue: deps.verifier },

@@ -10,6 +10,7 @@ import { vectorStoreFromEnv } from '@kb/vector-store';
 import { AppModule } from './app.module';
 import { RedisSearchCache } from './cache/search-cache';
 import { loadQueryConfig } from './config/query.config';
+import { CrossEncoderReranker } from './search/reranker';
 
 async function main(): Promise<void> {
   const config = loadQueryConfig();
@@ -24,6 +25,14 @@ async function main(): Promise<void> {
       'Bootstrap',
     );
   });
+  const rerankerDir = config.RERANKER_MODEL_DIR ?? config.EMBEDDING_MODEL_DIR;
+  const reranker =
+    config.RERANKER_MODEL && rerankerDir
+      ? await CrossEncoderReranker.loadIfPresent({
+          modelDir: rerankerDir,
+          model: config.RERANKER_MODEL,
+        })
+      : undefined;
   const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
   const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
   const cache = config.REDIS_URL
@@ -41,6 +50,7 @@ async function main(): Promise<void> {
       lexical,
       generations,
       cache,
+      reranker: reranker ?? null,
       kafka,
       producer,
       verifier,

@@ -156,6 +156,12 @@ REDIS_URL: {{ $v.redis.url | quote }}
 {{- end }}
 HYBRID_SEMANTIC_WEIGHT: {{ $v.search.semanticWeight | quote }}
 SEARCH_CACHE_TTL_SECONDS: {{ $v.search.cacheTtlSeconds | quote }}
+RERANK_CANDIDATES: {{ $v.search.rerankCandidates | quote }}
+{{- if $v.search.rerankerModel }}
+# The cross-encoder is read from the model volume (mounted with the onnx embedding provider).
+RERANKER_MODEL: {{ $v.search.rerankerModel | quote }}
+RERANKER_MODEL_DIR: {{ $v.embedding.modelVolume.mountPath | quote }}
+{{- end }}
 {{- end }}
 {{- end -}}
 

@@ -34,6 +34,14 @@ export const queryConfigSchema = baseConfigSchema
      * judgments with `npm run eval`.
      */
     HYBRID_SEMANTIC_WEIGHT: z.coerce.number().min(0).max(1).default(0.7),
+    /**
+     * Cross-encoder for `rerank: true`: a sub-folder of RERANKER_MODEL_DIR (default: the embedding
+     * model folder) holding a BERT sequence classifier in ONNX. Unset or absent: rerank requests
+     * answer "skipped: no_reranker_model".
+     */
+    RERANKER_MODEL: z.string().min(1).optional(),
+    RERANKER_MODEL_DIR: z.string().min(1).optional(),
+    RERANK_CANDIDATES: z.coerce.number().int().min(1).max(200).default(30),
     /** document-service's REST API, which GetDocument and ListDocuments read. */
     DOCUMENT_SERVICE_URL: z.url().default('http://127.0.0.1:3001'),
   })

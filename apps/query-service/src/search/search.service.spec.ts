@@ -5,6 +5,7 @@ import type { VectorMatch, VectorQuery, VectorStore } from '@kb/vector-store';
 import type { SearchCache } from '../cache/search-cache';
 import { SearchError } from './search.errors';
 import { searchRequestSchema } from './search.model';
+import type { Reranker } from './reranker';
 import { SearchService, type SearchTuning } from './search.service';
 
 const match = (chunkIndex: number, score: number): VectorMatch & LexicalMatch => ({
@@ -30,6 +31,7 @@ function fakes(
     embedder?: TestEmbeddingProvider;
     calls?: { vector: VectorQuery[]; lexical: LexicalQuery[] };
     tuning?: SearchTuning;
+    reranker?: Reranker;
   } = {},
 ) {
   const vectors = {
@@ -77,6 +79,7 @@ function fakes(
     { current: async () => 0 },
     extra.cache ?? null,
     extra.tuning,
+    extra.reranker ?? null,
   );
 }
 
@@ -115,7 +118,7 @@ describe('SearchService', () => {
         {},
         {
           cache,
-          tuning: { semanticWeight },
+          tuning: { semanticWeight, rerankCandidates: 30 },
         },
       );
       const response = await service.search(tenant, searchRequestSchema.parse({ query: 'q' }));
@@ -324,5 +327,66 @@ describe('SearchService', () => {
       ]),
     );
     expect(response.hits.every((h) => h.documentVersion === 2)).toBe(true);
+  });
+
+  describe('rerank', () => {
+    /** FAKE cross-encoder: scores a passage by how often it says "rigging"; `fail` rejects. */
+    const fakeReranker = (fail = false) => {
+      const calls: Array<{ query: string; passages: string[] }> = [];
+      const reranker: Reranker = {
+        model: 'fake-cross-encoder',
+        score: async (query, passages) => {
+          calls.push({ query, passages });
+          if (fail) throw new Error('model crashed');
+          return passages.map((p) => (p.match(/rigging/g) ?? []).length);
+        },
+        close: async () => undefined,
+      };
+      return { reranker, calls };
+    };
+    const text = (chunkIndex: number, body: string) => ({ ...match(chunkIndex, 0), text: body });
+    const hits = [
+      { ...text(0, 'hull'), score: 0.9 },
+      { ...text(1, 'rigging and more rigging'), score: 0.8 },
+      { ...text(2, 'rigging'), score: 0.7 },
+      { ...text(3, 'rigging rigging rigging'), score: 0.6 },
+    ];
+
+    it('orders the top candidates by the cross-encoder and keeps the rest after them', async () => {
+      const { reranker, calls } = fakeReranker();
+      const service = fakes(
+        hits,
+        [],
+        {},
+        { reranker, tuning: { semanticWeight: 0.7, rerankCandidates: 3 } },
+      );
+      const response = await service.search(
+        tenant,
+        searchRequestSchema.parse({ query: 'ropes', mode: 'semantic', rerank: true }),
+      );
+      expect(response.rerank).toBe('applied');
+      expect(response.hits.map((h) => [h.chunkIndex, h.score])).toEqual([
+        [1, 2],
+        [2, 1],
+        [0, 0],
+        [3, 0.6], // beyond the 3 candidates: not re-scored, kept after them
+      ]);
+      expect(calls).toEqual([
+        { query: 'ropes', passages: ['t\nhull', 't\nrigging and more rigging', 't\nrigging'] },
+      ]);
+    });
+
+    it('leaves the fused order when not asked, or when the model fails, and says so', async () => {
+      const { reranker, calls } = fakeReranker();
+      const off = await fakes(hits, [], {}, { reranker }).search(tenant, request('semantic'));
+      expect(off.rerank).toBe('off');
+      expect(calls).toHaveLength(0);
+      const failed = await fakes(hits, [], {}, { reranker: fakeReranker(true).reranker }).search(
+        tenant,
+        searchRequestSchema.parse({ query: 'q', mode: 'semantic', rerank: true }),
+      );
+      expect(failed.rerank).toBe('skipped: reranker_failed');
+      expect(failed.hits.map((h) => h.chunkIndex)).toEqual([0, 1, 2, 3]);
+    });
   });
 });

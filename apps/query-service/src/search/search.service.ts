@@ -10,12 +10,14 @@ import {
   EMBEDDING_PROVIDER,
   GENERATIONS,
   LEXICAL_INDEX,
+  RERANKER,
   SEARCH_CACHE,
   SEARCH_TUNING,
   VECTOR_STORE,
 } from '../platform/tokens';
 import { convexCombination, reciprocalRankFusion, type Ranked } from './fusion';
 import { maximalMarginalRelevance } from './mmr';
+import type { Reranker } from './reranker';
 import { SearchError, SearchErrorCode } from './search.errors';
 import {
   MAX_RESULT_WINDOW,
@@ -32,9 +34,11 @@ type Candidate = Omit<SearchHit, 'score' | 'strategies' | 'isMatch'>;
 export interface SearchTuning {
   /** α of the convex combination: α·semantic + (1 − α)·lexical. */
   semanticWeight: number;
+  /** How many of the best fused candidates the cross-encoder re-scores. */
+  rerankCandidates: number;
 }
 
-export const DEFAULT_SEARCH_TUNING: SearchTuning = { semanticWeight: 0.7 };
+export const DEFAULT_SEARCH_TUNING: SearchTuning = { semanticWeight: 0.7, rerankCandidates: 30 };
 
 /**
  * Candidates each strategy contributes before fusion, whatever top-k: score normalization and rank
@@ -97,6 +101,7 @@ export class SearchService {
     @Optional()
     @Inject(SEARCH_TUNING)
     private readonly tuning: SearchTuning = DEFAULT_SEARCH_TUNING,
+    @Optional() @Inject(RERANKER) private readonly reranker: Reranker | null = null,
   ) {}
 
   /**
@@ -225,12 +230,17 @@ export class SearchService {
             : convexCombination(lists, keyOf, this.tuning.semanticWeight)
           ).map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }))
     ).filter((hit) => hit.score >= request.minScore);
-    const fusedOneVersion = latestVersionsOnly(fused);
+    let ranked = latestVersionsOnly(fused);
+    let rerank: SearchResponse['rerank'] = 'off';
+    if (request.rerank) {
+      const reranked = await this.rerank(request.query, ranked);
+      rerank = typeof reranked === 'string' ? reranked : 'applied';
+      if (typeof reranked !== 'string') ranked = reranked;
+    }
     let mmr: SearchResponse['mmr'] = 'off';
-    let ranked = fusedOneVersion;
     if (request.mmr) {
-      const diversified = await this.diversify(tenantId, fusedOneVersion, request.mmrLambda, depth);
-      ranked = diversified ?? fusedOneVersion;
+      const diversified = await this.diversify(tenantId, ranked, request.mmrLambda, depth);
+      ranked = diversified ?? ranked;
       mmr = diversified ? 'applied' : 'skipped: vector_search_unavailable';
     }
     const hits = ranked.slice(request.offset, window);
@@ -242,13 +252,45 @@ export class SearchService {
       cache: 'off',
       mode: request.mode,
       confidence: confidenceOf(hits),
-      // No cross-encoder model is packaged yet (docs/adr/0005).
-      rerank: request.rerank ? 'skipped: no_reranker_model' : 'off',
+      rerank,
       mmr,
       ...(hasMore ? { nextOffset: window } : {}),
       degraded: degradedReason !== undefined,
       ...(degradedReason ? { degradedReason } : {}),
     };
+  }
+
+  /**
+   * Re-scores the best `rerankCandidates` hits with the cross-encoder and orders them by its
+   * score (the hit's `score` becomes the model's relevance logit); the rest keep their order
+   * after them. A missing model or a failed call leaves the order as it was, and says why.
+   */
+  private async rerank(
+    query: string,
+    hits: SearchHit[],
+  ): Promise<SearchHit[] | 'skipped: no_reranker_model' | 'skipped: reranker_failed'> {
+    if (!this.reranker) return 'skipped: no_reranker_model';
+    const head = hits.slice(0, this.tuning.rerankCandidates);
+    let scores: number[];
+    try {
+      scores = await withSpan(
+        'kb.rerank',
+        { 'kb.model': this.reranker.model, 'kb.candidates': head.length },
+        () =>
+          this.reranker!.score(
+            query,
+            head.map((hit) => `${hit.title}\n${hit.text}`),
+          ),
+      );
+    } catch (error) {
+      this.logger.warn(`rerank failed, fused order kept: ${String(error)}`);
+      return 'skipped: reranker_failed';
+    }
+    const rescored = head
+      .map((hit, i) => ({ hit: { ...hit, score: scores[i]! }, i }))
+      .sort((a, b) => b.hit.score - a.hit.score || a.i - b.i)
+      .map(({ hit }) => hit);
+    return [...rescored, ...hits.slice(head.length)];
   }
 
   /**
