@@ -10,6 +10,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { Client } from 'pg';
+import { pipelineOf } from '@kb/contracts';
 import { startService, stopServices } from '../support/services';
 import { useSuite } from '../support/suite';
 import { waitFor } from '../support/wait';
@@ -497,5 +498,126 @@ describe('document lifecycle', () => {
       items: Array<{ id: string }>;
     };
     expect(listed.items.map((d) => d.id)).toEqual([id]);
+  });
+
+  it('indexes a document once per pipeline of its knowledge bases: two models, one cache', async () => {
+    const kb = async (body: object) =>
+      fetch(`${suite.documentUrl}/v1/knowledge-bases`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+        body: JSON.stringify(body),
+      });
+    const chunker = { strategy: 'paragraph', size: 400 } as const;
+    // Two pipelines: the same chunker, embedded by the model and by a second model (the FAKE
+    // test embedder the suite serves beside it); a third knowledge base shares the first's.
+    for (const body of [
+      { id: 'atlas', name: 'Atlas', chunker },
+      { id: 'atlas-hashed', name: 'Atlas, hashed', chunker, embeddingModel: 'test-hashing-384' },
+      { id: 'atlas-copy', name: 'Atlas copy', chunker },
+    ]) {
+      expect((await kb(body)).status).toBe(201);
+    }
+    const paragraphs = [
+      'Glaciers carve deep U-shaped valleys as they grind slowly downhill under their own weight, plucking boulders from the bedrock and scraping the valley floor smooth over thousands of years of advance and retreat.',
+      'Fjords are drowned glacial valleys: when the ice melted and the sea rose, salt water flooded the troughs the glaciers had cut, leaving long narrow inlets between steep cliffs along the coasts of Norway and Chile.',
+      'Moraines are ridges of rock and gravel that a glacier pushes ahead of it or drops along its sides; a terminal moraine marks the farthest point the ice ever reached before it began to melt back.',
+    ];
+    const upload = await suite.upload(
+      'glaciers.txt',
+      paragraphs.join('\n\n'),
+      'text/plain',
+      suite.tenant,
+      { knowledgeBaseIds: ['atlas', 'atlas-hashed'] },
+    );
+    const { id } = (await upload.json()) as { id: string };
+    const indexed = await waitFor(
+      () => suite.getDocument(id),
+      (d) => d.status === 'indexed' || d.status === 'failed',
+      60_000,
+    );
+    expect(indexed).toMatchObject({ status: 'indexed', chunkCount: 3 });
+    // Each pipeline's chunks are in a space of their own, and each knowledge base finds them.
+    const spaceOf = (model: string) =>
+      pipelineOf(suite.tenant, chunker, model, {
+        chunker: { strategy: 'recursive', size: 300, overlap: 60 },
+        model: 'all-MiniLM-L6-v2',
+      }).space;
+    expect(await suite.vectors.countDocument(spaceOf('all-MiniLM-L6-v2'), id)).toBe(3);
+    expect(await suite.vectors.countDocument(spaceOf('test-hashing-384'), id)).toBe(3);
+    expect(await suite.vectors.countDocument(suite.tenant, id)).toBe(0);
+    for (const knowledgeBaseIds of [['atlas'], ['atlas-hashed'], ['atlas', 'atlas-hashed']]) {
+      const found = await suite.search({
+        query: 'drowned glacial valleys fjords',
+        knowledgeBaseIds,
+      });
+      expect(found.hits[0]).toMatchObject({ documentId: id, text: paragraphs[1] });
+      // Two spaces, one passage: the same chunk found by both models comes back once.
+      const passages = found.hits.map((h) => `${h.documentId}#${h.text}`);
+      expect(new Set(passages).size).toBe(passages.length);
+    }
+
+    // Another document sharing two paragraphs (each a chunk of its own: two never fit in 400
+    // characters), in the third knowledge base, which has the first's pipeline: those two come
+    // from the embedding cache, shared across knowledge bases; only the new one is embedded.
+    const metrics = async () => {
+      const text = await (
+        await fetch(`http://127.0.0.1:${suite.ports['embedding-service']!.port}/metrics`)
+      ).text();
+      const hits =
+        /kb_embedding_cache_lookups_total\{[^}]*model="all-MiniLM-L6-v2"[^}]*outcome="hit"[^}]*\} (\d+)/.exec(
+          text,
+        );
+      return Number(hits?.[1] ?? 0);
+    };
+    const before = await metrics();
+    const second = await suite.upload(
+      'glaciers-2.txt',
+      [
+        paragraphs[0],
+        paragraphs[1],
+        // New text in every run: the cache outlives test runs.
+        `Eskers are long winding ridges of sand and gravel left behind by meltwater rivers that once flowed in tunnels inside or beneath a glacier; when the ice melted away, the riverbed deposits were left standing above the plain (run ${randomUUID()}).`,
+      ].join('\n\n'),
+      'text/plain',
+      suite.tenant,
+      { knowledgeBaseIds: ['atlas-copy'] },
+    );
+    const secondId = ((await second.json()) as { id: string }).id;
+    await waitFor(
+      () => suite.getDocument(secondId),
+      (d) => d.status === 'indexed',
+      60_000,
+    );
+    expect((await metrics()) - before).toBe(2);
+
+    // Leaving the second model's knowledge base takes the document out of that space.
+    const patched = await fetch(`${suite.documentUrl}/v1/documents/${id}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+      body: JSON.stringify({ knowledge_base_ids: ['atlas'] }),
+    });
+    expect(await patched.json()).toMatchObject({ knowledgeBaseIds: ['atlas'] });
+    await waitFor(
+      () => suite.vectors.countDocument(spaceOf('test-hashing-384'), id),
+      (n) => n === 0,
+      30_000,
+    );
+    expect(await suite.vectors.countDocument(spaceOf('all-MiniLM-L6-v2'), id)).toBe(3);
+
+    // Joining it again needs that pipeline again: the same version goes through it (from the
+    // caches), and the document is back in that space.
+    await fetch(`${suite.documentUrl}/v1/documents/${id}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+      body: JSON.stringify({ knowledge_base_ids: ['atlas', 'atlas-hashed'] }),
+    });
+    await waitFor(
+      () => suite.vectors.countDocument(spaceOf('test-hashing-384'), id),
+      (n) => n === 3,
+      30_000,
+    );
+    expect(await suite.getDocument(id)).toMatchObject({ version: 1, status: 'indexed' });
+    const back = await suite.search({ query: 'moraines', knowledgeBaseIds: ['atlas-hashed'] });
+    expect(back.hits.map((h) => h.documentId)).toContain(id);
   });
 });

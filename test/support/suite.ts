@@ -82,6 +82,8 @@ export function useSuite(name: string, basePort: number) {
         OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
         CHUNK_SIZE: '300',
         CHUNK_OVERLAP: '60',
+        // A second model for knowledge bases to name: the FAKE test embedder (docs/adr/0012).
+        EMBEDDING_EXTRA_MODELS: 'test-hashing-384',
         MAX_UPLOAD_BYTES: String(1024 * 1024),
         UPLOAD_TMP_DIR: uploadDir,
       },

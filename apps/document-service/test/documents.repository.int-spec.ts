@@ -1,4 +1,4 @@
-import { toTenantId } from '@kb/contracts';
+import { DEFAULT_CHUNKER, pipelineOf, toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest, pendingMigrations } from '@kb/database';
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
@@ -31,7 +31,12 @@ describe('DocumentsRepository', () => {
       applied: Object.keys(migrations),
     });
     expect(await pendingMigrations(db, schema, migrations)).toEqual([]);
-    repository = new DocumentsRepository(db);
+    repository = new DocumentsRepository(db, {
+      EMBEDDING_MODEL: 'all-MiniLM-L6-v2',
+      S3_BUCKET: 'kb-documents',
+      CHUNK_SIZE: 1000,
+      CHUNK_OVERLAP: 150,
+    });
   });
 
   afterAll(async () => {
@@ -85,7 +90,7 @@ describe('DocumentsRepository', () => {
     });
   });
 
-  it("carries the knowledge base's chunker in the uploaded event, and none for the default", async () => {
+  it("carries its knowledge bases' distinct pipelines in the uploaded event", async () => {
     const knowledgeBases = new KnowledgeBases(
       db,
       () => new Date('2026-11-22T10:00:00Z'),
@@ -104,7 +109,7 @@ describe('DocumentsRepository', () => {
       tenant,
       access,
       createKnowledgeBaseSchema.parse({ id: 'handbooks', name: 'Handbooks', chunker }),
-      'all-MiniLM-L6-v2',
+      { defaults: { model: 'all-MiniLM-L6-v2', chunker: DEFAULT_CHUNKER } },
     );
     expect(created.chunker).toEqual(chunker);
     // Immutable: the same config back is no change, another one is 409.
@@ -122,10 +127,15 @@ describe('DocumentsRepository', () => {
         updateKnowledgeBaseSchema.parse({ chunker: { strategy: 'token', size: 256, overlap: 32 } }),
       ),
     ).rejects.toMatchObject({ status: 409 });
-    expect(await knowledgeBases.chunkerOf(tenant, 'handbooks')).toEqual(chunker);
-    expect(await knowledgeBases.chunkerOf(tenant, 'default')).toBeUndefined();
+    // A second knowledge base with the same pipeline adds no pipeline.
+    await knowledgeBases.create(
+      tenant,
+      access,
+      createKnowledgeBaseSchema.parse({ id: 'manuals', name: 'Manuals', chunker }),
+      { defaults: { model: 'all-MiniLM-L6-v2', chunker: DEFAULT_CHUNKER } },
+    );
 
-    const withChunker = newDocument({ knowledgeBaseIds: ['handbooks'], chunker });
+    const withChunker = newDocument({ knowledgeBaseIds: ['handbooks', 'manuals', 'default'] });
     const plain = newDocument();
     await repository.insertWithEvent(withChunker);
     await repository.insertWithEvent(plain);
@@ -137,8 +147,19 @@ describe('DocumentsRepository', () => {
         .executeTakeFirstOrThrow();
       return (JSON.parse(row.payload) as { payload: Record<string, unknown> }).payload;
     };
-    expect((await payloadOf(withChunker.id))['chunker']).toEqual(chunker);
-    expect(await payloadOf(plain.id)).not.toHaveProperty('chunker');
+    const defaults = { chunker: DEFAULT_CHUNKER, model: 'all-MiniLM-L6-v2' };
+    const handbooks = pipelineOf(tenant, chunker, 'all-MiniLM-L6-v2', defaults);
+    const standard = pipelineOf(tenant, DEFAULT_CHUNKER, 'all-MiniLM-L6-v2', defaults);
+    expect((await payloadOf(withChunker.id))['pipelines']).toEqual([
+      { ...handbooks, knowledgeBaseIds: ['handbooks', 'manuals'] },
+      { ...standard, knowledgeBaseIds: ['default'] },
+    ]);
+    expect(handbooks.space).toBe(`${tenant}~${handbooks.key}`);
+    // The default pipeline keeps the tenant's own space, where chunks lived before pipelines.
+    expect(standard.space).toBe(tenant);
+    expect((await payloadOf(plain.id))['pipelines']).toEqual([
+      { ...standard, knowledgeBaseIds: ['default'] },
+    ]);
   });
 
   it('leaves nothing behind when the transaction fails', async () => {

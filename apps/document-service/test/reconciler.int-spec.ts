@@ -1,4 +1,4 @@
-import { toTenantId } from '@kb/contracts';
+import { DEFAULT_CHUNKER, pipelineOf, toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import type { BlobStore } from '@kb/storage';
 import { sql, type Kysely } from 'kysely';
@@ -29,7 +29,12 @@ describe('Reconciler', () => {
     pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 2 });
     db = createDatabase<DocumentDatabase>(pool);
     await migrateToLatest(db, schema, migrations);
-    repository = new DocumentsRepository(db);
+    repository = new DocumentsRepository(db, {
+      EMBEDDING_MODEL: 'all-MiniLM-L6-v2',
+      S3_BUCKET: 'kb-documents',
+      CHUNK_SIZE: 1000,
+      CHUNK_OVERLAP: 150,
+    });
     reconciler = new Reconciler(
       db,
       { bucket: 'kb-documents' } as BlobStore,
@@ -168,7 +173,23 @@ describe('Reconciler', () => {
       knowledge_base_ids: ['default', 'operations'],
       explicit_knowledge_base_ids: ['default'],
     });
+    // Its new knowledge base has a pipeline of its own (model "m"): the current version goes
+    // through it, then the indexes learn the new membership and the spaces it is in.
+    const operations = pipelineOf(tenant, DEFAULT_CHUNKER, 'm', {
+      chunker: DEFAULT_CHUNKER,
+      model: 'all-MiniLM-L6-v2',
+    });
     expect(await outboxFor(tagged.id)).toEqual([
+      expect.objectContaining({
+        payload: expect.objectContaining({
+          kind: 'uploaded',
+          version: 1,
+          pipelines: [
+            expect.objectContaining({ space: tenant, knowledgeBaseIds: ['default'] }),
+            { ...operations, knowledgeBaseIds: ['operations'] },
+          ],
+        }),
+      }),
       expect.objectContaining({
         payload: {
           kind: 'attributes_changed',
@@ -178,6 +199,7 @@ describe('Reconciler', () => {
             tags: ['ops', 'runbook'],
             metadata: { team: 'x' },
           },
+          spaces: [tenant, operations.space],
         },
       }),
     ]);

@@ -31,8 +31,26 @@ export interface EmbeddingDeps {
   producer: EventProducer;
   blobs: S3BlobStore;
   provider: EmbeddingProvider;
+  /** Models served beside `provider` (EMBEDDING_EXTRA_MODELS). */
+  extraProviders?: EmbeddingProvider[];
   /** The embedding cache, when DATABASE_URL is set. */
   cache: { store: PgEmbeddingCache; close: () => Promise<void> } | null;
+}
+
+/**
+ * Every served model's embedder, by the name pipelines use: the main provider under its own name
+ * and under EMBEDDING_MODEL (the name document-service gives the default pipeline, which for an
+ * OpenAI-compatible API need not be the API's model id), then the extra models.
+ */
+function embeddersByModel(deps: EmbeddingDeps): Map<string, CachedEmbedder> {
+  const cached = (provider: EmbeddingProvider) =>
+    new CachedEmbedder(provider, deps.cache?.store ?? null, deps.config.EMBEDDING_BATCH_SIZE);
+  const main = cached(deps.provider);
+  return new Map([
+    [deps.config.EMBEDDING_MODEL, main],
+    [deps.provider.model, main],
+    ...(deps.extraProviders ?? []).map((provider) => [provider.model, cached(provider)] as const),
+  ]);
 }
 
 @Module({})
@@ -55,11 +73,7 @@ export class AppModule {
         { provide: EMBEDDING_PROVIDER, useValue: deps.provider },
         {
           provide: EMBEDDER,
-          useValue: new CachedEmbedder(
-            deps.provider,
-            deps.cache?.store ?? null,
-            deps.config.EMBEDDING_BATCH_SIZE,
-          ),
+          useValue: embeddersByModel(deps),
         },
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,

@@ -1,7 +1,7 @@
 import './telemetry';
 import 'reflect-metadata';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
-import { embeddingProviderFromConfig } from '@kb/embeddings';
+import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';
 import { EventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
@@ -33,7 +33,15 @@ async function main(): Promise<void> {
     logger.warn('DATABASE_URL is not set: no embedding cache, every chunk goes to the model');
   }
   await bootHttpService({
-    module: AppModule.register({ config, kafka, producer, blobs, provider, cache }),
+    module: AppModule.register({
+      config,
+      kafka,
+      producer,
+      blobs,
+      provider,
+      extraProviders: extraEmbeddingProviders(config.EMBEDDING_EXTRA_MODELS, provider.dimension),
+      cache,
+    }),
     logger,
     host: config.HOST,
     port: config.PORT,

@@ -33,6 +33,7 @@ import {
   SEARCH_CACHE,
   SEARCH_TUNING,
   RERANKER,
+  EXTRA_EMBEDDERS,
   TOKEN_VERIFIER,
   VECTOR_STORE,
 } from './platform/tokens';
@@ -54,6 +55,8 @@ export interface QueryDeps {
   cache: SearchCache | null;
   /** The cross-encoder, when a model is installed. */
   reranker?: Reranker | null;
+  /** Models served beside `provider` (EMBEDDING_EXTRA_MODELS): knowledge bases may name them. */
+  extraProviders?: EmbeddingProvider[];
   kafka: Kafka;
   producer: EventProducer;
   verifier: TokenVerifier;
@@ -95,6 +98,15 @@ export class AppModule {
           },
         },
         { provide: RERANKER, useValue: deps.reranker ?? null },
+        {
+          // By the name pipelines use; the main model also under EMBEDDING_MODEL (see ADR 12).
+          provide: EXTRA_EMBEDDERS,
+          useValue: new Map([
+            [deps.config.EMBEDDING_MODEL, deps.provider],
+            [deps.provider.model, deps.provider],
+            ...(deps.extraProviders ?? []).map((p) => [p.model, p] as const),
+          ]),
+        },
         { provide: CLOSERS, useValue: closers },
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: TOKEN_VERIFIER, useValue: deps.verifier },

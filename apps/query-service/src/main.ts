@@ -1,7 +1,7 @@
 import './telemetry';
 import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
-import { embeddingProviderFromConfig } from '@kb/embeddings';
+import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { EventProducer, createKafka } from '@kb/kafka';
 import { bootHttpService } from '@kb/http';
 import { PgIndexGenerations, PgLexicalIndex } from '@kb/lexical-index';
@@ -51,6 +51,7 @@ async function main(): Promise<void> {
       generations,
       cache,
       reranker: reranker ?? null,
+      extraProviders: extraEmbeddingProviders(config.EMBEDDING_EXTRA_MODELS, provider.dimension),
       kafka,
       producer,
       verifier,

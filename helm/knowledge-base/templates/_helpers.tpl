@@ -48,6 +48,11 @@ capabilities:
 {{- end -}}
 
 {{/* Services that talk to each dependency (their config schemas in apps/<service>/src/config). */}}
+{{/* The name of the model that embeds the default pipeline: the local model, or the API's. */}}
+{{- define "kb.embeddingModelName" -}}
+{{- if eq .Values.embedding.provider "openai" }}{{ .Values.embedding.api.model }}{{ else }}{{ .Values.embedding.model }}{{ end -}}
+{{- end -}}
+
 {{- define "kb.pipelineServices" -}}document-service parser-service embedding-service indexing-service{{- end -}}
 {{- define "kb.databaseServices" -}}document-service embedding-service indexing-service query-service acl-service{{- end -}}
 {{- define "kb.kafkaServices" -}}document-service parser-service embedding-service indexing-service query-service acl-service{{- end -}}
@@ -103,6 +108,8 @@ S3_ENDPOINT: {{ $v.s3.endpoint | quote }}
 {{- if eq $name "document-service" }}
 # The pre-install/pre-upgrade Job migrates; without it the service migrates at start.
 MIGRATE_ON_START: {{ ternary "false" "true" $v.migrations.enabled | quote }}
+# The default pipeline's model: knowledge bases that name none embed with it (docs/adr/0012).
+EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
 {{- end }}
 {{- if eq $name "indexing-service" }}
 # indexing-service migrates its own schema (search_index) at start; Kysely's lock makes
@@ -134,9 +141,10 @@ EMBEDDING_RATE_LIMIT_RPM: {{ $api.rateLimitRpm | quote }}
 {{- if $api.rateLimitTpm }}
 EMBEDDING_RATE_LIMIT_TPM: {{ $api.rateLimitTpm | quote }}
 {{- end }}
+EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
 {{- else }}
 EMBEDDING_MODEL_DIR: {{ $v.embedding.modelVolume.mountPath | quote }}
-EMBEDDING_MODEL: {{ $v.embedding.model | quote }}
+EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
 EMBEDDING_POOLING: {{ $v.embedding.pooling | quote }}
 EMBEDDING_THREADS: {{ $v.embedding.threads | quote }}
 {{- end }}

@@ -85,6 +85,20 @@ export const embeddingConfigSchema = z.object({
   /** openai: client-side budgets per (tenant, model); unset means no client-side limit. */
   EMBEDDING_RATE_LIMIT_RPM: z.coerce.number().int().positive().optional(),
   EMBEDDING_RATE_LIMIT_TPM: z.coerce.number().int().positive().optional(),
+  /**
+   * Models served beside EMBEDDING_MODEL, comma-separated, for knowledge bases that name them.
+   * Only the FAKE test embedder (`test-hashing-<dimension>`) can be listed today: the e2e suite
+   * uses it as a second model (docs/adr/0012).
+   */
+  EMBEDDING_EXTRA_MODELS: z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    ),
 });
 export type EmbeddingConfig = z.infer<typeof embeddingConfigSchema>;
 

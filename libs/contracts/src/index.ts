@@ -6,5 +6,6 @@ export * from './events/topics';
 export * from './tenancy';
 export * from './filter';
 export * from './chunking';
+export * from './pipeline';
 export * as kbv1 from './generated/kb/v1/kb';
 export * as aclv1 from './generated/kb/v1/acl';

@@ -1,5 +1,6 @@
 import type { EmbeddingProvider } from './embedding-provider';
 import { OnnxEmbeddingProvider } from './onnx-embedding-provider';
+import { TestEmbeddingProvider } from './test-embedding-provider';
 import { OpenAiCompatibleEmbeddingProvider } from './openai-compatible/openai-embedding-provider';
 
 /** The settings `embeddingConfigSchema` in @kb/config validates. */
@@ -56,4 +57,26 @@ export async function embeddingProviderFromConfig(
         },
       });
   }
+}
+
+/**
+ * The providers of EMBEDDING_EXTRA_MODELS, served beside the configured one. Only the FAKE test
+ * embedder can be named (`test-hashing-<dimension>`), and its dimension must be the configured
+ * model's: the vector store keeps one table per deployment. Anything else stops the service at boot.
+ */
+export function extraEmbeddingProviders(names: string[], dimension: number): EmbeddingProvider[] {
+  return names.map((name) => {
+    const match = /^test-hashing-(\d+)$/.exec(name);
+    if (!match) {
+      throw new Error(
+        `EMBEDDING_EXTRA_MODELS: "${name}" cannot be served; only the test embedder test-hashing-<dimension> can be listed`,
+      );
+    }
+    if (Number(match[1]) !== dimension) {
+      throw new Error(
+        `EMBEDDING_EXTRA_MODELS: "${name}" has ${match[1]} dimensions; the configured model has ${dimension}`,
+      );
+    }
+    return new TestEmbeddingProvider(dimension);
+  });
 }

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import type { EmbeddingProvider } from './embedding-provider';
 
 /**
- * FOR UNIT TESTS ONLY. A deterministic bag-of-words hashing embedder: texts sharing words get
- * similar vectors, so ranking logic can be tested without loading a model. It is not a real model
- * and is never selected by a service's configuration in production.
+ * FAKE, FOR TESTS ONLY. A deterministic bag-of-words hashing embedder: texts sharing words get
+ * similar vectors, so ranking logic can be tested without loading a model. It is not a real model;
+ * a service serves it only when EMBEDDING_EXTRA_MODELS names it (the e2e suite's second model).
  */
 export class TestEmbeddingProvider implements EmbeddingProvider {
   readonly model: string;

@@ -3,6 +3,7 @@ import {
   authConfigSchema,
   baseConfigSchema,
   env,
+  embeddingConfigSchema,
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
@@ -33,7 +34,12 @@ export const documentConfigSchema = baseConfigSchema
     /** Times a stalled version is sent through the pipeline again before it is failed. */
     RECONCILE_MAX_REDRIVES: z.coerce.number().int().min(0).default(3),
     /** The model new knowledge bases embed with unless they name another. */
-    EMBEDDING_MODEL: z.string().default('all-MiniLM-L6-v2'),
+    EMBEDDING_MODEL: embeddingConfigSchema.shape.EMBEDDING_MODEL,
+    /** The default pipeline's chunker (documents in no configured knowledge base). */
+    CHUNK_SIZE: env.positiveInt(1000),
+    CHUNK_OVERLAP: z.coerce.number().int().min(0).default(150),
+    /** Models knowledge bases may name beside it: those embedding- and query-service serve. */
+    EMBEDDING_EXTRA_MODELS: embeddingConfigSchema.shape.EMBEDDING_EXTRA_MODELS,
   });
 
 export type DocumentConfig = z.infer<typeof documentConfigSchema>;

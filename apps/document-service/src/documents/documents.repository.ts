@@ -1,7 +1,8 @@
 import {
   Topics,
   newEnvelope,
-  type ChunkerConfig,
+  type Pipeline,
+  type PipelineDefaults,
   topicEventTypes,
   type DocumentMetadata,
   type DocumentStatus,
@@ -13,6 +14,8 @@ import {
 } from '@kb/contracts';
 import { captureTraceHeaders } from '@kb/observability';
 import { Inject, Injectable } from '@nestjs/common';
+import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
+import { pipelinesOf } from '../knowledge-bases/pipelines';
 import {
   sql,
   type Kysely,
@@ -37,8 +40,6 @@ export interface NewDocument {
   metadata: DocumentMetadata;
   tags: string[];
   knowledgeBaseIds: string[];
-  /** How the parser chunks it (its first knowledge base's chunker); absent, the parser's default. */
-  chunker?: ChunkerConfig;
   ownerId: string;
   acl: DocumentAcl;
   now: Date;
@@ -52,7 +53,6 @@ export interface NewContent {
   sha256: string;
   blobBucket: string;
   blobKey: string;
-  chunker?: ChunkerConfig;
   now: Date;
 }
 
@@ -72,7 +72,65 @@ export interface StatusChange {
 /** The only place with SQL for documents and the outbox. Every method takes the tenant. */
 @Injectable()
 export class DocumentsRepository {
-  constructor(@Inject(DB) private readonly db: Kysely<DocumentDatabase>) {}
+  constructor(
+    @Inject(DB) private readonly db: Kysely<DocumentDatabase>,
+    @Inject(DOCUMENT_CONFIG)
+    private readonly config: Pick<
+      DocumentConfig,
+      'EMBEDDING_MODEL' | 'S3_BUCKET' | 'CHUNK_SIZE' | 'CHUNK_OVERLAP'
+    >,
+  ) {}
+
+  /** The pipeline of documents outside any configured knowledge base. */
+  private get defaults(): PipelineDefaults {
+    return {
+      chunker: {
+        strategy: 'recursive',
+        size: this.config.CHUNK_SIZE,
+        overlap: this.config.CHUNK_OVERLAP,
+      },
+      model: this.config.EMBEDDING_MODEL,
+    };
+  }
+
+  /** The distinct pipelines of a document's knowledge bases (docs/adr/0012). */
+  pipelinesOf(
+    trx: Transaction<DocumentDatabase> | Kysely<DocumentDatabase>,
+    row: Pick<Selectable<DocumentsTable>, 'tenant_id' | 'knowledge_base_ids'>,
+  ): Promise<Pipeline[]> {
+    return pipelinesOf(trx, row.tenant_id, row.knowledge_base_ids, this.defaults);
+  }
+
+  /**
+   * After a membership change: when the document now needs a pipeline it was not indexed by, its
+   * current version goes through the pipeline again (parse and embedding are cached, so only the
+   * new pipeline's work is done). The `attributes_changed` event names the spaces it stays in.
+   */
+  private async redriveForNewPipelines(
+    trx: Transaction<DocumentDatabase>,
+    tenantId: string,
+    id: string,
+    before: Pipeline[],
+  ): Promise<string[]> {
+    const row = await trx
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    const after = await this.pipelinesOf(trx, row);
+    const known = new Set(before.map((p) => p.key));
+    if (after.some((p) => !known.has(p.key))) {
+      await enqueue(
+        trx,
+        Topics.document,
+        tenantId,
+        id,
+        uploadedEventOf(row, this.config.S3_BUCKET, after),
+      );
+    }
+    return after.map((p) => p.space);
+  }
 
   /** Inserts the document and its `uploaded` event in one transaction (transactional outbox). */
   async insertWithEvent(doc: NewDocument): Promise<DocumentView> {
@@ -146,7 +204,7 @@ export class DocumentsRepository {
       Topics.document,
       doc.tenantId,
       doc.id,
-      uploadedEventOf(row, doc.blobBucket, doc.chunker),
+      uploadedEventOf(row, doc.blobBucket, await this.pipelinesOf(trx, row)),
     );
     return toView(row);
   }
@@ -196,7 +254,7 @@ export class DocumentsRepository {
         Topics.document,
         tenantId,
         id,
-        uploadedEventOf(row, content.blobBucket, content.chunker),
+        uploadedEventOf(row, content.blobBucket, await this.pipelinesOf(trx, row)),
       );
       return { document: toView(row), previousSha256: previous.sha256 };
     });
@@ -219,6 +277,7 @@ export class DocumentsRepository {
         id: string;
         tags: string[];
         metadata: DocumentMetadata;
+        knowledge_base_ids: string[];
         explicit: string[];
         by_rule: string[];
       }>`
@@ -231,22 +290,25 @@ export class DocumentsRepository {
           FROM documents d
           WHERE ${scope.tenantId ? sql`d.tenant_id = ${scope.tenantId}` : sql`true`}
         )
-        SELECT tenant_id, id, tags, metadata, explicit, by_rule FROM expected
+        SELECT tenant_id, id, tags, metadata, knowledge_base_ids, explicit, by_rule FROM expected
         WHERE NOT (knowledge_base_ids @> (explicit || by_rule)
                    AND (explicit || by_rule) @> knowledge_base_ids)
         ORDER BY tenant_id, id`.execute(trx);
       for (const doc of drifted.rows) {
         const knowledgeBaseIds = membershipOf(doc.explicit, doc.tags, [], doc.by_rule);
+        const before = await pipelinesOf(trx, doc.tenant_id, doc.knowledge_base_ids, this.defaults);
         await trx
           .updateTable('documents')
           .set({ knowledge_base_ids: knowledgeBaseIds, updated_at: now })
           .where('tenant_id', '=', doc.tenant_id)
           .where('id', '=', doc.id)
           .execute();
+        const spaces = await this.redriveForNewPipelines(trx, doc.tenant_id, doc.id, before);
         await enqueue(trx, Topics.document, doc.tenant_id, doc.id, {
           kind: 'attributes_changed',
           documentId: doc.id,
           attributes: { knowledgeBaseIds, tags: doc.tags, metadata: doc.metadata },
+          spaces,
         });
       }
       return drifted.rows.map((doc) => doc.id);
@@ -347,7 +409,7 @@ export class DocumentsRepository {
     return this.db.transaction().execute(async (trx) => {
       const current = await trx
         .selectFrom('documents')
-        .select(['tags', 'metadata', 'explicit_knowledge_base_ids'])
+        .select(['tags', 'metadata', 'explicit_knowledge_base_ids', 'knowledge_base_ids'])
         .where('tenant_id', '=', tenantId)
         .where('id', '=', id)
         .forUpdate()
@@ -373,10 +435,13 @@ export class DocumentsRepository {
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirstOrThrow();
+      const before = await pipelinesOf(trx, tenantId, current.knowledge_base_ids, this.defaults);
+      const spaces = await this.redriveForNewPipelines(trx, tenantId, id, before);
       await enqueue(trx, Topics.document, tenantId, id, {
         kind: 'attributes_changed',
         documentId: id,
         attributes,
+        spaces,
       });
       return toView(row);
     });
@@ -526,7 +591,7 @@ export function membershipOf(
 export function uploadedEventOf(
   row: Selectable<DocumentsTable>,
   bucket: string,
-  chunker: ChunkerConfig | undefined,
+  pipelines: Pipeline[],
 ): TopicPayload<typeof Topics.document> {
   const metadata = row.metadata as DocumentMetadata;
   return {
@@ -547,7 +612,7 @@ export function uploadedEventOf(
       uploadedAt: new Date(row.created_at).getTime(),
       principals: row.principals,
     },
-    ...(chunker ? { chunker } : {}),
+    pipelines,
   };
 }
 

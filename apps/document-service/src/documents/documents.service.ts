@@ -98,8 +98,6 @@ export class DocumentsService {
       return { ...existing, duplicate: true };
     }
     const knowledgeBaseIds = [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])];
-    // Chunked the way its first knowledge base says (one chunking per document for now).
-    const chunker = await this.knowledgeBases.chunkerOf(tenantId, knowledgeBaseIds[0]!);
     const blobKey = blobKeyFor(sha256);
     if (!(await this.blobs.exists(blobKey))) {
       // Streamed: bodies over one part go up as an S3 multipart upload.
@@ -119,7 +117,6 @@ export class DocumentsService {
         metadata: fields.metadata ?? {},
         tags: [...new Set(fields.tags ?? [])],
         knowledgeBaseIds,
-        ...(chunker ? { chunker } : {}),
         ownerId: access.userId,
         acl: fields.acl ?? { users: [], groups: [], roles: [], tenant: false },
         now: this.clock(),
@@ -160,10 +157,6 @@ export class DocumentsService {
     if (!(await this.blobs.exists(blobKey))) {
       await this.blobs.put(blobKey, createReadStream(file.path), file.mimetype);
     }
-    const chunker = await this.knowledgeBases.chunkerOf(
-      tenantId,
-      current.knowledgeBaseIds[0] ?? DEFAULT_KNOWLEDGE_BASE,
-    );
     const replaced = await this.repository.replaceContentWithEvent(tenantId, id, {
       filename: file.originalname,
       contentType: file.mimetype || 'application/octet-stream',
@@ -171,7 +164,6 @@ export class DocumentsService {
       sha256,
       blobBucket: this.blobs.bucket,
       blobKey,
-      ...(chunker ? { chunker } : {}),
       now: this.clock(),
     });
     if (!replaced) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);

@@ -32,7 +32,17 @@ export class KnowledgeBasesController {
       caller.tenantId,
       await accessOf(this.access, caller),
       parseBody(createKnowledgeBaseSchema, body),
-      this.config.EMBEDDING_MODEL,
+      {
+        defaults: {
+          model: this.config.EMBEDDING_MODEL,
+          chunker: {
+            strategy: 'recursive',
+            size: this.config.CHUNK_SIZE,
+            overlap: this.config.CHUNK_OVERLAP,
+          },
+        },
+        otherModels: this.config.EMBEDDING_EXTRA_MODELS,
+      },
     );
   }
 

@@ -1,5 +1,10 @@
 import type { Access } from '@kb/auth';
-import { chunkerConfigSchema, type ChunkerConfig, type TenantId } from '@kb/contracts';
+import {
+  chunkerConfigSchema,
+  type ChunkerConfig,
+  type PipelineDefaults,
+  type TenantId,
+} from '@kb/contracts';
 import { ApiError } from '@kb/http';
 import { Inject, Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
@@ -39,7 +44,8 @@ export const createKnowledgeBaseSchema = z
       .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, "_" or "-", at most 63'),
     name: z.string().trim().min(1).max(200),
     description: z.string().max(2000).default(''),
-    chunker: chunkerSchema.prefault({}),
+    /** Absent: the deployment's default chunker (CHUNK_SIZE, CHUNK_OVERLAP). */
+    chunker: chunkerSchema.optional(),
     embeddingModel: z.string().min(1).max(200).optional(),
     tagRule: tagRuleSchema.default({ anyOf: [] }),
   })
@@ -79,8 +85,8 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   updatedAt: new Date(row.updated_at).toISOString(),
 });
 
-/** The knowledge base every tenant has, which uploads join when they name none. */
-export const DEFAULT_KNOWLEDGE_BASE = 'default';
+export { DEFAULT_KNOWLEDGE_BASE } from './pipelines';
+import { DEFAULT_KNOWLEDGE_BASE } from './pipelines';
 
 const notFound = (id: string) =>
   new ApiError(404, 'knowledge_base_not_found', `knowledge base ${id} not found`);
@@ -109,15 +115,16 @@ export class KnowledgeBases {
     tenantId: TenantId,
     access: Access,
     input: z.infer<typeof createKnowledgeBaseSchema>,
-    defaultModel: string,
+    served: { defaults: PipelineDefaults; otherModels?: string[] },
   ): Promise<KnowledgeBaseView> {
     requireWrite(access);
-    if (input.embeddingModel !== undefined && input.embeddingModel !== defaultModel) {
-      // One model embeds every knowledge base today; accepting another name would be a lie.
+    const defaultModel = served.defaults.model;
+    const models = [defaultModel, ...(served.otherModels ?? [])];
+    if (input.embeddingModel !== undefined && !models.includes(input.embeddingModel)) {
       throw new ApiError(
         400,
         'embedding_model_not_served',
-        `embedding model "${input.embeddingModel}" is not served here: this deployment embeds with "${defaultModel}"`,
+        `embedding model "${input.embeddingModel}" is not served here; this deployment serves ${models.map((m) => `"${m}"`).join(', ')}`,
       );
     }
     const now = this.clock();
@@ -129,7 +136,7 @@ export class KnowledgeBases {
           id: input.id,
           name: input.name,
           description: input.description,
-          chunker: JSON.stringify(input.chunker),
+          chunker: JSON.stringify(input.chunker ?? served.defaults.chunker),
           embedding_model: input.embeddingModel ?? defaultModel,
           tag_rule: [...new Set(input.tagRule.anyOf)],
           created_at: now,
@@ -168,16 +175,6 @@ export class KnowledgeBases {
    * The chunker a knowledge base was created with; undefined for one never created (`default`
    * before anyone creates it), whose documents get the parser's configured default.
    */
-  async chunkerOf(tenantId: TenantId, id: string): Promise<ChunkerConfig | undefined> {
-    const row = await this.db
-      .selectFrom('knowledge_bases')
-      .select('chunker')
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row ? (row.chunker as ChunkerConfig) : undefined;
-  }
-
   /**
    * Refuses (400 `unknown_knowledge_base`) ids the tenant has not created; `default` always exists.
    */

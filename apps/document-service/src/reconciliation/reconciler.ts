@@ -1,4 +1,4 @@
-import { Topics, chunkerConfigSchema, newEnvelope, topicEventTypes } from '@kb/contracts';
+import { Topics, newEnvelope, topicEventTypes } from '@kb/contracts';
 import { meter } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import {
@@ -109,17 +109,10 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
     row: Selectable<DocumentsTable>,
     now: Date,
   ): Promise<void> {
-    const knowledgeBase = await trx
-      .selectFrom('knowledge_bases')
-      .select('chunker')
-      .where('tenant_id', '=', row.tenant_id)
-      .where('id', '=', row.knowledge_base_ids[0] ?? '')
-      .executeTakeFirst();
-    const chunker = chunkerConfigSchema.safeParse(knowledgeBase?.chunker);
     const envelope = newEnvelope(
       topicEventTypes[Topics.document],
       row.tenant_id,
-      uploadedEventOf(row, this.blobs.bucket, chunker.success ? chunker.data : undefined),
+      uploadedEventOf(row, this.blobs.bucket, await this.documents.pipelinesOf(trx, row)),
     );
     await trx
       .insertInto('outbox')

@@ -67,7 +67,7 @@ export class CachedEmbedder {
   private readonly logger = new Logger(CachedEmbedder.name);
 
   constructor(
-    private readonly provider: EmbeddingProvider,
+    readonly provider: EmbeddingProvider,
     private readonly cache: PgEmbeddingCache | null,
     private readonly batchSize: number,
   ) {}

@@ -5,7 +5,7 @@ import {
   type EmbeddedChunks,
 } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
-import type { EventProducer } from '@kb/kafka';
+import { PermanentError, type EventProducer } from '@kb/kafka';
 import { meter, withSpan } from '@kb/observability';
 import { getJson, putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -37,8 +37,22 @@ export class EmbeddingService {
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     @Inject(EMBEDDING_PROVIDER) private readonly provider: EmbeddingProvider,
-    @Inject(EMBEDDER) private readonly embedder: CachedEmbedder,
+    /** Every served model's embedder (through the cache), by model name. */
+    @Inject(EMBEDDER) private readonly embedders: ReadonlyMap<string, CachedEmbedder>,
   ) {}
+
+  /** The embedder of the model a pipeline names; events from before pipelines use the default. */
+  private embedderFor(parsed: DocumentParsed): CachedEmbedder {
+    const model = parsed.pipeline?.model ?? this.provider.model;
+    const embedder = this.embedders.get(model);
+    if (!embedder) {
+      throw new PermanentError(
+        'embedding_error',
+        `model "${model}" is not served here (served: ${[...this.embedders.keys()].join(', ')})`,
+      );
+    }
+    return embedder;
+  }
 
   /** Embeds every chunk of a parsed document version in batches and stores the vectors. */
   async embedDocument(tenantId: string, parsed: DocumentParsed): Promise<void> {
@@ -62,26 +76,31 @@ export class EmbeddingService {
       key: documentId,
       payload: { documentId, version, status: 'embedding' },
     });
+    const embedder = this.embedderFor(parsed);
+    const { model, dimension } = embedder.provider;
     const document = parsedDocumentSchema.parse(await getJson(this.blobs, parsed.chunks.key));
     const started = performance.now();
     // Through the cache: unchanged chunk texts (any tenant, document or version) skip the model.
     // The tenant keys a remote API's rate limit.
-    const vectors = await this.embedder
-      .embed(document.chunks, { tenantId })
-      .catch((error: unknown) => {
-        throw toConsumerError(error);
-      });
+    const vectors = await embedder.embed(document.chunks, { tenantId }).catch((error: unknown) => {
+      throw toConsumerError(error);
+    });
     const output: EmbeddedChunks = {
       documentId,
       version,
       title: document.title,
-      model: this.provider.model,
-      dimension: this.provider.dimension,
+      model,
+      dimension,
       chunks: document.chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] ?? [] })),
     };
-    chunksEmbedded.add(output.chunks.length, { model: this.provider.model });
-    embeddingDuration.record(performance.now() - started, { model: this.provider.model });
-    const key = embeddingsKey(tenantId, documentId, version, this.provider.model);
+    chunksEmbedded.add(output.chunks.length, { model });
+    embeddingDuration.record(performance.now() - started, { model });
+    const key = embeddingsKey(
+      tenantId,
+      documentId,
+      version,
+      `${model}.${parsed.pipeline?.key ?? 'default'}`,
+    );
     await putJson(this.blobs, key, output);
     await this.producer.publish({
       topic: Topics.chunksEmbedded,
@@ -90,11 +109,12 @@ export class EmbeddingService {
       payload: {
         documentId,
         version,
-        model: this.provider.model,
-        dimension: this.provider.dimension,
+        model,
+        dimension,
         chunkCount: output.chunks.length,
         embeddings: { bucket: this.blobs.bucket, key },
         attributes: parsed.attributes,
+        ...(parsed.pipeline ? { pipeline: parsed.pipeline } : {}),
       },
     });
     this.logger.log(

@@ -47,6 +47,10 @@ export class IndexingService {
       | 'principalsOf'
       | 'recordAttributes'
       | 'attributesOf'
+      | 'recordSpace'
+      | 'spacesOf'
+      | 'forgetSpace'
+      | 'recordKnowledgeBaseSpace'
     >,
   ) {}
 
@@ -68,15 +72,18 @@ export class IndexingService {
 
   private async indexInSpan(tenantId: string, embedded: ChunksEmbedded): Promise<void> {
     const { documentId, version } = embedded;
+    // A pipeline's chunks go to its index space; events from before pipelines, to the tenant's.
+    const space = embedded.pipeline?.space ?? tenantId;
+    const versionSpaces = embedded.pipeline?.versionSpaces ?? [space];
     if (await this.generations.isTombstoned(tenantId, documentId)) {
       this.logger.log(
         `document ${documentId} was deleted; its v${version} embeddings are not indexed`,
       );
       return;
     }
-    if (!(await this.generations.claimVersion(tenantId, documentId, version))) {
+    if (!(await this.generations.claimVersion(space, documentId, version))) {
       this.logger.log(
-        `document ${documentId} v${version} is older than the indexed version; skipped`,
+        `document ${documentId} v${version} is older than the version indexed in ${space}; skipped`,
       );
       return;
     }
@@ -110,31 +117,59 @@ export class IndexingService {
       attributes,
     }));
     await Promise.all([
-      this.vectors.upsert(tenantId, records),
+      this.vectors.upsert(space, records),
       this.lexical.upsert(
-        tenantId,
+        space,
         records.map(({ vector: _vector, ...lexical }) => lexical),
       ),
     ]);
     const [removed] = await Promise.all([
-      this.vectors.deleteDocument(tenantId, documentId, version),
-      this.lexical.deleteDocument(tenantId, documentId, version),
+      this.vectors.deleteDocument(space, documentId, version),
+      this.lexical.deleteDocument(space, documentId, version),
     ]);
     const latestAcl = await this.generations.principalsOf(tenantId, documentId);
     if (latestAcl && latestAcl.join() !== attributes.principals.join()) {
       await this.setPrincipals(tenantId, documentId, latestAcl); // changed during the writes
     }
+    const held = await this.generations.recordSpace(
+      tenantId,
+      documentId,
+      space,
+      version,
+      records.length,
+    );
+    if (embedded.pipeline) {
+      await this.generations.recordKnowledgeBaseSpace(
+        tenantId,
+        embedded.pipeline.knowledgeBaseIds,
+        space,
+        embedded.model,
+      );
+    }
     // After the writes: any result cached from now on carries the new generation.
     await this.generations.bump(tenantId);
+    chunksIndexed.add(records.length);
+    const waiting = versionSpaces.filter((s) => !held.has(s));
+    if (waiting.length > 0) {
+      this.logger.log(
+        `indexed document ${documentId} v${version} in ${space}: ${records.length} vectors; waiting for ${waiting.length} more pipeline(s)`,
+      );
+      return;
+    }
+    // Every pipeline of the version is in: the document is indexed (its first pipeline's count).
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,
       key: documentId,
-      payload: { documentId, version, status: 'indexed', chunkCount: records.length },
+      payload: {
+        documentId,
+        version,
+        status: 'indexed',
+        chunkCount: held.get(versionSpaces[0]!) ?? records.length,
+      },
     });
-    chunksIndexed.add(records.length);
     this.logger.log(
-      `indexed document ${documentId} v${version}: ${records.length} vectors, ${removed} old removed`,
+      `indexed document ${documentId} v${version} in ${space}: ${records.length} vectors, ${removed} old removed`,
     );
   }
 
@@ -147,10 +182,17 @@ export class IndexingService {
     documentId: string,
   ): Promise<{ vectors: number; lexical: number }> {
     await this.generations.tombstone(tenantId, documentId);
-    const [vectors, lexical] = await Promise.all([
-      this.vectors.deleteDocument(tenantId, documentId),
-      this.lexical.deleteDocument(tenantId, documentId),
-    ]);
+    let vectors = 0;
+    let lexical = 0;
+    for (const space of await this.generations.spacesOf(tenantId, documentId)) {
+      const [v, l] = await Promise.all([
+        this.vectors.deleteDocument(space, documentId),
+        this.lexical.deleteDocument(space, documentId),
+      ]);
+      vectors += v;
+      lexical += l;
+      await this.generations.forgetSpace(tenantId, documentId, space);
+    }
     await this.generations.bump(tenantId);
     documentsRemoved.add(1);
     this.logger.log(`deleted document ${documentId}: ${vectors} vectors, ${lexical} lexical rows`);
@@ -163,7 +205,9 @@ export class IndexingService {
     } else if (event.payload.kind === 'acl_changed') {
       await this.setPrincipals(event.tenantId, event.payload.documentId, event.payload.principals);
     } else if (event.payload.kind === 'attributes_changed') {
-      await this.setAttributes(event.tenantId, event.payload.documentId, event.payload.attributes);
+      const { documentId, attributes, spaces } = event.payload;
+      if (spaces) await this.leaveSpaces(event.tenantId, documentId, spaces);
+      await this.setAttributes(event.tenantId, documentId, attributes);
     }
   }
 
@@ -178,10 +222,16 @@ export class IndexingService {
     attributes: EditableAttributes,
   ): Promise<void> {
     await this.generations.recordAttributes(tenantId, documentId, attributes);
-    const [vectors, lexical] = await Promise.all([
-      this.vectors.setAttributes(tenantId, documentId, attributes),
-      this.lexical.setAttributes(tenantId, documentId, attributes),
-    ]);
+    let vectors = 0;
+    let lexical = 0;
+    for (const space of await this.generations.spacesOf(tenantId, documentId)) {
+      const [v, l] = await Promise.all([
+        this.vectors.setAttributes(space, documentId, attributes),
+        this.lexical.setAttributes(space, documentId, attributes),
+      ]);
+      vectors += v;
+      lexical += l;
+    }
     await this.generations.bump(tenantId);
     this.logger.log(
       `document ${documentId} attributes changed: ${vectors} vectors, ${lexical} lexical rows updated`,
@@ -194,14 +244,36 @@ export class IndexingService {
    */
   async setPrincipals(tenantId: string, documentId: string, principals: string[]): Promise<void> {
     await this.generations.recordPrincipals(tenantId, documentId, principals);
-    const [vectors, lexical] = await Promise.all([
-      this.vectors.setPrincipals(tenantId, documentId, principals),
-      this.lexical.setPrincipals(tenantId, documentId, principals),
-    ]);
+    let vectors = 0;
+    let lexical = 0;
+    for (const space of await this.generations.spacesOf(tenantId, documentId)) {
+      const [v, l] = await Promise.all([
+        this.vectors.setPrincipals(space, documentId, principals),
+        this.lexical.setPrincipals(space, documentId, principals),
+      ]);
+      vectors += v;
+      lexical += l;
+    }
     await this.generations.bump(tenantId);
     this.logger.log(
       `document ${documentId} readable by ${principals.join(' ')}: ${vectors} vectors, ${lexical} lexical rows updated`,
     );
+  }
+
+  /**
+   * Removes a document from the index spaces of pipelines it no longer has (it left every
+   * knowledge base of that pipeline). Its own tenant space is left to `spaces` like any other.
+   */
+  private async leaveSpaces(tenantId: string, documentId: string, keep: string[]): Promise<void> {
+    for (const space of await this.generations.spacesOf(tenantId, documentId)) {
+      if (keep.includes(space)) continue;
+      const [vectors] = await Promise.all([
+        this.vectors.deleteDocument(space, documentId),
+        this.lexical.deleteDocument(space, documentId),
+      ]);
+      await this.generations.forgetSpace(tenantId, documentId, space);
+      this.logger.log(`document ${documentId} left ${space}: ${vectors} vectors removed`);
+    }
   }
 
   private async ensureReady(dimension: number): Promise<void> {

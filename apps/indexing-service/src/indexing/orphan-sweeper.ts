@@ -1,3 +1,4 @@
+import { tenantOfSpace } from '@kb/contracts';
 import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import { meter } from '@kb/observability';
 import type { DocumentVersions, VectorStore } from '@kb/vector-store';
@@ -77,7 +78,7 @@ export class OrphanSweeper implements OnApplicationBootstrap, BeforeApplicationS
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
     @Inject(GENERATIONS)
-    private readonly generations: Pick<PgIndexGenerations, 'tenants' | 'indexStates' | 'bump'>,
+    private readonly generations: Pick<PgIndexGenerations, 'allSpaces' | 'indexStates' | 'bump'>,
     @Inject(INDEXING_CONFIG)
     private readonly config: Pick<IndexingConfig, 'ORPHAN_SWEEP_INTERVAL_MS'>,
   ) {}
@@ -97,8 +98,8 @@ export class OrphanSweeper implements OnApplicationBootstrap, BeforeApplicationS
     await this.running;
   }
 
-  /** One pass over every tenant; `tenants` narrows it (tests). */
-  async sweep(tenants?: string[]): Promise<SweepReport> {
+  /** One pass over every index space (tenants' and pipelines'); `spaces` narrows it (tests). */
+  async sweep(spaces?: string[]): Promise<SweepReport> {
     const report: SweepReport = { vectors: 0, lexical: 0, documents: [] };
     const indexes: SweptIndex[] = [
       {
@@ -117,7 +118,7 @@ export class OrphanSweeper implements OnApplicationBootstrap, BeforeApplicationS
       });
     }
     const touched = new Set<string>();
-    for (const tenant of tenants ?? (await this.generations.tenants())) {
+    for (const tenant of spaces ?? (await this.generations.allSpaces())) {
       let removedInTenant = 0;
       for (const index of indexes) {
         let batch: DocumentVersions[] = [];
@@ -134,7 +135,7 @@ export class OrphanSweeper implements OnApplicationBootstrap, BeforeApplicationS
         await flush();
       }
       // Removed chunks may sit in cached results: a new generation retires them.
-      if (removedInTenant > 0) await this.generations.bump(tenant);
+      if (removedInTenant > 0) await this.generations.bump(tenantOfSpace(tenant));
     }
     report.documents = [...touched];
     if (report.vectors + report.lexical > 0) {

@@ -1,4 +1,10 @@
-import { parsedDocumentSchema, type ChunkerConfig, type DocumentUploaded } from '@kb/contracts';
+import {
+  DEFAULT_CHUNKER,
+  parsedDocumentSchema,
+  pipelineOf,
+  type ChunkerConfig,
+  type DocumentUploaded,
+} from '@kb/contracts';
 import type { EventProducer, OutgoingEvent } from '@kb/kafka';
 import type { BlobStore } from '@kb/storage';
 import { randomUUID } from 'node:crypto';
@@ -92,8 +98,13 @@ describe('ParsingService', () => {
     });
     const parsed = await service.parse('t1', document);
     expect(parsed.chunks.map((c) => c.headingPath)).toEqual([['Tides'], ['Tides', 'Spring tides']]);
+    const [pipeline] = service.pipelinesFor('t1', document);
     const stored = parsedDocumentSchema.parse(
-      JSON.parse(blobs.objects.get(`derived/t1/${document.documentId}/v1/chunks.json`)!.toString()),
+      JSON.parse(
+        blobs.objects
+          .get(`derived/t1/${document.documentId}/v1/chunks.${pipeline!.key}.json`)!
+          .toString(),
+      ),
     );
     expect(stored).toEqual(parsed);
     expect(events.map((e) => e.topic)).toEqual(['kb.document.status.v1', 'kb.document.parsed.v1']);
@@ -102,7 +113,13 @@ describe('ParsingService', () => {
   it('uses the configured recursive chunker when the event names none (events before chunkers)', async () => {
     const { service, upload } = setUp();
     const document = await upload('tides.md', GUIDE);
-    expect(service.chunkerFor(document)).toEqual({ strategy: 'recursive', size: 120, overlap: 20 });
+    expect(service.pipelinesFor('t1', document)).toEqual([
+      expect.objectContaining({
+        chunker: { strategy: 'recursive', size: 120, overlap: 20 },
+        model: 'all-MiniLM-L6-v2',
+        space: 't1',
+      }),
+    ]);
     const parsed = await service.parse('t1', document);
     expect(parsed.chunks.length).toBeGreaterThan(3);
     for (const chunk of parsed.chunks) expect(chunk.text.length).toBeLessThanOrEqual(120);
@@ -136,5 +153,41 @@ describe('ParsingService', () => {
     const code = '# a comment, not a heading\nprint("hi")\n';
     const fromCode = await service.parse('t1', await upload('hi.py', code));
     expect(fromCode.chunks.map((c) => c.headingPath)).toEqual([[]]);
+  });
+
+  it('chunks once per distinct chunker and publishes one parsed event per pipeline', async () => {
+    const { blobs, events, service, upload } = setUp();
+    const markdown: ChunkerConfig = {
+      strategy: 'markdown',
+      size: 1000,
+      overlap: 0,
+      headingLevel: 2,
+    };
+    const paragraph: ChunkerConfig = { strategy: 'paragraph', size: 200 };
+    const defaults = { chunker: DEFAULT_CHUNKER, model: 'all-MiniLM-L6-v2' };
+    const pipelines = [
+      pipelineOf('t1', markdown, 'all-MiniLM-L6-v2', defaults),
+      pipelineOf('t1', paragraph, 'all-MiniLM-L6-v2', defaults),
+      pipelineOf('t1', markdown, 'test-hashing-384', defaults),
+    ];
+    const document = { ...(await upload('tides.md', GUIDE)), pipelines };
+    await service.parse('t1', document);
+    const parsedEvents = events
+      .filter((e) => e.topic === 'kb.document.parsed.v1')
+      .map((e) => e.payload as unknown as { chunks: { key: string }; pipeline: unknown });
+    expect(parsedEvents.map((e) => e.pipeline)).toEqual(
+      pipelines.map((p) => ({
+        key: p.key,
+        model: p.model,
+        space: p.space,
+        knowledgeBaseIds: [],
+        versionSpaces: pipelines.map((q) => q.space),
+      })),
+    );
+    // Two chunkings stored, the third pipeline reusing the first's.
+    const chunkFiles = [...blobs.objects.keys()].filter((k) => k.startsWith('derived/'));
+    expect(chunkFiles).toHaveLength(2);
+    expect(parsedEvents[2]!.chunks.key).toBe(parsedEvents[0]!.chunks.key);
+    expect(parsedEvents[1]!.chunks.key).not.toBe(parsedEvents[0]!.chunks.key);
   });
 });

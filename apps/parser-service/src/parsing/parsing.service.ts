@@ -1,8 +1,10 @@
 import {
   Topics,
+  pipelineOf,
   type ChunkerConfig,
   type DocumentUploaded,
   type ParsedDocument,
+  type Pipeline,
   type TopicEnvelope,
 } from '@kb/contracts';
 import type { EventProducer } from '@kb/kafka';
@@ -19,9 +21,13 @@ import { extractText, type Format } from './extract-text';
 /** Formats whose extracted text marks headings as Markdown `#` lines. */
 const HEADED_FORMATS: ReadonlySet<Format> = new Set(['markdown', 'html', 'docx']);
 
-/** Where the parse output of one document version is stored (claim check). */
-export const chunksKey = (tenantId: string, documentId: string, version: number): string =>
-  `derived/${tenantId}/${documentId}/v${version}/chunks.json`;
+/** Where the chunks of one document version for one chunker are stored (claim check). */
+export const chunksKey = (
+  tenantId: string,
+  documentId: string,
+  version: number,
+  chunker: string,
+): string => `derived/${tenantId}/${documentId}/v${version}/chunks.${chunker}.json`;
 
 @Injectable()
 export class ParsingService {
@@ -34,15 +40,27 @@ export class ParsingService {
     @Inject(TOKEN_COUNTER) private readonly tokens: TokenCounter,
   ) {}
 
-  /** The knowledge base's chunker the event names, or this service's configured default. */
-  chunkerFor(document: DocumentUploaded): ChunkerConfig {
-    return (
-      document.chunker ?? {
-        strategy: 'recursive',
-        size: this.config.CHUNK_SIZE,
-        overlap: this.config.CHUNK_OVERLAP,
-      }
-    );
+  /**
+   * The pipelines the event names (one per distinct chunker and model among the document's
+   * knowledge bases); an event from before pipelines names a chunker at most, embedded with the
+   * default model in the tenant's own space.
+   */
+  pipelinesFor(tenantId: string, document: DocumentUploaded): Pipeline[] {
+    if (document.pipelines) return document.pipelines;
+    const chunker: ChunkerConfig = document.chunker ?? {
+      strategy: 'recursive',
+      size: this.config.CHUNK_SIZE,
+      overlap: this.config.CHUNK_OVERLAP,
+    };
+    return [
+      {
+        ...pipelineOf(tenantId, chunker, this.config.EMBEDDING_MODEL, {
+          chunker,
+          model: this.config.EMBEDDING_MODEL,
+        }),
+        space: tenantId,
+      },
+    ];
   }
 
   async onDocumentEvent(event: TopicEnvelope<typeof Topics.document>): Promise<void> {
@@ -79,32 +97,56 @@ export class ParsingService {
       body,
     });
     const headings = HEADED_FORMATS.has(format) ? markdownHeadings(text) : [];
-    const parsed: ParsedDocument = {
-      documentId,
-      version,
-      title: document.title,
-      chunks: await chunkDocument(
-        { text, headings, ...(pages ? { pages } : {}) },
-        this.chunkerFor(document),
-        this.tokens,
-      ),
-    };
-    const key = chunksKey(tenantId, documentId, version);
-    await putJson(this.blobs, key, parsed);
-    await this.producer.publish({
-      topic: Topics.documentParsed,
-      tenantId,
-      key: documentId,
-      payload: {
-        documentId,
-        version,
-        title: document.title,
-        chunkCount: parsed.chunks.length,
-        chunks: { bucket: this.blobs.bucket, key },
-        attributes: document.attributes,
-      },
-    });
-    this.logger.log(`parsed document ${documentId} v${version}: ${parsed.chunks.length} chunks`);
+    const pipelines = this.pipelinesFor(tenantId, document);
+    const versionSpaces = pipelines.map((p) => p.space);
+    // Chunked once per distinct chunker; each pipeline gets its own event, so each model embeds.
+    const chunkings = new Map<string, { key: string; parsed: ParsedDocument }>();
+    let first: ParsedDocument | undefined;
+    for (const pipeline of pipelines) {
+      const chunkerId = JSON.stringify(pipeline.chunker);
+      let chunking = chunkings.get(chunkerId);
+      if (!chunking) {
+        const parsed: ParsedDocument = {
+          documentId,
+          version,
+          title: document.title,
+          chunks: await chunkDocument(
+            { text, headings, ...(pages ? { pages } : {}) },
+            pipeline.chunker,
+            this.tokens,
+          ),
+        };
+        const key = chunksKey(tenantId, documentId, version, pipeline.key);
+        await putJson(this.blobs, key, parsed);
+        chunking = { key, parsed };
+        chunkings.set(chunkerId, chunking);
+      }
+      first ??= chunking.parsed;
+      await this.producer.publish({
+        topic: Topics.documentParsed,
+        tenantId,
+        key: documentId,
+        payload: {
+          documentId,
+          version,
+          title: document.title,
+          chunkCount: chunking.parsed.chunks.length,
+          chunks: { bucket: this.blobs.bucket, key: chunking.key },
+          attributes: document.attributes,
+          pipeline: {
+            key: pipeline.key,
+            model: pipeline.model,
+            space: pipeline.space,
+            knowledgeBaseIds: pipeline.knowledgeBaseIds,
+            versionSpaces,
+          },
+        },
+      });
+    }
+    const parsed = first!;
+    this.logger.log(
+      `parsed document ${documentId} v${version}: ${parsed.chunks.length} chunks, ${pipelines.length} pipeline(s)`,
+    );
     return parsed;
   }
 }

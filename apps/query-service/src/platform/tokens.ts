@@ -7,3 +7,4 @@ export const EVENT_PRODUCER = Symbol('EVENT_PRODUCER');
 export const TOKEN_VERIFIER = Symbol('TOKEN_VERIFIER');
 export const SEARCH_TUNING = Symbol('SEARCH_TUNING');
 export const RERANKER = Symbol('RERANKER');
+export const EXTRA_EMBEDDERS = Symbol('EXTRA_EMBEDDERS');

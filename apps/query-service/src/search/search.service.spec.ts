@@ -6,7 +6,7 @@ import type { SearchCache } from '../cache/search-cache';
 import { SearchError } from './search.errors';
 import { searchRequestSchema } from './search.model';
 import type { Reranker } from './reranker';
-import { SearchService, type SearchTuning } from './search.service';
+import { SearchService, mergeSpaces, type SearchTuning } from './search.service';
 
 const match = (chunkIndex: number, score: number): VectorMatch & LexicalMatch => ({
   documentId: 'd1',
@@ -32,11 +32,13 @@ function fakes(
     calls?: { vector: VectorQuery[]; lexical: LexicalQuery[] };
     tuning?: SearchTuning;
     reranker?: Reranker;
+    spaces?: Array<{ space: string; model: string | undefined }>;
+    embedders?: ReadonlyMap<string, TestEmbeddingProvider>;
   } = {},
 ) {
   const vectors = {
-    query: async (_tenant: string, query: VectorQuery) => {
-      extra.calls?.vector.push(query);
+    query: async (namespace: string, query: VectorQuery) => {
+      extra.calls?.vector.push({ ...query, namespace } as VectorQuery);
       if (fail.vector) throw new Error('vector store down');
       return vector;
     },
@@ -51,8 +53,8 @@ function fakes(
     },
   } as unknown as VectorStore;
   const lexicalIndex = {
-    search: async (_tenant: string, query: LexicalQuery) => {
-      extra.calls?.lexical.push(query);
+    search: async (namespace: string, query: LexicalQuery) => {
+      extra.calls?.lexical.push({ ...query, namespace } as LexicalQuery);
       if (fail.lexical) throw new Error('postgres down');
       return lexical;
     },
@@ -76,10 +78,15 @@ function fakes(
     extra.embedder ?? new TestEmbeddingProvider(),
     vectors,
     lexicalIndex,
-    { current: async () => 0 },
+    {
+      current: async () => 0,
+      knowledgeBaseSpaces: async (tenantId: string) =>
+        extra.spaces ?? [{ space: tenantId, model: undefined }],
+    },
     extra.cache ?? null,
     extra.tuning,
     extra.reranker ?? null,
+    extra.embedders ?? null,
   );
 }
 
@@ -387,6 +394,60 @@ describe('SearchService', () => {
       );
       expect(failed.rerank).toBe('skipped: reranker_failed');
       expect(failed.hits.map((h) => h.chunkIndex)).toEqual([0, 1, 2, 3]);
+    });
+  });
+
+  describe('index spaces (one per pipeline)', () => {
+    it('searches each space with its own model and merges the fused lists', async () => {
+      const calls = { vector: [] as VectorQuery[], lexical: [] as LexicalQuery[] };
+      const second = new TestEmbeddingProvider(8);
+      const service = fakes(
+        [match(1, 0.9)],
+        [match(1, 3)],
+        {},
+        {
+          calls,
+          spaces: [
+            { space: 't1', model: undefined },
+            { space: 't1~abc', model: second.model },
+          ],
+          embedders: new Map([[second.model, second]]),
+        },
+      );
+      const response = await service.search(
+        tenant,
+        searchRequestSchema.parse({ query: 'q', knowledgeBaseIds: ['a', 'b'], mmr: true }),
+      );
+      const namespaces = (list: Array<VectorQuery | LexicalQuery>) =>
+        list.map((q) => (q as unknown as { namespace: string }).namespace).sort();
+      expect(namespaces(calls.vector)).toEqual(['t1', 't1~abc']);
+      expect(namespaces(calls.lexical)).toEqual(['t1', 't1~abc']);
+      // The second space's query vector comes from its own model (8 dimensions).
+      expect(calls.vector.map((q) => q.vector.length).sort((a, b) => a - b)).toEqual([8, 64]);
+      // The same passage found in both spaces comes back once; MMR cannot mix vector spaces.
+      expect(response.hits).toHaveLength(1);
+      expect(response.mmr).toBe('skipped: several_vector_spaces');
+    });
+
+    it('merges by score and keeps one copy of a passage', () => {
+      const hit = (documentId: string, start: number, score: number) => ({
+        ...match(0, score),
+        documentId,
+        startOffset: start,
+        endOffset: start + 10,
+        strategies: ['semantic' as const],
+        isMatch: true,
+      });
+      expect(
+        mergeSpaces([
+          [hit('a', 0, 0.9), hit('b', 0, 0.5)],
+          [hit('a', 0, 0.7), hit('a', 20, 0.8)],
+        ]).map((h) => [h.documentId, h.startOffset, h.score]),
+      ).toEqual([
+        ['a', 0, 0.9],
+        ['a', 20, 0.8],
+        ['b', 0, 0.5],
+      ]);
     });
   });
 });

@@ -10,6 +10,7 @@ import {
   EMBEDDING_PROVIDER,
   GENERATIONS,
   LEXICAL_INDEX,
+  EXTRA_EMBEDDERS,
   RERANKER,
   SEARCH_CACHE,
   SEARCH_TUNING,
@@ -80,6 +81,24 @@ export function latestVersionsOnly<T extends { documentId: string; documentVersi
   return hits.filter((hit) => hit.documentVersion === latest.get(hit.documentId));
 }
 
+/**
+ * Hits of several index spaces, each list fused on its own (scores in [0, 1] for the convex
+ * combination), merged by score. A passage two chunkings both found at the same offsets of the
+ * same document version comes back once.
+ */
+export function mergeSpaces(lists: SearchHit[][]): SearchHit[] {
+  const seen = new Set<string>();
+  return lists
+    .flat()
+    .sort((a, b) => b.score - a.score)
+    .filter((hit) => {
+      const passage = `${hit.documentId}#${hit.documentVersion}#${hit.startOffset}-${hit.endOffset}`;
+      if (seen.has(passage)) return false;
+      seen.add(passage);
+      return true;
+    });
+}
+
 const elapsed = (started: number): number => Math.round((performance.now() - started) * 100) / 100;
 const keyOf = (c: Candidate): string => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`;
 
@@ -96,12 +115,17 @@ export class SearchService {
     @Inject(EMBEDDING_PROVIDER) private readonly embedder: EmbeddingProvider,
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
-    @Inject(GENERATIONS) private readonly generations: Pick<PgIndexGenerations, 'current'>,
+    @Inject(GENERATIONS)
+    private readonly generations: Pick<PgIndexGenerations, 'current' | 'knowledgeBaseSpaces'>,
     @Inject(SEARCH_CACHE) private readonly cache: SearchCache | null,
     @Optional()
     @Inject(SEARCH_TUNING)
     private readonly tuning: SearchTuning = DEFAULT_SEARCH_TUNING,
     @Optional() @Inject(RERANKER) private readonly reranker: Reranker | null = null,
+    /** Models served beside the default one (EMBEDDING_EXTRA_MODELS), by name. */
+    @Optional()
+    @Inject(EXTRA_EMBEDDERS)
+    private readonly embedders: ReadonlyMap<string, EmbeddingProvider> | null = null,
   ) {}
 
   /**
@@ -188,13 +212,99 @@ export class SearchService {
       knowledgeBaseIds: request.knowledgeBaseIds,
       principals,
     };
+    // One index space per pipeline (chunker, model) among the knowledge bases searched; nearly
+    // always one. Each is searched and fused on its own, with its own model (docs/adr/0012).
+    const spaces = await this.spacesFor(tenantId, request.knowledgeBaseIds);
+    const outcomes = await Promise.all(
+      spaces.map(({ space, model }) => this.searchSpace(space, model, request, scope, depth)),
+    );
+    const failures = [...new Set(outcomes.flatMap((o) => o.failures))];
+    if (outcomes.every((o) => o.hits === undefined)) {
+      throw new SearchError(
+        SearchErrorCode.Unavailable,
+        `${request.mode} search is unavailable (${failures.join(', ')})`,
+      );
+    }
+    const degradedReason = failures[0];
+    const spaceOf = new Map<string, string>();
+    for (const [i, outcome] of outcomes.entries()) {
+      for (const hit of outcome.hits ?? []) spaceOf.set(keyOf(hit), spaces[i]!.space);
+    }
+    const fused: SearchHit[] =
+      outcomes.length === 1
+        ? (outcomes[0]!.hits ?? [])
+        : mergeSpaces(outcomes.map((o) => o.hits ?? []));
+    let ranked = latestVersionsOnly(fused);
+    let rerank: SearchResponse['rerank'] = 'off';
+    if (request.rerank) {
+      const reranked = await this.rerank(request.query, ranked);
+      rerank = typeof reranked === 'string' ? reranked : 'applied';
+      if (typeof reranked !== 'string') ranked = reranked;
+    }
+    let mmr: SearchResponse['mmr'] = 'off';
+    if (request.mmr && spaces.length > 1) {
+      // Vectors of different models cannot be compared with each other.
+      mmr = 'skipped: several_vector_spaces';
+    } else if (request.mmr) {
+      const diversified = await this.diversify(spaces[0]!.space, ranked, request.mmrLambda, depth);
+      ranked = diversified ?? ranked;
+      mmr = diversified ? 'applied' : 'skipped: vector_search_unavailable';
+    }
+    const hits = ranked.slice(request.offset, window);
+    const hasMore = ranked.length > window && window < MAX_RESULT_WINDOW;
+    return {
+      hits:
+        request.neighbors > 0
+          ? await this.withNeighbors(
+              (hit) => spaceOf.get(keyOf(hit)) ?? tenantId,
+              hits,
+              request.neighbors,
+            )
+          : hits,
+      tookMs: elapsed(started),
+      cache: 'off',
+      mode: request.mode,
+      confidence: confidenceOf(hits),
+      rerank,
+      mmr,
+      ...(hasMore ? { nextOffset: window } : {}),
+      degraded: degradedReason !== undefined,
+      ...(degradedReason ? { degradedReason } : {}),
+    };
+  }
+
+  /** The index spaces to search: one per pipeline among the knowledge bases asked for. */
+  private async spacesFor(
+    tenantId: TenantId,
+    knowledgeBaseIds: string[],
+  ): Promise<Array<{ space: string; model: string | undefined }>> {
+    try {
+      return await this.generations.knowledgeBaseSpaces(tenantId, knowledgeBaseIds);
+    } catch (error) {
+      // The bookkeeping is in the lexical index's database; without it, the tenant's own space.
+      this.logger.warn(`index spaces unavailable, searching the tenant's own: ${String(error)}`);
+      return [{ space: tenantId, model: undefined }];
+    }
+  }
+
+  /**
+   * Vector and BM25 search of one index space in parallel, fused. `hits` is undefined when both
+   * sides failed; `failures` says which did.
+   */
+  private async searchSpace(
+    space: string,
+    model: string | undefined,
+    request: SearchRequest,
+    scope: Omit<VectorQuery, 'vector' | 'topK'>,
+    depth: number,
+  ): Promise<{ hits: SearchHit[] | undefined; failures: DegradedReason[] }> {
     const [semantic, lexical] = await Promise.allSettled([
       request.mode === 'lexical'
         ? Promise.resolve(null)
-        : this.semantic(tenantId, request.query, { topK: depth, ...scope }),
+        : this.semantic(space, model, request.query, { topK: depth, ...scope }),
       request.mode === 'semantic'
         ? Promise.resolve(null)
-        : this.lexical.search(tenantId, { text: request.query, topK: depth, ...scope }),
+        : this.lexical.search(space, { text: request.query, topK: depth, ...scope }),
     ]);
     const lists: Ranked<Candidate & { score: number }>[] = [];
     const failures: DegradedReason[] = [];
@@ -210,15 +320,8 @@ export class SearchService {
     } else if (lexical.value) {
       lists.push({ strategy: 'lexical', items: lexical.value });
     }
-    if (lists.length === 0) {
-      throw new SearchError(
-        SearchErrorCode.Unavailable,
-        `${request.mode} search is unavailable (${failures.join(', ')})`,
-      );
-    }
-    const degradedReason = failures[0];
-
-    const fused: SearchHit[] = (
+    if (lists.length === 0) return { hits: undefined, failures };
+    const hits: SearchHit[] = (
       lists.length === 1
         ? lists[0]!.items.map((item) => ({
             ...item,
@@ -230,34 +333,7 @@ export class SearchService {
             : convexCombination(lists, keyOf, this.tuning.semanticWeight)
           ).map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }))
     ).filter((hit) => hit.score >= request.minScore);
-    let ranked = latestVersionsOnly(fused);
-    let rerank: SearchResponse['rerank'] = 'off';
-    if (request.rerank) {
-      const reranked = await this.rerank(request.query, ranked);
-      rerank = typeof reranked === 'string' ? reranked : 'applied';
-      if (typeof reranked !== 'string') ranked = reranked;
-    }
-    let mmr: SearchResponse['mmr'] = 'off';
-    if (request.mmr) {
-      const diversified = await this.diversify(tenantId, ranked, request.mmrLambda, depth);
-      ranked = diversified ?? ranked;
-      mmr = diversified ? 'applied' : 'skipped: vector_search_unavailable';
-    }
-    const hits = ranked.slice(request.offset, window);
-    const hasMore = ranked.length > window && window < MAX_RESULT_WINDOW;
-    return {
-      hits:
-        request.neighbors > 0 ? await this.withNeighbors(tenantId, hits, request.neighbors) : hits,
-      tookMs: elapsed(started),
-      cache: 'off',
-      mode: request.mode,
-      confidence: confidenceOf(hits),
-      rerank,
-      mmr,
-      ...(hasMore ? { nextOffset: window } : {}),
-      degraded: degradedReason !== undefined,
-      ...(degradedReason ? { degradedReason } : {}),
-    };
+    return { hits, failures };
   }
 
   /**
@@ -298,7 +374,7 @@ export class SearchService {
    * rest keep their order after them. Undefined when the vectors cannot be read.
    */
   private async diversify(
-    tenantId: TenantId,
+    space: string,
     hits: SearchHit[],
     lambda: number,
     pool: number,
@@ -306,7 +382,7 @@ export class SearchService {
     const head = hits.slice(0, pool);
     let vectors: Map<string, number[]>;
     try {
-      vectors = await this.vectors.fetchVectors(tenantId, head);
+      vectors = await this.vectors.fetchVectors(space, head);
     } catch (error) {
       this.logger.warn(`MMR skipped, vectors unavailable: ${String(error)}`);
       return undefined;
@@ -331,13 +407,20 @@ export class SearchService {
    * the results is not repeated. A failure to read neighbours leaves the hits as they are.
    */
   private async withNeighbors(
-    tenantId: TenantId,
+    spaceOf: (hit: SearchHit) => string,
     hits: SearchHit[],
     radius: number,
   ): Promise<SearchHit[]> {
     let around;
     try {
-      around = await this.lexical.chunksAround(tenantId, hits, radius);
+      const bySpace = new Map<string, SearchHit[]>();
+      for (const hit of hits)
+        bySpace.set(spaceOf(hit), [...(bySpace.get(spaceOf(hit)) ?? []), hit]);
+      around = (
+        await Promise.all(
+          [...bySpace].map(([space, anchors]) => this.lexical.chunksAround(space, anchors, radius)),
+        )
+      ).flat();
     } catch (error) {
       this.logger.warn(`neighbours unavailable: ${String(error)}`);
       return hits;
@@ -366,25 +449,32 @@ export class SearchService {
     return result;
   }
 
-  private async semantic(tenantId: TenantId, query: string, scope: Omit<VectorQuery, 'vector'>) {
-    const vector = await this.embedQuery(query);
-    return this.vectors.query(tenantId, { vector, ...scope });
+  private async semantic(
+    space: string,
+    model: string | undefined,
+    query: string,
+    scope: Omit<VectorQuery, 'vector'>,
+  ) {
+    const embedder = model === undefined ? this.embedder : this.embedders?.get(model);
+    if (!embedder) throw new Error(`model "${model}" is not served by query-service`);
+    const vector = await this.embedQuery(embedder, query);
+    return this.vectors.query(space, { vector, ...scope });
   }
 
   /**
    * The query's embedding, from the Redis cache when another search embedded the same text with
    * the same model; the model runs on a miss only.
    */
-  private async embedQuery(query: string): Promise<number[]> {
+  private async embedQuery(embedder: EmbeddingProvider, query: string): Promise<number[]> {
     const text = query.trim().replace(/\s+/g, ' ');
-    const key = `kb:qemb:v1:${this.embedder.model}:${createHash('sha256').update(text).digest('base64url')}`;
+    const key = `kb:qemb:v1:${embedder.model}:${createHash('sha256').update(text).digest('base64url')}`;
     const cached = await this.cache?.get(key);
     if (cached) {
       const bytes = Buffer.from(cached, 'base64');
       return Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4));
     }
-    const [vector] = await withSpan('kb.embed_query', { 'kb.model': this.embedder.model }, () =>
-      this.embedder.embed([text]),
+    const [vector] = await withSpan('kb.embed_query', { 'kb.model': embedder.model }, () =>
+      embedder.embed([text]),
     );
     if (!vector) throw new Error('embedding provider returned no vector');
     await this.cache?.set(key, Buffer.from(new Float32Array(vector).buffer).toString('base64'));

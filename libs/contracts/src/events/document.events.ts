@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { chunkerConfigSchema } from '../chunking';
 import { documentAttributesSchema } from '../filter/filter';
+import { pipelineRefSchema, pipelineSchema } from '../pipeline';
 
 /** A stored object: payloads too large for a Kafka message travel by reference (claim check). */
 export const blobRefSchema = z.object({
@@ -21,8 +22,10 @@ export const documentUploadedSchema = z.object({
   metadata: z.record(z.string(), z.unknown()),
   /** What every chunk carries for filters; absent in events written before it existed. */
   attributes: documentAttributesSchema.prefault({}),
-  /** How to chunk it (the knowledge base's chunker); absent, the parser's configured default. */
+  /** Before pipelines: how to chunk it; the default model embeds it, in the tenant's space. */
   chunker: chunkerConfigSchema.optional(),
+  /** The distinct pipelines (chunker, model) of its knowledge bases (docs/adr/0012). */
+  pipelines: z.array(pipelineSchema).min(1).optional(),
 });
 export type DocumentUploaded = z.infer<typeof documentUploadedSchema>;
 
@@ -41,6 +44,8 @@ export const documentAclChangedSchema = z.object({
 export const documentAttributesChangedSchema = z.object({
   documentId: z.uuid(),
   attributes: documentAttributesSchema.pick({ knowledgeBaseIds: true, tags: true, metadata: true }),
+  /** The index spaces of the document's pipelines now: it leaves any other it was in. */
+  spaces: z.array(z.string().min(1)).optional(),
 });
 
 /** `kb.document.v1` carries the lifecycle of a document, discriminated by `kind`. */
@@ -59,6 +64,8 @@ export const documentParsedSchema = z.object({
   chunkCount: z.number().int().nonnegative(),
   chunks: blobRefSchema,
   attributes: documentAttributesSchema.prefault({}),
+  /** Absent in events from before pipelines: the default pipeline, in the tenant's space. */
+  pipeline: pipelineRefSchema.optional(),
 });
 export type DocumentParsed = z.infer<typeof documentParsedSchema>;
 
@@ -70,6 +77,7 @@ export const chunksEmbeddedSchema = z.object({
   chunkCount: z.number().int().nonnegative(),
   embeddings: blobRefSchema,
   attributes: documentAttributesSchema.prefault({}),
+  pipeline: pipelineRefSchema.optional(),
 });
 export type ChunksEmbedded = z.infer<typeof chunksEmbeddedSchema>;
 

@@ -1,0 +1,24 @@
+import { DEFAULT_CHUNKER } from './chunking';
+import { pipelineKey, pipelineOf, tenantOfSpace } from './pipeline';
+
+const defaults = { chunker: DEFAULT_CHUNKER, model: 'all-MiniLM-L6-v2' };
+
+describe('pipelines', () => {
+  it('keys a pipeline by its chunker and model, and nothing else', () => {
+    const paragraph = { strategy: 'paragraph', size: 400 } as const;
+    expect(pipelineKey(paragraph, 'm')).toMatch(/^[a-f0-9]{12}$/);
+    expect(pipelineKey(paragraph, 'm')).toBe(pipelineKey({ ...paragraph }, 'm'));
+    expect(pipelineKey(paragraph, 'm')).not.toBe(pipelineKey(paragraph, 'n'));
+    expect(pipelineKey(paragraph, 'm')).not.toBe(pipelineKey({ ...paragraph, size: 401 }, 'm'));
+  });
+
+  it("keeps the tenant's own space for the default pipeline and gives any other its own", () => {
+    expect(pipelineOf('acme', DEFAULT_CHUNKER, 'all-MiniLM-L6-v2', defaults).space).toBe('acme');
+    const other = pipelineOf('acme', DEFAULT_CHUNKER, 'test-hashing-384', defaults);
+    expect(other.space).toBe(`acme~${other.key}`);
+    expect(tenantOfSpace(other.space)).toBe('acme');
+    expect(tenantOfSpace('acme')).toBe('acme');
+    const chunked = pipelineOf('acme', { ...DEFAULT_CHUNKER, size: 500 }, defaults.model, defaults);
+    expect(chunked.space).not.toBe('acme');
+  });
+});
