@@ -190,4 +190,46 @@ describe('ParsingService', () => {
     expect(parsedEvents[2]!.chunks.key).toBe(parsedEvents[0]!.chunks.key);
     expect(parsedEvents[1]!.chunks.key).not.toBe(parsedEvents[0]!.chunks.key);
   });
+
+  it('splits source code where definitions end, each chunk slicing back exactly', async () => {
+    const { service, upload } = setUp();
+    const fn = (name: string) =>
+      [
+        `export function ${name}(input: number[]): number {`,
+        `  // ${name} walks the input once and keeps a running total of what it has seen so far.`,
+        '  let total = 0;',
+        '',
+        '  for (const value of input) total += value;',
+        '  return total;',
+        '}',
+      ].join('\n');
+    const source = ['alpha', 'beta', 'gamma'].map(fn).join('\n\n') + '\n';
+    // Each function is about 230 characters, with a blank line inside: two never fit in 400.
+    const document = await upload('totals.ts', source, {
+      strategy: 'recursive',
+      size: 400,
+      overlap: 0,
+    });
+    const parsed = await service.parse('t1', document);
+    expect(parsed.chunks.map((c) => c.text.trim())).toEqual(['alpha', 'beta', 'gamma'].map(fn));
+    for (const chunk of parsed.chunks)
+      expect(source.slice(chunk.start, chunk.end)).toBe(chunk.text);
+    // The same text as plain text splits at blank lines first, so a cut falls inside a function.
+    const plain = await service.parse(
+      't1',
+      await upload('totals.txt', source, { strategy: 'recursive', size: 400, overlap: 0 }),
+    );
+    expect(plain.chunks.some((c) => !c.text.trim().endsWith('}'))).toBe(true);
+    // A recursive chunker with separators of its own is used as configured.
+    const own = await service.parse(
+      't1',
+      await upload('totals.ts', source, {
+        strategy: 'recursive',
+        size: 400,
+        overlap: 0,
+        separators: [' '],
+      }),
+    );
+    expect(own.chunks.some((c) => !c.text.trim().endsWith('}'))).toBe(true);
+  });
 });

@@ -12,6 +12,7 @@ import { withSpan } from '@kb/observability';
 import { putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { chunkDocument } from '../chunking/chunker';
+import { chunkerForCode } from '../chunking/code-separators';
 import { markdownHeadings } from '../chunking/headings';
 import type { TokenCounter } from '../chunking/token-counter';
 import { PARSER_CONFIG, type ParserConfig } from '../config/parser.config';
@@ -91,7 +92,7 @@ export class ParsingService {
       payload: { documentId, version, status: 'parsing' },
     });
     const body = await this.blobs.get(document.blob.key);
-    const { text, pages, format } = await extractText({
+    const { text, pages, format, language } = await extractText({
       filename: document.filename,
       contentType: document.contentType,
       body,
@@ -112,7 +113,7 @@ export class ParsingService {
           title: document.title,
           chunks: await chunkDocument(
             { text, headings, ...(pages ? { pages } : {}) },
-            pipeline.chunker,
+            format === 'code' ? chunkerForCode(pipeline.chunker, language) : pipeline.chunker,
             this.tokens,
           ),
         };
