@@ -42,6 +42,8 @@ function startService(name, { env = process.env, ports = {}, logDir, onLine } = 
       ...(grpcPort ? { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort) } : {}),
       // query-service reads documents through document-service's REST API.
       DOCUMENT_SERVICE_URL: `http://127.0.0.1:${ports['document-service']?.port ?? 3001}`,
+      // document-service asks embedding-service which models it serves.
+      EMBEDDING_SERVICE_URL: `http://127.0.0.1:${ports['embedding-service']?.port ?? 3003}`,
       // document-service and query-service ask acl-service for callers' principals.
       ACL_GRPC_ADDRESS: `127.0.0.1:${ports['acl-service']?.grpcPort ?? 50061}`,
     },

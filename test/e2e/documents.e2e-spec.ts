@@ -361,6 +361,8 @@ describe('document lifecycle', () => {
       id: 'handbooks',
       chunker: { strategy: 'recursive', size: 500, overlap: 50 },
       embeddingModel: 'all-MiniLM-L6-v2',
+      // Detected by asking embedding-service, which loaded the model.
+      embeddingDimension: 384,
     });
     expect(
       (await kb('', { method: 'POST', body: JSON.stringify({ id: 'handbooks', name: 'x' }) }))

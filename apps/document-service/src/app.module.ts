@@ -17,6 +17,7 @@ import { sql, type Kysely } from 'kysely';
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
 import { DocumentsController } from './documents/documents.controller';
 import { KnowledgeBases } from './knowledge-bases/knowledge-bases';
+import { EmbeddingServiceCatalog, MODEL_CATALOG } from './knowledge-bases/model-catalog';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { migrations } from './migrations';
 import { DocumentsRepository } from './documents/documents.repository';
@@ -65,6 +66,7 @@ export class AppModule {
         DocumentsRepository,
         DocumentsService,
         KnowledgeBases,
+        { provide: MODEL_CATALOG, useClass: EmbeddingServiceCatalog },
         OutboxRelay,
         Reconciler,
         {

@@ -96,6 +96,8 @@ describe('DocumentsRepository', () => {
       () => new Date('2026-11-22T10:00:00Z'),
       repository,
       { wake: () => undefined } as unknown as OutboxRelay,
+      // embedding-service's answer, as the e2e suite gets it from the real one.
+      { dimensionOf: async (model) => (model === 'all-MiniLM-L6-v2' ? 384 : undefined) },
     );
     const access = {
       tenantId: tenant,
@@ -109,9 +111,13 @@ describe('DocumentsRepository', () => {
       tenant,
       access,
       createKnowledgeBaseSchema.parse({ id: 'handbooks', name: 'Handbooks', chunker }),
-      { defaults: { model: 'all-MiniLM-L6-v2', chunker: DEFAULT_CHUNKER } },
+      { model: 'all-MiniLM-L6-v2', chunker: DEFAULT_CHUNKER },
     );
-    expect(created.chunker).toEqual(chunker);
+    expect(created).toMatchObject({
+      chunker,
+      embeddingModel: 'all-MiniLM-L6-v2',
+      embeddingDimension: 384,
+    });
     // Immutable: the same config back is no change, another one is 409.
     await knowledgeBases.update(
       tenant,
@@ -132,7 +138,7 @@ describe('DocumentsRepository', () => {
       tenant,
       access,
       createKnowledgeBaseSchema.parse({ id: 'manuals', name: 'Manuals', chunker }),
-      { defaults: { model: 'all-MiniLM-L6-v2', chunker: DEFAULT_CHUNKER } },
+      { model: 'all-MiniLM-L6-v2', chunker: DEFAULT_CHUNKER },
     );
 
     const withChunker = newDocument({ knowledgeBaseIds: ['handbooks', 'manuals', 'default'] });

@@ -23,6 +23,7 @@ import type { Kafka } from 'kafkajs';
 import { CachedEmbedder, type PgEmbeddingCache } from './cache/embedding-cache';
 import { EMBEDDING_CONFIG, type EmbeddingServiceConfig } from './config/embedding.config';
 import { EmbeddingService } from './embedding/embedding.service';
+import { ModelsController } from './embedding/models.controller';
 import { BLOB_STORE, EMBEDDER, EMBEDDING_PROVIDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 
 export interface EmbeddingDeps {
@@ -64,7 +65,7 @@ export class AppModule {
     ];
     return {
       module: AppModule,
-      controllers: [HealthController, MetricsController],
+      controllers: [HealthController, MetricsController, ModelsController],
       providers: [
         { provide: EMBEDDING_CONFIG, useValue: deps.config },
         { provide: KAFKA, useValue: deps.kafka },

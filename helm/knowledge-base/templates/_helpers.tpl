@@ -110,6 +110,8 @@ S3_ENDPOINT: {{ $v.s3.endpoint | quote }}
 MIGRATE_ON_START: {{ ternary "false" "true" $v.migrations.enabled | quote }}
 # The default pipeline's model: knowledge bases that name none embed with it (docs/adr/0012).
 EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
+# Asked which models are served, and their dimensions, when a knowledge base is created.
+EMBEDDING_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "root" .root "name" "embedding-service")) | quote }}
 {{- end }}
 {{- if eq $name "indexing-service" }}
 # indexing-service migrates its own schema (search_index) at start; Kysely's lock makes

@@ -38,8 +38,8 @@ export const documentConfigSchema = baseConfigSchema
     /** The default pipeline's chunker (documents in no configured knowledge base). */
     CHUNK_SIZE: env.positiveInt(1000),
     CHUNK_OVERLAP: z.coerce.number().int().min(0).default(150),
-    /** Models knowledge bases may name beside it: those embedding- and query-service serve. */
-    EMBEDDING_EXTRA_MODELS: embeddingConfigSchema.shape.EMBEDDING_EXTRA_MODELS,
+    /** embedding-service's REST API: which models it serves, and their dimensions. */
+    EMBEDDING_SERVICE_URL: z.url().default('http://127.0.0.1:3003'),
   });
 
 export type DocumentConfig = z.infer<typeof documentConfigSchema>;

@@ -33,15 +33,12 @@ export class KnowledgeBasesController {
       await accessOf(this.access, caller),
       parseBody(createKnowledgeBaseSchema, body),
       {
-        defaults: {
-          model: this.config.EMBEDDING_MODEL,
-          chunker: {
-            strategy: 'recursive',
-            size: this.config.CHUNK_SIZE,
-            overlap: this.config.CHUNK_OVERLAP,
-          },
+        model: this.config.EMBEDDING_MODEL,
+        chunker: {
+          strategy: 'recursive',
+          size: this.config.CHUNK_SIZE,
+          overlap: this.config.CHUNK_OVERLAP,
         },
-        otherModels: this.config.EMBEDDING_EXTRA_MODELS,
       },
     );
   }

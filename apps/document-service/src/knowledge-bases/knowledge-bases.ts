@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { DocumentDatabase, KnowledgeBasesTable } from '../platform/db.types';
 import { DocumentsRepository } from '../documents/documents.repository';
 import { OutboxRelay } from '../outbox/outbox.relay';
+import { MODEL_CATALOG, type ModelCatalog } from './model-catalog';
 import { CLOCK, DB, type Clock } from '../platform/tokens';
 
 /**
@@ -68,6 +69,8 @@ export interface KnowledgeBaseView {
   /** Fixed at creation: changing them means a new knowledge base. */
   chunker: ChunkerConfig;
   embeddingModel: string;
+  /** The model's dimension, detected when the knowledge base was created. */
+  embeddingDimension: number | null;
   /** Mutable: changing it adds and removes documents (their indexes update in place). */
   tagRule: { anyOf: string[] };
   createdAt: string;
@@ -80,6 +83,7 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   description: row.description,
   chunker: row.chunker as KnowledgeBaseView['chunker'],
   embeddingModel: row.embedding_model,
+  embeddingDimension: row.embedding_dimension,
   tagRule: { anyOf: row.tag_rule },
   createdAt: new Date(row.created_at).toISOString(),
   updatedAt: new Date(row.updated_at).toISOString(),
@@ -109,22 +113,24 @@ export class KnowledgeBases {
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly documents: DocumentsRepository,
     private readonly outbox: OutboxRelay,
+    @Inject(MODEL_CATALOG) private readonly models: ModelCatalog,
   ) {}
 
   async create(
     tenantId: TenantId,
     access: Access,
     input: z.infer<typeof createKnowledgeBaseSchema>,
-    served: { defaults: PipelineDefaults; otherModels?: string[] },
+    defaults: PipelineDefaults,
   ): Promise<KnowledgeBaseView> {
     requireWrite(access);
-    const defaultModel = served.defaults.model;
-    const models = [defaultModel, ...(served.otherModels ?? [])];
-    if (input.embeddingModel !== undefined && !models.includes(input.embeddingModel)) {
+    const model = input.embeddingModel ?? defaults.model;
+    // Detected, not declared: the model must be served, and its dimension is what it produces.
+    const dimension = await this.models.dimensionOf(model);
+    if (dimension === undefined) {
       throw new ApiError(
         400,
         'embedding_model_not_served',
-        `embedding model "${input.embeddingModel}" is not served here; this deployment serves ${models.map((m) => `"${m}"`).join(', ')}`,
+        `embedding model "${model}" is not served by this deployment (its default is "${defaults.model}")`,
       );
     }
     const now = this.clock();
@@ -136,8 +142,9 @@ export class KnowledgeBases {
           id: input.id,
           name: input.name,
           description: input.description,
-          chunker: JSON.stringify(input.chunker ?? served.defaults.chunker),
-          embedding_model: input.embeddingModel ?? defaultModel,
+          chunker: JSON.stringify(input.chunker ?? defaults.chunker),
+          embedding_model: model,
+          embedding_dimension: dimension,
           tag_rule: [...new Set(input.tagRule.anyOf)],
           created_at: now,
           updated_at: now,

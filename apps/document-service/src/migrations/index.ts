@@ -6,6 +6,7 @@ import { documentAcl } from './20261123T1200_document_acl';
 import { knowledgeBases } from './20261123T1600_knowledge_bases';
 import { redrives } from './20261124T0900_redrives';
 import { tagRules } from './20261124T1000_tag_rules';
+import { embeddingDimension } from './20261125T0900_embedding_dimension';
 
 /** This service's migrations, applied in name order to its own schema. */
 export const migrations: Migrations = {
@@ -16,4 +17,5 @@ export const migrations: Migrations = {
   '20261123T1600_knowledge_bases': knowledgeBases,
   '20261124T0900_redrives': redrives,
   '20261124T1000_tag_rules': tagRules,
+  '20261125T0900_embedding_dimension': embeddingDimension,
 };

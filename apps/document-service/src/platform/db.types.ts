@@ -50,6 +50,8 @@ export interface KnowledgeBasesTable {
   description: string;
   chunker: ColumnType<Record<string, unknown>, string, string>;
   embedding_model: string;
+  /** Detected at creation; null for knowledge bases created before it was recorded. */
+  embedding_dimension: ColumnType<number | null, number | null | undefined, number | null>;
   /** Documents carrying any of these tags belong to the knowledge base; empty, no rule. */
   tag_rule: ColumnType<string[], string[] | undefined, string[]>;
   created_at: Timestamp;

@@ -1,0 +1,29 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import type { CachedEmbedder } from '../cache/embedding-cache';
+import { EMBEDDER } from '../platform/tokens';
+
+export interface ServedModel {
+  /** The name a knowledge base (and a pipeline) uses for it. */
+  model: string;
+  dimension: number;
+}
+
+/**
+ * The models this service embeds with, and their dimensions, read by document-service when a
+ * knowledge base is created (it stores the dimension and refuses a model not served). In-cluster
+ * only: it lists configuration, no tenant data.
+ */
+@Controller('v1/models')
+export class ModelsController {
+  constructor(@Inject(EMBEDDER) private readonly embedders: ReadonlyMap<string, CachedEmbedder>) {}
+
+  @Get()
+  list(): { items: ServedModel[] } {
+    return {
+      items: [...this.embedders].map(([model, embedder]) => ({
+        model,
+        dimension: embedder.provider.dimension,
+      })),
+    };
+  }
+}
