@@ -178,6 +178,7 @@ program
       documentsUrl: options.documentsUrl,
       grpcAddress: '',
       databaseUrl: env('DATABASE_URL'),
+      embeddingUrl: env('KB_EMBEDDING_URL', 'http://127.0.0.1:3003'),
       model: {
         dir: env('EMBEDDING_MODEL_DIR'),
         name: env('EMBEDDING_MODEL', 'all-MiniLM-L6-v2'),
