@@ -31,21 +31,19 @@ describe('searchCacheKey', () => {
   const base = {
     tenantId: 't1',
     principals: ['user:a', 'role:x'],
-    generation: 3,
     request: { query: 'q', topK: 10 },
   };
 
-  it('is stable under principal order and changes with tenant, principals, generation and request', () => {
+  it('is stable under principal order and changes with tenant, principals and request', () => {
     const key = searchCacheKey(base);
     expect(searchCacheKey({ ...base, principals: ['role:x', 'user:a'] })).toBe(key);
     for (const changed of [
       { ...base, tenantId: 't2' },
       { ...base, principals: ['user:a'] },
-      { ...base, generation: 4 },
       { ...base, request: { query: 'q', topK: 11 } },
     ]) {
       expect(searchCacheKey(changed)).not.toBe(key);
     }
-    expect(key).toMatch(/^kb:search:v1:t1:3:/);
+    expect(key).toMatch(/^kb:search:v2:t1:/);
   });
 });

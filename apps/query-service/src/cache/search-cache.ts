@@ -18,17 +18,26 @@ export interface SearchCache {
   close(): Promise<void>;
 }
 
-/** Builds the key: tenant, the caller's principals, the tenant's index generation and the request. */
+/**
+ * Builds the key: tenant, the caller's principals and the request. The index generation is not
+ * in the key but in the entry (`CachedSearch`): the service reads the current generation from
+ * Postgres and the entry from Redis at once, and serves the entry only when the two agree.
+ */
 export function searchCacheKey(parts: {
   tenantId: string;
   principals: string[];
-  generation: number;
   request: unknown;
 }): string {
   const digest = createHash('sha256')
     .update(JSON.stringify([[...parts.principals].sort(), parts.request]))
     .digest('base64url');
-  return `kb:search:v1:${parts.tenantId}:${parts.generation}:${digest}`;
+  return `kb:search:v2:${parts.tenantId}:${digest}`;
+}
+
+/** A cached answer and the index generation it was computed at. */
+export interface CachedSearch<T> {
+  generation: number;
+  response: T;
 }
 
 /**

@@ -33,6 +33,8 @@ function fakes(
     tuning?: SearchTuning;
     reranker?: Reranker;
     spaces?: Array<{ space: string; model: string | undefined }>;
+    /** The tenant's index generation; throwing makes it unreadable. */
+    generation?: () => number;
     embedders?: ReadonlyMap<string, TestEmbeddingProvider>;
   } = {},
 ) {
@@ -79,7 +81,7 @@ function fakes(
     vectors,
     lexicalIndex,
     {
-      current: async () => 0,
+      current: async () => (extra.generation ? extra.generation() : 0),
       knowledgeBaseSpaces: async (tenantId: string) =>
         extra.spaces ?? [{ space: tenantId, model: undefined }],
     },
@@ -108,6 +110,40 @@ describe('SearchService', () => {
     expect(response.hits.map((h) => h.chunkIndex)).toEqual([2, 1, 3, 5, 4]);
     const expected = [0.7 * 0.875 + 0.3, 0.7, 0.3 * 0.5, 0, 0];
     response.hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]!, 12));
+  });
+
+  it('serves a cached result only at the generation it was computed at', async () => {
+    const entries = new Map<string, string>();
+    const cache: SearchCache = {
+      get: async (key) => entries.get(key),
+      set: async (key, value) => void entries.set(key, value),
+      counters: { hits: 0, misses: 0, errors: 0 },
+      close: async () => undefined,
+    };
+    let generation = 1;
+    const calls = { vector: [] as VectorQuery[], lexical: [] as LexicalQuery[] };
+    const service = fakes(
+      [match(1, 0.9)],
+      [],
+      {},
+      {
+        cache,
+        calls,
+        generation: () => {
+          if (generation < 0) throw new Error('postgres down');
+          return generation;
+        },
+      },
+    );
+    const outcome = async () => (await service.search(tenant, request('semantic'))).cache;
+    expect(await outcome()).toBe('miss');
+    expect(await outcome()).toBe('hit');
+    generation = 2; // indexing changed something
+    expect(await outcome()).toBe('miss');
+    expect(await outcome()).toBe('hit');
+    generation = -1; // unreadable: no cache, still an answer
+    expect(await outcome()).toBe('off');
+    expect(calls.vector).toHaveLength(3);
   });
 
   it('applies the configured semantic weight, and keys cached results by it', async () => {

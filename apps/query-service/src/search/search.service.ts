@@ -5,7 +5,7 @@ import { annotateActiveSpan, meter, withSpan } from '@kb/observability';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { searchCacheKey, type SearchCache } from '../cache/search-cache';
+import { searchCacheKey, type CachedSearch, type SearchCache } from '../cache/search-cache';
 import {
   EMBEDDING_PROVIDER,
   GENERATIONS,
@@ -128,10 +128,7 @@ export class SearchService {
     private readonly embedders: ReadonlyMap<string, EmbeddingProvider> | null = null,
   ) {}
 
-  /**
-   * Answers from the result cache when it can. The key holds the tenant's index generation, which
-   * indexing bumps after every change, so an entry is never served after its content changed.
-   */
+  /** Answers from the result cache when it can (see `searchInSpan`). */
   async search(
     tenantId: TenantId,
     request: SearchRequest,
@@ -153,42 +150,47 @@ export class SearchService {
     return response;
   }
 
-  /** `principals` undefined: no ACL filter (a tenant admin, or a trusted internal caller). */
+  /**
+   * `principals` undefined: no ACL filter (a tenant admin, or a trusted internal caller). The
+   * tenant's index generation (Postgres) and the cached entry (Redis) are read at once; the entry
+   * answers only when it was computed at the current generation, which indexing bumps after every
+   * change, so a result is never served after its content changed.
+   */
   private async searchInSpan(
     tenantId: TenantId,
     request: SearchRequest,
     principals: string[] | undefined,
   ): Promise<SearchResponse> {
     const started = performance.now();
-    const key = await this.cacheKey(tenantId, request, principals);
-    const cached = key ? await this.cache?.get(key) : undefined;
-    annotateActiveSpan({ 'kb.cache': cached ? 'hit' : key ? 'miss' : 'off' });
-    if (cached) {
-      return { ...(JSON.parse(cached) as SearchResponse), cache: 'hit', tookMs: elapsed(started) };
-    }
+    const key = this.cache
+      ? searchCacheKey({
+          tenantId,
+          // Callers with the same principal set see the same documents, so they share entries.
+          principals: principals ?? ['*unfiltered'],
+          // The fusion weight ranks the results too: a changed setting must not serve old rankings.
+          request: [normalizeRequest(request), this.tuning.semanticWeight],
+        })
+      : undefined;
+    const [generation, cached] = key
+      ? await Promise.all([this.generation(tenantId), this.cache!.get(key)])
+      : [undefined, undefined];
+    const entry = cached ? (JSON.parse(cached) as CachedSearch<SearchResponse>) : undefined;
+    const usable = generation !== undefined;
+    const hit = usable && entry?.generation === generation;
+    annotateActiveSpan({ 'kb.cache': hit ? 'hit' : usable ? 'miss' : 'off' });
+    if (hit) return { ...entry.response, cache: 'hit', tookMs: elapsed(started) };
     const response = await this.execute(tenantId, request, principals, started);
-    if (key && !response.degraded) {
-      await this.cache?.set(key, JSON.stringify(response));
+    if (key && usable && !response.degraded) {
+      const fresh: CachedSearch<SearchResponse> = { generation, response };
+      await this.cache!.set(key, JSON.stringify(fresh));
     }
-    return { ...response, cache: key ? 'miss' : 'off' };
+    return { ...response, cache: usable ? 'miss' : 'off' };
   }
 
-  private async cacheKey(
-    tenantId: TenantId,
-    request: SearchRequest,
-    principals: string[] | undefined,
-  ): Promise<string | undefined> {
-    if (!this.cache) return undefined;
+  /** The tenant's index generation; undefined (caching skipped) when it cannot be read. */
+  private async generation(tenantId: TenantId): Promise<number | undefined> {
     try {
-      const generation = await this.generations.current(tenantId);
-      // Callers with the same principal set see the same documents, so they share entries.
-      return searchCacheKey({
-        tenantId,
-        principals: principals ?? ['*unfiltered'],
-        generation,
-        // The fusion weight ranks the results too: a changed setting must not serve old rankings.
-        request: [normalizeRequest(request), this.tuning.semanticWeight],
-      });
+      return await this.generations.current(tenantId);
     } catch (error) {
       this.logger.warn(`index generation unavailable, cache skipped: ${String(error)}`);
       return undefined;
