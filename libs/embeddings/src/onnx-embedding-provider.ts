@@ -31,10 +31,7 @@ export class OnnxEmbeddingProvider implements EmbeddingProvider {
   ) {}
 
   static async load(options: OnnxEmbeddingOptions): Promise<OnnxEmbeddingProvider> {
-    const transformers = await import('@huggingface/transformers');
-    transformers.env.allowRemoteModels = false;
-    transformers.env.allowLocalModels = true;
-    transformers.env.localModelPath = ensureTrailingSlash(options.modelDir);
+    const transformers = await offlineTransformers(options.modelDir);
     const extractor = await transformers.pipeline('feature-extraction', options.model, {
       dtype: options.dtype ?? 'q8',
       session_options: {
@@ -63,6 +60,16 @@ export class OnnxEmbeddingProvider implements EmbeddingProvider {
   }
 }
 
-function ensureTrailingSlash(path: string): string {
-  return path.endsWith('/') ? path : `${path}/`;
+/**
+ * transformers.js set to load models only from `modelDir` (`<modelDir>/<model id>/`), never from
+ * a model hub: models are fetched by the project's setup, offline at run time.
+ */
+export async function offlineTransformers(
+  modelDir: string,
+): Promise<typeof import('@huggingface/transformers', { with: { 'resolution-mode': 'import' } })> {
+  const transformers = await import('@huggingface/transformers');
+  transformers.env.allowRemoteModels = false;
+  transformers.env.allowLocalModels = true;
+  transformers.env.localModelPath = modelDir.endsWith('/') ? modelDir : `${modelDir}/`;
+  return transformers;
 }

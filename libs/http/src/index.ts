@@ -6,3 +6,4 @@ export * from './bootstrap';
 export * from './resources';
 export * from './openapi';
 export * from './auth';
+export * from './periodic';

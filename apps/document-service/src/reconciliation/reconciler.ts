@@ -1,4 +1,5 @@
 import { Topics, newEnvelope, topicEventTypes } from '@kb/contracts';
+import { PeriodicTask } from '@kb/http';
 import { meter } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import {
@@ -37,8 +38,7 @@ export interface ReconcileReport {
 @Injectable()
 export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(Reconciler.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+  private readonly task: PeriodicTask;
 
   constructor(
     @Inject(DB) private readonly db: Kysely<DocumentDatabase>,
@@ -47,20 +47,21 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
     @Inject(DOCUMENT_CONFIG) private readonly config: DocumentConfig,
     private readonly outbox: OutboxRelay,
     private readonly documents: DocumentsRepository,
-  ) {}
+  ) {
+    this.task = new PeriodicTask(
+      'reconciliation',
+      config.RECONCILE_INTERVAL_MS,
+      () => this.reconcile(),
+      this.logger,
+    );
+  }
 
   onApplicationBootstrap(): void {
-    if (this.config.RECONCILE_INTERVAL_MS === 0) return;
-    this.timer = setInterval(() => {
-      this.running ??= this.reconcile()
-        .catch((error: unknown) => this.logger.error(`reconciliation failed: ${String(error)}`))
-        .finally(() => (this.running = undefined));
-    }, this.config.RECONCILE_INTERVAL_MS);
+    this.task.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+    await this.task.stop();
   }
 
   /** One pass over every tenant's stalled documents. */

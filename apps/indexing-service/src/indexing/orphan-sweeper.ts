@@ -1,5 +1,6 @@
 import { tenantOfSpace } from '@kb/contracts';
 import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
+import { PeriodicTask } from '@kb/http';
 import { meter } from '@kb/observability';
 import type { DocumentVersions, VectorStore } from '@kb/vector-store';
 import {
@@ -71,8 +72,7 @@ const BATCH = 500;
 @Injectable()
 export class OrphanSweeper implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OrphanSweeper.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+  private readonly task: PeriodicTask;
 
   constructor(
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
@@ -80,22 +80,22 @@ export class OrphanSweeper implements OnApplicationBootstrap, BeforeApplicationS
     @Inject(GENERATIONS)
     private readonly generations: Pick<PgIndexGenerations, 'allSpaces' | 'indexStates' | 'bump'>,
     @Inject(INDEXING_CONFIG)
-    private readonly config: Pick<IndexingConfig, 'ORPHAN_SWEEP_INTERVAL_MS'>,
-  ) {}
+    config: Pick<IndexingConfig, 'ORPHAN_SWEEP_INTERVAL_MS'>,
+  ) {
+    this.task = new PeriodicTask(
+      'orphan sweep',
+      config.ORPHAN_SWEEP_INTERVAL_MS,
+      () => this.sweep(),
+      this.logger,
+    );
+  }
 
   onApplicationBootstrap(): void {
-    if (this.config.ORPHAN_SWEEP_INTERVAL_MS === 0) return;
-    this.timer = setInterval(() => {
-      this.running ??= this.sweep()
-        .catch((error: unknown) => this.logger.error(`orphan sweep failed: ${String(error)}`))
-        .finally(() => (this.running = undefined));
-    }, this.config.ORPHAN_SWEEP_INTERVAL_MS);
-    this.timer.unref();
+    this.task.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+    await this.task.stop();
   }
 
   /** One pass over every index space (tenants' and pipelines'); `spaces` narrows it (tests). */

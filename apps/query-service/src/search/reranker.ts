@@ -1,3 +1,4 @@
+import { offlineTransformers } from '@kb/embeddings';
 import { Logger } from '@nestjs/common';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,12 +57,7 @@ export class CrossEncoderReranker implements Reranker {
       );
       return undefined;
     }
-    const transformers = await import('@huggingface/transformers');
-    transformers.env.allowRemoteModels = false;
-    transformers.env.allowLocalModels = true;
-    transformers.env.localModelPath = options.modelDir.endsWith('/')
-      ? options.modelDir
-      : `${options.modelDir}/`;
+    const transformers = await offlineTransformers(options.modelDir);
     const tokenizer = await transformers.AutoTokenizer.from_pretrained(options.model);
     const classifier = await transformers.AutoModelForSequenceClassification.from_pretrained(
       options.model,

@@ -92,6 +92,18 @@ function fakes(
   );
 }
 
+/** A result cache in a Map. */
+function memoryCache() {
+  const entries = new Map<string, string>();
+  const cache: SearchCache = {
+    get: async (key) => entries.get(key),
+    set: async (key, value) => void entries.set(key, value),
+    counters: { hits: 0, misses: 0, errors: 0 },
+    close: async () => undefined,
+  };
+  return { cache, entries };
+}
+
 const tenant = toTenantId('t1');
 const request = (
   mode: 'hybrid' | 'semantic' | 'lexical',
@@ -113,13 +125,7 @@ describe('SearchService', () => {
   });
 
   it('serves a cached result only at the generation it was computed at', async () => {
-    const entries = new Map<string, string>();
-    const cache: SearchCache = {
-      get: async (key) => entries.get(key),
-      set: async (key, value) => void entries.set(key, value),
-      counters: { hits: 0, misses: 0, errors: 0 },
-      close: async () => undefined,
-    };
+    const { cache } = memoryCache();
     let generation = 1;
     const calls = { vector: [] as VectorQuery[], lexical: [] as LexicalQuery[] };
     const service = fakes(
@@ -147,13 +153,7 @@ describe('SearchService', () => {
   });
 
   it('applies the configured semantic weight, and keys cached results by it', async () => {
-    const entries = new Map<string, string>();
-    const cache: SearchCache = {
-      get: async (key) => entries.get(key),
-      set: async (key, value) => void entries.set(key, value),
-      counters: { hits: 0, misses: 0, errors: 0 },
-      close: async () => undefined,
-    };
+    const { cache } = memoryCache();
     const ranking = async (semanticWeight: number) => {
       const service = fakes(
         [match(1, 0.9), match(2, 0.1)],
@@ -334,13 +334,7 @@ describe('SearchService', () => {
   });
 
   it('embeds a query once and reuses the cached embedding', async () => {
-    const entries = new Map<string, string>();
-    const cache: SearchCache = {
-      get: async (key) => entries.get(key),
-      set: async (key, value) => void entries.set(key, value),
-      counters: { hits: 0, misses: 0, errors: 0 },
-      close: async () => undefined,
-    };
+    const { cache, entries } = memoryCache();
     const embedder = new TestEmbeddingProvider();
     const embed = jest.spyOn(embedder, 'embed');
     const calls = { vector: [] as VectorQuery[], lexical: [] as LexicalQuery[] };

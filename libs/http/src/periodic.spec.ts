@@ -1,0 +1,40 @@
+import { PeriodicTask } from './periodic';
+
+describe('PeriodicTask', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('runs every interval, one run at a time, and survives a failed run', async () => {
+    const errors: string[] = [];
+    let runs = 0;
+    let release: () => void = () => undefined;
+    const task = new PeriodicTask(
+      'job',
+      100,
+      () => {
+        runs++;
+        if (runs === 1) return Promise.reject(new Error('boom'));
+        return new Promise<void>((resolve) => (release = resolve));
+      },
+      { error: (message: string) => void errors.push(message) },
+    );
+    task.start();
+    await jest.advanceTimersByTimeAsync(100);
+    expect(errors).toEqual(['job failed: Error: boom']);
+    await jest.advanceTimersByTimeAsync(100); // second run starts and hangs
+    await jest.advanceTimersByTimeAsync(300); // ticks while it runs are skipped
+    expect(runs).toBe(2);
+    const stopped = task.stop();
+    release();
+    await stopped;
+    await jest.advanceTimersByTimeAsync(500);
+    expect(runs).toBe(2);
+  });
+
+  it('never runs with an interval of 0', async () => {
+    const task = new PeriodicTask('job', 0, () => Promise.resolve(), { error: () => undefined });
+    task.start();
+    await jest.advanceTimersByTimeAsync(10_000);
+    await task.stop();
+  });
+});
