@@ -182,17 +182,13 @@ export class IndexingService {
     documentId: string,
   ): Promise<{ vectors: number; lexical: number }> {
     await this.generations.tombstone(tenantId, documentId);
-    let vectors = 0;
-    let lexical = 0;
-    for (const space of await this.generations.spacesOf(tenantId, documentId)) {
-      const [v, l] = await Promise.all([
-        this.vectors.deleteDocument(space, documentId),
-        this.lexical.deleteDocument(space, documentId),
-      ]);
-      vectors += v;
-      lexical += l;
-      await this.generations.forgetSpace(tenantId, documentId, space);
-    }
+    const spaces = await this.generations.spacesOf(tenantId, documentId);
+    const { vectors, lexical } = await this.inEverySpace(tenantId, documentId, (space) => [
+      this.vectors.deleteDocument(space, documentId),
+      this.lexical.deleteDocument(space, documentId),
+    ]);
+    // Forgotten only once every space is empty: a retried event still finds them all.
+    for (const space of spaces) await this.generations.forgetSpace(tenantId, documentId, space);
     await this.generations.bump(tenantId);
     documentsRemoved.add(1);
     this.logger.log(`deleted document ${documentId}: ${vectors} vectors, ${lexical} lexical rows`);
@@ -222,16 +218,10 @@ export class IndexingService {
     attributes: EditableAttributes,
   ): Promise<void> {
     await this.generations.recordAttributes(tenantId, documentId, attributes);
-    let vectors = 0;
-    let lexical = 0;
-    for (const space of await this.generations.spacesOf(tenantId, documentId)) {
-      const [v, l] = await Promise.all([
-        this.vectors.setAttributes(space, documentId, attributes),
-        this.lexical.setAttributes(space, documentId, attributes),
-      ]);
-      vectors += v;
-      lexical += l;
-    }
+    const { vectors, lexical } = await this.inEverySpace(tenantId, documentId, (space) => [
+      this.vectors.setAttributes(space, documentId, attributes),
+      this.lexical.setAttributes(space, documentId, attributes),
+    ]);
     await this.generations.bump(tenantId);
     this.logger.log(
       `document ${documentId} attributes changed: ${vectors} vectors, ${lexical} lexical rows updated`,
@@ -244,20 +234,32 @@ export class IndexingService {
    */
   async setPrincipals(tenantId: string, documentId: string, principals: string[]): Promise<void> {
     await this.generations.recordPrincipals(tenantId, documentId, principals);
-    let vectors = 0;
-    let lexical = 0;
-    for (const space of await this.generations.spacesOf(tenantId, documentId)) {
-      const [v, l] = await Promise.all([
-        this.vectors.setPrincipals(space, documentId, principals),
-        this.lexical.setPrincipals(space, documentId, principals),
-      ]);
-      vectors += v;
-      lexical += l;
-    }
+    const { vectors, lexical } = await this.inEverySpace(tenantId, documentId, (space) => [
+      this.vectors.setPrincipals(space, documentId, principals),
+      this.lexical.setPrincipals(space, documentId, principals),
+    ]);
     await this.generations.bump(tenantId);
     this.logger.log(
       `document ${documentId} readable by ${principals.join(' ')}: ${vectors} vectors, ${lexical} lexical rows updated`,
     );
+  }
+
+  /**
+   * Runs a change on a document in every index space holding it (one per pipeline of its
+   * knowledge bases); `change` returns the vector and lexical counts it touched in that space.
+   */
+  private async inEverySpace(
+    tenantId: string,
+    documentId: string,
+    change: (space: string) => [Promise<number>, Promise<number>],
+  ): Promise<{ vectors: number; lexical: number }> {
+    const total = { vectors: 0, lexical: 0 };
+    for (const space of await this.generations.spacesOf(tenantId, documentId)) {
+      const [vectors, lexical] = await Promise.all(change(space));
+      total.vectors += vectors;
+      total.lexical += lexical;
+    }
+    return total;
   }
 
   /**
