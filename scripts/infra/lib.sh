@@ -2,7 +2,6 @@
 # Helpers for the infra scripts.
 
 INFRA_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO_DIR="$(cd "$INFRA_DIR/../.." && pwd)"
 # shellcheck source=env.sh
 source "$INFRA_DIR/env.sh"
 RUN_DIR="$KB_HOME/run"
