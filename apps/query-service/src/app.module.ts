@@ -24,7 +24,7 @@ import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { QUERY_CONFIG, type QueryConfig } from './config/query.config';
-import type { SearchCache } from './cache/search-cache';
+import type { SearchCache } from './cache/search.cache';
 import {
   EMBEDDING_PROVIDER,
   GENERATIONS,
@@ -41,7 +41,7 @@ import { ContextController } from './context/context.controller';
 import { ContextService } from './context/context.service';
 import { SearchController } from './search/search.controller';
 import { KnowledgeBaseGrpcServer } from './search/search.grpc';
-import type { Reranker } from './search/reranker';
+import type { Reranker } from './search/cross-encoder.reranker';
 import { SearchService } from './search/search.service';
 import { DocumentsClient } from './documents/documents.client';
 import { OpenApiController } from './openapi.controller';

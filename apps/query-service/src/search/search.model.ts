@@ -1,6 +1,6 @@
 import { FilterError, parseFilter, type FilterNode } from '@kb/contracts';
 import { z } from 'zod';
-import type { FusionMethod, Strategy } from './fusion';
+import type { FusionMethod, Strategy } from './fusion.ranking';
 
 export const MAX_TOP_K = 100;
 /** How deep pagination reaches: `offset + topK` stays within it. */

@@ -2,10 +2,10 @@ import { toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
 import type { LexicalIndex, LexicalMatch, LexicalQuery } from '@kb/lexical-index';
 import type { VectorMatch, VectorQuery, VectorStore } from '@kb/vector-store';
-import type { SearchCache } from '../cache/search-cache';
+import type { SearchCache } from '../cache/search.cache';
 import { SearchError } from './search.errors';
 import { searchRequestSchema } from './search.model';
-import type { Reranker } from './reranker';
+import type { Reranker } from './cross-encoder.reranker';
 import { SearchService, mergeSpaces, type SearchTuning } from './search.service';
 
 const match = (chunkIndex: number, score: number): VectorMatch & LexicalMatch => ({

@@ -5,7 +5,7 @@ import { annotateActiveSpan, meter, withSpan } from '@kb/observability';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { searchCacheKey, type CachedSearch, type SearchCache } from '../cache/search-cache';
+import { searchCacheKey, type CachedSearch, type SearchCache } from '../cache/search.cache';
 import {
   EMBEDDING_PROVIDER,
   GENERATIONS,
@@ -16,9 +16,9 @@ import {
   SEARCH_TUNING,
   VECTOR_STORE,
 } from '../platform/tokens';
-import { convexCombination, reciprocalRankFusion, type Ranked } from './fusion';
-import { maximalMarginalRelevance } from './mmr';
-import type { Reranker } from './reranker';
+import { convexCombination, reciprocalRankFusion, type Ranked } from './fusion.ranking';
+import { maximalMarginalRelevance } from './mmr.ranking';
+import type { Reranker } from './cross-encoder.reranker';
 import { SearchError, SearchErrorCode } from './search.errors';
 import {
   MAX_RESULT_WINDOW,

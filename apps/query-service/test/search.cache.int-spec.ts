@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RedisSearchCache, searchCacheKey } from '../src/cache/search-cache';
+import { RedisSearchCache, searchCacheKey } from '../src/cache/search.cache';
 
 jest.setTimeout(20_000);
 
