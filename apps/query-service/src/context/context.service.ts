@@ -1,5 +1,5 @@
 import type { TenantId } from '@kb/contracts';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import {
   filterSchema,
@@ -44,7 +44,7 @@ export type RetrieveContextResponse = z.infer<typeof retrieveContextResponseSche
 /** Context for the LLM orchestrator: search, then merge, deduplicate and pack to the budget. */
 @Injectable()
 export class ContextService {
-  constructor(private readonly search: SearchService) {}
+  constructor(@Inject(SearchService) private readonly search: Pick<SearchService, 'search'>) {}
 
   async retrieve(
     tenantId: TenantId,
