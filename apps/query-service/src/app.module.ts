@@ -24,16 +24,14 @@ import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { QUERY_CONFIG, type QueryConfig } from './config/query.config';
-import type { SearchCache } from './cache/search-cache';
+import type { SearchCache } from './cache/search.cache';
 import {
-  EMBEDDING_PROVIDER,
   GENERATIONS,
   LEXICAL_INDEX,
   EVENT_PRODUCER,
   SEARCH_CACHE,
   SEARCH_TUNING,
   RERANKER,
-  EXTRA_EMBEDDERS,
   TOKEN_VERIFIER,
   VECTOR_STORE,
 } from './platform/tokens';
@@ -41,8 +39,14 @@ import { ContextController } from './context/context.controller';
 import { ContextService } from './context/context.service';
 import { SearchController } from './search/search.controller';
 import { KnowledgeBaseGrpcServer } from './search/search.grpc';
-import type { Reranker } from './search/reranker';
+import type { Reranker } from './search/cross-encoder.reranker';
+import { HybridRetrieval } from './search/hybrid.retrieval';
+import { QueryEmbedder } from './search/query.embedder';
+import { SearchResultCache } from './search/search-result.cache';
 import { SearchService } from './search/search.service';
+import { DiversifyStep } from './search/steps/diversify.step';
+import { NeighborsStep } from './search/steps/neighbors.step';
+import { RerankStep } from './search/steps/rerank.step';
 import { DocumentsClient } from './documents/documents.client';
 import { OpenApiController } from './openapi.controller';
 
@@ -85,7 +89,6 @@ export class AppModule {
       ],
       providers: [
         { provide: QUERY_CONFIG, useValue: deps.config },
-        { provide: EMBEDDING_PROVIDER, useValue: deps.provider },
         { provide: VECTOR_STORE, useValue: deps.vectors },
         { provide: LEXICAL_INDEX, useValue: deps.lexical },
         { provide: GENERATIONS, useValue: deps.generations },
@@ -99,13 +102,17 @@ export class AppModule {
         },
         { provide: RERANKER, useValue: deps.reranker ?? null },
         {
-          // By the name pipelines use; the main model also under EMBEDDING_MODEL (see ADR 12).
-          provide: EXTRA_EMBEDDERS,
-          useValue: new Map([
-            [deps.config.EMBEDDING_MODEL, deps.provider],
-            [deps.provider.model, deps.provider],
-            ...(deps.extraProviders ?? []).map((p) => [p.model, p] as const),
-          ]),
+          provide: QueryEmbedder,
+          inject: [SEARCH_CACHE],
+          useFactory: (cache: SearchCache | null) =>
+            new QueryEmbedder(
+              {
+                main: deps.provider,
+                mainName: deps.config.EMBEDDING_MODEL,
+                extra: deps.extraProviders ?? [],
+              },
+              cache,
+            ),
         },
         { provide: CLOSERS, useValue: closers },
         { provide: EVENT_PRODUCER, useValue: deps.producer },
@@ -134,6 +141,11 @@ export class AppModule {
         },
         EventConsumersHost,
         ResourceCloser,
+        SearchResultCache,
+        HybridRetrieval,
+        RerankStep,
+        DiversifyStep,
+        NeighborsStep,
         SearchService,
         DocumentsClient,
         ContextService,

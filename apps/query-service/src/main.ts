@@ -8,9 +8,9 @@ import { PgIndexGenerations, PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
 import { vectorStoreFromEnv } from '@kb/vector-store';
 import { AppModule } from './app.module';
-import { RedisSearchCache } from './cache/search-cache';
+import { RedisSearchCache } from './cache/search.cache';
 import { loadQueryConfig } from './config/query.config';
-import { CrossEncoderReranker } from './search/reranker';
+import { CrossEncoderReranker } from './search/cross-encoder.reranker';
 
 async function main(): Promise<void> {
   const config = loadQueryConfig();

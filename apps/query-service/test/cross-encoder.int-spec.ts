@@ -7,7 +7,7 @@ import { join } from 'node:path';
  * onnxruntime checks tensor types against the native realm's Float32Array, which Jest's sandbox
  * replaces, so the built adapter runs in a child Node process (`npm test` builds first).
  */
-const ADAPTER = join(__dirname, '..', 'dist', 'search', 'reranker.js');
+const ADAPTER = join(__dirname, '..', 'dist', 'search', 'cross-encoder.reranker.js');
 
 function inNode(modelDir: string, model: string, query: string, passages: string[]): unknown {
   const script = `

@@ -1,11 +1,13 @@
 import type { TenantId } from '@kb/contracts';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import {
   filterSchema,
   knowledgeBaseIdsSchema,
   SEARCH_MODES,
+  searchRequestSchema,
   type SearchHit,
+  type SearchRequest,
 } from '../search/search.model';
 import { SearchService } from '../search/search.service';
 import { packContext, packedContextSchema } from './context.packing';
@@ -42,31 +44,25 @@ export type RetrieveContextResponse = z.infer<typeof retrieveContextResponseSche
 /** Context for the LLM orchestrator: search, then merge, deduplicate and pack to the budget. */
 @Injectable()
 export class ContextService {
-  constructor(private readonly search: SearchService) {}
+  constructor(@Inject(SearchService) private readonly search: Pick<SearchService, 'search'>) {}
 
   async retrieve(
     tenantId: TenantId,
     request: RetrieveContextRequest,
     principals?: string[],
   ): Promise<RetrieveContextResponse & { hits: SearchHit[] }> {
-    const result = await this.search.search(
-      tenantId,
-      {
+    // The search defaults (no paging, MMR, rerank or neighbours; convex fusion) are the schema's.
+    // The filter was parsed with the rest of the context request: it joins the parsed search.
+    const search: SearchRequest = {
+      ...searchRequestSchema.parse({
         query: request.question,
         topK: request.candidates,
-        offset: 0,
         knowledgeBaseIds: request.knowledgeBaseIds,
-        filter: request.filter,
         mode: request.mode,
-        mmr: false,
-        mmrLambda: 0.5,
-        neighbors: 0,
-        minScore: 0,
-        rerank: false,
-        fusion: 'convex',
-      },
-      principals,
-    );
+      }),
+      filter: request.filter,
+    };
+    const result = await this.search.search(tenantId, search, principals);
     return {
       hits: result.hits,
       ...packContext(result.hits, request.tokenBudget),

@@ -1,6 +1,7 @@
 import { FilterError, parseFilter, type FilterNode } from '@kb/contracts';
+import { vectorId, type ChunkKey } from '@kb/vector-store';
 import { z } from 'zod';
-import type { FusionMethod, Strategy } from './fusion';
+import type { FusionMethod, Strategy } from './fusion.ranking';
 
 export const MAX_TOP_K = 100;
 /** How deep pagination reaches: `offset + topK` stays within it. */
@@ -9,6 +10,16 @@ export const DEFAULT_MMR_LAMBDA = 0.5;
 export const DEFAULT_TOP_K = 10;
 export const SEARCH_MODES = ['hybrid', 'semantic', 'lexical'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
+
+/** Deployment-wide ranking settings (query-service config). */
+export interface SearchTuning {
+  /** α of the convex combination: α·semantic + (1 − α)·lexical. */
+  semanticWeight: number;
+  /** How many of the best fused candidates the cross-encoder re-scores. */
+  rerankCandidates: number;
+}
+
+export const DEFAULT_SEARCH_TUNING: SearchTuning = { semanticWeight: 0.7, rerankCandidates: 30 };
 
 /** The filter language of docs/adr/0007, parsed and validated into a tree at the edge. */
 export const filterSchema = z
@@ -120,6 +131,12 @@ export const searchHitSchema = z.object({
   isMatch: z.boolean(),
 });
 export type SearchHit = z.infer<typeof searchHitSchema>;
+
+/**
+ * A chunk's identity across strategies and steps (`<document>#<version>#<chunk>`): the vector
+ * store's own id, so the vectors it returns for MMR are found under the same key.
+ */
+export const chunkKey: (chunk: ChunkKey) => string = vectorId;
 
 const DEGRADED_REASONS = ['vector_search_unavailable', 'lexical_search_unavailable'] as const;
 export type DegradedReason = (typeof DEGRADED_REASONS)[number];

@@ -1,8 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { createHash } from 'node:crypto';
 import { createClient, type RedisClientType } from 'redis';
-
-export type CacheOutcome = 'hit' | 'miss' | 'off';
 
 export interface CacheCounters {
   hits: number;
@@ -10,7 +7,10 @@ export interface CacheCounters {
   errors: number;
 }
 
-/** The result-cache port: fail-open, so an outage costs latency, never an answer. */
+/**
+ * The cache port, holding search results and query embeddings: fail-open, so an outage costs
+ * latency, never an answer.
+ */
 export interface SearchCache {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;
@@ -19,29 +19,7 @@ export interface SearchCache {
 }
 
 /**
- * Builds the key: tenant, the caller's principals and the request. The index generation is not
- * in the key but in the entry (`CachedSearch`): the service reads the current generation from
- * Postgres and the entry from Redis at once, and serves the entry only when the two agree.
- */
-export function searchCacheKey(parts: {
-  tenantId: string;
-  principals: string[];
-  request: unknown;
-}): string {
-  const digest = createHash('sha256')
-    .update(JSON.stringify([[...parts.principals].sort(), parts.request]))
-    .digest('base64url');
-  return `kb:search:v2:${parts.tenantId}:${digest}`;
-}
-
-/** A cached answer and the index generation it was computed at. */
-export interface CachedSearch<T> {
-  generation: number;
-  response: T;
-}
-
-/**
- * Redis result cache. Every command has a short timeout and errors are counted and swallowed;
+ * The Redis cache. Every command has a short timeout and errors are counted and swallowed;
  * while Redis is unreachable the client stops queueing commands, so searches go straight to the
  * indexes instead of waiting on it.
  */

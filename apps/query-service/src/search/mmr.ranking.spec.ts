@@ -1,4 +1,4 @@
-import { maximalMarginalRelevance } from './mmr';
+import { maximalMarginalRelevance } from './mmr.ranking';
 
 describe('maximalMarginalRelevance', () => {
   // a1 and a2 are near-duplicates; b is less relevant but different.

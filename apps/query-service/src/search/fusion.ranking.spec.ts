@@ -1,4 +1,4 @@
-import { convexCombination, reciprocalRankFusion } from './fusion';
+import { convexCombination, reciprocalRankFusion } from './fusion.ranking';
 
 describe('reciprocalRankFusion', () => {
   const key = (s: string) => s;

@@ -1,0 +1,76 @@
+import { toTenantId } from '@kb/contracts';
+import { newHit } from '../../test/support/search.fakes';
+import type { SearchRequest, SearchResponse } from '../search/search.model';
+import { ContextService, retrieveContextSchema } from './context.service';
+
+/** A search that records what it was asked and answers degraded with two hits. */
+function recordingSearch() {
+  const asked: Array<{ request: SearchRequest; principals: string[] | undefined }> = [];
+  const search = {
+    search: async (
+      _tenantId: string,
+      request: SearchRequest,
+      principals?: string[],
+    ): Promise<SearchResponse> => {
+      asked.push({ request, principals });
+      return {
+        hits: [newHit(0, 0.9), newHit(1, 0.8)],
+        tookMs: 1,
+        cache: 'off',
+        mode: request.mode,
+        confidence: 'low',
+        rerank: 'off',
+        mmr: 'off',
+        degraded: true,
+        degradedReason: 'vector_search_unavailable',
+      };
+    },
+  };
+  return { search, asked };
+}
+
+describe('ContextService', () => {
+  it('searches with the context request and the search defaults', async () => {
+    const { search, asked } = recordingSearch();
+    const request = retrieveContextSchema.parse({
+      question: ' sail rigging ',
+      candidates: 30,
+      mode: 'lexical',
+      knowledgeBaseIds: ['kb1'],
+      filter: { tags: 'finance' },
+    });
+    await new ContextService(search).retrieve(toTenantId('t1'), request, ['user:a']);
+    expect(asked).toEqual([
+      {
+        request: {
+          query: 'sail rigging',
+          topK: 30,
+          offset: 0,
+          knowledgeBaseIds: ['kb1'],
+          filter: { kind: 'compare', field: { kind: 'tags' }, operator: '$eq', value: 'finance' },
+          mode: 'lexical',
+          mmr: false,
+          mmrLambda: 0.5,
+          neighbors: 0,
+          minScore: 0,
+          rerank: false,
+          fusion: 'convex',
+        },
+        principals: ['user:a'],
+      },
+    ]);
+  });
+
+  it('packs the hits within the budget and passes on a degraded answer', async () => {
+    const { search } = recordingSearch();
+    const request = retrieveContextSchema.parse({ question: 'q', tokenBudget: 64 });
+    const context = await new ContextService(search).retrieve(toTenantId('t1'), request);
+    expect(context.hits.map((h) => h.chunkIndex)).toEqual([0, 1]);
+    expect(context).toMatchObject({
+      tokenBudget: 64,
+      degraded: true,
+      degradedReason: 'vector_search_unavailable',
+    });
+    expect(context.passages.map((p) => p.citation)).toEqual([1]);
+  });
+});

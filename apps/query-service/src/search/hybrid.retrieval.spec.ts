@@ -1,0 +1,172 @@
+import { toTenantId } from '@kb/contracts';
+import { TestEmbeddingProvider } from '@kb/embeddings';
+import { fakeIndexes, newMatch, type IndexContents } from '../../test/support/search.fakes';
+import { HybridRetrieval, type IndexSpace, type IndexSpaceReader } from './hybrid.retrieval';
+import { QueryEmbedder } from './query.embedder';
+import { SearchError } from './search.errors';
+import {
+  DEFAULT_SEARCH_TUNING,
+  searchRequestSchema,
+  type SearchRequestInput,
+} from './search.model';
+
+const tenant = toTenantId('t1');
+const second = new TestEmbeddingProvider(8);
+const own: IndexSpace[] = [{ space: 't1', model: undefined }];
+
+function retrieval(contents: IndexContents, semanticWeight = DEFAULT_SEARCH_TUNING.semanticWeight) {
+  const { vectors, lexical, calls } = fakeIndexes(contents);
+  const embedder = new QueryEmbedder(
+    { main: new TestEmbeddingProvider(), mainName: 'all-MiniLM-L6-v2', extra: [second] },
+    null,
+  );
+  const spaces: IndexSpaceReader = { knowledgeBaseSpaces: async () => own };
+  const tuning = { ...DEFAULT_SEARCH_TUNING, semanticWeight };
+  return { retrieval: new HybridRetrieval(embedder, vectors, lexical, spaces, tuning), calls };
+}
+
+/** One space searched for `input`, 100 candidates a side: its hits and the degraded reason. */
+async function retrieve(
+  contents: IndexContents,
+  input: Omit<SearchRequestInput, 'query'> = {},
+  semanticWeight?: number,
+) {
+  const { retrieval: r } = retrieval(contents, semanticWeight);
+  const { bySpace, degradedReason } = await r.retrieve(
+    own,
+    searchRequestSchema.parse({ query: 'q', ...input }),
+    {},
+    100,
+  );
+  return { hits: bySpace[0]!.hits, degradedReason };
+}
+const order = (hits: Array<{ chunkIndex: number }>) => hits.map((h) => h.chunkIndex);
+
+describe('HybridRetrieval', () => {
+  it('fuses with a convex combination by default, weighting semantic by 0.7', async () => {
+    const { hits } = await retrieve({
+      vector: [newMatch(1, 0.9), newMatch(2, 0.8), newMatch(5, 0.1)],
+      lexical: [newMatch(2, 3), newMatch(3, 2), newMatch(4, 1)],
+    });
+    // semantic 1 → 1, 2 → .875, 5 → 0; lexical 2 → 1, 3 → .5, 4 → 0
+    expect(order(hits)).toEqual([2, 1, 3, 5, 4]);
+    const expected = [0.7 * 0.875 + 0.3, 0.7, 0.3 * 0.5, 0, 0];
+    hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]!, 12));
+  });
+
+  it('applies the configured semantic weight', async () => {
+    const contents = {
+      vector: [newMatch(1, 0.9), newMatch(2, 0.1)],
+      lexical: [newMatch(2, 3), newMatch(1, 1)],
+    };
+    expect(order((await retrieve(contents, {}, 0.8)).hits)).toEqual([1, 2]);
+    expect(order((await retrieve(contents, {}, 0.2)).hits)).toEqual([2, 1]);
+  });
+
+  it('fuses both strategies with RRF when asked, and names who found each hit', async () => {
+    const { hits, degradedReason } = await retrieve(
+      { vector: [newMatch(1, 0.9), newMatch(2, 0.8)], lexical: [newMatch(2, 3), newMatch(3, 2)] },
+      { fusion: 'rrf' },
+    );
+    expect(order(hits)).toEqual([2, 1, 3]);
+    expect(hits[0]!.strategies).toEqual(['semantic', 'lexical']);
+    expect(hits[0]!.score).toBeCloseTo(1 / 62 + 1 / 61, 12);
+    expect(degradedReason).toBeUndefined();
+  });
+
+  it('returns one strategy’s own scores in single-strategy modes', async () => {
+    const contents = { vector: [newMatch(1, 0.9)], lexical: [newMatch(3, 2)] };
+    expect((await retrieve(contents, { mode: 'semantic' })).hits).toEqual([
+      { ...newMatch(1, 0.9), strategies: ['semantic'], isMatch: true },
+    ]);
+    expect((await retrieve(contents, { mode: 'lexical' })).hits).toEqual([
+      { ...newMatch(3, 2), strategies: ['lexical'], isMatch: true },
+    ]);
+  });
+
+  it('drops hits under minScore', async () => {
+    const { hits } = await retrieve(
+      { vector: [newMatch(1, 0.9), newMatch(2, 0.4)] },
+      { mode: 'semantic', minScore: 0.5 },
+    );
+    expect(order(hits)).toEqual([1]);
+  });
+
+  it('degrades to lexical results when vector search fails, and the reverse', async () => {
+    const noVectors = await retrieve({ lexical: [newMatch(3, 2)], down: { vector: true } });
+    expect(noVectors.degradedReason).toBe('vector_search_unavailable');
+    expect(order(noVectors.hits)).toEqual([3]);
+    const noLexical = await retrieve({ vector: [newMatch(1, 0.9)], down: { lexical: true } });
+    expect(noLexical.degradedReason).toBe('lexical_search_unavailable');
+    expect(order(noLexical.hits)).toEqual([1]);
+  });
+
+  it('answers 503 when nothing can serve the request', async () => {
+    await expect(retrieve({ down: { vector: true, lexical: true } })).rejects.toMatchObject({
+      status: 503,
+      code: 'search_unavailable',
+      message:
+        'hybrid search is unavailable (vector_search_unavailable, lexical_search_unavailable)',
+    });
+    await expect(retrieve({ down: { vector: true } }, { mode: 'semantic' })).rejects.toBeInstanceOf(
+      SearchError,
+    );
+  });
+
+  it('passes the scope and the depth to both strategies', async () => {
+    const { retrieval: r, calls } = retrieval({ vector: [newMatch(1, 0.9)] });
+    const request = searchRequestSchema.parse({ query: 'q', filter: { tags: 'finance' } });
+    const scope = { filter: request.filter, knowledgeBaseIds: ['kb1'], principals: ['user:a'] };
+    await r.retrieve(own, request, scope, 42);
+    const filter = { kind: 'compare', field: { kind: 'tags' }, operator: '$eq', value: 'finance' };
+    expect(calls.query[0]!.query).toMatchObject({ ...scope, filter, topK: 42 });
+    expect(calls.query[0]!.query.vector).toHaveLength(64);
+    expect(calls.search[0]!.query).toEqual({ ...scope, text: 'q', topK: 42 });
+  });
+
+  it('searches each space with its own model, and degrades a space whose model is not served', async () => {
+    const { retrieval: r, calls } = retrieval({
+      vector: [newMatch(1, 0.9)],
+      lexical: [newMatch(1, 3)],
+    });
+    const spaces = [
+      { space: 't1', model: undefined },
+      { space: 't1~abc', model: second.model },
+    ];
+    const request = searchRequestSchema.parse({ query: 'q' });
+    const both = await r.retrieve(spaces, request, {}, 100);
+    expect(both.bySpace.map((s) => [s.space, order(s.hits)])).toEqual([
+      ['t1', [1]],
+      ['t1~abc', [1]],
+    ]);
+    expect(calls.query.map((c) => [c.space, c.query.vector.length])).toEqual([
+      ['t1', 64],
+      ['t1~abc', 8],
+    ]);
+    const unserved = await r.retrieve([{ space: 't1~def', model: 'e5-large' }], request, {}, 100);
+    expect(unserved.degradedReason).toBe('vector_search_unavailable');
+    expect(calls.query.map((c) => c.space)).not.toContain('t1~def');
+  });
+
+  it('lists the spaces of the knowledge bases, or the tenant’s own when they cannot be read', async () => {
+    const { vectors, lexical } = fakeIndexes();
+    const embedder = new QueryEmbedder({ main: second, mainName: 'x', extra: [] }, null);
+    const recorded = [{ space: 't1~abc', model: second.model }];
+    const reader = (fail: boolean): IndexSpaceReader => ({
+      knowledgeBaseSpaces: async () => {
+        if (fail) throw new Error('postgres down');
+        return recorded;
+      },
+    });
+    const of = (fail: boolean) =>
+      new HybridRetrieval(
+        embedder,
+        vectors,
+        lexical,
+        reader(fail),
+        DEFAULT_SEARCH_TUNING,
+      ).spacesFor(tenant, ['kb1']);
+    expect(await of(false)).toEqual(recorded);
+    expect(await of(true)).toEqual([{ space: 't1', model: undefined }]);
+  });
+});

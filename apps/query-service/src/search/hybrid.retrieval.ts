@@ -1,0 +1,142 @@
+import type { TenantId } from '@kb/contracts';
+import type { LexicalIndex } from '@kb/lexical-index';
+import type { VectorQuery, VectorStore } from '@kb/vector-store';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { GENERATIONS, LEXICAL_INDEX, SEARCH_TUNING, VECTOR_STORE } from '../platform/tokens';
+import { convexCombination, reciprocalRankFusion, type Ranked } from './fusion.ranking';
+import { QueryEmbedder } from './query.embedder';
+import { SearchError, SearchErrorCode } from './search.errors';
+import {
+  chunkKey,
+  type DegradedReason,
+  type SearchHit,
+  type SearchRequest,
+  type SearchTuning,
+} from './search.model';
+
+/** One index space per pipeline (chunker, model): its name and the model its vectors come from. */
+export interface IndexSpace {
+  space: string;
+  /** Undefined: the main model (the tenant's own space). */
+  model: string | undefined;
+}
+
+/** Where the index spaces of a tenant's knowledge bases are recorded (the lexical index's database). */
+export interface IndexSpaceReader {
+  knowledgeBaseSpaces(tenantId: string, knowledgeBaseIds: string[]): Promise<IndexSpace[]>;
+}
+
+/** Who may see what, and which knowledge bases: applied by both strategies before top-k. */
+export type SearchScope = Omit<VectorQuery, 'vector' | 'topK'>;
+
+export interface Retrieved {
+  /** Each space's fused hits, in the order the spaces were given; none where both sides failed. */
+  bySpace: Array<{ space: string; hits: SearchHit[] }>;
+  /** The first outage met, when one strategy of some space failed: the answer is degraded. */
+  degradedReason: DegradedReason | undefined;
+}
+
+type Candidate = Omit<SearchHit, 'strategies' | 'isMatch'>;
+
+/**
+ * Hybrid retrieval over the index spaces of a search: in each space, vector and BM25 search run
+ * in parallel and are fused (convex combination by default, or RRF). When one side fails, the
+ * other's results come back marked degraded; when every side of every space fails, 503.
+ */
+@Injectable()
+export class HybridRetrieval {
+  private readonly logger = new Logger(HybridRetrieval.name);
+
+  constructor(
+    private readonly embedder: QueryEmbedder,
+    @Inject(VECTOR_STORE) private readonly vectors: Pick<VectorStore, 'query'>,
+    @Inject(LEXICAL_INDEX) private readonly lexical: Pick<LexicalIndex, 'search'>,
+    @Inject(GENERATIONS) private readonly spaces: IndexSpaceReader,
+    @Inject(SEARCH_TUNING) private readonly tuning: SearchTuning,
+  ) {}
+
+  /** The index spaces to search: one per pipeline among the knowledge bases asked for. */
+  async spacesFor(tenantId: TenantId, knowledgeBaseIds: string[]): Promise<IndexSpace[]> {
+    try {
+      return await this.spaces.knowledgeBaseSpaces(tenantId, knowledgeBaseIds);
+    } catch (error) {
+      // The bookkeeping is in the lexical index's database; without it, the tenant's own space.
+      this.logger.warn(`index spaces unavailable, searching the tenant's own: ${String(error)}`);
+      return [{ space: tenantId, model: undefined }];
+    }
+  }
+
+  /** Each space searched and fused on its own, with its own model, `depth` candidates a side. */
+  async retrieve(
+    spaces: IndexSpace[],
+    request: SearchRequest,
+    scope: SearchScope,
+    depth: number,
+  ): Promise<Retrieved> {
+    const outcomes = await Promise.all(
+      spaces.map(({ space, model }) => this.searchSpace(space, model, request, scope, depth)),
+    );
+    const failures = [...new Set(outcomes.flatMap((o) => o.failures))];
+    if (outcomes.every((o) => o.hits === undefined)) {
+      throw new SearchError(
+        SearchErrorCode.Unavailable,
+        `${request.mode} search is unavailable (${failures.join(', ')})`,
+      );
+    }
+    return {
+      bySpace: outcomes.map((o, i) => ({ space: spaces[i]!.space, hits: o.hits ?? [] })),
+      degradedReason: failures[0],
+    };
+  }
+
+  /**
+   * Vector and BM25 search of one index space in parallel, fused. `hits` is undefined when both
+   * sides failed; `failures` says which did.
+   */
+  private async searchSpace(
+    space: string,
+    model: string | undefined,
+    request: SearchRequest,
+    scope: SearchScope,
+    depth: number,
+  ): Promise<{ hits: SearchHit[] | undefined; failures: DegradedReason[] }> {
+    const [semantic, lexical] = await Promise.allSettled([
+      request.mode === 'lexical'
+        ? Promise.resolve(null)
+        : this.embedder
+            .embed(request.query, model)
+            .then((vector) => this.vectors.query(space, { vector, topK: depth, ...scope })),
+      request.mode === 'semantic'
+        ? Promise.resolve(null)
+        : this.lexical.search(space, { text: request.query, topK: depth, ...scope }),
+    ]);
+    const lists: Ranked<Candidate>[] = [];
+    const failures: DegradedReason[] = [];
+    if (semantic.status === 'rejected') {
+      this.logger.warn(`vector search failed: ${String(semantic.reason)}`);
+      failures.push('vector_search_unavailable');
+    } else if (semantic.value) {
+      lists.push({ strategy: 'semantic', items: semantic.value });
+    }
+    if (lexical.status === 'rejected') {
+      this.logger.warn(`lexical search failed: ${String(lexical.reason)}`);
+      failures.push('lexical_search_unavailable');
+    } else if (lexical.value) {
+      lists.push({ strategy: 'lexical', items: lexical.value });
+    }
+    if (lists.length === 0) return { hits: undefined, failures };
+    const hits: SearchHit[] = (
+      lists.length === 1
+        ? lists[0]!.items.map((item) => ({
+            ...item,
+            strategies: [lists[0]!.strategy],
+            isMatch: true,
+          }))
+        : (request.fusion === 'rrf'
+            ? reciprocalRankFusion(lists, chunkKey)
+            : convexCombination(lists, chunkKey, this.tuning.semanticWeight)
+          ).map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }))
+    ).filter((hit) => hit.score >= request.minScore);
+    return { hits, failures };
+  }
+}

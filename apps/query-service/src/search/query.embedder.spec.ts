@@ -1,0 +1,54 @@
+import { TestEmbeddingProvider } from '@kb/embeddings';
+import { memoryCache } from '../../test/support/search.fakes';
+import { QueryEmbedder } from './query.embedder';
+
+const main = new TestEmbeddingProvider();
+const second = new TestEmbeddingProvider(8);
+const models = { main, mainName: 'all-MiniLM-L6-v2', extra: [second] };
+
+describe('QueryEmbedder', () => {
+  it('embeds a query once and reuses the cached embedding, whatever its spacing', async () => {
+    const { cache, entries } = memoryCache();
+    const provider = new TestEmbeddingProvider();
+    const embed = jest.spyOn(provider, 'embed');
+    const embedder = new QueryEmbedder({ ...models, main: provider }, cache);
+    const first = await embedder.embed('sail  rigging', undefined);
+    const again = await embedder.embed(' sail rigging ', undefined);
+    expect(embed).toHaveBeenCalledTimes(1);
+    expect(embed).toHaveBeenCalledWith(['sail rigging']);
+    // Stored as float32: the cached copy is the first vector at that precision.
+    expect(again).toEqual(Array.from(new Float32Array(first)));
+    expect(
+      [...entries.keys()].filter((k) => k.startsWith('kb:qemb:v1:test-hashing-64:')),
+    ).toHaveLength(1);
+  });
+
+  it('embeds every time without a cache', async () => {
+    const provider = new TestEmbeddingProvider();
+    const embed = jest.spyOn(provider, 'embed');
+    const embedder = new QueryEmbedder({ ...models, main: provider }, null);
+    const first = await embedder.embed('q', undefined);
+    expect(await embedder.embed('q', undefined)).toEqual(first);
+    expect(embed).toHaveBeenCalledTimes(2);
+  });
+
+  it('uses the model of the space: the main one by either name, or an extra one', async () => {
+    const embedder = new QueryEmbedder(models, null);
+    const [own, byConfigName, byModelName, extra] = await Promise.all([
+      embedder.embed('q', undefined),
+      embedder.embed('q', 'all-MiniLM-L6-v2'),
+      embedder.embed('q', main.model),
+      embedder.embed('q', second.model),
+    ]);
+    expect(own).toEqual(await main.embed(['q']).then(([v]) => v));
+    expect(byConfigName).toEqual(own);
+    expect(byModelName).toEqual(own);
+    expect(extra).toHaveLength(8);
+  });
+
+  it('rejects a model it does not serve', async () => {
+    await expect(new QueryEmbedder(models, null).embed('q', 'e5-large')).rejects.toThrow(
+      'model "e5-large" is not served by query-service',
+    );
+  });
+});

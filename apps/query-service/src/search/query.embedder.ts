@@ -1,0 +1,54 @@
+import type { EmbeddingProvider } from '@kb/embeddings';
+import { withSpan } from '@kb/observability';
+import { createHash } from 'node:crypto';
+import type { SearchCache } from '../cache/search.cache';
+
+/** The embedding models query-service serves, as configured. */
+export interface QueryModels {
+  /** The deployment's model (EMBEDDING_*), the one embedding-service uses by default. */
+  main: EmbeddingProvider;
+  /** The name pipelines give the main model (EMBEDDING_MODEL); it may differ from `main.model`. */
+  mainName: string;
+  /** Models served beside it (EMBEDDING_EXTRA_MODELS): knowledge bases may name them. */
+  extra: EmbeddingProvider[];
+}
+
+/**
+ * Embeds a query with the model of the index space searched (docs/adr/0012), through the Redis
+ * cache: another search that embedded the same text with the same model saves a model run.
+ */
+export class QueryEmbedder {
+  private readonly byName: ReadonlyMap<string, EmbeddingProvider>;
+
+  constructor(
+    private readonly models: QueryModels,
+    /** Null when no Redis is configured: every query is embedded. */
+    private readonly cache: SearchCache | null,
+  ) {
+    // By the name pipelines use; the main model also under EMBEDDING_MODEL (see ADR 12).
+    this.byName = new Map([
+      [models.mainName, models.main],
+      [models.main.model, models.main],
+      ...models.extra.map((provider) => [provider.model, provider] as const),
+    ]);
+  }
+
+  /** `model` undefined: the main model, the one of the tenant's own index space. */
+  async embed(query: string, model: string | undefined): Promise<number[]> {
+    const embedder = model === undefined ? this.models.main : this.byName.get(model);
+    if (!embedder) throw new Error(`model "${model}" is not served by query-service`);
+    const text = query.trim().replace(/\s+/g, ' ');
+    const key = `kb:qemb:v1:${embedder.model}:${createHash('sha256').update(text).digest('base64url')}`;
+    const cached = await this.cache?.get(key);
+    if (cached) {
+      const bytes = Buffer.from(cached, 'base64');
+      return Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4));
+    }
+    const [vector] = await withSpan('kb.embed_query', { 'kb.model': embedder.model }, () =>
+      embedder.embed([text]),
+    );
+    if (!vector) throw new Error('embedding provider returned no vector');
+    await this.cache?.set(key, Buffer.from(new Float32Array(vector).buffer).toString('base64'));
+    return vector;
+  }
+}

@@ -1,0 +1,149 @@
+import { toTenantId } from '@kb/contracts';
+import { memoryCache } from '../../test/support/search.fakes';
+import { SearchResultCache, searchCacheKey } from './search-result.cache';
+import {
+  DEFAULT_SEARCH_TUNING,
+  searchRequestSchema,
+  type SearchRequest,
+  type SearchResponse,
+} from './search.model';
+
+/** A search that counts its runs; each run answers with its own number as `tookMs`. */
+function counted(degraded = false) {
+  let runs = 0;
+  const compute = async (): Promise<SearchResponse> => ({
+    hits: [],
+    tookMs: ++runs,
+    cache: 'off',
+    mode: 'hybrid',
+    confidence: 'low',
+    rerank: 'off',
+    mmr: 'off',
+    degraded,
+    ...(degraded ? { degradedReason: 'vector_search_unavailable' } : {}),
+  });
+  return { compute, runs: () => runs };
+}
+
+/** The tenant's index generation; a negative one cannot be read. */
+function generations(initial: number) {
+  const state = { generation: initial, reads: 0 };
+  const reader = {
+    current: async () => {
+      state.reads++;
+      if (state.generation < 0) throw new Error('postgres down');
+      return state.generation;
+    },
+  };
+  return { reader, state };
+}
+
+const tenant = toTenantId('t1');
+const request = (input: Partial<SearchRequest> = {}): SearchRequest => ({
+  ...searchRequestSchema.parse({ query: 'q' }),
+  ...input,
+});
+
+describe('SearchResultCache', () => {
+  it('serves a cached result only at the generation it was computed at', async () => {
+    const { cache } = memoryCache();
+    const { reader, state } = generations(1);
+    const results = new SearchResultCache(cache, reader, DEFAULT_SEARCH_TUNING);
+    const search = counted();
+    const outcome = async () =>
+      (await results.getOrCompute(tenant, undefined, request(), search.compute)).cache;
+    expect(await outcome()).toBe('miss');
+    expect(await outcome()).toBe('hit');
+    state.generation = 2; // indexing changed something
+    expect(await outcome()).toBe('miss');
+    expect(await outcome()).toBe('hit');
+    state.generation = -1; // unreadable: no cache, still an answer
+    expect(await outcome()).toBe('off');
+    expect(search.runs()).toBe(3);
+  });
+
+  it('answers a hit with the stored response', async () => {
+    const { cache } = memoryCache();
+    const results = new SearchResultCache(cache, generations(1).reader, DEFAULT_SEARCH_TUNING);
+    const search = counted();
+    const miss = await results.getOrCompute(tenant, undefined, request(), search.compute);
+    const hit = await results.getOrCompute(tenant, undefined, request(), search.compute);
+    expect(hit).toEqual({ ...miss, cache: 'hit' });
+  });
+
+  it('keys entries by the semantic weight: a changed setting computes a fresh ranking', async () => {
+    const { cache } = memoryCache();
+    const search = counted();
+    const outcome = async (semanticWeight: number) =>
+      (
+        await new SearchResultCache(cache, generations(1).reader, {
+          ...DEFAULT_SEARCH_TUNING,
+          semanticWeight,
+        }).getOrCompute(tenant, undefined, request(), search.compute)
+      ).cache;
+    expect(await outcome(0.8)).toBe('miss');
+    expect(await outcome(0.2)).toBe('miss');
+    expect(await outcome(0.2)).toBe('hit');
+  });
+
+  it('shares entries between callers with the same principals and the same normalized request', async () => {
+    const { cache } = memoryCache();
+    const results = new SearchResultCache(cache, generations(1).reader, DEFAULT_SEARCH_TUNING);
+    const search = counted();
+    const outcome = async (principals: string[] | undefined, query: string) =>
+      (await results.getOrCompute(tenant, principals, request({ query }), search.compute)).cache;
+    expect(await outcome(['user:a', 'group:x'], 'Sail  rigging')).toBe('miss');
+    expect(await outcome(['group:x', 'user:a'], 'sail rigging')).toBe('hit');
+    expect(await outcome(['user:a'], 'sail rigging')).toBe('miss');
+    expect(await outcome(undefined, 'sail rigging')).toBe('miss'); // unfiltered: its own entry
+    expect(await outcome(undefined, 'sail rigging')).toBe('hit');
+  });
+
+  it('never stores a degraded answer', async () => {
+    const { cache, entries } = memoryCache();
+    const results = new SearchResultCache(cache, generations(1).reader, DEFAULT_SEARCH_TUNING);
+    const search = counted(true);
+    expect((await results.getOrCompute(tenant, undefined, request(), search.compute)).cache).toBe(
+      'miss',
+    );
+    expect((await results.getOrCompute(tenant, undefined, request(), search.compute)).cache).toBe(
+      'miss',
+    );
+    expect(entries.size).toBe(0);
+  });
+
+  it('computes every search, without reading the generation, when no cache is configured', async () => {
+    const { reader, state } = generations(1);
+    const results = new SearchResultCache(null, reader, DEFAULT_SEARCH_TUNING);
+    const search = counted();
+    expect((await results.getOrCompute(tenant, undefined, request(), search.compute)).cache).toBe(
+      'off',
+    );
+    expect((await results.getOrCompute(tenant, undefined, request(), search.compute)).cache).toBe(
+      'off',
+    );
+    expect(search.runs()).toBe(2);
+    expect(state.reads).toBe(0);
+  });
+});
+
+describe('searchCacheKey', () => {
+  const base = {
+    tenantId: 't1',
+    principals: ['user:a', 'role:x'],
+    request: { query: 'q', topK: 10 },
+  };
+
+  it('is stable under principal order and changes with tenant, principals and request', () => {
+    const key = searchCacheKey(base);
+    expect(searchCacheKey({ ...base, principals: ['role:x', 'user:a'] })).toBe(key);
+    for (const changed of [
+      { ...base, tenantId: 't2' },
+      { ...base, principals: ['user:a'] },
+      { ...base, request: { query: 'q', topK: 11 } },
+    ]) {
+      expect(searchCacheKey(changed)).not.toBe(key);
+    }
+    expect(key).toMatch(/^kb:search:v2:t1:/);
+  });
+});

@@ -1,0 +1,108 @@
+import type { TenantId } from '@kb/contracts';
+import { annotateActiveSpan } from '@kb/observability';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import type { SearchCache } from '../cache/search.cache';
+import { GENERATIONS, SEARCH_CACHE, SEARCH_TUNING } from '../platform/tokens';
+import {
+  normalizeRequest,
+  type SearchRequest,
+  type SearchResponse,
+  type SearchTuning,
+} from './search.model';
+
+/** A tenant's index generation, which indexing bumps after every change to the tenant's index. */
+export interface IndexGenerationReader {
+  current(tenantId: string): Promise<number>;
+}
+
+/**
+ * Builds the key: tenant, the caller's principals and the request. The index generation is not
+ * in the key but in the entry (`CachedSearch`): the current generation is read from Postgres and
+ * the entry from Redis at once, and the entry is served only when the two agree.
+ */
+export function searchCacheKey(parts: {
+  tenantId: string;
+  principals: string[];
+  request: unknown;
+}): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([[...parts.principals].sort(), parts.request]))
+    .digest('base64url');
+  return `kb:search:v2:${parts.tenantId}:${digest}`;
+}
+
+/** A cached answer and the index generation it was computed at. */
+export interface CachedSearch<T> {
+  generation: number;
+  response: T;
+}
+
+/**
+ * Search results in the Redis cache. An entry answers only when it was computed at the tenant's
+ * current index generation, so a result is never served after its content changed; with no
+ * Redis, or no readable generation, every search is computed (`cache: 'off'`).
+ */
+@Injectable()
+export class SearchResultCache {
+  private readonly logger = new Logger(SearchResultCache.name);
+
+  constructor(
+    /** Null when no Redis is configured (REDIS_URL unset). */
+    @Inject(SEARCH_CACHE) private readonly cache: SearchCache | null,
+    @Inject(GENERATIONS) private readonly generations: IndexGenerationReader,
+    @Inject(SEARCH_TUNING) private readonly tuning: SearchTuning,
+  ) {}
+
+  /**
+   * The cached answer to `request`, or `compute`'s, stored unless degraded. `principals`
+   * undefined: no ACL filter (a tenant admin, or a trusted internal caller). A hit keeps the
+   * stored `tookMs`: the caller times it.
+   */
+  async getOrCompute(
+    tenantId: TenantId,
+    principals: string[] | undefined,
+    request: SearchRequest,
+    compute: () => Promise<SearchResponse>,
+  ): Promise<SearchResponse> {
+    const cache = this.cache;
+    if (!cache) return this.uncached(compute);
+    const key = searchCacheKey({
+      tenantId,
+      // Callers with the same principal set see the same documents, so they share entries.
+      principals: principals ?? ['*unfiltered'],
+      // The fusion weight ranks the results too: a changed setting must not serve old rankings.
+      request: [normalizeRequest(request), this.tuning.semanticWeight],
+    });
+    const [generation, cached] = await Promise.all([this.generation(tenantId), cache.get(key)]);
+    if (generation === undefined) return this.uncached(compute);
+    const entry = cached ? (JSON.parse(cached) as CachedSearch<SearchResponse>) : undefined;
+    if (entry?.generation === generation) {
+      annotateActiveSpan({ 'kb.cache': 'hit' });
+      return { ...entry.response, cache: 'hit' };
+    }
+    annotateActiveSpan({ 'kb.cache': 'miss' });
+    const response = await compute();
+    // A degraded answer is not kept: the next search may find both indexes up again.
+    if (!response.degraded) {
+      const fresh: CachedSearch<SearchResponse> = { generation, response };
+      await cache.set(key, JSON.stringify(fresh));
+    }
+    return { ...response, cache: 'miss' };
+  }
+
+  private async uncached(compute: () => Promise<SearchResponse>): Promise<SearchResponse> {
+    annotateActiveSpan({ 'kb.cache': 'off' });
+    return { ...(await compute()), cache: 'off' };
+  }
+
+  /** The tenant's index generation; undefined (caching skipped) when it cannot be read. */
+  private async generation(tenantId: TenantId): Promise<number | undefined> {
+    try {
+      return await this.generations.current(tenantId);
+    } catch (error) {
+      this.logger.warn(`index generation unavailable, cache skipped: ${String(error)}`);
+      return undefined;
+    }
+  }
+}

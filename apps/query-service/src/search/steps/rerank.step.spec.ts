@@ -1,0 +1,74 @@
+import { newHit } from '../../../test/support/search.fakes';
+import type { Reranker } from '../cross-encoder.reranker';
+import { DEFAULT_SEARCH_TUNING } from '../search.model';
+import { RerankStep } from './rerank.step';
+
+/** FAKE cross-encoder: scores a passage by how often it says "rigging"; `fail` rejects. */
+function fakeReranker(fail = false) {
+  const calls: Array<{ query: string; passages: string[] }> = [];
+  const reranker: Reranker = {
+    model: 'fake-cross-encoder',
+    score: async (query, passages) => {
+      calls.push({ query, passages });
+      if (fail) throw new Error('model crashed');
+      return passages.map((p) => (p.match(/rigging/g) ?? []).length);
+    },
+    close: async () => undefined,
+  };
+  return { reranker, calls };
+}
+
+const hits = [
+  newHit(0, 0.9, { text: 'hull' }),
+  newHit(1, 0.8, { text: 'rigging and more rigging' }),
+  newHit(2, 0.7, { text: 'rigging' }),
+  newHit(3, 0.6, { text: 'rigging rigging rigging' }),
+];
+const asked = { query: 'ropes', rerank: true };
+const tuning = { ...DEFAULT_SEARCH_TUNING, rerankCandidates: 3 };
+
+describe('RerankStep', () => {
+  it('orders the top candidates by the cross-encoder and keeps the rest after them', async () => {
+    const { reranker, calls } = fakeReranker();
+    const { hits: reranked, outcome } = await new RerankStep(reranker, tuning).run(hits, asked);
+    expect(outcome).toBe('applied');
+    expect(reranked.map((h) => [h.chunkIndex, h.score])).toEqual([
+      [1, 2],
+      [2, 1],
+      [0, 0],
+      [3, 0.6], // beyond the 3 candidates: not re-scored, kept after them
+    ]);
+    expect(calls).toEqual([
+      { query: 'ropes', passages: ['t\nhull', 't\nrigging and more rigging', 't\nrigging'] },
+    ]);
+  });
+
+  it('keeps the fused order among equal model scores', async () => {
+    const { reranker } = fakeReranker();
+    const flat = [newHit(0, 0.9), newHit(1, 0.8), newHit(2, 0.7)];
+    const { hits: reranked } = await new RerankStep(reranker, tuning).run(flat, asked);
+    expect(reranked.map((h) => [h.chunkIndex, h.score])).toEqual([
+      [0, 0],
+      [1, 0],
+      [2, 0],
+    ]);
+  });
+
+  it('is off when not asked, without calling the model', async () => {
+    const { reranker, calls } = fakeReranker();
+    const result = await new RerankStep(reranker, tuning).run(hits, { ...asked, rerank: false });
+    expect(result).toEqual({ hits, outcome: 'off' });
+    expect(calls).toHaveLength(0);
+  });
+
+  it('leaves the order as it was, and says why, without a model or when the model fails', async () => {
+    expect(await new RerankStep(null, tuning).run(hits, asked)).toEqual({
+      hits,
+      outcome: { skipped: 'no_reranker_model' },
+    });
+    expect(await new RerankStep(fakeReranker(true).reranker, tuning).run(hits, asked)).toEqual({
+      hits,
+      outcome: { skipped: 'reranker_failed' },
+    });
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * Small in-memory stand-ins for the ports the search steps use, typed against those ports, for
+ * the unit specs beside the code. (libs/testing will hold full in-memory adapters.)
+ */
+import type {
+  ChunkRef,
+  LexicalIndex,
+  LexicalMatch,
+  LexicalQuery,
+  LexicalRecord,
+} from '@kb/lexical-index';
+import type { ChunkKey, VectorMatch, VectorQuery, VectorStore } from '@kb/vector-store';
+import type { SearchCache } from '../../src/cache/search.cache';
+import { chunkKey, type SearchHit } from '../../src/search/search.model';
+
+/** Chunk `chunkIndex` of document d1, version 1, as either index returns it. */
+export const newMatch = (
+  chunkIndex: number,
+  score: number,
+  overrides: Partial<VectorMatch> = {},
+): VectorMatch & LexicalMatch => ({
+  documentId: 'd1',
+  documentVersion: 1,
+  chunkIndex,
+  title: 't',
+  text: `chunk ${chunkIndex}`,
+  startOffset: 0,
+  endOffset: 1,
+  score,
+  ...overrides,
+});
+
+/** The same chunk as a search hit found by semantic search. */
+export const newHit = (
+  chunkIndex: number,
+  score: number,
+  overrides: Partial<SearchHit> = {},
+): SearchHit => ({
+  ...newMatch(chunkIndex, score),
+  strategies: ['semantic'],
+  isMatch: true,
+  ...overrides,
+});
+
+/** The Redis cache as a Map. */
+export function memoryCache() {
+  const entries = new Map<string, string>();
+  const cache: SearchCache = {
+    get: async (key) => entries.get(key),
+    set: async (key, value) => void entries.set(key, value),
+    counters: { hits: 0, misses: 0, errors: 0 },
+    close: async () => undefined,
+  };
+  return { cache, entries };
+}
+
+export interface IndexContents {
+  /** What vector search answers, in every space. */
+  vector?: VectorMatch[];
+  /** What BM25 search answers, in every space. */
+  lexical?: LexicalMatch[];
+  /** Stored vectors by chunk index, for MMR. */
+  stored?: Record<number, number[]>;
+  /** Every side of that index rejects, as in an outage. */
+  down?: { vector?: boolean; lexical?: boolean };
+}
+
+/** Two documents of four chunks each, d1 #0..3 and d2 #0..3: what `chunksAround` reads. */
+const DOCUMENTS: LexicalRecord[] = ['d1', 'd2'].flatMap((documentId) =>
+  [0, 1, 2, 3].map((chunkIndex) => {
+    const { score: _score, ...record } = newMatch(chunkIndex, 0, { documentId });
+    return record;
+  }),
+);
+
+/** The vector store and the lexical index, answering from `contents` and recording each call. */
+export function fakeIndexes(contents: IndexContents = {}) {
+  const calls = {
+    query: [] as Array<{ space: string; query: VectorQuery }>,
+    search: [] as Array<{ space: string; query: LexicalQuery }>,
+    fetchVectors: [] as Array<{ space: string; chunks: ChunkKey[] }>,
+    chunksAround: [] as Array<{ space: string; anchors: ChunkRef[] }>,
+  };
+  const vectors: Pick<VectorStore, 'query' | 'fetchVectors'> = {
+    query: async (space, query) => {
+      calls.query.push({ space, query });
+      if (contents.down?.vector) throw new Error('vector store down');
+      return contents.vector ?? [];
+    },
+    fetchVectors: async (space, chunks) => {
+      calls.fetchVectors.push({ space, chunks });
+      if (contents.down?.vector) throw new Error('vector store down');
+      return new Map(
+        chunks.flatMap((c) => {
+          const stored = contents.stored?.[c.chunkIndex];
+          return stored ? [[chunkKey(c), stored] as const] : [];
+        }),
+      );
+    },
+  };
+  const lexical: Pick<LexicalIndex, 'search' | 'chunksAround'> = {
+    search: async (space, query) => {
+      calls.search.push({ space, query });
+      if (contents.down?.lexical) throw new Error('postgres down');
+      return contents.lexical ?? [];
+    },
+    chunksAround: async (space, anchors, radius) => {
+      calls.chunksAround.push({ space, anchors });
+      if (contents.down?.lexical) throw new Error('postgres down');
+      return DOCUMENTS.filter((c) =>
+        anchors.some(
+          (a) => a.documentId === c.documentId && Math.abs(a.chunkIndex - c.chunkIndex) <= radius,
+        ),
+      );
+    },
+  };
+  return { vectors, lexical, calls };
+}
