@@ -20,14 +20,16 @@ import {
 import { FileInterceptor } from '@nestjs/platform-express';
 import { z } from 'zod';
 import type { Response } from 'express';
-import { documentAclSchema, type DeleteResult, type DocumentView } from './document.model';
+import { type UploadedFile as File } from './document-content';
+import {
+  documentAclSchema,
+  type DeleteResult,
+  type DocumentPage,
+  type DocumentView,
+} from './document.model';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import { RemoveSpooledFile } from './remove-spooled-file.interceptor';
-import {
-  DocumentsService,
-  type DocumentPage,
-  type UploadedFile as File,
-} from './documents.service';
+import { DocumentsService } from './documents.service';
 
 /** A multipart text part holding JSON, validated by `schema` once parsed. */
 const jsonPart = <S extends z.ZodType>(schema: S, expected: string) =>
@@ -78,7 +80,8 @@ const uploadFieldsSchema = z.object({
   acl: jsonPart(documentAclSchema, 'an object {users, groups, roles, tenant}'),
 });
 
-const listQuerySchema = z.object({
+/** A page of documents: `?limit&cursor`. */
+export const listQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().optional(),
 });
