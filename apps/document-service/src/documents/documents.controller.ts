@@ -117,13 +117,11 @@ export class DocumentsController {
       await accessOf(this.access, caller),
       file,
       {
-        ...(fields.title !== undefined ? { title: fields.title } : {}),
-        ...(fields.metadata !== undefined ? { metadata: fields.metadata } : {}),
-        ...(fields.tags !== undefined ? { tags: fields.tags } : {}),
-        ...(fields.acl !== undefined ? { acl: fields.acl } : {}),
-        ...(fields.knowledge_base_ids !== undefined
-          ? { knowledgeBaseIds: fields.knowledge_base_ids }
-          : {}),
+        title: fields.title,
+        metadata: fields.metadata,
+        tags: fields.tags,
+        acl: fields.acl,
+        knowledgeBaseIds: fields.knowledge_base_ids,
       },
     );
     response.status(document.duplicate ? 200 : 202);
@@ -177,11 +175,9 @@ export class DocumentsController {
   ): Promise<DocumentView> {
     const edit = parseBody(editSchema, body);
     return this.documents.edit(caller.tenantId, await accessOf(this.access, caller), id, {
-      ...(edit.tags !== undefined ? { tags: [...new Set(edit.tags)] } : {}),
-      ...(edit.metadata !== undefined ? { metadata: edit.metadata } : {}),
-      ...(edit.knowledge_base_ids !== undefined
-        ? { knowledgeBaseIds: [...new Set(edit.knowledge_base_ids)] }
-        : {}),
+      tags: edit.tags && [...new Set(edit.tags)],
+      metadata: edit.metadata,
+      knowledgeBaseIds: edit.knowledge_base_ids && [...new Set(edit.knowledge_base_ids)],
     });
   }
 

@@ -15,7 +15,7 @@ import {
   type Visibility,
 } from '../documents/documents.repository';
 import type { Trx } from '../platform/transaction.runner';
-import { keyOf, type InMemoryDatabase } from './in-memory.database';
+import { clone, keyOf, type InMemoryDatabase } from './in-memory.database';
 import { openTrx } from './in-memory-transaction.runner';
 
 const visible = (document: DocumentRecord, visibility: Visibility): boolean =>
@@ -218,12 +218,12 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
   private tenantDocuments(tenantId: TenantId): DocumentRecord[] {
     return [...this.db.documents.values()]
       .filter((d) => d.tenantId === tenantId)
-      .map((d) => structuredClone(d));
+      .map((d) => clone(d));
   }
 
   private read(tenantId: TenantId, id: string): DocumentRecord | undefined {
     const document = this.db.documents.get(keyOf(tenantId, id));
-    return document && structuredClone(document);
+    return document && clone(document);
   }
 
   private existing(tenantId: TenantId, id: string): DocumentRecord {
@@ -234,8 +234,8 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
 
   private write(trx: Trx, op: string, document: DocumentRecord): DocumentRecord {
     const { id: trxId } = openTrx(trx);
-    this.db.documents.set(keyOf(document.tenantId, document.id), structuredClone(document));
+    this.db.documents.set(keyOf(document.tenantId, document.id), clone(document));
     this.db.writes.push({ trx: trxId, table: 'documents', op, key: document.id });
-    return structuredClone(document);
+    return clone(document);
   }
 }

@@ -7,7 +7,12 @@ import {
 } from '../knowledge-bases/knowledge-bases.repository';
 import type { PipelineSetting, TagRule } from '../pipelines/pipeline.model';
 import type { Trx } from '../platform/transaction.runner';
-import { keyOf, type InMemoryDatabase, type StoredKnowledgeBase } from './in-memory.database';
+import {
+  clone,
+  keyOf,
+  type InMemoryDatabase,
+  type StoredKnowledgeBase,
+} from './in-memory.database';
 import { openTrx } from './in-memory-transaction.runner';
 
 /** `KnowledgeBasesRepository` over `InMemoryDatabase`, with the semantics of the SQL one. */
@@ -36,7 +41,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       createdAt: at,
       updatedAt: at,
     };
-    this.db.knowledgeBases.set(key, structuredClone({ tenantId, view, chunker: view.chunker }));
+    this.db.knowledgeBases.set(key, clone({ tenantId, view, chunker: view.chunker }));
     this.db.writes.push({ trx: trxId, table: 'knowledge_bases', op: 'insert', key: view.id });
     return view;
   }
@@ -45,13 +50,13 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
   seed(knowledgeBase: StoredKnowledgeBase): void {
     this.db.knowledgeBases.set(
       keyOf(knowledgeBase.tenantId, knowledgeBase.view.id),
-      structuredClone(knowledgeBase),
+      clone(knowledgeBase),
     );
   }
 
   async find(tenantId: TenantId, id: string): Promise<KnowledgeBaseView | undefined> {
     const stored = this.db.knowledgeBases.get(keyOf(tenantId, id));
-    return stored && structuredClone(stored.view);
+    return stored && clone(stored.view);
   }
 
   async list(tenantId: TenantId): Promise<KnowledgeBaseView[]> {
@@ -75,7 +80,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       tagRule: change.tagRule ? { anyOf: change.tagRule } : stored.view.tagRule,
       updatedAt: now.toISOString(),
     };
-    this.db.knowledgeBases.set(keyOf(tenantId, id), structuredClone({ ...stored, view }));
+    this.db.knowledgeBases.set(keyOf(tenantId, id), clone({ ...stored, view }));
     this.db.writes.push({ trx: trxId, table: 'knowledge_bases', op: 'update', key: id });
     return view;
   }
@@ -123,6 +128,6 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
     return [...this.db.knowledgeBases.values()]
       .filter((kb) => kb.tenantId === tenantId)
       .sort((a, b) => (a.view.id < b.view.id ? -1 : 1))
-      .map((kb) => structuredClone(kb));
+      .map((kb) => clone(kb));
   }
 }

@@ -5,7 +5,7 @@ import {
   type StoredOutboxMessage,
 } from '../outbox/outbox.repository';
 import type { Trx } from '../platform/transaction.runner';
-import type { InMemoryDatabase } from './in-memory.database';
+import { clone, type InMemoryDatabase } from './in-memory.database';
 import { openTrx } from './in-memory-transaction.runner';
 
 export class InMemoryOutboxRepository extends OutboxRepository {
@@ -16,7 +16,7 @@ export class InMemoryOutboxRepository extends OutboxRepository {
   async insert(trx: Trx, message: OutboxMessage): Promise<void> {
     const id = this.db.outboxId();
     const { id: trxId } = openTrx(trx);
-    this.db.outbox.push({ ...structuredClone(message), id, trx: trxId });
+    this.db.outbox.push({ ...clone(message), id, trx: trxId });
     this.db.writes.push({ trx: trxId, table: 'outbox', op: 'insert', key: message.key });
   }
 

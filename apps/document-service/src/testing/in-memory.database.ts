@@ -32,7 +32,7 @@ export class InMemoryDatabase {
 
   /** Takes a copy of every table; the function returned puts it back. */
   snapshot(): () => void {
-    const copy = structuredClone({
+    const copy = clone({
       documents: this.documents,
       knowledgeBases: this.knowledgeBases,
       outbox: this.outbox,
@@ -49,6 +49,21 @@ export class InMemoryDatabase {
   outboxId(): string {
     return String(this.nextOutboxId++);
   }
+}
+
+/**
+ * A deep copy of plain data (objects, arrays, Maps, Dates), made in this realm: Node's
+ * `structuredClone` builds objects of another realm under Jest, which `isDeepStrictEqual` tells
+ * apart from the service's own.
+ */
+export function clone<T>(value: T): T {
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (value instanceof Map) return new Map([...value].map(([k, v]) => [k, clone(v)])) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => clone(item)) as T;
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clone(v)])) as T;
+  }
+  return value;
 }
 
 /** The key of a tenant's row. */
