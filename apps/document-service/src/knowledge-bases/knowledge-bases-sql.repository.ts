@@ -142,7 +142,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
       .execute();
     return rows.map((row) => ({
       knowledgeBaseId: row.id,
-      chunker: row.chunker as ChunkerConfig, // validated when it was written
+      chunker: row.chunker,
       embeddingModel: row.embedding_model,
     }));
   }
