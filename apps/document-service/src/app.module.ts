@@ -1,32 +1,39 @@
 import { AccessResolver } from '@kb/auth';
-import { Topics, toTenantId } from '@kb/contracts';
-import { HealthController, MetricsController, READINESS_CHECKS, Readiness } from '@kb/http';
-import {
-  EVENT_CONSUMERS,
-  EventConsumer,
-  EventConsumersHost,
-  consumerLog,
-  instanceGroupId,
-} from '@kb/kafka';
-import type { Kafka } from 'kafkajs';
 import { pendingMigrations } from '@kb/database';
+import { HealthController, MetricsController, READINESS_CHECKS, Readiness } from '@kb/http';
+import { EVENT_CONSUMERS, EventConsumersHost, type EventConsumer } from '@kb/kafka';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
-import { diskStorage } from 'multer';
 import { sql, type Kysely } from 'kysely';
+import { diskStorage } from 'multer';
+import { AccessInvalidationConsumer } from './access/access-invalidation.consumer';
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
+import { DocumentMembershipService } from './documents/document-membership.service';
+import { DocumentStatusConsumer } from './documents/document-status.consumer';
+import { SqlDocumentsRepository } from './documents/documents-sql.repository';
 import { DocumentsController } from './documents/documents.controller';
-import { KnowledgeBases } from './knowledge-bases/knowledge-bases';
-import { EmbeddingServiceCatalog, MODEL_CATALOG } from './knowledge-bases/model-catalog';
-import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
-import { migrations } from './migrations';
 import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
+import { KnowledgeBaseDocumentsController } from './documents/knowledge-base-documents.controller';
+import { KnowledgeBaseDirectoryService } from './knowledge-bases/knowledge-base-directory.service';
+import { SqlKnowledgeBasesRepository } from './knowledge-bases/knowledge-bases-sql.repository';
+import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
+import { KnowledgeBasesRepository } from './knowledge-bases/knowledge-bases.repository';
+import { KnowledgeBasesService } from './knowledge-bases/knowledge-bases.service';
+import { EmbeddingServiceCatalog, MODEL_CATALOG } from './knowledge-bases/model-catalog';
+import { migrations } from './migrations';
 import { OutboxRelay } from './outbox/outbox.relay';
-import { Reconciler } from './reconciliation/reconciler';
+import { OutboxRepository, SqlOutboxRepository } from './outbox/outbox.repository';
+import { OutboxWriter } from './outbox/outbox.writer';
+import { KnowledgeBaseDirectory } from './pipelines/knowledge-base-directory.port';
+import { pipelineDefaultsProvider } from './pipelines/pipeline-defaults.provider';
+import { TagRuleMembership } from './pipelines/tag-rule-membership.port';
 import type { DocumentDatabase } from './platform/db.types';
 import { PlatformModule } from './platform/platform.module';
-import { DB, KAFKA } from './platform/tokens';
+import { DB } from './platform/tokens';
+import { SqlTransactionRunner, TransactionRunner } from './platform/transaction.runner';
+import { ReconciliationRepository } from './reconciliation/reconciliation.repository';
+import { Reconciler } from './reconciliation/reconciler.service';
 
 @Module({})
 export class AppModule {
@@ -51,6 +58,7 @@ export class AppModule {
       controllers: [
         DocumentsController,
         KnowledgeBasesController,
+        KnowledgeBaseDocumentsController,
         HealthController,
         MetricsController,
       ],
@@ -63,37 +71,29 @@ export class AppModule {
               ttlMs: config.AUTHZ_CACHE_TTL_MS,
             }),
         },
-        DocumentsRepository,
-        DocumentsService,
-        KnowledgeBases,
-        { provide: MODEL_CATALOG, useClass: EmbeddingServiceCatalog },
+        pipelineDefaultsProvider,
+        { provide: TransactionRunner, useClass: SqlTransactionRunner },
+        { provide: OutboxRepository, useClass: SqlOutboxRepository },
+        OutboxWriter,
         OutboxRelay,
+        { provide: DocumentsRepository, useClass: SqlDocumentsRepository },
+        { provide: KnowledgeBasesRepository, useClass: SqlKnowledgeBasesRepository },
+        // documents/ and knowledge-bases/ reach each other through these two ports only.
+        { provide: KnowledgeBaseDirectory, useClass: KnowledgeBaseDirectoryService },
+        { provide: TagRuleMembership, useExisting: DocumentMembershipService },
+        DocumentMembershipService,
+        DocumentsService,
+        KnowledgeBasesService,
+        { provide: MODEL_CATALOG, useClass: EmbeddingServiceCatalog },
+        ReconciliationRepository,
         Reconciler,
+        AccessInvalidationConsumer,
+        DocumentStatusConsumer,
         {
-          // Pipeline status events in; each moves a document forward.
           provide: EVENT_CONSUMERS,
-          inject: [KAFKA, DocumentsService, AccessResolver],
-          useFactory: (kafka: Kafka, documents: DocumentsService, access: AccessResolver) => [
-            // A group per instance: every replica drops its cached access when a policy changes.
-            new EventConsumer(kafka, {
-              groupId: instanceGroupId(`${config.KAFKA_GROUP_ID}-acl`),
-              handlers: { [Topics.acl]: async (event) => access.invalidate(event.tenantId) },
-              fromBeginning: false,
-              log: consumerLog('PolicyConsumer'),
-            }),
-            new EventConsumer(kafka, {
-              groupId: config.KAFKA_GROUP_ID,
-              handlers: {
-                [Topics.documentStatus]: (event) =>
-                  documents.applyStatus(
-                    toTenantId(event.tenantId),
-                    event.payload,
-                    new Date(event.occurredAt),
-                  ),
-              },
-              log: consumerLog('StatusConsumer'),
-            }),
-          ],
+          inject: [AccessInvalidationConsumer, DocumentStatusConsumer],
+          useFactory: (...consumers: Array<{ consumer: EventConsumer }>) =>
+            consumers.map(({ consumer }) => consumer),
         },
         EventConsumersHost,
         Readiness,

@@ -3,26 +3,33 @@ import { createDatabase, createPool, migrateToLatest, pendingMigrations } from '
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { STATUS_RANK } from '../src/documents/document.model';
-import { DocumentsRepository, type NewDocument } from '../src/documents/documents.repository';
+import type { NewDocument } from '../src/documents/document.model';
+import type { Visibility } from '../src/documents/documents.repository';
 import {
-  KnowledgeBases,
   createKnowledgeBaseSchema,
   updateKnowledgeBaseSchema,
-} from '../src/knowledge-bases/knowledge-bases';
+} from '../src/knowledge-bases/knowledge-base.model';
 import { migrations } from '../src/migrations';
-import type { OutboxRelay } from '../src/outbox/outbox.relay';
 import type { DocumentDatabase } from '../src/platform/db.types';
+import { newAccess } from '../src/testing/document-service.fixture';
+import { sqlDocumentService } from './support/sql-document-service';
 
 jest.setTimeout(30_000);
 
-/** Real Postgres; this file migrates its own throw-away schema so it can run beside others. */
+/** A caller who can read nothing never gets a duplicate: every insert is a new document. */
+const NOBODY: Visibility = [];
+
+/**
+ * Real Postgres; this file migrates its own throw-away schema so it can run beside others. The
+ * SQL repositories, driven through the services that compose them with the outbox.
+ */
 describe('DocumentsRepository', () => {
   const schema = `document_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   let pool: Pool;
   let db: Kysely<DocumentDatabase>;
-  let repository: DocumentsRepository;
+  let service: ReturnType<typeof sqlDocumentService>;
   const tenant = toTenantId('t1');
+  const insertWithEvent = (doc: NewDocument) => service.documents.register(doc, NOBODY);
 
   beforeAll(async () => {
     pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 2 });
@@ -31,12 +38,7 @@ describe('DocumentsRepository', () => {
       applied: Object.keys(migrations),
     });
     expect(await pendingMigrations(db, schema, migrations)).toEqual([]);
-    repository = new DocumentsRepository(db, {
-      EMBEDDING_MODEL: 'all-MiniLM-L6-v2',
-      S3_BUCKET: 'kb-documents',
-      CHUNK_SIZE: 1000,
-      CHUNK_OVERLAP: 150,
-    });
+    service = sqlDocumentService(db, () => new Date('2026-11-22T10:00:00Z'));
   });
 
   afterAll(async () => {
@@ -52,7 +54,6 @@ describe('DocumentsRepository', () => {
     contentType: 'text/markdown',
     sizeBytes: 5,
     sha256: 'a'.repeat(64),
-    blobBucket: 'kb-documents',
     blobKey: `blobs/sha256/${'a'.repeat(64)}`,
     tags: [],
     knowledgeBaseIds: ['default'],
@@ -65,7 +66,7 @@ describe('DocumentsRepository', () => {
 
   it('writes the row and its uploaded event in one transaction', async () => {
     const doc = newDocument();
-    const view = await repository.insertWithEvent(doc);
+    const { document: view } = await insertWithEvent(doc);
     expect(view).toMatchObject({
       id: doc.id,
       status: 'pending',
@@ -91,27 +92,13 @@ describe('DocumentsRepository', () => {
   });
 
   it("carries its knowledge bases' distinct pipelines in the uploaded event", async () => {
-    const knowledgeBases = new KnowledgeBases(
-      db,
-      () => new Date('2026-11-22T10:00:00Z'),
-      repository,
-      { wake: () => undefined } as unknown as OutboxRelay,
-      // embedding-service's answer, as the e2e suite gets it from the real one.
-      { dimensionOf: async (model) => (model === 'all-MiniLM-L6-v2' ? 384 : undefined) },
-    );
-    const access = {
-      tenantId: tenant,
-      userId: 'alice',
-      principals: ['u:alice'],
-      documentActions: new Set(['read', 'write'] as const),
-      isAdmin: false,
-    };
+    const { knowledgeBases } = service;
+    const access = newAccess({ documentActions: new Set(['read', 'write']) });
     const chunker = { strategy: 'markdown', size: 800, overlap: 100, headingLevel: 2 } as const;
     const created = await knowledgeBases.create(
       tenant,
       access,
       createKnowledgeBaseSchema.parse({ id: 'handbooks', name: 'Handbooks', chunker }),
-      { model: 'all-MiniLM-L6-v2', chunker: DEFAULT_CHUNKER },
     );
     expect(created).toMatchObject({
       chunker,
@@ -138,13 +125,12 @@ describe('DocumentsRepository', () => {
       tenant,
       access,
       createKnowledgeBaseSchema.parse({ id: 'manuals', name: 'Manuals', chunker }),
-      { model: 'all-MiniLM-L6-v2', chunker: DEFAULT_CHUNKER },
     );
 
     const withChunker = newDocument({ knowledgeBaseIds: ['handbooks', 'manuals', 'default'] });
     const plain = newDocument();
-    await repository.insertWithEvent(withChunker);
-    await repository.insertWithEvent(plain);
+    await insertWithEvent(withChunker);
+    await insertWithEvent(plain);
     const payloadOf = async (id: string) => {
       const row = await db
         .selectFrom('outbox')
@@ -154,6 +140,7 @@ describe('DocumentsRepository', () => {
       return (JSON.parse(row.payload) as { payload: Record<string, unknown> }).payload;
     };
     const defaults = { chunker: DEFAULT_CHUNKER, model: 'all-MiniLM-L6-v2' };
+    expect(service.defaults).toEqual(defaults); // the provider, built from config
     const handbooks = pipelineOf(tenant, chunker, 'all-MiniLM-L6-v2', defaults);
     const standard = pipelineOf(tenant, DEFAULT_CHUNKER, 'all-MiniLM-L6-v2', defaults);
     expect((await payloadOf(withChunker.id))['pipelines']).toEqual([
@@ -170,8 +157,8 @@ describe('DocumentsRepository', () => {
 
   it('leaves nothing behind when the transaction fails', async () => {
     const doc = newDocument();
-    await repository.insertWithEvent(doc);
-    await expect(repository.insertWithEvent(doc)).rejects.toThrow(); // duplicate id
+    await insertWithEvent(doc);
+    await expect(insertWithEvent(doc)).rejects.toThrow(); // duplicate id
     expect(
       await db.selectFrom('outbox').selectAll().where('message_key', '=', doc.id).execute(),
     ).toHaveLength(1);
@@ -179,29 +166,25 @@ describe('DocumentsRepository', () => {
 
   it('only moves a document forward and never out of a final status', async () => {
     const doc = newDocument();
-    await repository.insertWithEvent(doc);
+    await insertWithEvent(doc);
     const apply = (
       status: 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed',
       version = 1,
     ) =>
-      repository.applyStatus(
-        tenant,
-        {
-          documentId: doc.id,
-          version,
-          status,
-          at: new Date(),
-          ...(status === 'indexed' ? { chunkCount: 3 } : {}),
-        },
-        STATUS_RANK[status],
-      );
+      service.documentsRepository.applyStatus(tenant, {
+        documentId: doc.id,
+        version,
+        status,
+        at: new Date(),
+        chunkCount: status === 'indexed' ? 3 : undefined,
+      });
     expect(await apply('embedding')).toBe(true);
     expect(await apply('parsing')).toBe(false); // late event
     expect(await apply('embedding')).toBe(false); // replay
     expect(await apply('indexed', 2)).toBe(false); // another version
     expect(await apply('indexed')).toBe(true);
     expect(await apply('failed')).toBe(false); // final
-    const view = await repository.findById(tenant, doc.id, 'all');
+    const view = await service.documentsRepository.findById(tenant, doc.id, 'all');
     expect(view).toMatchObject({ status: 'indexed', chunkCount: 3 });
     expect(Object.keys(view!.stageTimes).sort()).toEqual(['embedding', 'indexed', 'pending']);
   });
@@ -209,16 +192,26 @@ describe('DocumentsRepository', () => {
   it('finds a tenant’s document by content and deletes it with its event', async () => {
     const sha256 = 'b'.repeat(64);
     const doc = newDocument({ sha256, blobKey: `blobs/sha256/${sha256}` });
-    await repository.insertWithEvent(doc);
+    await insertWithEvent(doc);
+    const repository = service.documentsRepository;
     expect((await repository.findBySha256(tenant, sha256, 'all'))?.id).toBe(doc.id);
     expect(await repository.findBySha256(toTenantId('t2'), sha256, 'all')).toBeUndefined();
     expect(await repository.isContentReferenced(sha256)).toBe(true);
 
-    expect(await repository.deleteWithEvent(toTenantId('t2'), doc.id)).toBeUndefined();
-    expect(await repository.deleteWithEvent(tenant, doc.id)).toEqual({
-      sha256,
-      blobKey: `blobs/sha256/${sha256}`,
+    const t2 = toTenantId('t2');
+    expect(
+      await service.transactions.run((trx) => repository.delete(trx, t2, doc.id)),
+    ).toBeUndefined();
+    await expect(
+      service.documents.delete(t2, newAccess({ tenantId: t2, isAdmin: true }), doc.id),
+    ).rejects.toMatchObject({ status: 404 });
+    await service.blobs.put(`blobs/sha256/${sha256}`, 'hello');
+    expect(await service.documents.delete(tenant, newAccess(), doc.id)).toEqual({
+      documentId: doc.id,
+      blobDeleted: true,
+      indexRemoval: 'scheduled',
     });
+    expect(await service.blobs.exists(`blobs/sha256/${sha256}`)).toBe(false);
     expect(await repository.findById(tenant, doc.id, 'all')).toBeUndefined();
     expect(await repository.isContentReferenced(sha256)).toBe(false);
     const events = await db
@@ -234,17 +227,17 @@ describe('DocumentsRepository', () => {
 
   it('shows a document only to the principals it grants, and changes them with an event', async () => {
     const doc = newDocument();
-    await repository.insertWithEvent(doc);
+    await insertWithEvent(doc);
+    const repository = service.documentsRepository;
     expect(await repository.findById(tenant, doc.id, ['u:bob', 't:*'])).toBeUndefined();
     expect(await repository.findById(tenant, doc.id, ['u:alice'])).toBeDefined();
     expect(await repository.findById(tenant, doc.id, ['g:eng'])).toBeDefined();
-    const updated = await repository.setAclWithEvent(
-      tenant,
-      doc.id,
-      { users: ['bob'], groups: [], roles: [], tenant: false },
-      'alice',
-      new Date(),
-    );
+    const updated = await service.documents.setAcl(tenant, newAccess(), doc.id, {
+      users: ['bob'],
+      groups: [],
+      roles: [],
+      tenant: false,
+    });
     expect(updated?.acl.users).toEqual(['bob']);
     expect(await repository.findById(tenant, doc.id, ['u:bob'])).toBeDefined();
     expect(await repository.findById(tenant, doc.id, ['g:eng'])).toBeUndefined();
@@ -271,13 +264,13 @@ describe('DocumentsRepository', () => {
     const sha256 = randomUUID().replace(/-/g, '').padEnd(64, 'c');
     const results = await Promise.all(
       Array.from({ length: 6 }, () =>
-        repository.insertUnlessDuplicate(newDocument({ id: randomUUID(), sha256 }), ['u:alice']),
+        service.documents.register(newDocument({ id: randomUUID(), sha256 }), ['u:alice']),
       ),
     );
     expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
     expect(new Set(results.map((r) => r.document.id)).size).toBe(1);
     // Someone who cannot read it gets a document of their own.
-    const other = await repository.insertUnlessDuplicate(
+    const other = await service.documents.register(
       newDocument({ id: randomUUID(), sha256, ownerId: 'zoe' }),
       ['u:zoe'],
     );
@@ -286,7 +279,8 @@ describe('DocumentsRepository', () => {
 
   it('scopes reads to the tenant', async () => {
     const doc = newDocument();
-    await repository.insertWithEvent(doc);
+    await insertWithEvent(doc);
+    const repository = service.documentsRepository;
     expect(await repository.findById(toTenantId('t2'), doc.id, 'all')).toBeUndefined();
     expect(await repository.findById(tenant, doc.id, 'all')).toBeDefined();
   });
@@ -297,12 +291,13 @@ describe('DocumentsRepository', () => {
     for (let i = 0; i < 5; i++) {
       const doc = newDocument({ tenantId: other, now: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) });
       ids.push(doc.id);
-      await repository.insertWithEvent(doc);
+      await insertWithEvent(doc);
     }
+    const repository = service.documentsRepository;
     const first = await repository.list(other, 3, 'all');
     const last = first[first.length - 1]!;
     const second = await repository.list(other, 3, 'all', {
-      createdAt: last.createdAt,
+      createdAt: last.createdAt.toISOString(),
       id: last.id,
     });
     expect([...first, ...second].map((d) => d.id)).toEqual([...ids].reverse());

@@ -1,15 +1,13 @@
 import { DEFAULT_CHUNKER, pipelineOf, toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
-import type { BlobStore } from '@kb/storage';
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import type { DocumentConfig } from '../src/config/document.config';
-import { DocumentsRepository, type NewDocument } from '../src/documents/documents.repository';
+import type { NewDocument } from '../src/documents/document.model';
 import { migrations } from '../src/migrations';
-import type { OutboxRelay } from '../src/outbox/outbox.relay';
 import type { DocumentDatabase } from '../src/platform/db.types';
-import { Reconciler } from '../src/reconciliation/reconciler';
+import type { Reconciler } from '../src/reconciliation/reconciler.service';
+import { sqlDocumentService } from './support/sql-document-service';
 
 jest.setTimeout(30_000);
 
@@ -20,29 +18,19 @@ describe('Reconciler', () => {
   const minute = 60_000;
   let pool: Pool;
   let db: Kysely<DocumentDatabase>;
-  let repository: DocumentsRepository;
   let now = new Date('2026-11-24T10:00:00Z');
-  const wakes = { count: 0 };
+  let service: ReturnType<typeof sqlDocumentService>;
   let reconciler: Reconciler;
 
   beforeAll(async () => {
     pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 2 });
     db = createDatabase<DocumentDatabase>(pool);
     await migrateToLatest(db, schema, migrations);
-    repository = new DocumentsRepository(db, {
-      EMBEDDING_MODEL: 'all-MiniLM-L6-v2',
-      S3_BUCKET: 'kb-documents',
-      CHUNK_SIZE: 1000,
-      CHUNK_OVERLAP: 150,
+    service = sqlDocumentService(db, () => now, {
+      STALLED_AFTER_MS: 15 * minute,
+      RECONCILE_MAX_REDRIVES: 2,
     });
-    reconciler = new Reconciler(
-      db,
-      { bucket: 'kb-documents' } as BlobStore,
-      () => now,
-      { STALLED_AFTER_MS: 15 * minute, RECONCILE_MAX_REDRIVES: 2 } as DocumentConfig,
-      { wake: () => (wakes.count += 1) } as unknown as OutboxRelay,
-      repository,
-    );
+    reconciler = service.reconciler;
   });
 
   afterAll(async () => {
@@ -60,7 +48,6 @@ describe('Reconciler', () => {
       contentType: 'text/markdown',
       sizeBytes: 7,
       sha256,
-      blobBucket: 'kb-documents',
       blobKey: `blobs/sha256/${sha256}`,
       tags: ['ops'],
       knowledgeBaseIds: ['default'],
@@ -70,7 +57,8 @@ describe('Reconciler', () => {
       now,
       ...overrides,
     };
-    await repository.insertWithEvent(doc);
+    // A caller who can read nothing never gets a duplicate: this is always a new document.
+    await service.documents.register(doc, []);
     await db.deleteFrom('outbox').execute(); // the relay published it; the pipeline then lost it
     return doc;
   };
@@ -91,12 +79,13 @@ describe('Reconciler', () => {
     const fresh = await insert({ now: new Date(now.getTime() + 10 * minute) });
 
     now = new Date(now.getTime() + 16 * minute);
+    const wakesBefore = service.relay.wakes; // registering woke it too
     expect(await reconciler.reconcile()).toEqual({
       redriven: [stalled.id],
       failed: [],
       membershipRepaired: [],
     });
-    expect(wakes.count).toBe(1);
+    expect(service.relay.wakes).toBe(wakesBefore + 1);
     const [event] = await outboxFor(stalled.id);
     expect(event).toMatchObject({
       tenantId: 't1',

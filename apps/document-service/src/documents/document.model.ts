@@ -1,5 +1,5 @@
 import { principal } from '@kb/auth';
-import type { DocumentStatus, FailureReason } from '@kb/contracts';
+import type { DocumentMetadata, DocumentStatus, FailureReason, TenantId } from '@kb/contracts';
 import { z } from 'zod';
 
 const principalName = z
@@ -64,6 +64,92 @@ export interface DocumentView {
   duplicate?: true;
 }
 
+/** A document as stored: what the repositories answer, with what the API does not show. */
+export interface DocumentRecord {
+  id: string;
+  tenantId: TenantId;
+  title: string;
+  filename: string;
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  blobKey: string;
+  version: number;
+  status: DocumentStatus;
+  failure: { reason: FailureReason; detail: string | null } | null;
+  chunkCount: number | null;
+  metadata: DocumentMetadata;
+  tags: string[];
+  knowledgeBaseIds: string[];
+  explicitKnowledgeBaseIds: string[];
+  ownerId: string;
+  acl: DocumentAcl;
+  /** The owner's and the ACL's principals (`principalsOf`): who may read it. */
+  principals: string[];
+  /** Pipeline statuses, and reconciliation's re-drives (`redriven_<n>`), with when they happened. */
+  stageTimes: Record<string, string>;
+  /** Times reconciliation sent the current version through the pipeline again. */
+  redrives: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toView(document: DocumentRecord): DocumentView {
+  return {
+    id: document.id,
+    tenantId: document.tenantId,
+    title: document.title,
+    filename: document.filename,
+    contentType: document.contentType,
+    sizeBytes: document.sizeBytes,
+    sha256: document.sha256,
+    version: document.version,
+    status: document.status,
+    failure: document.failure,
+    chunkCount: document.chunkCount,
+    metadata: document.metadata,
+    tags: document.tags,
+    knowledgeBaseIds: document.knowledgeBaseIds,
+    explicitKnowledgeBaseIds: document.explicitKnowledgeBaseIds,
+    ownerId: document.ownerId,
+    acl: document.acl,
+    stageTimes: document.stageTimes,
+    createdAt: document.createdAt.toISOString(),
+    updatedAt: document.updatedAt.toISOString(),
+  };
+}
+
+export interface UploadFields {
+  title?: string;
+  acl?: DocumentAcl;
+  metadata?: DocumentMetadata;
+  tags?: string[];
+  knowledgeBaseIds?: string[];
+}
+
+/** A new document: content already stored in S3, knowledge bases as the uploader named them. */
+export interface NewDocument {
+  id: string;
+  tenantId: TenantId;
+  title: string;
+  filename: string;
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  blobKey: string;
+  metadata: DocumentMetadata;
+  tags: string[];
+  knowledgeBaseIds: string[];
+  ownerId: string;
+  acl: DocumentAcl;
+  now: Date;
+}
+
+export interface DocumentPage {
+  items: DocumentView[];
+  nextCursor: string | null;
+}
+
 /** What a delete removed here; the indexes drop the document's chunks asynchronously. */
 export interface DeleteResult {
   documentId: string;
@@ -73,7 +159,10 @@ export interface DeleteResult {
   indexRemoval: 'scheduled';
 }
 
-/** Pipeline order; a status event moves a document forward only, so replays and reordering are harmless. */
+/**
+ * Pipeline order, stated once: a status event moves a document forward only, so replays and
+ * reordering are harmless. The SQL guard in `DocumentsRepository.applyStatus` is built from it.
+ */
 export const STATUS_RANK: Record<DocumentStatus, number> = {
   pending: 0,
   parsing: 1,
@@ -83,6 +172,9 @@ export const STATUS_RANK: Record<DocumentStatus, number> = {
   failed: 5,
 };
 
+/** Statuses a document never leaves (for its current version). */
+export const FINAL_STATUSES = ['indexed', 'failed'] as const satisfies readonly DocumentStatus[];
+
 export function isFinal(status: DocumentStatus): boolean {
-  return status === 'indexed' || status === 'failed';
+  return (FINAL_STATUSES as readonly DocumentStatus[]).includes(status);
 }

@@ -20,14 +20,16 @@ import {
 import { FileInterceptor } from '@nestjs/platform-express';
 import { z } from 'zod';
 import type { Response } from 'express';
-import { documentAclSchema, type DeleteResult, type DocumentView } from './document.model';
+import { type UploadedFile as File } from './document-content';
+import {
+  documentAclSchema,
+  type DeleteResult,
+  type DocumentPage,
+  type DocumentView,
+} from './document.model';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import { RemoveSpooledFile } from './remove-spooled-file.interceptor';
-import {
-  DocumentsService,
-  type DocumentPage,
-  type UploadedFile as File,
-} from './documents.service';
+import { DocumentsService } from './documents.service';
 
 /** A multipart text part holding JSON, validated by `schema` once parsed. */
 const jsonPart = <S extends z.ZodType>(schema: S, expected: string) =>
@@ -78,7 +80,8 @@ const uploadFieldsSchema = z.object({
   acl: jsonPart(documentAclSchema, 'an object {users, groups, roles, tenant}'),
 });
 
-const listQuerySchema = z.object({
+/** A page of documents: `?limit&cursor`. */
+export const listQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().optional(),
 });
@@ -114,13 +117,11 @@ export class DocumentsController {
       await accessOf(this.access, caller),
       file,
       {
-        ...(fields.title !== undefined ? { title: fields.title } : {}),
-        ...(fields.metadata !== undefined ? { metadata: fields.metadata } : {}),
-        ...(fields.tags !== undefined ? { tags: fields.tags } : {}),
-        ...(fields.acl !== undefined ? { acl: fields.acl } : {}),
-        ...(fields.knowledge_base_ids !== undefined
-          ? { knowledgeBaseIds: fields.knowledge_base_ids }
-          : {}),
+        title: fields.title,
+        metadata: fields.metadata,
+        tags: fields.tags,
+        acl: fields.acl,
+        knowledgeBaseIds: fields.knowledge_base_ids,
       },
     );
     response.status(document.duplicate ? 200 : 202);
@@ -174,11 +175,9 @@ export class DocumentsController {
   ): Promise<DocumentView> {
     const edit = parseBody(editSchema, body);
     return this.documents.edit(caller.tenantId, await accessOf(this.access, caller), id, {
-      ...(edit.tags !== undefined ? { tags: [...new Set(edit.tags)] } : {}),
-      ...(edit.metadata !== undefined ? { metadata: edit.metadata } : {}),
-      ...(edit.knowledge_base_ids !== undefined
-        ? { knowledgeBaseIds: [...new Set(edit.knowledge_base_ids)] }
-        : {}),
+      tags: edit.tags && [...new Set(edit.tags)],
+      metadata: edit.metadata,
+      knowledgeBaseIds: edit.knowledge_base_ids && [...new Set(edit.knowledge_base_ids)],
     });
   }
 

@@ -1,23 +1,36 @@
-import { STATUS_RANK } from './document.model';
-import type {
-  DocumentMetadata,
-  DocumentStatusChanged,
-  EditableAttributes,
-  TenantId,
+import type { Access, Action } from '@kb/auth';
+import {
+  Topics,
+  type DocumentStatusChanged,
+  type EditableAttributes,
+  type TenantId,
 } from '@kb/contracts';
 import { annotateActiveSpan, meter } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
-import { OutboxRelay } from '../outbox/outbox.relay';
+import { randomUUID } from 'node:crypto';
+import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
+import { OutboxWriter } from '../outbox/outbox.writer';
+import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
+import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
-import type { Access, Action } from '@kb/auth';
-import type { DeleteResult, DocumentAcl, DocumentView } from './document.model';
+import { TransactionRunner } from '../platform/transaction.runner';
+import { blobKeyFor, sha256OfFile, storeOriginal, type UploadedFile } from './document-content';
+import { decodeCursor, encodeCursor } from './document-cursor';
+import { aclAuditOf, aclChangedEventOf, deletedEventOf } from './document-events';
+import { DocumentMembershipService } from './document-membership.service';
+import {
+  principalsOf,
+  toView,
+  type DeleteResult,
+  type DocumentAcl,
+  type DocumentPage,
+  type DocumentView,
+  type NewDocument,
+  type UploadFields,
+} from './document.model';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
-import { DocumentsRepository, type Visibility } from './documents.repository';
-import { DEFAULT_KNOWLEDGE_BASE, KnowledgeBases } from '../knowledge-bases/knowledge-bases';
+import { DocumentsRepository, type NewContent, type Visibility } from './documents.repository';
 
 /** What a caller may see among the tenant's documents. */
 const visibilityOf = (access: Access): Visibility => (access.isAdmin ? 'all' : access.principals);
@@ -31,50 +44,23 @@ function requireAction(access: Access, action: Action): void {
   }
 }
 
-/** An upload spooled to a temporary file by the HTTP layer: never held in memory whole. */
-export interface UploadedFile {
-  path: string;
-  originalname: string;
-  mimetype: string;
-  size: number;
-}
-
-export interface UploadFields {
-  title?: string;
-  acl?: DocumentAcl;
-  metadata?: DocumentMetadata;
-  tags?: string[];
-  knowledgeBaseIds?: string[];
-}
-
-export interface DocumentPage {
-  items: DocumentView[];
-  nextCursor: string | null;
-}
-
 const uploads = meter().createCounter('kb_documents_uploaded_total', {
   description: 'Uploads, by outcome (created or duplicate)',
 });
-
-async function sha256OfFile(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(path), hash);
-  return hash.digest('hex');
-}
-
-/** Content-addressed blob key: identical uploads share one object. */
-export const blobKeyFor = (sha256: string): string => `blobs/sha256/${sha256}`;
 
 @Injectable()
 export class DocumentsService {
   private readonly logger = new Logger(DocumentsService.name);
 
   constructor(
-    private readonly repository: DocumentsRepository,
-    private readonly outbox: OutboxRelay,
+    private readonly documents: DocumentsRepository,
+    private readonly membership: DocumentMembershipService,
+    private readonly knowledgeBases: KnowledgeBaseDirectory,
+    private readonly transactions: TransactionRunner,
+    private readonly events: OutboxWriter,
+    @Inject(OutboxRelay) private readonly outbox: OutboxWake,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(CLOCK) private readonly clock: Clock,
-    private readonly knowledgeBases: KnowledgeBases,
   ) {}
 
   /** Stores the original in S3, then the row and its event in one transaction. */
@@ -92,18 +78,13 @@ export class DocumentsService {
     const sha256 = await sha256OfFile(file.path);
     // Only a document the caller can read counts as a duplicate: otherwise its existence would
     // leak. Checked here for the common case, and again under a lock when inserting.
-    const existing = await this.repository.findBySha256(tenantId, sha256, visibilityOf(access));
+    const existing = await this.documents.findBySha256(tenantId, sha256, visibilityOf(access));
     if (existing) {
       uploads.add(1, { outcome: 'duplicate' });
-      return { ...existing, duplicate: true };
+      return { ...toView(existing), duplicate: true };
     }
-    const knowledgeBaseIds = [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])];
-    const blobKey = blobKeyFor(sha256);
-    if (!(await this.blobs.exists(blobKey))) {
-      // Streamed: bodies over one part go up as an S3 multipart upload.
-      await this.blobs.put(blobKey, createReadStream(file.path), file.mimetype);
-    }
-    const { document, duplicate } = await this.repository.insertUnlessDuplicate(
+    const blobKey = await storeOriginal(this.blobs, file, sha256);
+    const { document, duplicate } = await this.register(
       {
         id: randomUUID(),
         tenantId,
@@ -112,11 +93,10 @@ export class DocumentsService {
         contentType: file.mimetype || 'application/octet-stream',
         sizeBytes: file.size,
         sha256,
-        blobBucket: this.blobs.bucket,
         blobKey,
         metadata: fields.metadata ?? {},
         tags: [...new Set(fields.tags ?? [])],
-        knowledgeBaseIds,
+        knowledgeBaseIds: [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])],
         ownerId: access.userId,
         acl: fields.acl ?? { users: [], groups: [], roles: [], tenant: false },
         now: this.clock(),
@@ -130,8 +110,39 @@ export class DocumentsService {
       return { ...document, duplicate: true };
     }
     uploads.add(1, { outcome: 'created' });
-    this.outbox.wake();
     return document;
+  }
+
+  /**
+   * Inserts the document and its `uploaded` event in one transaction (transactional outbox),
+   * unless the tenant already has one with the same content that `visibility` may read, which is
+   * returned instead. Concurrent uploads of the same content serialize on a lock of (tenant,
+   * sha256), so two of them never both become documents.
+   */
+  async register(
+    doc: NewDocument,
+    visibility: Visibility,
+  ): Promise<{ document: DocumentView; duplicate: boolean }> {
+    const registered = await this.transactions.run(async (trx) => {
+      await this.documents.lockContent(trx, doc.tenantId, doc.sha256);
+      const existing = await this.documents.findBySha256(doc.tenantId, doc.sha256, visibility, trx);
+      if (existing) return { document: existing, duplicate: true };
+      const document = await this.documents.insert(trx, {
+        ...doc,
+        knowledgeBaseIds: await this.membership.membershipOf(
+          trx,
+          doc.tenantId,
+          doc.knowledgeBaseIds,
+          doc.tags,
+        ),
+        explicitKnowledgeBaseIds: doc.knowledgeBaseIds,
+        principals: principalsOf(doc.ownerId, doc.acl),
+      });
+      await this.membership.sendThroughPipelines(trx, document);
+      return { document, duplicate: false };
+    });
+    if (!registered.duplicate) this.outbox.wake();
+    return { document: toView(registered.document), duplicate: registered.duplicate };
   }
 
   /**
@@ -153,25 +164,29 @@ export class DocumentsService {
     }
     const sha256 = await sha256OfFile(file.path);
     if (sha256 === current.sha256) return { ...current, unchanged: true };
-    const blobKey = blobKeyFor(sha256);
-    if (!(await this.blobs.exists(blobKey))) {
-      await this.blobs.put(blobKey, createReadStream(file.path), file.mimetype);
-    }
-    const replaced = await this.repository.replaceContentWithEvent(tenantId, id, {
+    const blobKey = await storeOriginal(this.blobs, file, sha256);
+    const content: NewContent = {
       filename: file.originalname,
       contentType: file.mimetype || 'application/octet-stream',
       sizeBytes: file.size,
       sha256,
-      blobBucket: this.blobs.bucket,
       blobKey,
       now: this.clock(),
+    };
+    // The row moves to version + 1, `pending`, and its `uploaded` event is enqueued with it.
+    const replaced = await this.transactions.run(async (trx) => {
+      const previous = await this.documents.lockForUpdate(trx, tenantId, id);
+      if (!previous) return undefined;
+      const document = await this.documents.replaceContent(trx, tenantId, id, content);
+      await this.membership.sendThroughPipelines(trx, document);
+      return { document, previousSha256: previous.sha256 };
     });
     if (!replaced) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();
-    if (!(await this.repository.isContentReferenced(replaced.previousSha256))) {
+    if (!(await this.documents.isContentReferenced(replaced.previousSha256))) {
       await this.blobs.delete(blobKeyFor(replaced.previousSha256));
     }
-    return replaced.document;
+    return toView(replaced.document);
   }
 
   /**
@@ -183,28 +198,29 @@ export class DocumentsService {
   async delete(tenantId: TenantId, access: Access, id: string): Promise<DeleteResult> {
     await this.get(tenantId, access, id);
     requireAction(access, 'delete');
-    const deleted = await this.repository.deleteWithEvent(tenantId, id);
-    if (!deleted) {
-      throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
-    }
+    const deleted = await this.transactions.run(async (trx) => {
+      const row = await this.documents.delete(trx, tenantId, id);
+      if (row) await this.events.enqueue(trx, Topics.document, tenantId, id, deletedEventOf(id));
+      return row;
+    });
+    if (!deleted) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();
-    const blobDeleted = !(await this.repository.isContentReferenced(deleted.sha256));
+    const blobDeleted = !(await this.documents.isContentReferenced(deleted.sha256));
     if (blobDeleted) await this.blobs.delete(deleted.blobKey);
     return { documentId: id, blobDeleted, indexRemoval: 'scheduled' };
   }
 
   /** A document the caller may not read answers 404, exactly like one that does not exist. */
   async get(tenantId: TenantId, access: Access, id: string): Promise<DocumentView> {
-    const document = await this.repository.findById(tenantId, id, visibilityOf(access));
-    if (!document) {
-      throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
-    }
-    return document;
+    const document = await this.documents.findById(tenantId, id, visibilityOf(access));
+    if (!document) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
+    return toView(document);
   }
 
   /**
    * Replaces who may read a document (its owner always may): the owner or a tenant admin only.
-   * The indexes update the document's chunks in place; nothing is re-embedded.
+   * `acl_changed` (the indexes update its chunks in place; nothing is re-embedded) and an audit
+   * record are enqueued with the change.
    */
   async setAcl(
     tenantId: TenantId,
@@ -219,21 +235,37 @@ export class DocumentsService {
         `only the owner or a tenant admin may change the ACL of document ${id}`,
       );
     }
-    const updated = await this.repository.setAclWithEvent(
-      tenantId,
-      id,
-      acl,
-      access.userId,
-      this.clock(),
-    );
+    const now = this.clock();
+    const updated = await this.transactions.run(async (trx) => {
+      const current = await this.documents.lockForUpdate(trx, tenantId, id);
+      if (!current) return undefined;
+      const principals = principalsOf(current.ownerId, acl);
+      const changed = await this.documents.setAcl(trx, tenantId, id, acl, principals, now);
+      await this.events.enqueue(
+        trx,
+        Topics.document,
+        tenantId,
+        id,
+        aclChangedEventOf(id, principals),
+      );
+      await this.events.enqueue(
+        trx,
+        Topics.audit,
+        tenantId,
+        id,
+        aclAuditOf(access.userId, id, acl, principals, now),
+      );
+      return changed;
+    });
     if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();
-    return updated;
+    return toView(updated);
   }
 
   /**
    * Edits tags, metadata or knowledge bases (needs `write` and read access): the document keeps
-   * its version and its vectors; the indexes update its chunks in place.
+   * its version and its vectors; `attributes_changed` makes the indexes update its chunks in
+   * place. A knowledge base that brings a new pipeline re-drives the current version through it.
    */
   async edit(
     tenantId: TenantId,
@@ -244,10 +276,15 @@ export class DocumentsService {
     await this.get(tenantId, access, id);
     requireAction(access, 'write');
     await this.knowledgeBases.requireExisting(tenantId, edit.knowledgeBaseIds ?? []);
-    const updated = await this.repository.setAttributesWithEvent(tenantId, id, edit, this.clock());
+    const now = this.clock();
+    const updated = await this.transactions.run(async (trx) => {
+      const current = await this.documents.lockForUpdate(trx, tenantId, id);
+      if (!current) return undefined;
+      return this.membership.editAttributes(trx, current, edit, now);
+    });
     if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();
-    return updated;
+    return toView(updated);
   }
 
   async list(
@@ -258,14 +295,14 @@ export class DocumentsService {
     knowledgeBaseId?: string,
   ): Promise<DocumentPage> {
     const after = cursor ? decodeCursor(cursor) : undefined;
-    const items = await this.repository.list(
+    const items = await this.documents.list(
       tenantId,
       limit + 1,
       visibilityOf(access),
       after,
       knowledgeBaseId,
     );
-    const page = items.slice(0, limit);
+    const page = items.slice(0, limit).map(toView);
     const last = page[page.length - 1];
     return {
       items: page,
@@ -275,44 +312,18 @@ export class DocumentsService {
 
   /** Applies a pipeline status event; idempotent and order-tolerant. */
   async applyStatus(tenantId: TenantId, event: DocumentStatusChanged, at: Date): Promise<void> {
-    const changed = await this.repository.applyStatus(
-      tenantId,
-      {
-        documentId: event.documentId,
-        version: event.version,
-        status: event.status,
-        ...(event.reason ? { reason: event.reason } : {}),
-        ...(event.detail ? { detail: event.detail } : {}),
-        ...(event.chunkCount !== undefined ? { chunkCount: event.chunkCount } : {}),
-        at,
-      },
-      STATUS_RANK[event.status],
-    );
+    const changed = await this.documents.applyStatus(tenantId, {
+      documentId: event.documentId,
+      version: event.version,
+      status: event.status,
+      // Empty strings are no reason or detail, as before.
+      reason: event.reason || undefined,
+      detail: event.detail || undefined,
+      chunkCount: event.chunkCount,
+      at,
+    });
     if (changed) {
       this.logger.log(`document ${event.documentId} v${event.version} is ${event.status}`);
     }
   }
-}
-
-function encodeCursor(document: DocumentView): string {
-  return Buffer.from(JSON.stringify({ createdAt: document.createdAt, id: document.id })).toString(
-    'base64url',
-  );
-}
-
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (
-      typeof value === 'object' &&
-      value !== null &&
-      typeof (value as { createdAt?: unknown }).createdAt === 'string' &&
-      typeof (value as { id?: unknown }).id === 'string'
-    ) {
-      return value as { createdAt: string; id: string };
-    }
-  } catch {
-    // fall through to the error below
-  }
-  throw new DocumentError(DocumentErrorCode.InvalidCursor, 'cursor is malformed');
 }

@@ -1,29 +1,22 @@
 import { AccessResolver, type Caller } from '@kb/auth';
 import { accessOf, CurrentCaller, parseBody } from '@kb/http';
-import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, Query } from '@nestjs/common';
-import { z } from 'zod';
-import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
-import { DocumentsService, type DocumentPage } from '../documents/documents.service';
+import { Body, Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import {
-  KnowledgeBases,
   createKnowledgeBaseSchema,
   updateKnowledgeBaseSchema,
   type KnowledgeBaseView,
-} from './knowledge-bases';
+} from './knowledge-base.model';
+import { KnowledgeBasesService } from './knowledge-bases.service';
 
-const pageSchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().optional(),
-});
-
-/** REST CRUD of a tenant's knowledge bases, and the documents of one, a page at a time. */
+/**
+ * REST CRUD of a tenant's knowledge bases. The documents of one, a page at a time, are served by
+ * `KnowledgeBaseDocumentsController` in `documents/`.
+ */
 @Controller('v1/knowledge-bases')
 export class KnowledgeBasesController {
   constructor(
-    private readonly knowledgeBases: KnowledgeBases,
-    private readonly documents: DocumentsService,
+    private readonly knowledgeBases: KnowledgeBasesService,
     private readonly access: AccessResolver,
-    @Inject(DOCUMENT_CONFIG) private readonly config: DocumentConfig,
   ) {}
 
   @Post()
@@ -32,14 +25,6 @@ export class KnowledgeBasesController {
       caller.tenantId,
       await accessOf(this.access, caller),
       parseBody(createKnowledgeBaseSchema, body),
-      {
-        model: this.config.EMBEDDING_MODEL,
-        chunker: {
-          strategy: 'recursive',
-          size: this.config.CHUNK_SIZE,
-          overlap: this.config.CHUNK_OVERLAP,
-        },
-      },
     );
   }
 
@@ -73,18 +58,5 @@ export class KnowledgeBasesController {
   @Delete(':id')
   async delete(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<{ id: string }> {
     return this.knowledgeBases.delete(caller.tenantId, await accessOf(this.access, caller), id);
-  }
-
-  /** The knowledge base's documents the caller may read, newest first. */
-  @Get(':id/documents')
-  async listDocuments(
-    @CurrentCaller() caller: Caller,
-    @Param('id') id: string,
-    @Query() query: unknown,
-  ): Promise<DocumentPage> {
-    const access = await accessOf(this.access, caller);
-    await this.knowledgeBases.get(caller.tenantId, id);
-    const { limit, cursor } = parseBody(pageSchema, query);
-    return this.documents.list(caller.tenantId, access, limit, cursor, id);
   }
 }

@@ -7,12 +7,18 @@ import {
   type OnApplicationBootstrap,
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
-import { sql, type Kysely } from 'kysely';
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
-import type { DocumentDatabase } from '../platform/db.types';
-import { DB, EVENT_PRODUCER } from '../platform/tokens';
+import { EVENT_PRODUCER } from '../platform/tokens';
+import { TransactionRunner } from '../platform/transaction.runner';
+import { OutboxRepository } from './outbox.repository';
 
 const BATCH = 100;
+
+/** What writers need of the relay: a nudge after they committed events. */
+export interface OutboxWake {
+  /** Drains the outbox now, rather than at the next poll. */
+  wake(): void;
+}
 
 /**
  * Publishes outbox rows to Kafka in insertion order, then deletes them, inside one transaction
@@ -20,7 +26,7 @@ const BATCH = 100;
  * commit republishes: delivery is at-least-once and consumers are idempotent.
  */
 @Injectable()
-export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class OutboxRelay implements OutboxWake, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -28,7 +34,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private stopped = false;
 
   constructor(
-    @Inject(DB) private readonly db: Kysely<DocumentDatabase>,
+    private readonly transactions: TransactionRunner,
+    private readonly outbox: OutboxRepository,
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     @Inject(DOCUMENT_CONFIG) private readonly config: DocumentConfig,
   ) {}
@@ -68,32 +75,19 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
-      const sent = await this.db.transaction().execute(async (trx) => {
-        const rows = await trx
-          .selectFrom('outbox')
-          .selectAll()
-          .orderBy('id')
-          .limit(BATCH)
-          .forUpdate()
-          .skipLocked()
-          .execute();
-        for (const row of rows) {
+      const sent = await this.transactions.run(async (trx) => {
+        const messages = await this.outbox.claim(trx, BATCH);
+        for (const message of messages) {
           // In the trace of the request that wrote the row, so the event continues it.
-          await withTraceHeaders(row.headers, () =>
-            this.producer.publishRaw(row.topic, row.message_key, row.payload),
+          await withTraceHeaders(message.headers, () =>
+            this.producer.publishRaw(message.topic, message.key, message.payload),
           );
         }
-        if (rows.length > 0) {
-          await trx
-            .deleteFrom('outbox')
-            .where(
-              'id',
-              'in',
-              rows.map((r) => r.id),
-            )
-            .execute();
-        }
-        return rows.length;
+        await this.outbox.delete(
+          trx,
+          messages.map((message) => message.id),
+        );
+        return messages.length;
       });
       total += sent;
       if (sent < BATCH) return total;
@@ -101,11 +95,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /** Rows waiting to be published (a metric and a test hook). */
-  async backlog(): Promise<number> {
-    const row = await this.db
-      .selectFrom('outbox')
-      .select(sql<string>`count(*)`.as('n'))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  backlog(): Promise<number> {
+    return this.outbox.backlog();
   }
 }

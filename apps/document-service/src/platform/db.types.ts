@@ -1,5 +1,6 @@
-import type { DocumentAcl } from '../documents/document.model';
+import type { DocumentMetadata, DocumentStatus, FailureReason } from '@kb/contracts';
 import type { ColumnType, Generated } from 'kysely';
+import type { DocumentAcl } from '../documents/document.model';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
@@ -13,11 +14,11 @@ export interface DocumentsTable {
   sha256: string;
   blob_key: string;
   version: number;
-  status: string;
-  failure_reason: string | null;
+  status: DocumentStatus;
+  failure_reason: FailureReason | null;
   failure_detail: string | null;
   chunk_count: number | null;
-  metadata: ColumnType<Record<string, unknown>, string, string>;
+  metadata: ColumnType<DocumentMetadata, string, string>;
   tags: ColumnType<string[], string[] | undefined, string[]>;
   /** Membership: the explicit knowledge bases plus those whose tag rule matches the tags. */
   knowledge_base_ids: ColumnType<string[], string[] | undefined, string[]>;

@@ -1,7 +1,5 @@
-import { Topics, newEnvelope, topicEventTypes } from '@kb/contracts';
 import { PeriodicTask } from '@kb/http';
 import { meter } from '@kb/observability';
-import type { BlobStore } from '@kb/storage';
 import {
   Inject,
   Injectable,
@@ -9,12 +7,13 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
-import { DocumentsRepository, uploadedEventOf } from '../documents/documents.repository';
-import { OutboxRelay } from '../outbox/outbox.relay';
-import type { DocumentDatabase, DocumentsTable } from '../platform/db.types';
-import { BLOB_STORE, CLOCK, DB, type Clock } from '../platform/tokens';
+import type { DocumentRecord } from '../documents/document.model';
+import { DocumentMembershipService } from '../documents/document-membership.service';
+import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
+import { CLOCK, type Clock } from '../platform/tokens';
+import { TransactionRunner, type Trx } from '../platform/transaction.runner';
+import { ReconciliationRepository } from './reconciliation.repository';
 
 const repairs = meter().createCounter('kb_reconciliation_repairs_total', {
   description: 'Documents reconciliation repaired, by action (redriven, failed or membership)',
@@ -41,12 +40,16 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
   private readonly task: PeriodicTask;
 
   constructor(
-    @Inject(DB) private readonly db: Kysely<DocumentDatabase>,
-    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    private readonly transactions: TransactionRunner,
+    private readonly repository: ReconciliationRepository,
+    private readonly membership: DocumentMembershipService,
+    @Inject(OutboxRelay) private readonly outbox: OutboxWake,
     @Inject(CLOCK) private readonly clock: Clock,
-    @Inject(DOCUMENT_CONFIG) private readonly config: DocumentConfig,
-    private readonly outbox: OutboxRelay,
-    private readonly documents: DocumentsRepository,
+    @Inject(DOCUMENT_CONFIG)
+    private readonly config: Pick<
+      DocumentConfig,
+      'RECONCILE_INTERVAL_MS' | 'STALLED_AFTER_MS' | 'RECONCILE_MAX_REDRIVES'
+    >,
   ) {
     this.task = new PeriodicTask(
       'reconciliation',
@@ -68,17 +71,8 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
   async reconcile(): Promise<ReconcileReport> {
     const now = this.clock();
     const stalledBefore = new Date(now.getTime() - this.config.STALLED_AFTER_MS);
-    const report = await this.db.transaction().execute(async (trx) => {
-      const stalled = await trx
-        .selectFrom('documents')
-        .selectAll()
-        .where('status', 'not in', ['indexed', 'failed'])
-        .where('updated_at', '<', stalledBefore)
-        .orderBy('updated_at')
-        .limit(100)
-        .forUpdate()
-        .skipLocked()
-        .execute();
+    const report = await this.transactions.run(async (trx) => {
+      const stalled = await this.repository.claimStalled(trx, stalledBefore, 100);
       const result: ReconcileReport = { redriven: [], failed: [], membershipRepaired: [] };
       for (const row of stalled) {
         if (row.redrives < this.config.RECONCILE_MAX_REDRIVES) {
@@ -90,7 +84,11 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
         }
       }
       // A rule or tag change that raced another can leave membership behind; it is repaired here.
-      result.membershipRepaired = await this.documents.applyTagRules(now, { trx });
+      for (const tenantId of await this.repository.tenantsWithDriftedMemberships(trx)) {
+        result.membershipRepaired.push(
+          ...(await this.membership.applyTagRules(trx, tenantId, now)),
+        );
+      }
       return result;
     });
     if (report.redriven.length + report.membershipRepaired.length > 0) this.outbox.wake();
@@ -105,54 +103,19 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
     return report;
   }
 
-  private async redrive(
-    trx: Transaction<DocumentDatabase>,
-    row: Selectable<DocumentsTable>,
-    now: Date,
-  ): Promise<void> {
-    const envelope = newEnvelope(
-      topicEventTypes[Topics.document],
-      row.tenant_id,
-      uploadedEventOf(row, this.blobs.bucket, await this.documents.pipelinesOf(trx, row)),
-    );
-    await trx
-      .insertInto('outbox')
-      .values({
-        topic: Topics.document,
-        message_key: row.id,
-        payload: JSON.stringify(envelope),
-        headers: JSON.stringify({}),
-      })
-      .execute();
-    await trx
-      .updateTable('documents')
-      .set({
-        redrives: sql<number>`redrives + 1`,
-        stage_times: sql<string>`stage_times || jsonb_build_object(${`redriven_${row.redrives + 1}`}::text, ${now.toISOString()}::text)`,
-        updated_at: now,
-      })
-      .where('tenant_id', '=', row.tenant_id)
-      .where('id', '=', row.id)
-      .execute();
+  /** The version's `uploaded` event goes out again; every stage is idempotent. */
+  private async redrive(trx: Trx, document: DocumentRecord, now: Date): Promise<void> {
+    await this.membership.sendThroughPipelines(trx, document);
+    await this.repository.markRedriven(trx, document, now);
   }
 
-  private async fail(
-    trx: Transaction<DocumentDatabase>,
-    row: Selectable<DocumentsTable>,
-    now: Date,
-  ): Promise<void> {
+  private async fail(trx: Trx, document: DocumentRecord, now: Date): Promise<void> {
     const minutes = Math.round(this.config.STALLED_AFTER_MS / 60_000);
-    await trx
-      .updateTable('documents')
-      .set({
-        status: 'failed',
-        failure_reason: 'stalled',
-        failure_detail: `no progress past "${row.status}" for ${minutes} min after ${row.redrives} re-drives`,
-        stage_times: sql<string>`stage_times || jsonb_build_object('failed', ${now.toISOString()}::text)`,
-        updated_at: now,
-      })
-      .where('tenant_id', '=', row.tenant_id)
-      .where('id', '=', row.id)
-      .execute();
+    await this.repository.failStalled(
+      trx,
+      document,
+      `no progress past "${document.status}" for ${minutes} min after ${document.redrives} re-drives`,
+      now,
+    );
   }
 }

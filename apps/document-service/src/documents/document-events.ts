@@ -1,0 +1,71 @@
+// The payloads this service publishes about documents. Pure: they are written to the outbox by
+// `OutboxWriter`, in the transaction of the change they announce.
+import type { EditableAttributes, Pipeline, Topics, TopicPayload } from '@kb/contracts';
+import type { DocumentAcl, DocumentRecord } from './document.model';
+
+type DocumentEvent = TopicPayload<typeof Topics.document>;
+type AuditRecord = TopicPayload<typeof Topics.audit>;
+
+/** The `uploaded` event of a document's current version, as the pipeline receives it. */
+export function uploadedEventOf(
+  document: DocumentRecord,
+  bucket: string,
+  pipelines: Pipeline[],
+): DocumentEvent {
+  return {
+    kind: 'uploaded',
+    documentId: document.id,
+    version: document.version,
+    filename: document.filename,
+    contentType: document.contentType,
+    sizeBytes: document.sizeBytes,
+    sha256: document.sha256,
+    blob: { bucket, key: document.blobKey },
+    title: document.title,
+    metadata: document.metadata,
+    attributes: {
+      knowledgeBaseIds: document.knowledgeBaseIds,
+      tags: document.tags,
+      metadata: document.metadata,
+      uploadedAt: document.createdAt.getTime(),
+      principals: document.principals,
+    },
+    pipelines,
+  };
+}
+
+/** Tags, metadata or knowledge bases changed: the indexes update the chunks in `spaces` in place. */
+export const attributesChangedEventOf = (
+  documentId: string,
+  attributes: EditableAttributes,
+  spaces: string[],
+): DocumentEvent => ({ kind: 'attributes_changed', documentId, attributes, spaces });
+
+/** Who may read the document changed: the indexes update its chunks in place. */
+export const aclChangedEventOf = (documentId: string, principals: string[]): DocumentEvent => ({
+  kind: 'acl_changed',
+  documentId,
+  principals,
+});
+
+/** The document is gone: the indexes drop its chunks. */
+export const deletedEventOf = (documentId: string): DocumentEvent => ({
+  kind: 'deleted',
+  documentId,
+});
+
+/** The audit record of an ACL change: who changed it, to what, and when. */
+export const aclAuditOf = (
+  actor: string,
+  documentId: string,
+  acl: DocumentAcl,
+  principals: string[],
+  at: Date,
+): AuditRecord => ({
+  actor,
+  action: 'document_acl_changed',
+  detail: JSON.stringify({ acl, principals }),
+  documentIds: [documentId],
+  chunks: [],
+  at: at.toISOString(),
+});

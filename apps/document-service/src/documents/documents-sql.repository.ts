@@ -1,0 +1,331 @@
+import type { DocumentMetadata, TenantId } from '@kb/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  sql,
+  type Kysely,
+  type RawBuilder,
+  type SelectQueryBuilder,
+  type UpdateObject,
+} from 'kysely';
+import type { DocumentDatabase } from '../platform/db.types';
+import { DB } from '../platform/tokens';
+import { sqlOf, type Trx } from '../platform/transaction.runner';
+import { toRecord } from './document-row.mapper';
+import {
+  FINAL_STATUSES,
+  STATUS_RANK,
+  type DocumentAcl,
+  type DocumentRecord,
+} from './document.model';
+import {
+  DocumentsRepository,
+  type AttributesChange,
+  type MembershipDrift,
+  type NewContent,
+  type NewDocumentRow,
+  type StatusChange,
+  type Visibility,
+} from './documents.repository';
+
+/** The only SQL on `documents` (the drift query also reads the tag rules of `knowledge_bases`). */
+@Injectable()
+export class SqlDocumentsRepository extends DocumentsRepository {
+  constructor(@Inject(DB) private readonly db: Kysely<DocumentDatabase>) {
+    super();
+  }
+
+  async lockContent(trx: Trx, tenantId: TenantId, sha256: string): Promise<void> {
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${tenantId}:${sha256}`}, 0))`.execute(
+      sqlOf(trx),
+    );
+  }
+
+  async findBySha256(
+    tenantId: TenantId,
+    sha256: string,
+    visibility: Visibility,
+    trx?: Trx,
+  ): Promise<DocumentRecord | undefined> {
+    const row = await (trx ? sqlOf(trx) : this.db)
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('sha256', '=', sha256)
+      .$call(visibleTo(visibility))
+      .orderBy('created_at')
+      .executeTakeFirst();
+    return row ? toRecord(row) : undefined;
+  }
+
+  async findById(
+    tenantId: TenantId,
+    id: string,
+    visibility: Visibility,
+  ): Promise<DocumentRecord | undefined> {
+    const row = await this.db
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .$call(visibleTo(visibility))
+      .executeTakeFirst();
+    return row ? toRecord(row) : undefined;
+  }
+
+  async list(
+    tenantId: TenantId,
+    limit: number,
+    visibility: Visibility,
+    after?: { createdAt: string; id: string },
+    knowledgeBaseId?: string,
+  ): Promise<DocumentRecord[]> {
+    let query = this.db
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .$call(visibleTo(visibility))
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit);
+    if (knowledgeBaseId) {
+      query = query.where(sql<boolean>`knowledge_base_ids @> ARRAY[${knowledgeBaseId}]::text[]`);
+    }
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '<', new Date(after.createdAt)),
+          eb.and([eb('created_at', '=', new Date(after.createdAt)), eb('id', '<', after.id)]),
+        ]),
+      );
+    }
+    return (await query.execute()).map(toRecord);
+  }
+
+  async lockForUpdate(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+  ): Promise<DocumentRecord | undefined> {
+    const row = await sqlOf(trx)
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    return row ? toRecord(row) : undefined;
+  }
+
+  async insert(trx: Trx, row: NewDocumentRow): Promise<DocumentRecord> {
+    const inserted = await sqlOf(trx)
+      .insertInto('documents')
+      .values({
+        id: row.id,
+        tenant_id: row.tenantId,
+        title: row.title,
+        filename: row.filename,
+        content_type: row.contentType,
+        size_bytes: row.sizeBytes,
+        sha256: row.sha256,
+        blob_key: row.blobKey,
+        version: 1,
+        status: 'pending',
+        metadata: JSON.stringify(row.metadata),
+        tags: row.tags,
+        knowledge_base_ids: row.knowledgeBaseIds,
+        explicit_knowledge_base_ids: row.explicitKnowledgeBaseIds,
+        owner_id: row.ownerId,
+        acl: JSON.stringify(row.acl),
+        principals: row.principals,
+        stage_times: JSON.stringify({ pending: row.now.toISOString() }),
+        created_at: row.now,
+        updated_at: row.now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toRecord(inserted);
+  }
+
+  async replaceContent(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    content: NewContent,
+  ): Promise<DocumentRecord> {
+    return this.update(trx, tenantId, id, {
+      version: sql<number>`version + 1`,
+      status: 'pending',
+      failure_reason: null,
+      failure_detail: null,
+      chunk_count: null,
+      redrives: 0,
+      filename: content.filename,
+      content_type: content.contentType,
+      size_bytes: content.sizeBytes,
+      sha256: content.sha256,
+      blob_key: content.blobKey,
+      stage_times: JSON.stringify({ pending: content.now.toISOString() }),
+      updated_at: content.now,
+    });
+  }
+
+  async setAcl(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    acl: DocumentAcl,
+    principals: string[],
+    now: Date,
+  ): Promise<DocumentRecord> {
+    return this.update(trx, tenantId, id, {
+      acl: JSON.stringify(acl),
+      principals,
+      updated_at: now,
+    });
+  }
+
+  async setAttributes(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    change: AttributesChange,
+    now: Date,
+  ): Promise<DocumentRecord> {
+    return this.update(trx, tenantId, id, {
+      tags: change.tags,
+      metadata: JSON.stringify(change.metadata),
+      knowledge_base_ids: change.knowledgeBaseIds,
+      explicit_knowledge_base_ids: change.explicitKnowledgeBaseIds,
+      updated_at: now,
+    });
+  }
+
+  async setMembership(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    knowledgeBaseIds: string[],
+    now: Date,
+  ): Promise<DocumentRecord> {
+    return this.update(trx, tenantId, id, {
+      knowledge_base_ids: knowledgeBaseIds,
+      updated_at: now,
+    });
+  }
+
+  /** One document the caller locked, changed as `values` says. */
+  private async update(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    values: UpdateObject<DocumentDatabase, 'documents'>,
+  ): Promise<DocumentRecord> {
+    const row = await sqlOf(trx)
+      .updateTable('documents')
+      .set(values)
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toRecord(row);
+  }
+
+  async delete(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+  ): Promise<{ sha256: string; blobKey: string } | undefined> {
+    const row = await sqlOf(trx)
+      .deleteFrom('documents')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .returning(['sha256', 'blob_key'])
+      .executeTakeFirst();
+    return row ? { sha256: row.sha256, blobKey: row.blob_key } : undefined;
+  }
+
+  async driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]> {
+    const drifted = await sql<{
+      id: string;
+      tags: string[];
+      metadata: DocumentMetadata;
+      knowledge_base_ids: string[];
+      explicit: string[];
+      by_rule: string[];
+    }>`${membershipDrift(sql<boolean>`d.tenant_id = ${tenantId}`)} ORDER BY id`.execute(sqlOf(trx));
+    return drifted.rows.map((row) => ({
+      id: row.id,
+      tags: row.tags,
+      metadata: row.metadata,
+      knowledgeBaseIds: row.knowledge_base_ids,
+      explicit: row.explicit,
+      byRule: row.by_rule,
+    }));
+  }
+
+  async applyStatus(tenantId: TenantId, change: StatusChange): Promise<boolean> {
+    const result = await this.db
+      .updateTable('documents')
+      .set({
+        status: change.status,
+        failure_reason: change.reason ?? null,
+        failure_detail: change.detail ?? null,
+        chunk_count: change.chunkCount ?? sql<number | null>`chunk_count`,
+        stage_times: sql<string>`stage_times || jsonb_build_object(${change.status}::text, ${change.at.toISOString()}::text)`,
+        updated_at: change.at,
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', change.documentId)
+      .where('version', '=', change.version)
+      .where('status', 'not in', FINAL_STATUSES)
+      .where(statusRank, '<', STATUS_RANK[change.status])
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async isContentReferenced(sha256: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('documents')
+      .select('id')
+      .where('sha256', '=', sha256)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+}
+
+/** `STATUS_RANK` of the row's status, in SQL: `CASE status WHEN 'pending' THEN 0 … END`. */
+const statusRank = sql<number>`(CASE status ${sql.join(
+  Object.entries(STATUS_RANK).map(
+    ([status, rank]) => sql`WHEN ${sql.lit(status)} THEN ${sql.lit(rank)}`,
+  ),
+  sql` `,
+)} END)`;
+
+/**
+ * The documents in `scope` whose knowledge bases differ from their explicit ones plus those whose
+ * tag rule matches their tags (`by_rule`, by id). Reconciliation uses it across tenants.
+ */
+export function membershipDrift(scope: RawBuilder<boolean>): RawBuilder<unknown> {
+  return sql`
+    WITH expected AS (
+      SELECT d.tenant_id, d.id, d.tags, d.metadata, d.knowledge_base_ids,
+             d.explicit_knowledge_base_ids AS explicit,
+             ARRAY(SELECT k.id FROM knowledge_bases k
+                   WHERE k.tenant_id = d.tenant_id AND k.tag_rule && d.tags
+                   ORDER BY k.id) AS by_rule
+      FROM documents d
+      WHERE ${scope}
+    )
+    SELECT tenant_id, id, tags, metadata, knowledge_base_ids, explicit, by_rule FROM expected
+    WHERE NOT (knowledge_base_ids @> (explicit || by_rule)
+               AND (explicit || by_rule) @> knowledge_base_ids)`;
+}
+
+/** Restricts a query to the documents `visibility` allows. */
+function visibleTo(visibility: Visibility) {
+  return <Q extends SelectQueryBuilder<DocumentDatabase, 'documents', object>>(query: Q): Q =>
+    visibility === 'all'
+      ? query
+      : (query.where(sql<boolean>`principals && ${sql.val(visibility)}::text[]`) as Q);
+}

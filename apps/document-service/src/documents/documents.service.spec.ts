@@ -1,0 +1,347 @@
+import { DEFAULT_CHUNKER, Topics, pipelineOf, toTenantId } from '@kb/contracts';
+import {
+  DEFAULTS,
+  TENANT,
+  documentServiceFixture,
+  newAccess,
+  spool,
+  type DocumentServiceFixture,
+} from '../testing/document-service.fixture';
+
+const files = spool();
+afterAll(() => files.cleanup());
+
+const standard = { ...pipelineOf(TENANT, DEFAULT_CHUNKER, DEFAULTS.model, DEFAULTS) };
+const tokenChunker = { strategy: 'token', size: 256, overlap: 32 } as const;
+const tokenPipeline = pipelineOf(TENANT, tokenChunker, DEFAULTS.model, DEFAULTS);
+
+describe('DocumentsService', () => {
+  let f: DocumentServiceFixture;
+  const alice = newAccess();
+  const documentEvents = () => f.outbox.envelopes(Topics.document);
+  const kinds = () => documentEvents().map((event) => event.payload.kind);
+  /** The transactions that wrote since `from` (an index into the write log). */
+  const transactionsSince = (from: number) =>
+    new Set(f.db.writes.slice(from).map((write) => write.trx));
+
+  beforeEach(() => {
+    f = documentServiceFixture();
+  });
+
+  const upload = (content = 'hello', fields = {}, access = alice) =>
+    f.documents.upload(TENANT, access, files.file(content), fields);
+
+  /** A knowledge base with the token chunker (a pipeline of its own) and an optional tag rule. */
+  const createTokenBase = (id: string, anyOf: string[] = []) =>
+    f.knowledgeBases.create(TENANT, alice, {
+      id,
+      name: id,
+      description: '',
+      chunker: tokenChunker,
+      tagRule: { anyOf },
+    });
+
+  describe('upload', () => {
+    it('stores the original, then the row and its uploaded event in one transaction', async () => {
+      const document = await upload('hello', { tags: ['a', 'a'], metadata: { team: 'x' } });
+
+      expect(document).toMatchObject({
+        tenantId: TENANT,
+        version: 1,
+        status: 'pending',
+        filename: 'a.md',
+        title: 'a.md',
+        tags: ['a'],
+        metadata: { team: 'x' },
+        knowledgeBaseIds: ['default'],
+        explicitKnowledgeBaseIds: ['default'],
+        ownerId: 'alice',
+        stageTimes: { pending: f.now.toISOString() },
+      });
+      expect(document.duplicate).toBeUndefined();
+      expect(await f.blobs.exists(`blobs/sha256/${document.sha256}`)).toBe(true);
+      const [event] = documentEvents();
+      expect(documentEvents()).toHaveLength(1);
+      expect(event).toMatchObject({
+        tenantId: TENANT,
+        key: document.id,
+        payload: {
+          kind: 'uploaded',
+          documentId: document.id,
+          version: 1,
+          blob: { bucket: 'kb-documents', key: `blobs/sha256/${document.sha256}` },
+          attributes: { knowledgeBaseIds: ['default'], tags: ['a'], principals: ['u:alice'] },
+          pipelines: [{ ...standard, knowledgeBaseIds: ['default'] }],
+        },
+      });
+      expect(transactionsSince(0).size).toBe(1); // the row and the event
+      expect(f.db.writes.map((write) => write.table)).toEqual(['documents', 'outbox']);
+      expect(f.relay.wakes).toBe(1);
+    });
+
+    it('joins the knowledge bases whose tag rule matches, after the explicit ones', async () => {
+      await createTokenBase('runbooks', ['runbook']);
+      const document = await upload('ops', { tags: ['runbook'] });
+      expect(document.knowledgeBaseIds).toEqual(['default', 'runbooks']);
+      expect(document.explicitKnowledgeBaseIds).toEqual(['default']);
+      const uploaded = documentEvents().find((e) => e.key === document.id)!;
+      expect(uploaded.payload).toMatchObject({
+        pipelines: [
+          { ...standard, knowledgeBaseIds: ['default'] },
+          { ...tokenPipeline, knowledgeBaseIds: ['runbooks'] },
+        ],
+      });
+    });
+
+    it('answers a duplicate the caller can read with the existing document, and writes nothing', async () => {
+      const first = await upload('same');
+      const writes = f.db.writes.length;
+      const again = await upload('same');
+      expect(again).toMatchObject({ id: first.id, duplicate: true });
+      expect(f.db.writes).toHaveLength(writes);
+
+      // Someone who cannot read the first gets a document of their own.
+      const zoe = await upload('same', {}, newAccess({ userId: 'zoe' }));
+      expect(zoe.id).not.toBe(first.id);
+      expect(zoe.duplicate).toBeUndefined();
+    });
+
+    it('refuses an empty file and an unknown knowledge base before storing anything', async () => {
+      await expect(upload('')).rejects.toMatchObject({ status: 400, code: 'empty_file' });
+      await expect(upload('x', { knowledgeBaseIds: ['nope'] })).rejects.toMatchObject({
+        status: 400,
+        code: 'unknown_knowledge_base',
+      });
+      expect(f.db.writes).toEqual([]);
+      expect(f.blobs.objects.size).toBe(0);
+    });
+
+    it('leaves nothing behind when the transaction fails', async () => {
+      const doc = {
+        id: '0b7e4a52-7d1f-4c59-9a55-7f5e0c3f6a10',
+        tenantId: TENANT,
+        title: 't',
+        filename: 'a.md',
+        contentType: 'text/markdown',
+        sizeBytes: 1,
+        sha256: 'c'.repeat(64),
+        blobKey: `blobs/sha256/${'c'.repeat(64)}`,
+        metadata: {},
+        tags: [],
+        knowledgeBaseIds: ['default'],
+        ownerId: 'alice',
+        acl: { users: [], groups: [], roles: [], tenant: false },
+        now: f.now,
+      };
+      await f.documents.register(doc, []);
+      await expect(f.documents.register(doc, [])).rejects.toThrow(/duplicate key/);
+      expect(documentEvents()).toHaveLength(1);
+      expect(f.transactions.rolledBack).toBe(1);
+    });
+  });
+
+  describe('replaceContent', () => {
+    it('moves the document to its next version with its uploaded event, and drops the unused original', async () => {
+      const first = await upload('v1');
+      f.now = new Date('2026-11-22T11:00:00Z');
+      const writes = f.db.writes.length;
+      const second = await f.documents.replaceContent(TENANT, alice, first.id, files.file('v2'));
+
+      expect(second).toMatchObject({ id: first.id, version: 2, status: 'pending' });
+      expect(second.stageTimes).toEqual({ pending: '2026-11-22T11:00:00.000Z' });
+      expect(kinds()).toEqual(['uploaded', 'uploaded']);
+      expect(documentEvents()[1]!.payload).toMatchObject({ version: 2, sha256: second.sha256 });
+      expect(transactionsSince(writes).size).toBe(1);
+      expect(await f.blobs.exists(`blobs/sha256/${first.sha256}`)).toBe(false);
+      expect(await f.blobs.exists(`blobs/sha256/${second.sha256}`)).toBe(true);
+    });
+
+    it('changes nothing for the current content', async () => {
+      const first = await upload('same');
+      const unchanged = await f.documents.replaceContent(
+        TENANT,
+        alice,
+        first.id,
+        files.file('same'),
+      );
+      expect(unchanged).toMatchObject({ version: 1, unchanged: true });
+      expect(kinds()).toEqual(['uploaded']);
+    });
+  });
+
+  describe('edit', () => {
+    it('writes the attributes and attributes_changed in one transaction, without a re-drive', async () => {
+      const document = await upload();
+      const writes = f.db.writes.length;
+      const edited = await f.documents.edit(TENANT, alice, document.id, {
+        metadata: { team: 'y' },
+      });
+      expect(edited).toMatchObject({ version: 1, metadata: { team: 'y' }, tags: [] });
+      expect(kinds()).toEqual(['uploaded', 'attributes_changed']);
+      expect(documentEvents()[1]!.payload).toEqual({
+        kind: 'attributes_changed',
+        documentId: document.id,
+        attributes: { knowledgeBaseIds: ['default'], tags: [], metadata: { team: 'y' } },
+        spaces: [TENANT],
+      });
+      expect(transactionsSince(writes).size).toBe(1);
+    });
+
+    it('re-drives the current version when a new knowledge base brings a new pipeline', async () => {
+      await createTokenBase('runbooks', ['runbook']);
+      const document = await upload();
+      const writes = f.db.writes.length;
+      const edited = await f.documents.edit(TENANT, alice, document.id, { tags: ['runbook'] });
+
+      expect(edited.knowledgeBaseIds).toEqual(['default', 'runbooks']);
+      expect(kinds()).toEqual(['uploaded', 'uploaded', 'attributes_changed']);
+      const [, redrive, changed] = documentEvents();
+      expect(redrive!.payload).toMatchObject({
+        version: 1,
+        pipelines: [
+          { ...standard, knowledgeBaseIds: ['default'] },
+          { ...tokenPipeline, knowledgeBaseIds: ['runbooks'] },
+        ],
+      });
+      expect(changed!.payload).toMatchObject({ spaces: [TENANT, tokenPipeline.space] });
+      expect(transactionsSince(writes).size).toBe(1);
+
+      // Leaving it needs no re-drive: the event names the one space it stays in.
+      await f.documents.edit(TENANT, alice, document.id, { tags: [] });
+      expect(kinds().slice(3)).toEqual(['attributes_changed']);
+      expect(documentEvents()[3]!.payload).toMatchObject({ spaces: [TENANT] });
+    });
+
+    it('needs write, and refuses knowledge bases the tenant has not created', async () => {
+      const document = await upload();
+      const reader = newAccess({ documentActions: new Set(['read']) });
+      await expect(
+        f.documents.edit(TENANT, reader, document.id, { tags: [] }),
+      ).rejects.toMatchObject({ status: 403 });
+      await expect(
+        f.documents.edit(TENANT, alice, document.id, { knowledgeBaseIds: ['nope'] }),
+      ).rejects.toMatchObject({ code: 'unknown_knowledge_base' });
+      expect(kinds()).toEqual(['uploaded']);
+    });
+  });
+
+  describe('delete', () => {
+    it('deletes the row with its deleted event, and the original once nothing shares it', async () => {
+      const first = await upload('shared');
+      const other = await upload('shared', {}, newAccess({ userId: 'zoe' }));
+      const writes = f.db.writes.length;
+
+      expect(await f.documents.delete(TENANT, alice, first.id)).toEqual({
+        documentId: first.id,
+        blobDeleted: false, // zoe's document still uses it
+        indexRemoval: 'scheduled',
+      });
+      expect(transactionsSince(writes).size).toBe(1);
+      expect(documentEvents().at(-1)!.payload).toEqual({ kind: 'deleted', documentId: first.id });
+      const zoe = newAccess({ userId: 'zoe' });
+      expect(await f.documents.delete(TENANT, zoe, other.id)).toMatchObject({ blobDeleted: true });
+      expect(f.blobs.objects.size).toBe(0);
+    });
+
+    it('answers 404 for another tenant’s or an unreadable document, and needs delete', async () => {
+      const document = await upload();
+      const t2 = toTenantId('t2');
+      await expect(
+        f.documents.delete(t2, newAccess({ tenantId: t2, isAdmin: true }), document.id),
+      ).rejects.toMatchObject({ status: 404 });
+      await expect(
+        f.documents.delete(TENANT, newAccess({ userId: 'bob' }), document.id),
+      ).rejects.toMatchObject({ status: 404 });
+      const writer = newAccess({ documentActions: new Set(['read', 'write']) });
+      await expect(f.documents.delete(TENANT, writer, document.id)).rejects.toMatchObject({
+        status: 403,
+      });
+      expect(kinds()).toEqual(['uploaded']);
+    });
+  });
+
+  describe('setAcl', () => {
+    it('changes who may read it, with acl_changed and an audit record in one transaction', async () => {
+      const document = await upload();
+      const writes = f.db.writes.length;
+      const acl = { users: ['bob'], groups: [], roles: [], tenant: false };
+      const updated = await f.documents.setAcl(TENANT, alice, document.id, acl);
+
+      expect(updated.acl).toEqual(acl);
+      expect(documentEvents().at(-1)!.payload).toEqual({
+        kind: 'acl_changed',
+        documentId: document.id,
+        principals: ['u:alice', 'u:bob'],
+      });
+      expect(f.outbox.envelopes(Topics.audit).map((e) => e.payload)).toEqual([
+        expect.objectContaining({ actor: 'alice', action: 'document_acl_changed' }),
+      ]);
+      expect(transactionsSince(writes).size).toBe(1);
+      await expect(
+        f.documents.get(TENANT, newAccess({ userId: 'bob' }), document.id),
+      ).resolves.toMatchObject({ id: document.id });
+    });
+
+    it('is for the owner or a tenant admin only', async () => {
+      const document = await upload('x', {
+        acl: { users: ['bob'], groups: [], roles: [], tenant: false },
+      });
+      const bob = newAccess({ userId: 'bob' });
+      await expect(
+        f.documents.setAcl(TENANT, bob, document.id, {
+          users: [],
+          groups: [],
+          roles: [],
+          tenant: true,
+        }),
+      ).rejects.toMatchObject({ status: 403 });
+      expect(f.outbox.envelopes(Topics.audit)).toEqual([]);
+    });
+  });
+
+  describe('applyStatus', () => {
+    it('only moves the current version forward, and never out of a final status', async () => {
+      const document = await upload();
+      const apply = (status: 'parsing' | 'embedding' | 'indexed' | 'failed', version = 1) =>
+        f.documents.applyStatus(
+          TENANT,
+          {
+            documentId: document.id,
+            version,
+            status,
+            chunkCount: status === 'indexed' ? 3 : undefined,
+          },
+          new Date('2026-11-22T10:05:00Z'),
+        );
+      const status = async () => (await f.documents.get(TENANT, alice, document.id)).status;
+
+      await apply('embedding');
+      expect(await status()).toBe('embedding');
+      await apply('parsing'); // late
+      await apply('indexed', 2); // another version
+      expect(await status()).toBe('embedding');
+      await apply('indexed');
+      await apply('failed'); // final
+      const view = await f.documents.get(TENANT, alice, document.id);
+      expect(view).toMatchObject({ status: 'indexed', chunkCount: 3, failure: null });
+      expect(Object.keys(view.stageTimes).sort()).toEqual(['embedding', 'indexed', 'pending']);
+      expect(kinds()).toEqual(['uploaded']); // status changes publish nothing
+    });
+  });
+
+  it('pages through the documents the caller may read, newest first', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      f.now = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
+      ids.push((await upload(`doc ${i}`)).id);
+    }
+    await upload('not hers', {}, newAccess({ userId: 'zoe' }));
+    const first = await f.documents.list(TENANT, alice, 3);
+    const second = await f.documents.list(TENANT, alice, 3, first.nextCursor!);
+    expect([...first.items, ...second.items].map((d) => d.id)).toEqual([...ids].reverse());
+    expect(second.nextCursor).toBeNull();
+    await expect(f.documents.list(TENANT, alice, 3, 'garbage')).rejects.toMatchObject({
+      code: 'invalid_cursor',
+    });
+  });
+});

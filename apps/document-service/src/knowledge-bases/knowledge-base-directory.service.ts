@@ -1,0 +1,53 @@
+import type { Pipeline, PipelineDefaults, TenantId } from '@kb/contracts';
+import { ApiError } from '@kb/http';
+import { Inject, Injectable } from '@nestjs/common';
+import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
+import { PIPELINE_DEFAULTS } from '../pipelines/pipeline-defaults.provider';
+import {
+  DEFAULT_KNOWLEDGE_BASE,
+  distinctPipelines,
+  knowledgeBasesOrDefault,
+  type TagRule,
+} from '../pipelines/pipeline.model';
+import type { Trx } from '../platform/transaction.runner';
+import { KnowledgeBasesRepository } from './knowledge-bases.repository';
+import { notFound } from './knowledge-bases.service';
+
+/** What documents ask of knowledge bases, answered from the repository and the pipeline defaults. */
+@Injectable()
+export class KnowledgeBaseDirectoryService extends KnowledgeBaseDirectory {
+  constructor(
+    private readonly knowledgeBases: KnowledgeBasesRepository,
+    @Inject(PIPELINE_DEFAULTS) private readonly defaults: PipelineDefaults,
+  ) {
+    super();
+  }
+
+  async requireExisting(tenantId: TenantId, ids: string[]): Promise<void> {
+    const wanted = [...new Set(ids)].filter((id) => id !== DEFAULT_KNOWLEDGE_BASE);
+    if (wanted.length === 0) return;
+    const found = await this.knowledgeBases.existingIds(tenantId, wanted);
+    const missing = wanted.filter((id) => !found.includes(id));
+    if (missing.length > 0) {
+      throw new ApiError(
+        400,
+        'unknown_knowledge_base',
+        `no knowledge base ${missing.join(', ')}: create it first (POST /v1/knowledge-bases)`,
+      );
+    }
+  }
+
+  async requireFound(tenantId: TenantId, id: string): Promise<void> {
+    if (!(await this.knowledgeBases.find(tenantId, id))) throw notFound(id);
+  }
+
+  tagRulesOf(trx: Trx, tenantId: TenantId): Promise<TagRule[]> {
+    return this.knowledgeBases.tagRulesOf(trx, tenantId);
+  }
+
+  async pipelinesOf(trx: Trx, tenantId: TenantId, knowledgeBaseIds: string[]): Promise<Pipeline[]> {
+    const ids = knowledgeBasesOrDefault(knowledgeBaseIds);
+    const settings = await this.knowledgeBases.pipelineSettingsOf(trx, tenantId, ids);
+    return distinctPipelines(tenantId, ids, settings, this.defaults);
+  }
+}

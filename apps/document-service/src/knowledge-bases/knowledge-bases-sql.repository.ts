@@ -1,0 +1,161 @@
+import type { ChunkerConfig, TenantId } from '@kb/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { PipelineSetting, TagRule } from '../pipelines/pipeline.model';
+import type { DocumentDatabase, KnowledgeBasesTable } from '../platform/db.types';
+import { DB } from '../platform/tokens';
+import { sqlOf, type Trx } from '../platform/transaction.runner';
+import type { KnowledgeBaseView } from './knowledge-base.model';
+import {
+  KnowledgeBasesRepository,
+  type KnowledgeBaseChange,
+  type NewKnowledgeBase,
+} from './knowledge-bases.repository';
+
+/** The only SQL on `knowledge_bases` (and whether a knowledge base still has documents). */
+@Injectable()
+export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
+  constructor(@Inject(DB) private readonly db: Kysely<DocumentDatabase>) {
+    super();
+  }
+
+  async insert(
+    trx: Trx,
+    tenantId: TenantId,
+    knowledgeBase: NewKnowledgeBase,
+  ): Promise<KnowledgeBaseView | undefined> {
+    const row = await sqlOf(trx)
+      .insertInto('knowledge_bases')
+      .values({
+        tenant_id: tenantId,
+        id: knowledgeBase.id,
+        name: knowledgeBase.name,
+        description: knowledgeBase.description,
+        chunker: JSON.stringify(knowledgeBase.chunker),
+        embedding_model: knowledgeBase.embeddingModel,
+        embedding_dimension: knowledgeBase.embeddingDimension,
+        tag_rule: knowledgeBase.tagRule,
+        created_at: knowledgeBase.now,
+        updated_at: knowledgeBase.now,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toView(row) : undefined;
+  }
+
+  async find(tenantId: TenantId, id: string): Promise<KnowledgeBaseView | undefined> {
+    const row = await this.db
+      .selectFrom('knowledge_bases')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? toView(row) : undefined;
+  }
+
+  async list(tenantId: TenantId): Promise<KnowledgeBaseView[]> {
+    const rows = await this.db
+      .selectFrom('knowledge_bases')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .orderBy('id')
+      .execute();
+    return rows.map(toView);
+  }
+
+  async update(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    change: KnowledgeBaseChange,
+    now: Date,
+  ): Promise<KnowledgeBaseView | undefined> {
+    // Kysely leaves out the fields that are undefined: they keep their value.
+    const row = await sqlOf(trx)
+      .updateTable('knowledge_bases')
+      .set({
+        name: change.name,
+        description: change.description,
+        tag_rule: change.tagRule,
+        updated_at: now,
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toView(row) : undefined;
+  }
+
+  async hasDocuments(tenantId: TenantId, id: string): Promise<boolean> {
+    const member = await this.db
+      .selectFrom('documents')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where(sql<boolean>`knowledge_base_ids @> ARRAY[${id}]::text[]`)
+      .limit(1)
+      .executeTakeFirst();
+    return member !== undefined;
+  }
+
+  async delete(tenantId: TenantId, id: string): Promise<void> {
+    await this.db
+      .deleteFrom('knowledge_bases')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async existingIds(tenantId: TenantId, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('knowledge_bases')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', ids)
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
+  async tagRulesOf(trx: Trx, tenantId: TenantId): Promise<TagRule[]> {
+    const rows = await sqlOf(trx)
+      .selectFrom('knowledge_bases')
+      .select(['id', 'tag_rule'])
+      .where('tenant_id', '=', tenantId)
+      .where(sql<boolean>`cardinality(tag_rule) > 0`)
+      .orderBy('id')
+      .execute();
+    return rows.map((row) => ({ knowledgeBaseId: row.id, anyOf: row.tag_rule }));
+  }
+
+  async pipelineSettingsOf(
+    trx: Trx,
+    tenantId: TenantId,
+    ids: string[],
+  ): Promise<PipelineSetting[]> {
+    if (ids.length === 0) return [];
+    const rows = await sqlOf(trx)
+      .selectFrom('knowledge_bases')
+      .select(['id', 'chunker', 'embedding_model'])
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', ids)
+      .execute();
+    return rows.map((row) => ({
+      knowledgeBaseId: row.id,
+      chunker: row.chunker,
+      embeddingModel: row.embedding_model,
+    }));
+  }
+}
+
+const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
+  id: row.id,
+  name: row.name,
+  description: row.description,
+  chunker: row.chunker as ChunkerConfig, // validated when it was written
+  embeddingModel: row.embedding_model,
+  embeddingDimension: row.embedding_dimension,
+  tagRule: { anyOf: row.tag_rule },
+  createdAt: new Date(row.created_at).toISOString(),
+  updatedAt: new Date(row.updated_at).toISOString(),
+});

@@ -1,0 +1,60 @@
+import type { ChunkerConfig, TenantId } from '@kb/contracts';
+import type { PipelineSetting, TagRule } from '../pipelines/pipeline.model';
+import type { Trx } from '../platform/transaction.runner';
+import type { KnowledgeBaseView } from './knowledge-base.model';
+
+export interface NewKnowledgeBase {
+  id: string;
+  name: string;
+  description: string;
+  chunker: ChunkerConfig;
+  embeddingModel: string;
+  embeddingDimension: number;
+  /** Distinct tags. */
+  tagRule: string[];
+  now: Date;
+}
+
+/** What may change after creation; an absent field stays. */
+export interface KnowledgeBaseChange {
+  name?: string | undefined;
+  description?: string | undefined;
+  tagRule?: string[] | undefined;
+}
+
+/**
+ * The `knowledge_bases` table (`SqlKnowledgeBasesRepository` in Postgres; an in-memory one in
+ * unit tests). Every method takes the tenant; those taking a `trx` run in the caller's transaction.
+ */
+export abstract class KnowledgeBasesRepository {
+  /** The new knowledge base, or undefined when the tenant already has one with this id. */
+  abstract insert(
+    trx: Trx,
+    tenantId: TenantId,
+    knowledgeBase: NewKnowledgeBase,
+  ): Promise<KnowledgeBaseView | undefined>;
+  abstract find(tenantId: TenantId, id: string): Promise<KnowledgeBaseView | undefined>;
+  /** By id. */
+  abstract list(tenantId: TenantId): Promise<KnowledgeBaseView[]>;
+  /** The changed knowledge base, or undefined when it is gone. */
+  abstract update(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    change: KnowledgeBaseChange,
+    now: Date,
+  ): Promise<KnowledgeBaseView | undefined>;
+  /** Whether any of the tenant's documents belongs to it. */
+  abstract hasDocuments(tenantId: TenantId, id: string): Promise<boolean>;
+  abstract delete(tenantId: TenantId, id: string): Promise<void>;
+  /** Those of `ids` the tenant has created. */
+  abstract existingIds(tenantId: TenantId, ids: string[]): Promise<string[]>;
+  /** The tenant's tag rules, by knowledge base id (knowledge bases without one are left out). */
+  abstract tagRulesOf(trx: Trx, tenantId: TenantId): Promise<TagRule[]>;
+  /** The chunker and model of those of `ids` the tenant has created. */
+  abstract pipelineSettingsOf(
+    trx: Trx,
+    tenantId: TenantId,
+    ids: string[],
+  ): Promise<PipelineSetting[]>;
+}

@@ -1,0 +1,157 @@
+import { DEFAULT_CHUNKER, Topics } from '@kb/contracts';
+import {
+  DEFAULTS,
+  TENANT,
+  documentServiceFixture,
+  newAccess,
+  servedModels,
+  spool,
+  type DocumentServiceFixture,
+} from '../testing/document-service.fixture';
+import {
+  createKnowledgeBaseSchema,
+  updateKnowledgeBaseSchema,
+  type CreateKnowledgeBase,
+} from './knowledge-base.model';
+
+const files = spool();
+afterAll(() => files.cleanup());
+
+describe('KnowledgeBasesService', () => {
+  let f: DocumentServiceFixture;
+  const alice = newAccess();
+  const input = (fields: Partial<CreateKnowledgeBase> & { id: string }): CreateKnowledgeBase =>
+    createKnowledgeBaseSchema.parse({ name: fields.id, ...fields });
+  const update = (id: string, body: unknown) =>
+    f.knowledgeBases.update(TENANT, alice, id, updateKnowledgeBaseSchema.parse(body));
+
+  beforeEach(() => {
+    f = documentServiceFixture({
+      models: servedModels({ [DEFAULTS.model]: 384, 'test-hashing-384': 384 }),
+    });
+  });
+
+  it('creates a knowledge base with the deployment’s default pipeline', async () => {
+    const created = await f.knowledgeBases.create(TENANT, alice, input({ id: 'handbooks' }));
+    expect(created).toEqual({
+      id: 'handbooks',
+      name: 'handbooks',
+      description: '',
+      chunker: DEFAULT_CHUNKER,
+      embeddingModel: DEFAULTS.model,
+      embeddingDimension: 384,
+      tagRule: { anyOf: [] },
+      createdAt: f.now.toISOString(),
+      updatedAt: f.now.toISOString(),
+    });
+    expect(await f.knowledgeBases.get(TENANT, 'handbooks')).toEqual(created);
+    expect(await f.knowledgeBases.list(TENANT)).toEqual([created]);
+  });
+
+  it('keeps the chunker and the served model it is created with', async () => {
+    const chunker = { strategy: 'token', size: 256, overlap: 32 } as const;
+    const created = await f.knowledgeBases.create(
+      TENANT,
+      alice,
+      input({ id: 'tokens', chunker, embeddingModel: 'test-hashing-384' }),
+    );
+    expect(created).toMatchObject({ chunker, embeddingModel: 'test-hashing-384' });
+  });
+
+  it('refuses a model the deployment does not serve, and an id taken', async () => {
+    await expect(
+      f.knowledgeBases.create(TENANT, alice, input({ id: 'x', embeddingModel: 'gpt-embed' })),
+    ).rejects.toMatchObject({ status: 400, code: 'embedding_model_not_served' });
+    expect(await f.knowledgeBases.list(TENANT)).toEqual([]);
+
+    await f.knowledgeBases.create(TENANT, alice, input({ id: 'x' }));
+    await expect(f.knowledgeBases.create(TENANT, alice, input({ id: 'x' }))).rejects.toMatchObject({
+      status: 409,
+      code: 'knowledge_base_exists',
+    });
+  });
+
+  it('needs write', async () => {
+    const reader = newAccess({ documentActions: new Set(['read']) });
+    await expect(f.knowledgeBases.create(TENANT, reader, input({ id: 'x' }))).rejects.toMatchObject(
+      { status: 403 },
+    );
+  });
+
+  it('answers 409 to a change of chunker or model, and accepts the current value back', async () => {
+    const chunker = { strategy: 'markdown', size: 800, overlap: 100, headingLevel: 2 } as const;
+    await f.knowledgeBases.create(TENANT, alice, input({ id: 'handbooks', chunker }));
+
+    await expect(update('handbooks', { chunker, name: 'Handbooks' })).resolves.toMatchObject({
+      name: 'Handbooks',
+      chunker,
+    });
+    await expect(update('handbooks', { embeddingModel: DEFAULTS.model })).resolves.toBeDefined();
+    for (const body of [
+      { chunker: { strategy: 'token', size: 256, overlap: 32 } },
+      { chunker: 'not a chunker' },
+      { embeddingModel: 'test-hashing-384' },
+    ]) {
+      await expect(update('handbooks', body)).rejects.toMatchObject({
+        status: 409,
+        code: 'immutable_field',
+      });
+    }
+    expect((await f.knowledgeBases.get(TENANT, 'handbooks')).name).toBe('Handbooks');
+    await expect(update('nope', { name: 'n' })).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('moves tagged documents in and out with their rule, in the rule’s transaction', async () => {
+    const tagged = await f.documents.upload(TENANT, alice, files.file('ops'), {
+      tags: ['runbook'],
+    });
+    await f.documents.upload(TENANT, alice, files.file('money'), { tags: ['invoice'] });
+    const writes = f.db.writes.length;
+    const wakes = f.relay.wakes;
+
+    await f.knowledgeBases.create(
+      TENANT,
+      alice,
+      input({ id: 'ops', tagRule: { anyOf: ['runbook'] } }),
+    );
+    const changed = f.db.writes.slice(writes);
+    expect(changed.map((w) => [w.table, w.op, w.key])).toEqual([
+      ['knowledge_bases', 'insert', 'ops'],
+      ['documents', 'setMembership', tagged.id],
+      ['outbox', 'insert', tagged.id], // attributes_changed (same pipeline: no re-drive)
+    ]);
+    expect(new Set(changed.map((w) => w.trx)).size).toBe(1);
+    expect(f.relay.wakes).toBe(wakes + 1);
+    const attributesChanged = () =>
+      f.outbox
+        .envelopes(Topics.document)
+        .filter((e) => e.payload.kind === 'attributes_changed')
+        .map((e) => e.payload);
+    expect(attributesChanged()).toEqual([
+      expect.objectContaining({
+        documentId: tagged.id,
+        attributes: expect.objectContaining({ knowledgeBaseIds: ['default', 'ops'] }),
+      }),
+    ]);
+
+    await update('ops', { tagRule: { anyOf: [] } });
+    expect((await f.documents.get(TENANT, alice, tagged.id)).knowledgeBaseIds).toEqual(['default']);
+    expect(attributesChanged()).toHaveLength(2);
+  });
+
+  it('deletes a knowledge base only when no document belongs to it', async () => {
+    await f.knowledgeBases.create(TENANT, alice, input({ id: 'empty' }));
+    await f.knowledgeBases.create(TENANT, alice, input({ id: 'used' }));
+    await f.documents.upload(TENANT, alice, files.file('x'), { knowledgeBaseIds: ['used'] });
+
+    expect(await f.knowledgeBases.delete(TENANT, alice, 'empty')).toEqual({ id: 'empty' });
+    await expect(f.knowledgeBases.get(TENANT, 'empty')).rejects.toMatchObject({ status: 404 });
+    await expect(f.knowledgeBases.delete(TENANT, alice, 'used')).rejects.toMatchObject({
+      status: 409,
+      code: 'knowledge_base_not_empty',
+    });
+    await expect(f.knowledgeBases.delete(TENANT, alice, 'gone')).rejects.toMatchObject({
+      status: 404,
+    });
+  });
+});

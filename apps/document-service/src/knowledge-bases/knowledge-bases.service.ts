@@ -1,0 +1,157 @@
+import type { Access } from '@kb/auth';
+import { chunkerConfigSchema, type PipelineDefaults, type TenantId } from '@kb/contracts';
+import { ApiError } from '@kb/http';
+import { Inject, Injectable } from '@nestjs/common';
+import { isDeepStrictEqual } from 'node:util';
+import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
+import { PIPELINE_DEFAULTS } from '../pipelines/pipeline-defaults.provider';
+import { TagRuleMembership } from '../pipelines/tag-rule-membership.port';
+import { CLOCK, type Clock } from '../platform/tokens';
+import { TransactionRunner } from '../platform/transaction.runner';
+import type {
+  CreateKnowledgeBase,
+  KnowledgeBaseView,
+  UpdateKnowledgeBase,
+} from './knowledge-base.model';
+import { KnowledgeBasesRepository } from './knowledge-bases.repository';
+import { MODEL_CATALOG, type ModelCatalog } from './model-catalog';
+
+export const notFound = (id: string) =>
+  new ApiError(404, 'knowledge_base_not_found', `knowledge base ${id} not found`);
+
+function requireWrite(access: Access): void {
+  if (!access.documentActions.has('write')) {
+    throw new ApiError(403, 'permission_denied', `write is not granted to ${access.userId}`);
+  }
+}
+
+/**
+ * Knowledge bases of a tenant. The pipeline a knowledge base was created with (chunker and its
+ * parameters, embedding model) cannot change: vectors made another way would not be comparable,
+ * so such a change is a 409 that says to create a new knowledge base. Its tag rule can change:
+ * documents move in or out in the same transaction.
+ */
+@Injectable()
+export class KnowledgeBasesService {
+  constructor(
+    private readonly knowledgeBases: KnowledgeBasesRepository,
+    private readonly transactions: TransactionRunner,
+    private readonly membership: TagRuleMembership,
+    @Inject(OutboxRelay) private readonly outbox: OutboxWake,
+    @Inject(MODEL_CATALOG) private readonly models: ModelCatalog,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(PIPELINE_DEFAULTS) private readonly defaults: PipelineDefaults,
+  ) {}
+
+  async create(
+    tenantId: TenantId,
+    access: Access,
+    input: CreateKnowledgeBase,
+  ): Promise<KnowledgeBaseView> {
+    requireWrite(access);
+    const model = input.embeddingModel ?? this.defaults.model;
+    // Detected, not declared: the model must be served, and its dimension is what it produces.
+    const dimension = await this.models.dimensionOf(model);
+    if (dimension === undefined) {
+      throw new ApiError(
+        400,
+        'embedding_model_not_served',
+        `embedding model "${model}" is not served by this deployment (its default is "${this.defaults.model}")`,
+      );
+    }
+    const now = this.clock();
+    const { created, changed } = await this.transactions.run(async (trx) => {
+      const created = await this.knowledgeBases.insert(trx, tenantId, {
+        id: input.id,
+        name: input.name,
+        description: input.description,
+        chunker: input.chunker ?? this.defaults.chunker,
+        embeddingModel: model,
+        embeddingDimension: dimension,
+        tagRule: [...new Set(input.tagRule.anyOf)],
+        now,
+      });
+      if (!created) {
+        throw new ApiError(
+          409,
+          'knowledge_base_exists',
+          `knowledge base ${input.id} already exists`,
+        );
+      }
+      // Documents already carrying the rule's tags join it now.
+      return { created, changed: await this.membership.applyTagRules(trx, tenantId, now) };
+    });
+    if (changed.length > 0) this.outbox.wake();
+    return created;
+  }
+
+  async get(tenantId: TenantId, id: string): Promise<KnowledgeBaseView> {
+    const knowledgeBase = await this.knowledgeBases.find(tenantId, id);
+    if (!knowledgeBase) throw notFound(id);
+    return knowledgeBase;
+  }
+
+  list(tenantId: TenantId): Promise<KnowledgeBaseView[]> {
+    return this.knowledgeBases.list(tenantId);
+  }
+
+  async update(
+    tenantId: TenantId,
+    access: Access,
+    id: string,
+    input: UpdateKnowledgeBase,
+  ): Promise<KnowledgeBaseView> {
+    requireWrite(access);
+    const current = await this.get(tenantId, id);
+    const requested = {
+      chunker:
+        input.chunker === undefined ? undefined : chunkerConfigSchema.safeParse(input.chunker).data,
+      embeddingModel: input.embeddingModel,
+    };
+    for (const field of ['chunker', 'embeddingModel'] as const) {
+      // Sending the current value back is not a change; anything else is.
+      if (input[field] !== undefined && !isDeepStrictEqual(requested[field], current[field])) {
+        throw new ApiError(
+          409,
+          'immutable_field',
+          `${field} is fixed when a knowledge base is created: create a new knowledge base with the new ${field} and move the documents to it`,
+        );
+      }
+    }
+    const now = this.clock();
+    const { updated, changed } = await this.transactions.run(async (trx) => {
+      const updated = await this.knowledgeBases.update(
+        trx,
+        tenantId,
+        id,
+        {
+          name: input.name,
+          description: input.description,
+          tagRule: input.tagRule && [...new Set(input.tagRule.anyOf)],
+        },
+        now,
+      );
+      if (!updated) throw notFound(id);
+      // A new rule adds and removes documents; their indexes update in place (no re-embedding).
+      const changed = input.tagRule ? await this.membership.applyTagRules(trx, tenantId, now) : [];
+      return { updated, changed };
+    });
+    if (changed.length > 0) this.outbox.wake();
+    return updated;
+  }
+
+  /** Refused (409) while documents still belong to it. */
+  async delete(tenantId: TenantId, access: Access, id: string): Promise<{ id: string }> {
+    requireWrite(access);
+    await this.get(tenantId, id);
+    if (await this.knowledgeBases.hasDocuments(tenantId, id)) {
+      throw new ApiError(
+        409,
+        'knowledge_base_not_empty',
+        `knowledge base ${id} still has documents: move or delete them first`,
+      );
+    }
+    await this.knowledgeBases.delete(tenantId, id);
+    return { id };
+  }
+}

@@ -1,0 +1,37 @@
+import {
+  newEnvelope,
+  topicEventTypes,
+  type TenantId,
+  type Topic,
+  type TopicPayload,
+} from '@kb/contracts';
+import { captureTraceHeaders } from '@kb/observability';
+import { Injectable } from '@nestjs/common';
+import type { Trx } from '../platform/transaction.runner';
+import { OutboxRepository } from './outbox.repository';
+
+/**
+ * The one way events leave this service: written to the outbox in the transaction of the change
+ * they announce (transactional outbox), then published by `OutboxRelay`. Each carries the trace
+ * context of the code that wrote it, so the consumers' spans continue that trace.
+ */
+@Injectable()
+export class OutboxWriter {
+  constructor(private readonly outbox: OutboxRepository) {}
+
+  async enqueue<T extends Topic>(
+    trx: Trx,
+    topic: T,
+    tenantId: TenantId,
+    key: string,
+    payload: TopicPayload<T>,
+  ): Promise<void> {
+    const envelope = newEnvelope(topicEventTypes[topic], tenantId, payload);
+    await this.outbox.insert(trx, {
+      topic,
+      key,
+      payload: JSON.stringify(envelope),
+      headers: captureTraceHeaders(),
+    });
+  }
+}

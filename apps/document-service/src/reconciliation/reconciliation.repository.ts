@@ -1,0 +1,67 @@
+import { toTenantId, type TenantId } from '@kb/contracts';
+import { Injectable } from '@nestjs/common';
+import { sql } from 'kysely';
+import { FINAL_STATUSES, type DocumentRecord } from '../documents/document.model';
+import { toRecord } from '../documents/document-row.mapper';
+import { membershipDrift } from '../documents/documents-sql.repository';
+import { sqlOf, type Trx } from '../platform/transaction.runner';
+
+/**
+ * Reconciliation's SQL. Its sweeps span tenants by design (one pass repairs every tenant, and
+ * replicas share it with SKIP LOCKED); its writes take the tenant of the document they repair.
+ */
+@Injectable()
+export class ReconciliationRepository {
+  /** Unfinished versions with no change since `before`, oldest first, locked until `trx` ends. */
+  async claimStalled(trx: Trx, before: Date, limit: number): Promise<DocumentRecord[]> {
+    const rows = await sqlOf(trx)
+      .selectFrom('documents')
+      .selectAll()
+      .where('status', 'not in', FINAL_STATUSES)
+      .where('updated_at', '<', before)
+      .orderBy('updated_at')
+      .limit(limit)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  /** Counts a re-drive of the document's current version (`redriven_<n>` in its stage times). */
+  async markRedriven(trx: Trx, document: DocumentRecord, now: Date): Promise<void> {
+    await sqlOf(trx)
+      .updateTable('documents')
+      .set({
+        redrives: sql<number>`redrives + 1`,
+        stage_times: sql<string>`stage_times || jsonb_build_object(${`redriven_${document.redrives + 1}`}::text, ${now.toISOString()}::text)`,
+        updated_at: now,
+      })
+      .where('tenant_id', '=', document.tenantId)
+      .where('id', '=', document.id)
+      .execute();
+  }
+
+  /** Ends the document `failed` with reason `stalled`. */
+  async failStalled(trx: Trx, document: DocumentRecord, detail: string, now: Date): Promise<void> {
+    await sqlOf(trx)
+      .updateTable('documents')
+      .set({
+        status: 'failed',
+        failure_reason: 'stalled',
+        failure_detail: detail,
+        stage_times: sql<string>`stage_times || jsonb_build_object('failed', ${now.toISOString()}::text)`,
+        updated_at: now,
+      })
+      .where('tenant_id', '=', document.tenantId)
+      .where('id', '=', document.id)
+      .execute();
+  }
+
+  /** The tenants with a document whose membership no longer matches its tags and the tag rules. */
+  async tenantsWithDriftedMemberships(trx: Trx): Promise<TenantId[]> {
+    const tenants = await sql<{ tenant_id: string }>`
+      SELECT DISTINCT tenant_id FROM (${membershipDrift(sql<boolean>`true`)}) AS drifted
+      ORDER BY tenant_id`.execute(sqlOf(trx));
+    return tenants.rows.map((row) => toTenantId(row.tenant_id));
+  }
+}

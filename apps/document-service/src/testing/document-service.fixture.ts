@@ -1,0 +1,112 @@
+import type { Access, Action } from '@kb/auth';
+import { DEFAULT_CHUNKER, toTenantId, type PipelineDefaults, type TenantId } from '@kb/contracts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { UploadedFile } from '../documents/document-content';
+import { DocumentMembershipService } from '../documents/document-membership.service';
+import { DocumentsService } from '../documents/documents.service';
+import { KnowledgeBaseDirectoryService } from '../knowledge-bases/knowledge-base-directory.service';
+import { KnowledgeBasesService } from '../knowledge-bases/knowledge-bases.service';
+import type { ModelCatalog } from '../knowledge-bases/model-catalog';
+import { OutboxWriter } from '../outbox/outbox.writer';
+import { InMemoryBlobStore } from './in-memory-blob.store';
+import { InMemoryDocumentsRepository } from './in-memory-documents.repository';
+import { InMemoryKnowledgeBasesRepository } from './in-memory-knowledge-bases.repository';
+import { InMemoryOutboxRepository } from './in-memory-outbox.repository';
+import { InMemoryTransactionRunner } from './in-memory-transaction.runner';
+import { InMemoryDatabase } from './in-memory.database';
+
+export const DEFAULTS: PipelineDefaults = { chunker: DEFAULT_CHUNKER, model: 'all-MiniLM-L6-v2' };
+
+/** embedding-service's answer for the models it serves, as the e2e suite gets it. */
+export const servedModels = (dimensions: Record<string, number>): ModelCatalog => ({
+  dimensionOf: async (model) => dimensions[model],
+});
+
+/**
+ * document-service's real services over in-memory repositories, outbox and transactions: what
+ * unit specs drive. The clock is the spec's (`fixture.now`).
+ */
+export function documentServiceFixture(
+  options: { models?: ModelCatalog; defaults?: PipelineDefaults } = {},
+) {
+  const defaults = options.defaults ?? DEFAULTS;
+  const db = new InMemoryDatabase();
+  const transactions = new InMemoryTransactionRunner(db);
+  const documentsRepository = new InMemoryDocumentsRepository(db);
+  const knowledgeBasesRepository = new InMemoryKnowledgeBasesRepository(db);
+  const outbox = new InMemoryOutboxRepository(db);
+  const writer = new OutboxWriter(outbox);
+  const relay = { wakes: 0, wake: () => void (relay.wakes += 1) };
+  const blobs = new InMemoryBlobStore('kb-documents');
+  const fixture = { now: new Date('2026-11-22T10:00:00Z') };
+  const clock = () => fixture.now;
+  const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults);
+  const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
+  const documents = new DocumentsService(
+    documentsRepository,
+    membership,
+    directory,
+    transactions,
+    writer,
+    relay,
+    blobs,
+    clock,
+  );
+  const knowledgeBases = new KnowledgeBasesService(
+    knowledgeBasesRepository,
+    transactions,
+    membership,
+    relay,
+    options.models ?? servedModels({ [defaults.model]: 384 }),
+    clock,
+    defaults,
+  );
+  return Object.assign(fixture, {
+    db,
+    transactions,
+    documentsRepository,
+    knowledgeBasesRepository,
+    outbox,
+    relay,
+    blobs,
+    membership,
+    documents,
+    knowledgeBases,
+  });
+}
+
+export type DocumentServiceFixture = ReturnType<typeof documentServiceFixture>;
+
+export const TENANT: TenantId = toTenantId('t1');
+
+/** A caller of `TENANT` with read and write (and delete) on documents, unless told otherwise. */
+export function newAccess(overrides: Partial<Access> = {}): Access {
+  const userId = overrides.userId ?? 'alice';
+  return {
+    tenantId: TENANT,
+    userId,
+    principals: [`u:${userId}`],
+    documentActions: new Set<Action>(['read', 'write', 'delete']),
+    isAdmin: false,
+    ...overrides,
+  };
+}
+
+/**
+ * Upload files spooled to a temporary directory, as multer leaves them; `cleanup()` in
+ * `afterAll` removes the directory.
+ */
+export function spool() {
+  const dir = mkdtempSync(join(tmpdir(), 'document-service-spec-'));
+  let n = 0;
+  return {
+    file(content: string, name = 'a.md', mimetype = 'text/markdown'): UploadedFile {
+      const path = join(dir, `upload-${(n += 1)}`);
+      writeFileSync(path, content);
+      return { path, originalname: name, mimetype, size: Buffer.byteLength(content) };
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}

@@ -1,0 +1,241 @@
+import type { TenantId } from '@kb/contracts';
+import {
+  STATUS_RANK,
+  isFinal,
+  type DocumentAcl,
+  type DocumentRecord,
+} from '../documents/document.model';
+import {
+  DocumentsRepository,
+  type AttributesChange,
+  type MembershipDrift,
+  type NewContent,
+  type NewDocumentRow,
+  type StatusChange,
+  type Visibility,
+} from '../documents/documents.repository';
+import type { Trx } from '../platform/transaction.runner';
+import { clone, keyOf, type InMemoryDatabase } from './in-memory.database';
+import { openTrx } from './in-memory-transaction.runner';
+
+const visible = (document: DocumentRecord, visibility: Visibility): boolean =>
+  visibility === 'all' || document.principals.some((p) => visibility.includes(p));
+
+const sameSet = (a: string[], b: string[]): boolean =>
+  a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));
+
+/** `DocumentsRepository` over `InMemoryDatabase`, with the semantics of the SQL one. */
+export class InMemoryDocumentsRepository extends DocumentsRepository {
+  constructor(private readonly db: InMemoryDatabase) {
+    super();
+  }
+
+  // The runner runs one unit of work at a time: there is nothing left to serialize.
+  async lockContent(trx: Trx): Promise<void> {
+    openTrx(trx);
+  }
+
+  async findBySha256(
+    tenantId: TenantId,
+    sha256: string,
+    visibility: Visibility,
+  ): Promise<DocumentRecord | undefined> {
+    return this.tenantDocuments(tenantId)
+      .filter((d) => d.sha256 === sha256 && visible(d, visibility))
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())[0];
+  }
+
+  async findById(
+    tenantId: TenantId,
+    id: string,
+    visibility: Visibility,
+  ): Promise<DocumentRecord | undefined> {
+    const document = this.read(tenantId, id);
+    return document && visible(document, visibility) ? document : undefined;
+  }
+
+  async list(
+    tenantId: TenantId,
+    limit: number,
+    visibility: Visibility,
+    after?: { createdAt: string; id: string },
+    knowledgeBaseId?: string,
+  ): Promise<DocumentRecord[]> {
+    const afterTime = after ? new Date(after.createdAt).getTime() : undefined;
+    return this.tenantDocuments(tenantId)
+      .filter((d) => visible(d, visibility))
+      .filter((d) => !knowledgeBaseId || d.knowledgeBaseIds.includes(knowledgeBaseId))
+      .filter(
+        (d) =>
+          !after ||
+          d.createdAt.getTime() < afterTime! ||
+          (d.createdAt.getTime() === afterTime && d.id < after.id),
+      )
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
+      .slice(0, limit);
+  }
+
+  async lockForUpdate(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+  ): Promise<DocumentRecord | undefined> {
+    openTrx(trx);
+    return this.read(tenantId, id);
+  }
+
+  async insert(trx: Trx, row: NewDocumentRow): Promise<DocumentRecord> {
+    const key = keyOf(row.tenantId, row.id);
+    if (this.db.documents.has(key)) throw new Error(`duplicate key: document ${row.id}`);
+    const { now, ...fields } = row;
+    const document: DocumentRecord = {
+      ...fields,
+      version: 1,
+      status: 'pending',
+      failure: null,
+      chunkCount: null,
+      stageTimes: { pending: now.toISOString() },
+      redrives: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    return this.write(trx, 'insert', document);
+  }
+
+  async replaceContent(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    content: NewContent,
+  ): Promise<DocumentRecord> {
+    const { now, ...fields } = content;
+    const current = this.existing(tenantId, id);
+    return this.write(trx, 'replaceContent', {
+      ...current,
+      ...fields,
+      version: current.version + 1,
+      status: 'pending',
+      failure: null,
+      chunkCount: null,
+      redrives: 0,
+      stageTimes: { pending: now.toISOString() },
+      updatedAt: now,
+    });
+  }
+
+  async setAcl(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    acl: DocumentAcl,
+    principals: string[],
+    now: Date,
+  ): Promise<DocumentRecord> {
+    const current = this.existing(tenantId, id);
+    return this.write(trx, 'setAcl', { ...current, acl, principals, updatedAt: now });
+  }
+
+  async setAttributes(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    change: AttributesChange,
+    now: Date,
+  ): Promise<DocumentRecord> {
+    const current = this.existing(tenantId, id);
+    return this.write(trx, 'setAttributes', { ...current, ...change, updatedAt: now });
+  }
+
+  async setMembership(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    knowledgeBaseIds: string[],
+    now: Date,
+  ): Promise<DocumentRecord> {
+    const current = this.existing(tenantId, id);
+    return this.write(trx, 'setMembership', { ...current, knowledgeBaseIds, updatedAt: now });
+  }
+
+  async delete(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+  ): Promise<{ sha256: string; blobKey: string } | undefined> {
+    const { id: trxId } = openTrx(trx);
+    const current = this.read(tenantId, id);
+    if (!current) return undefined;
+    this.db.documents.delete(keyOf(tenantId, id));
+    this.db.writes.push({ trx: trxId, table: 'documents', op: 'delete', key: id });
+    return { sha256: current.sha256, blobKey: current.blobKey };
+  }
+
+  async driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]> {
+    openTrx(trx);
+    const rules = [...this.db.knowledgeBases.values()]
+      .filter((kb) => kb.tenantId === tenantId && kb.view.tagRule.anyOf.length > 0)
+      .sort((a, b) => (a.view.id < b.view.id ? -1 : 1));
+    return this.tenantDocuments(tenantId)
+      .map((d) => ({
+        id: d.id,
+        tags: d.tags,
+        metadata: d.metadata,
+        knowledgeBaseIds: d.knowledgeBaseIds,
+        explicit: d.explicitKnowledgeBaseIds,
+        byRule: rules
+          .filter((kb) => kb.view.tagRule.anyOf.some((tag) => d.tags.includes(tag)))
+          .map((kb) => kb.view.id),
+      }))
+      .filter((d) => !sameSet(d.knowledgeBaseIds, [...d.explicit, ...d.byRule]))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  async applyStatus(tenantId: TenantId, change: StatusChange): Promise<boolean> {
+    const current = this.read(tenantId, change.documentId);
+    if (
+      !current ||
+      current.version !== change.version ||
+      isFinal(current.status) ||
+      STATUS_RANK[current.status] >= STATUS_RANK[change.status]
+    ) {
+      return false;
+    }
+    this.db.documents.set(keyOf(tenantId, current.id), {
+      ...current,
+      status: change.status,
+      failure: change.reason ? { reason: change.reason, detail: change.detail ?? null } : null,
+      chunkCount: change.chunkCount ?? current.chunkCount,
+      stageTimes: { ...current.stageTimes, [change.status]: change.at.toISOString() },
+      updatedAt: change.at,
+    });
+    return true;
+  }
+
+  async isContentReferenced(sha256: string): Promise<boolean> {
+    return [...this.db.documents.values()].some((d) => d.sha256 === sha256);
+  }
+
+  private tenantDocuments(tenantId: TenantId): DocumentRecord[] {
+    return [...this.db.documents.values()]
+      .filter((d) => d.tenantId === tenantId)
+      .map((d) => clone(d));
+  }
+
+  private read(tenantId: TenantId, id: string): DocumentRecord | undefined {
+    const document = this.db.documents.get(keyOf(tenantId, id));
+    return document && clone(document);
+  }
+
+  private existing(tenantId: TenantId, id: string): DocumentRecord {
+    const document = this.read(tenantId, id);
+    if (!document) throw new Error(`no document ${id}: the caller locks it first`);
+    return document;
+  }
+
+  private write(trx: Trx, op: string, document: DocumentRecord): DocumentRecord {
+    const { id: trxId } = openTrx(trx);
+    this.db.documents.set(keyOf(document.tenantId, document.id), clone(document));
+    this.db.writes.push({ trx: trxId, table: 'documents', op, key: document.id });
+    return clone(document);
+  }
+}

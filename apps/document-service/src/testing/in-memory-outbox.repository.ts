@@ -1,0 +1,50 @@
+import { parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
+import {
+  OutboxRepository,
+  type OutboxMessage,
+  type StoredOutboxMessage,
+} from '../outbox/outbox.repository';
+import type { Trx } from '../platform/transaction.runner';
+import { clone, type InMemoryDatabase } from './in-memory.database';
+import { openTrx } from './in-memory-transaction.runner';
+
+export class InMemoryOutboxRepository extends OutboxRepository {
+  constructor(private readonly db: InMemoryDatabase) {
+    super();
+  }
+
+  async insert(trx: Trx, message: OutboxMessage): Promise<void> {
+    const id = this.db.outboxId();
+    const { id: trxId } = openTrx(trx);
+    this.db.outbox.push({ ...clone(message), id, trx: trxId });
+    this.db.writes.push({ trx: trxId, table: 'outbox', op: 'insert', key: message.key });
+  }
+
+  async claim(trx: Trx, limit: number): Promise<StoredOutboxMessage[]> {
+    openTrx(trx);
+    return this.db.outbox.slice(0, limit).map(({ trx: _trx, ...message }) => message);
+  }
+
+  async delete(trx: Trx, ids: string[]): Promise<void> {
+    openTrx(trx);
+    this.db.outbox = this.db.outbox.filter((message) => !ids.includes(message.id));
+  }
+
+  async backlog(): Promise<number> {
+    return this.db.outbox.length;
+  }
+
+  /**
+   * The envelopes waiting on `topic`, oldest first, with the transaction that wrote each; each is
+   * parsed with the topic's schema, so an event that breaks the contract fails the spec.
+   */
+  envelopes<T extends Topic>(topic: T): Array<TopicEnvelope<T> & { key: string; trx: number }> {
+    return this.db.outbox
+      .filter((message) => message.topic === topic)
+      .map((message) => ({
+        ...parseEnvelope(topic, JSON.parse(message.payload)),
+        key: message.key,
+        trx: message.trx,
+      }));
+  }
+}

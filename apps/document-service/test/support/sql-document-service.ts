@@ -1,0 +1,79 @@
+import type { Kysely } from 'kysely';
+import type { DocumentConfig } from '../../src/config/document.config';
+import { DocumentMembershipService } from '../../src/documents/document-membership.service';
+import { SqlDocumentsRepository } from '../../src/documents/documents-sql.repository';
+import { DocumentsService } from '../../src/documents/documents.service';
+import { KnowledgeBaseDirectoryService } from '../../src/knowledge-bases/knowledge-base-directory.service';
+import { SqlKnowledgeBasesRepository } from '../../src/knowledge-bases/knowledge-bases-sql.repository';
+import { KnowledgeBasesService } from '../../src/knowledge-bases/knowledge-bases.service';
+import { SqlOutboxRepository } from '../../src/outbox/outbox.repository';
+import { OutboxWriter } from '../../src/outbox/outbox.writer';
+import { pipelineDefaultsOf } from '../../src/pipelines/pipeline-defaults.provider';
+import type { DocumentDatabase } from '../../src/platform/db.types';
+import { SqlTransactionRunner } from '../../src/platform/transaction.runner';
+import { ReconciliationRepository } from '../../src/reconciliation/reconciliation.repository';
+import { Reconciler } from '../../src/reconciliation/reconciler.service';
+import { InMemoryBlobStore } from '../../src/testing/in-memory-blob.store';
+import { servedModels } from '../../src/testing/document-service.fixture';
+
+/**
+ * document-service's services over the SQL repositories of `db`, as app.module wires them, with
+ * an in-memory blob store, the test's clock and a relay that only counts its wake-ups.
+ */
+export function sqlDocumentService(
+  db: Kysely<DocumentDatabase>,
+  clock: () => Date,
+  config: Pick<DocumentConfig, 'STALLED_AFTER_MS' | 'RECONCILE_MAX_REDRIVES'> = {
+    STALLED_AFTER_MS: 15 * 60_000,
+    RECONCILE_MAX_REDRIVES: 3,
+  },
+) {
+  const defaults = pipelineDefaultsOf({
+    CHUNK_SIZE: 1000,
+    CHUNK_OVERLAP: 150,
+    EMBEDDING_MODEL: 'all-MiniLM-L6-v2',
+  });
+  const transactions = new SqlTransactionRunner(db);
+  const documentsRepository = new SqlDocumentsRepository(db);
+  const knowledgeBasesRepository = new SqlKnowledgeBasesRepository(db);
+  const writer = new OutboxWriter(new SqlOutboxRepository(db));
+  const relay = { wakes: 0, wake: () => void (relay.wakes += 1) };
+  const blobs = new InMemoryBlobStore('kb-documents');
+  const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults);
+  const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
+  return {
+    defaults,
+    transactions,
+    documentsRepository,
+    relay,
+    blobs,
+    documents: new DocumentsService(
+      documentsRepository,
+      membership,
+      directory,
+      transactions,
+      writer,
+      relay,
+      blobs,
+      clock,
+    ),
+    knowledgeBases: new KnowledgeBasesService(
+      knowledgeBasesRepository,
+      transactions,
+      membership,
+      relay,
+      // embedding-service's answer, as the e2e suite gets it from the real one.
+      servedModels({ 'all-MiniLM-L6-v2': 384 }),
+      clock,
+      defaults,
+    ),
+    reconciler: new Reconciler(
+      transactions,
+      new ReconciliationRepository(),
+      membership,
+      relay,
+      clock,
+      { RECONCILE_INTERVAL_MS: 0, ...config },
+    ),
+  };
+}
