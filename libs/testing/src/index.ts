@@ -2,3 +2,4 @@
 // the same conformance suite as the real adapter it stands in for.
 export {};
 export * from './blob-store/memory-blob-store';
+export * from './event-producer/memory-event-producer';
