@@ -7,7 +7,11 @@ import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { AppModule } from './app.module';
-import { CACHE_SCHEMA, cacheMigrations, PgEmbeddingCache } from './cache/embedding-cache';
+import {
+  CACHE_SCHEMA,
+  cacheMigrations,
+  PgEmbeddingCache,
+} from './cache/embedding-cache.repository';
 import { loadEmbeddingConfig } from './config/embedding.config';
 
 async function main(): Promise<void> {

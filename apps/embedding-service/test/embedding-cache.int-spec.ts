@@ -3,7 +3,8 @@ import { TestEmbeddingProvider } from '@kb/embeddings';
 import { sql, type Kysely } from 'kysely';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { CachedEmbedder, cacheMigrations, PgEmbeddingCache } from '../src/cache/embedding-cache';
+import { CachedEmbedder } from '../src/cache/cached.embedder';
+import { cacheMigrations, PgEmbeddingCache } from '../src/cache/embedding-cache.repository';
 
 jest.setTimeout(30_000);
 
