@@ -9,12 +9,12 @@ import { PermanentError, type EventProducer } from '@kb/kafka';
 import { withSpan } from '@kb/observability';
 import { putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { chunkDocument } from '../chunking/chunker';
+import { chunkDocument } from '../chunking/document.chunker';
 import { chunkerForCode } from '../chunking/code-separators';
-import { markdownHeadings } from '../chunking/headings';
+import { markdownHeadings } from '../chunking/headings.parser';
 import type { TokenCounter } from '../chunking/token-counter';
 import { BLOB_STORE, EVENT_PRODUCER, TOKEN_COUNTER } from '../platform/tokens';
-import { extractText, type Format } from './extract-text';
+import { extractText, type Format } from './text.extractor';
 
 /** Formats whose extracted text marks headings as Markdown `#` lines. */
 const HEADED_FORMATS: ReadonlySet<Format> = new Set(['markdown', 'html', 'docx']);
