@@ -22,7 +22,9 @@ export default tseslint.config(
       '@nx/enforce-module-boundaries': [
         'error',
         {
-          allow: [],
+          // The fakes in libs/testing run the conformance suites of the real adapters, which
+          // live beside those adapters' integration tests (libs/<lib>/test/support/).
+          allow: ['^(\\.\\./)+[a-z-]+/test/support/conformance$'],
           depConstraints: [
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
             { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },

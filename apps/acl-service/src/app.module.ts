@@ -25,6 +25,7 @@ import { AuditRepository } from './audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from './config/acl.config';
 import { AccessControlGrpcServer } from './grpc/access-control.grpc';
 import { ACL_DB, ENFORCER, EVENT_PRODUCER, TOKEN_VERIFIER } from './platform/tokens';
+import { PolicyVersionsRepository } from './policy/policy-versions.repository';
 import { PolicyService, type EnforcerSource } from './policy/policy.service';
 
 export interface AclDeps {
@@ -52,6 +53,7 @@ export class AppModule {
         { provide: CLOSERS, useValue: deps.closers },
         ResourceCloser,
         AuditRepository,
+        PolicyVersionsRepository,
         PolicyService,
         AccessControlGrpcServer,
         {

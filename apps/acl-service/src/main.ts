@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { bootHttpService } from '@kb/http';
-import { EventProducer, createKafka } from '@kb/kafka';
+import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { AppModule } from './app.module';
 import { loadAclConfig } from './config/acl.config';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const enforcer = await enforcerSource(pool);
   const verifier = tokenVerifierFrom(config);
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'acl-service' });
-  const producer = new EventProducer(kafka);
+  const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   await bootHttpService({
     module: AppModule.register({

@@ -1,13 +1,14 @@
 import type { Caller } from '@kb/auth';
-import { toTenantId } from '@kb/contracts';
+import { Topics, toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
-import type { EventProducer } from '@kb/kafka';
+import { MemoryEventProducer } from '@kb/testing';
 import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { AuditRepository } from '../src/audit/audit.repository';
 import { migrations } from '../src/migrations';
 import { enforcerSource } from '../src/policy/enforcer';
+import { PolicyVersionsRepository } from '../src/policy/policy-versions.repository';
 import { PolicyService } from '../src/policy/policy.service';
 
 jest.setTimeout(30_000);
@@ -18,7 +19,7 @@ describe('PolicyService', () => {
   let pool: Pool;
   let db: Kysely<unknown>;
   let policy: PolicyService;
-  const published: Array<{ tenantId: string; payload: unknown }> = [];
+  const producer = new MemoryEventProducer();
   const caller = (
     tenant: string,
     user: string,
@@ -37,10 +38,12 @@ describe('PolicyService', () => {
     pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 2 });
     db = createDatabase<unknown>(pool);
     await migrateToLatest(db, schema, migrations);
-    const recorder = {
-      publish: async (event: { tenantId: string; payload: unknown }) => void published.push(event),
-    } as unknown as EventProducer;
-    policy = new PolicyService(await enforcerSource(pool), db, recorder, new AuditRepository(db));
+    policy = new PolicyService(
+      await enforcerSource(pool),
+      new PolicyVersionsRepository(db),
+      producer,
+      new AuditRepository(db),
+    );
   });
 
   afterAll(async () => {
@@ -84,7 +87,12 @@ describe('PolicyService', () => {
     expect(await policy.check(cy, 'read', 'audit')).toBe(false);
     const after = await policy.expand(cy);
     expect(after.policyVersion).toBe(before + 3);
-    expect(published.slice(-3).map((e) => e.tenantId)).toEqual(['t1', 't1', 't1']);
+    expect(
+      producer
+        .events(Topics.acl)
+        .slice(-3)
+        .map((e) => e.tenantId),
+    ).toEqual(['t1', 't1', 't1']);
     const audit = await new AuditRepository(db).query('t1', {
       actor: 'root',
       action: 'policy_changed',

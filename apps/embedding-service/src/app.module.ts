@@ -8,23 +8,17 @@ import {
   ResourceCloser,
   type Closer,
 } from '@kb/http';
-import {
-  EVENT_CONSUMERS,
-  EventConsumer,
-  EventConsumersHost,
-  consumerLog,
-  markFailedOnDeadLetter,
-  type EventProducer,
-} from '@kb/kafka';
-import { Topics } from '@kb/contracts';
+import { EVENT_CONSUMERS, EventConsumersHost, type EventProducer } from '@kb/kafka';
 import type { S3BlobStore } from '@kb/storage';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
-import { CachedEmbedder, type PgEmbeddingCache } from './cache/embedding-cache';
+import { CachedEmbedder } from './cache/cached.embedder';
+import type { PgEmbeddingCache } from './cache/embedding-cache.repository';
 import { EMBEDDING_CONFIG, type EmbeddingServiceConfig } from './config/embedding.config';
 import { EmbeddingService } from './embedding/embedding.service';
 import { ModelsController } from './embedding/models.controller';
-import { BLOB_STORE, EMBEDDER, EMBEDDING_PROVIDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
+import { ParsedConsumer } from './embedding/parsed.consumer';
+import { BLOB_STORE, EMBEDDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 
 export interface EmbeddingDeps {
   config: EmbeddingServiceConfig;
@@ -71,7 +65,6 @@ export class AppModule {
         { provide: KAFKA, useValue: deps.kafka },
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: BLOB_STORE, useValue: deps.blobs },
-        { provide: EMBEDDING_PROVIDER, useValue: deps.provider },
         {
           provide: EMBEDDER,
           useValue: embeddersByModel(deps),
@@ -79,21 +72,11 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         EmbeddingService,
+        ParsedConsumer,
         {
-          // Thin Kafka adapter: `document parsed` events in, one service call each.
           provide: EVENT_CONSUMERS,
-          inject: [EmbeddingService],
-          useFactory: (embedding: EmbeddingService) => [
-            new EventConsumer(deps.kafka, {
-              groupId: deps.config.KAFKA_GROUP_ID,
-              handlers: {
-                [Topics.documentParsed]: (event) =>
-                  embedding.embedDocument(event.tenantId, event.payload),
-              },
-              onDeadLetter: markFailedOnDeadLetter(deps.producer, 'embedding_error'),
-              log: consumerLog('ParsedConsumer'),
-            }),
-          ],
+          inject: [ParsedConsumer],
+          useFactory: (parsed: ParsedConsumer) => [parsed.consumer],
         },
         EventConsumersHost,
         Readiness,

@@ -3,11 +3,15 @@ import 'reflect-metadata';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';
-import { EventProducer, createKafka } from '@kb/kafka';
+import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { AppModule } from './app.module';
-import { CACHE_SCHEMA, cacheMigrations, PgEmbeddingCache } from './cache/embedding-cache';
+import {
+  CACHE_SCHEMA,
+  cacheMigrations,
+  PgEmbeddingCache,
+} from './cache/embedding-cache.repository';
 import { loadEmbeddingConfig } from './config/embedding.config';
 
 async function main(): Promise<void> {
@@ -19,7 +23,7 @@ async function main(): Promise<void> {
     'Embeddings',
   );
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'embedding-service' });
-  const producer = new EventProducer(kafka);
+  const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();

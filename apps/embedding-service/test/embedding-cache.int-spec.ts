@@ -3,7 +3,12 @@ import { TestEmbeddingProvider } from '@kb/embeddings';
 import { sql, type Kysely } from 'kysely';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { CachedEmbedder, cacheMigrations, PgEmbeddingCache } from '../src/cache/embedding-cache';
+import { CachedEmbedder } from '../src/cache/cached.embedder';
+import {
+  cacheMigrations,
+  PgEmbeddingCache,
+  type EmbeddingCache,
+} from '../src/cache/embedding-cache.repository';
 
 jest.setTimeout(30_000);
 
@@ -65,15 +70,11 @@ describe('CachedEmbedder', () => {
 
   it('embeds everything when the cache is unreachable', async () => {
     const provider = new TestEmbeddingProvider(16);
-    const broken = {
+    const broken: EmbeddingCache = {
       get: async () => Promise.reject(new Error('down')),
       put: async () => Promise.reject(new Error('down')),
     };
-    const vectors = await new CachedEmbedder(
-      provider,
-      broken as unknown as PgEmbeddingCache,
-      4,
-    ).embed([chunk('delta')]);
+    const vectors = await new CachedEmbedder(provider, broken, 4).embed([chunk('delta')]);
     expect(vectors).toEqual(await provider.embed(['delta']));
   });
 });

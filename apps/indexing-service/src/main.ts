@@ -2,7 +2,7 @@ import './telemetry';
 import 'reflect-metadata';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { bootHttpService } from '@kb/http';
-import { EventProducer, createKafka } from '@kb/kafka';
+import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import {
   LEXICAL_SCHEMA,
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     await pool.end();
   }
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'indexing-service' });
-  const producer = new EventProducer(kafka);
+  const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();

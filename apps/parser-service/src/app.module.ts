@@ -1,12 +1,4 @@
-import {
-  EVENT_CONSUMERS,
-  EventConsumer,
-  EventConsumersHost,
-  consumerLog,
-  markFailedOnDeadLetter,
-  type EventProducer,
-} from '@kb/kafka';
-import { Topics } from '@kb/contracts';
+import { EVENT_CONSUMERS, EventConsumersHost, type EventProducer } from '@kb/kafka';
 import {
   CLOSERS,
   HealthController,
@@ -21,6 +13,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import type { TokenCounter } from './chunking/token-counter';
 import { PARSER_CONFIG, type ParserConfig } from './config/parser.config';
+import { DocumentsConsumer } from './parsing/documents.consumer';
 import { ParsingService } from './parsing/parsing.service';
 import { BLOB_STORE, EVENT_PRODUCER, KAFKA, TOKEN_COUNTER } from './platform/tokens';
 
@@ -49,18 +42,11 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         ParsingService,
+        DocumentsConsumer,
         {
-          // Thin Kafka adapter: validated document events in, one service call each.
           provide: EVENT_CONSUMERS,
-          inject: [ParsingService],
-          useFactory: (parsing: ParsingService) => [
-            new EventConsumer(deps.kafka, {
-              groupId: deps.config.KAFKA_GROUP_ID,
-              handlers: { [Topics.document]: (event) => parsing.onDocumentEvent(event) },
-              onDeadLetter: markFailedOnDeadLetter(deps.producer, 'parse_error'),
-              log: consumerLog('DocumentsConsumer'),
-            }),
-          ],
+          inject: [DocumentsConsumer],
+          useFactory: (documents: DocumentsConsumer) => [documents.consumer],
         },
         EventConsumersHost,
         Readiness,

@@ -1,7 +1,7 @@
 import './telemetry';
 import 'reflect-metadata';
 import { bootHttpService } from '@kb/http';
-import { EventProducer, createKafka } from '@kb/kafka';
+import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { AppModule } from './app.module';
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     (message) => logger.warn(message),
   );
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'parser-service' });
-  const producer = new EventProducer(kafka);
+  const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();

@@ -1,8 +1,8 @@
 import { chunkerConfigSchema, type TokenChunkerConfig } from '@kb/contracts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chunkDocument } from '../src/chunking/chunker';
-import { markdownHeadings } from '../src/chunking/headings';
+import { chunkDocument } from '../src/chunking/document.chunker';
+import { markdownHeadings } from '../src/chunking/headings.parser';
 import { ModelTokenCounter, loadTokenCounter } from '../src/chunking/model-token-counter';
 import { GUIDE, VARIED_TEXTS, expectedGuidePath } from './fixtures/chunking.fixtures';
 

@@ -2,7 +2,7 @@ import './telemetry';
 import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
-import { EventProducer, createKafka } from '@kb/kafka';
+import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { bootHttpService } from '@kb/http';
 import { PgIndexGenerations, PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     : null;
   const verifier = tokenVerifierFrom(config);
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'query-service' });
-  const producer = new EventProducer(kafka);
+  const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   await bootHttpService({
     module: AppModule.register({

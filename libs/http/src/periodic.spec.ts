@@ -32,9 +32,13 @@ describe('PeriodicTask', () => {
   });
 
   it('never runs with an interval of 0', async () => {
-    const task = new PeriodicTask('job', 0, () => Promise.resolve(), { error: () => undefined });
+    let runs = 0;
+    const task = new PeriodicTask('job', 0, async () => void runs++, { error: () => undefined });
     task.start();
-    await jest.advanceTimersByTimeAsync(10_000);
+    // A 0 ms interval would fire on every tick of this window: nothing is scheduled at all.
+    expect(jest.getTimerCount()).toBe(0);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(runs).toBe(0);
     await task.stop();
   });
 });

@@ -9,8 +9,29 @@ export interface OutgoingEvent<T extends Topic> {
   payload: TopicPayload<T>;
 }
 
-/** Publishes typed events wrapped in the shared envelope. Idempotent producer, acks from all replicas. */
-export class EventProducer {
+/**
+ * The event-publishing port: typed events wrapped in the shared envelope. Services depend on this;
+ * `KafkaEventProducer` sends to the broker, `MemoryEventProducer` (@kb/testing) records in memory.
+ * Both pass `libs/kafka/test/support/conformance.ts`.
+ */
+export interface EventProducer {
+  /** Optional before the first publish (which connects); idempotent. */
+  connect(): Promise<void>;
+  publish<T extends Topic>(event: OutgoingEvent<T>): Promise<void>;
+  /** Publishes several events at once; events with one key keep their order. */
+  publishMany<T extends Topic>(events: OutgoingEvent<T>[]): Promise<void>;
+  /** Sends an already-serialized envelope (used by the outbox relay, which stored it at write time). */
+  publishRaw(
+    topic: string,
+    key: string,
+    value: string,
+    headers?: Record<string, string>,
+  ): Promise<void>;
+  disconnect(): Promise<void>;
+}
+
+/** Publishes to Kafka. Idempotent producer, acks from all replicas. */
+export class KafkaEventProducer implements EventProducer {
   private readonly producer: Producer;
   private connected = false;
 
@@ -34,7 +55,7 @@ export class EventProducer {
     await this.publishRaw(event.topic, event.key, JSON.stringify(envelope));
   }
 
-  /** Publishes several events in one produce request (one round trip to the broker). */
+  /** One produce request (one round trip to the broker). */
   async publishMany<T extends Topic>(events: OutgoingEvent<T>[]): Promise<void> {
     if (events.length === 0) return;
     const byTopic = new Map<string, Array<{ key: string; value: string }>>();
@@ -51,7 +72,6 @@ export class EventProducer {
     });
   }
 
-  /** Sends an already-serialized envelope (used by the outbox relay, which stored it at write time). */
   async publishRaw(
     topic: string,
     key: string,

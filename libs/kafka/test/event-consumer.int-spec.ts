@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Partitioners, type Kafka, type KafkaMessage } from 'kafkajs';
 import {
   EventConsumer,
-  EventProducer,
+  KafkaEventProducer,
   PermanentError,
   createKafka,
   ensureTopics,
@@ -15,7 +15,7 @@ jest.setTimeout(90_000);
 /** Runs against the real broker from `npm run infra:up`. Each test uses its own group and documents. */
 describe('EventConsumer against Kafka', () => {
   let kafka: Kafka;
-  let producer: EventProducer;
+  let producer: KafkaEventProducer;
   const consumers: EventConsumer[] = [];
 
   beforeAll(async () => {
@@ -24,7 +24,7 @@ describe('EventConsumer against Kafka', () => {
       clientId: 'kafka-int-test',
     });
     await ensureTopics(kafka, Object.values(Topics));
-    producer = new EventProducer(kafka);
+    producer = new KafkaEventProducer(kafka);
     await producer.connect();
   });
 

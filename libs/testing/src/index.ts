@@ -1,3 +1,5 @@
 // In-memory fakes of the platform ports, for unit tests that run without servers. Each one passes
 // the same conformance suite as the real adapter it stands in for.
 export {};
+export * from './blob-store/memory-blob-store';
+export * from './event-producer/memory-event-producer';

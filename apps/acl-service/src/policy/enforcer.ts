@@ -1,4 +1,4 @@
-import { newEnforcer } from 'casbin';
+import { newEnforcer, type Adapter } from 'casbin';
 import PostgresAdapter from 'casbin-pg-adapter';
 import type { Pool } from 'pg';
 import { newModel } from './model';
@@ -20,6 +20,11 @@ export async function enforcerSource(pool: Pool): Promise<EnforcerSource> {
       }
     },
   });
+  return enforcerSourceOver(adapter);
+}
+
+/** Enforcers over the rules an adapter holds, with the built-in policies added in memory. */
+export async function enforcerSourceOver(adapter: Adapter): Promise<EnforcerSource> {
   const build = async () => {
     const enforcer = await newEnforcer(newModel(), adapter);
     addBuiltIns(enforcer);

@@ -3,10 +3,10 @@ import { Topics } from '@kb/contracts';
 import type { EventProducer } from '@kb/kafka';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Enforcer } from 'casbin';
-import { sql, type Kysely } from 'kysely';
 import { AuditRepository } from '../audit/audit.repository';
-import { ACL_DB, ENFORCER, EVENT_PRODUCER } from '../platform/tokens';
+import { ENFORCER, EVENT_PRODUCER } from '../platform/tokens';
 import { BUILT_IN_POLICIES } from './model';
+import { PolicyVersionsRepository, type PolicyVersions } from './policy-versions.repository';
 
 /** The enforcer in use, and how to build a fresh one from the stored policy. */
 export interface EnforcerSource {
@@ -37,8 +37,8 @@ export interface PolicyChange {
 }
 
 /**
- * The tenant's authorization policy: a casbin enforcer over Postgres (casbin-pg-adapter), with the
- * built-in policies added in memory. Every change is saved, versioned per tenant, audited and
+ * The tenant's authorization policy: a casbin enforcer over the stored rules (casbin-pg-adapter in
+ * the service, casbin's StringAdapter in unit tests), with the built-in policies added in memory. Every change is saved, versioned per tenant, audited and
  * published on `kb.acl.v1` so other replicas reload and callers' caches drop stale expansions.
  */
 @Injectable()
@@ -48,9 +48,9 @@ export class PolicyService {
 
   constructor(
     @Inject(ENFORCER) private readonly source: EnforcerSource,
-    @Inject(ACL_DB) private readonly db: Kysely<unknown>,
+    @Inject(PolicyVersionsRepository) private readonly versions: PolicyVersions,
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
-    private readonly audit: AuditRepository,
+    @Inject(AuditRepository) private readonly audit: Pick<AuditRepository, 'insert'>,
   ) {
     this.enforcer = source.enforcer;
   }
@@ -78,7 +78,7 @@ export class PolicyService {
       userId: caller.userId,
       principals,
       documentActions,
-      policyVersion: await this.version(caller.tenantId),
+      policyVersion: await this.versions.current(caller.tenantId),
     };
   }
 
@@ -105,7 +105,7 @@ export class PolicyService {
         }
         break;
     }
-    const version = await this.bumpVersion(tenant);
+    const version = await this.versions.bump(tenant);
     const detail = JSON.stringify(change);
     await this.audit.insert(tenant, {
       actor: caller.userId,
@@ -147,7 +147,7 @@ export class PolicyService {
         r!,
       ]),
       builtIn: BUILT_IN_POLICIES,
-      version: await this.version(tenantId),
+      version: await this.versions.current(tenantId),
     };
   }
 
@@ -176,20 +176,6 @@ export class PolicyService {
       if (await this.enforcer.enforce(p, tenant, resource, action)) return true;
     }
     return false;
-  }
-
-  private async version(tenantId: string): Promise<number> {
-    const { rows } = await sql<{ version: string }>`
-      SELECT version FROM policy_versions WHERE tenant_id = ${tenantId}`.execute(this.db);
-    return Number(rows[0]?.version ?? 0);
-  }
-
-  private async bumpVersion(tenantId: string): Promise<number> {
-    const { rows } = await sql<{ version: string }>`
-      INSERT INTO policy_versions (tenant_id, version) VALUES (${tenantId}, 1)
-      ON CONFLICT (tenant_id) DO UPDATE SET version = policy_versions.version + 1
-      RETURNING version`.execute(this.db);
-    return Number(rows[0]!.version);
   }
 }
 

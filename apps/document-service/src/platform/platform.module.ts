@@ -1,5 +1,5 @@
 import { createDatabase, createPool } from '@kb/database';
-import { EventProducer, createKafka } from '@kb/kafka';
+import { KafkaEventProducer, createKafka, type EventProducer } from '@kb/kafka';
 import { shutdownTelemetry } from '@kb/observability';
 import { S3BlobStore, s3BlobStoreFromEnv } from '@kb/storage';
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
@@ -39,7 +39,7 @@ import { BLOB_STORE, CLOCK, DB, EVENT_PRODUCER, KAFKA, PG_POOL } from './tokens'
       provide: EVENT_PRODUCER,
       inject: [KAFKA],
       useFactory: async (kafka: Kafka) => {
-        const producer = new EventProducer(kafka);
+        const producer = new KafkaEventProducer(kafka);
         await producer.connect();
         return producer;
       },

@@ -3,14 +3,14 @@ import {
   parsedDocumentSchema,
   type DocumentParsed,
   type EmbeddedChunks,
+  type PipelineRef,
 } from '@kb/contracts';
-import type { EmbeddingProvider } from '@kb/embeddings';
 import { PermanentError, type EventProducer } from '@kb/kafka';
 import { meter, withSpan } from '@kb/observability';
 import { getJson, putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { CachedEmbedder } from '../cache/embedding-cache';
-import { BLOB_STORE, EMBEDDER, EMBEDDING_PROVIDER, EVENT_PRODUCER } from '../platform/tokens';
+import type { CachedEmbedder } from '../cache/cached.embedder';
+import { BLOB_STORE, EMBEDDER, EVENT_PRODUCER } from '../platform/tokens';
 import { toConsumerError } from './embedding.errors';
 
 /** Where the embeddings of one document version are stored (claim check). */
@@ -36,19 +36,31 @@ export class EmbeddingService {
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
-    @Inject(EMBEDDING_PROVIDER) private readonly provider: EmbeddingProvider,
     /** Every served model's embedder (through the cache), by model name. */
     @Inject(EMBEDDER) private readonly embedders: ReadonlyMap<string, CachedEmbedder>,
   ) {}
 
-  /** The embedder of the model a pipeline names; events from before pipelines use the default. */
-  private embedderFor(parsed: DocumentParsed): CachedEmbedder {
-    const model = parsed.pipeline?.model ?? this.provider.model;
-    const embedder = this.embedders.get(model);
+  /**
+   * The pipeline the event belongs to. parser-service always names it; the contract still has
+   * the field optional, so an event without one is refused rather than given a default.
+   */
+  private pipelineOf(parsed: DocumentParsed): PipelineRef {
+    if (!parsed.pipeline) {
+      throw new PermanentError(
+        'embedding_error',
+        `document ${parsed.documentId} v${parsed.version}: the parsed event names no pipeline`,
+      );
+    }
+    return parsed.pipeline;
+  }
+
+  /** The embedder of the model the pipeline names. */
+  private embedderFor(pipeline: PipelineRef): CachedEmbedder {
+    const embedder = this.embedders.get(pipeline.model);
     if (!embedder) {
       throw new PermanentError(
         'embedding_error',
-        `model "${model}" is not served here (served: ${[...this.embedders.keys()].join(', ')})`,
+        `model "${pipeline.model}" is not served here (served: ${[...this.embedders.keys()].join(', ')})`,
       );
     }
     return embedder;
@@ -70,13 +82,14 @@ export class EmbeddingService {
 
   private async embedInSpan(tenantId: string, parsed: DocumentParsed): Promise<void> {
     const { documentId, version } = parsed;
+    const pipeline = this.pipelineOf(parsed);
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,
       key: documentId,
       payload: { documentId, version, status: 'embedding' },
     });
-    const embedder = this.embedderFor(parsed);
+    const embedder = this.embedderFor(pipeline);
     const { model, dimension } = embedder.provider;
     const document = parsedDocumentSchema.parse(await getJson(this.blobs, parsed.chunks.key));
     const started = performance.now();
@@ -91,16 +104,21 @@ export class EmbeddingService {
       title: document.title,
       model,
       dimension,
-      chunks: document.chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] ?? [] })),
+      chunks: document.chunks.map((chunk, i) => {
+        const vector = vectors[i];
+        // An empty vector would be stored and indexed as if it were one, and never match.
+        if (!vector) {
+          throw new PermanentError(
+            'embedding_error',
+            `model "${model}" returned no vector for chunk ${chunk.index} of document ${documentId} v${version}`,
+          );
+        }
+        return { ...chunk, vector };
+      }),
     };
     chunksEmbedded.add(output.chunks.length, { model });
     embeddingDuration.record(performance.now() - started, { model });
-    const key = embeddingsKey(
-      tenantId,
-      documentId,
-      version,
-      `${model}.${parsed.pipeline?.key ?? 'default'}`,
-    );
+    const key = embeddingsKey(tenantId, documentId, version, `${model}.${pipeline.key}`);
     await putJson(this.blobs, key, output);
     await this.producer.publish({
       topic: Topics.chunksEmbedded,
@@ -114,7 +132,7 @@ export class EmbeddingService {
         chunkCount: output.chunks.length,
         embeddings: { bucket: this.blobs.bucket, key },
         attributes: parsed.attributes,
-        ...(parsed.pipeline ? { pipeline: parsed.pipeline } : {}),
+        pipeline,
       },
     });
     this.logger.log(

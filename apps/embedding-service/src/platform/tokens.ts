@@ -1,5 +1,4 @@
 export const KAFKA = Symbol('KAFKA');
 export const EVENT_PRODUCER = Symbol('EVENT_PRODUCER');
 export const BLOB_STORE = Symbol('BLOB_STORE');
-export const EMBEDDING_PROVIDER = Symbol('EMBEDDING_PROVIDER');
 export const EMBEDDER = Symbol('EMBEDDER');

@@ -1,5 +1,5 @@
 import { GUIDE } from '../../test/fixtures/chunking.fixtures';
-import { markdownHeadings } from './headings';
+import { markdownHeadings } from './headings.parser';
 import { markdownChunkSpans } from './markdown.chunker';
 
 describe('markdownChunkSpans', () => {

@@ -1,4 +1,4 @@
-import { markdownHeadings } from './headings';
+import { markdownHeadings } from './headings.parser';
 import { paragraphChunkSpans } from './paragraph.chunker';
 
 const texts = (text: string, spans: Array<{ start: number; end: number }>): string[] =>

@@ -1,5 +1,5 @@
 import type { ParagraphChunkerConfig } from '@kb/contracts';
-import type { Heading } from './headings';
+import type { Heading } from './headings.parser';
 import { assertSizes } from './recursive.chunker';
 import { sentenceChunkSpans } from './sentence.chunker';
 import { packPieces, splitAfter, trimSpans, type Span } from './spans';

@@ -1,7 +1,6 @@
 import {
   baseConfigSchema,
   embeddingConfigSchema,
-  env,
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
@@ -15,15 +14,9 @@ export const parserConfigSchema = baseConfigSchema
   .extend(s3ConfigSchema.shape)
   .extend({
     KAFKA_GROUP_ID: z.string().default('parser-service'),
-    CHUNK_SIZE: env.positiveInt(1000),
-    CHUNK_OVERLAP: z.coerce.number().int().min(0).default(150),
   })
   // The embedding model's tokenizer counts chunk tokens; without its folder, a word estimate.
-  .extend(embeddingConfigSchema.pick({ EMBEDDING_MODEL_DIR: true, EMBEDDING_MODEL: true }).shape)
-  .refine((c) => c.CHUNK_OVERLAP < c.CHUNK_SIZE, {
-    message: 'CHUNK_OVERLAP must be smaller than CHUNK_SIZE',
-    path: ['CHUNK_OVERLAP'],
-  });
+  .extend(embeddingConfigSchema.pick({ EMBEDDING_MODEL_DIR: true, EMBEDDING_MODEL: true }).shape);
 
 export type ParserConfig = z.infer<typeof parserConfigSchema>;
 export const PARSER_CONFIG = Symbol('PARSER_CONFIG');

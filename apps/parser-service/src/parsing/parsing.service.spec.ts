@@ -1,39 +1,17 @@
 import {
   DEFAULT_CHUNKER,
+  Topics,
   parsedDocumentSchema,
   pipelineOf,
   type ChunkerConfig,
   type DocumentUploaded,
 } from '@kb/contracts';
-import type { EventProducer, OutgoingEvent } from '@kb/kafka';
-import type { BlobStore } from '@kb/storage';
+import { PermanentError } from '@kb/kafka';
+import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
 import { randomUUID } from 'node:crypto';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import { wordCounter } from '../chunking/token-counter';
-import { parserConfigSchema } from '../config/parser.config';
 import { ParsingService } from './parsing.service';
-
-/** An in-memory bucket. */
-class MemoryBlobStore implements BlobStore {
-  readonly bucket = 'test-bucket';
-  readonly objects = new Map<string, Buffer>();
-  async ensureBucket(): Promise<void> {}
-  async put(key: string, body: Buffer | string): Promise<void> {
-    this.objects.set(key, Buffer.isBuffer(body) ? body : Buffer.from(body as string));
-  }
-  async get(key: string): Promise<Buffer> {
-    const body = this.objects.get(key);
-    if (!body) throw new Error(`no object ${key}`);
-    return body;
-  }
-  async exists(key: string): Promise<boolean> {
-    return this.objects.has(key);
-  }
-  async delete(key: string): Promise<void> {
-    this.objects.delete(key);
-  }
-  async ping(): Promise<void> {}
-}
 
 const GUIDE = [
   '# Tides',
@@ -45,22 +23,19 @@ const GUIDE = [
   'At new and full moon the sun and moon pull together. Spring tides are the highest.',
 ].join('\n');
 
+const MODEL = 'all-MiniLM-L6-v2';
+const DEFAULTS = { chunker: DEFAULT_CHUNKER, model: MODEL };
+/** The pipeline document-service names for a knowledge base with this chunker and the default model. */
+const pipelineWith = (chunker: ChunkerConfig) => pipelineOf('t1', chunker, MODEL, DEFAULTS);
+
 function setUp() {
   const blobs = new MemoryBlobStore();
-  const events: Array<OutgoingEvent<never>> = [];
-  const producer = {
-    publish: async (event: OutgoingEvent<never>) => void events.push(event),
-  } as unknown as EventProducer;
-  const config = parserConfigSchema.parse({
-    KAFKA_BROKERS: 'localhost:9092',
-    CHUNK_SIZE: '120',
-    CHUNK_OVERLAP: '20',
-  });
-  const service = new ParsingService(blobs, producer, config, wordCounter);
+  const producer = new MemoryEventProducer();
+  const service = new ParsingService(blobs, producer, wordCounter);
   const upload = async (
     filename: string,
     body: Buffer | string,
-    chunker?: ChunkerConfig,
+    chunker: ChunkerConfig = DEFAULT_CHUNKER,
   ): Promise<DocumentUploaded> => {
     const key = `blobs/${randomUUID()}`;
     await blobs.put(key, body);
@@ -81,15 +56,15 @@ function setUp() {
         uploadedAt: 0,
         principals: [],
       },
-      ...(chunker ? { chunker } : {}),
+      pipelines: [pipelineWith(chunker)],
     };
   };
-  return { blobs, events, service, upload };
+  return { blobs, producer, service, upload };
 }
 
 describe('ParsingService', () => {
   it('chunks with the chunker the event carries and stores chunks with heading paths', async () => {
-    const { blobs, events, service, upload } = setUp();
+    const { blobs, producer, service, upload } = setUp();
     const document = await upload('tides.md', GUIDE, {
       strategy: 'markdown',
       size: 1000,
@@ -98,32 +73,45 @@ describe('ParsingService', () => {
     });
     const parsed = await service.parse('t1', document);
     expect(parsed.chunks.map((c) => c.headingPath)).toEqual([['Tides'], ['Tides', 'Spring tides']]);
-    const [pipeline] = service.pipelinesFor('t1', document);
+    const [pipeline] = document.pipelines!;
     const stored = parsedDocumentSchema.parse(
       JSON.parse(
-        blobs.objects
-          .get(`derived/t1/${document.documentId}/v1/chunks.${pipeline!.key}.json`)!
-          .toString(),
+        (
+          await blobs.get(`derived/t1/${document.documentId}/v1/chunks.${pipeline!.key}.json`)
+        ).toString(),
       ),
     );
     expect(stored).toEqual(parsed);
-    expect(events.map((e) => e.topic)).toEqual(['kb.document.status.v1', 'kb.document.parsed.v1']);
+    expect(producer.messages.map((m) => m.topic)).toEqual([
+      'kb.document.status.v1',
+      'kb.document.parsed.v1',
+    ]);
+    expect(producer.events(Topics.documentStatus).map((e) => e.payload.status)).toEqual([
+      'parsing',
+    ]);
   });
 
-  it('uses the configured recursive chunker when the event names none (events before chunkers)', async () => {
+  it('chunks with a recursive pipeline within its size, heading paths kept', async () => {
     const { service, upload } = setUp();
-    const document = await upload('tides.md', GUIDE);
-    expect(service.pipelinesFor('t1', document)).toEqual([
-      expect.objectContaining({
-        chunker: { strategy: 'recursive', size: 120, overlap: 20 },
-        model: 'all-MiniLM-L6-v2',
-        space: 't1',
-      }),
-    ]);
+    const document = await upload('tides.md', GUIDE, {
+      strategy: 'recursive',
+      size: 120,
+      overlap: 20,
+    });
     const parsed = await service.parse('t1', document);
     expect(parsed.chunks.length).toBeGreaterThan(3);
     for (const chunk of parsed.chunks) expect(chunk.text.length).toBeLessThanOrEqual(120);
     expect(parsed.chunks[0]!.headingPath).toEqual(['Tides']);
+  });
+
+  it('refuses an uploaded event that names no pipelines, before any work', async () => {
+    const { blobs, producer, service, upload } = setUp();
+    const { pipelines: _none, ...document } = await upload('tides.md', GUIDE);
+    const before = blobs.keys();
+    await expect(service.parse('t1', document)).rejects.toThrow(PermanentError);
+    await expect(service.parse('t1', document)).rejects.toMatchObject({ reason: 'parse_error' });
+    expect(blobs.keys()).toEqual(before);
+    expect(producer.messages).toEqual([]);
   });
 
   it('reads heading paths from DOCX headings, and none from code comments', async () => {
@@ -156,7 +144,7 @@ describe('ParsingService', () => {
   });
 
   it('chunks once per distinct chunker and publishes one parsed event per pipeline', async () => {
-    const { blobs, events, service, upload } = setUp();
+    const { blobs, producer, service, upload } = setUp();
     const markdown: ChunkerConfig = {
       strategy: 'markdown',
       size: 1000,
@@ -164,17 +152,14 @@ describe('ParsingService', () => {
       headingLevel: 2,
     };
     const paragraph: ChunkerConfig = { strategy: 'paragraph', size: 200 };
-    const defaults = { chunker: DEFAULT_CHUNKER, model: 'all-MiniLM-L6-v2' };
     const pipelines = [
-      pipelineOf('t1', markdown, 'all-MiniLM-L6-v2', defaults),
-      pipelineOf('t1', paragraph, 'all-MiniLM-L6-v2', defaults),
-      pipelineOf('t1', markdown, 'test-hashing-384', defaults),
+      pipelineWith(markdown),
+      pipelineWith(paragraph),
+      pipelineOf('t1', markdown, 'test-hashing-384', DEFAULTS),
     ];
     const document = { ...(await upload('tides.md', GUIDE)), pipelines };
     await service.parse('t1', document);
-    const parsedEvents = events
-      .filter((e) => e.topic === 'kb.document.parsed.v1')
-      .map((e) => e.payload as unknown as { chunks: { key: string }; pipeline: unknown });
+    const parsedEvents = producer.events(Topics.documentParsed).map((e) => e.payload);
     expect(parsedEvents.map((e) => e.pipeline)).toEqual(
       pipelines.map((p) => ({
         key: p.key,
@@ -185,7 +170,7 @@ describe('ParsingService', () => {
       })),
     );
     // Two chunkings stored, the third pipeline reusing the first's.
-    const chunkFiles = [...blobs.objects.keys()].filter((k) => k.startsWith('derived/'));
+    const chunkFiles = blobs.keys().filter((k) => k.startsWith('derived/'));
     expect(chunkFiles).toHaveLength(2);
     expect(parsedEvents[2]!.chunks.key).toBe(parsedEvents[0]!.chunks.key);
     expect(parsedEvents[1]!.chunks.key).not.toBe(parsedEvents[0]!.chunks.key);

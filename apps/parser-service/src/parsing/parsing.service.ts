@@ -1,23 +1,20 @@
 import {
   Topics,
-  pipelineOf,
-  type ChunkerConfig,
   type DocumentUploaded,
   type ParsedDocument,
   type Pipeline,
   type TopicEnvelope,
 } from '@kb/contracts';
-import type { EventProducer } from '@kb/kafka';
+import { PermanentError, type EventProducer } from '@kb/kafka';
 import { withSpan } from '@kb/observability';
 import { putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { chunkDocument } from '../chunking/chunker';
+import { chunkDocument } from '../chunking/document.chunker';
 import { chunkerForCode } from '../chunking/code-separators';
-import { markdownHeadings } from '../chunking/headings';
+import { markdownHeadings } from '../chunking/headings.parser';
 import type { TokenCounter } from '../chunking/token-counter';
-import { PARSER_CONFIG, type ParserConfig } from '../config/parser.config';
 import { BLOB_STORE, EVENT_PRODUCER, TOKEN_COUNTER } from '../platform/tokens';
-import { extractText, type Format } from './extract-text';
+import { extractText, type Format } from './text.extractor';
 
 /** Formats whose extracted text marks headings as Markdown `#` lines. */
 const HEADED_FORMATS: ReadonlySet<Format> = new Set(['markdown', 'html', 'docx']);
@@ -37,31 +34,22 @@ export class ParsingService {
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
-    @Inject(PARSER_CONFIG) private readonly config: ParserConfig,
     @Inject(TOKEN_COUNTER) private readonly tokens: TokenCounter,
   ) {}
 
   /**
-   * The pipelines the event names (one per distinct chunker and model among the document's
-   * knowledge bases); an event from before pipelines names a chunker at most, embedded with the
-   * default model in the tenant's own space.
+   * The pipelines the event names: one per distinct chunker and model among the document's
+   * knowledge bases (docs/adr/0012). document-service always names them; the contract still has
+   * the field optional, so an event without them is refused rather than guessed at.
    */
-  pipelinesFor(tenantId: string, document: DocumentUploaded): Pipeline[] {
-    if (document.pipelines) return document.pipelines;
-    const chunker: ChunkerConfig = document.chunker ?? {
-      strategy: 'recursive',
-      size: this.config.CHUNK_SIZE,
-      overlap: this.config.CHUNK_OVERLAP,
-    };
-    return [
-      {
-        ...pipelineOf(tenantId, chunker, this.config.EMBEDDING_MODEL, {
-          chunker,
-          model: this.config.EMBEDDING_MODEL,
-        }),
-        space: tenantId,
-      },
-    ];
+  private pipelinesOf(document: DocumentUploaded): Pipeline[] {
+    if (!document.pipelines) {
+      throw new PermanentError(
+        'parse_error',
+        `document ${document.documentId} v${document.version}: the uploaded event names no pipelines`,
+      );
+    }
+    return document.pipelines;
   }
 
   async onDocumentEvent(event: TopicEnvelope<typeof Topics.document>): Promise<void> {
@@ -85,6 +73,7 @@ export class ParsingService {
 
   private async parseInSpan(tenantId: string, document: DocumentUploaded): Promise<ParsedDocument> {
     const { documentId, version } = document;
+    const pipelines = this.pipelinesOf(document);
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,
@@ -98,7 +87,6 @@ export class ParsingService {
       body,
     });
     const headings = HEADED_FORMATS.has(format) ? markdownHeadings(text) : [];
-    const pipelines = this.pipelinesFor(tenantId, document);
     const versionSpaces = pipelines.map((p) => p.space);
     // Chunked once per distinct chunker; each pipeline gets its own event, so each model embeds.
     const chunkings = new Map<string, { key: string; parsed: ParsedDocument }>();

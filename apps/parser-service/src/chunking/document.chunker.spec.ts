@@ -6,8 +6,8 @@ import {
   expectedGuidePath,
   gluedCounter,
 } from '../../test/fixtures/chunking.fixtures';
-import { chunkDocument } from './chunker';
-import { markdownHeadings } from './headings';
+import { chunkDocument } from './document.chunker';
+import { markdownHeadings } from './headings.parser';
 import { wordCounter, type TokenCounter } from './token-counter';
 
 /** Every chunker, at sizes small enough to make many chunks of the fixtures, as the schema parses them. */

@@ -1,5 +1,5 @@
 import { GUIDE, GUIDE_SECTIONS } from '../../test/fixtures/chunking.fixtures';
-import { HeadingPaths, markdownHeadings } from './headings';
+import { HeadingPaths, markdownHeadings } from './headings.parser';
 
 describe('markdownHeadings', () => {
   it('reads ATX headings with their level and line start, skipping fenced code and non-headings', () => {

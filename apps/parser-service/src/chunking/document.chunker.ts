@@ -1,6 +1,6 @@
 import type { Chunk, ChunkerConfig } from '@kb/contracts';
 import { createHash } from 'node:crypto';
-import { HeadingPaths, type Heading } from './headings';
+import { HeadingPaths, type Heading } from './headings.parser';
 import { markdownChunkSpans } from './markdown.chunker';
 import { paragraphChunkSpans } from './paragraph.chunker';
 import { recursiveChunkSpans } from './recursive.chunker';

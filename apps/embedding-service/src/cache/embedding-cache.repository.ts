@@ -1,0 +1,56 @@
+import { sql, type Kysely, type Migration } from 'kysely';
+import type { Migrations } from '@kb/database';
+
+/** Postgres schema of the embedding cache (embedding-service migrates it). */
+export const CACHE_SCHEMA = 'embedding_cache';
+
+export const cacheMigrations: Migrations = {
+  '20261123T1400_embeddings': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await sql`
+        CREATE TABLE embeddings (
+          model text NOT NULL,
+          sha256 text NOT NULL,
+          vector bytea NOT NULL,
+          created_at timestamptz NOT NULL DEFAULT now(),
+          PRIMARY KEY (model, sha256)
+        )`.execute(db);
+    },
+  } satisfies Migration,
+};
+
+/** Vectors by (model, SHA-256 of the chunk text), shared by every tenant, document and version. */
+export interface EmbeddingCache {
+  get(model: string, hashes: string[]): Promise<Map<string, number[]>>;
+  /** Entries already stored are left as they are (a vector of a text never changes). */
+  put(model: string, entries: Array<{ sha256: string; vector: number[] }>): Promise<void>;
+}
+
+/** The embedding cache in Postgres (schema `embedding_cache`). */
+export class PgEmbeddingCache implements EmbeddingCache {
+  constructor(private readonly db: Kysely<unknown>) {}
+
+  async get(model: string, hashes: string[]): Promise<Map<string, number[]>> {
+    if (hashes.length === 0) return new Map();
+    const { rows } = await sql<{ sha256: string; vector: Buffer }>`
+      SELECT sha256, vector FROM embeddings
+       WHERE model = ${model} AND sha256 = ANY(${hashes}::text[])`.execute(this.db);
+    return new Map(rows.map((row) => [row.sha256, fromBytes(row.vector)]));
+  }
+
+  async put(model: string, entries: Array<{ sha256: string; vector: number[] }>): Promise<void> {
+    if (entries.length === 0) return;
+    await sql`
+      INSERT INTO embeddings (model, sha256, vector)
+      SELECT ${model}, e.sha256, decode(e.vector, 'base64')
+        FROM jsonb_to_recordset(${JSON.stringify(
+          entries.map((e) => ({ sha256: e.sha256, vector: toBytes(e.vector).toString('base64') })),
+        )}::jsonb) AS e(sha256 text, vector text)
+      ON CONFLICT (model, sha256) DO NOTHING`.execute(this.db);
+  }
+}
+
+/** Float32, little-endian: 4 bytes a dimension, the precision the model computes in. */
+const toBytes = (vector: number[]): Buffer => Buffer.from(new Float32Array(vector).buffer);
+const fromBytes = (bytes: Buffer): number[] =>
+  Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4));

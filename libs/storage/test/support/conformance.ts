@@ -1,0 +1,99 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { getJson, putJson, type BlobStore } from '../../src';
+
+/**
+ * What every BlobStore promises, run by each implementation's test file (S3 against the local
+ * server, the in-memory one in @kb/testing). `storeFor(bucket)` returns a store on a bucket that
+ * does not exist yet; the suite creates it. Each test writes under its own key prefix.
+ */
+export function blobStoreConformance(storeFor: (bucket: string) => BlobStore): void {
+  const bucket = `kb-conformance-${randomUUID().slice(0, 8)}`;
+  let store: BlobStore;
+  let prefix: string;
+
+  beforeAll(async () => {
+    store = storeFor(bucket);
+    await expect(store.ping()).rejects.toThrow();
+    await store.ensureBucket();
+    await store.ensureBucket(); // idempotent: every replica calls it at start
+  });
+  beforeEach(() => {
+    prefix = `${randomUUID()}/`;
+  });
+
+  it('names its bucket and answers ping once the bucket exists', async () => {
+    expect(store.bucket).toBe(bucket);
+    await expect(store.ping()).resolves.toBeUndefined();
+  });
+
+  it('stores, reads, checks and deletes an object', async () => {
+    const key = `${prefix}a/b.txt`;
+    expect(await store.exists(key)).toBe(false);
+    await store.put(key, 'hello', 'text/plain');
+    expect(await store.exists(key)).toBe(true);
+    expect((await store.get(key)).toString()).toBe('hello');
+    await store.delete(key);
+    expect(await store.exists(key)).toBe(false);
+  });
+
+  it('reads back exactly the bytes of a Buffer, a UTF-8 string or a stream', async () => {
+    const bytes = randomBytes(70_000);
+    await store.put(`${prefix}buffer`, bytes, 'application/octet-stream');
+    expect((await store.get(`${prefix}buffer`)).equals(bytes)).toBe(true);
+    await store.put(`${prefix}string`, 'grüße, 世界');
+    expect((await store.get(`${prefix}string`)).equals(Buffer.from('grüße, 世界', 'utf8'))).toBe(
+      true,
+    );
+    await store.put(
+      `${prefix}stream`,
+      Readable.from([bytes.subarray(0, 1_000), bytes.subarray(1_000)]),
+    );
+    expect((await store.get(`${prefix}stream`)).equals(bytes)).toBe(true);
+  });
+
+  it('stores an empty object', async () => {
+    await store.put(`${prefix}empty`, Buffer.alloc(0));
+    expect(await store.exists(`${prefix}empty`)).toBe(true);
+    expect((await store.get(`${prefix}empty`)).length).toBe(0);
+  });
+
+  it('replaces an object written again under the same key', async () => {
+    await store.put(`${prefix}k`, 'first');
+    await store.put(`${prefix}k`, 'second');
+    expect((await store.get(`${prefix}k`)).toString()).toBe('second');
+  });
+
+  it('keeps what was stored when the caller changes its buffers afterwards', async () => {
+    const body = Buffer.from('original');
+    await store.put(`${prefix}k`, body);
+    body.fill(0);
+    const read = await store.get(`${prefix}k`);
+    read.fill(0);
+    expect((await store.get(`${prefix}k`)).toString()).toBe('original');
+  });
+
+  // (Not `dir/`: S3-compatible servers over a file system answer that one as a folder.)
+  it('treats keys as exact names, not prefixes', async () => {
+    await store.put(`${prefix}dir/file`, 'x');
+    expect(await store.exists(`${prefix}dir`)).toBe(false);
+    expect(await store.exists(`${prefix}dir/fil`)).toBe(false);
+    await store.delete(`${prefix}dir/fil`);
+    expect(await store.exists(`${prefix}dir/file`)).toBe(true);
+  });
+
+  it('fails to read a missing object, and deleting one is a no-op', async () => {
+    await expect(store.get(`${prefix}missing`)).rejects.toThrow();
+    await expect(store.delete(`${prefix}missing`)).resolves.toBeUndefined();
+    expect(await store.exists(`${prefix}missing`)).toBe(false);
+  });
+
+  it('round-trips JSON through putJson and getJson', async () => {
+    await putJson(store, `${prefix}x.json`, { n: 1, list: ['a'], nested: { ok: true } });
+    expect(await getJson(store, `${prefix}x.json`)).toEqual({
+      n: 1,
+      list: ['a'],
+      nested: { ok: true },
+    });
+  });
+}
