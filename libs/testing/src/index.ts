@@ -1,3 +1,6 @@
 // In-memory fakes of the platform ports, for unit tests that run without servers. Each one passes
 // the same conformance suite as the real adapter it stands in for.
-export {};
+export * from './vector-store/memory-vector-store';
+export * from './lexical-index/memory-lexical-index';
+export * from './index-state/memory-index-generations';
+export * from './index-state/memory-document-index-state';

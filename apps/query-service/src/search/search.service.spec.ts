@@ -1,4 +1,10 @@
-import { toTenantId } from '@kb/contracts';
+import {
+  tenantSpace,
+  toIndexSpace,
+  toTenantId,
+  type IndexSpace,
+  type TenantId,
+} from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
 import type { LexicalIndex, LexicalMatch, LexicalQuery } from '@kb/lexical-index';
 import type { VectorMatch, VectorQuery, VectorStore } from '@kb/vector-store';
@@ -32,7 +38,7 @@ function fakes(
     calls?: { vector: VectorQuery[]; lexical: LexicalQuery[] };
     tuning?: SearchTuning;
     reranker?: Reranker;
-    spaces?: Array<{ space: string; model: string | undefined }>;
+    spaces?: Array<{ space: IndexSpace; model: string | undefined }>;
     /** The tenant's index generation; throwing makes it unreadable. */
     generation?: () => number;
     embedders?: ReadonlyMap<string, TestEmbeddingProvider>;
@@ -80,10 +86,10 @@ function fakes(
     extra.embedder ?? new TestEmbeddingProvider(),
     vectors,
     lexicalIndex,
+    { current: async () => (extra.generation ? extra.generation() : 0) },
     {
-      current: async () => (extra.generation ? extra.generation() : 0),
-      knowledgeBaseSpaces: async (tenantId: string) =>
-        extra.spaces ?? [{ space: tenantId, model: undefined }],
+      knowledgeBaseSpaces: async (tenantId: TenantId) =>
+        extra.spaces ?? [{ space: tenantSpace(tenantId), model: undefined }],
     },
     extra.cache ?? null,
     extra.tuning,
@@ -438,8 +444,8 @@ describe('SearchService', () => {
         {
           calls,
           spaces: [
-            { space: 't1', model: undefined },
-            { space: 't1~abc', model: second.model },
+            { space: toIndexSpace('t1'), model: undefined },
+            { space: toIndexSpace('t1~abc'), model: second.model },
           ],
           embedders: new Map([[second.model, second]]),
         },

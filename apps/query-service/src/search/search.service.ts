@@ -1,6 +1,7 @@
-import type { TenantId } from '@kb/contracts';
+import { tenantSpace, type IndexSpace, type TenantId } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
-import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
+import type { DocumentIndexState, IndexGenerations } from '@kb/index-state';
+import type { LexicalIndex } from '@kb/lexical-index';
 import { annotateActiveSpan, meter, withSpan } from '@kb/observability';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
@@ -9,6 +10,7 @@ import { searchCacheKey, type CachedSearch, type SearchCache } from '../cache/se
 import {
   EMBEDDING_PROVIDER,
   GENERATIONS,
+  INDEX_STATE,
   LEXICAL_INDEX,
   EXTRA_EMBEDDERS,
   RERANKER,
@@ -115,8 +117,9 @@ export class SearchService {
     @Inject(EMBEDDING_PROVIDER) private readonly embedder: EmbeddingProvider,
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
-    @Inject(GENERATIONS)
-    private readonly generations: Pick<PgIndexGenerations, 'current' | 'knowledgeBaseSpaces'>,
+    @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'current'>,
+    @Inject(INDEX_STATE)
+    private readonly indexState: Pick<DocumentIndexState, 'knowledgeBaseSpaces'>,
     @Inject(SEARCH_CACHE) private readonly cache: SearchCache | null,
     @Optional()
     @Inject(SEARCH_TUNING)
@@ -228,7 +231,7 @@ export class SearchService {
       );
     }
     const degradedReason = failures[0];
-    const spaceOf = new Map<string, string>();
+    const spaceOf = new Map<string, IndexSpace>();
     for (const [i, outcome] of outcomes.entries()) {
       for (const hit of outcome.hits ?? []) spaceOf.set(keyOf(hit), spaces[i]!.space);
     }
@@ -258,7 +261,7 @@ export class SearchService {
       hits:
         request.neighbors > 0
           ? await this.withNeighbors(
-              (hit) => spaceOf.get(keyOf(hit)) ?? tenantId,
+              (hit) => spaceOf.get(keyOf(hit)) ?? tenantSpace(tenantId),
               hits,
               request.neighbors,
             )
@@ -279,13 +282,13 @@ export class SearchService {
   private async spacesFor(
     tenantId: TenantId,
     knowledgeBaseIds: string[],
-  ): Promise<Array<{ space: string; model: string | undefined }>> {
+  ): Promise<Array<{ space: IndexSpace; model: string | undefined }>> {
     try {
-      return await this.generations.knowledgeBaseSpaces(tenantId, knowledgeBaseIds);
+      return await this.indexState.knowledgeBaseSpaces(tenantId, knowledgeBaseIds);
     } catch (error) {
       // The bookkeeping is in the lexical index's database; without it, the tenant's own space.
       this.logger.warn(`index spaces unavailable, searching the tenant's own: ${String(error)}`);
-      return [{ space: tenantId, model: undefined }];
+      return [{ space: tenantSpace(tenantId), model: undefined }];
     }
   }
 
@@ -294,7 +297,7 @@ export class SearchService {
    * sides failed; `failures` says which did.
    */
   private async searchSpace(
-    space: string,
+    space: IndexSpace,
     model: string | undefined,
     request: SearchRequest,
     scope: Omit<VectorQuery, 'vector' | 'topK'>,
@@ -376,7 +379,7 @@ export class SearchService {
    * rest keep their order after them. Undefined when the vectors cannot be read.
    */
   private async diversify(
-    space: string,
+    space: IndexSpace,
     hits: SearchHit[],
     lambda: number,
     pool: number,
@@ -409,13 +412,13 @@ export class SearchService {
    * the results is not repeated. A failure to read neighbours leaves the hits as they are.
    */
   private async withNeighbors(
-    spaceOf: (hit: SearchHit) => string,
+    spaceOf: (hit: SearchHit) => IndexSpace,
     hits: SearchHit[],
     radius: number,
   ): Promise<SearchHit[]> {
     let around;
     try {
-      const bySpace = new Map<string, SearchHit[]>();
+      const bySpace = new Map<IndexSpace, SearchHit[]>();
       for (const hit of hits)
         bySpace.set(spaceOf(hit), [...(bySpace.get(spaceOf(hit)) ?? []), hit]);
       around = (
@@ -452,7 +455,7 @@ export class SearchService {
   }
 
   private async semantic(
-    space: string,
+    space: IndexSpace,
     model: string | undefined,
     query: string,
     scope: Omit<VectorQuery, 'vector'>,
