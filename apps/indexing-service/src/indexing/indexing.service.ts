@@ -39,7 +39,7 @@ export class IndexingService {
 
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-    @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
+    @Inject(EVENT_PRODUCER) private readonly producer: Pick<EventProducer, 'publish'>,
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
     @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
