@@ -174,6 +174,17 @@ describe('IndexingService', () => {
     expect(await vectors.countDocument(own, doc)).toBe(3);
   });
 
+  it('dead-letters an event that names no pipeline, indexing nothing', async () => {
+    const { service, embedded, held } = setup();
+    const doc = randomUUID();
+    const { pipeline: _pipeline, ...event } = await embedded(doc, 1);
+    await expect(service.indexDocument(tenant, event)).rejects.toMatchObject({
+      name: 'PermanentError',
+      reason: 'indexing_error',
+    });
+    expect(await held(own, doc)).toEqual({ vectors: [], lexical: [] });
+  });
+
   describe('tombstones', () => {
     it('refuses embeddings of a document deleted before they arrive', async () => {
       const { service, embedded, statuses, held } = setup();

@@ -1,15 +1,15 @@
 import {
   Topics,
   embeddedChunksSchema,
-  tenantSpace,
   toIndexSpace,
   type ChunksEmbedded,
   type DocumentEvent,
   type EditableAttributes,
   type IndexSpace,
+  type PipelineRef,
   type TenantId,
 } from '@kb/contracts';
-import type { EventProducer } from '@kb/kafka';
+import { PermanentError, type EventProducer } from '@kb/kafka';
 import { meter, withSpan } from '@kb/observability';
 import { getJson, type BlobStore } from '@kb/storage';
 import type { DocumentIndexState, IndexGenerations } from '@kb/index-state';
@@ -31,6 +31,21 @@ const chunksIndexed = meter().createCounter('kb_chunks_indexed_total', {
 const documentsRemoved = meter().createCounter('kb_documents_removed_total', {
   description: 'Deleted documents removed from the indexes',
 });
+
+/**
+ * The pipeline an embedded event belongs to. embedding-service always names it; the contract
+ * still has it optional (events from before pipelines, never released), so its absence is a
+ * malformed event, dead-lettered at once.
+ */
+function pipelineOf(embedded: ChunksEmbedded): PipelineRef {
+  if (!embedded.pipeline) {
+    throw new PermanentError(
+      'indexing_error',
+      `document ${embedded.documentId} v${embedded.version}: the embedded event names no pipeline`,
+    );
+  }
+  return embedded.pipeline;
+}
 
 @Injectable()
 export class IndexingService {
@@ -64,10 +79,9 @@ export class IndexingService {
 
   private async indexInSpan(tenantId: TenantId, embedded: ChunksEmbedded): Promise<void> {
     const { documentId, version } = embedded;
-    // A pipeline's chunks go to its index space; events from before pipelines, to the tenant's
-    // (`pipeline` is still optional in the contract).
-    const space = embedded.pipeline ? toIndexSpace(embedded.pipeline.space) : tenantSpace(tenantId);
-    const versionSpaces = embedded.pipeline?.versionSpaces.map(toIndexSpace) ?? [space];
+    const pipeline = pipelineOf(embedded);
+    const space = toIndexSpace(pipeline.space);
+    const versionSpaces = pipeline.versionSpaces.map(toIndexSpace);
     if (await this.state.isTombstoned(tenantId, documentId)) {
       this.logger.log(
         `document ${documentId} was deleted; its v${version} embeddings are not indexed`,
@@ -125,14 +139,12 @@ export class IndexingService {
       await this.setPrincipals(tenantId, documentId, latestAcl); // changed during the writes
     }
     const held = await this.state.recordSpace(tenantId, documentId, space, version, records.length);
-    if (embedded.pipeline) {
-      await this.state.recordKnowledgeBaseSpace(
-        tenantId,
-        embedded.pipeline.knowledgeBaseIds,
-        space,
-        embedded.model,
-      );
-    }
+    await this.state.recordKnowledgeBaseSpace(
+      tenantId,
+      pipeline.knowledgeBaseIds,
+      space,
+      embedded.model,
+    );
     // After the writes: any result cached from now on carries the new generation.
     await this.generations.bump(tenantId);
     chunksIndexed.add(records.length);
