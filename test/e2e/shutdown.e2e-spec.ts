@@ -3,6 +3,7 @@
  * documents is in flight, restart them, and check that every document still ends `indexed` with
  * exactly its chunks in both indexes — nothing lost, nothing doubled.
  */
+import { toIndexSpace } from '@kb/contracts';
 import { PgLexicalIndex } from '@kb/lexical-index';
 import { PgVectorStore } from '@kb/vector-store';
 import { randomUUID } from 'node:crypto';
@@ -131,8 +132,8 @@ describe('graceful shutdown while ingesting', () => {
     );
     for (const doc of final) {
       expect(doc.chunkCount).toBeGreaterThan(0);
-      expect(await vectors.countDocument(TENANT, doc.id)).toBe(doc.chunkCount);
-      expect(await lexical.countDocument(TENANT, doc.id)).toBe(doc.chunkCount);
+      expect(await vectors.countDocument(toIndexSpace(TENANT), doc.id)).toBe(doc.chunkCount);
+      expect(await lexical.countDocument(toIndexSpace(TENANT), doc.id)).toBe(doc.chunkCount);
       expect(Object.keys(doc.stageTimes)).toContain('indexed');
     }
   });

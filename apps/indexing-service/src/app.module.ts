@@ -7,27 +7,22 @@ import {
   ResourceCloser,
   type Closer,
 } from '@kb/http';
-import {
-  EVENT_CONSUMERS,
-  EventConsumer,
-  EventConsumersHost,
-  consumerLog,
-  markFailedOnDeadLetter,
-  type EventProducer,
-} from '@kb/kafka';
-import { Topics } from '@kb/contracts';
+import { EVENT_CONSUMERS, EventConsumersHost, type EventProducer } from '@kb/kafka';
 import type { S3BlobStore } from '@kb/storage';
-import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
+import type { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
+import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import { INDEXING_CONFIG, type IndexingConfig } from './config/indexing.config';
+import { IndexingConsumer } from './indexing/indexing.consumer';
 import { IndexingService } from './indexing/indexing.service';
 import { OrphanSweeper } from './indexing/orphan-sweeper';
 import {
   BLOB_STORE,
   EVENT_PRODUCER,
   GENERATIONS,
+  INDEX_STATE,
   KAFKA,
   LEXICAL_INDEX,
   VECTOR_STORE,
@@ -41,6 +36,7 @@ export interface IndexingDeps {
   vectors: VectorStore;
   lexical: LexicalIndex;
   generations: PgIndexGenerations;
+  indexState: PgDocumentIndexState;
 }
 
 @Module({})
@@ -52,6 +48,7 @@ export class AppModule {
       () => deps.vectors.close(),
       () => deps.lexical.close(),
       () => deps.generations.close(),
+      () => deps.indexState.close(),
     ];
     return {
       module: AppModule,
@@ -64,26 +61,16 @@ export class AppModule {
         { provide: VECTOR_STORE, useValue: deps.vectors },
         { provide: LEXICAL_INDEX, useValue: deps.lexical },
         { provide: GENERATIONS, useValue: deps.generations },
+        { provide: INDEX_STATE, useValue: deps.indexState },
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         IndexingService,
         OrphanSweeper,
+        IndexingConsumer,
         {
-          // Thin Kafka adapter: `chunks embedded` events in, one service call each.
           provide: EVENT_CONSUMERS,
-          inject: [IndexingService],
-          useFactory: (indexing: IndexingService) => [
-            new EventConsumer(deps.kafka, {
-              groupId: deps.config.KAFKA_GROUP_ID,
-              handlers: {
-                [Topics.chunksEmbedded]: (event) =>
-                  indexing.indexDocument(event.tenantId, event.payload),
-                [Topics.document]: (event) => indexing.onDocumentEvent(event),
-              },
-              onDeadLetter: markFailedOnDeadLetter(deps.producer, 'indexing_error'),
-              log: consumerLog('EmbeddedConsumer'),
-            }),
-          ],
+          inject: [IndexingConsumer],
+          useFactory: (indexing: IndexingConsumer) => [indexing.consumer],
         },
         EventConsumersHost,
         Readiness,

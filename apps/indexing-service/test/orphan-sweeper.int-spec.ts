@@ -1,14 +1,12 @@
+import { tenantSpace, toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
-import {
-  PgIndexGenerations,
-  PgLexicalIndex,
-  lexicalIndexMigrations,
-  type LexicalWrite,
-} from '@kb/lexical-index';
+import { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
+import { PgLexicalIndex, type LexicalWrite } from '@kb/lexical-index';
 import { PgVectorStore, type VectorRecord } from '@kb/vector-store';
 import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { OrphanSweeper } from '../src/indexing/orphan-sweeper';
+import { searchIndexMigrations } from '../src/migrations/search-index.migrations';
 
 jest.setTimeout(60_000);
 
@@ -21,11 +19,13 @@ const DIM = 8;
 describe('OrphanSweeper', () => {
   const schema = `sweep_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   const url = process.env['DATABASE_URL']!;
-  const tenant = `t-${randomUUID().slice(0, 8)}`;
+  const tenantId = toTenantId(`t-${randomUUID().slice(0, 8)}`);
+  const tenant = tenantSpace(tenantId);
   const lexical = new PgLexicalIndex({ url, schema });
   const generations = new PgIndexGenerations({ url, schema });
+  const state = new PgDocumentIndexState({ url, schema });
   const vectors = new PgVectorStore({ url: process.env['VECTOR_DATABASE_URL']! });
-  const sweeper = new OrphanSweeper(vectors, lexical, generations, {
+  const sweeper = new OrphanSweeper(vectors, lexical, generations, state, {
     ORPHAN_SWEEP_INTERVAL_MS: 0,
   });
   const [replaced, deleted, inFlight, unknown] = [1, 2, 3, 4].map(() => randomUUID());
@@ -61,19 +61,19 @@ describe('OrphanSweeper', () => {
 
   beforeAll(async () => {
     const pool = createPool({ url, schema, maxConnections: 1 });
-    await migrateToLatest(createDatabase(pool), schema, lexicalIndexMigrations);
+    await migrateToLatest(createDatabase(pool), schema, searchIndexMigrations);
     await pool.end();
     await vectors.ensureReady(DIM);
 
     // v1 finished after v2 had already removed its predecessors.
-    await generations.claimVersion(tenant, replaced, 2);
+    await state.claimVersion(tenant, replaced, 2);
     await write([chunk(replaced, 1, 0), chunk(replaced, 1, 1), chunk(replaced, 2, 0)]);
     // Deleted while its embeddings were in flight; they were written after the delete.
-    await generations.claimVersion(tenant, deleted, 1);
-    await generations.tombstone(tenant, deleted);
+    await state.claimVersion(tenant, deleted, 1);
+    await state.tombstone(tenantId, deleted);
     await write([chunk(deleted, 1, 0)]);
     // v3 is claimed and being written: v2 must stay visible until it is in.
-    await generations.claimVersion(tenant, inFlight, 3);
+    await state.claimVersion(tenant, inFlight, 3);
     await write([chunk(inFlight, 2, 0)]);
     // Indexed before version claims were kept: not assumed orphaned.
     await write([chunk(unknown, 1, 0)]);
@@ -86,11 +86,11 @@ describe('OrphanSweeper', () => {
     await vectors.deleteDocument(tenant, unknown);
     await vectors.deleteDocument(tenant, inFlight);
     await vectors.deleteDocument(tenant, replaced);
-    await Promise.all([lexical.close(), generations.close(), vectors.close()]);
+    await Promise.all([lexical.close(), generations.close(), state.close(), vectors.close()]);
   });
 
   it('removes what no document accounts for from both indexes, and nothing else', async () => {
-    const before = await generations.current(tenant);
+    const before = await generations.current(tenantId);
     const report = await sweeper.sweep([tenant]);
 
     expect(report).toMatchObject({ vectors: 3, lexical: 3 });
@@ -100,12 +100,12 @@ describe('OrphanSweeper', () => {
     expect(await versionsIn(inFlight)).toEqual({ vectors: [2], lexical: [2] });
     expect(await versionsIn(unknown)).toEqual({ vectors: [1], lexical: [1] });
     // Cached results may hold the removed chunks: the generation moved on.
-    expect(await generations.current(tenant)).toBeGreaterThan(before);
+    expect(await generations.current(tenantId)).toBeGreaterThan(before);
   });
 
   it('finds nothing more on a second pass, and leaves the generation alone', async () => {
-    const before = await generations.current(tenant);
+    const before = await generations.current(tenantId);
     expect(await sweeper.sweep([tenant])).toEqual({ vectors: 0, lexical: 0, documents: [] });
-    expect(await generations.current(tenant)).toBe(before);
+    expect(await generations.current(tenantId)).toBe(before);
   });
 });

@@ -20,13 +20,15 @@ import {
   ResourceCloser,
   type Closer,
 } from '@kb/http';
-import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
+import type { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
+import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { QUERY_CONFIG, type QueryConfig } from './config/query.config';
 import type { SearchCache } from './cache/search.cache';
 import {
   GENERATIONS,
+  INDEX_STATE,
   LEXICAL_INDEX,
   EVENT_PRODUCER,
   SEARCH_CACHE,
@@ -56,6 +58,8 @@ export interface QueryDeps {
   vectors: VectorStore;
   lexical: LexicalIndex;
   generations: PgIndexGenerations;
+  /** Read for the index spaces of knowledge bases. */
+  indexState: PgDocumentIndexState;
   cache: SearchCache | null;
   /** The cross-encoder, when a model is installed. */
   reranker?: Reranker | null;
@@ -73,6 +77,7 @@ export class AppModule {
       () => deps.vectors.close(),
       () => deps.lexical.close(),
       () => deps.generations.close(),
+      () => deps.indexState.close(),
       async () => deps.cache?.close(),
       async () => deps.reranker?.close(),
       async () => deps.provider.close?.(),
@@ -92,6 +97,7 @@ export class AppModule {
         { provide: VECTOR_STORE, useValue: deps.vectors },
         { provide: LEXICAL_INDEX, useValue: deps.lexical },
         { provide: GENERATIONS, useValue: deps.generations },
+        { provide: INDEX_STATE, useValue: deps.indexState },
         { provide: SEARCH_CACHE, useValue: deps.cache },
         {
           provide: SEARCH_TUNING,

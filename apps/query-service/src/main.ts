@@ -4,7 +4,8 @@ import { tokenVerifierFrom } from '@kb/auth';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { bootHttpService } from '@kb/http';
-import { PgIndexGenerations, PgLexicalIndex } from '@kb/lexical-index';
+import { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
+import { PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
 import { vectorStoreFromEnv } from '@kb/vector-store';
 import { AppModule } from './app.module';
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
       : undefined;
   const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
   const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
+  const indexState = new PgDocumentIndexState({ url: config.DATABASE_URL });
   const cache = config.REDIS_URL
     ? RedisSearchCache.connect(config.REDIS_URL, config.SEARCH_CACHE_TTL_SECONDS)
     : null;
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
       vectors,
       lexical,
       generations,
+      indexState,
       cache,
       reranker: reranker ?? null,
       extraProviders: extraEmbeddingProviders(config.EMBEDDING_EXTRA_MODELS, provider.dimension),

@@ -4,6 +4,7 @@ export * from './events/acl.events';
 export * from './events/chunk';
 export * from './events/topics';
 export * from './tenancy';
+export * from './index-space';
 export * from './filter';
 export * from './chunking';
 export * from './pipeline';

@@ -1,5 +1,6 @@
 import { DEFAULT_CHUNKER } from './chunking';
-import { pipelineKey, pipelineOf, tenantOfSpace } from './pipeline';
+import { tenantOfSpace, toIndexSpace } from './index-space';
+import { pipelineKey, pipelineOf } from './pipeline';
 
 const defaults = { chunker: DEFAULT_CHUNKER, model: 'all-MiniLM-L6-v2' };
 
@@ -16,8 +17,7 @@ describe('pipelines', () => {
     expect(pipelineOf('acme', DEFAULT_CHUNKER, 'all-MiniLM-L6-v2', defaults).space).toBe('acme');
     const other = pipelineOf('acme', DEFAULT_CHUNKER, 'test-hashing-384', defaults);
     expect(other.space).toBe(`acme~${other.key}`);
-    expect(tenantOfSpace(other.space)).toBe('acme');
-    expect(tenantOfSpace('acme')).toBe('acme');
+    expect(tenantOfSpace(toIndexSpace(other.space))).toBe('acme');
     const chunked = pipelineOf('acme', { ...DEFAULT_CHUNKER, size: 500 }, defaults.model, defaults);
     expect(chunked.space).not.toBe('acme');
   });

@@ -64,6 +64,3 @@ export function pipelineOf(
     knowledgeBaseIds: [],
   };
 }
-
-/** The tenant an index space belongs to. */
-export const tenantOfSpace = (space: string): string => space.split('~')[0]!;

@@ -1,4 +1,3 @@
 export * from './lexical-index';
 export * from './pg-lexical-index';
 export { lexicalIndexMigrations, LEXICAL_SCHEMA } from './migrations';
-export * from './generations';

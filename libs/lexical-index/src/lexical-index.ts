@@ -1,4 +1,4 @@
-import type { DocumentAttributes, EditableAttributes, FilterNode } from '@kb/contracts';
+import type { DocumentAttributes, EditableAttributes, FilterNode, IndexSpace } from '@kb/contracts';
 
 /** One chunk as the lexical index keeps it. */
 export interface LexicalRecord {
@@ -36,26 +36,27 @@ export interface LexicalMatch extends LexicalRecord {
 
 /**
  * The lexical (full-text) index port. Written by indexing-service beside the vectors, read by
- * query-service. Every call names the tenant.
+ * query-service. Every call names the index space (a tenant's own, or one of its pipelines'), so
+ * a query without a tenant does not compile; BM25 statistics are per space.
  */
 export interface LexicalIndex {
-  upsert(tenantId: string, records: LexicalWrite[]): Promise<void>;
-  search(tenantId: string, query: LexicalQuery): Promise<LexicalMatch[]>;
+  upsert(space: IndexSpace, records: LexicalWrite[]): Promise<void>;
+  search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]>;
   /** Removes a document's rows, or only those of versions older than `olderThan`. */
-  deleteDocument(tenantId: string, documentId: string, olderThan?: number): Promise<number>;
-  /** Every document of the tenant with the versions it holds, by document id (orphan sweep). */
-  documentVersions(tenantId: string): AsyncIterable<{ documentId: string; versions: number[] }>;
+  deleteDocument(space: IndexSpace, documentId: string, olderThan?: number): Promise<number>;
+  /** Every document of the space with the versions it holds, by document id (orphan sweep). */
+  documentVersions(space: IndexSpace): AsyncIterable<{ documentId: string; versions: number[] }>;
   /** Replaces a document's knowledge bases, tags and metadata on its chunks, in place. */
   setAttributes(
-    tenantId: string,
+    space: IndexSpace,
     documentId: string,
     attributes: EditableAttributes,
   ): Promise<number>;
   /** Replaces who may read a document's chunks, in place. Returns the count. */
-  setPrincipals(tenantId: string, documentId: string, principals: string[]): Promise<number>;
-  countDocument(tenantId: string, documentId: string): Promise<number>;
+  setPrincipals(space: IndexSpace, documentId: string, principals: string[]): Promise<number>;
+  countDocument(space: IndexSpace, documentId: string): Promise<number>;
   /** Chunks of the same document version within `radius` of each anchor (anchors included). */
-  chunksAround(tenantId: string, anchors: ChunkRef[], radius: number): Promise<LexicalRecord[]>;
+  chunksAround(space: IndexSpace, anchors: ChunkRef[], radius: number): Promise<LexicalRecord[]>;
   /** Resolves when the index answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,4 +1,4 @@
-import type { EditableAttributes } from '@kb/contracts';
+import type { EditableAttributes, IndexSpace } from '@kb/contracts';
 import { createPool, filterToSql, quoteIdent, type FilterColumns } from '@kb/database';
 import type { Pool } from 'pg';
 import type {
@@ -25,7 +25,8 @@ const FILTER_COLUMNS: FilterColumns = {
  * Okapi BM25 over Postgres full-text search. The text goes through the `english` configuration
  * (stemming, stop words); a chunk matches when it shares any query term; each term scores
  * idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)), with document frequencies counted through
- * the GIN index and statistics per tenant. The query text only ever travels as a bound parameter.
+ * the GIN index and statistics per index space. The query text only ever travels as a bound
+ * parameter. The `tenant_id` columns hold the index space: they predate pipelines (docs/adr/0012).
  */
 export class PgLexicalIndex implements LexicalIndex {
   private readonly pool: Pool;
@@ -44,7 +45,7 @@ export class PgLexicalIndex implements LexicalIndex {
     this.postings = `${quoteIdent(schema)}.postings`;
   }
 
-  async upsert(tenantId: string, records: LexicalWrite[]): Promise<void> {
+  async upsert(space: IndexSpace, records: LexicalWrite[]): Promise<void> {
     if (records.length === 0) return;
     await this.pool.query(
       `INSERT INTO ${this.table}
@@ -61,7 +62,7 @@ export class PgLexicalIndex implements LexicalIndex {
          kb_ids = EXCLUDED.kb_ids, tags = EXCLUDED.tags, uploaded_at = EXCLUDED.uploaded_at,
          metadata = EXCLUDED.metadata, principals = EXCLUDED.principals`,
       [
-        tenantId,
+        space,
         JSON.stringify(
           records.map((r) => ({
             document_id: r.documentId,
@@ -82,8 +83,8 @@ export class PgLexicalIndex implements LexicalIndex {
     );
   }
 
-  async search(tenantId: string, query: LexicalQuery): Promise<LexicalMatch[]> {
-    const params: unknown[] = [tenantId, query.text, query.topK];
+  async search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
+    const params: unknown[] = [space, query.text, query.topK];
     const kbs = query.knowledgeBaseIds?.length
       ? `c.kb_ids && $${params.push(query.knowledgeBaseIds)}::text[]`
       : 'TRUE';
@@ -149,7 +150,7 @@ export class PgLexicalIndex implements LexicalIndex {
   }
 
   async setAttributes(
-    tenantId: string,
+    space: IndexSpace,
     documentId: string,
     attributes: EditableAttributes,
   ): Promise<number> {
@@ -157,7 +158,7 @@ export class PgLexicalIndex implements LexicalIndex {
       `UPDATE ${this.table} SET kb_ids = $3::text[], tags = $4::text[], metadata = $5::jsonb
         WHERE tenant_id = $1 AND document_id = $2`,
       [
-        tenantId,
+        space,
         documentId,
         attributes.knowledgeBaseIds,
         attributes.tags,
@@ -167,25 +168,29 @@ export class PgLexicalIndex implements LexicalIndex {
     return result.rowCount ?? 0;
   }
 
-  async setPrincipals(tenantId: string, documentId: string, principals: string[]): Promise<number> {
+  async setPrincipals(
+    space: IndexSpace,
+    documentId: string,
+    principals: string[],
+  ): Promise<number> {
     const result = await this.pool.query(
       `UPDATE ${this.table} SET principals = $3::text[] WHERE tenant_id = $1 AND document_id = $2`,
-      [tenantId, documentId, principals],
+      [space, documentId, principals],
     );
     return result.rowCount ?? 0;
   }
 
-  async deleteDocument(tenantId: string, documentId: string, olderThan?: number): Promise<number> {
+  async deleteDocument(space: IndexSpace, documentId: string, olderThan?: number): Promise<number> {
     const result = await this.pool.query(
       `DELETE FROM ${this.table} WHERE tenant_id = $1 AND document_id = $2
          AND ($3::integer IS NULL OR document_version < $3::integer)`,
-      [tenantId, documentId, olderThan ?? null],
+      [space, documentId, olderThan ?? null],
     );
     return result.rowCount ?? 0;
   }
 
   async *documentVersions(
-    tenantId: string,
+    space: IndexSpace,
   ): AsyncIterable<{ documentId: string; versions: number[] }> {
     const page = 500;
     let after = '';
@@ -194,7 +199,7 @@ export class PgLexicalIndex implements LexicalIndex {
         `SELECT document_id, array_agg(DISTINCT document_version ORDER BY document_version) AS versions
            FROM ${this.table} WHERE tenant_id = $1 AND document_id > $2
           GROUP BY document_id ORDER BY document_id LIMIT $3`,
-        [tenantId, after, page],
+        [space, after, page],
       );
       for (const row of rows) yield { documentId: row.document_id, versions: row.versions };
       if (rows.length < page) return;
@@ -203,7 +208,7 @@ export class PgLexicalIndex implements LexicalIndex {
   }
 
   async chunksAround(
-    tenantId: string,
+    space: IndexSpace,
     anchors: ChunkRef[],
     radius: number,
   ): Promise<LexicalRecord[]> {
@@ -216,7 +221,7 @@ export class PgLexicalIndex implements LexicalIndex {
           AND c.chunk_index BETWEEN a.chunk_index - $3 AND a.chunk_index + $3
         ORDER BY c.document_id, c.chunk_index`,
       [
-        tenantId,
+        space,
         JSON.stringify(
           anchors.map((a) => ({
             document_id: a.documentId,
@@ -238,10 +243,10 @@ export class PgLexicalIndex implements LexicalIndex {
     }));
   }
 
-  async countDocument(tenantId: string, documentId: string): Promise<number> {
+  async countDocument(space: IndexSpace, documentId: string): Promise<number> {
     const { rows } = await this.pool.query<{ n: string }>(
       `SELECT count(*) AS n FROM ${this.table} WHERE tenant_id = $1 AND document_id = $2`,
-      [tenantId, documentId],
+      [space, documentId],
     );
     return Number(rows[0]?.n ?? 0);
   }

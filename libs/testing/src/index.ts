@@ -1,5 +1,8 @@
 // In-memory fakes of the platform ports, for unit tests that run without servers. Each one passes
 // the same conformance suite as the real adapter it stands in for.
-export {};
 export * from './blob-store/memory-blob-store';
 export * from './event-producer/memory-event-producer';
+export * from './vector-store/memory-vector-store';
+export * from './lexical-index/memory-lexical-index';
+export * from './index-state/memory-index-generations';
+export * from './index-state/memory-document-index-state';

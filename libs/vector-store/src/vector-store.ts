@@ -1,4 +1,4 @@
-import type { DocumentAttributes, EditableAttributes, FilterNode } from '@kb/contracts';
+import type { DocumentAttributes, EditableAttributes, FilterNode, IndexSpace } from '@kb/contracts';
 
 /** What the store keeps for one chunk. */
 export interface VectorRecord {
@@ -40,22 +40,22 @@ export interface DocumentVersions {
 }
 
 /**
- * The vector-store port. A namespace isolates one tenant's vectors; every call names it,
- * so a query without a tenant does not compile.
+ * The vector-store port. A namespace isolates one index space's vectors (a tenant's own, or one
+ * of its pipelines'); every call names the space, so a query without a tenant does not compile.
  */
 export interface VectorStore {
   /** Prepares indexes for vectors of this dimension (idempotent). */
   ensureReady(dimension: number): Promise<void>;
   /** Inserts or replaces records; the same record written twice leaves one copy. */
-  upsert(namespace: string, records: VectorRecord[]): Promise<void>;
-  query(namespace: string, query: VectorQuery): Promise<VectorMatch[]>;
+  upsert(space: IndexSpace, records: VectorRecord[]): Promise<void>;
+  query(space: IndexSpace, query: VectorQuery): Promise<VectorMatch[]>;
   /** The stored vectors of these chunks, by `vectorId`; unknown chunks are absent. */
-  fetchVectors(namespace: string, chunks: ChunkKey[]): Promise<Map<string, number[]>>;
+  fetchVectors(space: IndexSpace, chunks: ChunkKey[]): Promise<Map<string, number[]>>;
   /** Replaces who may read a document's chunks, in place (no re-embedding). Returns the count. */
-  setPrincipals(namespace: string, documentId: string, principals: string[]): Promise<number>;
+  setPrincipals(space: IndexSpace, documentId: string, principals: string[]): Promise<number>;
   /** Replaces a document's knowledge bases, tags and metadata on its chunks, in place. */
   setAttributes(
-    namespace: string,
+    space: IndexSpace,
     documentId: string,
     attributes: EditableAttributes,
   ): Promise<number>;
@@ -63,12 +63,12 @@ export interface VectorStore {
    * Removes a document's vectors, or only those of versions older than `olderThan` (never a newer
    * version, which a concurrent write may be putting in). Returns how many went.
    */
-  deleteDocument(namespace: string, documentId: string, olderThan?: number): Promise<number>;
-  countDocument(namespace: string, documentId: string): Promise<number>;
+  deleteDocument(space: IndexSpace, documentId: string, olderThan?: number): Promise<number>;
+  countDocument(space: IndexSpace, documentId: string): Promise<number>;
   /** Whether `ensureReady` has prepared the store (pgvector: it knows its table). */
   isReady(): boolean;
-  /** Every document of the namespace with the versions it holds, by document id. */
-  documentVersions(namespace: string): AsyncIterable<DocumentVersions>;
+  /** Every document of the space with the versions it holds, by document id. */
+  documentVersions(space: IndexSpace): AsyncIterable<DocumentVersions>;
   /** Resolves when the backend answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,20 +1,26 @@
 import {
   Topics,
   embeddedChunksSchema,
-  type EditableAttributes,
+  toIndexSpace,
   type ChunksEmbedded,
-  type TopicEnvelope,
+  type DocumentEvent,
+  type EditableAttributes,
+  type IndexSpace,
+  type PipelineRef,
+  type TenantId,
 } from '@kb/contracts';
-import type { EventProducer } from '@kb/kafka';
+import { PermanentError, type EventProducer } from '@kb/kafka';
 import { meter, withSpan } from '@kb/observability';
 import { getJson, type BlobStore } from '@kb/storage';
-import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
+import type { DocumentIndexState, IndexGenerations } from '@kb/index-state';
+import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorRecord, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   BLOB_STORE,
   EVENT_PRODUCER,
   GENERATIONS,
+  INDEX_STATE,
   LEXICAL_INDEX,
   VECTOR_STORE,
 } from '../platform/tokens';
@@ -26,6 +32,21 @@ const documentsRemoved = meter().createCounter('kb_documents_removed_total', {
   description: 'Deleted documents removed from the indexes',
 });
 
+/**
+ * The pipeline an embedded event belongs to. embedding-service always names it; the contract
+ * still has it optional (events from before pipelines, never released), so its absence is a
+ * malformed event, dead-lettered at once.
+ */
+function pipelineOf(embedded: ChunksEmbedded): PipelineRef {
+  if (!embedded.pipeline) {
+    throw new PermanentError(
+      'indexing_error',
+      `document ${embedded.documentId} v${embedded.version}: the embedded event names no pipeline`,
+    );
+  }
+  return embedded.pipeline;
+}
+
 @Injectable()
 export class IndexingService {
   private readonly logger = new Logger(IndexingService.name);
@@ -33,32 +54,18 @@ export class IndexingService {
 
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-    @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
+    @Inject(EVENT_PRODUCER) private readonly producer: Pick<EventProducer, 'publish'>,
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
-    @Inject(GENERATIONS)
-    private readonly generations: Pick<
-      PgIndexGenerations,
-      | 'bump'
-      | 'claimVersion'
-      | 'tombstone'
-      | 'isTombstoned'
-      | 'recordPrincipals'
-      | 'principalsOf'
-      | 'recordAttributes'
-      | 'attributesOf'
-      | 'recordSpace'
-      | 'spacesOf'
-      | 'forgetSpace'
-      | 'recordKnowledgeBaseSpace'
-    >,
+    @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
+    @Inject(INDEX_STATE) private readonly state: DocumentIndexState,
   ) {}
 
   /**
    * Writes a version's vectors and lexical rows for the tenant, then removes older versions'.
    * Upserts by (document, version, chunk), so replaying the event leaves both indexes unchanged.
    */
-  async indexDocument(tenantId: string, embedded: ChunksEmbedded): Promise<void> {
+  async indexDocument(tenantId: TenantId, embedded: ChunksEmbedded): Promise<void> {
     await withSpan(
       'kb.index',
       {
@@ -70,18 +77,18 @@ export class IndexingService {
     );
   }
 
-  private async indexInSpan(tenantId: string, embedded: ChunksEmbedded): Promise<void> {
+  private async indexInSpan(tenantId: TenantId, embedded: ChunksEmbedded): Promise<void> {
     const { documentId, version } = embedded;
-    // A pipeline's chunks go to its index space; events from before pipelines, to the tenant's.
-    const space = embedded.pipeline?.space ?? tenantId;
-    const versionSpaces = embedded.pipeline?.versionSpaces ?? [space];
-    if (await this.generations.isTombstoned(tenantId, documentId)) {
+    const pipeline = pipelineOf(embedded);
+    const space = toIndexSpace(pipeline.space);
+    const versionSpaces = pipeline.versionSpaces.map(toIndexSpace);
+    if (await this.state.isTombstoned(tenantId, documentId)) {
       this.logger.log(
         `document ${documentId} was deleted; its v${version} embeddings are not indexed`,
       );
       return;
     }
-    if (!(await this.generations.claimVersion(space, documentId, version))) {
+    if (!(await this.state.claimVersion(space, documentId, version))) {
       this.logger.log(
         `document ${documentId} v${version} is older than the version indexed in ${space}; skipped`,
       );
@@ -97,8 +104,8 @@ export class IndexingService {
     await this.ensureReady(document.dimension);
     // An ACL changed while this version was in the pipeline wins over the upload's.
     const [changedAcl, edited] = await Promise.all([
-      this.generations.principalsOf(tenantId, documentId),
-      this.generations.attributesOf(tenantId, documentId),
+      this.state.principalsOf(tenantId, documentId),
+      this.state.attributesOf(tenantId, documentId),
     ]);
     const attributes = {
       ...embedded.attributes,
@@ -127,25 +134,17 @@ export class IndexingService {
       this.vectors.deleteDocument(space, documentId, version),
       this.lexical.deleteDocument(space, documentId, version),
     ]);
-    const latestAcl = await this.generations.principalsOf(tenantId, documentId);
+    const latestAcl = await this.state.principalsOf(tenantId, documentId);
     if (latestAcl && latestAcl.join() !== attributes.principals.join()) {
       await this.setPrincipals(tenantId, documentId, latestAcl); // changed during the writes
     }
-    const held = await this.generations.recordSpace(
+    const held = await this.state.recordSpace(tenantId, documentId, space, version, records.length);
+    await this.state.recordKnowledgeBaseSpace(
       tenantId,
-      documentId,
+      pipeline.knowledgeBaseIds,
       space,
-      version,
-      records.length,
+      embedded.model,
     );
-    if (embedded.pipeline) {
-      await this.generations.recordKnowledgeBaseSpace(
-        tenantId,
-        embedded.pipeline.knowledgeBaseIds,
-        space,
-        embedded.model,
-      );
-    }
     // After the writes: any result cached from now on carries the new generation.
     await this.generations.bump(tenantId);
     chunksIndexed.add(records.length);
@@ -178,32 +177,33 @@ export class IndexingService {
    * in flight cannot index it again. Replays remove nothing more.
    */
   async deleteDocument(
-    tenantId: string,
+    tenantId: TenantId,
     documentId: string,
   ): Promise<{ vectors: number; lexical: number }> {
-    await this.generations.tombstone(tenantId, documentId);
-    const spaces = await this.generations.spacesOf(tenantId, documentId);
+    await this.state.tombstone(tenantId, documentId);
+    const spaces = await this.state.spacesOf(tenantId, documentId);
     const { vectors, lexical } = await this.inEverySpace(tenantId, documentId, (space) => [
       this.vectors.deleteDocument(space, documentId),
       this.lexical.deleteDocument(space, documentId),
     ]);
     // Forgotten only once every space is empty: a retried event still finds them all.
-    for (const space of spaces) await this.generations.forgetSpace(tenantId, documentId, space);
+    for (const space of spaces) await this.state.forgetSpace(tenantId, documentId, space);
     await this.generations.bump(tenantId);
     documentsRemoved.add(1);
     this.logger.log(`deleted document ${documentId}: ${vectors} vectors, ${lexical} lexical rows`);
     return { vectors, lexical };
   }
 
-  async onDocumentEvent(event: TopicEnvelope<typeof Topics.document>): Promise<void> {
-    if (event.payload.kind === 'deleted') {
-      await this.deleteDocument(event.tenantId, event.payload.documentId);
-    } else if (event.payload.kind === 'acl_changed') {
-      await this.setPrincipals(event.tenantId, event.payload.documentId, event.payload.principals);
-    } else if (event.payload.kind === 'attributes_changed') {
-      const { documentId, attributes, spaces } = event.payload;
-      if (spaces) await this.leaveSpaces(event.tenantId, documentId, spaces);
-      await this.setAttributes(event.tenantId, documentId, attributes);
+  /** A document's lifecycle event: deletes, ACL and attribute changes reach the indexes. */
+  async onDocumentEvent(tenantId: TenantId, event: DocumentEvent): Promise<void> {
+    if (event.kind === 'deleted') {
+      await this.deleteDocument(tenantId, event.documentId);
+    } else if (event.kind === 'acl_changed') {
+      await this.setPrincipals(tenantId, event.documentId, event.principals);
+    } else if (event.kind === 'attributes_changed') {
+      const { documentId, attributes, spaces } = event;
+      if (spaces) await this.leaveSpaces(tenantId, documentId, spaces.map(toIndexSpace));
+      await this.setAttributes(tenantId, documentId, attributes);
     }
   }
 
@@ -213,11 +213,11 @@ export class IndexingService {
    * the generation. Idempotent.
    */
   async setAttributes(
-    tenantId: string,
+    tenantId: TenantId,
     documentId: string,
     attributes: EditableAttributes,
   ): Promise<void> {
-    await this.generations.recordAttributes(tenantId, documentId, attributes);
+    await this.state.recordAttributes(tenantId, documentId, attributes);
     const { vectors, lexical } = await this.inEverySpace(tenantId, documentId, (space) => [
       this.vectors.setAttributes(space, documentId, attributes),
       this.lexical.setAttributes(space, documentId, attributes),
@@ -232,8 +232,8 @@ export class IndexingService {
    * Applies a document's new ACL to its chunks in both indexes, in place, then bumps the
    * generation so no cached result computed under the old ACL is served again. Idempotent.
    */
-  async setPrincipals(tenantId: string, documentId: string, principals: string[]): Promise<void> {
-    await this.generations.recordPrincipals(tenantId, documentId, principals);
+  async setPrincipals(tenantId: TenantId, documentId: string, principals: string[]): Promise<void> {
+    await this.state.recordPrincipals(tenantId, documentId, principals);
     const { vectors, lexical } = await this.inEverySpace(tenantId, documentId, (space) => [
       this.vectors.setPrincipals(space, documentId, principals),
       this.lexical.setPrincipals(space, documentId, principals),
@@ -249,12 +249,12 @@ export class IndexingService {
    * knowledge bases); `change` returns the vector and lexical counts it touched in that space.
    */
   private async inEverySpace(
-    tenantId: string,
+    tenantId: TenantId,
     documentId: string,
-    change: (space: string) => [Promise<number>, Promise<number>],
+    change: (space: IndexSpace) => [Promise<number>, Promise<number>],
   ): Promise<{ vectors: number; lexical: number }> {
     const total = { vectors: 0, lexical: 0 };
-    for (const space of await this.generations.spacesOf(tenantId, documentId)) {
+    for (const space of await this.state.spacesOf(tenantId, documentId)) {
       const [vectors, lexical] = await Promise.all(change(space));
       total.vectors += vectors;
       total.lexical += lexical;
@@ -266,14 +266,18 @@ export class IndexingService {
    * Removes a document from the index spaces of pipelines it no longer has (it left every
    * knowledge base of that pipeline). Its own tenant space is left to `spaces` like any other.
    */
-  private async leaveSpaces(tenantId: string, documentId: string, keep: string[]): Promise<void> {
-    for (const space of await this.generations.spacesOf(tenantId, documentId)) {
+  private async leaveSpaces(
+    tenantId: TenantId,
+    documentId: string,
+    keep: IndexSpace[],
+  ): Promise<void> {
+    for (const space of await this.state.spacesOf(tenantId, documentId)) {
       if (keep.includes(space)) continue;
       const [vectors] = await Promise.all([
         this.vectors.deleteDocument(space, documentId),
         this.lexical.deleteDocument(space, documentId),
       ]);
-      await this.generations.forgetSpace(tenantId, documentId, space);
+      await this.state.forgetSpace(tenantId, documentId, space);
       this.logger.log(`document ${documentId} left ${space}: ${vectors} vectors removed`);
     }
   }

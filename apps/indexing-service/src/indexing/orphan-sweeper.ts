@@ -1,5 +1,6 @@
-import { tenantOfSpace } from '@kb/contracts';
-import type { LexicalIndex, PgIndexGenerations } from '@kb/lexical-index';
+import { tenantOfSpace, tenantSpace, type IndexSpace } from '@kb/contracts';
+import type { DocumentIndexState, IndexGenerations, SpaceState } from '@kb/index-state';
+import type { LexicalIndex } from '@kb/lexical-index';
 import { PeriodicTask } from '@kb/http';
 import { meter } from '@kb/observability';
 import type { DocumentVersions, VectorStore } from '@kb/vector-store';
@@ -11,18 +12,11 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { INDEXING_CONFIG, type IndexingConfig } from '../config/indexing.config';
-import { GENERATIONS, LEXICAL_INDEX, VECTOR_STORE } from '../platform/tokens';
+import { GENERATIONS, INDEX_STATE, LEXICAL_INDEX, VECTOR_STORE } from '../platform/tokens';
 
 const orphansRemoved = meter().createCounter('kb_orphan_chunks_removed_total', {
   description: 'Chunks the orphan sweep removed, by index (vectors or lexical)',
 });
-
-/** What the indexes should hold of a document, from indexing's own bookkeeping. */
-export interface IndexState {
-  /** The version indexing claimed last. */
-  version?: number;
-  deleted: boolean;
-}
 
 export type OrphanAction = { remove: 'all' } | { remove: 'older'; than: number };
 
@@ -37,7 +31,7 @@ export type OrphanAction = { remove: 'all' } | { remove: 'older'; than: number }
  */
 export function orphanAction(
   versions: number[],
-  state: IndexState | undefined,
+  state: SpaceState | undefined,
 ): OrphanAction | undefined {
   if (!state) return undefined;
   if (state.deleted) return { remove: 'all' };
@@ -56,8 +50,8 @@ export interface SweepReport {
 
 interface SweptIndex {
   name: 'vectors' | 'lexical';
-  documents(tenantId: string): AsyncIterable<DocumentVersions>;
-  remove(tenantId: string, documentId: string, olderThan?: number): Promise<number>;
+  documents(space: IndexSpace): AsyncIterable<DocumentVersions>;
+  remove(space: IndexSpace, documentId: string, olderThan?: number): Promise<number>;
 }
 
 const BATCH = 500;
@@ -77,8 +71,9 @@ export class OrphanSweeper implements OnApplicationBootstrap, BeforeApplicationS
   constructor(
     @Inject(VECTOR_STORE) private readonly vectors: VectorStore,
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
-    @Inject(GENERATIONS)
-    private readonly generations: Pick<PgIndexGenerations, 'allSpaces' | 'indexStates' | 'bump'>,
+    @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'tenants' | 'bump'>,
+    @Inject(INDEX_STATE)
+    private readonly state: Pick<DocumentIndexState, 'allSpaces' | 'indexStates'>,
     @Inject(INDEXING_CONFIG)
     config: Pick<IndexingConfig, 'ORPHAN_SWEEP_INTERVAL_MS'>,
   ) {
@@ -99,13 +94,13 @@ export class OrphanSweeper implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   /** One pass over every index space (tenants' and pipelines'); `spaces` narrows it (tests). */
-  async sweep(spaces?: string[]): Promise<SweepReport> {
+  async sweep(spaces?: IndexSpace[]): Promise<SweepReport> {
     const report: SweepReport = { vectors: 0, lexical: 0, documents: [] };
     const indexes: SweptIndex[] = [
       {
         name: 'lexical',
-        documents: (tenant) => this.lexical.documentVersions(tenant),
-        remove: (tenant, doc, olderThan) => this.lexical.deleteDocument(tenant, doc, olderThan),
+        documents: (space) => this.lexical.documentVersions(space),
+        remove: (space, doc, olderThan) => this.lexical.deleteDocument(space, doc, olderThan),
       },
     ];
     // The store is prepared by the first document this process indexes (pgvector learns its
@@ -113,29 +108,29 @@ export class OrphanSweeper implements OnApplicationBootstrap, BeforeApplicationS
     if (this.vectors.isReady()) {
       indexes.push({
         name: 'vectors',
-        documents: (tenant) => this.vectors.documentVersions(tenant),
-        remove: (tenant, doc, olderThan) => this.vectors.deleteDocument(tenant, doc, olderThan),
+        documents: (space) => this.vectors.documentVersions(space),
+        remove: (space, doc, olderThan) => this.vectors.deleteDocument(space, doc, olderThan),
       });
     }
     const touched = new Set<string>();
-    for (const tenant of spaces ?? (await this.generations.allSpaces())) {
-      let removedInTenant = 0;
+    for (const space of spaces ?? (await this.allSpaces())) {
+      let removedInSpace = 0;
       for (const index of indexes) {
         let batch: DocumentVersions[] = [];
         const flush = async () => {
-          const removed = await this.sweepBatch(tenant, index, batch, touched);
+          const removed = await this.sweepBatch(space, index, batch, touched);
           report[index.name] += removed;
-          removedInTenant += removed;
+          removedInSpace += removed;
           batch = [];
         };
-        for await (const entry of index.documents(tenant)) {
+        for await (const entry of index.documents(space)) {
           batch.push(entry);
           if (batch.length >= BATCH) await flush();
         }
         await flush();
       }
       // Removed chunks may sit in cached results: a new generation retires them.
-      if (removedInTenant > 0) await this.generations.bump(tenantOfSpace(tenant));
+      if (removedInSpace > 0) await this.generations.bump(tenantOfSpace(space));
     }
     report.documents = [...touched];
     if (report.vectors + report.lexical > 0) {
@@ -146,15 +141,24 @@ export class OrphanSweeper implements OnApplicationBootstrap, BeforeApplicationS
     return report;
   }
 
+  /** The tenants' own spaces (each tenant with a generation) and every space holding a document. */
+  private async allSpaces(): Promise<IndexSpace[]> {
+    const [tenants, spaces] = await Promise.all([
+      this.generations.tenants(),
+      this.state.allSpaces(),
+    ]);
+    return [...new Set([...tenants.map(tenantSpace), ...spaces])].sort();
+  }
+
   private async sweepBatch(
-    tenant: string,
+    space: IndexSpace,
     index: SweptIndex,
     batch: DocumentVersions[],
     touched: Set<string>,
   ): Promise<number> {
     if (batch.length === 0) return 0;
-    const states = await this.generations.indexStates(
-      tenant,
+    const states = await this.state.indexStates(
+      space,
       batch.map((entry) => entry.documentId),
     );
     let removed = 0;
@@ -162,7 +166,7 @@ export class OrphanSweeper implements OnApplicationBootstrap, BeforeApplicationS
       const action = orphanAction(versions, states.get(documentId));
       if (!action) continue;
       const count = await index.remove(
-        tenant,
+        space,
         documentId,
         action.remove === 'older' ? action.than : undefined,
       );

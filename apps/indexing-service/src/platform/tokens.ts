@@ -4,3 +4,4 @@ export const BLOB_STORE = Symbol('BLOB_STORE');
 export const VECTOR_STORE = Symbol('VECTOR_STORE');
 export const LEXICAL_INDEX = Symbol('LEXICAL_INDEX');
 export const GENERATIONS = Symbol('GENERATIONS');
+export const INDEX_STATE = Symbol('INDEX_STATE');

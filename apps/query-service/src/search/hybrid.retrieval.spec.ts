@@ -1,7 +1,7 @@
-import { toTenantId } from '@kb/contracts';
+import { toIndexSpace, toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
 import { fakeIndexes, newMatch, type IndexContents } from '../../test/support/search.fakes';
-import { HybridRetrieval, type IndexSpace, type IndexSpaceReader } from './hybrid.retrieval';
+import { HybridRetrieval, type IndexSpaceReader, type SpaceToSearch } from './hybrid.retrieval';
 import { QueryEmbedder } from './query.embedder';
 import { SearchError } from './search.errors';
 import {
@@ -12,7 +12,7 @@ import {
 
 const tenant = toTenantId('t1');
 const second = new TestEmbeddingProvider(8);
-const own: IndexSpace[] = [{ space: 't1', model: undefined }];
+const own: SpaceToSearch[] = [{ space: toIndexSpace('t1'), model: undefined }];
 
 function retrieval(contents: IndexContents, semanticWeight = DEFAULT_SEARCH_TUNING.semanticWeight) {
   const { vectors, lexical, calls } = fakeIndexes(contents);
@@ -130,8 +130,8 @@ describe('HybridRetrieval', () => {
       lexical: [newMatch(1, 3)],
     });
     const spaces = [
-      { space: 't1', model: undefined },
-      { space: 't1~abc', model: second.model },
+      { space: toIndexSpace('t1'), model: undefined },
+      { space: toIndexSpace('t1~abc'), model: second.model },
     ];
     const request = searchRequestSchema.parse({ query: 'q' });
     const both = await r.retrieve(spaces, request, {}, 100);
@@ -143,7 +143,12 @@ describe('HybridRetrieval', () => {
       ['t1', 64],
       ['t1~abc', 8],
     ]);
-    const unserved = await r.retrieve([{ space: 't1~def', model: 'e5-large' }], request, {}, 100);
+    const unserved = await r.retrieve(
+      [{ space: toIndexSpace('t1~def'), model: 'e5-large' }],
+      request,
+      {},
+      100,
+    );
     expect(unserved.degradedReason).toBe('vector_search_unavailable');
     expect(calls.query.map((c) => c.space)).not.toContain('t1~def');
   });
@@ -151,7 +156,7 @@ describe('HybridRetrieval', () => {
   it('lists the spaces of the knowledge bases, or the tenant’s own when they cannot be read', async () => {
     const { vectors, lexical } = fakeIndexes();
     const embedder = new QueryEmbedder({ main: second, mainName: 'x', extra: [] }, null);
-    const recorded = [{ space: 't1~abc', model: second.model }];
+    const recorded = [{ space: toIndexSpace('t1~abc'), model: second.model }];
     const reader = (fail: boolean): IndexSpaceReader => ({
       knowledgeBaseSpaces: async () => {
         if (fail) throw new Error('postgres down');
@@ -167,6 +172,6 @@ describe('HybridRetrieval', () => {
         DEFAULT_SEARCH_TUNING,
       ).spacesFor(tenant, ['kb1']);
     expect(await of(false)).toEqual(recorded);
-    expect(await of(true)).toEqual([{ space: 't1', model: undefined }]);
+    expect(await of(true)).toEqual([{ space: toIndexSpace('t1'), model: undefined }]);
   });
 });

@@ -1,8 +1,9 @@
-import type { TenantId } from '@kb/contracts';
+import { tenantSpace, type IndexSpace, type TenantId } from '@kb/contracts';
+import type { DocumentIndexState, KnowledgeBaseSpace } from '@kb/index-state';
 import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { GENERATIONS, LEXICAL_INDEX, SEARCH_TUNING, VECTOR_STORE } from '../platform/tokens';
+import { INDEX_STATE, LEXICAL_INDEX, SEARCH_TUNING, VECTOR_STORE } from '../platform/tokens';
 import { convexCombination, reciprocalRankFusion, type Ranked } from './fusion.ranking';
 import { QueryEmbedder } from './query.embedder';
 import { SearchError, SearchErrorCode } from './search.errors';
@@ -15,23 +16,17 @@ import {
 } from './search.model';
 
 /** One index space per pipeline (chunker, model): its name and the model its vectors come from. */
-export interface IndexSpace {
-  space: string;
-  /** Undefined: the main model (the tenant's own space). */
-  model: string | undefined;
-}
+export type SpaceToSearch = KnowledgeBaseSpace;
 
-/** Where the index spaces of a tenant's knowledge bases are recorded (the lexical index's database). */
-export interface IndexSpaceReader {
-  knowledgeBaseSpaces(tenantId: string, knowledgeBaseIds: string[]): Promise<IndexSpace[]>;
-}
+/** Where the index spaces of a tenant's knowledge bases are recorded (the index state). */
+export type IndexSpaceReader = Pick<DocumentIndexState, 'knowledgeBaseSpaces'>;
 
 /** Who may see what, and which knowledge bases: applied by both strategies before top-k. */
 export type SearchScope = Omit<VectorQuery, 'vector' | 'topK'>;
 
 export interface Retrieved {
   /** Each space's fused hits, in the order the spaces were given; none where both sides failed. */
-  bySpace: Array<{ space: string; hits: SearchHit[] }>;
+  bySpace: Array<{ space: IndexSpace; hits: SearchHit[] }>;
   /** The first outage met, when one strategy of some space failed: the answer is degraded. */
   degradedReason: DegradedReason | undefined;
 }
@@ -51,24 +46,24 @@ export class HybridRetrieval {
     private readonly embedder: QueryEmbedder,
     @Inject(VECTOR_STORE) private readonly vectors: Pick<VectorStore, 'query'>,
     @Inject(LEXICAL_INDEX) private readonly lexical: Pick<LexicalIndex, 'search'>,
-    @Inject(GENERATIONS) private readonly spaces: IndexSpaceReader,
+    @Inject(INDEX_STATE) private readonly spaces: IndexSpaceReader,
     @Inject(SEARCH_TUNING) private readonly tuning: SearchTuning,
   ) {}
 
   /** The index spaces to search: one per pipeline among the knowledge bases asked for. */
-  async spacesFor(tenantId: TenantId, knowledgeBaseIds: string[]): Promise<IndexSpace[]> {
+  async spacesFor(tenantId: TenantId, knowledgeBaseIds: string[]): Promise<SpaceToSearch[]> {
     try {
       return await this.spaces.knowledgeBaseSpaces(tenantId, knowledgeBaseIds);
     } catch (error) {
-      // The bookkeeping is in the lexical index's database; without it, the tenant's own space.
+      // Without the index state, the tenant's own space.
       this.logger.warn(`index spaces unavailable, searching the tenant's own: ${String(error)}`);
-      return [{ space: tenantId, model: undefined }];
+      return [{ space: tenantSpace(tenantId), model: undefined }];
     }
   }
 
   /** Each space searched and fused on its own, with its own model, `depth` candidates a side. */
   async retrieve(
-    spaces: IndexSpace[],
+    spaces: SpaceToSearch[],
     request: SearchRequest,
     scope: SearchScope,
     depth: number,
@@ -94,7 +89,7 @@ export class HybridRetrieval {
    * sides failed; `failures` says which did.
    */
   private async searchSpace(
-    space: string,
+    space: IndexSpace,
     model: string | undefined,
     request: SearchRequest,
     scope: SearchScope,

@@ -1,4 +1,5 @@
 import type { TenantId } from '@kb/contracts';
+import type { IndexGenerations } from '@kb/index-state';
 import { annotateActiveSpan } from '@kb/observability';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
@@ -12,9 +13,7 @@ import {
 } from './search.model';
 
 /** A tenant's index generation, which indexing bumps after every change to the tenant's index. */
-export interface IndexGenerationReader {
-  current(tenantId: string): Promise<number>;
-}
+export type IndexGenerationReader = Pick<IndexGenerations, 'current'>;
 
 /**
  * Builds the key: tenant, the caller's principals and the request. The index generation is not

@@ -1,8 +1,8 @@
-import { toTenantId } from '@kb/contracts';
+import { toIndexSpace, toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
 import { fakeIndexes, newHit, newMatch, type IndexContents } from '../../test/support/search.fakes';
 import type { Reranker } from './cross-encoder.reranker';
-import { HybridRetrieval, type IndexSpace } from './hybrid.retrieval';
+import { HybridRetrieval, type SpaceToSearch } from './hybrid.retrieval';
 import { QueryEmbedder } from './query.embedder';
 import { SearchResultCache } from './search-result.cache';
 import { SearchError } from './search.errors';
@@ -19,7 +19,7 @@ import { RerankStep } from './steps/rerank.step';
 interface Setup extends IndexContents {
   reranker?: Reranker;
   /** The index spaces of the knowledge bases searched; default: the tenant's own. */
-  spaces?: IndexSpace[];
+  spaces?: SpaceToSearch[];
 }
 
 const second = new TestEmbeddingProvider(8);
@@ -30,7 +30,7 @@ function searchService(setup: Setup = {}) {
   const index = {
     current: async () => 1,
     knowledgeBaseSpaces: async (tenantId: string) =>
-      setup.spaces ?? [{ space: tenantId, model: undefined }],
+      setup.spaces ?? [{ space: toIndexSpace(tenantId), model: undefined }],
   };
   const tuning = DEFAULT_SEARCH_TUNING;
   const embedder = new QueryEmbedder(
@@ -199,7 +199,7 @@ describe('SearchService', () => {
   it('adds neighbours to the page, read in the space of each hit', async () => {
     const { service, calls } = searchService({
       vector: [newMatch(0, 0.9), newMatch(3, 0.5)],
-      spaces: [{ space: 't1~abc', model: second.model }],
+      spaces: [{ space: toIndexSpace('t1~abc'), model: second.model }],
     });
     const response = await service.search(
       tenant,
@@ -221,8 +221,8 @@ describe('SearchService', () => {
         vector: [newMatch(1, 0.9)],
         lexical: [newMatch(1, 3)],
         spaces: [
-          { space: 't1', model: undefined },
-          { space: 't1~abc', model: second.model },
+          { space: toIndexSpace('t1'), model: undefined },
+          { space: toIndexSpace('t1~abc'), model: second.model },
         ],
       });
       const response = await service.search(

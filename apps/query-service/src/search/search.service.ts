@@ -1,4 +1,4 @@
-import type { TenantId } from '@kb/contracts';
+import { tenantSpace, type TenantId } from '@kb/contracts';
 import { meter, withSpan } from '@kb/observability';
 import { Injectable } from '@nestjs/common';
 import { HybridRetrieval } from './hybrid.retrieval';
@@ -168,7 +168,7 @@ export class SearchService {
     const withNeighbors = await this.neighbors.run(
       page,
       request.neighbors,
-      (hit) => spaceOf.get(chunkKey(hit)) ?? tenantId,
+      (hit) => spaceOf.get(chunkKey(hit)) ?? tenantSpace(tenantId),
     );
     return {
       hits: withNeighbors.hits,

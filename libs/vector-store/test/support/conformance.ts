@@ -4,6 +4,7 @@ import {
   FILTER_DOC_ATTRIBUTES,
   FILTER_DOCS,
   parseFilter,
+  toIndexSpace,
   type DocumentAttributes,
   type FilterDoc,
 } from '@kb/contracts';
@@ -37,7 +38,7 @@ const record = (
 
 /** The behaviour every VectorStore backend must share; each backend's test file runs it. */
 export function vectorStoreConformance(getStore: () => VectorStore): void {
-  const tenant = `t-${randomUUID().slice(0, 8)}`;
+  const tenant = toIndexSpace(`t-${randomUUID().slice(0, 8)}`);
 
   it('returns nearest chunks first with their metadata, scoped to the namespace', async () => {
     const store = getStore();
@@ -47,7 +48,7 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
       record(doc, 1, 1, unit(1)),
       record(doc, 1, 2, unit(2)),
     ]);
-    await store.upsert(`${tenant}-other`, [record(randomUUID(), 1, 0, unit(1))]);
+    await store.upsert(toIndexSpace(`${tenant}-other`), [record(randomUUID(), 1, 0, unit(1))]);
     const matches = await store.query(tenant, { vector: unit(1), topK: 2 });
     expect(matches).toHaveLength(2);
     expect(matches[0]).toMatchObject({
@@ -90,7 +91,7 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
 
   it('lists each document of a namespace once, with every version it holds', async () => {
     const store = getStore();
-    const ns = `${tenant}-listing`;
+    const ns = toIndexSpace(`${tenant}-listing`);
     const docs = [randomUUID(), randomUUID(), randomUUID()].sort();
     // Enough chunks that a paged listing has to carry a document across pages.
     await store.upsert(ns, [
@@ -111,7 +112,7 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
   });
 
   describe('filters, inside the search', () => {
-    const ns = `${tenant}-filters`;
+    const ns = toIndexSpace(`${tenant}-filters`);
     const ids = Object.fromEntries(FILTER_DOCS.map((d) => [d, randomUUID()])) as Record<
       FilterDoc,
       string
@@ -138,7 +139,7 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
 
     it('fills top-k with matching chunks even when closer ones do not match', async () => {
       const store = getStore();
-      const space = `${tenant}-topk`;
+      const space = toIndexSpace(`${tenant}-topk`);
       const near = Array.from({ length: 20 }, (_, i) =>
         record(randomUUID(), 1, 0, unit(0), { ...FILTER_DOC_ATTRIBUTES.D, tags: [`n${i}`] }),
       );
@@ -157,7 +158,7 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
 
     it('changes who may read a document in place', async () => {
       const store = getStore();
-      const space = `${tenant}-acl`;
+      const space = toIndexSpace(`${tenant}-acl`);
       const doc = randomUUID();
       await store.upsert(space, [
         record(doc, 1, 0, unit(0), { ...FILTER_DOC_ATTRIBUTES.D, principals: ['u:dan'] }),
@@ -173,7 +174,7 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
 
     it('changes tags, metadata and knowledge bases in place, dropping removed metadata keys', async () => {
       const store = getStore();
-      const space = `${tenant}-attrs`;
+      const space = toIndexSpace(`${tenant}-attrs`);
       const doc = randomUUID();
       await store.upsert(space, [record(doc, 1, 0, unit(0), FILTER_DOC_ATTRIBUTES.A)]);
       const found = async (filter: Record<string, unknown>, knowledgeBaseIds?: string[]) =>

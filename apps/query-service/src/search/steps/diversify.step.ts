@@ -1,3 +1,4 @@
+import type { IndexSpace } from '@kb/contracts';
 import type { VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { VECTOR_STORE } from '../../platform/tokens';
@@ -21,7 +22,7 @@ export class DiversifyStep {
 
   async run(
     hits: SearchHit[],
-    spaces: string[],
+    spaces: IndexSpace[],
     request: Pick<SearchRequest, 'mmr' | 'mmrLambda'>,
     pool: number,
   ): Promise<StepResult<DiversifySkipReason>> {

@@ -1,10 +1,11 @@
+import { toIndexSpace } from '@kb/contracts';
 import { fakeIndexes, newHit } from '../../../test/support/search.fakes';
 import type { SearchHit } from '../search.model';
 import { NeighborsStep } from './neighbors.step';
 
 const hit = (documentId: string, chunkIndex: number, score: number) =>
   newHit(chunkIndex, score, { documentId });
-const inTenant = () => 't1';
+const inTenant = () => toIndexSpace('t1');
 const shape = (hits: SearchHit[]) => hits.map((h) => [h.documentId, h.chunkIndex, h.isMatch]);
 
 describe('NeighborsStep', () => {
@@ -48,7 +49,7 @@ describe('NeighborsStep', () => {
   it('reads each hit’s neighbours in the index space it came from', async () => {
     const { lexical, calls } = fakeIndexes();
     await new NeighborsStep(lexical).run([hit('d1', 0, 0.9), hit('d2', 0, 0.5)], 2, (h) =>
-      h.documentId === 'd1' ? 't1' : 't1~abc',
+      toIndexSpace(h.documentId === 'd1' ? 't1' : 't1~abc'),
     );
     expect(calls.chunksAround.map((c) => [c.space, c.anchors.map((a) => a.documentId)])).toEqual([
       ['t1', ['d1']],

@@ -1,3 +1,4 @@
+import type { IndexSpace } from '@kb/contracts';
 import type { LexicalIndex, LexicalRecord } from '@kb/lexical-index';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { LEXICAL_INDEX } from '../../platform/tokens';
@@ -24,12 +25,12 @@ export class NeighborsStep {
   async run(
     hits: SearchHit[],
     radius: number,
-    spaceOf: (hit: SearchHit) => string,
+    spaceOf: (hit: SearchHit) => IndexSpace,
   ): Promise<StepResult<NeighborsSkipReason>> {
     if (radius === 0) return { hits, outcome: 'off' };
     let around: LexicalRecord[];
     try {
-      const bySpace = new Map<string, SearchHit[]>();
+      const bySpace = new Map<IndexSpace, SearchHit[]>();
       for (const hit of hits)
         bySpace.set(spaceOf(hit), [...(bySpace.get(spaceOf(hit)) ?? []), hit]);
       around = (

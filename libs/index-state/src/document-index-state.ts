@@ -1,0 +1,115 @@
+import {
+  tenantSpace,
+  type EditableAttributes,
+  type IndexSpace,
+  type TenantId,
+} from '@kb/contracts';
+
+/**
+ * What an index space should hold of a document: the version claimed last in it (absent when none
+ * was), and whether the document was deleted.
+ */
+export interface SpaceState {
+  version?: number;
+  deleted: boolean;
+}
+
+/** Where a knowledge base's chunks are searched, and the model that embeds its queries. */
+export interface KnowledgeBaseSpace {
+  space: IndexSpace;
+  /** Undefined for the tenant's own space: the deployment's default model. */
+  model: string | undefined;
+}
+
+/**
+ * indexing-service's bookkeeping per document, which lets index writes race safely: tombstones
+ * (a late event cannot bring a deleted document back), version claims (an older version cannot
+ * replace a newer one), the index spaces holding it (deletes and edits reach every pipeline's
+ * copy), and the ACL and attributes edited while a version was still in the pipeline.
+ */
+export interface DocumentIndexState {
+  /** Records that a document was deleted; indexing it afterwards is refused. */
+  tombstone(tenantId: TenantId, documentId: string): Promise<void>;
+  isTombstoned(tenantId: TenantId, documentId: string): Promise<boolean>;
+
+  /**
+   * Claims an index space for `version` of a document: true when it is the newest seen so far (or
+   * the same one again, a replay), false when a newer version was already claimed.
+   */
+  claimVersion(space: IndexSpace, documentId: string, version: number): Promise<boolean>;
+  /**
+   * What an index space should hold of these documents (orphan sweep). A document absent from
+   * the map was never claimed in the space nor deleted.
+   */
+  indexStates(space: IndexSpace, documentIds: string[]): Promise<Map<string, SpaceState>>;
+
+  /**
+   * Records that `space` holds `version` of a document with `chunkCount` chunks (an older version
+   * never replaces a newer one's entry), and returns the spaces holding that version or a newer
+   * one now, each with its chunk count.
+   */
+  recordSpace(
+    tenantId: TenantId,
+    documentId: string,
+    space: IndexSpace,
+    version: number,
+    chunkCount: number,
+  ): Promise<Map<IndexSpace, number>>;
+  /** Every space holding the document; the tenant's own space always counts. */
+  spacesOf(tenantId: TenantId, documentId: string): Promise<IndexSpace[]>;
+  forgetSpace(tenantId: TenantId, documentId: string, space: IndexSpace): Promise<void>;
+  /** Every space that holds some document, each once (the orphan sweep's). */
+  allSpaces(): Promise<IndexSpace[]>;
+
+  /** Records that these knowledge bases' chunks are in `space`, embedded by `model`. */
+  recordKnowledgeBaseSpace(
+    tenantId: TenantId,
+    knowledgeBaseIds: string[],
+    space: IndexSpace,
+    model: string,
+  ): Promise<void>;
+  /**
+   * The index spaces (and their models) to search for these knowledge bases, or for all of the
+   * tenant's when none is named. A knowledge base with nothing indexed yet is looked for in the
+   * tenant's own space, where it holds nothing either.
+   */
+  knowledgeBaseSpaces(
+    tenantId: TenantId,
+    knowledgeBaseIds: string[],
+  ): Promise<KnowledgeBaseSpace[]>;
+
+  /** Records a document's latest ACL, for versions indexed after the change. */
+  recordPrincipals(tenantId: TenantId, documentId: string, principals: string[]): Promise<void>;
+  /** The document's ACL as last changed, or undefined when it never changed since upload. */
+  principalsOf(tenantId: TenantId, documentId: string): Promise<string[] | undefined>;
+  /** Records a document's latest editable attributes, for versions indexed after the edit. */
+  recordAttributes(
+    tenantId: TenantId,
+    documentId: string,
+    attributes: EditableAttributes,
+  ): Promise<void>;
+  /** The attributes as last edited, or undefined when the document was not edited since upload. */
+  attributesOf(tenantId: TenantId, documentId: string): Promise<EditableAttributes | undefined>;
+}
+
+/**
+ * The spaces to search for these knowledge bases (all of the tenant's when none is named), from
+ * the recorded spaces of those found: the tenant's own space, with the default model, whenever a
+ * knowledge base named has no record yet; each space once. Every adapter answers through this.
+ */
+export function spacesToSearch(
+  tenantId: TenantId,
+  knowledgeBaseIds: string[],
+  recorded: Array<{ knowledgeBaseId: string; space: IndexSpace; model: string }>,
+): KnowledgeBaseSpace[] {
+  const own = tenantSpace(tenantId);
+  const spaces = new Map<IndexSpace, string | undefined>();
+  const found = new Set(recorded.map((entry) => entry.knowledgeBaseId));
+  if (knowledgeBaseIds.length === 0 || knowledgeBaseIds.some((id) => !found.has(id))) {
+    spaces.set(own, undefined);
+  }
+  for (const entry of recorded) {
+    spaces.set(entry.space, entry.space === own ? undefined : entry.model);
+  }
+  return [...spaces].map(([space, model]) => ({ space, model }));
+}

@@ -1,0 +1,223 @@
+import {
+  tenantOfSpace,
+  tenantSpace,
+  type EditableAttributes,
+  type IndexSpace,
+  type TenantId,
+} from '@kb/contracts';
+import { createPool, quoteIdent } from '@kb/database';
+import type { Pool } from 'pg';
+import {
+  spacesToSearch,
+  type DocumentIndexState,
+  type KnowledgeBaseSpace,
+  type SpaceState,
+} from './document-index-state';
+import { INDEX_STATE_SCHEMA } from './migrations';
+
+/** The document index state in Postgres: six small tables keyed by tenant (or space) and document. */
+export class PgDocumentIndexState implements DocumentIndexState {
+  private readonly pool: Pool;
+  private readonly tombstones: string;
+  private readonly principals: string;
+  private readonly attributes: string;
+  private readonly versions: string;
+  private readonly spaces: string;
+  private readonly kbSpaces: string;
+
+  constructor(options: { url: string; schema?: string; maxConnections?: number }) {
+    const schema = options.schema ?? INDEX_STATE_SCHEMA;
+    this.pool = createPool({
+      url: options.url,
+      schema,
+      maxConnections: options.maxConnections ?? 2,
+      applicationName: 'document-index-state',
+    });
+    this.tombstones = `${quoteIdent(schema)}.tombstones`;
+    this.principals = `${quoteIdent(schema)}.document_principals`;
+    this.attributes = `${quoteIdent(schema)}.document_attributes`;
+    this.versions = `${quoteIdent(schema)}.indexed_versions`;
+    this.spaces = `${quoteIdent(schema)}.document_spaces`;
+    this.kbSpaces = `${quoteIdent(schema)}.knowledge_base_spaces`;
+  }
+
+  async tombstone(tenantId: TenantId, documentId: string): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.tombstones} (tenant_id, document_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+      [tenantId, documentId],
+    );
+  }
+
+  async isTombstoned(tenantId: TenantId, documentId: string): Promise<boolean> {
+    const { rows } = await this.pool.query(
+      `SELECT 1 FROM ${this.tombstones} WHERE tenant_id = $1 AND document_id = $2`,
+      [tenantId, documentId],
+    );
+    return rows.length > 0;
+  }
+
+  // `indexed_versions.tenant_id` holds the space: the column predates pipelines.
+  async claimVersion(space: IndexSpace, documentId: string, version: number): Promise<boolean> {
+    const { rows } = await this.pool.query(
+      `INSERT INTO ${this.versions} (tenant_id, document_id, version) VALUES ($1, $2, $3)
+       ON CONFLICT (tenant_id, document_id) DO UPDATE SET version = EXCLUDED.version
+         WHERE ${this.versions}.version <= EXCLUDED.version
+       RETURNING version`,
+      [space, documentId, version],
+    );
+    return rows.length > 0;
+  }
+
+  async indexStates(space: IndexSpace, documentIds: string[]): Promise<Map<string, SpaceState>> {
+    const { rows } = await this.pool.query<{
+      document_id: string;
+      version: number | null;
+      deleted: boolean;
+    }>(
+      `SELECT d.document_id, v.version, t.document_id IS NOT NULL AS deleted
+         FROM unnest($2::text[]) AS d(document_id)
+         LEFT JOIN ${this.versions} v ON v.tenant_id = $1 AND v.document_id = d.document_id
+         LEFT JOIN ${this.tombstones} t ON t.tenant_id = $3 AND t.document_id = d.document_id
+        WHERE v.document_id IS NOT NULL OR t.document_id IS NOT NULL`,
+      [space, documentIds, tenantOfSpace(space)],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.document_id,
+        { ...(row.version === null ? {} : { version: row.version }), deleted: row.deleted },
+      ]),
+    );
+  }
+
+  async recordSpace(
+    tenantId: TenantId,
+    documentId: string,
+    space: IndexSpace,
+    version: number,
+    chunkCount: number,
+  ): Promise<Map<IndexSpace, number>> {
+    await this.pool.query(
+      `INSERT INTO ${this.spaces} (tenant_id, document_id, space, version, chunk_count)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (tenant_id, document_id, space) DO UPDATE
+         SET version = EXCLUDED.version, chunk_count = EXCLUDED.chunk_count
+         WHERE ${this.spaces}.version <= EXCLUDED.version`,
+      [tenantId, documentId, space, version, chunkCount],
+    );
+    const { rows } = await this.pool.query<{ space: IndexSpace; chunk_count: number }>(
+      `SELECT space, chunk_count FROM ${this.spaces}
+        WHERE tenant_id = $1 AND document_id = $2 AND version >= $3`,
+      [tenantId, documentId, version],
+    );
+    return new Map(rows.map((row) => [row.space, row.chunk_count]));
+  }
+
+  async spacesOf(tenantId: TenantId, documentId: string): Promise<IndexSpace[]> {
+    const { rows } = await this.pool.query<{ space: IndexSpace }>(
+      `SELECT space FROM ${this.spaces} WHERE tenant_id = $1 AND document_id = $2`,
+      [tenantId, documentId],
+    );
+    return [...new Set([tenantSpace(tenantId), ...rows.map((row) => row.space)])];
+  }
+
+  async forgetSpace(tenantId: TenantId, documentId: string, space: IndexSpace): Promise<void> {
+    await this.pool.query(
+      `DELETE FROM ${this.spaces} WHERE tenant_id = $1 AND document_id = $2 AND space = $3`,
+      [tenantId, documentId, space],
+    );
+  }
+
+  async allSpaces(): Promise<IndexSpace[]> {
+    const { rows } = await this.pool.query<{ space: IndexSpace }>(
+      `SELECT DISTINCT space FROM ${this.spaces} ORDER BY space`,
+    );
+    return rows.map((row) => row.space);
+  }
+
+  async recordKnowledgeBaseSpace(
+    tenantId: TenantId,
+    knowledgeBaseIds: string[],
+    space: IndexSpace,
+    model: string,
+  ): Promise<void> {
+    if (knowledgeBaseIds.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO ${this.kbSpaces} (tenant_id, knowledge_base_id, space, model)
+       SELECT $1, id, $3, $4 FROM unnest($2::text[]) AS id
+       ON CONFLICT (tenant_id, knowledge_base_id) DO UPDATE
+         SET space = EXCLUDED.space, model = EXCLUDED.model`,
+      [tenantId, knowledgeBaseIds, space, model],
+    );
+  }
+
+  async knowledgeBaseSpaces(
+    tenantId: TenantId,
+    knowledgeBaseIds: string[],
+  ): Promise<KnowledgeBaseSpace[]> {
+    const { rows } = await this.pool.query<{
+      knowledge_base_id: string;
+      space: IndexSpace;
+      model: string;
+    }>(
+      `SELECT knowledge_base_id, space, model FROM ${this.kbSpaces}
+        WHERE tenant_id = $1 AND (cardinality($2::text[]) = 0 OR knowledge_base_id = ANY($2::text[]))`,
+      [tenantId, knowledgeBaseIds],
+    );
+    return spacesToSearch(
+      tenantId,
+      knowledgeBaseIds,
+      rows.map((row) => ({
+        knowledgeBaseId: row.knowledge_base_id,
+        space: row.space,
+        model: row.model,
+      })),
+    );
+  }
+
+  async recordPrincipals(
+    tenantId: TenantId,
+    documentId: string,
+    principals: string[],
+  ): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.principals} (tenant_id, document_id, principals) VALUES ($1, $2, $3)
+       ON CONFLICT (tenant_id, document_id) DO UPDATE SET principals = EXCLUDED.principals`,
+      [tenantId, documentId, principals],
+    );
+  }
+
+  async principalsOf(tenantId: TenantId, documentId: string): Promise<string[] | undefined> {
+    const { rows } = await this.pool.query<{ principals: string[] }>(
+      `SELECT principals FROM ${this.principals} WHERE tenant_id = $1 AND document_id = $2`,
+      [tenantId, documentId],
+    );
+    return rows[0]?.principals;
+  }
+
+  async recordAttributes(
+    tenantId: TenantId,
+    documentId: string,
+    attributes: EditableAttributes,
+  ): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.attributes} (tenant_id, document_id, attributes) VALUES ($1, $2, $3::jsonb)
+       ON CONFLICT (tenant_id, document_id) DO UPDATE SET attributes = EXCLUDED.attributes`,
+      [tenantId, documentId, JSON.stringify(attributes)],
+    );
+  }
+
+  async attributesOf(
+    tenantId: TenantId,
+    documentId: string,
+  ): Promise<EditableAttributes | undefined> {
+    const { rows } = await this.pool.query<{ attributes: EditableAttributes }>(
+      `SELECT attributes FROM ${this.attributes} WHERE tenant_id = $1 AND document_id = $2`,
+      [tenantId, documentId],
+    );
+    return rows[0]?.attributes;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto';
+import { pipelineSpace, tenantSpace, toTenantId, type TenantId } from '@kb/contracts';
+import type { DocumentIndexState, IndexGenerations } from '../../src';
+
+/** A tenant no other test of the run uses, so backends may share one schema across tests. */
+const newTenant = (): TenantId => toTenantId(`t-${randomUUID().slice(0, 8)}`);
+const sorted = <T>(values: Iterable<T>): T[] => [...values].sort();
+
+/** The behaviour every IndexGenerations backend must share; each backend's test file runs it. */
+export function indexGenerationsConformance(getGenerations: () => IndexGenerations): void {
+  it("counts each tenant's generations on their own, from 0", async () => {
+    const generations = getGenerations();
+    const [a, b] = [newTenant(), newTenant()];
+    expect(await generations.current(a)).toBe(0);
+    expect(await generations.bump(a)).toBe(1);
+    expect(await generations.bump(a)).toBe(2);
+    expect(await generations.current(a)).toBe(2);
+    expect(await generations.current(b)).toBe(0);
+    expect(await generations.bump(b)).toBe(1);
+    expect(await generations.current(a)).toBe(2);
+  });
+
+  it('lists the tenants that ever bumped', async () => {
+    const generations = getGenerations();
+    const [a, b, never] = [newTenant(), newTenant(), newTenant()];
+    await generations.bump(b);
+    await generations.bump(a);
+    const tenants = await generations.tenants();
+    expect(tenants).toEqual(expect.arrayContaining([a, b]));
+    expect(tenants).not.toContain(never);
+    expect(new Set(tenants).size).toBe(tenants.length);
+  });
+}
+
+/** The behaviour every DocumentIndexState backend must share; each backend's test file runs it. */
+export function documentIndexStateConformance(getState: () => DocumentIndexState): void {
+  it('tombstones a document of one tenant, idempotently', async () => {
+    const state = getState();
+    const [tenant, other, doc] = [newTenant(), newTenant(), randomUUID()];
+    expect(await state.isTombstoned(tenant, doc)).toBe(false);
+    await state.tombstone(tenant, doc);
+    await state.tombstone(tenant, doc);
+    expect(await state.isTombstoned(tenant, doc)).toBe(true);
+    expect(await state.isTombstoned(other, doc)).toBe(false);
+  });
+
+  it('claims a space for the newest version only; a replay claims again', async () => {
+    const state = getState();
+    const tenant = newTenant();
+    const [own, pipeline, doc] = [
+      tenantSpace(tenant),
+      pipelineSpace(tenant, 'abc123'),
+      randomUUID(),
+    ];
+    expect(await state.claimVersion(own, doc, 2)).toBe(true);
+    expect(await state.claimVersion(own, doc, 2)).toBe(true);
+    expect(await state.claimVersion(own, doc, 1)).toBe(false);
+    expect(await state.claimVersion(pipeline, doc, 1)).toBe(true);
+    expect(await state.claimVersion(own, doc, 3)).toBe(true);
+    expect(await state.claimVersion(own, doc, 2)).toBe(false);
+  });
+
+  it("tells what a space should hold: the claimed version, and the tenant's tombstones", async () => {
+    const state = getState();
+    const tenant = newTenant();
+    const [own, pipeline] = [tenantSpace(tenant), pipelineSpace(tenant, 'abc123')];
+    const [claimed, deleted, unknown] = [randomUUID(), randomUUID(), randomUUID()];
+    await state.claimVersion(own, claimed, 4);
+    await state.claimVersion(own, deleted, 1);
+    await state.tombstone(tenant, deleted);
+    expect(await state.indexStates(own, [claimed, deleted, unknown])).toEqual(
+      new Map([
+        [claimed, { version: 4, deleted: false }],
+        [deleted, { version: 1, deleted: true }],
+      ]),
+    );
+    // A pipeline's space has claims of its own, and sees the tenant's tombstones.
+    expect(await state.indexStates(pipeline, [claimed, deleted, unknown])).toEqual(
+      new Map([[deleted, { deleted: true }]]),
+    );
+  });
+
+  it('records the spaces holding a version, never letting an older version replace a newer', async () => {
+    const state = getState();
+    const tenant = newTenant();
+    const [own, a, b, doc] = [
+      tenantSpace(tenant),
+      pipelineSpace(tenant, 'aaa'),
+      pipelineSpace(tenant, 'bbb'),
+      randomUUID(),
+    ];
+    expect(await state.spacesOf(tenant, doc)).toEqual([own]);
+    expect(await state.recordSpace(tenant, doc, a, 2, 5)).toEqual(new Map([[a, 5]]));
+    expect(await state.recordSpace(tenant, doc, b, 2, 7)).toEqual(
+      new Map([
+        [a, 5],
+        [b, 7],
+      ]),
+    );
+    // v1 arrives late in `a`: the entry of v2 stays, and v1 is held nowhere else.
+    expect(await state.recordSpace(tenant, doc, a, 1, 9)).toEqual(
+      new Map([
+        [a, 5],
+        [b, 7],
+      ]),
+    );
+    expect(await state.recordSpace(tenant, doc, a, 3, 6)).toEqual(new Map([[a, 6]]));
+    expect(sorted(await state.spacesOf(tenant, doc))).toEqual(sorted([own, a, b]));
+    expect(await state.allSpaces()).toEqual(expect.arrayContaining([a, b]));
+
+    await state.forgetSpace(tenant, doc, a);
+    await state.forgetSpace(tenant, doc, a);
+    expect(sorted(await state.spacesOf(tenant, doc))).toEqual(sorted([own, b]));
+    await state.forgetSpace(tenant, doc, b);
+    expect(await state.spacesOf(tenant, doc)).toEqual([own]);
+    const all = await state.allSpaces();
+    expect(all).not.toContain(a);
+    expect(new Set(all).size).toBe(all.length);
+  });
+
+  it('keeps spaces apart per document and per tenant', async () => {
+    const state = getState();
+    const [tenant, other] = [newTenant(), newTenant()];
+    const [space, doc, sibling] = [pipelineSpace(tenant, 'ccc'), randomUUID(), randomUUID()];
+    await state.recordSpace(tenant, doc, space, 1, 3);
+    expect(await state.spacesOf(tenant, sibling)).toEqual([tenantSpace(tenant)]);
+    expect(await state.spacesOf(other, doc)).toEqual([tenantSpace(other)]);
+  });
+
+  it("answers which spaces serve knowledge bases; unknown ones are looked for in the tenant's own", async () => {
+    const state = getState();
+    const tenant = newTenant();
+    const [own, pipeline] = [tenantSpace(tenant), pipelineSpace(tenant, 'ddd')];
+    const bySpace = (entries: Array<{ space: string; model: string | undefined }>) =>
+      [...entries].sort((x, y) => x.space.localeCompare(y.space));
+    expect(await state.knowledgeBaseSpaces(tenant, [])).toEqual([{ space: own, model: undefined }]);
+    await state.recordKnowledgeBaseSpace(tenant, [], pipeline, 'ignored');
+    await state.recordKnowledgeBaseSpace(tenant, ['kb1', 'kb2'], pipeline, 'm1');
+    await state.recordKnowledgeBaseSpace(tenant, ['kb3'], own, 'default-model');
+    expect(await state.knowledgeBaseSpaces(tenant, ['kb1'])).toEqual([
+      { space: pipeline, model: 'm1' },
+    ]);
+    expect(await state.knowledgeBaseSpaces(tenant, ['kb1', 'kb2'])).toEqual([
+      { space: pipeline, model: 'm1' },
+    ]);
+    // The tenant's own space is searched with the default model, whatever was recorded.
+    expect(await state.knowledgeBaseSpaces(tenant, ['kb3'])).toEqual([
+      { space: own, model: undefined },
+    ]);
+    expect(bySpace(await state.knowledgeBaseSpaces(tenant, ['kb1', 'new']))).toEqual(
+      bySpace([
+        { space: own, model: undefined },
+        { space: pipeline, model: 'm1' },
+      ]),
+    );
+    expect(bySpace(await state.knowledgeBaseSpaces(tenant, []))).toEqual(
+      bySpace([
+        { space: own, model: undefined },
+        { space: pipeline, model: 'm1' },
+      ]),
+    );
+    // A knowledge base whose pipeline changed is searched in its new space.
+    await state.recordKnowledgeBaseSpace(tenant, ['kb2'], own, 'default-model');
+    expect(await state.knowledgeBaseSpaces(tenant, ['kb2'])).toEqual([
+      { space: own, model: undefined },
+    ]);
+    expect(await state.knowledgeBaseSpaces(newTenant(), ['kb1'])).toHaveLength(1);
+  });
+
+  it('remembers the latest ACL and attributes of a document, per tenant', async () => {
+    const state = getState();
+    const [tenant, other, doc] = [newTenant(), newTenant(), randomUUID()];
+    expect(await state.principalsOf(tenant, doc)).toBeUndefined();
+    expect(await state.attributesOf(tenant, doc)).toBeUndefined();
+    await state.recordPrincipals(tenant, doc, ['u:ann']);
+    await state.recordPrincipals(tenant, doc, ['u:bob', 'g:eng']);
+    const edited = {
+      knowledgeBaseIds: ['kb1'],
+      tags: ['x'],
+      metadata: { year: 2024, draft: true },
+    };
+    await state.recordAttributes(tenant, doc, { knowledgeBaseIds: [], tags: [], metadata: {} });
+    await state.recordAttributes(tenant, doc, edited);
+    expect(await state.principalsOf(tenant, doc)).toEqual(['u:bob', 'g:eng']);
+    expect(await state.attributesOf(tenant, doc)).toEqual(edited);
+    expect(await state.principalsOf(other, doc)).toBeUndefined();
+    expect(await state.attributesOf(other, doc)).toBeUndefined();
+  });
+}

@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import {
+  FILTER_CASES,
+  FILTER_DOC_ATTRIBUTES,
+  FILTER_DOCS,
+  parseFilter,
+  toIndexSpace,
+  type FilterDoc,
+} from '@kb/contracts';
+import type { LexicalIndex, LexicalWrite } from '../../src';
+
+/**
+ * The behaviour every LexicalIndex backend must share; each backend's test file runs it against a
+ * fresh, empty index (BM25 statistics are per space, so the spaces here hold only what it writes).
+ */
+export function lexicalIndexConformance(getIndex: () => LexicalIndex): void {
+  const tenant = toIndexSpace('t1');
+  const otherTenant = toIndexSpace('t2');
+  const doc = randomUUID();
+  const record = (chunkIndex: number, text: string, version = 1): LexicalWrite => ({
+    documentId: doc,
+    documentVersion: version,
+    chunkIndex,
+    title: 'Library science',
+    text,
+    startOffset: chunkIndex * 100,
+    endOffset: chunkIndex * 100 + text.length,
+    attributes: { knowledgeBaseIds: [], tags: [], metadata: {}, uploadedAt: 0, principals: [] },
+  });
+
+  beforeAll(async () => {
+    await getIndex().upsert(tenant, [
+      record(0, 'The Dewey decimal classification organizes books by subject.'),
+      record(1, 'Citation indexing links papers that cite each other.'),
+      record(2, 'Automatic indexing of documents with computers and classification.'),
+    ]);
+    await getIndex().upsert(otherTenant, [
+      {
+        ...record(0, 'Dewey decimal classification for another tenant.'),
+        documentId: randomUUID(),
+      },
+    ]);
+  });
+
+  it('ranks chunks sharing more (stemmed) query words first, within the tenant only', async () => {
+    const matches = await getIndex().search(tenant, {
+      text: 'Which Dewey classification organizes the books?',
+      topK: 10,
+    });
+    expect(matches[0]).toMatchObject({ documentId: doc, chunkIndex: 0 });
+    expect(matches.map((m) => m.chunkIndex)).toContain(2); // shares only "classification"
+    expect(matches.every((m) => m.documentId === doc)).toBe(true);
+    expect(matches[0]!.score).toBeGreaterThan(matches[matches.length - 1]!.score);
+  });
+
+  it('treats query text as words, never as syntax', async () => {
+    const index = getIndex();
+    expect(
+      await index.search(tenant, { text: "citation'); DROP TABLE chunks; --", topK: 5 }),
+    ).toHaveLength(1);
+    expect(await index.search(tenant, { text: '!!! & | :* ()', topK: 5 })).toEqual([]);
+    expect(await index.search(tenant, { text: 'the of and', topK: 5 })).toEqual([]); // stop words only
+  });
+
+  it('returns the chunks around anchors within the same document version only', async () => {
+    const index = getIndex();
+    const other = randomUUID();
+    await index.upsert(tenant, [
+      { ...record(0, 'Other document first chunk.'), documentId: other },
+    ]);
+    const around = await index.chunksAround(
+      tenant,
+      [{ documentId: doc, documentVersion: 1, chunkIndex: 0 }],
+      1,
+    );
+    expect(around.map((c) => [c.documentId, c.chunkIndex])).toEqual([
+      [doc, 0],
+      [doc, 1],
+    ]);
+    expect(
+      await index.chunksAround(tenant, [{ documentId: doc, documentVersion: 1, chunkIndex: 2 }], 5),
+    ).toHaveLength(3);
+    expect(
+      await index.chunksAround(
+        otherTenant,
+        [{ documentId: doc, documentVersion: 1, chunkIndex: 0 }],
+        1,
+      ),
+    ).toEqual([]);
+  });
+
+  it('replaces a document version and removes older ones, never newer ones', async () => {
+    const index = getIndex();
+    await index.upsert(tenant, [record(0, 'Second version about cataloguing.', 2)]);
+    await index.upsert(tenant, [record(0, 'Third version, still being written.', 3)]);
+    const listed = [];
+    for await (const entry of index.documentVersions(tenant)) listed.push(entry);
+    expect(listed).toContainEqual({ documentId: doc, versions: [1, 2, 3] });
+    expect(await index.deleteDocument(tenant, doc, 2)).toBe(3);
+    expect(await index.countDocument(tenant, doc)).toBe(2);
+    expect((await index.search(tenant, { text: 'cataloguing', topK: 5 }))[0]).toMatchObject({
+      documentVersion: 2,
+    });
+    expect(await index.deleteDocument(tenant, doc, 3)).toBe(1);
+    expect(await index.countDocument(tenant, doc)).toBe(1);
+  });
+
+  describe('filters, before top-k', () => {
+    const space = toIndexSpace(`filters-${randomUUID().slice(0, 8)}`);
+    const ids = Object.fromEntries(FILTER_DOCS.map((d) => [d, randomUUID()])) as Record<
+      FilterDoc,
+      string
+    >;
+    const nameOf = new Map(FILTER_DOCS.map((d) => [ids[d], d]));
+
+    beforeAll(async () => {
+      await getIndex().upsert(
+        space,
+        FILTER_DOCS.map((d) => ({
+          ...record(0, `Shared words about indexing, document ${d}.`),
+          documentId: ids[d],
+          attributes: FILTER_DOC_ATTRIBUTES[d],
+        })),
+      );
+    });
+
+    it.each(FILTER_CASES)('$name', async ({ filter, knowledgeBaseIds, principals, expected }) => {
+      const matches = await getIndex().search(space, {
+        text: 'indexing',
+        topK: 10,
+        filter: parseFilter(filter(ids)),
+        knowledgeBaseIds,
+        principals,
+      });
+      expect(matches.map((m) => nameOf.get(m.documentId)).sort()).toEqual(expected);
+    });
+
+    it('fills top-k with matching chunks even when better-scoring ones do not match', async () => {
+      const index = getIndex();
+      const crowd = toIndexSpace(`crowd-${randomUUID().slice(0, 8)}`);
+      const wanted = randomUUID();
+      await index.upsert(crowd, [
+        ...Array.from({ length: 20 }, (_, i) => ({
+          ...record(0, 'indexing indexing indexing'),
+          documentId: randomUUID(),
+          attributes: { ...FILTER_DOC_ATTRIBUTES.D, tags: [`n${i}`] },
+        })),
+        {
+          ...record(0, 'indexing once, among many other words in a longer chunk of text'),
+          documentId: wanted,
+          attributes: FILTER_DOC_ATTRIBUTES.A,
+        },
+      ]);
+      const matches = await index.search(crowd, {
+        text: 'indexing',
+        topK: 1,
+        filter: parseFilter({ tags: 'q1' }),
+      });
+      expect(matches.map((m) => m.documentId)).toEqual([wanted]);
+    });
+  });
+}

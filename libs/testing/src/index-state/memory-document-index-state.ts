@@ -1,0 +1,140 @@
+import {
+  tenantOfSpace,
+  tenantSpace,
+  type EditableAttributes,
+  type IndexSpace,
+  type TenantId,
+} from '@kb/contracts';
+import {
+  spacesToSearch,
+  type DocumentIndexState,
+  type KnowledgeBaseSpace,
+  type SpaceState,
+} from '@kb/index-state';
+
+/** Maps keyed by (tenant or space, document), as the Postgres tables are. */
+const key = (owner: string, documentId: string): string => `${owner}\u0000${documentId}`;
+
+/** In-memory `DocumentIndexState`, with the Postgres adapter's semantics. */
+export class MemoryDocumentIndexState implements DocumentIndexState {
+  private readonly tombstones = new Set<string>();
+  private readonly versions = new Map<string, number>();
+  /** By (tenant, document): the spaces holding it, with version and chunk count. */
+  private readonly spaces = new Map<string, Map<IndexSpace, { version: number; chunks: number }>>();
+  private readonly kbSpaces = new Map<
+    TenantId,
+    Map<string, { knowledgeBaseId: string; space: IndexSpace; model: string }>
+  >();
+  private readonly principals = new Map<string, string[]>();
+  private readonly attributes = new Map<string, EditableAttributes>();
+
+  async tombstone(tenantId: TenantId, documentId: string): Promise<void> {
+    this.tombstones.add(key(tenantId, documentId));
+  }
+
+  async isTombstoned(tenantId: TenantId, documentId: string): Promise<boolean> {
+    return this.tombstones.has(key(tenantId, documentId));
+  }
+
+  async claimVersion(space: IndexSpace, documentId: string, version: number): Promise<boolean> {
+    const claimed = this.versions.get(key(space, documentId));
+    if (claimed !== undefined && claimed > version) return false;
+    this.versions.set(key(space, documentId), version);
+    return true;
+  }
+
+  async indexStates(space: IndexSpace, documentIds: string[]): Promise<Map<string, SpaceState>> {
+    const states = new Map<string, SpaceState>();
+    for (const documentId of documentIds) {
+      const version = this.versions.get(key(space, documentId));
+      const deleted = this.tombstones.has(key(tenantOfSpace(space), documentId));
+      if (version !== undefined || deleted) {
+        states.set(documentId, { ...(version === undefined ? {} : { version }), deleted });
+      }
+    }
+    return states;
+  }
+
+  async recordSpace(
+    tenantId: TenantId,
+    documentId: string,
+    space: IndexSpace,
+    version: number,
+    chunkCount: number,
+  ): Promise<Map<IndexSpace, number>> {
+    const held = this.spaces.get(key(tenantId, documentId)) ?? new Map();
+    this.spaces.set(key(tenantId, documentId), held);
+    const existing = held.get(space);
+    // An older version never replaces a newer one's entry.
+    if (!existing || existing.version <= version) held.set(space, { version, chunks: chunkCount });
+    return new Map(
+      [...held].filter(([, entry]) => entry.version >= version).map(([s, e]) => [s, e.chunks]),
+    );
+  }
+
+  async spacesOf(tenantId: TenantId, documentId: string): Promise<IndexSpace[]> {
+    const held = this.spaces.get(key(tenantId, documentId))?.keys() ?? [];
+    return [...new Set([tenantSpace(tenantId), ...held])];
+  }
+
+  async forgetSpace(tenantId: TenantId, documentId: string, space: IndexSpace): Promise<void> {
+    this.spaces.get(key(tenantId, documentId))?.delete(space);
+  }
+
+  async allSpaces(): Promise<IndexSpace[]> {
+    const all = [...this.spaces.values()].flatMap((held) => [...held.keys()]);
+    return [...new Set(all)].sort();
+  }
+
+  async recordKnowledgeBaseSpace(
+    tenantId: TenantId,
+    knowledgeBaseIds: string[],
+    space: IndexSpace,
+    model: string,
+  ): Promise<void> {
+    const recorded = this.kbSpaces.get(tenantId) ?? new Map();
+    this.kbSpaces.set(tenantId, recorded);
+    for (const knowledgeBaseId of knowledgeBaseIds) {
+      recorded.set(knowledgeBaseId, { knowledgeBaseId, space, model });
+    }
+  }
+
+  async knowledgeBaseSpaces(
+    tenantId: TenantId,
+    knowledgeBaseIds: string[],
+  ): Promise<KnowledgeBaseSpace[]> {
+    const recorded = [...(this.kbSpaces.get(tenantId)?.values() ?? [])].filter(
+      (entry) => knowledgeBaseIds.length === 0 || knowledgeBaseIds.includes(entry.knowledgeBaseId),
+    );
+    return spacesToSearch(tenantId, knowledgeBaseIds, recorded);
+  }
+
+  async recordPrincipals(
+    tenantId: TenantId,
+    documentId: string,
+    principals: string[],
+  ): Promise<void> {
+    this.principals.set(key(tenantId, documentId), [...principals]);
+  }
+
+  async principalsOf(tenantId: TenantId, documentId: string): Promise<string[] | undefined> {
+    const principals = this.principals.get(key(tenantId, documentId));
+    return principals && [...principals];
+  }
+
+  async recordAttributes(
+    tenantId: TenantId,
+    documentId: string,
+    attributes: EditableAttributes,
+  ): Promise<void> {
+    this.attributes.set(key(tenantId, documentId), structuredClone(attributes));
+  }
+
+  async attributesOf(
+    tenantId: TenantId,
+    documentId: string,
+  ): Promise<EditableAttributes | undefined> {
+    const attributes = this.attributes.get(key(tenantId, documentId));
+    return attributes && structuredClone(attributes);
+  }
+}

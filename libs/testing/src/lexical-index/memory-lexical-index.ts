@@ -1,0 +1,148 @@
+import type { EditableAttributes, IndexSpace } from '@kb/contracts';
+import type {
+  ChunkRef,
+  LexicalIndex,
+  LexicalMatch,
+  LexicalQuery,
+  LexicalRecord,
+  LexicalWrite,
+} from '@kb/lexical-index';
+import { documentVersionsOf, inScope } from '../shared/chunk-scope';
+import { englishTerms } from './english-terms';
+
+/** BM25 parameters of `PgLexicalIndex` (Anserini's defaults). */
+const K1 = 0.9;
+const B = 0.4;
+
+interface Stored extends LexicalWrite {
+  /** Term frequencies of title and text. */
+  terms: Map<string, number>;
+  length: number;
+}
+
+const keyOf = (c: ChunkRef): string => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`;
+
+const recordOf = ({ terms: _t, length: _l, attributes: _a, ...record }: Stored): LexicalRecord =>
+  record;
+
+const byDocumentThenChunk = (a: LexicalRecord, b: LexicalRecord): number =>
+  a.documentId < b.documentId
+    ? -1
+    : a.documentId > b.documentId
+      ? 1
+      : a.documentVersion - b.documentVersion || a.chunkIndex - b.chunkIndex;
+
+/**
+ * An in-memory `LexicalIndex`: Okapi BM25 with the real adapter's parameters and statistics per
+ * space, over `englishTerms` instead of Postgres' full-text configuration.
+ */
+export class MemoryLexicalIndex implements LexicalIndex {
+  private readonly spaces = new Map<IndexSpace, Map<string, Stored>>();
+
+  async upsert(space: IndexSpace, records: LexicalWrite[]): Promise<void> {
+    const held = this.spaces.get(space) ?? new Map<string, Stored>();
+    this.spaces.set(space, held);
+    for (const record of records) {
+      const words = englishTerms(`${record.title}\n${record.text}`);
+      const terms = new Map<string, number>();
+      for (const word of words) terms.set(word, (terms.get(word) ?? 0) + 1);
+      held.set(keyOf(record), { ...structuredClone(record), terms, length: words.length });
+    }
+  }
+
+  async search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
+    const chunks = this.chunks(space);
+    const terms = [...new Set(englishTerms(query.text))];
+    const n = chunks.length;
+    const avgdl = Math.max(chunks.reduce((sum, c) => sum + c.length, 0) / Math.max(n, 1), 1);
+    const df = new Map(terms.map((t) => [t, chunks.filter((c) => c.terms.has(t)).length]));
+    const scored: LexicalMatch[] = [];
+    for (const chunk of chunks) {
+      const matched = terms.filter((t) => chunk.terms.has(t));
+      if (matched.length === 0 || !inScope(chunk, query)) continue;
+      let score = 0;
+      for (const term of matched) {
+        const tf = chunk.terms.get(term)!;
+        const idf = Math.log(1 + (n - df.get(term)! + 0.5) / (df.get(term)! + 0.5));
+        score += (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * chunk.length) / avgdl));
+      }
+      scored.push({ ...recordOf(chunk), score });
+    }
+    return scored
+      .sort((a, b) => b.score - a.score || byDocumentThenChunk(a, b))
+      .slice(0, query.topK);
+  }
+
+  async deleteDocument(space: IndexSpace, documentId: string, olderThan?: number): Promise<number> {
+    let removed = 0;
+    for (const chunk of this.ofDocument(space, documentId)) {
+      if (olderThan !== undefined && chunk.documentVersion >= olderThan) continue;
+      this.spaces.get(space)?.delete(keyOf(chunk));
+      removed++;
+    }
+    return removed;
+  }
+
+  async *documentVersions(
+    space: IndexSpace,
+  ): AsyncIterable<{ documentId: string; versions: number[] }> {
+    yield* documentVersionsOf(this.chunks(space));
+  }
+
+  async setAttributes(
+    space: IndexSpace,
+    documentId: string,
+    attributes: EditableAttributes,
+  ): Promise<number> {
+    const chunks = this.ofDocument(space, documentId);
+    for (const chunk of chunks) {
+      chunk.attributes = { ...chunk.attributes, ...structuredClone(attributes) };
+    }
+    return chunks.length;
+  }
+
+  async setPrincipals(
+    space: IndexSpace,
+    documentId: string,
+    principals: string[],
+  ): Promise<number> {
+    const chunks = this.ofDocument(space, documentId);
+    for (const chunk of chunks) chunk.attributes.principals = [...principals];
+    return chunks.length;
+  }
+
+  async countDocument(space: IndexSpace, documentId: string): Promise<number> {
+    return this.ofDocument(space, documentId).length;
+  }
+
+  async chunksAround(
+    space: IndexSpace,
+    anchors: ChunkRef[],
+    radius: number,
+  ): Promise<LexicalRecord[]> {
+    if (radius <= 0) return [];
+    return this.chunks(space)
+      .filter((chunk) =>
+        anchors.some(
+          (a) =>
+            a.documentId === chunk.documentId &&
+            a.documentVersion === chunk.documentVersion &&
+            Math.abs(a.chunkIndex - chunk.chunkIndex) <= radius,
+        ),
+      )
+      .map(recordOf)
+      .sort(byDocumentThenChunk);
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  private chunks(space: IndexSpace): Stored[] {
+    return [...(this.spaces.get(space)?.values() ?? [])];
+  }
+
+  private ofDocument(space: IndexSpace, documentId: string): Stored[] {
+    return this.chunks(space).filter((chunk) => chunk.documentId === documentId);
+  }
+}
