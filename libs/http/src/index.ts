@@ -1,5 +1,6 @@
 export * from './api-error';
-export * from './api-error.filter';
+export * from './request.errors';
+export * from './rest-exception.filter';
 export * from './zod-body';
 export * from './health';
 export * from './bootstrap';

@@ -1,0 +1,3 @@
+export * from './grpc.transport';
+export * from './grpc-exception.filter';
+export * from './grpc-service.decorator';
