@@ -1,17 +1,18 @@
-import { AccessResolver, type TokenVerifier } from '@kb/auth';
-import { Topics } from '@kb/contracts';
+import { AccessResolver, ResolverAccessPolicy, type TokenVerifier } from '@kb/auth';
+import { kbv1 } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
+import { GrpcTransport } from '@kb/grpc';
 import {
   EVENT_CONSUMERS,
-  EventConsumer,
   EventConsumersHost,
-  consumerLog,
-  instanceGroupId,
+  type EventConsumer,
   type EventProducer,
 } from '@kb/kafka';
 import type { Kafka } from 'kafkajs';
+import { AccessCacheConsumer } from './access/access-cache.consumer';
 import { SearchAudit } from './audit/search-audit';
 import {
+  ACCESS_POLICY,
   CLOSERS,
   HealthController,
   MetricsController,
@@ -34,16 +35,19 @@ import {
   SEARCH_TUNING,
   RERANKER,
   EXTRA_EMBEDDERS,
+  KAFKA,
   TOKEN_VERIFIER,
   VECTOR_STORE,
 } from './platform/tokens';
 import { ContextController } from './context/context.controller';
+import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
 import { SearchController } from './search/search.controller';
-import { KnowledgeBaseGrpcServer } from './search/search.grpc';
+import { SearchGrpcController } from './search/search.grpc';
 import type { Reranker } from './search/reranker';
 import { SearchService } from './search/search.service';
 import { DocumentsClient } from './documents/documents.client';
+import { DocumentsGrpcController } from './documents/documents.grpc';
 import { OpenApiController } from './openapi.controller';
 
 export interface QueryDeps {
@@ -79,6 +83,9 @@ export class AppModule {
       controllers: [
         SearchController,
         ContextController,
+        SearchGrpcController,
+        ContextGrpcController,
+        DocumentsGrpcController,
         OpenApiController,
         HealthController,
         MetricsController,
@@ -118,32 +125,38 @@ export class AppModule {
               ttlMs: deps.config.AUTHZ_CACHE_TTL_MS,
             }),
         },
-        SearchAudit,
         {
-          // A group per instance: every replica drops its cached access when a policy changes.
-          provide: EVENT_CONSUMERS,
+          provide: ACCESS_POLICY,
           inject: [AccessResolver],
-          useFactory: (access: AccessResolver) => [
-            new EventConsumer(deps.kafka, {
-              groupId: instanceGroupId(`${deps.config.KAFKA_GROUP_ID}-acl`),
-              handlers: { [Topics.acl]: async (event) => access.invalidate(event.tenantId) },
-              fromBeginning: false,
-              log: consumerLog('PolicyConsumer'),
-            }),
-          ],
+          useFactory: (resolver: AccessResolver) => new ResolverAccessPolicy(resolver),
+        },
+        SearchAudit,
+        { provide: KAFKA, useValue: deps.kafka },
+        AccessCacheConsumer,
+        {
+          provide: EVENT_CONSUMERS,
+          inject: [AccessCacheConsumer],
+          useFactory: (...consumers: EventConsumer[]) => consumers,
         },
         EventConsumersHost,
         ResourceCloser,
         SearchService,
         DocumentsClient,
         ContextService,
-        KnowledgeBaseGrpcServer,
+        {
+          provide: GrpcTransport,
+          useValue: new GrpcTransport({
+            host: deps.config.GRPC_HOST,
+            port: deps.config.GRPC_PORT,
+            services: { 'kb.v1.KnowledgeBase': kbv1.KnowledgeBaseService },
+          }),
+        },
         Readiness,
         {
           provide: READINESS_CHECKS,
-          inject: [KnowledgeBaseGrpcServer],
-          useFactory: (grpc: KnowledgeBaseGrpcServer) => [
-            { name: 'grpc', check: async () => grpc.port !== undefined },
+          inject: [GrpcTransport],
+          useFactory: (grpc: GrpcTransport) => [
+            { name: 'grpc', check: async () => grpc.listening },
             // Ready while either index answers: with one down, searches degrade instead of failing.
             {
               name: 'search-backend',

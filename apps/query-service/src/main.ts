@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { EventProducer, createKafka } from '@kb/kafka';
+import { GrpcTransport } from '@kb/grpc';
 import { bootHttpService } from '@kb/http';
 import { PgIndexGenerations, PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
       verifier,
     }),
     auth: verifier,
+    transports: [(app) => app.get(GrpcTransport).connect(app)],
     logger,
     host: config.HOST,
     port: config.PORT,

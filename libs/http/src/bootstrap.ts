@@ -1,7 +1,7 @@
 import type { DynamicModule, INestApplication, LoggerService, Type } from '@nestjs/common';
 import type { TokenVerifier } from '@kb/auth';
 import { NestFactory, Reflector } from '@nestjs/core';
-import { AuthGuard } from './auth';
+import { AuthGuard } from './auth/index';
 import { RestExceptionFilter } from './rest-exception.filter';
 
 export interface BootOptions {
@@ -26,8 +26,7 @@ export async function bootHttpService(options: BootOptions): Promise<INestApplic
     logger: options.logger,
     bufferLogs: true,
   });
-  app.useGlobalFilters(new RestExceptionFilter());
-  if (options.auth) app.useGlobalGuards(new AuthGuard(options.auth, app.get(Reflector)));
+  useRestDefaults(app, options.auth);
   app.enableShutdownHooks();
   if (options.transports?.length) {
     for (const connect of options.transports) connect(app);
@@ -37,4 +36,13 @@ export async function bootHttpService(options: BootOptions): Promise<INestApplic
   const url = await app.getUrl();
   options.logger.log(`${options.name} listening on ${url}`, 'Bootstrap');
   return app;
+}
+
+/**
+ * What every REST app gets (tests included): the error filter and, with a verifier, the guard that
+ * requires a bearer token on every route not marked @Public().
+ */
+export function useRestDefaults(app: INestApplication, auth?: TokenVerifier): void {
+  app.useGlobalFilters(new RestExceptionFilter());
+  if (auth) app.useGlobalGuards(new AuthGuard(auth, app.get(Reflector)));
 }

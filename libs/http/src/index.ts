@@ -6,5 +6,5 @@ export * from './health';
 export * from './bootstrap';
 export * from './resources';
 export * from './openapi';
-export * from './auth';
+export * from './auth/index';
 export * from './periodic';

@@ -261,7 +261,7 @@ describe('SearchService', () => {
     await expect(
       fakes([], [], { vector: true, lexical: true }).search(tenant, request('hybrid')),
     ).rejects.toMatchObject({
-      status: 503,
+      kind: 'unavailable', // 503 over REST, UNAVAILABLE over gRPC (ERROR_STATUS)
       code: 'search_unavailable',
     });
     await expect(
