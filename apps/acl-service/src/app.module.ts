@@ -1,6 +1,8 @@
 import type { TokenVerifier } from '@kb/auth';
-import { Topics } from '@kb/contracts';
+import { aclv1 } from '@kb/contracts';
+import { GrpcTransport } from '@kb/grpc';
 import {
+  ACCESS_POLICY,
   CLOSERS,
   HealthController,
   MetricsController,
@@ -11,21 +13,23 @@ import {
 } from '@kb/http';
 import {
   EVENT_CONSUMERS,
-  EventConsumer,
   EventConsumersHost,
-  consumerLog,
-  instanceGroupId,
+  type EventConsumer,
   type EventProducer,
 } from '@kb/kafka';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import type { Kysely } from 'kysely';
+import { AccessGrpcController } from './access/access.grpc';
+import { AclAccessPolicy } from './access/acl-access.policy';
 import { AdminController } from './admin/admin.controller';
+import { AuditConsumer } from './audit/audit.consumer';
+import { AuditController } from './audit/audit.controller';
 import { AuditRepository } from './audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from './config/acl.config';
-import { AccessControlGrpcServer } from './grpc/access-control.grpc';
-import { ACL_DB, ENFORCER, EVENT_PRODUCER, TOKEN_VERIFIER } from './platform/tokens';
+import { ACL_DB, ENFORCER, EVENT_PRODUCER, KAFKA, TOKEN_VERIFIER } from './platform/tokens';
 import { PolicyVersionsRepository } from './policy/policy-versions.repository';
+import { PolicyConsumer } from './policy/policy.consumer';
 import { PolicyService, type EnforcerSource } from './policy/policy.service';
 
 export interface AclDeps {
@@ -43,37 +47,40 @@ export class AppModule {
   static register(deps: AclDeps): DynamicModule {
     return {
       module: AppModule,
-      controllers: [AdminController, HealthController, MetricsController],
+      controllers: [
+        AdminController,
+        AuditController,
+        AccessGrpcController,
+        HealthController,
+        MetricsController,
+      ],
       providers: [
         { provide: ACL_CONFIG, useValue: deps.config },
         { provide: ENFORCER, useValue: deps.enforcer },
         { provide: ACL_DB, useValue: deps.db },
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: TOKEN_VERIFIER, useValue: deps.verifier },
+        { provide: KAFKA, useValue: deps.kafka },
         { provide: CLOSERS, useValue: deps.closers },
         ResourceCloser,
         AuditRepository,
         PolicyVersionsRepository,
         PolicyService,
-        AccessControlGrpcServer,
+        { provide: ACCESS_POLICY, useClass: AclAccessPolicy },
+        {
+          provide: GrpcTransport,
+          useValue: new GrpcTransport({
+            host: deps.config.GRPC_HOST,
+            port: deps.config.GRPC_PORT,
+            services: { 'kb.v1.AccessControl': aclv1.AccessControlService },
+          }),
+        },
+        AuditConsumer,
+        PolicyConsumer,
         {
           provide: EVENT_CONSUMERS,
-          inject: [AuditRepository, PolicyService],
-          useFactory: (audit: AuditRepository, policy: PolicyService) => [
-            // One group for the service: each audit record is stored once.
-            new EventConsumer(deps.kafka, {
-              groupId: `${deps.config.KAFKA_GROUP_ID}-audit`,
-              handlers: { [Topics.audit]: (event) => audit.insert(event.tenantId, event.payload) },
-              log: consumerLog('AuditConsumer'),
-            }),
-            // A group per instance: every replica reloads the policy another one changed.
-            new EventConsumer(deps.kafka, {
-              groupId: instanceGroupId(`${deps.config.KAFKA_GROUP_ID}-policy`),
-              handlers: { [Topics.acl]: () => policy.reload() },
-              fromBeginning: false,
-              log: consumerLog('PolicyConsumer'),
-            }),
-          ],
+          inject: [AuditConsumer, PolicyConsumer],
+          useFactory: (...consumers: EventConsumer[]) => consumers,
         },
         EventConsumersHost,
         Readiness,

@@ -2,6 +2,7 @@ import './telemetry';
 import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { GrpcTransport } from '@kb/grpc';
 import { bootHttpService } from '@kb/http';
 import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
     port: config.PORT,
     name: 'acl-service',
     auth: verifier,
+    transports: [(app) => app.get(GrpcTransport).connect(app)],
   });
 }
 

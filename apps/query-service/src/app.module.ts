@@ -1,17 +1,18 @@
-import { AccessResolver, type TokenVerifier } from '@kb/auth';
-import { Topics } from '@kb/contracts';
+import { AccessResolver, ResolverAccessPolicy, type TokenVerifier } from '@kb/auth';
+import { kbv1 } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
+import { GrpcTransport } from '@kb/grpc';
 import {
   EVENT_CONSUMERS,
-  EventConsumer,
   EventConsumersHost,
-  consumerLog,
-  instanceGroupId,
+  type EventConsumer,
   type EventProducer,
 } from '@kb/kafka';
 import type { Kafka } from 'kafkajs';
+import { AccessCacheConsumer } from './access/access-cache.consumer';
 import { SearchAudit } from './audit/search-audit';
 import {
+  ACCESS_POLICY,
   CLOSERS,
   HealthController,
   MetricsController,
@@ -34,13 +35,15 @@ import {
   SEARCH_CACHE,
   SEARCH_TUNING,
   RERANKER,
+  KAFKA,
   TOKEN_VERIFIER,
   VECTOR_STORE,
 } from './platform/tokens';
 import { ContextController } from './context/context.controller';
+import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
 import { SearchController } from './search/search.controller';
-import { KnowledgeBaseGrpcServer } from './search/search.grpc';
+import { SearchGrpcController } from './search/search.grpc';
 import type { Reranker } from './search/cross-encoder.reranker';
 import { HybridRetrieval } from './search/hybrid.retrieval';
 import { QueryEmbedder } from './search/query.embedder';
@@ -50,6 +53,7 @@ import { DiversifyStep } from './search/steps/diversify.step';
 import { NeighborsStep } from './search/steps/neighbors.step';
 import { RerankStep } from './search/steps/rerank.step';
 import { DocumentsClient } from './documents/documents.client';
+import { DocumentsGrpcController } from './documents/documents.grpc';
 import { OpenApiController } from './openapi.controller';
 
 export interface QueryDeps {
@@ -88,6 +92,9 @@ export class AppModule {
       controllers: [
         SearchController,
         ContextController,
+        SearchGrpcController,
+        ContextGrpcController,
+        DocumentsGrpcController,
         OpenApiController,
         HealthController,
         MetricsController,
@@ -131,19 +138,18 @@ export class AppModule {
               ttlMs: deps.config.AUTHZ_CACHE_TTL_MS,
             }),
         },
-        SearchAudit,
         {
-          // A group per instance: every replica drops its cached access when a policy changes.
-          provide: EVENT_CONSUMERS,
+          provide: ACCESS_POLICY,
           inject: [AccessResolver],
-          useFactory: (access: AccessResolver) => [
-            new EventConsumer(deps.kafka, {
-              groupId: instanceGroupId(`${deps.config.KAFKA_GROUP_ID}-acl`),
-              handlers: { [Topics.acl]: async (event) => access.invalidate(event.tenantId) },
-              fromBeginning: false,
-              log: consumerLog('PolicyConsumer'),
-            }),
-          ],
+          useFactory: (resolver: AccessResolver) => new ResolverAccessPolicy(resolver),
+        },
+        SearchAudit,
+        { provide: KAFKA, useValue: deps.kafka },
+        AccessCacheConsumer,
+        {
+          provide: EVENT_CONSUMERS,
+          inject: [AccessCacheConsumer],
+          useFactory: (...consumers: EventConsumer[]) => consumers,
         },
         EventConsumersHost,
         ResourceCloser,
@@ -155,13 +161,20 @@ export class AppModule {
         SearchService,
         DocumentsClient,
         ContextService,
-        KnowledgeBaseGrpcServer,
+        {
+          provide: GrpcTransport,
+          useValue: new GrpcTransport({
+            host: deps.config.GRPC_HOST,
+            port: deps.config.GRPC_PORT,
+            services: { 'kb.v1.KnowledgeBase': kbv1.KnowledgeBaseService },
+          }),
+        },
         Readiness,
         {
           provide: READINESS_CHECKS,
-          inject: [KnowledgeBaseGrpcServer],
-          useFactory: (grpc: KnowledgeBaseGrpcServer) => [
-            { name: 'grpc', check: async () => grpc.port !== undefined },
+          inject: [GrpcTransport],
+          useFactory: (grpc: GrpcTransport) => [
+            { name: 'grpc', check: async () => grpc.listening },
             // Ready while either index answers: with one down, searches degrade instead of failing.
             {
               name: 'search-backend',

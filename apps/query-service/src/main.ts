@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { KafkaEventProducer, createKafka } from '@kb/kafka';
+import { GrpcTransport } from '@kb/grpc';
 import { bootHttpService } from '@kb/http';
 import { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
 import { PgLexicalIndex } from '@kb/lexical-index';
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
       verifier,
     }),
     auth: verifier,
+    transports: [(app) => app.get(GrpcTransport).connect(app)],
     logger,
     host: config.HOST,
     port: config.PORT,

@@ -1,6 +1,7 @@
 import { aclv1 } from '@kb/contracts';
 import { credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { ADMIN_ROLE, principal, type Action, type Caller } from './caller';
+import { AuthenticationError } from './tokens';
 
 /** What a caller may see and do, as acl-service computed it. */
 export interface Access {
@@ -13,8 +14,16 @@ export interface Access {
   isAdmin: boolean;
 }
 
-/** acl-service could not answer: callers fail closed (503), never open. */
+/**
+ * acl-service could not answer: callers fail closed (503), never open. Its message names the cause
+ * for the logs; `ResolverAccessPolicy` shows the caller a generic one.
+ */
 export class AccessUnavailableError extends Error {}
+
+/** The principals a read must match, or undefined for a tenant admin, who reads everything. */
+export function readFilterOf(access: Access): string[] | undefined {
+  return access.isAdmin ? undefined : access.principals;
+}
 
 export interface AccessResolverOptions {
   /** host:port of acl-service's gRPC server. */
@@ -81,7 +90,7 @@ export class AccessResolver {
           if (error || !response) {
             reject(
               error?.code === status.UNAUTHENTICATED
-                ? error
+                ? new AuthenticationError('acl-service rejected the token')
                 : new AccessUnavailableError(`acl-service: ${error?.message ?? 'no answer'}`),
             );
             return;

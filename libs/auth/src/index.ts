@@ -1,3 +1,5 @@
+export * from './auth.errors';
 export * from './caller';
 export * from './tokens';
 export * from './access';
+export * from './access-policy';

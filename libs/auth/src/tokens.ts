@@ -8,6 +8,7 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import { z } from 'zod';
+import { AuthError, AuthErrorCode } from './auth.errors';
 import type { Caller } from './caller';
 
 export interface TokenVerifierOptions {
@@ -28,10 +29,9 @@ const claimsSchema = z.object({
 });
 
 /** A token that cannot be accepted; `reason` is safe to show the caller. */
-export class AuthenticationError extends Error {
+export class AuthenticationError extends AuthError {
   constructor(readonly reason: string) {
-    super(reason);
-    this.name = 'AuthenticationError';
+    super(AuthErrorCode.Unauthenticated, reason);
   }
 }
 

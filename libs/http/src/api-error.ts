@@ -1,19 +1,22 @@
+import { DomainError, errorKindOfHttpStatus } from '@kb/errors';
+
 /**
- * An error a client may see: an HTTP status, a stable machine-readable code and a message.
- * Each domain defines its codes; the filter turns this into the response body.
+ * @deprecated Throw a domain error instead (`DomainError` subclass with a code enum and its
+ * kinds). Kept so document-service answers as before until it is converted: the kind comes from
+ * the HTTP status through `ERROR_STATUS`, so the REST filter answers with that same status.
  */
-export class ApiError extends Error {
+export class ApiError extends DomainError<string> {
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: string,
     message: string,
-    readonly details?: unknown,
+    details?: unknown,
   ) {
-    super(message);
-    this.name = 'ApiError';
+    super(code, errorKindOfHttpStatus(status), message, details);
   }
 }
 
+/** The body of every REST error response. */
 export interface ApiErrorBody {
   error: { code: string; message: string; details?: unknown };
 }

@@ -1,8 +1,8 @@
 import type { DynamicModule, INestApplication, LoggerService, Type } from '@nestjs/common';
 import type { TokenVerifier } from '@kb/auth';
 import { NestFactory, Reflector } from '@nestjs/core';
-import { ApiErrorFilter } from './api-error.filter';
-import { AuthGuard } from './auth';
+import { AuthGuard } from './auth/index';
+import { RestExceptionFilter } from './rest-exception.filter';
 
 export interface BootOptions {
   module: Type<unknown> | DynamicModule;
@@ -12,6 +12,12 @@ export interface BootOptions {
   name: string;
   /** Requires a bearer token on every route not marked @Public(). */
   auth?: TokenVerifier;
+  /**
+   * Other transports of the same app (a hybrid app), e.g. `GrpcTransport.connect` from libs/grpc.
+   * They start listening before HTTP does, so a ready probe means every transport is up; they
+   * close (draining in-flight calls) before the shutdown hooks release the stores.
+   */
+  transports?: Array<(app: INestApplication) => void>;
 }
 
 /** Starts a service's HTTP server with the shared error filter and graceful shutdown on SIGTERM/SIGINT. */
@@ -20,11 +26,23 @@ export async function bootHttpService(options: BootOptions): Promise<INestApplic
     logger: options.logger,
     bufferLogs: true,
   });
-  app.useGlobalFilters(new ApiErrorFilter());
-  if (options.auth) app.useGlobalGuards(new AuthGuard(options.auth, app.get(Reflector)));
+  useRestDefaults(app, options.auth);
   app.enableShutdownHooks();
+  if (options.transports?.length) {
+    for (const connect of options.transports) connect(app);
+    await app.startAllMicroservices();
+  }
   await app.listen(options.port, options.host);
   const url = await app.getUrl();
   options.logger.log(`${options.name} listening on ${url}`, 'Bootstrap');
   return app;
+}
+
+/**
+ * What every REST app gets (tests included): the error filter and, with a verifier, the guard that
+ * requires a bearer token on every route not marked @Public().
+ */
+export function useRestDefaults(app: INestApplication, auth?: TokenVerifier): void {
+  app.useGlobalFilters(new RestExceptionFilter());
+  if (auth) app.useGlobalGuards(new AuthGuard(auth, app.get(Reflector)));
 }

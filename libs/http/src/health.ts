@@ -1,8 +1,24 @@
+import { DomainError, ErrorKind } from '@kb/errors';
 import { serveMetrics } from '@kb/observability';
-import { Public } from './auth';
 import { Controller, Get, HttpCode, Inject, Injectable, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ApiError } from './api-error';
+import { Public } from './auth/index';
+
+export enum HealthErrorCode {
+  NotReady = 'not_ready',
+  MetricsDisabled = 'metrics_disabled',
+}
+
+const KIND: Record<HealthErrorCode, ErrorKind> = {
+  [HealthErrorCode.NotReady]: ErrorKind.Unavailable,
+  [HealthErrorCode.MetricsDisabled]: ErrorKind.NotFound,
+};
+
+export class HealthError extends DomainError<HealthErrorCode> {
+  constructor(code: HealthErrorCode, message: string, details?: unknown) {
+    super(code, KIND[code], message, details);
+  }
+}
 
 /** A readiness condition: a name and a probe that resolves true when satisfied. */
 export interface ReadinessCheck {
@@ -40,7 +56,7 @@ export class HealthController {
   async ready(): Promise<{ status: 'ready'; checks: Record<string, boolean> }> {
     const checks = await this.readiness.evaluate();
     if (Object.values(checks).some((ok) => !ok)) {
-      throw new ApiError(503, 'not_ready', 'service is not ready', { checks });
+      throw new HealthError(HealthErrorCode.NotReady, 'service is not ready', { checks });
     }
     return { status: 'ready', checks };
   }
@@ -53,7 +69,10 @@ export class MetricsController {
   @Get()
   metrics(@Req() request: Request, @Res() response: Response): void {
     if (!serveMetrics(request, response)) {
-      throw new ApiError(404, 'metrics_disabled', 'telemetry is disabled (OTEL_SDK_DISABLED=true)');
+      throw new HealthError(
+        HealthErrorCode.MetricsDisabled,
+        'telemetry is disabled (OTEL_SDK_DISABLED=true)',
+      );
     }
   }
 }

@@ -1,10 +1,12 @@
-import type { Caller } from '@kb/auth';
-import { ApiError, CurrentCaller, parseBody } from '@kb/http';
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import type { Caller, Permission } from '@kb/auth';
+import { Authenticated, CurrentCaller, parseBody } from '@kb/http';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { z } from 'zod';
-import { AuditRepository, type AuditRecord } from '../audit/audit.repository';
 import { RESOURCES } from '../policy/model';
 import { PolicyService } from '../policy/policy.service';
+
+/** What every route here needs: tenant administration of the ACL. */
+const ADMINISTER_ACL: Permission = { action: 'admin', resource: 'acl' };
 
 const name = z
   .string()
@@ -27,37 +29,26 @@ const permissionsSchema = z.object({
     )
     .max(64),
 });
-const auditQuerySchema = z.object({
-  user: z.string().max(256).optional(),
-  document: z.string().max(64).optional(),
-  action: z.string().max(64).optional(),
-  from: z.iso.datetime().optional(),
-  to: z.iso.datetime().optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-});
 
 /**
- * The tenant's access-control administration: roles' permissions, role assignments, group
- * membership, and the audit log. Every route needs the `admin` action on `acl` (or `read` on
- * `audit` for the log) in the caller's own tenant; others get 403.
+ * The tenant's access-control administration: roles' permissions, role assignments and group
+ * membership. Every route needs the `admin` action on `acl` in the caller's own tenant; others
+ * get 403.
  */
-@Controller('v1')
+@Controller('v1/acl')
 export class AdminController {
-  constructor(
-    private readonly policy: PolicyService,
-    private readonly audit: AuditRepository,
-  ) {}
+  constructor(private readonly policy: PolicyService) {}
 
-  @Get('acl/policy')
-  async describe(@CurrentCaller() caller: Caller) {
-    await this.require(caller, 'admin', 'acl');
+  @Get('policy')
+  @Authenticated({ permission: ADMINISTER_ACL })
+  describe(@CurrentCaller() caller: Caller) {
     return this.policy.describe(caller.tenantId);
   }
 
-  @Post('acl/role-assignments')
+  @Post('role-assignments')
+  @Authenticated({ permission: ADMINISTER_ACL })
   @HttpCode(200)
   async assign(@CurrentCaller() caller: Caller, @Body() body: unknown) {
-    await this.require(caller, 'admin', 'acl');
     const { member, role } = parseBody(roleAssignmentSchema, body);
     return {
       version: await this.policy.change(caller, {
@@ -68,9 +59,9 @@ export class AdminController {
     };
   }
 
-  @Delete('acl/role-assignments')
+  @Delete('role-assignments')
+  @Authenticated({ permission: ADMINISTER_ACL })
   async unassign(@CurrentCaller() caller: Caller, @Body() body: unknown) {
-    await this.require(caller, 'admin', 'acl');
     const { member, role } = parseBody(roleAssignmentSchema, body);
     return {
       version: await this.policy.change(caller, {
@@ -81,14 +72,14 @@ export class AdminController {
     };
   }
 
-  @Post('acl/groups/:group/members')
+  @Post('groups/:group/members')
+  @Authenticated({ permission: ADMINISTER_ACL })
   @HttpCode(200)
   async addMember(
     @CurrentCaller() caller: Caller,
     @Param('group') group: string,
     @Body() body: unknown,
   ) {
-    await this.require(caller, 'admin', 'acl');
     const { user } = parseBody(groupMemberSchema, body);
     return {
       version: await this.policy.change(caller, {
@@ -99,13 +90,13 @@ export class AdminController {
     };
   }
 
-  @Delete('acl/groups/:group/members/:user')
+  @Delete('groups/:group/members/:user')
+  @Authenticated({ permission: ADMINISTER_ACL })
   async removeMember(
     @CurrentCaller() caller: Caller,
     @Param('group') group: string,
     @Param('user') user: string,
   ) {
-    await this.require(caller, 'admin', 'acl');
     return {
       version: await this.policy.change(caller, {
         kind: 'group_member_removed',
@@ -115,13 +106,13 @@ export class AdminController {
     };
   }
 
-  @Put('acl/roles/:role/permissions')
+  @Put('roles/:role/permissions')
+  @Authenticated({ permission: ADMINISTER_ACL })
   async setPermissions(
     @CurrentCaller() caller: Caller,
     @Param('role') role: string,
     @Body() body: unknown,
   ) {
-    await this.require(caller, 'admin', 'acl');
     const { permissions } = parseBody(permissionsSchema, body);
     return {
       version: await this.policy.change(caller, {
@@ -130,31 +121,5 @@ export class AdminController {
         permissions,
       }),
     };
-  }
-
-  /** Who searched what and what came back, who changed which permission; newest first. */
-  @Get('audit')
-  async queryAudit(
-    @CurrentCaller() caller: Caller,
-    @Query() query: unknown,
-  ): Promise<{ items: AuditRecord[] }> {
-    await this.require(caller, 'read', 'audit');
-    const q = parseBody(auditQuerySchema, query);
-    return {
-      items: await this.audit.query(caller.tenantId, {
-        actor: q.user,
-        documentId: q.document,
-        action: q.action,
-        from: q.from ? new Date(q.from) : undefined,
-        to: q.to ? new Date(q.to) : undefined,
-        limit: q.limit,
-      }),
-    };
-  }
-
-  private async require(caller: Caller, action: string, resource: string): Promise<void> {
-    if (!(await this.policy.check(caller, action, resource))) {
-      throw new ApiError(403, 'permission_denied', `${action} on ${resource} needs a tenant admin`);
-    }
   }
 }

@@ -1,8 +1,8 @@
-import { AccessResolver, type Caller } from '@kb/auth';
-import { accessOf, CurrentCaller, parseBody, Public } from '@kb/http';
-import { SearchAudit } from '../audit/search-audit';
+import { readFilterOf, type Access, type Caller } from '@kb/auth';
+import { Authenticated, CurrentAccess, CurrentCaller, parseBody, Public } from '@kb/http';
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { z } from 'zod';
+import { SearchAudit } from '../audit/search-audit';
 import { searchRequestSchema } from '../search/search.model';
 import {
   ContextService,
@@ -14,23 +14,23 @@ import {
 export class ContextController {
   constructor(
     private readonly context: ContextService,
-    private readonly access: AccessResolver,
     private readonly audit: SearchAudit,
   ) {}
 
   /** `{ question, tokenBudget?, candidates?, mode?, knowledgeBaseIds?, filter? }` → passages with citations within the budget. */
   @Post('context')
   @HttpCode(200)
+  @Authenticated({ access: true })
   async retrieve(
     @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
     @Body() body: unknown,
   ): Promise<RetrieveContextResponse> {
     const request = parseBody(retrieveContextSchema, body);
-    const access = await accessOf(this.access, caller);
     const { hits, ...response } = await this.context.retrieve(
       caller.tenantId,
       request,
-      access.isAdmin ? undefined : access.principals,
+      readFilterOf(access),
     );
     this.audit.record(caller.tenantId, caller.userId, 'retrieve_context', request.question, hits);
     return response;

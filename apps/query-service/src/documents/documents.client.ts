@@ -1,7 +1,7 @@
 import type { Caller } from '@kb/auth';
-import { ApiError } from '@kb/http';
 import { Inject, Injectable } from '@nestjs/common';
 import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
+import { DocumentServiceError } from './documents.errors';
 
 /** A document as document-service's REST API returns it (the fields read here). */
 export interface DocumentRecord {
@@ -56,19 +56,19 @@ export class DocumentsClient {
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
     } catch (error) {
-      throw new ApiError(503, 'unavailable', `document-service is unreachable: ${String(error)}`);
+      throw DocumentServiceError.unavailable(`document-service is unreachable: ${String(error)}`);
     }
     if (response.ok) return (await response.json()) as T;
     const body = (await response.json().catch(() => ({}))) as {
       error?: { code?: string; message?: string };
     };
     if ([400, 401, 403, 404].includes(response.status)) {
-      throw new ApiError(
+      throw DocumentServiceError.relayed(
         response.status,
         body.error?.code ?? 'document_service_error',
         body.error?.message ?? `document-service answered ${response.status}`,
       );
     }
-    throw new ApiError(503, 'unavailable', `document-service answered ${response.status}`);
+    throw DocumentServiceError.unavailable(`document-service answered ${response.status}`);
   }
 }

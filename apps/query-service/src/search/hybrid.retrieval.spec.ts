@@ -103,7 +103,7 @@ describe('HybridRetrieval', () => {
 
   it('answers 503 when nothing can serve the request', async () => {
     await expect(retrieve({ down: { vector: true, lexical: true } })).rejects.toMatchObject({
-      status: 503,
+      kind: 'unavailable',
       code: 'search_unavailable',
       message:
         'hybrid search is unavailable (vector_search_unavailable, lexical_search_unavailable)',

@@ -1,20 +1,15 @@
-import { ApiError } from '@kb/http';
+import { DomainError, ErrorKind } from '@kb/errors';
 
 export enum SearchErrorCode {
   Unavailable = 'search_unavailable',
 }
 
-export class SearchError extends ApiError {
+const KIND: Record<SearchErrorCode, ErrorKind> = {
+  [SearchErrorCode.Unavailable]: ErrorKind.Unavailable,
+};
+
+export class SearchError extends DomainError<SearchErrorCode> {
   constructor(code: SearchErrorCode, message: string) {
-    super(
-      (() => {
-        switch (code) {
-          case SearchErrorCode.Unavailable:
-            return 503;
-        }
-      })(),
-      code,
-      message,
-    );
+    super(code, KIND[code], message);
   }
 }

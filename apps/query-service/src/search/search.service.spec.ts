@@ -99,7 +99,7 @@ describe('SearchService', () => {
     });
     expect(order(noVectors.hits)).toEqual([3]);
     await expect(search({ down: { vector: true, lexical: true } })).rejects.toMatchObject({
-      status: 503,
+      kind: 'unavailable',
       code: 'search_unavailable',
     });
     await expect(search({ down: { vector: true } }, { mode: 'semantic' })).rejects.toBeInstanceOf(

@@ -1,6 +1,9 @@
+import { AuthError, AuthErrorCode } from '@kb/auth';
 import { BadRequestException, PayloadTooLargeException, type ArgumentsHost } from '@nestjs/common';
 import { ApiError } from './api-error';
-import { ApiErrorFilter } from './api-error.filter';
+import { RestExceptionFilter } from './rest-exception.filter';
+import { parseBody } from './zod-body';
+import { z } from 'zod';
 
 function capture(exception: unknown): { status: number; body: unknown } {
   const result = { status: 0, body: undefined as unknown };
@@ -16,16 +19,37 @@ function capture(exception: unknown): { status: number; body: unknown } {
   const host = {
     switchToHttp: () => ({ getResponse: () => response }),
   } as unknown as ArgumentsHost;
-  new ApiErrorFilter().catch(exception, host);
+  new RestExceptionFilter().catch(exception, host);
   return result;
 }
 
-describe('ApiErrorFilter', () => {
-  it('renders an ApiError with its status, code and message', () => {
+function thrown(action: () => unknown): unknown {
+  try {
+    action();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('nothing was thrown');
+}
+
+describe('RestExceptionFilter', () => {
+  it('renders a domain error with the status of its kind, its code and message', () => {
+    expect(capture(new AuthError(AuthErrorCode.PermissionDenied, 'admin on acl'))).toEqual({
+      status: 403,
+      body: { error: { code: 'permission_denied', message: 'admin on acl' } },
+    });
+    expect(capture(thrown(() => parseBody(z.object({ q: z.string() }), { q: 1 })))).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_argument', details: { problems: [expect.any(String)] } } },
+    });
+  });
+
+  it('renders the deprecated ApiError with the status it was given', () => {
     expect(capture(new ApiError(404, 'document_not_found', 'document x not found'))).toEqual({
       status: 404,
       body: { error: { code: 'document_not_found', message: 'document x not found' } },
     });
+    expect(capture(new ApiError(409, 'knowledge_base_exists', 'kb exists')).status).toBe(409);
   });
 
   it('gives framework errors a stable code', () => {

@@ -1,3 +1,4 @@
+import { DomainError, ERROR_STATUS } from '@kb/errors';
 import {
   Catch,
   HttpException,
@@ -7,7 +8,7 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { Response } from 'express';
-import { ApiError, type ApiErrorBody } from './api-error';
+import type { ApiErrorBody } from './api-error';
 
 /** Codes for errors the framework raises before our code runs. */
 const FRAMEWORK_CODES: Record<number, string> = {
@@ -21,10 +22,13 @@ const FRAMEWORK_CODES: Record<number, string> = {
   429: 'rate_limited',
 };
 
-/** The one place REST errors become responses: `{ error: { code, message, details? } }`, never a stack. */
+/**
+ * The one place REST errors become responses: `{ error: { code, message, details? } }`, never a
+ * stack. A domain error's status comes from `ERROR_STATUS`, as its gRPC status does in libs/grpc.
+ */
 @Catch()
-export class ApiErrorFilter implements ExceptionFilter {
-  private readonly logger = new Logger('ApiErrorFilter');
+export class RestExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('RestExceptionFilter');
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
@@ -38,9 +42,9 @@ export class ApiErrorFilter implements ExceptionFilter {
   }
 
   private toBody(exception: unknown): [number, ApiErrorBody] {
-    if (exception instanceof ApiError) {
+    if (exception instanceof DomainError) {
       return [
-        exception.status,
+        ERROR_STATUS[exception.kind].http,
         { error: { code: exception.code, message: exception.message, details: exception.details } },
       ];
     }

@@ -1,0 +1,27 @@
+import { Topics } from '@kb/contracts';
+import { consumerLog, EventConsumer, instanceGroupId } from '@kb/kafka';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Kafka } from 'kafkajs';
+import { ACL_CONFIG, type AclConfig } from '../config/acl.config';
+import { KAFKA } from '../platform/tokens';
+import { PolicyService } from './policy.service';
+
+/**
+ * `kb.acl.v1` → reloads the stored policy. A group per instance: every replica reloads the policy
+ * another one changed; only changes from now on matter.
+ */
+@Injectable()
+export class PolicyConsumer extends EventConsumer {
+  constructor(
+    @Inject(KAFKA) kafka: Kafka,
+    @Inject(ACL_CONFIG) config: AclConfig,
+    policy: PolicyService,
+  ) {
+    super(kafka, {
+      groupId: instanceGroupId(`${config.KAFKA_GROUP_ID}-policy`),
+      handlers: { [Topics.acl]: () => policy.reload() },
+      fromBeginning: false,
+      log: consumerLog(PolicyConsumer.name),
+    });
+  }
+}

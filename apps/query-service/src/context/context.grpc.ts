@@ -1,0 +1,48 @@
+import { readFilterOf, type Access, type Caller } from '@kb/auth';
+import type { kbv1 } from '@kb/contracts';
+import { GrpcService } from '@kb/grpc';
+import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import { GrpcMethod, Payload } from '@nestjs/microservices';
+import { SearchAudit } from '../audit/search-audit';
+import { modeOf } from '../search/search.grpc';
+import { ContextService, retrieveContextSchema } from './context.service';
+
+/** `kb.v1.KnowledgeBase/RetrieveContext`: thin, like `POST /v1/context`. */
+@GrpcService()
+export class ContextGrpcController {
+  constructor(
+    private readonly context: ContextService,
+    private readonly audit: SearchAudit,
+  ) {}
+
+  @GrpcMethod('KnowledgeBase', 'RetrieveContext')
+  @Authenticated({ access: true })
+  async retrieve(
+    @Payload() message: kbv1.RetrieveContextRequest,
+    @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
+  ): Promise<kbv1.RetrieveContextResponse> {
+    const request = parseBody(retrieveContextSchema, {
+      question: message.question,
+      tokenBudget: message.tokenBudget,
+      candidates: message.candidates,
+      mode: modeOf(message.mode),
+      knowledgeBaseIds: message.knowledgeBaseIds,
+      filter: message.filter,
+    });
+    const { hits, ...response } = await this.context.retrieve(
+      caller.tenantId,
+      request,
+      readFilterOf(access),
+    );
+    this.audit.record(caller.tenantId, caller.userId, 'retrieve_context', request.question, hits);
+    return {
+      passages: response.passages,
+      tokensUsed: response.tokensUsed,
+      tokenBudget: response.tokenBudget,
+      truncated: response.truncated,
+      degraded: response.degraded,
+      degradedReason: response.degradedReason ?? '',
+    };
+  }
+}

@@ -1,0 +1,339 @@
+import { credentials, status, type ServiceError } from '@grpc/grpc-js';
+import {
+  AuthError,
+  AuthErrorCode,
+  mintToken,
+  TokenVerifier,
+  type Access,
+  type AccessPolicy,
+  type Caller,
+} from '@kb/auth';
+import { kbv1, type TenantId } from '@kb/contracts';
+import { callWithToken, ERROR_CODE_METADATA, startGrpcOnLoopback } from '@kb/grpc';
+import { ACCESS_POLICY, TOKEN_VERIFIER } from '@kb/http';
+import { Test } from '@nestjs/testing';
+import { SearchAudit } from './audit/search-audit';
+import { ContextGrpcController } from './context/context.grpc';
+import { ContextService } from './context/context.service';
+import { DocumentsClient, type DocumentRecord } from './documents/documents.client';
+import { DocumentServiceError } from './documents/documents.errors';
+import { DocumentsGrpcController } from './documents/documents.grpc';
+import { SearchError, SearchErrorCode } from './search/search.errors';
+import { SearchGrpcController } from './search/search.grpc';
+import {
+  searchRequestSchema,
+  type SearchRequest,
+  type SearchResponse,
+} from './search/search.model';
+import { SearchService } from './search/search.service';
+
+const SECRET = 'a-test-secret-of-at-least-thirty-two-chars';
+const SERVICES = { 'kb.v1.KnowledgeBase': kbv1.KnowledgeBaseService };
+const DOCUMENT_ID = '3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60';
+
+/** The search service as the controllers see it: records calls, answers what the test set. */
+class FakeSearch {
+  calls: Array<{ tenantId: TenantId; request: SearchRequest; principals?: string[] }> = [];
+  answer: () => Promise<SearchResponse> = async () => response();
+
+  search(tenantId: TenantId, request: SearchRequest, principals?: string[]) {
+    this.calls.push({ tenantId, request, principals });
+    return this.answer();
+  }
+}
+
+/** Access as acl-service would expand it: `root` is a tenant admin, `offline` finds it down. */
+const policy: AccessPolicy = {
+  async accessOf(caller: Caller): Promise<Access> {
+    if (caller.userId === 'offline') {
+      throw new AuthError(AuthErrorCode.Unavailable, 'authorization is unavailable, retry later');
+    }
+    return {
+      tenantId: caller.tenantId,
+      userId: caller.userId,
+      principals: [`u:${caller.userId}`, 't:*'],
+      documentActions: new Set(['read']),
+      isAdmin: caller.userId === 'root',
+    };
+  },
+  async authorize() {},
+};
+
+function response(overrides: Partial<SearchResponse> = {}): SearchResponse {
+  return {
+    hits: [
+      {
+        documentId: DOCUMENT_ID,
+        documentVersion: 2,
+        chunkIndex: 3,
+        title: 'Saturn',
+        text: 'Titan orbits Saturn.',
+        startOffset: 10,
+        endOffset: 30,
+        score: 0.75,
+        strategies: ['semantic', 'lexical'],
+        isMatch: true,
+      },
+    ],
+    tookMs: 4,
+    confidence: 'high',
+    rerank: 'off',
+    mmr: 'off',
+    cache: 'hit',
+    mode: 'hybrid',
+    degraded: false,
+    ...overrides,
+  };
+}
+
+function record(): DocumentRecord {
+  return {
+    id: DOCUMENT_ID,
+    title: 'Saturn',
+    filename: 'saturn.txt',
+    contentType: 'text/plain',
+    sizeBytes: 120,
+    sha256: 'ab'.repeat(32),
+    version: 2,
+    status: 'indexed',
+    failure: null,
+    chunkCount: 4,
+    metadata: { year: 2024, tags: ['planets'] },
+    tags: ['planets'],
+    knowledgeBaseIds: ['kb-a'],
+    createdAt: '2026-11-23T10:00:00.000Z',
+    updatedAt: '2026-11-23T10:05:00.000Z',
+  };
+}
+
+async function boot(search: FakeSearch, documents: Partial<DocumentsClient>) {
+  const audit = { record: jest.fn() };
+  const moduleRef = await Test.createTestingModule({
+    controllers: [SearchGrpcController, ContextGrpcController, DocumentsGrpcController],
+    providers: [
+      { provide: SearchService, useValue: search },
+      ContextService,
+      { provide: DocumentsClient, useValue: documents },
+      { provide: SearchAudit, useValue: audit },
+      { provide: TOKEN_VERIFIER, useValue: new TokenVerifier({ secret: SECRET }) },
+      { provide: ACCESS_POLICY, useValue: policy },
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  const address = await startGrpcOnLoopback(app, SERVICES);
+  return {
+    app,
+    audit,
+    client: new kbv1.KnowledgeBaseClient(address, credentials.createInsecure()),
+  };
+}
+
+const token = (user: string) => mintToken({ tenant: 't1', user }, SECRET);
+
+// The generated client's calls as kb-cli and the e2e suite make them (test/support/grpc-client.ts).
+type Client = kbv1.KnowledgeBaseClient;
+const grpcSearch = (client: Client, bearer: string, request: Partial<kbv1.SearchRequest>) =>
+  callWithToken<kbv1.SearchRequest, kbv1.SearchResponse>(
+    client,
+    client.search,
+    kbv1.SearchRequest.fromPartial(request),
+    bearer,
+  );
+const grpcRetrieveContext = (
+  client: Client,
+  bearer: string,
+  request: Partial<kbv1.RetrieveContextRequest>,
+) =>
+  callWithToken<kbv1.RetrieveContextRequest, kbv1.RetrieveContextResponse>(
+    client,
+    client.retrieveContext,
+    kbv1.RetrieveContextRequest.fromPartial(request),
+    bearer,
+  );
+const grpcGetDocument = (client: Client, bearer: string, documentId: string) =>
+  callWithToken<kbv1.GetDocumentRequest, kbv1.GetDocumentResponse>(
+    client,
+    client.getDocument,
+    { documentId },
+    bearer,
+  );
+const grpcListDocuments = (
+  client: Client,
+  bearer: string,
+  request: Partial<kbv1.ListDocumentsRequest>,
+) =>
+  callWithToken<kbv1.ListDocumentsRequest, kbv1.ListDocumentsResponse>(
+    client,
+    client.listDocuments,
+    kbv1.ListDocumentsRequest.fromPartial(request),
+    bearer,
+  );
+
+async function failure(call: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await call;
+  } catch (error) {
+    return error as ServiceError;
+  }
+  throw new Error('the call succeeded');
+}
+
+describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
+  const search = new FakeSearch();
+  const documents = {
+    get: jest.fn(async (_caller: Caller, id: string) => {
+      if (id !== DOCUMENT_ID) {
+        throw DocumentServiceError.relayed(404, 'document_not_found', `document ${id} not found`);
+      }
+      return record();
+    }),
+    list: jest.fn(async () => ({ items: [record()], nextCursor: 'next-page' })),
+  };
+  let running: Awaited<ReturnType<typeof boot>>;
+
+  beforeAll(async () => {
+    running = await boot(search, documents);
+  });
+  afterAll(async () => {
+    running.client.close();
+    await running.app.close();
+  });
+  beforeEach(() => {
+    search.calls = [];
+    search.answer = async () => response();
+  });
+
+  it('searches as the caller, with their principals, and answers in the wire format', async () => {
+    const filter = { 'metadata.year': { $gte: 2022 }, tags: { $nin: ['moons'] } };
+    const answer = await grpcSearch(running.client, await token('alice'), {
+      query: 'moons of Saturn',
+      topK: 3,
+      mode: kbv1.SearchMode.SEARCH_MODE_LEXICAL,
+      fusion: kbv1.FusionMethod.FUSION_METHOD_RRF,
+      filter,
+    });
+    expect(search.calls).toEqual([
+      {
+        tenantId: 't1',
+        principals: ['u:alice', 't:*'],
+        request: expect.objectContaining({
+          query: 'moons of Saturn',
+          topK: 3,
+          mode: 'lexical',
+          fusion: 'rrf',
+          // The Struct arrived as the plain object a REST body would carry.
+          filter: searchRequestSchema.parse({ query: 'q', filter }).filter,
+        }),
+      },
+    ]);
+    expect(answer).toMatchObject({
+      tookMs: 4,
+      cacheHit: true,
+      confidence: 'high',
+      degradedReason: '',
+      hits: [{ documentId: DOCUMENT_ID, chunkIndex: 3, strategies: ['semantic', 'lexical'] }],
+    });
+    expect(running.audit.record).toHaveBeenCalledWith(
+      't1',
+      'alice',
+      'search',
+      'moons of Saturn',
+      expect.any(Array),
+    );
+  });
+
+  it('lets a tenant admin search without a principal filter', async () => {
+    await grpcSearch(running.client, await token('root'), { query: 'anything' });
+    expect(search.calls[0]?.principals).toBeUndefined();
+  });
+
+  it('answers each failure with the status of its kind and its code in x-error-code', async () => {
+    const unauthenticated = await failure(grpcSearch(running.client, '', { query: 'x' }));
+    expect(unauthenticated.code).toBe(status.UNAUTHENTICATED);
+    expect(unauthenticated.metadata.get(ERROR_CODE_METADATA)).toEqual(['unauthenticated']);
+
+    const invalid = await failure(grpcSearch(running.client, await token('alice'), { query: ' ' }));
+    expect(invalid.code).toBe(status.INVALID_ARGUMENT);
+    expect(invalid.details).toMatch(/^query: /);
+
+    const aclDown = await failure(
+      grpcSearch(running.client, await token('offline'), { query: 'x' }),
+    );
+    expect(aclDown.code).toBe(status.UNAVAILABLE);
+
+    search.answer = () =>
+      Promise.reject(new SearchError(SearchErrorCode.Unavailable, 'no index answered'));
+    const unavailable = await failure(
+      grpcSearch(running.client, await token('alice'), { query: 'x' }),
+    );
+    expect(unavailable).toMatchObject({ code: status.UNAVAILABLE, details: 'no index answered' });
+    expect(unavailable.metadata.get(ERROR_CODE_METADATA)).toEqual(['search_unavailable']);
+
+    search.answer = () => Promise.reject(new Error('connection string with a password'));
+    const internal = await failure(
+      grpcSearch(running.client, await token('alice'), { query: 'x' }),
+    );
+    expect(internal).toMatchObject({ code: status.INTERNAL, details: 'internal error' });
+  });
+
+  it('retrieves context through the search service and packs its hits', async () => {
+    const context = await grpcRetrieveContext(running.client, await token('alice'), {
+      question: 'What orbits Saturn?',
+      tokenBudget: 0,
+    });
+    expect(search.calls[0]).toMatchObject({
+      principals: ['u:alice', 't:*'],
+      request: { query: 'What orbits Saturn?', topK: 20 },
+    });
+    expect(context).toMatchObject({
+      tokenBudget: 2000,
+      passages: [{ citation: 1, documentId: DOCUMENT_ID, text: 'Titan orbits Saturn.' }],
+    });
+  });
+
+  it('reads documents from document-service as the caller and relays its refusals', async () => {
+    const { document } = await grpcGetDocument(running.client, await token('alice'), DOCUMENT_ID);
+    expect(document).toMatchObject({
+      id: DOCUMENT_ID,
+      metadata: { year: 2024, tags: ['planets'] },
+    });
+    expect(documents.get.mock.calls[0]?.[0]).toMatchObject({ tenantId: 't1', userId: 'alice' });
+
+    const badId = await failure(
+      grpcGetDocument(running.client, await token('alice'), 'not-a-uuid'),
+    );
+    expect(badId.code).toBe(status.INVALID_ARGUMENT);
+    const missing = await failure(
+      grpcGetDocument(running.client, await token('alice'), '00000000-0000-4000-8000-000000000000'),
+    );
+    expect(missing.code).toBe(status.NOT_FOUND);
+    expect(missing.metadata.get(ERROR_CODE_METADATA)).toEqual(['document_not_found']);
+
+    const page = await grpcListDocuments(running.client, await token('alice'), { pageSize: 0 });
+    expect(documents.list).toHaveBeenLastCalledWith(expect.anything(), 20, undefined);
+    expect(page).toMatchObject({ nextPageToken: 'next-page', documents: [{ id: DOCUMENT_ID }] });
+  });
+});
+
+describe('shutdown of the gRPC transport', () => {
+  it('lets an in-flight call finish before the app closes', async () => {
+    const search = new FakeSearch();
+    let release: () => void = () => undefined;
+    let started: () => void = () => undefined;
+    const inFlight = new Promise<void>((resolve) => (started = resolve));
+    search.answer = () => {
+      started();
+      return new Promise((resolve) => (release = () => resolve(response())));
+    };
+    const { app, client } = await boot(search, {});
+    const call = grpcSearch(client, await token('alice'), { query: 'slow' });
+    await inFlight;
+    const closed = app.close();
+    // Long enough for Nest to reach the transport's shutdown; a forced one would cancel the call.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    await expect(call).resolves.toMatchObject({ hits: [{ documentId: DOCUMENT_ID }] });
+    client.close();
+    await closed;
+  });
+});

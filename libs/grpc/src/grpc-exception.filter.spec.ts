@@ -1,0 +1,18 @@
+import { status } from '@grpc/grpc-js';
+import { DomainError, ErrorKind } from '@kb/errors';
+import { ERROR_CODE_METADATA, toGrpcStatus } from './grpc-exception.filter';
+
+describe('toGrpcStatus', () => {
+  it('answers a domain error with the gRPC status of its kind, its message and its code', () => {
+    const result = toGrpcStatus(
+      new DomainError('search_unavailable', ErrorKind.Unavailable, 'both indexes are down'),
+    );
+    expect(result).toMatchObject({ code: status.UNAVAILABLE, details: 'both indexes are down' });
+    expect(result.metadata?.get(ERROR_CODE_METADATA)).toEqual(['search_unavailable']);
+  });
+
+  it('hides anything else behind INTERNAL', () => {
+    const result = toGrpcStatus(new Error('password=hunter2'));
+    expect(result).toEqual({ code: status.INTERNAL, details: 'internal error' });
+  });
+});

@@ -1,0 +1,34 @@
+import { Metadata, status, type StatusObject } from '@grpc/grpc-js';
+import { DomainError, ERROR_STATUS } from '@kb/errors';
+import { Catch, Logger, type RpcExceptionFilter } from '@nestjs/common';
+import { throwError, type Observable } from 'rxjs';
+
+/** The header a client reads the stable error code from (as REST's `error.code`). */
+export const ERROR_CODE_METADATA = 'x-error-code';
+
+const logger = new Logger('GrpcExceptionFilter');
+
+/**
+ * The status a gRPC call ends with: a domain error's from `ERROR_STATUS` (the table the REST
+ * filter uses), its message as details and its code in `x-error-code`; anything else is INTERNAL
+ * with a generic message, logged here and never shown to the client.
+ */
+export function toGrpcStatus(exception: unknown): Partial<StatusObject> {
+  if (exception instanceof DomainError) {
+    const metadata = new Metadata();
+    metadata.set(ERROR_CODE_METADATA, exception.code);
+    return { code: ERROR_STATUS[exception.kind].grpc, details: exception.message, metadata };
+  }
+  logger.error(
+    exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+  );
+  return { code: status.INTERNAL, details: 'internal error' };
+}
+
+/** The one place gRPC errors become statuses; `@GrpcService()` installs it on every gRPC controller. */
+@Catch()
+export class GrpcExceptionFilter implements RpcExceptionFilter<unknown> {
+  catch(exception: unknown): Observable<never> {
+    return throwError(() => toGrpcStatus(exception));
+  }
+}

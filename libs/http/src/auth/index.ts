@@ -1,0 +1,4 @@
+export * from './access-of';
+export { authenticate, type AuthContext } from './auth.context';
+export * from './auth.guard';
+export * from './authenticated.decorator';
