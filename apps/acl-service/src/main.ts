@@ -9,7 +9,7 @@ import { createLogger } from '@kb/observability';
 import { AppModule } from './app.module';
 import { loadAclConfig } from './config/acl.config';
 import { ACL_SCHEMA, migrations } from './migrations';
-import { enforcerSource } from './policy/enforcer';
+import { enforcerSource } from './policy/enforcer.factory';
 
 async function main(): Promise<void> {
   const config = loadAclConfig();

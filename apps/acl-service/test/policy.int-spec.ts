@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { AuditRepository } from '../src/audit/audit.repository';
 import { migrations } from '../src/migrations';
-import { enforcerSource } from '../src/policy/enforcer';
+import { enforcerSource } from '../src/policy/enforcer.factory';
 import { PolicyVersionsRepository } from '../src/policy/policy-versions.repository';
 import { PolicyService } from '../src/policy/policy.service';
 

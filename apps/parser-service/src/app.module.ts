@@ -11,7 +11,7 @@ import {
 import type { S3BlobStore } from '@kb/storage';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
-import type { TokenCounter } from './chunking/token-counter';
+import type { TokenCounter } from './chunking/token.counter';
 import { PARSER_CONFIG, type ParserConfig } from './config/parser.config';
 import { DocumentsConsumer } from './parsing/documents.consumer';
 import { ParsingService } from './parsing/parsing.service';

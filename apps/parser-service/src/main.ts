@@ -5,7 +5,7 @@ import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { AppModule } from './app.module';
-import { loadTokenCounter } from './chunking/model-token-counter';
+import { loadTokenCounter } from './chunking/model-token.counter';
 import { loadParserConfig } from './config/parser.config';
 
 async function main(): Promise<void> {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { chunkDocument } from '../src/chunking/document.chunker';
 import { markdownHeadings } from '../src/chunking/headings.parser';
-import { ModelTokenCounter, loadTokenCounter } from '../src/chunking/model-token-counter';
+import { ModelTokenCounter, loadTokenCounter } from '../src/chunking/model-token.counter';
 import { GUIDE, VARIED_TEXTS, expectedGuidePath } from './fixtures/chunking.fixtures';
 
 jest.setTimeout(120_000);

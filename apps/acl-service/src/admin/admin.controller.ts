@@ -2,7 +2,7 @@ import type { Caller, Permission } from '@kb/auth';
 import { Authenticated, CurrentCaller, parseBody } from '@kb/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { z } from 'zod';
-import { RESOURCES } from '../policy/model';
+import { RESOURCES } from '../policy/rbac.model';
 import { PolicyService } from '../policy/policy.service';
 
 /** What every route here needs: tenant administration of the ACL. */

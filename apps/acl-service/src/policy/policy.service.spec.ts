@@ -2,7 +2,7 @@ import type { Caller } from '@kb/auth';
 import { Topics, toTenantId, type AuditEvent } from '@kb/contracts';
 import { MemoryEventProducer } from '@kb/testing';
 import { StringAdapter } from 'casbin';
-import { enforcerSourceOver } from './enforcer';
+import { enforcerSourceOver } from './enforcer.factory';
 import type { PolicyVersions } from './policy-versions.repository';
 import { PolicyService } from './policy.service';
 

@@ -5,7 +5,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Enforcer } from 'casbin';
 import { AuditRepository } from '../audit/audit.repository';
 import { ENFORCER, EVENT_PRODUCER } from '../platform/tokens';
-import { BUILT_IN_POLICIES } from './model';
+import { BUILT_IN_POLICIES } from './rbac.model';
 import { PolicyVersionsRepository, type PolicyVersions } from './policy-versions.repository';
 
 /** The enforcer in use, and how to build a fresh one from the stored policy. */

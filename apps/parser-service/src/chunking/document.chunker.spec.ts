@@ -8,7 +8,7 @@ import {
 } from '../../test/fixtures/chunking.fixtures';
 import { chunkDocument } from './document.chunker';
 import { markdownHeadings } from './headings.parser';
-import { wordCounter, type TokenCounter } from './token-counter';
+import { wordCounter, type TokenCounter } from './token.counter';
 
 /** Every chunker, at sizes small enough to make many chunks of the fixtures, as the schema parses them. */
 const CONFIGS: Array<[string, ChunkerConfig, TokenCounter]> = (

@@ -5,10 +5,10 @@ import { markdownChunkSpans } from './markdown.chunker';
 import { paragraphChunkSpans } from './paragraph.chunker';
 import { recursiveChunkSpans } from './recursive.chunker';
 import { sentenceChunkSpans } from './sentence.chunker';
-import type { Span } from './spans';
+import type { Span } from './spans.util';
 import { tokenChunkSpans, type CountedSpan } from './token.chunker';
-import type { TokenCounter } from './token-counter';
-import { yieldEvery } from './yield';
+import type { TokenCounter } from './token.counter';
+import { yieldEvery } from './yield.util';
 
 /** What chunking needs of an extracted document. */
 export interface ChunkSource {

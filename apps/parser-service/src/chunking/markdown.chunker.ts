@@ -1,7 +1,7 @@
 import type { MarkdownChunkerConfig } from '@kb/contracts';
 import type { Heading } from './headings.parser';
 import { recursiveChunkSpans } from './recursive.chunker';
-import type { Span } from './spans';
+import type { Span } from './spans.util';
 
 export type MarkdownOptions = Pick<MarkdownChunkerConfig, 'size' | 'overlap' | 'headingLevel'>;
 

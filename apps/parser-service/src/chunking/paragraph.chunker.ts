@@ -2,7 +2,7 @@ import type { ParagraphChunkerConfig } from '@kb/contracts';
 import type { Heading } from './headings.parser';
 import { assertSizes } from './recursive.chunker';
 import { sentenceChunkSpans } from './sentence.chunker';
-import { packPieces, splitAfter, trimSpans, type Span } from './spans';
+import { packPieces, splitAfter, trimSpans, type Span } from './spans.util';
 
 export type ParagraphOptions = Pick<ParagraphChunkerConfig, 'size'>;
 

@@ -1,5 +1,5 @@
 import { recursiveChunkSpans } from './recursive.chunker';
-import { hardCut, safeCut } from './spans';
+import { hardCut, safeCut } from './spans.util';
 
 const paragraph = (n: number): string =>
   `Paragraph ${n} talks about topic ${n}. It has a second sentence about item ${n * 7}. ` +

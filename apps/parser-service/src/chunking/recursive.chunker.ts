@@ -1,5 +1,5 @@
 import type { RecursiveChunkerConfig } from '@kb/contracts';
-import { hardCut, packPieces, trimSpans, type Span } from './spans';
+import { hardCut, packPieces, trimSpans, type Span } from './spans.util';
 
 /** Paragraph, line, sentence, word, then a hard cut. */
 export const DEFAULT_SEPARATORS = ['\n\n', '\n', '. ', ' ', ''];

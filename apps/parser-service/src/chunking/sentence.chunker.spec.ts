@@ -1,5 +1,5 @@
 import { sentenceChunkSpans } from './sentence.chunker';
-import { sentenceSpans } from './sentences';
+import { sentenceSpans } from './sentence.segmenter';
 
 const texts = (text: string, spans: Array<{ start: number; end: number }>): string[] =>
   spans.map((s) => text.slice(s.start, s.end));

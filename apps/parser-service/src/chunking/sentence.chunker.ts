@@ -1,7 +1,7 @@
 import type { SentenceChunkerConfig } from '@kb/contracts';
 import { assertSizes, splitSpan } from './recursive.chunker';
-import { sentenceSpans } from './sentences';
-import { packPieces, trimSpan, type Span } from './spans';
+import { sentenceSpans } from './sentence.segmenter';
+import { packPieces, trimSpan, type Span } from './spans.util';
 
 export type SentenceOptions = Pick<SentenceChunkerConfig, 'size' | 'overlap'>;
 

@@ -1,6 +1,6 @@
 import { gluedCounter } from '../../test/fixtures/chunking.fixtures';
 import { MAX_CHARS_PER_TOKEN, tokenChunkSpans } from './token.chunker';
-import { wordCounter } from './token-counter';
+import { wordCounter } from './token.counter';
 
 const words = (n: number): string => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
 

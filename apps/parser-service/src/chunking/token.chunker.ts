@@ -1,9 +1,9 @@
 import type { TokenChunkerConfig } from '@kb/contracts';
 import { assertSizes } from './recursive.chunker';
-import { segmentSpans } from './segments';
-import { safeCut, type Span } from './spans';
-import type { TokenCounter } from './token-counter';
-import { yieldEvery } from './yield';
+import { segmentSpans } from './segments.util';
+import { safeCut, type Span } from './spans.util';
+import type { TokenCounter } from './token.counter';
+import { yieldEvery } from './yield.util';
 
 export type TokenOptions = Pick<TokenChunkerConfig, 'size' | 'overlap'>;
 

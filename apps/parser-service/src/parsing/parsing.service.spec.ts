@@ -10,7 +10,7 @@ import { PermanentError } from '@kb/kafka';
 import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
 import { randomUUID } from 'node:crypto';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
-import { wordCounter } from '../chunking/token-counter';
+import { wordCounter } from '../chunking/token.counter';
 import { ParsingService } from './parsing.service';
 
 const GUIDE = [

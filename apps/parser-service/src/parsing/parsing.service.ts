@@ -10,9 +10,9 @@ import { withSpan } from '@kb/observability';
 import { putJson, type BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { chunkDocument } from '../chunking/document.chunker';
-import { chunkerForCode } from '../chunking/code-separators';
+import { chunkerForCode } from '../chunking/code-separators.config';
 import { markdownHeadings } from '../chunking/headings.parser';
-import type { TokenCounter } from '../chunking/token-counter';
+import type { TokenCounter } from '../chunking/token.counter';
 import { BLOB_STORE, EVENT_PRODUCER, TOKEN_COUNTER } from '../platform/tokens';
 import { extractText, type Format } from './text.extractor';
 

@@ -1,5 +1,5 @@
-import { segmentSpans } from './segments';
-import type { Span } from './spans';
+import { segmentSpans } from './segments.util';
+import type { Span } from './spans.util';
 
 // A fixed locale keeps chunking deterministic across machines; ICU's sentence rules are the same
 // for every script (。！？ end CJK sentences too).

@@ -1,7 +1,7 @@
 import { newEnforcer, type Adapter } from 'casbin';
 import PostgresAdapter from 'casbin-pg-adapter';
 import type { Pool } from 'pg';
-import { newModel } from './model';
+import { newModel } from './rbac.model';
 import { addBuiltIns, type EnforcerSource } from './policy.service';
 
 /**

@@ -1,8 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadTokenCounter } from './model-token-counter';
-import { wordCounter } from './token-counter';
+import { loadTokenCounter } from './model-token.counter';
+import { wordCounter } from './token.counter';
 
 describe('loadTokenCounter', () => {
   it('falls back to the word estimate, with a warning, when the model folder is missing', async () => {

@@ -1,4 +1,4 @@
-import { safeCut, type Span } from './spans';
+import { safeCut, type Span } from './spans.util';
 
 /**
  * No string handed to `Intl.Segmenter` is longer than this: V8's segment iterator slows down with
