@@ -17,7 +17,13 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     plugins: { '@nx': nx },
+    languageOptions: {
+      // One program over every source and test file (tsconfig.spec.json), for the type-aware rules.
+      parserOptions: { project: './tsconfig.spec.json', tsconfigRootDir: import.meta.dirname },
+    },
     rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
       // Apps never import apps; libraries never import apps. What services share lives in libs/.
       '@nx/enforce-module-boundaries': [
         'error',

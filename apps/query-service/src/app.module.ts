@@ -10,7 +10,7 @@ import {
 } from '@kb/kafka';
 import type { Kafka } from 'kafkajs';
 import { AccessCacheConsumer } from './access/access-cache.consumer';
-import { SearchAudit } from './audit/search-audit';
+import { SearchAudit } from './audit/search-audit.publisher';
 import {
   ACCESS_POLICY,
   CLOSERS,

@@ -12,7 +12,7 @@ import { kbv1, type TenantId } from '@kb/contracts';
 import { callWithToken, ERROR_CODE_METADATA, startGrpcOnLoopback } from '@kb/grpc';
 import { ACCESS_POLICY, TOKEN_VERIFIER } from '@kb/http';
 import { Test } from '@nestjs/testing';
-import { SearchAudit } from './audit/search-audit';
+import { SearchAudit } from './audit/search-audit.publisher';
 import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
 import { DocumentsClient, type DocumentRecord } from './documents/documents.client';

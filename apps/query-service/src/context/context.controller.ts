@@ -2,7 +2,7 @@ import { readFilterOf, type Access, type Caller } from '@kb/auth';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody, Public } from '@kb/http';
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { SearchAudit } from '../audit/search-audit';
+import { SearchAudit } from '../audit/search-audit.publisher';
 import { searchRequestSchema } from '../search/search.model';
 import {
   ContextService,

@@ -3,7 +3,7 @@ import { kbv1 } from '@kb/contracts';
 import { GrpcService } from '@kb/grpc';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { GrpcMethod, Payload } from '@nestjs/microservices';
-import { SearchAudit } from '../audit/search-audit';
+import { SearchAudit } from '../audit/search-audit.publisher';
 import { searchRequestSchema, type SearchMode, type SearchResponse } from './search.model';
 import { SearchService } from './search.service';
 

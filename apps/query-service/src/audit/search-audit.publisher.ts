@@ -49,8 +49,9 @@ export class SearchAudit implements BeforeApplicationShutdown {
         at: new Date().toISOString(),
       },
     });
-    if (this.queue.length >= AUDIT_BATCH) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), AUDIT_FLUSH_MS);
+    // flush() never rejects: a failed batch is counted and logged there.
+    if (this.queue.length >= AUDIT_BATCH) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), AUDIT_FLUSH_MS);
   }
 
   /** Sends what is queued; resolves when every batch sent so far has been acknowledged or dropped. */
