@@ -37,7 +37,7 @@ import { SqlKnowledgeBasesRepository } from './knowledge-bases/knowledge-bases-s
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { KnowledgeBasesRepository } from './knowledge-bases/knowledge-bases.repository';
 import { KnowledgeBasesService } from './knowledge-bases/knowledge-bases.service';
-import { EmbeddingServiceCatalog, MODEL_CATALOG } from './knowledge-bases/model-catalog';
+import { EmbeddingServiceCatalog, MODEL_CATALOG } from './knowledge-bases/model-catalog.client';
 import { migrations } from './migrations';
 import { OutboxRelay } from './outbox/outbox.relay';
 import { OutboxRepository, SqlOutboxRepository } from './outbox/outbox.repository';

@@ -20,7 +20,7 @@ import {
 import { FileInterceptor } from '@nestjs/platform-express';
 import { z } from 'zod';
 import type { Response } from 'express';
-import { type UploadedFile as File } from './document-content';
+import { type UploadedFile as File } from './document-content.storage';
 import {
   documentAclSchema,
   type DeleteResult,

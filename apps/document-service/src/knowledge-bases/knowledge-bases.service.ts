@@ -18,7 +18,7 @@ import {
   knowledgeBaseNotFound,
 } from './knowledge-bases.errors';
 import { KnowledgeBasesRepository } from './knowledge-bases.repository';
-import { MODEL_CATALOG, type ModelCatalog } from './model-catalog';
+import { MODEL_CATALOG, type ModelCatalog } from './model-catalog.client';
 
 function requireWrite(access: Access): void {
   if (!access.documentActions.has('write')) {
