@@ -1,4 +1,9 @@
-import { EVENT_CONSUMERS, type EventConsumer } from '@kb/kafka';
+import { tokenVerifierFrom } from '@kb/auth';
+import { createDatabase, createPool } from '@kb/database';
+import { ACCESS_POLICY, TOKEN_VERIFIER } from '@kb/http';
+import { EVENT_CONSUMERS, createKafka, type EventConsumer } from '@kb/kafka';
+import { s3BlobStoreFromEnv } from '@kb/storage';
+import { MemoryEventProducer } from '@kb/testing';
 import { Test } from '@nestjs/testing';
 import { AppModule } from './app.module';
 import { documentConfigSchema } from './config/document.config';
@@ -9,13 +14,12 @@ import { KnowledgeBasesService } from './knowledge-bases/knowledge-bases.service
 import { KnowledgeBaseDirectory } from './pipelines/knowledge-base-directory.port';
 import { PIPELINE_DEFAULTS } from './pipelines/pipeline-defaults.provider';
 import { TagRuleMembership } from './pipelines/tag-rule-membership.port';
-import { BLOB_STORE, EVENT_PRODUCER } from './platform/tokens';
+import type { DocumentDatabase } from './platform/db.types';
 import { Reconciler } from './reconciliation/reconciler.service';
-import { InMemoryBlobStore } from './testing/in-memory-blob.store';
 
 /**
- * The module wires every provider (nothing is connected: the Kafka client and the pool connect
- * on first use, and the two adapters that connect when built are replaced).
+ * The module wires every provider from the adapters main.ts hands it. Nothing is connected: the
+ * pool, the Kafka client and the S3 client connect on first use, and the producer is in memory.
  */
 describe('AppModule', () => {
   it('resolves every service, the two ports between documents and knowledge bases, and the consumers', async () => {
@@ -23,13 +27,22 @@ describe('AppModule', () => {
       DATABASE_URL: 'postgres://kb:kb@127.0.0.1:1/kb',
       KAFKA_BROKERS: '127.0.0.1:1',
       CHUNK_SIZE: '800',
+      AUTH_JWT_SECRET: 'a-secret-for-unit-tests-only-0123456789',
     });
-    const app = await Test.createTestingModule({ imports: [AppModule.register(config)] })
-      .overrideProvider(EVENT_PRODUCER)
-      .useValue({})
-      .overrideProvider(BLOB_STORE)
-      .useValue(new InMemoryBlobStore())
-      .compile();
+    const verifier = tokenVerifierFrom(config);
+    const deps = {
+      config,
+      db: createDatabase<DocumentDatabase>(
+        createPool({ url: config.DATABASE_URL, schema: config.DB_SCHEMA }),
+      ),
+      kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'document-service' }),
+      producer: new MemoryEventProducer(),
+      blobs: s3BlobStoreFromEnv(config),
+      verifier,
+    };
+    const app = await Test.createTestingModule({
+      imports: [AppModule.register(deps)],
+    }).compile();
 
     expect(app.get(DocumentsService)).toBeInstanceOf(DocumentsService);
     expect(app.get(KnowledgeBasesService)).toBeInstanceOf(KnowledgeBasesService);
@@ -41,5 +54,8 @@ describe('AppModule', () => {
       model: config.EMBEDDING_MODEL,
     });
     expect(app.get<EventConsumer[]>(EVENT_CONSUMERS)).toHaveLength(2);
+    // What @Authenticated({ access: true }) on the controllers needs.
+    expect(app.get(TOKEN_VERIFIER)).toBe(verifier);
+    expect(app.get(ACCESS_POLICY)).toBeDefined();
   });
 });

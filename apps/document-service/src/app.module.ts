@@ -1,9 +1,26 @@
-import { AccessResolver } from '@kb/auth';
+import { AccessResolver, ResolverAccessPolicy, type TokenVerifier } from '@kb/auth';
 import { pendingMigrations } from '@kb/database';
-import { HealthController, MetricsController, READINESS_CHECKS, Readiness } from '@kb/http';
-import { EVENT_CONSUMERS, EventConsumersHost, type EventConsumer } from '@kb/kafka';
+import {
+  ACCESS_POLICY,
+  CLOSERS,
+  HealthController,
+  MetricsController,
+  READINESS_CHECKS,
+  Readiness,
+  ResourceCloser,
+  TOKEN_VERIFIER,
+  type Closer,
+} from '@kb/http';
+import {
+  EVENT_CONSUMERS,
+  EventConsumersHost,
+  type EventConsumer,
+  type EventProducer,
+} from '@kb/kafka';
+import type { S3BlobStore } from '@kb/storage';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
+import type { Kafka } from 'kafkajs';
 import { sql, type Kysely } from 'kysely';
 import { diskStorage } from 'multer';
 import { AccessInvalidationConsumer } from './access/access-invalidation.consumer';
@@ -20,7 +37,7 @@ import { SqlKnowledgeBasesRepository } from './knowledge-bases/knowledge-bases-s
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { KnowledgeBasesRepository } from './knowledge-bases/knowledge-bases.repository';
 import { KnowledgeBasesService } from './knowledge-bases/knowledge-bases.service';
-import { EmbeddingServiceCatalog, MODEL_CATALOG } from './knowledge-bases/model-catalog';
+import { EmbeddingServiceCatalog, MODEL_CATALOG } from './knowledge-bases/model-catalog.client';
 import { migrations } from './migrations';
 import { OutboxRelay } from './outbox/outbox.relay';
 import { OutboxRepository, SqlOutboxRepository } from './outbox/outbox.repository';
@@ -29,25 +46,35 @@ import { KnowledgeBaseDirectory } from './pipelines/knowledge-base-directory.por
 import { pipelineDefaultsProvider } from './pipelines/pipeline-defaults.provider';
 import { TagRuleMembership } from './pipelines/tag-rule-membership.port';
 import type { DocumentDatabase } from './platform/db.types';
-import { PlatformModule } from './platform/platform.module';
-import { DB } from './platform/tokens';
+import { BLOB_STORE, CLOCK, DB, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 import { SqlTransactionRunner, TransactionRunner } from './platform/transaction.runner';
 import { ReconciliationRepository } from './reconciliation/reconciliation.repository';
 import { Reconciler } from './reconciliation/reconciler.service';
 
+/** The adapters main.ts builds (and connects) from validated config; closed at shutdown. */
+export interface DocumentDeps {
+  config: DocumentConfig;
+  db: Kysely<DocumentDatabase>;
+  kafka: Kafka;
+  producer: EventProducer;
+  blobs: S3BlobStore;
+  verifier: TokenVerifier;
+}
+
 @Module({})
 export class AppModule {
-  static register(config: DocumentConfig): DynamicModule {
+  static register(deps: DocumentDeps): DynamicModule {
+    const { config } = deps;
+    // After the consumers, the relay and the reconciler have stopped (beforeApplicationShutdown):
+    // the producer flushes what the last handlers sent, then the stores close.
+    const closers: Closer[] = [
+      () => deps.producer.disconnect(),
+      () => deps.blobs.destroy(),
+      () => deps.db.destroy(),
+    ];
     return {
       module: AppModule,
       imports: [
-        {
-          module: class ConfigModule {},
-          global: true,
-          providers: [{ provide: DOCUMENT_CONFIG, useValue: config }],
-          exports: [DOCUMENT_CONFIG],
-        },
-        PlatformModule,
         // Uploads stream to a temporary file (memory stays flat whatever the size); larger ones
         // are refused with 413 and their partial file removed before anything is stored.
         MulterModule.register({
@@ -63,6 +90,15 @@ export class AppModule {
         MetricsController,
       ],
       providers: [
+        { provide: DOCUMENT_CONFIG, useValue: config },
+        { provide: DB, useValue: deps.db },
+        { provide: KAFKA, useValue: deps.kafka },
+        { provide: EVENT_PRODUCER, useValue: deps.producer },
+        { provide: BLOB_STORE, useValue: deps.blobs },
+        { provide: CLOCK, useValue: () => new Date() },
+        { provide: CLOSERS, useValue: closers },
+        ResourceCloser,
+        { provide: TOKEN_VERIFIER, useValue: deps.verifier },
         {
           provide: AccessResolver,
           useFactory: () =>
@@ -70,6 +106,11 @@ export class AppModule {
               address: config.ACL_GRPC_ADDRESS,
               ttlMs: config.AUTHZ_CACHE_TTL_MS,
             }),
+        },
+        {
+          provide: ACCESS_POLICY,
+          inject: [AccessResolver],
+          useFactory: (resolver: AccessResolver) => new ResolverAccessPolicy(resolver),
         },
         pipelineDefaultsProvider,
         { provide: TransactionRunner, useClass: SqlTransactionRunner },
@@ -99,14 +140,14 @@ export class AppModule {
         Readiness,
         {
           provide: READINESS_CHECKS,
-          inject: [DB, EventConsumersHost],
-          useFactory: (db: Kysely<DocumentDatabase>, consumers: EventConsumersHost) => [
-            { name: 'postgres', check: async () => (await sql`select 1`.execute(db), true) },
+          inject: [EventConsumersHost],
+          useFactory: (consumers: EventConsumersHost) => [
+            { name: 'postgres', check: async () => (await sql`select 1`.execute(deps.db), true) },
             // Not ready while the Helm hook (or a newer replica) has migrations left to apply.
             {
               name: 'migrations',
               check: async () =>
-                (await pendingMigrations(db, config.DB_SCHEMA, migrations)).length === 0,
+                (await pendingMigrations(deps.db, config.DB_SCHEMA, migrations)).length === 0,
             },
             { name: 'kafka-consumer', check: async () => consumers.allJoined },
           ],

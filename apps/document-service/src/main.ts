@@ -3,10 +3,13 @@ import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { bootHttpService } from '@kb/http';
+import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
+import { s3BlobStoreFromEnv } from '@kb/storage';
 import { AppModule } from './app.module';
 import { loadDocumentConfig } from './config/document.config';
 import { migrations } from './migrations';
+import type { DocumentDatabase } from './platform/db.types';
 
 async function main(): Promise<void> {
   const config = loadDocumentConfig();
@@ -24,13 +27,26 @@ async function main(): Promise<void> {
       'Migrations',
     );
   }
+  const db = createDatabase<DocumentDatabase>(
+    createPool({
+      url: config.DATABASE_URL,
+      schema: config.DB_SCHEMA,
+      applicationName: 'document-service',
+    }),
+  );
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'document-service' });
+  const producer = new KafkaEventProducer(kafka);
+  await producer.connect();
+  const blobs = s3BlobStoreFromEnv(config);
+  await blobs.ensureBucket();
+  const verifier = tokenVerifierFrom(config);
   await bootHttpService({
-    module: AppModule.register(config),
+    module: AppModule.register({ config, db, kafka, producer, blobs, verifier }),
     logger,
     host: config.HOST,
     port: config.PORT,
     name: 'document-service',
-    auth: tokenVerifierFrom(config),
+    auth: verifier,
   });
 }
 

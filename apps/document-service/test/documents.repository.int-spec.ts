@@ -1,3 +1,4 @@
+import { ErrorKind } from '@kb/errors';
 import { DEFAULT_CHUNKER, pipelineOf, toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest, pendingMigrations } from '@kb/database';
 import { sql, type Kysely } from 'kysely';
@@ -119,7 +120,7 @@ describe('DocumentsRepository', () => {
         'handbooks',
         updateKnowledgeBaseSchema.parse({ chunker: { strategy: 'token', size: 256, overlap: 32 } }),
       ),
-    ).rejects.toMatchObject({ status: 409 });
+    ).rejects.toMatchObject({ kind: ErrorKind.FailedPrecondition, code: 'immutable_field' });
     // A second knowledge base with the same pipeline adds no pipeline.
     await knowledgeBases.create(
       tenant,
@@ -204,7 +205,7 @@ describe('DocumentsRepository', () => {
     ).toBeUndefined();
     await expect(
       service.documents.delete(t2, newAccess({ tenantId: t2, isAdmin: true }), doc.id),
-    ).rejects.toMatchObject({ status: 404 });
+    ).rejects.toMatchObject({ kind: ErrorKind.NotFound });
     await service.blobs.put(`blobs/sha256/${sha256}`, 'hello');
     expect(await service.documents.delete(tenant, newAccess(), doc.id)).toEqual({
       documentId: doc.id,

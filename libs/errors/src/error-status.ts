@@ -23,7 +23,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorKind, TransportStatus>> = {
 
 /**
  * The kind whose HTTP status this is (the first in table order), for answers relayed from another
- * service's REST API and for the deprecated `ApiError(status, …)`; `Internal` when none matches.
+ * service's REST API; `Internal` when none matches.
  */
 export function errorKindOfHttpStatus(httpStatus: number): ErrorKind {
   const entry = Object.entries(ERROR_STATUS).find(([, s]) => s.http === httpStatus);

@@ -1,4 +1,3 @@
-export * from './api-error';
 export * from './request.errors';
 export * from './rest-exception.filter';
 export * from './zod-body';

@@ -1,6 +1,6 @@
 import { AuthError, AuthErrorCode } from '@kb/auth';
+import { DomainError, ErrorKind } from '@kb/errors';
 import { BadRequestException, PayloadTooLargeException, type ArgumentsHost } from '@nestjs/common';
-import { ApiError } from './api-error';
 import { RestExceptionFilter } from './rest-exception.filter';
 import { parseBody } from './zod-body';
 import { z } from 'zod';
@@ -44,12 +44,16 @@ describe('RestExceptionFilter', () => {
     });
   });
 
-  it('renders the deprecated ApiError with the status it was given', () => {
-    expect(capture(new ApiError(404, 'document_not_found', 'document x not found'))).toEqual({
+  it('answers not found with 404, and both conflicts (exists, precondition) with 409', () => {
+    class ThingError extends DomainError<string> {}
+    expect(capture(new ThingError('thing_not_found', ErrorKind.NotFound, 'no thing x'))).toEqual({
       status: 404,
-      body: { error: { code: 'document_not_found', message: 'document x not found' } },
+      body: { error: { code: 'thing_not_found', message: 'no thing x' } },
     });
-    expect(capture(new ApiError(409, 'knowledge_base_exists', 'kb exists')).status).toBe(409);
+    expect(capture(new ThingError('thing_exists', ErrorKind.AlreadyExists, 'x')).status).toBe(409);
+    expect(
+      capture(new ThingError('thing_not_empty', ErrorKind.FailedPrecondition, 'x')).status,
+    ).toBe(409);
   });
 
   it('gives framework errors a stable code', () => {

@@ -8,7 +8,11 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { Response } from 'express';
-import type { ApiErrorBody } from './api-error';
+
+/** The body of every REST error response. */
+export interface ApiErrorBody {
+  error: { code: string; message: string; details?: unknown };
+}
 
 /** Codes for errors the framework raises before our code runs. */
 const FRAMEWORK_CODES: Record<number, string> = {

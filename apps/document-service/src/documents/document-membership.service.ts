@@ -7,9 +7,9 @@ import { TagRuleMembership } from '../pipelines/tag-rule-membership.port';
 import { BLOB_STORE } from '../platform/tokens';
 import type { Trx } from '../platform/transaction.runner';
 import type { DocumentRecord } from './document.model';
-import { attributesChangedEventOf, uploadedEventOf } from './document-events';
+import { attributesChangedEventOf, uploadedEventOf } from './document-events.builder';
 import { DocumentsRepository } from './documents.repository';
-import { matchedByRules, membershipOf, needsRedrive, spacesOf } from './membership';
+import { matchedByRules, membershipOf, needsRedrive, spacesOf } from './membership.rules';
 
 /**
  * A document's knowledge bases and the pipelines they send it through: membership from explicit

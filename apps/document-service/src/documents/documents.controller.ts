@@ -1,6 +1,6 @@
-import { AccessResolver, type Caller } from '@kb/auth';
+import type { Access, Caller } from '@kb/auth';
 import { documentMetadataSchema } from '@kb/contracts';
-import { accessOf, CurrentCaller, parseBody } from '@kb/http';
+import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import {
   Body,
   Controller,
@@ -20,7 +20,7 @@ import {
 import { FileInterceptor } from '@nestjs/platform-express';
 import { z } from 'zod';
 import type { Response } from 'express';
-import { type UploadedFile as File } from './document-content';
+import { type UploadedFile as File } from './document-content.storage';
 import {
   documentAclSchema,
   type DeleteResult,
@@ -88,10 +88,7 @@ export const listQuerySchema = z.object({
 
 @Controller('v1/documents')
 export class DocumentsController {
-  constructor(
-    private readonly documents: DocumentsService,
-    private readonly access: AccessResolver,
-  ) {}
+  constructor(private readonly documents: DocumentsService) {}
 
   /**
    * Multipart upload: a `file` part; optional `title`, `metadata` (a JSON object of strings,
@@ -101,9 +98,11 @@ export class DocumentsController {
    * already has this exact content.
    */
   @Post()
+  @Authenticated({ access: true })
   @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
   async upload(
     @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
     @UploadedFile() file: File | undefined,
     @Body() body: unknown,
     @Res({ passthrough: true }) response: Response,
@@ -112,18 +111,13 @@ export class DocumentsController {
       throw new DocumentError(DocumentErrorCode.MissingFile, 'multipart part "file" is required');
     }
     const fields = parseBody(uploadFieldsSchema, body ?? {});
-    const document = await this.documents.upload(
-      caller.tenantId,
-      await accessOf(this.access, caller),
-      file,
-      {
-        title: fields.title,
-        metadata: fields.metadata,
-        tags: fields.tags,
-        acl: fields.acl,
-        knowledgeBaseIds: fields.knowledge_base_ids,
-      },
-    );
+    const document = await this.documents.upload(caller.tenantId, access, file, {
+      title: fields.title,
+      metadata: fields.metadata,
+      tags: fields.tags,
+      acl: fields.acl,
+      knowledgeBaseIds: fields.knowledge_base_ids,
+    });
     response.status(document.duplicate ? 200 : 202);
     return document;
   }
@@ -134,9 +128,11 @@ export class DocumentsController {
    * `unchanged: true` when the content is the current version's. Needs `write`.
    */
   @Put(':id/content')
+  @Authenticated({ access: true })
   @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
   async replaceContent(
     @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
     @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
     @UploadedFile() file: File | undefined,
     @Res({ passthrough: true }) response: Response,
@@ -144,23 +140,20 @@ export class DocumentsController {
     if (!file) {
       throw new DocumentError(DocumentErrorCode.MissingFile, 'multipart part "file" is required');
     }
-    const document = await this.documents.replaceContent(
-      caller.tenantId,
-      await accessOf(this.access, caller),
-      id,
-      file,
-    );
+    const document = await this.documents.replaceContent(caller.tenantId, access, id, file);
     response.status(document.unchanged ? 200 : 202);
     return document;
   }
 
   @Delete(':id')
+  @Authenticated({ access: true })
   @HttpCode(200)
   async delete(
     @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
     @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
   ): Promise<DeleteResult> {
-    return this.documents.delete(caller.tenantId, await accessOf(this.access, caller), id);
+    return this.documents.delete(caller.tenantId, access, id);
   }
 
   /**
@@ -168,13 +161,15 @@ export class DocumentsController {
    * version and no re-embedding: the indexes update the chunks in place.
    */
   @Patch(':id')
+  @Authenticated({ access: true })
   async edit(
     @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
     @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
     @Body() body: unknown,
   ): Promise<DocumentView> {
     const edit = parseBody(editSchema, body);
-    return this.documents.edit(caller.tenantId, await accessOf(this.access, caller), id, {
+    return this.documents.edit(caller.tenantId, access, id, {
       tags: edit.tags && [...new Set(edit.tags)],
       metadata: edit.metadata,
       knowledgeBaseIds: edit.knowledge_base_ids && [...new Set(edit.knowledge_base_ids)],
@@ -183,26 +178,35 @@ export class DocumentsController {
 
   /** Replaces the document's ACL (`{users, groups, roles, tenant}`); owner or tenant admin only. */
   @Put(':id/acl')
+  @Authenticated({ access: true })
   async setAcl(
     @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
     @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
     @Body() body: unknown,
   ): Promise<DocumentView> {
     const acl = parseBody(documentAclSchema, body);
-    return this.documents.setAcl(caller.tenantId, await accessOf(this.access, caller), id, acl);
+    return this.documents.setAcl(caller.tenantId, access, id, acl);
   }
 
   @Get()
-  async list(@CurrentCaller() caller: Caller, @Query() query: unknown): Promise<DocumentPage> {
+  @Authenticated({ access: true })
+  async list(
+    @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
+    @Query() query: unknown,
+  ): Promise<DocumentPage> {
     const { limit, cursor } = parseBody(listQuerySchema, query);
-    return this.documents.list(caller.tenantId, await accessOf(this.access, caller), limit, cursor);
+    return this.documents.list(caller.tenantId, access, limit, cursor);
   }
 
   @Get(':id')
+  @Authenticated({ access: true })
   async get(
     @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
     @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
   ): Promise<DocumentView> {
-    return this.documents.get(caller.tenantId, await accessOf(this.access, caller), id);
+    return this.documents.get(caller.tenantId, access, id);
   }
 }

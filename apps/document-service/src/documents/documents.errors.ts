@@ -1,4 +1,4 @@
-import { ApiError } from '@kb/http';
+import { DomainError, ErrorKind } from '@kb/errors';
 
 export enum DocumentErrorCode {
   NotFound = 'document_not_found',
@@ -9,17 +9,17 @@ export enum DocumentErrorCode {
   PermissionDenied = 'permission_denied',
 }
 
-const STATUS: Record<DocumentErrorCode, number> = {
-  [DocumentErrorCode.NotFound]: 404,
-  [DocumentErrorCode.EmptyFile]: 400,
-  [DocumentErrorCode.MissingFile]: 400,
-  [DocumentErrorCode.InvalidMetadata]: 400,
-  [DocumentErrorCode.InvalidCursor]: 400,
-  [DocumentErrorCode.PermissionDenied]: 403,
+const KIND: Record<DocumentErrorCode, ErrorKind> = {
+  [DocumentErrorCode.NotFound]: ErrorKind.NotFound,
+  [DocumentErrorCode.EmptyFile]: ErrorKind.InvalidArgument,
+  [DocumentErrorCode.MissingFile]: ErrorKind.InvalidArgument,
+  [DocumentErrorCode.InvalidMetadata]: ErrorKind.InvalidArgument,
+  [DocumentErrorCode.InvalidCursor]: ErrorKind.InvalidArgument,
+  [DocumentErrorCode.PermissionDenied]: ErrorKind.PermissionDenied,
 };
 
-export class DocumentError extends ApiError {
+export class DocumentError extends DomainError<DocumentErrorCode> {
   constructor(code: DocumentErrorCode, message: string) {
-    super(STATUS[code], code, message);
+    super(code, KIND[code], message);
   }
 }

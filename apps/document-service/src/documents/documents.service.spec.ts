@@ -1,3 +1,4 @@
+import { ErrorKind } from '@kb/errors';
 import { DEFAULT_CHUNKER, Topics, pipelineOf, toTenantId } from '@kb/contracts';
 import {
   DEFAULTS,
@@ -107,13 +108,16 @@ describe('DocumentsService', () => {
     });
 
     it('refuses an empty file and an unknown knowledge base before storing anything', async () => {
-      await expect(upload('')).rejects.toMatchObject({ status: 400, code: 'empty_file' });
+      await expect(upload('')).rejects.toMatchObject({
+        kind: ErrorKind.InvalidArgument,
+        code: 'empty_file',
+      });
       await expect(upload('x', { knowledgeBaseIds: ['nope'] })).rejects.toMatchObject({
-        status: 400,
+        kind: ErrorKind.InvalidArgument,
         code: 'unknown_knowledge_base',
       });
       expect(f.db.writes).toEqual([]);
-      expect(f.blobs.objects.size).toBe(0);
+      expect(f.blobs.keys()).toEqual([]);
     });
 
     it('leaves nothing behind when the transaction fails', async () => {
@@ -217,7 +221,7 @@ describe('DocumentsService', () => {
       const reader = newAccess({ documentActions: new Set(['read']) });
       await expect(
         f.documents.edit(TENANT, reader, document.id, { tags: [] }),
-      ).rejects.toMatchObject({ status: 403 });
+      ).rejects.toMatchObject({ kind: ErrorKind.PermissionDenied });
       await expect(
         f.documents.edit(TENANT, alice, document.id, { knowledgeBaseIds: ['nope'] }),
       ).rejects.toMatchObject({ code: 'unknown_knowledge_base' });
@@ -240,7 +244,7 @@ describe('DocumentsService', () => {
       expect(documentEvents().at(-1)!.payload).toEqual({ kind: 'deleted', documentId: first.id });
       const zoe = newAccess({ userId: 'zoe' });
       expect(await f.documents.delete(TENANT, zoe, other.id)).toMatchObject({ blobDeleted: true });
-      expect(f.blobs.objects.size).toBe(0);
+      expect(f.blobs.keys()).toEqual([]);
     });
 
     it('answers 404 for another tenant’s or an unreadable document, and needs delete', async () => {
@@ -248,13 +252,13 @@ describe('DocumentsService', () => {
       const t2 = toTenantId('t2');
       await expect(
         f.documents.delete(t2, newAccess({ tenantId: t2, isAdmin: true }), document.id),
-      ).rejects.toMatchObject({ status: 404 });
+      ).rejects.toMatchObject({ kind: ErrorKind.NotFound });
       await expect(
         f.documents.delete(TENANT, newAccess({ userId: 'bob' }), document.id),
-      ).rejects.toMatchObject({ status: 404 });
+      ).rejects.toMatchObject({ kind: ErrorKind.NotFound });
       const writer = newAccess({ documentActions: new Set(['read', 'write']) });
       await expect(f.documents.delete(TENANT, writer, document.id)).rejects.toMatchObject({
-        status: 403,
+        kind: ErrorKind.PermissionDenied,
       });
       expect(kinds()).toEqual(['uploaded']);
     });
@@ -294,7 +298,7 @@ describe('DocumentsService', () => {
           roles: [],
           tenant: true,
         }),
-      ).rejects.toMatchObject({ status: 403 });
+      ).rejects.toMatchObject({ kind: ErrorKind.PermissionDenied });
       expect(f.outbox.envelopes(Topics.audit)).toEqual([]);
     });
   });

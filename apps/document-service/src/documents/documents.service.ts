@@ -15,9 +15,14 @@ import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.po
 import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
 import { TransactionRunner } from '../platform/transaction.runner';
-import { blobKeyFor, sha256OfFile, storeOriginal, type UploadedFile } from './document-content';
-import { decodeCursor, encodeCursor } from './document-cursor';
-import { aclAuditOf, aclChangedEventOf, deletedEventOf } from './document-events';
+import {
+  blobKeyFor,
+  sha256OfFile,
+  storeOriginal,
+  type UploadedFile,
+} from './document-content.storage';
+import { decodeCursor, encodeCursor } from './document.cursor';
+import { aclAuditOf, aclChangedEventOf, deletedEventOf } from './document-events.builder';
 import { DocumentMembershipService } from './document-membership.service';
 import {
   principalsOf,

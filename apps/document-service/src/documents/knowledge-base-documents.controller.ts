@@ -1,5 +1,5 @@
-import { AccessResolver, type Caller } from '@kb/auth';
-import { accessOf, CurrentCaller, parseBody } from '@kb/http';
+import type { Access, Caller } from '@kb/auth';
+import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { listQuerySchema } from './documents.controller';
@@ -12,17 +12,17 @@ export class KnowledgeBaseDocumentsController {
   constructor(
     private readonly documents: DocumentsService,
     private readonly knowledgeBases: KnowledgeBaseDirectory,
-    private readonly access: AccessResolver,
   ) {}
 
   /** The knowledge base's documents the caller may read, newest first. */
   @Get(':id/documents')
+  @Authenticated({ access: true })
   async listDocuments(
     @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
     @Param('id') id: string,
     @Query() query: unknown,
   ): Promise<DocumentPage> {
-    const access = await accessOf(this.access, caller);
     await this.knowledgeBases.requireFound(caller.tenantId, id);
     const { limit, cursor } = parseBody(listQuerySchema, query);
     return this.documents.list(caller.tenantId, access, limit, cursor, id);

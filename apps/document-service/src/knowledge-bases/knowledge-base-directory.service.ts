@@ -1,5 +1,4 @@
 import type { Pipeline, PipelineDefaults, TenantId } from '@kb/contracts';
-import { ApiError } from '@kb/http';
 import { Inject, Injectable } from '@nestjs/common';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { PIPELINE_DEFAULTS } from '../pipelines/pipeline-defaults.provider';
@@ -11,7 +10,11 @@ import {
 } from '../pipelines/pipeline.model';
 import type { Trx } from '../platform/transaction.runner';
 import { KnowledgeBasesRepository } from './knowledge-bases.repository';
-import { notFound } from './knowledge-bases.service';
+import {
+  KnowledgeBaseError,
+  KnowledgeBaseErrorCode,
+  knowledgeBaseNotFound,
+} from './knowledge-bases.errors';
 
 /** What documents ask of knowledge bases, answered from the repository and the pipeline defaults. */
 @Injectable()
@@ -29,16 +32,15 @@ export class KnowledgeBaseDirectoryService extends KnowledgeBaseDirectory {
     const found = await this.knowledgeBases.existingIds(tenantId, wanted);
     const missing = wanted.filter((id) => !found.includes(id));
     if (missing.length > 0) {
-      throw new ApiError(
-        400,
-        'unknown_knowledge_base',
+      throw new KnowledgeBaseError(
+        KnowledgeBaseErrorCode.UnknownKnowledgeBase,
         `no knowledge base ${missing.join(', ')}: create it first (POST /v1/knowledge-bases)`,
       );
     }
   }
 
   async requireFound(tenantId: TenantId, id: string): Promise<void> {
-    if (!(await this.knowledgeBases.find(tenantId, id))) throw notFound(id);
+    if (!(await this.knowledgeBases.find(tenantId, id))) throw knowledgeBaseNotFound(id);
   }
 
   tagRulesOf(trx: Trx, tenantId: TenantId): Promise<TagRule[]> {

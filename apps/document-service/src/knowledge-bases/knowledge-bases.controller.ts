@@ -1,5 +1,5 @@
-import { AccessResolver, type Caller } from '@kb/auth';
-import { accessOf, CurrentCaller, parseBody } from '@kb/http';
+import type { Access, Caller } from '@kb/auth';
+import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { Body, Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import {
   createKnowledgeBaseSchema,
@@ -14,49 +14,58 @@ import { KnowledgeBasesService } from './knowledge-bases.service';
  */
 @Controller('v1/knowledge-bases')
 export class KnowledgeBasesController {
-  constructor(
-    private readonly knowledgeBases: KnowledgeBasesService,
-    private readonly access: AccessResolver,
-  ) {}
+  constructor(private readonly knowledgeBases: KnowledgeBasesService) {}
 
   @Post()
-  async create(@CurrentCaller() caller: Caller, @Body() body: unknown): Promise<KnowledgeBaseView> {
+  @Authenticated({ access: true })
+  async create(
+    @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
+    @Body() body: unknown,
+  ): Promise<KnowledgeBaseView> {
     return this.knowledgeBases.create(
       caller.tenantId,
-      await accessOf(this.access, caller),
+      access,
       parseBody(createKnowledgeBaseSchema, body),
     );
   }
 
   @Get()
+  @Authenticated({ access: true })
   async list(@CurrentCaller() caller: Caller): Promise<{ items: KnowledgeBaseView[] }> {
-    await accessOf(this.access, caller);
     return { items: await this.knowledgeBases.list(caller.tenantId) };
   }
 
   @Get(':id')
+  @Authenticated({ access: true })
   async get(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<KnowledgeBaseView> {
-    await accessOf(this.access, caller);
     return this.knowledgeBases.get(caller.tenantId, id);
   }
 
   /** Name and description change; chunker or embedding model changes are 409 `immutable_field`. */
   @Patch(':id')
+  @Authenticated({ access: true })
   async update(
     @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
     @Param('id') id: string,
     @Body() body: unknown,
   ): Promise<KnowledgeBaseView> {
     return this.knowledgeBases.update(
       caller.tenantId,
-      await accessOf(this.access, caller),
+      access,
       id,
       parseBody(updateKnowledgeBaseSchema, body),
     );
   }
 
   @Delete(':id')
-  async delete(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<{ id: string }> {
-    return this.knowledgeBases.delete(caller.tenantId, await accessOf(this.access, caller), id);
+  @Authenticated({ access: true })
+  async delete(
+    @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
+    @Param('id') id: string,
+  ): Promise<{ id: string }> {
+    return this.knowledgeBases.delete(caller.tenantId, access, id);
   }
 }

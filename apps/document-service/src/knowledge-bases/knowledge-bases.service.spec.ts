@@ -1,3 +1,4 @@
+import { ErrorKind } from '@kb/errors';
 import { DEFAULT_CHUNKER, Topics } from '@kb/contracts';
 import {
   DEFAULTS,
@@ -61,12 +62,15 @@ describe('KnowledgeBasesService', () => {
   it('refuses a model the deployment does not serve, and an id taken', async () => {
     await expect(
       f.knowledgeBases.create(TENANT, alice, input({ id: 'x', embeddingModel: 'gpt-embed' })),
-    ).rejects.toMatchObject({ status: 400, code: 'embedding_model_not_served' });
+    ).rejects.toMatchObject({
+      kind: ErrorKind.InvalidArgument,
+      code: 'embedding_model_not_served',
+    });
     expect(await f.knowledgeBases.list(TENANT)).toEqual([]);
 
     await f.knowledgeBases.create(TENANT, alice, input({ id: 'x' }));
     await expect(f.knowledgeBases.create(TENANT, alice, input({ id: 'x' }))).rejects.toMatchObject({
-      status: 409,
+      kind: ErrorKind.AlreadyExists,
       code: 'knowledge_base_exists',
     });
   });
@@ -74,7 +78,7 @@ describe('KnowledgeBasesService', () => {
   it('needs write', async () => {
     const reader = newAccess({ documentActions: new Set(['read']) });
     await expect(f.knowledgeBases.create(TENANT, reader, input({ id: 'x' }))).rejects.toMatchObject(
-      { status: 403 },
+      { kind: ErrorKind.PermissionDenied },
     );
   });
 
@@ -93,12 +97,12 @@ describe('KnowledgeBasesService', () => {
       { embeddingModel: 'test-hashing-384' },
     ]) {
       await expect(update('handbooks', body)).rejects.toMatchObject({
-        status: 409,
+        kind: ErrorKind.FailedPrecondition,
         code: 'immutable_field',
       });
     }
     expect((await f.knowledgeBases.get(TENANT, 'handbooks')).name).toBe('Handbooks');
-    await expect(update('nope', { name: 'n' })).rejects.toMatchObject({ status: 404 });
+    await expect(update('nope', { name: 'n' })).rejects.toMatchObject({ kind: ErrorKind.NotFound });
   });
 
   it('moves tagged documents in and out with their rule, in the rule’s transaction', async () => {
@@ -145,13 +149,15 @@ describe('KnowledgeBasesService', () => {
     await f.documents.upload(TENANT, alice, files.file('x'), { knowledgeBaseIds: ['used'] });
 
     expect(await f.knowledgeBases.delete(TENANT, alice, 'empty')).toEqual({ id: 'empty' });
-    await expect(f.knowledgeBases.get(TENANT, 'empty')).rejects.toMatchObject({ status: 404 });
+    await expect(f.knowledgeBases.get(TENANT, 'empty')).rejects.toMatchObject({
+      kind: ErrorKind.NotFound,
+    });
     await expect(f.knowledgeBases.delete(TENANT, alice, 'used')).rejects.toMatchObject({
-      status: 409,
+      kind: ErrorKind.FailedPrecondition,
       code: 'knowledge_base_not_empty',
     });
     await expect(f.knowledgeBases.delete(TENANT, alice, 'gone')).rejects.toMatchObject({
-      status: 404,
+      kind: ErrorKind.NotFound,
     });
   });
 });

@@ -1,6 +1,5 @@
 import type { Access } from '@kb/auth';
 import { chunkerConfigSchema, type PipelineDefaults, type TenantId } from '@kb/contracts';
-import { ApiError } from '@kb/http';
 import { Inject, Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
@@ -13,15 +12,20 @@ import type {
   KnowledgeBaseView,
   UpdateKnowledgeBase,
 } from './knowledge-base.model';
+import {
+  KnowledgeBaseError,
+  KnowledgeBaseErrorCode,
+  knowledgeBaseNotFound,
+} from './knowledge-bases.errors';
 import { KnowledgeBasesRepository } from './knowledge-bases.repository';
-import { MODEL_CATALOG, type ModelCatalog } from './model-catalog';
-
-export const notFound = (id: string) =>
-  new ApiError(404, 'knowledge_base_not_found', `knowledge base ${id} not found`);
+import { MODEL_CATALOG, type ModelCatalog } from './model-catalog.client';
 
 function requireWrite(access: Access): void {
   if (!access.documentActions.has('write')) {
-    throw new ApiError(403, 'permission_denied', `write is not granted to ${access.userId}`);
+    throw new KnowledgeBaseError(
+      KnowledgeBaseErrorCode.PermissionDenied,
+      `write is not granted to ${access.userId}`,
+    );
   }
 }
 
@@ -53,9 +57,8 @@ export class KnowledgeBasesService {
     // Detected, not declared: the model must be served, and its dimension is what it produces.
     const dimension = await this.models.dimensionOf(model);
     if (dimension === undefined) {
-      throw new ApiError(
-        400,
-        'embedding_model_not_served',
+      throw new KnowledgeBaseError(
+        KnowledgeBaseErrorCode.ModelNotServed,
         `embedding model "${model}" is not served by this deployment (its default is "${this.defaults.model}")`,
       );
     }
@@ -72,9 +75,8 @@ export class KnowledgeBasesService {
         now,
       });
       if (!created) {
-        throw new ApiError(
-          409,
-          'knowledge_base_exists',
+        throw new KnowledgeBaseError(
+          KnowledgeBaseErrorCode.Exists,
           `knowledge base ${input.id} already exists`,
         );
       }
@@ -87,7 +89,7 @@ export class KnowledgeBasesService {
 
   async get(tenantId: TenantId, id: string): Promise<KnowledgeBaseView> {
     const knowledgeBase = await this.knowledgeBases.find(tenantId, id);
-    if (!knowledgeBase) throw notFound(id);
+    if (!knowledgeBase) throw knowledgeBaseNotFound(id);
     return knowledgeBase;
   }
 
@@ -111,9 +113,8 @@ export class KnowledgeBasesService {
     for (const field of ['chunker', 'embeddingModel'] as const) {
       // Sending the current value back is not a change; anything else is.
       if (input[field] !== undefined && !isDeepStrictEqual(requested[field], current[field])) {
-        throw new ApiError(
-          409,
-          'immutable_field',
+        throw new KnowledgeBaseError(
+          KnowledgeBaseErrorCode.ImmutableField,
           `${field} is fixed when a knowledge base is created: create a new knowledge base with the new ${field} and move the documents to it`,
         );
       }
@@ -131,7 +132,7 @@ export class KnowledgeBasesService {
         },
         now,
       );
-      if (!updated) throw notFound(id);
+      if (!updated) throw knowledgeBaseNotFound(id);
       // A new rule adds and removes documents; their indexes update in place (no re-embedding).
       const changed = input.tagRule ? await this.membership.applyTagRules(trx, tenantId, now) : [];
       return { updated, changed };
@@ -145,9 +146,8 @@ export class KnowledgeBasesService {
     requireWrite(access);
     await this.get(tenantId, id);
     if (await this.knowledgeBases.hasDocuments(tenantId, id)) {
-      throw new ApiError(
-        409,
-        'knowledge_base_not_empty',
+      throw new KnowledgeBaseError(
+        KnowledgeBaseErrorCode.NotEmpty,
         `knowledge base ${id} still has documents: move or delete them first`,
       );
     }

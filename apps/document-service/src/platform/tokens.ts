@@ -1,6 +1,5 @@
 /** Injection tokens for the service's external adapters. */
 export const DB = Symbol('DB');
-export const PG_POOL = Symbol('PG_POOL');
 export const BLOB_STORE = Symbol('BLOB_STORE');
 export const KAFKA = Symbol('KAFKA');
 export const EVENT_PRODUCER = Symbol('EVENT_PRODUCER');

@@ -1,16 +1,16 @@
 import type { Access, Action } from '@kb/auth';
 import { DEFAULT_CHUNKER, toTenantId, type PipelineDefaults, type TenantId } from '@kb/contracts';
+import { MemoryBlobStore } from '@kb/testing';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { UploadedFile } from '../documents/document-content';
+import type { UploadedFile } from '../documents/document-content.storage';
 import { DocumentMembershipService } from '../documents/document-membership.service';
 import { DocumentsService } from '../documents/documents.service';
 import { KnowledgeBaseDirectoryService } from '../knowledge-bases/knowledge-base-directory.service';
 import { KnowledgeBasesService } from '../knowledge-bases/knowledge-bases.service';
-import type { ModelCatalog } from '../knowledge-bases/model-catalog';
+import type { ModelCatalog } from '../knowledge-bases/model-catalog.client';
 import { OutboxWriter } from '../outbox/outbox.writer';
-import { InMemoryBlobStore } from './in-memory-blob.store';
 import { InMemoryDocumentsRepository } from './in-memory-documents.repository';
 import { InMemoryKnowledgeBasesRepository } from './in-memory-knowledge-bases.repository';
 import { InMemoryOutboxRepository } from './in-memory-outbox.repository';
@@ -39,7 +39,7 @@ export function documentServiceFixture(
   const outbox = new InMemoryOutboxRepository(db);
   const writer = new OutboxWriter(outbox);
   const relay = { wakes: 0, wake: () => void (relay.wakes += 1) };
-  const blobs = new InMemoryBlobStore('kb-documents');
+  const blobs = new MemoryBlobStore({ bucket: 'kb-documents' });
   const fixture = { now: new Date('2026-11-22T10:00:00Z') };
   const clock = () => fixture.now;
   const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults);

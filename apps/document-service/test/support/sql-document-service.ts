@@ -1,3 +1,4 @@
+import { MemoryBlobStore } from '@kb/testing';
 import type { Kysely } from 'kysely';
 import type { DocumentConfig } from '../../src/config/document.config';
 import { DocumentMembershipService } from '../../src/documents/document-membership.service';
@@ -13,7 +14,6 @@ import type { DocumentDatabase } from '../../src/platform/db.types';
 import { SqlTransactionRunner } from '../../src/platform/transaction.runner';
 import { ReconciliationRepository } from '../../src/reconciliation/reconciliation.repository';
 import { Reconciler } from '../../src/reconciliation/reconciler.service';
-import { InMemoryBlobStore } from '../../src/testing/in-memory-blob.store';
 import { servedModels } from '../../src/testing/document-service.fixture';
 
 /**
@@ -38,7 +38,7 @@ export function sqlDocumentService(
   const knowledgeBasesRepository = new SqlKnowledgeBasesRepository(db);
   const writer = new OutboxWriter(new SqlOutboxRepository(db));
   const relay = { wakes: 0, wake: () => void (relay.wakes += 1) };
-  const blobs = new InMemoryBlobStore('kb-documents');
+  const blobs = new MemoryBlobStore({ bucket: 'kb-documents' });
   const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults);
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
   return {

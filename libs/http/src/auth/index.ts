@@ -1,4 +1,3 @@
-export * from './access-of';
 export { authenticate, type AuthContext } from './auth.context';
 export * from './auth.guard';
 export * from './authenticated.decorator';

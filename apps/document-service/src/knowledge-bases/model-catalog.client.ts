@@ -1,6 +1,6 @@
-import { ApiError } from '@kb/http';
 import { Inject, Injectable } from '@nestjs/common';
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
+import { KnowledgeBaseError, KnowledgeBaseErrorCode } from './knowledge-bases.errors';
 
 /** Which embedding models the deployment serves, and their dimensions. */
 export interface ModelCatalog {
@@ -31,9 +31,8 @@ export class EmbeddingServiceCatalog implements ModelCatalog {
       if (!response.ok) throw new Error(`it answered ${response.status}`);
       ({ items } = (await response.json()) as { items: typeof items });
     } catch (error) {
-      throw new ApiError(
-        503,
-        'embedding_service_unavailable',
+      throw new KnowledgeBaseError(
+        KnowledgeBaseErrorCode.EmbeddingServiceUnavailable,
         `cannot check the embedding model with embedding-service: ${String(error)}`,
       );
     }

@@ -13,7 +13,7 @@ import {
   attributesChangedEventOf,
   deletedEventOf,
   uploadedEventOf,
-} from './document-events';
+} from './document-events.builder';
 
 const id = '6f1c0b8e-3c51-4c8f-9a8e-0d8a4b1f2e3d';
 const sha256 = 'a'.repeat(64);

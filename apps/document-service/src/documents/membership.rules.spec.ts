@@ -1,5 +1,5 @@
 import { DEFAULT_CHUNKER, pipelineOf, type Pipeline } from '@kb/contracts';
-import { matchedByRules, membershipOf, needsRedrive, spacesOf } from './membership';
+import { matchedByRules, membershipOf, needsRedrive, spacesOf } from './membership.rules';
 
 const defaults = { chunker: DEFAULT_CHUNKER, model: 'all-MiniLM-L6-v2' };
 const standard = pipelineOf('t1', DEFAULT_CHUNKER, 'all-MiniLM-L6-v2', defaults);

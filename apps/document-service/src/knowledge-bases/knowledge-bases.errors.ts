@@ -1,0 +1,35 @@
+import { DomainError, ErrorKind } from '@kb/errors';
+
+export enum KnowledgeBaseErrorCode {
+  NotFound = 'knowledge_base_not_found',
+  PermissionDenied = 'permission_denied',
+  ModelNotServed = 'embedding_model_not_served',
+  /** A document names a knowledge base the tenant has not created. */
+  UnknownKnowledgeBase = 'unknown_knowledge_base',
+  Exists = 'knowledge_base_exists',
+  /** Chunker or embedding model: fixed once a knowledge base is created. */
+  ImmutableField = 'immutable_field',
+  NotEmpty = 'knowledge_base_not_empty',
+  /** embedding-service could not say which models it serves. */
+  EmbeddingServiceUnavailable = 'embedding_service_unavailable',
+}
+
+const KIND: Record<KnowledgeBaseErrorCode, ErrorKind> = {
+  [KnowledgeBaseErrorCode.NotFound]: ErrorKind.NotFound,
+  [KnowledgeBaseErrorCode.PermissionDenied]: ErrorKind.PermissionDenied,
+  [KnowledgeBaseErrorCode.ModelNotServed]: ErrorKind.InvalidArgument,
+  [KnowledgeBaseErrorCode.UnknownKnowledgeBase]: ErrorKind.InvalidArgument,
+  [KnowledgeBaseErrorCode.Exists]: ErrorKind.AlreadyExists,
+  [KnowledgeBaseErrorCode.ImmutableField]: ErrorKind.FailedPrecondition,
+  [KnowledgeBaseErrorCode.NotEmpty]: ErrorKind.FailedPrecondition,
+  [KnowledgeBaseErrorCode.EmbeddingServiceUnavailable]: ErrorKind.Unavailable,
+};
+
+export class KnowledgeBaseError extends DomainError<KnowledgeBaseErrorCode> {
+  constructor(code: KnowledgeBaseErrorCode, message: string) {
+    super(code, KIND[code], message);
+  }
+}
+
+export const knowledgeBaseNotFound = (id: string): KnowledgeBaseError =>
+  new KnowledgeBaseError(KnowledgeBaseErrorCode.NotFound, `knowledge base ${id} not found`);
