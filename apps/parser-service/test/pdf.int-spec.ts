@@ -8,7 +8,7 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
  * Node does and Jest's CommonJS sandbox does not, so the built extractor runs in a child Node
  * process (`npm test` builds before it tests).
  */
-const EXTRACTOR = join(__dirname, '..', 'dist', 'parsing', 'extract-text.js');
+const EXTRACTOR = join(__dirname, '..', 'dist', 'parsing', 'text.extractor.js');
 
 function extractInNode(
   filename: string,
