@@ -7,5 +7,5 @@ source scripts/infra/env.sh
 bash scripts/infra/up.sh
 echo "building…"
 npx nx run-many -t build --output-style=static >/dev/null
-node apps/document-service/dist/migrate.js
+bash scripts/migrate.sh --no-build
 exec node scripts/start-services.js

@@ -39,6 +39,13 @@ const SERVICES = [
   'query-service',
   'acl-service',
 ] as const;
+/** The services that own a schema, in the order `npm run migrate` and the Job migrate them. */
+const SCHEMA_SERVICES = [
+  'document-service',
+  'acl-service',
+  'embedding-service',
+  'indexing-service',
+];
 type ServiceName = (typeof SERVICES)[number];
 
 interface EnvVar {
@@ -48,6 +55,7 @@ interface EnvVar {
 }
 interface Container {
   name: string;
+  image?: string;
   command?: string[];
   env?: EnvVar[];
   envFrom?: Array<{ configMapRef?: { name: string } }>;
@@ -360,11 +368,14 @@ describe.each([
       podSpec(find(objects, 'Deployment', 'document-service')).containers[0]!,
     );
     expect(document.get('MIGRATE_ON_START')?.value).toBe('false');
-    const indexing = resolveEnv(
-      objects,
-      podSpec(find(objects, 'Deployment', 'indexing-service')).containers[0]!,
-    );
-    expect(indexing.get('MIGRATE_ON_START')?.value).toBe('true');
+    // The Job migrates every schema, so no service with one migrates at start.
+    for (const service of SCHEMA_SERVICES) {
+      const env = resolveEnv(objects, podSpec(find(objects, 'Deployment', service)).containers[0]!);
+      expect({ service, migrate: env.get('MIGRATE_ON_START')?.value }).toEqual({
+        service,
+        migrate: 'false',
+      });
+    }
   });
 
   // What the model services need depends on the provider: a model volume, or an API.
@@ -427,20 +438,42 @@ describe.each([
       'helm.sh/hook': 'pre-install,pre-upgrade',
       'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
     });
-    const [container] = podSpec(job).containers;
-    expect(container?.command).toEqual(['node', 'apps/document-service/dist/migrate.js']);
-    const env = resolveEnv(objects, container!);
-    expect([...env.keys()]).toEqual(expect.arrayContaining(['DATABASE_URL', 'KAFKA_BROKERS']));
-    const ref = env.get('DATABASE_URL')?.valueFrom?.secretKeyRef;
-    if (!existing.includes(ref?.name ?? '')) {
-      // Hooks run before the release's objects: the Secret it reads must be a hook, created first.
-      const secret = find(objects, 'Secret', ref!.name);
-      expect(secret.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
-      expect(Number(secret.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(
-        Number(job.metadata.annotations?.['helm.sh/hook-weight']),
-      );
+    // Init containers run in order, each to success, before the last one: every schema, in
+    // `npm run migrate`'s order, each from its own service's image.
+    const spec = podSpec(job);
+    const containers = [...(spec.initContainers ?? []), ...spec.containers];
+    expect(containers.map((c) => c.command)).toEqual(
+      SCHEMA_SERVICES.map((service) => ['node', `apps/${service}/dist/migrate.js`]),
+    );
+    expect(containers.map((c) => c.image)).toEqual(
+      SCHEMA_SERVICES.map((service) => expect.stringContaining(`/${service}:`) as unknown),
+    );
+    const urls = backend === 'pgvector' ? ['VECTOR_DATABASE_URL'] : [];
+    for (const [i, container] of containers.entries()) {
+      const env = resolveEnv(objects, container);
+      const indexing = SCHEMA_SERVICES[i] === 'indexing-service';
+      for (const name of ['DATABASE_URL', ...(indexing ? urls : [])]) {
+        const variable = env.get(name);
+        expect({ container: container.name, name, set: variable !== undefined }).toEqual({
+          container: container.name,
+          name,
+          set: true,
+        });
+        const ref = variable!.valueFrom?.secretKeyRef;
+        if (!existing.includes(ref?.name ?? '')) {
+          // Hooks run before the release's objects: the Secret it reads must be a hook, created first.
+          const secret = find(objects, 'Secret', ref!.name);
+          expect(secret.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+          expect(Number(secret.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(
+            Number(job.metadata.annotations?.['helm.sh/hook-weight']),
+          );
+        }
+        expectSecretRefResolves(objects, existing, variable!);
+      }
+      if (indexing && backend === 'pgvector') {
+        expect(env.get('VECTOR_DIMENSIONS')?.value).toBe('384');
+      }
     }
-    expectSecretRefResolves(objects, existing, env.get('DATABASE_URL')!);
   });
 
   it('exposes HTTP on every Service and gRPC (50051, named grpc) on query-service and acl-service', () => {

@@ -17,6 +17,7 @@ import {
   type EventConsumer,
   type EventProducer,
 } from '@kb/kafka';
+import { migrationsReadinessCheck } from '@kb/database';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import type { Kysely } from 'kysely';
@@ -31,6 +32,7 @@ import { ACL_DB, ENFORCER, EVENT_PRODUCER, KAFKA, TOKEN_VERIFIER } from './platf
 import { PolicyVersionsRepository } from './policy/policy-versions.repository';
 import { PolicyConsumer } from './policy/policy.consumer';
 import { PolicyService, type EnforcerSource } from './policy/policy.service';
+import { migrationPlans } from './migrations';
 
 export interface AclDeps {
   config: AclConfig;
@@ -88,6 +90,8 @@ export class AppModule {
           provide: READINESS_CHECKS,
           inject: [EventConsumersHost],
           useFactory: (consumers: EventConsumersHost) => [
+            // Not ready while the Helm hook (or a newer replica) has migrations left to apply.
+            migrationsReadinessCheck(migrationPlans(deps.config)),
             { name: 'kafka-consumer', check: async () => consumers.allJoined },
           ],
         },

@@ -1,22 +1,28 @@
 import './telemetry';
 import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
-import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { GrpcTransport } from '@kb/grpc';
 import { bootHttpService } from '@kb/http';
 import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { AppModule } from './app.module';
 import { loadAclConfig } from './config/acl.config';
-import { ACL_SCHEMA, migrations } from './migrations';
+import { migrationPlans } from './migrations';
 import { enforcerSource } from './policy/enforcer.factory';
 
 async function main(): Promise<void> {
   const config = loadAclConfig();
   const logger = createLogger('acl-service', config.LOG_LEVEL);
-  const pool = createPool({ url: config.DATABASE_URL, schema: ACL_SCHEMA, maxConnections: 4 });
+  await migrateAtStart(config.MIGRATE_ON_START, migrationPlans(config), (line) =>
+    logger.log(line, 'Migrations'),
+  );
+  const pool = createPool({
+    url: config.DATABASE_URL,
+    schema: config.DB_SCHEMA,
+    maxConnections: 4,
+  });
   const db = createDatabase<unknown>(pool);
-  await migrateToLatest(db, ACL_SCHEMA, migrations);
   // casbin's rules live in the same schema, in the table casbin-pg-adapter expects.
   const enforcer = await enforcerSource(pool);
   const verifier = tokenVerifierFrom(config);

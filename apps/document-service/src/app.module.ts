@@ -1,5 +1,5 @@
 import { AccessResolver, ResolverAccessPolicy, type TokenVerifier } from '@kb/auth';
-import { pendingMigrations } from '@kb/database';
+import { migrationsReadinessCheck } from '@kb/database';
 import {
   ACCESS_POLICY,
   CLOSERS,
@@ -38,7 +38,7 @@ import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.cont
 import { KnowledgeBasesRepository } from './knowledge-bases/knowledge-bases.repository';
 import { KnowledgeBasesService } from './knowledge-bases/knowledge-bases.service';
 import { EmbeddingServiceCatalog, MODEL_CATALOG } from './knowledge-bases/model-catalog.client';
-import { migrations } from './migrations';
+import { migrationPlans } from './migrations';
 import { OutboxRelay } from './outbox/outbox.relay';
 import { OutboxRepository, SqlOutboxRepository } from './outbox/outbox.repository';
 import { OutboxWriter } from './outbox/outbox.writer';
@@ -144,11 +144,7 @@ export class AppModule {
           useFactory: (consumers: EventConsumersHost) => [
             { name: 'postgres', check: async () => (await sql`select 1`.execute(deps.db), true) },
             // Not ready while the Helm hook (or a newer replica) has migrations left to apply.
-            {
-              name: 'migrations',
-              check: async () =>
-                (await pendingMigrations(deps.db, config.DB_SCHEMA, migrations)).length === 0,
-            },
+            migrationsReadinessCheck(migrationPlans(config)),
             { name: 'kafka-consumer', check: async () => consumers.allJoined },
           ],
         },

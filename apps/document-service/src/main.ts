@@ -1,32 +1,22 @@
 import './telemetry';
 import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
-import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { bootHttpService } from '@kb/http';
 import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { AppModule } from './app.module';
 import { loadDocumentConfig } from './config/document.config';
-import { migrations } from './migrations';
+import { migrationPlans } from './migrations';
 import type { DocumentDatabase } from './platform/db.types';
 
 async function main(): Promise<void> {
   const config = loadDocumentConfig();
   const logger = createLogger('document-service', config.LOG_LEVEL);
-  if (config.MIGRATE_ON_START) {
-    const pool = createPool({
-      url: config.DATABASE_URL,
-      schema: config.DB_SCHEMA,
-      maxConnections: 1,
-    });
-    const { applied } = await migrateToLatest(createDatabase(pool), config.DB_SCHEMA, migrations);
-    await pool.end();
-    logger.log(
-      `migrations applied: ${applied.length ? applied.join(', ') : 'none pending'}`,
-      'Migrations',
-    );
-  }
+  await migrateAtStart(config.MIGRATE_ON_START, migrationPlans(config), (line) =>
+    logger.log(line, 'Migrations'),
+  );
   const db = createDatabase<DocumentDatabase>(
     createPool({
       url: config.DATABASE_URL,

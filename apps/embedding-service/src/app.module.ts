@@ -10,6 +10,7 @@ import {
 } from '@kb/http';
 import { EVENT_CONSUMERS, EventConsumersHost, type EventProducer } from '@kb/kafka';
 import type { S3BlobStore } from '@kb/storage';
+import { migrationsReadinessCheck } from '@kb/database';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import { CachedEmbedder } from './cache/cached.embedder';
@@ -19,6 +20,7 @@ import { EmbeddingService } from './embedding/embedding.service';
 import { ModelsController } from './embedding/models.controller';
 import { ParsedConsumer } from './embedding/parsed.consumer';
 import { BLOB_STORE, EMBEDDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
+import { migrationPlans } from './migrations';
 
 export interface EmbeddingDeps {
   config: EmbeddingServiceConfig;
@@ -84,6 +86,8 @@ export class AppModule {
           provide: READINESS_CHECKS,
           inject: [EventConsumersHost],
           useFactory: (consumers: EventConsumersHost) => [
+            // Not ready while the Helm hook (or a newer replica) has migrations left to apply.
+            migrationsReadinessCheck(migrationPlans(deps.config)),
             { name: 'kafka-consumer', check: async () => consumers.allJoined },
             { name: 's3', check: async () => (await deps.blobs.ping(), true) },
           ],

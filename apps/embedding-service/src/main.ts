@@ -1,18 +1,15 @@
 import './telemetry';
 import 'reflect-metadata';
-import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';
 import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { AppModule } from './app.module';
-import {
-  CACHE_SCHEMA,
-  cacheMigrations,
-  PgEmbeddingCache,
-} from './cache/embedding-cache.repository';
+import { PgEmbeddingCache } from './cache/embedding-cache.repository';
 import { loadEmbeddingConfig } from './config/embedding.config';
+import { CACHE_SCHEMA, migrationPlans } from './migrations';
 
 async function main(): Promise<void> {
   const config = loadEmbeddingConfig();
@@ -27,11 +24,13 @@ async function main(): Promise<void> {
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();
+  await migrateAtStart(config.MIGRATE_ON_START, migrationPlans(config), (line) =>
+    logger.log(line, 'Migrations'),
+  );
   let cache = null;
   if (config.DATABASE_URL) {
     const pool = createPool({ url: config.DATABASE_URL, schema: CACHE_SCHEMA, maxConnections: 4 });
     const db = createDatabase<unknown>(pool);
-    await migrateToLatest(db, CACHE_SCHEMA, cacheMigrations);
     cache = { store: new PgEmbeddingCache(db), close: () => db.destroy() };
   } else {
     logger.warn('DATABASE_URL is not set: no embedding cache, every chunk goes to the model');

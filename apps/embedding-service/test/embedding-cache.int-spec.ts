@@ -4,11 +4,8 @@ import { sql, type Kysely } from 'kysely';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { CachedEmbedder } from '../src/cache/cached.embedder';
-import {
-  cacheMigrations,
-  PgEmbeddingCache,
-  type EmbeddingCache,
-} from '../src/cache/embedding-cache.repository';
+import { PgEmbeddingCache, type EmbeddingCache } from '../src/cache/embedding-cache.repository';
+import { cacheMigrations } from '../src/migrations';
 
 jest.setTimeout(30_000);
 

@@ -12,6 +12,7 @@ import type { S3BlobStore } from '@kb/storage';
 import type { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
 import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
+import { migrationsReadinessCheck } from '@kb/database';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import { INDEXING_CONFIG, type IndexingConfig } from './config/indexing.config';
@@ -27,6 +28,7 @@ import {
   LEXICAL_INDEX,
   VECTOR_STORE,
 } from './platform/tokens';
+import { migrationPlans } from './migrations';
 
 export interface IndexingDeps {
   config: IndexingConfig;
@@ -78,6 +80,8 @@ export class AppModule {
           provide: READINESS_CHECKS,
           inject: [EventConsumersHost],
           useFactory: (consumers: EventConsumersHost) => [
+            // Not ready while the Helm hook (or a newer replica) has migrations left to apply.
+            migrationsReadinessCheck(migrationPlans(deps.config)),
             { name: 'kafka-consumer', check: async () => consumers.allJoined },
             { name: 'vector-store', check: async () => (await deps.vectors.ping(), true) },
             { name: 'lexical-index', check: async () => (await deps.lexical.ping(), true) },

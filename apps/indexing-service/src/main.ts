@@ -1,35 +1,30 @@
 import './telemetry';
 import 'reflect-metadata';
-import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { migrateAtStart } from '@kb/database';
 import { bootHttpService } from '@kb/http';
 import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
-import { LEXICAL_SCHEMA, PgLexicalIndex } from '@kb/lexical-index';
+import { PgLexicalIndex } from '@kb/lexical-index';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { vectorStoreFromEnv } from '@kb/vector-store';
 import { AppModule } from './app.module';
 import { loadIndexingConfig } from './config/indexing.config';
-import { searchIndexMigrations } from './migrations/search-index.migrations';
+import { migrationPlans } from './migrations';
 
 async function main(): Promise<void> {
   const config = loadIndexingConfig();
   const logger = createLogger('indexing-service', config.LOG_LEVEL);
-  if (config.MIGRATE_ON_START) {
-    const pool = createPool({
-      url: config.DATABASE_URL,
-      schema: LEXICAL_SCHEMA,
-      maxConnections: 1,
-    });
-    await migrateToLatest(createDatabase(pool), LEXICAL_SCHEMA, searchIndexMigrations);
-    await pool.end();
-  }
+  await migrateAtStart(config.MIGRATE_ON_START, migrationPlans(config), (line) =>
+    logger.log(line, 'Migrations'),
+  );
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'indexing-service' });
   const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();
-  const vectors = vectorStoreFromEnv(config);
+  // A dimension's table is migrated when its first vectors arrive, or only checked (see config).
+  const vectors = vectorStoreFromEnv(config, { migrate: config.MIGRATE_ON_START });
   const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
   const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
   const indexState = new PgDocumentIndexState({ url: config.DATABASE_URL });

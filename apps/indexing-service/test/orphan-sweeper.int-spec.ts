@@ -6,7 +6,7 @@ import { PgVectorStore, type VectorRecord } from '@kb/vector-store';
 import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { OrphanSweeper } from '../src/indexing/orphan-sweeper';
-import { searchIndexMigrations } from '../src/migrations/search-index.migrations';
+import { searchIndexMigrations } from '../src/migrations';
 
 jest.setTimeout(60_000);
 

@@ -19,7 +19,8 @@ async function main(): Promise<void> {
   const logger = createLogger('query-service', config.LOG_LEVEL);
   // The same provider and model as embedding-service: queries and chunks share one vector space.
   const provider = await embeddingProviderFromConfig(config);
-  const vectors = vectorStoreFromEnv(config);
+  // query-service only reads: indexing-service (or the Helm hook) migrates the vector tables.
+  const vectors = vectorStoreFromEnv(config, { migrate: false });
   // Start even when the vector store is down: searches then degrade to BM25 results.
   await vectors.ensureReady(provider.dimension).catch((error: unknown) => {
     logger.warn(

@@ -58,6 +58,7 @@ capabilities:
 {{- define "kb.kafkaServices" -}}document-service parser-service embedding-service indexing-service query-service acl-service{{- end -}}
 {{- define "kb.authServices" -}}document-service query-service acl-service{{- end -}}
 {{- define "kb.grpcServices" -}}query-service acl-service{{- end -}}
+{{- define "kb.schemaServices" -}}document-service acl-service embedding-service indexing-service{{- end -}}
 {{- define "kb.vectorServices" -}}indexing-service query-service{{- end -}}
 {{- define "kb.modelServices" -}}parser-service embedding-service query-service{{- end -}}
 
@@ -106,17 +107,19 @@ S3_ENDPOINT: {{ $v.s3.endpoint | quote }}
 {{- end }}
 {{- end }}
 {{- if eq $name "document-service" }}
-# The pre-install/pre-upgrade Job migrates; without it the service migrates at start.
-MIGRATE_ON_START: {{ ternary "false" "true" $v.migrations.enabled | quote }}
 # The default pipeline's model: knowledge bases that name none embed with it (docs/adr/0012).
 EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
 # Asked which models are served, and their dimensions, when a knowledge base is created.
 EMBEDDING_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "root" .root "name" "embedding-service")) | quote }}
 {{- end }}
-{{- if eq $name "indexing-service" }}
-# indexing-service migrates its own schema (search_index) at start; Kysely's lock makes
-# concurrent replicas safe.
-MIGRATE_ON_START: "true"
+{{- if has $name (splitList " " (include "kb.schemaServices" .)) }}
+# The pre-install/pre-upgrade Job migrates every schema; without it each service migrates its own at
+# start (Kysely's lock makes concurrent replicas safe). Readiness waits for pending migrations.
+MIGRATE_ON_START: {{ ternary "false" "true" $v.migrations.enabled | quote }}
+{{- end }}
+{{- if and (eq $name "indexing-service") (eq $v.vectorStore.backend "pgvector") }}
+# The pgvector tables indexing-service owns (one per dimension); readiness waits for them too.
+VECTOR_DIMENSIONS: {{ include "kb.vectorDimensions" .root | quote }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.vectorServices" .)) }}
 VECTOR_STORE: {{ $v.vectorStore.backend | quote }}
@@ -208,4 +211,46 @@ RERANKER_MODEL_DIR: {{ $v.embedding.modelVolume.mountPath | quote }}
     secretKeyRef:
       name: {{ .secret }}
       key: {{ .key }}
+{{- end -}}
+
+{{/*
+One container of the migrations Job: the service's own image runs its dist/migrate.js with only
+what migrating reads (the database URLs, from the hook-scoped Secret or the existing ones).
+*/}}
+{{- define "kb.migrateContainer" -}}
+{{- $v := .root.Values -}}
+{{- $pg := $v.vectorStore.pgvector -}}
+- name: {{ trimSuffix "-service" .name }}
+  image: {{ include "kb.image" (dict "root" .root "name" .name) }}
+  imagePullPolicy: {{ $v.image.pullPolicy }}
+  command: ["node", "apps/{{ .name }}/dist/migrate.js"]
+  env:
+    - name: NODE_ENV
+      value: production
+    - name: LOG_LEVEL
+      value: {{ $v.logLevel | quote }}
+    {{- include "kb.secretKeyRef" (dict "env" "DATABASE_URL" "secret" ($v.postgres.existingSecret | default .hookSecret) "key" (ternary $v.postgres.existingSecretKey "database-url" (ne $v.postgres.existingSecret ""))) | nindent 4 }}
+    {{- if eq .name "indexing-service" }}
+    - name: VECTOR_STORE
+      value: {{ $v.vectorStore.backend | quote }}
+    {{- if eq $v.vectorStore.backend "pgvector" }}
+    - name: VECTOR_DIMENSIONS
+      value: {{ include "kb.vectorDimensions" .root | quote }}
+    {{- include "kb.secretKeyRef" (dict "env" "VECTOR_DATABASE_URL" "secret" ($pg.existingSecret | default .hookSecret) "key" (ternary $pg.existingSecretKey "vector-database-url" (ne $pg.existingSecret ""))) | nindent 4 }}
+    {{- end }}
+    {{- end }}
+  resources:
+    {{- toYaml $v.migrations.resources | nindent 4 }}
+  securityContext:
+    {{- include "kb.containerSecurityContext" .root | nindent 4 }}
+  volumeMounts:
+    - name: tmp
+      mountPath: /tmp
+{{- end -}}
+
+{{/* The pgvector tables the Job creates, one per embedding dimension: "384" or "384,768". */}}
+{{- define "kb.vectorDimensions" -}}
+{{- $dims := list -}}
+{{- range .Values.vectorStore.pgvector.dimensions }}{{ $dims = append $dims (toString .) }}{{ end -}}
+{{- join "," $dims -}}
 {{- end -}}

@@ -1,5 +1,6 @@
 import type { EditableAttributes } from '@kb/contracts';
-import { filterToSql, type FilterColumns } from '@kb/database';
+import { filterToSql, migrateToLatest, pendingMigrations, type FilterColumns } from '@kb/database';
+import { Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
 import type {
   ChunkKey,
@@ -10,13 +11,19 @@ import type {
   VectorStore,
 } from './vector-store';
 import { vectorId } from './vector-store';
+import { vectorTable, vectorTableHistory } from './migrations';
 
 export interface PgVectorOptions {
   url: string;
   maxConnections?: number;
+  /**
+   * Whether `ensureReady` applies the dimension's table migrations (MIGRATE_ON_START of the
+   * owner, indexing-service) or only checks that they were applied (the Helm hook migrated;
+   * query-service, which only reads). Default true.
+   */
+  migrate?: boolean;
 }
 
-const TABLE = 'kb_vectors';
 const LIST_PAGE = 500;
 const FILTER_COLUMNS: FilterColumns = {
   documentId: 'document_id',
@@ -31,61 +38,33 @@ const FILTER_COLUMNS: FilterColumns = {
  */
 export class PgVectorStore implements VectorStore {
   private readonly pool: Pool;
+  /** Over the same pool, for the migrator only; never destroyed (`close` ends the pool). */
+  private readonly db: Kysely<unknown>;
+  private readonly migrate: boolean;
   private dimension?: number;
 
   constructor(options: PgVectorOptions) {
     this.pool = new Pool({ connectionString: options.url, max: options.maxConnections ?? 4 });
+    this.db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: this.pool }) });
+    this.migrate = options.migrate ?? true;
   }
 
   async ensureReady(dimension: number): Promise<void> {
-    if (!Number.isInteger(dimension) || dimension <= 0)
-      throw new Error(`bad dimension ${dimension}`);
-    const table = `${TABLE}_${dimension}`;
-    // Known before the DDL runs: a reader whose store is down at boot still knows its table.
+    const table = vectorTable(dimension);
+    // Known before the migrations run: a reader whose store is down at boot still knows its table.
     this.dimension = dimension;
-    // Several services run this at boot; concurrent CREATE … IF NOT EXISTS can still collide in the
-    // catalog, so the DDL runs in one transaction under an advisory lock.
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query(`SELECT pg_advisory_xact_lock(hashtext('kb.vector_store.ddl'))`);
-      await client.query('CREATE EXTENSION IF NOT EXISTS vector');
-      await client.query(`
-        CREATE TABLE IF NOT EXISTS ${table} (
-          namespace text NOT NULL,
-          id text NOT NULL,
-          document_id text NOT NULL,
-          document_version integer NOT NULL,
-          chunk_index integer NOT NULL,
-          title text NOT NULL,
-          text text NOT NULL,
-          start_offset integer NOT NULL,
-          end_offset integer NOT NULL,
-          embedding vector(${dimension}) NOT NULL,
-          PRIMARY KEY (namespace, id)
-        )`);
-      // Document attributes for filters (added after the first release, hence ADD COLUMN).
-      await client.query(`
-        ALTER TABLE ${table}
-          ADD COLUMN IF NOT EXISTS kb_ids text[] NOT NULL DEFAULT '{}',
-          ADD COLUMN IF NOT EXISTS tags text[] NOT NULL DEFAULT '{}',
-          ADD COLUMN IF NOT EXISTS uploaded_at bigint NOT NULL DEFAULT 0,
-          ADD COLUMN IF NOT EXISTS metadata jsonb NOT NULL DEFAULT '{}',
-          ADD COLUMN IF NOT EXISTS principals text[] NOT NULL DEFAULT '{}'`);
-      await client.query(
-        `CREATE INDEX IF NOT EXISTS ${table}_document ON ${table} (namespace, document_id)`,
-      );
-      await client.query(
-        `CREATE INDEX IF NOT EXISTS ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`,
-      );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
+    const { migrations, ...history } = vectorTableHistory(dimension);
+    if (this.migrate) {
+      // Kysely applies them under its advisory lock, so services starting together are safe.
+      await migrateToLatest(this.db, history, migrations);
+      return;
     }
-    this.dimension = dimension;
+    const pending = await pendingMigrations(this.db, history, migrations);
+    if (pending.length > 0) {
+      throw new Error(
+        `${table} has migrations pending (${pending.join(', ')}): run indexing-service's migrate with ${dimension} in VECTOR_DIMENSIONS`,
+      );
+    }
   }
 
   async upsert(namespace: string, records: VectorRecord[]): Promise<void> {
@@ -256,7 +235,7 @@ export class PgVectorStore implements VectorStore {
 
   private table(): string {
     if (this.dimension === undefined) throw new Error('PgVectorStore.ensureReady() was not called');
-    return `${TABLE}_${this.dimension}`;
+    return vectorTable(this.dimension);
   }
 }
 

@@ -1,4 +1,7 @@
-import type { Migrations } from '@kb/database';
+import { loadConfig } from '@kb/config';
+import type { MigrationPlan, Migrations } from '@kb/database';
+import type { z } from 'zod';
+import { documentConfigSchema } from '../config/document.config';
 import { createDocuments } from './20261122T1600_create_documents';
 import { outboxTraceHeaders } from './20261122T2000_outbox_trace_headers';
 import { documentAttributes } from './20261123T0900_document_attributes';
@@ -8,7 +11,7 @@ import { redrives } from './20261124T0900_redrives';
 import { tagRules } from './20261124T1000_tag_rules';
 import { embeddingDimension } from './20261125T0900_embedding_dimension';
 
-/** This service's migrations, applied in name order to its own schema. */
+/** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
   '20261122T1600_create_documents': createDocuments,
   '20261122T2000_outbox_trace_headers': outboxTraceHeaders,
@@ -19,3 +22,14 @@ export const migrations: Migrations = {
   '20261124T1000_tag_rules': tagRules,
   '20261125T0900_embedding_dimension': embeddingDimension,
 };
+
+/** The variables migrating reads: the Helm hook's container is given these and no others. */
+const migrationConfigSchema = documentConfigSchema.pick({ DATABASE_URL: true, DB_SCHEMA: true });
+type MigrationConfig = z.infer<typeof migrationConfigSchema>;
+
+export const loadMigrationConfig = (): MigrationConfig => loadConfig(migrationConfigSchema);
+
+/** What `migrate` (and the start with MIGRATE_ON_START) applies, and readiness waits for. */
+export const migrationPlans = (config: MigrationConfig): MigrationPlan[] => [
+  { url: config.DATABASE_URL, schema: config.DB_SCHEMA, migrations },
+];

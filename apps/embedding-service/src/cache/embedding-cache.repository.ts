@@ -1,23 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
-import type { Migrations } from '@kb/database';
-
-/** Postgres schema of the embedding cache (embedding-service migrates it). */
-export const CACHE_SCHEMA = 'embedding_cache';
-
-export const cacheMigrations: Migrations = {
-  '20261123T1400_embeddings': {
-    async up(db: Kysely<unknown>): Promise<void> {
-      await sql`
-        CREATE TABLE embeddings (
-          model text NOT NULL,
-          sha256 text NOT NULL,
-          vector bytea NOT NULL,
-          created_at timestamptz NOT NULL DEFAULT now(),
-          PRIMARY KEY (model, sha256)
-        )`.execute(db);
-    },
-  } satisfies Migration,
-};
+import { sql, type Kysely } from 'kysely';
 
 /** Vectors by (model, SHA-256 of the chunk text), shared by every tenant, document and version. */
 export interface EmbeddingCache {

@@ -10,6 +10,12 @@ import {
 } from '@kb/config';
 import { z } from 'zod';
 
+/** The embedding cache's database, which is all that migrating reads. */
+export const cacheConfigSchema = z.object({
+  /** Postgres for the embedding cache (schema embedding_cache); unset turns the cache off. */
+  DATABASE_URL: z.url().optional(),
+});
+
 export const embeddingServiceConfigSchema = baseConfigSchema
   .extend(httpConfigSchema(3003).shape)
   .extend(kafkaConfigSchema.shape)
@@ -19,9 +25,10 @@ export const embeddingServiceConfigSchema = baseConfigSchema
     KAFKA_GROUP_ID: z.string().default('embedding-service'),
     /** Texts per model call (and per request to an embedding API). */
     EMBEDDING_BATCH_SIZE: env.positiveInt(32),
-    /** Postgres for the embedding cache (schema embedding_cache); unset turns the cache off. */
-    DATABASE_URL: z.url().optional(),
+    /** Apply pending migrations at start; the chart turns it off when its Helm hook migrates. */
+    MIGRATE_ON_START: env.bool(true),
   })
+  .extend(cacheConfigSchema.shape)
   .superRefine(requireEmbeddingProviderSettings);
 
 export type EmbeddingServiceConfig = z.infer<typeof embeddingServiceConfigSchema>;

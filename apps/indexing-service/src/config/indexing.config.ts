@@ -18,7 +18,24 @@ export const indexingConfigSchema = baseConfigSchema
     KAFKA_GROUP_ID: z.string().default('indexing-service'),
     /** Postgres holding the lexical index (schema `search_index`, migrated by this service). */
     DATABASE_URL: env.url(),
+    /** Apply pending migrations at start; the chart turns it off when its Helm hook migrates. */
     MIGRATE_ON_START: env.bool(true),
+    /**
+     * Dimensions of the models in use (comma-separated, e.g. `384`): `migrate` creates their
+     * pgvector tables up front. With MIGRATE_ON_START a dimension's table is also created when its
+     * first vectors arrive; without it, vectors of an unlisted dimension are refused.
+     */
+    VECTOR_DIMENSIONS: z
+      .string()
+      .default('')
+      .transform((list) =>
+        list
+          .split(',')
+          .map((item) => item.trim())
+          .filter(Boolean)
+          .map(Number),
+      )
+      .pipe(z.array(z.number().int().positive())),
     /** How often the orphan sweep runs over both indexes; 0 turns it off. */
     ORPHAN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
   });

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# `npm run migrate`: builds, then applies every schema's migrations, one service after another in a
+# fixed order (each service's dist/migrate.js; the Helm hook runs the same files in the same order).
+# --no-build: the caller has just built (scripts/start.sh).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [[ "${1:-}" != "--no-build" ]]; then
+  npx nx run-many -t build --output-style=static >/dev/null
+fi
+for service in document-service acl-service embedding-service indexing-service; do
+  node "apps/${service}/dist/migrate.js"
+done
