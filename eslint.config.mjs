@@ -1,5 +1,6 @@
 import nx from '@nx/eslint-plugin';
 import prettier from 'eslint-config-prettier';
+import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -16,12 +17,15 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
-    plugins: { '@nx': nx },
+    plugins: { '@nx': nx, 'simple-import-sort': simpleImportSort },
     languageOptions: {
       // One program over every source and test file (tsconfig.spec.json), for the type-aware rules.
       parserOptions: { project: './tsconfig.spec.json', tsconfigRootDir: import.meta.dirname },
     },
     rules: {
+      // Imports and exports in one order everywhere (packages, then relative), fixed by --fix.
+      'simple-import-sort/imports': 'error',
+      'simple-import-sort/exports': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       // Apps never import apps; libraries never import apps. What services share lives in libs/.

@@ -8,8 +8,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { parseAllDocuments } from 'yaml';
 import type { z } from 'zod';
+
 import { aclConfigSchema } from '../../apps/acl-service/src/config/acl.config';
 import { documentConfigSchema } from '../../apps/document-service/src/config/document.config';
 import { embeddingServiceConfigSchema } from '../../apps/embedding-service/src/config/embedding.config';

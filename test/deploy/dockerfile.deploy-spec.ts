@@ -3,17 +3,18 @@
  * Dockerfile parser (dockerfile-ast, the one VS Code's Docker extension uses) and asserting the
  * rules that matter for a production image.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 import {
-  DockerfileParser,
   type Arg,
   type Copy,
   type Dockerfile,
+  DockerfileParser,
   type Env,
   type From,
   type Instruction,
 } from 'dockerfile-ast';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
 const parse = (file: string): Dockerfile =>

@@ -8,6 +8,7 @@
  * carries its seed, so any run can be replayed with KB_ACL_SEED=<seed>.
  */
 import { status } from '@grpc/grpc-js';
+
 import { grpcGetDocument, grpcRetrieveContext, grpcSearch, kbClient } from '../support/grpc-client';
 import { testToken, useSuite } from '../support/suite';
 import { waitFor } from '../support/wait';

@@ -3,14 +3,16 @@
  * store and cache, and readiness while migrations are pending.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash, randomUUID } from 'node:crypto';
+
+import { pipelineOf } from '@kb/contracts';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { Client } from 'pg';
-import { pipelineOf } from '@kb/contracts';
+
 import { startService, stopServices } from '../support/services';
 import { useSuite } from '../support/suite';
 import { waitFor } from '../support/wait';

@@ -3,13 +3,15 @@
  * S3, pgvector and the real embedding model. One Markdown upload must pass every hop and become
  * searchable over gRPC and REST; one trace must follow it.
  */
-import { Topics, kbv1, parsedDocumentSchema } from '@kb/contracts';
-import { createKafka } from '@kb/kafka';
 import { createHash, randomUUID } from 'node:crypto';
+
+import { kbv1, parsedDocumentSchema, Topics } from '@kb/contracts';
+import { createKafka } from '@kb/kafka';
 import type { Consumer } from 'kafkajs';
 import { Client } from 'pg';
+
 import { grpcSearch, kbClient } from '../support/grpc-client';
-import { MISSIONS_DOCUMENT, useSuite, testToken } from '../support/suite';
+import { MISSIONS_DOCUMENT, testToken, useSuite } from '../support/suite';
 import { waitFor } from '../support/wait';
 
 jest.setTimeout(240_000);

@@ -3,6 +3,7 @@
  * and degraded answers when the vector store is unreachable.
  */
 import { status } from '@grpc/grpc-js';
+
 import {
   grpcGetDocument,
   grpcListDocuments,
@@ -11,7 +12,7 @@ import {
   kbClient,
 } from '../support/grpc-client';
 import { startService, stopServices, waitReady } from '../support/services';
-import { MISSIONS_DOCUMENT, useSuite, testToken } from '../support/suite';
+import { MISSIONS_DOCUMENT, testToken, useSuite } from '../support/suite';
 import { waitFor } from '../support/wait';
 
 jest.setTimeout(240_000);

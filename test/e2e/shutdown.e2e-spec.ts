@@ -3,18 +3,20 @@
  * documents is in flight, restart them, and check that every document still ends `indexed` with
  * exactly its chunks in both indexes — nothing lost, nothing doubled.
  */
-import { toIndexSpace } from '@kb/contracts';
-import { PgLexicalIndex } from '@kb/lexical-index';
-import { PgVectorStore } from '@kb/vector-store';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+
+import { toIndexSpace } from '@kb/contracts';
+import { PgLexicalIndex } from '@kb/lexical-index';
+import { PgVectorStore } from '@kb/vector-store';
+
 import {
+  type RunningService,
   startService,
   startServices,
   stopServices,
   waitReady,
-  type RunningService,
 } from '../support/services';
 import { testToken } from '../support/suite';
 import { waitFor } from '../support/wait';

@@ -1,12 +1,14 @@
-import { mintToken, type TokenClaims } from '@kb/auth';
-import { S3BlobStore } from '@kb/storage';
-import { PgVectorStore } from '@kb/vector-store';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { mintToken, type TokenClaims } from '@kb/auth';
+import { S3BlobStore } from '@kb/storage';
+import { PgVectorStore } from '@kb/vector-store';
+
 import { OtlpCollector } from './otlp-collector';
-import { startServices, stopServices, waitReady, type RunningService } from './services';
+import { type RunningService, startServices, stopServices, waitReady } from './services';
 
 /** A markdown document whose chunks the end-to-end suites search for. */
 export const MISSIONS_DOCUMENT = [

@@ -1,26 +1,27 @@
 import type { TokenVerifier } from '@kb/auth';
 import { aclv1 } from '@kb/contracts';
+import { migrationsReadinessCheck } from '@kb/database';
 import { GrpcTransport } from '@kb/grpc';
 import {
   ACCESS_POLICY,
+  type Closer,
   CLOSERS,
   HealthController,
   MetricsController,
-  READINESS_CHECKS,
   Readiness,
+  READINESS_CHECKS,
   ResourceCloser,
-  type Closer,
 } from '@kb/http';
 import {
   EVENT_CONSUMERS,
-  EventConsumersHost,
   type EventConsumer,
+  EventConsumersHost,
   type EventProducer,
 } from '@kb/kafka';
-import { migrationsReadinessCheck } from '@kb/database';
-import { Module, type DynamicModule } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import type { Kysely } from 'kysely';
+
 import { AccessGrpcController } from './access/access.grpc';
 import { AclAccessPolicy } from './access/acl-access.policy';
 import { AdminController } from './admin/admin.controller';
@@ -28,11 +29,11 @@ import { AuditConsumer } from './audit/audit.consumer';
 import { AuditController } from './audit/audit.controller';
 import { AuditRepository } from './audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from './config/acl.config';
-import { ACL_DB, ENFORCER, EVENT_PRODUCER, KAFKA, TOKEN_VERIFIER } from './platform/tokens';
-import { PolicyVersionsRepository } from './policy/policy-versions.repository';
-import { PolicyConsumer } from './policy/policy.consumer';
-import { PolicyService, type EnforcerSource } from './policy/policy.service';
 import { migrationPlans } from './migrations';
+import { ACL_DB, ENFORCER, EVENT_PRODUCER, KAFKA, TOKEN_VERIFIER } from './platform/tokens';
+import { PolicyConsumer } from './policy/policy.consumer';
+import { type EnforcerSource, PolicyService } from './policy/policy.service';
+import { PolicyVersionsRepository } from './policy/policy-versions.repository';
 
 export interface AclDeps {
   config: AclConfig;

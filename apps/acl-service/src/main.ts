@@ -1,11 +1,13 @@
 import './telemetry';
 import 'reflect-metadata';
+
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { GrpcTransport } from '@kb/grpc';
 import { bootHttpService } from '@kb/http';
-import { KafkaEventProducer, createKafka } from '@kb/kafka';
+import { createKafka, KafkaEventProducer } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
+
 import { AppModule } from './app.module';
 import { loadAclConfig } from './config/acl.config';
 import { migrationPlans } from './migrations';

@@ -1,15 +1,17 @@
+import { randomUUID } from 'node:crypto';
+
 import type { Caller } from '@kb/auth';
 import { Topics, toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { MemoryEventProducer } from '@kb/testing';
-import { sql, type Kysely } from 'kysely';
-import { randomUUID } from 'node:crypto';
+import { type Kysely, sql } from 'kysely';
 import type { Pool } from 'pg';
+
 import { AuditRepository } from '../src/audit/audit.repository';
 import { migrations } from '../src/migrations';
 import { enforcerSource } from '../src/policy/enforcer.factory';
-import { PolicyVersionsRepository } from '../src/policy/policy-versions.repository';
 import { PolicyService } from '../src/policy/policy.service';
+import { PolicyVersionsRepository } from '../src/policy/policy-versions.repository';
 
 jest.setTimeout(30_000);
 

@@ -1,10 +1,11 @@
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool } from '@kb/database';
 import { ACCESS_POLICY, TOKEN_VERIFIER } from '@kb/http';
-import { EVENT_CONSUMERS, createKafka, type EventConsumer } from '@kb/kafka';
+import { createKafka, EVENT_CONSUMERS, type EventConsumer } from '@kb/kafka';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { MemoryEventProducer } from '@kb/testing';
 import { Test } from '@nestjs/testing';
+
 import { AppModule } from './app.module';
 import { documentConfigSchema } from './config/document.config';
 import { DocumentMembershipService } from './documents/document-membership.service';

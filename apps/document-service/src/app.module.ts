@@ -2,41 +2,42 @@ import { AccessResolver, ResolverAccessPolicy, type TokenVerifier } from '@kb/au
 import { migrationsReadinessCheck } from '@kb/database';
 import {
   ACCESS_POLICY,
+  type Closer,
   CLOSERS,
   HealthController,
   MetricsController,
-  READINESS_CHECKS,
   Readiness,
+  READINESS_CHECKS,
   ResourceCloser,
   TOKEN_VERIFIER,
-  type Closer,
 } from '@kb/http';
 import {
   EVENT_CONSUMERS,
-  EventConsumersHost,
   type EventConsumer,
+  EventConsumersHost,
   type EventProducer,
 } from '@kb/kafka';
 import type { S3BlobStore } from '@kb/storage';
-import { Module, type DynamicModule } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import type { Kafka } from 'kafkajs';
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { diskStorage } from 'multer';
+
 import { AccessInvalidationConsumer } from './access/access-invalidation.consumer';
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
 import { DocumentMembershipService } from './documents/document-membership.service';
 import { DocumentStatusConsumer } from './documents/document-status.consumer';
-import { SqlDocumentsRepository } from './documents/documents-sql.repository';
 import { DocumentsController } from './documents/documents.controller';
 import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
+import { SqlDocumentsRepository } from './documents/documents-sql.repository';
 import { KnowledgeBaseDocumentsController } from './documents/knowledge-base-documents.controller';
 import { KnowledgeBaseDirectoryService } from './knowledge-bases/knowledge-base-directory.service';
-import { SqlKnowledgeBasesRepository } from './knowledge-bases/knowledge-bases-sql.repository';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { KnowledgeBasesRepository } from './knowledge-bases/knowledge-bases.repository';
 import { KnowledgeBasesService } from './knowledge-bases/knowledge-bases.service';
+import { SqlKnowledgeBasesRepository } from './knowledge-bases/knowledge-bases-sql.repository';
 import { EmbeddingServiceCatalog, MODEL_CATALOG } from './knowledge-bases/model-catalog.client';
 import { migrationPlans } from './migrations';
 import { OutboxRelay } from './outbox/outbox.relay';
@@ -48,8 +49,8 @@ import { TagRuleMembership } from './pipelines/tag-rule-membership.port';
 import type { DocumentDatabase } from './platform/db.types';
 import { BLOB_STORE, CLOCK, DB, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 import { SqlTransactionRunner, TransactionRunner } from './platform/transaction.runner';
-import { ReconciliationRepository } from './reconciliation/reconciliation.repository';
 import { Reconciler } from './reconciliation/reconciler.service';
+import { ReconciliationRepository } from './reconciliation/reconciliation.repository';
 
 /** The adapters main.ts builds (and connects) from validated config; closed at shutdown. */
 export interface DocumentDeps {

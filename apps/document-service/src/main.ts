@@ -1,11 +1,13 @@
 import './telemetry';
 import 'reflect-metadata';
+
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { bootHttpService } from '@kb/http';
-import { KafkaEventProducer, createKafka } from '@kb/kafka';
+import { createKafka, KafkaEventProducer } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
+
 import { AppModule } from './app.module';
 import { loadDocumentConfig } from './config/document.config';
 import { migrationPlans } from './migrations';

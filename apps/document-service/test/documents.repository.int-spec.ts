@@ -1,9 +1,11 @@
-import { ErrorKind } from '@kb/errors';
+import { randomUUID } from 'node:crypto';
+
 import { DEFAULT_CHUNKER, pipelineOf, toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest, pendingMigrations } from '@kb/database';
-import { sql, type Kysely } from 'kysely';
-import { randomUUID } from 'node:crypto';
+import { ErrorKind } from '@kb/errors';
+import { type Kysely, sql } from 'kysely';
 import type { Pool } from 'pg';
+
 import type { NewDocument } from '../src/documents/document.model';
 import type { Visibility } from '../src/documents/documents.repository';
 import {

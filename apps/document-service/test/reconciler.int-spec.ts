@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
+
 import { DEFAULT_CHUNKER, pipelineOf, toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
-import { sql, type Kysely } from 'kysely';
-import { randomUUID } from 'node:crypto';
+import { type Kysely, sql } from 'kysely';
 import type { Pool } from 'pg';
+
 import type { NewDocument } from '../src/documents/document.model';
 import { migrations } from '../src/migrations';
 import type { DocumentDatabase } from '../src/platform/db.types';

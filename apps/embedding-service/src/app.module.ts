@@ -1,26 +1,27 @@
+import { migrationsReadinessCheck } from '@kb/database';
 import type { EmbeddingProvider } from '@kb/embeddings';
 import {
+  type Closer,
   CLOSERS,
   HealthController,
   MetricsController,
-  READINESS_CHECKS,
   Readiness,
+  READINESS_CHECKS,
   ResourceCloser,
-  type Closer,
 } from '@kb/http';
 import { EVENT_CONSUMERS, EventConsumersHost, type EventProducer } from '@kb/kafka';
 import type { S3BlobStore } from '@kb/storage';
-import { migrationsReadinessCheck } from '@kb/database';
-import { Module, type DynamicModule } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+
 import { CachedEmbedder } from './cache/cached.embedder';
 import type { PgEmbeddingCache } from './cache/embedding-cache.repository';
 import { EMBEDDING_CONFIG, type EmbeddingServiceConfig } from './config/embedding.config';
 import { EmbeddingService } from './embedding/embedding.service';
 import { ModelsController } from './embedding/models.controller';
 import { ParsedConsumer } from './embedding/parsed.consumer';
-import { BLOB_STORE, EMBEDDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 import { migrationPlans } from './migrations';
+import { BLOB_STORE, EMBEDDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 
 export interface EmbeddingDeps {
   config: EmbeddingServiceConfig;

@@ -1,11 +1,13 @@
 import './telemetry';
 import 'reflect-metadata';
+
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';
-import { KafkaEventProducer, createKafka } from '@kb/kafka';
+import { createKafka, KafkaEventProducer } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
+
 import { AppModule } from './app.module';
 import { PgEmbeddingCache } from './cache/embedding-cache.repository';
 import { loadEmbeddingConfig } from './config/embedding.config';

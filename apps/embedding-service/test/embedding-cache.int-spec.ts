@@ -1,10 +1,12 @@
+import { createHash, randomUUID } from 'node:crypto';
+
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { TestEmbeddingProvider } from '@kb/embeddings';
-import { sql, type Kysely } from 'kysely';
-import { createHash, randomUUID } from 'node:crypto';
+import { type Kysely, sql } from 'kysely';
 import type { Pool } from 'pg';
+
 import { CachedEmbedder } from '../src/cache/cached.embedder';
-import { PgEmbeddingCache, type EmbeddingCache } from '../src/cache/embedding-cache.repository';
+import { type EmbeddingCache, PgEmbeddingCache } from '../src/cache/embedding-cache.repository';
 import { cacheMigrations } from '../src/migrations';
 
 jest.setTimeout(30_000);

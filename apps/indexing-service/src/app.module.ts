@@ -1,24 +1,26 @@
+import { migrationsReadinessCheck } from '@kb/database';
 import {
+  type Closer,
   CLOSERS,
   HealthController,
   MetricsController,
-  READINESS_CHECKS,
   Readiness,
+  READINESS_CHECKS,
   ResourceCloser,
-  type Closer,
 } from '@kb/http';
-import { EVENT_CONSUMERS, EventConsumersHost, type EventProducer } from '@kb/kafka';
-import type { S3BlobStore } from '@kb/storage';
 import type { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
+import { EVENT_CONSUMERS, EventConsumersHost, type EventProducer } from '@kb/kafka';
 import type { LexicalIndex } from '@kb/lexical-index';
+import type { S3BlobStore } from '@kb/storage';
 import type { VectorStore } from '@kb/vector-store';
-import { migrationsReadinessCheck } from '@kb/database';
-import { Module, type DynamicModule } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+
 import { INDEXING_CONFIG, type IndexingConfig } from './config/indexing.config';
 import { IndexingConsumer } from './indexing/indexing.consumer';
 import { IndexingService } from './indexing/indexing.service';
 import { OrphanSweeper } from './indexing/orphan-sweeper';
+import { migrationPlans } from './migrations';
 import {
   BLOB_STORE,
   EVENT_PRODUCER,
@@ -28,7 +30,6 @@ import {
   LEXICAL_INDEX,
   VECTOR_STORE,
 } from './platform/tokens';
-import { migrationPlans } from './migrations';
 
 export interface IndexingDeps {
   config: IndexingConfig;

@@ -1,13 +1,15 @@
 import './telemetry';
 import 'reflect-metadata';
+
 import { migrateAtStart } from '@kb/database';
 import { bootHttpService } from '@kb/http';
-import { KafkaEventProducer, createKafka } from '@kb/kafka';
-import { createLogger } from '@kb/observability';
 import { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
+import { createKafka, KafkaEventProducer } from '@kb/kafka';
 import { PgLexicalIndex } from '@kb/lexical-index';
+import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { vectorStoreFromEnv } from '@kb/vector-store';
+
 import { AppModule } from './app.module';
 import { loadIndexingConfig } from './config/indexing.config';
 import { migrationPlans } from './migrations';

@@ -1,4 +1,5 @@
 import { runMigrationsCli } from '@kb/database';
+
 import { loadMigrationConfig, migrationPlans } from './migrations';
 
 /** Applies this service's migrations and exits: run by `npm run migrate` and the Helm hook. */

@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
+
 import { tenantSpace, toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
-import { PgLexicalIndex, type LexicalWrite } from '@kb/lexical-index';
+import { type LexicalWrite, PgLexicalIndex } from '@kb/lexical-index';
 import { PgVectorStore, type VectorRecord } from '@kb/vector-store';
 import { sql } from 'kysely';
-import { randomUUID } from 'node:crypto';
+
 import { OrphanSweeper } from '../src/indexing/orphan-sweeper';
 import { searchIndexMigrations } from '../src/migrations';
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { MEMORY_LIMITS_MB, runLargeBench } from './bench/large.bench';
+
 import { runIngestBench } from './bench/ingest.bench';
+import { MEMORY_LIMITS_MB, runLargeBench } from './bench/large.bench';
 import { runQueryBench } from './bench/query.bench';
-import { runEval, type EvalMode } from './eval/eval.command';
 import { localToken } from './client/kb-client';
+import { type EvalMode, runEval } from './eval/eval.command';
 import { formatSummary, runIngest } from './ingest/ingest.command';
 
 const MODES: EvalMode[] = ['hybrid', 'semantic', 'lexical'];

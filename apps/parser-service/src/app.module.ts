@@ -1,16 +1,17 @@
-import { EVENT_CONSUMERS, EventConsumersHost, type EventProducer } from '@kb/kafka';
 import {
+  type Closer,
   CLOSERS,
   HealthController,
   MetricsController,
-  READINESS_CHECKS,
   Readiness,
+  READINESS_CHECKS,
   ResourceCloser,
-  type Closer,
 } from '@kb/http';
+import { EVENT_CONSUMERS, EventConsumersHost, type EventProducer } from '@kb/kafka';
 import type { S3BlobStore } from '@kb/storage';
-import { Module, type DynamicModule } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+
 import type { TokenCounter } from './chunking/token.counter';
 import { PARSER_CONFIG, type ParserConfig } from './config/parser.config';
 import { DocumentsConsumer } from './parsing/documents.consumer';

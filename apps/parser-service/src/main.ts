@@ -1,9 +1,11 @@
 import './telemetry';
 import 'reflect-metadata';
+
 import { bootHttpService } from '@kb/http';
-import { KafkaEventProducer, createKafka } from '@kb/kafka';
+import { createKafka, KafkaEventProducer } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
+
 import { AppModule } from './app.module';
 import { loadTokenCounter } from './chunking/model-token.counter';
 import { loadParserConfig } from './config/parser.config';

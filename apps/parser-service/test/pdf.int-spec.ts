@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 
 /**

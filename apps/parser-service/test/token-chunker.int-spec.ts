@@ -1,10 +1,12 @@
-import { chunkerConfigSchema, type TokenChunkerConfig } from '@kb/contracts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
+import { chunkerConfigSchema, type TokenChunkerConfig } from '@kb/contracts';
+
 import { chunkDocument } from '../src/chunking/document.chunker';
 import { markdownHeadings } from '../src/chunking/headings.parser';
-import { ModelTokenCounter, loadTokenCounter } from '../src/chunking/model-token.counter';
-import { GUIDE, VARIED_TEXTS, expectedGuidePath } from './fixtures/chunking.fixtures';
+import { loadTokenCounter, ModelTokenCounter } from '../src/chunking/model-token.counter';
+import { expectedGuidePath, GUIDE, VARIED_TEXTS } from './fixtures/chunking.fixtures';
 
 jest.setTimeout(120_000);
 

@@ -3,58 +3,59 @@ import { kbv1 } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
 import { GrpcTransport } from '@kb/grpc';
 import {
-  EVENT_CONSUMERS,
-  EventConsumersHost,
-  type EventConsumer,
-  type EventProducer,
-} from '@kb/kafka';
-import type { Kafka } from 'kafkajs';
-import { AccessCacheConsumer } from './access/access-cache.consumer';
-import { SearchAudit } from './audit/search-audit.publisher';
-import {
   ACCESS_POLICY,
+  type Closer,
   CLOSERS,
   HealthController,
   MetricsController,
-  READINESS_CHECKS,
   Readiness,
+  READINESS_CHECKS,
   ResourceCloser,
-  type Closer,
 } from '@kb/http';
 import type { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
+import {
+  EVENT_CONSUMERS,
+  type EventConsumer,
+  EventConsumersHost,
+  type EventProducer,
+} from '@kb/kafka';
 import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
-import { Module, type DynamicModule } from '@nestjs/common';
-import { QUERY_CONFIG, type QueryConfig } from './config/query.config';
+import { type DynamicModule, Module } from '@nestjs/common';
+import type { Kafka } from 'kafkajs';
+
+import { AccessCacheConsumer } from './access/access-cache.consumer';
+import { SearchAudit } from './audit/search-audit.publisher';
 import type { SearchCache } from './cache/search.cache';
-import {
-  GENERATIONS,
-  INDEX_STATE,
-  LEXICAL_INDEX,
-  EVENT_PRODUCER,
-  SEARCH_CACHE,
-  SEARCH_TUNING,
-  RERANKER,
-  KAFKA,
-  TOKEN_VERIFIER,
-  VECTOR_STORE,
-} from './platform/tokens';
+import { QUERY_CONFIG, type QueryConfig } from './config/query.config';
 import { ContextController } from './context/context.controller';
 import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
-import { SearchController } from './search/search.controller';
-import { SearchGrpcController } from './search/search.grpc';
-import type { Reranker } from './search/cross-encoder.reranker';
-import { HybridRetrieval } from './search/hybrid.retrieval';
-import { QueryEmbedder } from './search/query.embedder';
-import { SearchResultCache } from './search/search-result.cache';
-import { SearchService } from './search/search.service';
-import { DiversifyStep } from './search/steps/diversify.step';
-import { NeighborsStep } from './search/steps/neighbors.step';
-import { RerankStep } from './search/steps/rerank.step';
 import { DocumentsClient } from './documents/documents.client';
 import { DocumentsGrpcController } from './documents/documents.grpc';
 import { OpenApiController } from './openapi.controller';
+import {
+  EVENT_PRODUCER,
+  GENERATIONS,
+  INDEX_STATE,
+  KAFKA,
+  LEXICAL_INDEX,
+  RERANKER,
+  SEARCH_CACHE,
+  SEARCH_TUNING,
+  TOKEN_VERIFIER,
+  VECTOR_STORE,
+} from './platform/tokens';
+import type { Reranker } from './search/cross-encoder.reranker';
+import { HybridRetrieval } from './search/hybrid.retrieval';
+import { QueryEmbedder } from './search/query.embedder';
+import { SearchController } from './search/search.controller';
+import { SearchGrpcController } from './search/search.grpc';
+import { SearchService } from './search/search.service';
+import { SearchResultCache } from './search/search-result.cache';
+import { DiversifyStep } from './search/steps/diversify.step';
+import { NeighborsStep } from './search/steps/neighbors.step';
+import { RerankStep } from './search/steps/rerank.step';
 
 export interface QueryDeps {
   config: QueryConfig;

@@ -1,28 +1,29 @@
-import { credentials, status, type ServiceError } from '@grpc/grpc-js';
+import { credentials, type ServiceError, status } from '@grpc/grpc-js';
 import {
-  AuthError,
-  AuthErrorCode,
-  mintToken,
-  TokenVerifier,
   type Access,
   type AccessPolicy,
+  AuthError,
+  AuthErrorCode,
   type Caller,
+  mintToken,
+  TokenVerifier,
 } from '@kb/auth';
 import { kbv1, type TenantId } from '@kb/contracts';
 import { callWithToken, ERROR_CODE_METADATA, startGrpcOnLoopback } from '@kb/grpc';
 import { ACCESS_POLICY, TOKEN_VERIFIER } from '@kb/http';
 import { Test } from '@nestjs/testing';
+
 import { SearchAudit } from './audit/search-audit.publisher';
 import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
-import { DocumentsClient, type DocumentRecord } from './documents/documents.client';
+import { type DocumentRecord, DocumentsClient } from './documents/documents.client';
 import { DocumentServiceError } from './documents/documents.errors';
 import { DocumentsGrpcController } from './documents/documents.grpc';
 import { SearchError, SearchErrorCode } from './search/search.errors';
 import { SearchGrpcController } from './search/search.grpc';
 import {
-  searchRequestSchema,
   type SearchRequest,
+  searchRequestSchema,
   type SearchResponse,
 } from './search/search.model';
 import { SearchService } from './search/search.service';

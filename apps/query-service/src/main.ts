@@ -1,14 +1,16 @@
 import './telemetry';
 import 'reflect-metadata';
+
 import { tokenVerifierFrom } from '@kb/auth';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
-import { KafkaEventProducer, createKafka } from '@kb/kafka';
 import { GrpcTransport } from '@kb/grpc';
 import { bootHttpService } from '@kb/http';
 import { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
+import { createKafka, KafkaEventProducer } from '@kb/kafka';
 import { PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
 import { vectorStoreFromEnv } from '@kb/vector-store';
+
 import { AppModule } from './app.module';
 import { RedisSearchCache } from './cache/search.cache';
 import { loadQueryConfig } from './config/query.config';

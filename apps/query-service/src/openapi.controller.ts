@@ -1,6 +1,7 @@
 import { buildOpenApiDocument, Public } from '@kb/http';
 import { Controller, Get } from '@nestjs/common';
 import { z } from 'zod';
+
 import { retrieveContextResponseSchema, retrieveContextSchema } from './context/context.service';
 import { searchRequestSchema, searchResponseSchema } from './search/search.model';
 

@@ -1,4 +1,5 @@
 import OpenAPISchemaValidator from 'openapi-schema-validator';
+
 import { searchToolDefinition } from './context/context.controller';
 import { QUERY_OPENAPI } from './openapi.controller';
 

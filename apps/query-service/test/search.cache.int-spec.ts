@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+
 import { RedisSearchCache } from '../src/cache/search.cache';
 
 jest.setTimeout(20_000);

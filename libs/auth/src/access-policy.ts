@@ -1,4 +1,4 @@
-import { AccessResolver, AccessUnavailableError, type Access } from './access';
+import { type Access, AccessResolver, AccessUnavailableError } from './access';
 import { AuthError, AuthErrorCode } from './auth.errors';
 import type { Action, Caller } from './caller';
 

@@ -1,6 +1,7 @@
+import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { aclv1 } from '@kb/contracts';
-import { credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { ADMIN_ROLE, principal, type Action, type Caller } from './caller';
+
+import { type Action, ADMIN_ROLE, type Caller, principal } from './caller';
 import { AuthenticationError } from './tokens';
 
 /** What a caller may see and do, as acl-service computed it. */

@@ -1,5 +1,5 @@
+export * from './access';
+export * from './access-policy';
 export * from './auth.errors';
 export * from './caller';
 export * from './tokens';
-export * from './access';
-export * from './access-policy';

@@ -1,6 +1,8 @@
-import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from 'jose';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+import { exportJWK, generateKeyPair, type KeyLike, SignJWT } from 'jose';
+
 import { AuthenticationError, bearerToken, mintToken, TokenVerifier } from './tokens';
 
 const SECRET = 'test-secret-of-at-least-thirty-two-characters';

@@ -2,12 +2,13 @@ import { isTenantId } from '@kb/contracts';
 import {
   createRemoteJWKSet,
   errors,
-  jwtVerify,
-  SignJWT,
   type JWTPayload,
+  jwtVerify,
   type JWTVerifyGetKey,
+  SignJWT,
 } from 'jose';
 import { z } from 'zod';
+
 import { AuthError, AuthErrorCode } from './auth.errors';
 import type { Caller } from './caller';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ConfigError, baseConfigSchema, env, kafkaConfigSchema, loadConfig } from './index';
+
+import { baseConfigSchema, ConfigError, env, kafkaConfigSchema, loadConfig } from './index';
 
 describe('loadConfig', () => {
   const schema = baseConfigSchema.extend(kafkaConfigSchema.shape).extend({

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_CHUNKER, chunkerConfigSchema } from './chunking';
+
+import { chunkerConfigSchema, DEFAULT_CHUNKER } from './chunking';
 import { chunkSchema } from './events/chunk';
 import { documentEventSchema } from './events/document.events';
 

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+
 import { z } from 'zod';
-import { chunkerConfigSchema, type ChunkerConfig } from './chunking';
+
+import { type ChunkerConfig, chunkerConfigSchema } from './chunking';
 
 /**
  * How a knowledge base turns documents into vectors: its chunker and its embedding model. A

@@ -1,4 +1,4 @@
-import { runMigrationPlans, type MigrationPlan, type MigrationRunner } from './migration-plan';
+import { type MigrationPlan, type MigrationRunner, runMigrationPlans } from './migration-plan';
 
 export interface MigrationsCliOptions {
   /** Named in the output, e.g. `acl-service`. */

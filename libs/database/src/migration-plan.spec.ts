@@ -1,10 +1,10 @@
 import {
   describeResults,
   migrateAtStart,
-  migrationsReadinessCheck,
-  runMigrationPlans,
   type MigrationPlan,
   type MigrationRunner,
+  migrationsReadinessCheck,
+  runMigrationPlans,
 } from './migration-plan';
 
 const plan = (history: Partial<MigrationPlan>): MigrationPlan => ({

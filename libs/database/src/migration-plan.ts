@@ -1,12 +1,13 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
+
 import { createPool } from './database';
 import {
   describeHistory,
   migrateToLatest,
-  pendingMigrations,
   type MigrationHistory,
   type Migrations,
+  pendingMigrations,
 } from './migrator';
 
 /** One history to bring up to date: which database, where the history lives, and its list. */

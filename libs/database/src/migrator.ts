@@ -1,4 +1,5 @@
-import { Kysely, Migrator, sql, type Migration } from 'kysely';
+import { Kysely, type Migration, Migrator, sql } from 'kysely';
+
 import { quoteIdent } from './database';
 
 export type Migrations = Record<string, Migration>;

@@ -1,7 +1,7 @@
 import type { EmbeddingProvider } from './embedding-provider';
 import { OnnxEmbeddingProvider } from './onnx-embedding-provider';
-import { TestEmbeddingProvider } from './test-embedding-provider';
 import { OpenAiCompatibleEmbeddingProvider } from './openai-compatible/openai-embedding-provider';
+import { TestEmbeddingProvider } from './test-embedding-provider';
 
 /** The settings `embeddingConfigSchema` in @kb/config validates. */
 export interface EmbeddingProviderSettings {

@@ -3,8 +3,8 @@ export * from './from-config';
 export * from './onnx-embedding-provider';
 export {
   EmbeddingApiError,
-  isTransient,
   type EmbeddingApiErrorCode,
+  isTransient,
 } from './openai-compatible/embedding-api.errors';
 export * from './openai-compatible/openai-embedding-provider';
 export type { RateLimit } from './openai-compatible/rate-limiter';

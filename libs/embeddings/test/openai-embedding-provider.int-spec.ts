@@ -1,11 +1,12 @@
+import { inspect } from 'node:util';
+
 import {
   cosine,
-  embeddingProviderFromConfig,
   EmbeddingApiError,
-  OpenAiCompatibleEmbeddingProvider,
+  embeddingProviderFromConfig,
   type OpenAiCompatibleEmbeddingOptions,
+  OpenAiCompatibleEmbeddingProvider,
 } from '../src';
-import { inspect } from 'node:util';
 import { FakeOpenAiEmbeddingsServer, type FakeRequest } from './fake-openai-embeddings-server';
 
 jest.setTimeout(30_000);

@@ -1,4 +1,5 @@
 import { status } from '@grpc/grpc-js';
+
 import { DomainError, ErrorKind } from './domain-error';
 import { ERROR_STATUS, errorKindOfHttpStatus } from './error-status';
 

@@ -1,4 +1,5 @@
 import { status } from '@grpc/grpc-js';
+
 import { ErrorKind } from './domain-error';
 
 export interface TransportStatus {

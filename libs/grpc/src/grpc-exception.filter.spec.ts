@@ -1,5 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { DomainError, ErrorKind } from '@kb/errors';
+
 import { ERROR_CODE_METADATA, toGrpcStatus } from './grpc-exception.filter';
 
 describe('toGrpcStatus', () => {

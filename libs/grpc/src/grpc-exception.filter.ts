@@ -1,7 +1,7 @@
 import { Metadata, status, type StatusObject } from '@grpc/grpc-js';
 import { DomainError, ERROR_STATUS } from '@kb/errors';
 import { Catch, Logger, type RpcExceptionFilter } from '@nestjs/common';
-import { throwError, type Observable } from 'rxjs';
+import { type Observable, throwError } from 'rxjs';
 
 /** The header a client reads the stable error code from (as REST's `error.code`). */
 export const ERROR_CODE_METADATA = 'x-error-code';

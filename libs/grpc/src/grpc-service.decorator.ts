@@ -1,4 +1,5 @@
 import { applyDecorators, Controller, UseFilters } from '@nestjs/common';
+
 import { GrpcExceptionFilter } from './grpc-exception.filter';
 
 /**

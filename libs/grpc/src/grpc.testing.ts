@@ -1,6 +1,8 @@
+import { createServer } from 'node:net';
+
 import { Metadata, type ServiceDefinition, type ServiceError } from '@grpc/grpc-js';
 import type { INestApplication } from '@nestjs/common';
-import { createServer } from 'node:net';
+
 import { GrpcTransport } from './grpc.transport';
 
 /** A loopback port nothing listens on right now (the OS picks it). */

@@ -1,6 +1,6 @@
 import type { loadPackageDefinition, ServiceDefinition } from '@grpc/grpc-js';
-import { Logger, type INestApplication } from '@nestjs/common';
-import { Transport, type GrpcOptions } from '@nestjs/microservices';
+import { type INestApplication, Logger } from '@nestjs/common';
+import { type GrpcOptions, Transport } from '@nestjs/microservices';
 
 export interface GrpcTransportOptions {
   host: string;

@@ -1,6 +1,7 @@
-import type { DynamicModule, INestApplication, LoggerService, Type } from '@nestjs/common';
 import type { TokenVerifier } from '@kb/auth';
+import type { DynamicModule, INestApplication, LoggerService, Type } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
+
 import { AuthGuard } from './auth/index';
 import { RestExceptionFilter } from './rest-exception.filter';
 

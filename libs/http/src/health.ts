@@ -2,6 +2,7 @@ import { DomainError, ErrorKind } from '@kb/errors';
 import { serveMetrics } from '@kb/observability';
 import { Controller, Get, HttpCode, Inject, Injectable, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+
 import { Public } from './auth/index';
 
 export enum HealthErrorCode {

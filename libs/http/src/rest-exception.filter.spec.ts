@@ -1,9 +1,10 @@
 import { AuthError, AuthErrorCode } from '@kb/auth';
 import { DomainError, ErrorKind } from '@kb/errors';
-import { BadRequestException, PayloadTooLargeException, type ArgumentsHost } from '@nestjs/common';
+import { type ArgumentsHost, BadRequestException, PayloadTooLargeException } from '@nestjs/common';
+import { z } from 'zod';
+
 import { RestExceptionFilter } from './rest-exception.filter';
 import { parseBody } from './zod-body';
-import { z } from 'zod';
 
 function capture(exception: unknown): { status: number; body: unknown } {
   const result = { status: 0, body: undefined as unknown };

@@ -1,11 +1,11 @@
 import { DomainError, ERROR_STATUS } from '@kb/errors';
 import {
+  type ArgumentsHost,
   Catch,
+  type ExceptionFilter,
   HttpException,
   HttpStatus,
   Logger,
-  type ArgumentsHost,
-  type ExceptionFilter,
 } from '@nestjs/common';
 import type { Response } from 'express';
 

@@ -1,8 +1,8 @@
 import {
-  tenantSpace,
   type EditableAttributes,
   type IndexSpace,
   type TenantId,
+  tenantSpace,
 } from '@kb/contracts';
 
 /**

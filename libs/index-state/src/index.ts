@@ -1,5 +1,5 @@
-export * from './index-generations';
 export * from './document-index-state';
-export * from './pg-index-generations';
+export * from './index-generations';
+export { INDEX_STATE_SCHEMA, indexStateMigrations } from './migrations';
 export * from './pg-document-index-state';
-export { indexStateMigrations, INDEX_STATE_SCHEMA } from './migrations';
+export * from './pg-index-generations';

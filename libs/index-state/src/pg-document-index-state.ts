@@ -1,17 +1,18 @@
 import {
-  tenantOfSpace,
-  tenantSpace,
   type EditableAttributes,
   type IndexSpace,
   type TenantId,
+  tenantOfSpace,
+  tenantSpace,
 } from '@kb/contracts';
 import { createPool, quoteIdent } from '@kb/database';
 import type { Pool } from 'pg';
+
 import {
-  spacesToSearch,
   type DocumentIndexState,
   type KnowledgeBaseSpace,
   type SpaceState,
+  spacesToSearch,
 } from './document-index-state';
 import { INDEX_STATE_SCHEMA } from './migrations';
 

@@ -1,6 +1,7 @@
 import type { TenantId } from '@kb/contracts';
 import { createPool, quoteIdent } from '@kb/database';
 import type { Pool } from 'pg';
+
 import type { IndexGenerations } from './index-generations';
 import { INDEX_STATE_SCHEMA } from './migrations';
 

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
+
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { sql } from 'kysely';
-import { randomUUID } from 'node:crypto';
-import { PgDocumentIndexState, PgIndexGenerations, indexStateMigrations } from '../src';
+
+import { indexStateMigrations, PgDocumentIndexState, PgIndexGenerations } from '../src';
 import { documentIndexStateConformance, indexGenerationsConformance } from './support/conformance';
 
 jest.setTimeout(30_000);

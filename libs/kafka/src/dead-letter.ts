@@ -1,4 +1,5 @@
-import { FAILURE_REASONS, Topics, type FailureReason } from '@kb/contracts';
+import { FAILURE_REASONS, type FailureReason, Topics } from '@kb/contracts';
+
 import type { DeadLetter } from './event-consumer';
 import type { EventProducer } from './event-producer';
 

@@ -1,7 +1,8 @@
 import { deadLetterTopic, parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
-import { backOff } from 'exponential-backoff';
-import { Partitioners, type Consumer, type Kafka, type KafkaMessage } from 'kafkajs';
 import { meter } from '@kb/observability';
+import { backOff } from 'exponential-backoff';
+import { type Consumer, type Kafka, type KafkaMessage, Partitioners } from 'kafkajs';
+
 import { isPermanent } from './errors';
 import { ensureTopics } from './kafka';
 

@@ -1,5 +1,5 @@
-import { topicEventTypes, newEnvelope, type Topic, type TopicPayload } from '@kb/contracts';
-import { Partitioners, type Kafka, type Producer } from 'kafkajs';
+import { newEnvelope, type Topic, topicEventTypes, type TopicPayload } from '@kb/contracts';
+import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 
 export interface OutgoingEvent<T extends Topic> {
   topic: T;

@@ -1,5 +1,5 @@
 import { backOff } from 'exponential-backoff';
-import { Kafka, logLevel, type Admin, type ITopicConfig } from 'kafkajs';
+import { type Admin, type ITopicConfig, Kafka, logLevel } from 'kafkajs';
 
 export interface KafkaOptions {
   brokers: string[];

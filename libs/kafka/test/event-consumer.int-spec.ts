@@ -1,13 +1,15 @@
-import { Topics, deadLetterTopic, newEnvelope, type TopicEnvelope } from '@kb/contracts';
 import { randomUUID } from 'node:crypto';
-import { Partitioners, type Kafka, type KafkaMessage } from 'kafkajs';
+
+import { deadLetterTopic, newEnvelope, type TopicEnvelope, Topics } from '@kb/contracts';
+import { type Kafka, type KafkaMessage, Partitioners } from 'kafkajs';
+
 import {
+  createKafka,
+  type DeadLetter,
+  ensureTopics,
   EventConsumer,
   KafkaEventProducer,
   PermanentError,
-  createKafka,
-  ensureTopics,
-  type DeadLetter,
 } from '../src';
 
 jest.setTimeout(90_000);

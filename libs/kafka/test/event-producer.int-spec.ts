@@ -1,7 +1,9 @@
-import { Topics } from '@kb/contracts';
 import { randomUUID } from 'node:crypto';
+
+import { Topics } from '@kb/contracts';
 import type { Consumer, Kafka } from 'kafkajs';
-import { KafkaEventProducer, createKafka, ensureTopics } from '../src';
+
+import { createKafka, ensureTopics, KafkaEventProducer } from '../src';
 import { eventProducerConformance, type ReceivedMessage } from './support/conformance';
 
 jest.setTimeout(90_000);

@@ -1,3 +1,3 @@
 export * from './lexical-index';
+export { LEXICAL_SCHEMA, lexicalIndexMigrations } from './migrations';
 export * from './pg-lexical-index';
-export { lexicalIndexMigrations, LEXICAL_SCHEMA } from './migrations';

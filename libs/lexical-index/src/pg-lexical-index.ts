@@ -1,6 +1,7 @@
 import type { EditableAttributes, IndexSpace } from '@kb/contracts';
-import { createPool, filterToSql, quoteIdent, type FilterColumns } from '@kb/database';
+import { createPool, type FilterColumns, filterToSql, quoteIdent } from '@kb/database';
 import type { Pool } from 'pg';
+
 import type {
   ChunkRef,
   LexicalIndex,

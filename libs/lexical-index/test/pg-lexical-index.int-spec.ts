@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
+
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { sql } from 'kysely';
-import { randomUUID } from 'node:crypto';
-import { PgLexicalIndex, lexicalIndexMigrations } from '../src';
+
+import { lexicalIndexMigrations, PgLexicalIndex } from '../src';
 import { lexicalIndexConformance } from './support/conformance';
 
 jest.setTimeout(30_000);

@@ -1,4 +1,5 @@
 import { ConsoleLogger, type LogLevel } from '@nestjs/common';
+
 import { currentTraceIds } from './telemetry';
 
 const LEVELS: Record<string, LogLevel[]> = {

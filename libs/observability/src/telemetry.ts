@@ -1,14 +1,15 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import {
+  type Attributes,
   context,
+  type Meter,
   metrics,
   propagation,
   ROOT_CONTEXT,
   SpanStatusCode,
   trace,
-  type Attributes,
-  type Meter,
 } from '@opentelemetry/api';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';

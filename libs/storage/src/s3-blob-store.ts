@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
@@ -9,7 +11,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import type { Readable } from 'node:stream';
+
 import type { BlobStore } from './blob-store';
 
 export interface S3Options {

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
+
 import { S3BlobStore, s3BlobStoreFromEnv } from '../src';
 import { blobStoreConformance } from './support/conformance';
 

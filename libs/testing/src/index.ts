@@ -2,7 +2,7 @@
 // the same conformance suite as the real adapter it stands in for.
 export * from './blob-store/memory-blob-store';
 export * from './event-producer/memory-event-producer';
-export * from './vector-store/memory-vector-store';
-export * from './lexical-index/memory-lexical-index';
-export * from './index-state/memory-index-generations';
 export * from './index-state/memory-document-index-state';
+export * from './index-state/memory-index-generations';
+export * from './lexical-index/memory-lexical-index';
+export * from './vector-store/memory-vector-store';

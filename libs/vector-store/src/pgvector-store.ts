@@ -1,7 +1,9 @@
 import type { EditableAttributes } from '@kb/contracts';
-import { filterToSql, migrateToLatest, pendingMigrations, type FilterColumns } from '@kb/database';
+import { type FilterColumns, filterToSql, migrateToLatest, pendingMigrations } from '@kb/database';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
+
+import { vectorTable, vectorTableHistory } from './migrations';
 import type {
   ChunkKey,
   DocumentVersions,
@@ -11,7 +13,6 @@ import type {
   VectorStore,
 } from './vector-store';
 import { vectorId } from './vector-store';
-import { vectorTable, vectorTableHistory } from './migrations';
 
 export interface PgVectorOptions {
   url: string;

@@ -1,6 +1,7 @@
 import type { EditableAttributes } from '@kb/contracts';
-import { Pinecone, type Index, type RecordMetadata } from '@pinecone-database/pinecone';
-import { PINECONE_FIELDS, toPineconeFilter, type PineconeFilter } from './pinecone-filter';
+import { type Index, Pinecone, type RecordMetadata } from '@pinecone-database/pinecone';
+
+import { PINECONE_FIELDS, type PineconeFilter, toPineconeFilter } from './pinecone-filter';
 import type {
   ChunkKey,
   DocumentVersions,

@@ -1,10 +1,11 @@
 import { credentials, status } from '@grpc/grpc-js';
-import { mintToken, TokenVerifier, type Caller } from '@kb/auth';
+import { type Caller, mintToken, TokenVerifier } from '@kb/auth';
 import { aclv1 } from '@kb/contracts';
 import { callWithToken, startGrpcOnLoopback } from '@kb/grpc';
 import { ACCESS_POLICY, TOKEN_VERIFIER } from '@kb/http';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+
 import { PolicyService } from '../policy/policy.service';
 import { AccessGrpcController } from './access.grpc';
 import { AclAccessPolicy } from './acl-access.policy';

@@ -3,6 +3,7 @@ import type { aclv1 } from '@kb/contracts';
 import { GrpcService } from '@kb/grpc';
 import { Authenticated, CurrentCaller } from '@kb/http';
 import { GrpcMethod, Payload } from '@nestjs/microservices';
+
 import { PolicyService } from '../policy/policy.service';
 
 /** Checks answered per BatchCheck call; the rest of a longer batch is ignored. */

@@ -1,14 +1,15 @@
 import {
+  type Access,
+  type AccessPolicy,
   ADMIN_ROLE,
   AuthError,
   AuthErrorCode,
-  principal,
-  type Access,
-  type AccessPolicy,
   type Caller,
   type Permission,
+  principal,
 } from '@kb/auth';
 import { Injectable } from '@nestjs/common';
+
 import { PolicyService } from '../policy/policy.service';
 
 /**

@@ -1,11 +1,12 @@
-import { mintToken, TokenVerifier, type Caller } from '@kb/auth';
+import { type Caller, mintToken, TokenVerifier } from '@kb/auth';
 import { ACCESS_POLICY, TOKEN_VERIFIER, useRestDefaults } from '@kb/http';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+
 import { AclAccessPolicy } from '../access/acl-access.policy';
 import { AuditController } from '../audit/audit.controller';
 import { AuditRepository } from '../audit/audit.repository';
-import { PolicyService, type PolicyChange } from '../policy/policy.service';
+import { type PolicyChange, PolicyService } from '../policy/policy.service';
 import { AdminController } from './admin.controller';
 
 const SECRET = 'a-test-secret-of-at-least-thirty-two-chars';

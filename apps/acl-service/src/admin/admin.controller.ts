@@ -2,8 +2,9 @@ import type { Caller, Permission } from '@kb/auth';
 import { Authenticated, CurrentCaller, parseBody } from '@kb/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { z } from 'zod';
-import { RESOURCES } from '../policy/rbac.model';
+
 import { PolicyService } from '../policy/policy.service';
+import { RESOURCES } from '../policy/rbac.model';
 
 /** What every route here needs: tenant administration of the ACL. */
 const ADMINISTER_ACL: Permission = { action: 'admin', resource: 'acl' };

@@ -2,6 +2,7 @@ import { Topics } from '@kb/contracts';
 import { consumerLog, EventConsumer } from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+
 import { ACL_CONFIG, type AclConfig } from '../config/acl.config';
 import { KAFKA } from '../platform/tokens';
 import { AuditRepository } from './audit.repository';

@@ -2,7 +2,8 @@ import type { Caller } from '@kb/auth';
 import { Authenticated, CurrentCaller, parseBody } from '@kb/http';
 import { Controller, Get, Query } from '@nestjs/common';
 import { z } from 'zod';
-import { AuditRepository, type AuditRecord } from './audit.repository';
+
+import { type AuditRecord, AuditRepository } from './audit.repository';
 
 const auditQuerySchema = z.object({
   user: z.string().max(256).optional(),

@@ -1,6 +1,7 @@
 import type { AuditEvent } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+
 import { ACL_DB } from '../platform/tokens';
 
 export interface AuditQuery {

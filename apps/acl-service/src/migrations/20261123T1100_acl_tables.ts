@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** The policy version per tenant and the audit log. */
 export const createAclTables: Migration = {

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
  * casbin's rule table, in the layout casbin-pg-adapter reads and writes. Created here rather than

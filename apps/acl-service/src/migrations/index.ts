@@ -1,6 +1,7 @@
 import { loadConfig } from '@kb/config';
 import type { MigrationPlan, Migrations } from '@kb/database';
 import type { z } from 'zod';
+
 import { aclConfigSchema } from '../config/acl.config';
 import { createAclTables } from './20261123T1100_acl_tables';
 import { createCasbinRules } from './20261123T1110_casbin_rules';

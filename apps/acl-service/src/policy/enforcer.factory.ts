@@ -1,8 +1,9 @@
-import { newEnforcer, type Adapter } from 'casbin';
+import { type Adapter, newEnforcer } from 'casbin';
 import PostgresAdapter from 'casbin-pg-adapter';
 import type { Pool } from 'pg';
-import { newModel } from './rbac.model';
+
 import { addBuiltIns, type EnforcerSource } from './policy.service';
+import { newModel } from './rbac.model';
 
 /**
  * Enforcers over the rules stored in the pool's schema (table `casbin`, from our migrations),

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+
 import { ACL_DB } from '../platform/tokens';
 
 /** Each tenant's policy version: callers cache expansions and drop them when it moves. */

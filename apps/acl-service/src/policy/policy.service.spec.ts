@@ -1,10 +1,11 @@
 import type { Caller } from '@kb/auth';
-import { Topics, toTenantId, type AuditEvent } from '@kb/contracts';
+import { type AuditEvent, Topics, toTenantId } from '@kb/contracts';
 import { MemoryEventProducer } from '@kb/testing';
 import { StringAdapter } from 'casbin';
+
 import { enforcerSourceOver } from './enforcer.factory';
-import type { PolicyVersions } from './policy-versions.repository';
 import { PolicyService } from './policy.service';
+import type { PolicyVersions } from './policy-versions.repository';
 
 class MemoryPolicyVersions implements PolicyVersions {
   private readonly versions = new Map<string, number>();

@@ -1,12 +1,13 @@
-import { ACTIONS, principal, type Action, type Caller } from '@kb/auth';
+import { type Action, ACTIONS, type Caller, principal } from '@kb/auth';
 import { Topics } from '@kb/contracts';
 import type { EventProducer } from '@kb/kafka';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Enforcer } from 'casbin';
+
 import { AuditRepository } from '../audit/audit.repository';
 import { ENFORCER, EVENT_PRODUCER } from '../platform/tokens';
+import { type PolicyVersions, PolicyVersionsRepository } from './policy-versions.repository';
 import { BUILT_IN_POLICIES } from './rbac.model';
-import { PolicyVersionsRepository, type PolicyVersions } from './policy-versions.repository';
 
 /** The enforcer in use, and how to build a fresh one from the stored policy. */
 export interface EnforcerSource {

@@ -1,4 +1,4 @@
-import { newModelFromString, type Model } from 'casbin';
+import { type Model, newModelFromString } from 'casbin';
 
 /**
  * RBAC with domains (domain = tenant). Subjects are principal strings (`u:alice`, `g:eng`,

@@ -1,8 +1,9 @@
 import { AccessResolver } from '@kb/auth';
 import { Topics } from '@kb/contracts';
-import { EventConsumer, consumerLog, instanceGroupId } from '@kb/kafka';
+import { consumerLog, EventConsumer, instanceGroupId } from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 import { KAFKA } from '../platform/tokens';
 

@@ -1,15 +1,16 @@
+import { tmpdir } from 'node:os';
+
 import {
   accessConfigSchema,
   authConfigSchema,
   baseConfigSchema,
-  env,
   embeddingConfigSchema,
+  env,
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
   s3ConfigSchema,
 } from '@kb/config';
-import { tmpdir } from 'node:os';
 import { z } from 'zod';
 
 export const documentConfigSchema = baseConfigSchema

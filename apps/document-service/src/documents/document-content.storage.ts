@@ -1,9 +1,10 @@
 // The original file of a document version: spooled to disk by the HTTP layer, hashed, and stored
 // once per content in S3 (identical uploads share one object).
-import type { BlobStore } from '@kb/storage';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
+
+import type { BlobStore } from '@kb/storage';
 
 /** An upload spooled to a temporary file by the HTTP layer: never held in memory whole. */
 export interface UploadedFile {

@@ -1,11 +1,12 @@
 import {
-  DEFAULT_CHUNKER,
-  Topics,
   auditEventSchema,
+  DEFAULT_CHUNKER,
   documentEventSchema,
   pipelineOf,
+  Topics,
   toTenantId,
 } from '@kb/contracts';
+
 import type { DocumentRecord } from './document.model';
 import {
   aclAuditOf,

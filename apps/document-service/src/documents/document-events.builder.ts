@@ -1,6 +1,7 @@
 // The payloads this service publishes about documents. Pure: they are written to the outbox by
 // `OutboxWriter`, in the transaction of the change they announce.
-import type { EditableAttributes, Pipeline, Topics, TopicPayload } from '@kb/contracts';
+import type { EditableAttributes, Pipeline, TopicPayload, Topics } from '@kb/contracts';
+
 import type { DocumentAcl, DocumentRecord } from './document.model';
 
 type DocumentEvent = TopicPayload<typeof Topics.document>;

@@ -1,6 +1,7 @@
-import { Topics, type EditableAttributes, type Pipeline, type TenantId } from '@kb/contracts';
+import { type EditableAttributes, type Pipeline, type TenantId, Topics } from '@kb/contracts';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable } from '@nestjs/common';
+
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { TagRuleMembership } from '../pipelines/tag-rule-membership.port';

@@ -1,5 +1,6 @@
 import { toTenantId } from '@kb/contracts';
 import type { Selectable } from 'kysely';
+
 import type { DocumentsTable } from '../platform/db.types';
 import type { DocumentRecord } from './document.model';
 

@@ -1,7 +1,8 @@
 import { Topics, toTenantId } from '@kb/contracts';
-import { EventConsumer, consumerLog } from '@kb/kafka';
+import { consumerLog, EventConsumer } from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 import { KAFKA } from '../platform/tokens';
 import { DocumentsService } from './documents.service';

@@ -1,25 +1,26 @@
 import type { DocumentMetadata, TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  sql,
   type Kysely,
   type RawBuilder,
   type SelectQueryBuilder,
+  sql,
   type UpdateObject,
 } from 'kysely';
+
 import type { DocumentDatabase } from '../platform/db.types';
 import { DB } from '../platform/tokens';
 import { sqlOf, type Trx } from '../platform/transaction.runner';
-import { toRecord } from './document-row.mapper';
 import {
-  FINAL_STATUSES,
-  STATUS_RANK,
   type DocumentAcl,
   type DocumentRecord,
+  FINAL_STATUSES,
+  STATUS_RANK,
 } from './document.model';
+import { toRecord } from './document-row.mapper';
 import {
-  DocumentsRepository,
   type AttributesChange,
+  DocumentsRepository,
   type MembershipDrift,
   type NewContent,
   type NewDocumentRow,

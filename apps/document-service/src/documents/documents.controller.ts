@@ -18,18 +18,19 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
-import { z } from 'zod';
 import type { Response } from 'express';
-import { type UploadedFile as File } from './document-content.storage';
+import { z } from 'zod';
+
 import {
-  documentAclSchema,
   type DeleteResult,
+  documentAclSchema,
   type DocumentPage,
   type DocumentView,
 } from './document.model';
+import { type UploadedFile as File } from './document-content.storage';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
-import { RemoveSpooledFile } from './remove-spooled-file.interceptor';
 import { DocumentsService } from './documents.service';
+import { RemoveSpooledFile } from './remove-spooled-file.interceptor';
 
 /** A multipart text part holding JSON, validated by `schema` once parsed. */
 const jsonPart = <S extends z.ZodType>(schema: S, expected: string) =>

@@ -1,4 +1,5 @@
 import type { DocumentMetadata, DocumentStatus, FailureReason, TenantId } from '@kb/contracts';
+
 import type { Trx } from '../platform/transaction.runner';
 import type { DocumentAcl, DocumentRecord } from './document.model';
 

@@ -1,12 +1,13 @@
+import { DEFAULT_CHUNKER, pipelineOf, Topics, toTenantId } from '@kb/contracts';
 import { ErrorKind } from '@kb/errors';
-import { DEFAULT_CHUNKER, Topics, pipelineOf, toTenantId } from '@kb/contracts';
+
 import {
   DEFAULTS,
-  TENANT,
+  type DocumentServiceFixture,
   documentServiceFixture,
   newAccess,
   spool,
-  type DocumentServiceFixture,
+  TENANT,
 } from '../testing/document-service.fixture';
 
 const files = spool();

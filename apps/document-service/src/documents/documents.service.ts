@@ -1,39 +1,41 @@
+import { randomUUID } from 'node:crypto';
+
 import type { Access, Action } from '@kb/auth';
 import {
-  Topics,
   type DocumentStatusChanged,
   type EditableAttributes,
   type TenantId,
+  Topics,
 } from '@kb/contracts';
 import { annotateActiveSpan, meter } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
 import { TransactionRunner } from '../platform/transaction.runner';
+import { decodeCursor, encodeCursor } from './document.cursor';
+import {
+  type DeleteResult,
+  type DocumentAcl,
+  type DocumentPage,
+  type DocumentView,
+  type NewDocument,
+  principalsOf,
+  toView,
+  type UploadFields,
+} from './document.model';
 import {
   blobKeyFor,
   sha256OfFile,
   storeOriginal,
   type UploadedFile,
 } from './document-content.storage';
-import { decodeCursor, encodeCursor } from './document.cursor';
 import { aclAuditOf, aclChangedEventOf, deletedEventOf } from './document-events.builder';
 import { DocumentMembershipService } from './document-membership.service';
-import {
-  principalsOf,
-  toView,
-  type DeleteResult,
-  type DocumentAcl,
-  type DocumentPage,
-  type DocumentView,
-  type NewDocument,
-  type UploadFields,
-} from './document.model';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import { DocumentsRepository, type NewContent, type Visibility } from './documents.repository';
 

@@ -1,9 +1,10 @@
 import type { Access, Caller } from '@kb/auth';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { Controller, Get, Param, Query } from '@nestjs/common';
+
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
-import { listQuerySchema } from './documents.controller';
 import type { DocumentPage } from './document.model';
+import { listQuerySchema } from './documents.controller';
 import { DocumentsService } from './documents.service';
 
 /** The documents of one knowledge base, beside the knowledge bases' own routes. */

@@ -1,4 +1,5 @@
-import { DEFAULT_CHUNKER, pipelineOf, type Pipeline } from '@kb/contracts';
+import { DEFAULT_CHUNKER, type Pipeline, pipelineOf } from '@kb/contracts';
+
 import { matchedByRules, membershipOf, needsRedrive, spacesOf } from './membership.rules';
 
 const defaults = { chunker: DEFAULT_CHUNKER, model: 'all-MiniLM-L6-v2' };

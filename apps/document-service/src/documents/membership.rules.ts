@@ -1,6 +1,7 @@
 // Which knowledge bases a document belongs to, and what a change of them means for its pipelines.
 // Pure: the SQL that finds drifted documents is in documents.repository.ts.
 import type { Pipeline } from '@kb/contracts';
+
 import type { TagRule } from '../pipelines/pipeline.model';
 
 /** The knowledge bases whose tag rule matches one of `tags`, in the rules' order. */

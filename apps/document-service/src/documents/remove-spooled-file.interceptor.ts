@@ -1,11 +1,12 @@
+import { rm } from 'node:fs/promises';
+
 import {
-  Injectable,
-  Logger,
   type CallHandler,
   type ExecutionContext,
+  Injectable,
+  Logger,
   type NestInterceptor,
 } from '@nestjs/common';
-import { rm } from 'node:fs/promises';
 import { catchError, concatMap, type Observable } from 'rxjs';
 
 /**

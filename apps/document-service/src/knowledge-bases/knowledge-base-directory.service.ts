@@ -1,20 +1,21 @@
 import type { Pipeline, PipelineDefaults, TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
+
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
-import { PIPELINE_DEFAULTS } from '../pipelines/pipeline-defaults.provider';
 import {
   DEFAULT_KNOWLEDGE_BASE,
   distinctPipelines,
   knowledgeBasesOrDefault,
   type TagRule,
 } from '../pipelines/pipeline.model';
+import { PIPELINE_DEFAULTS } from '../pipelines/pipeline-defaults.provider';
 import type { Trx } from '../platform/transaction.runner';
-import { KnowledgeBasesRepository } from './knowledge-bases.repository';
 import {
   KnowledgeBaseError,
   KnowledgeBaseErrorCode,
   knowledgeBaseNotFound,
 } from './knowledge-bases.errors';
+import { KnowledgeBasesRepository } from './knowledge-bases.repository';
 
 /** What documents ask of knowledge bases, answered from the repository and the pipeline defaults. */
 @Injectable()

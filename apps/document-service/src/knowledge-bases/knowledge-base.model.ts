@@ -1,4 +1,4 @@
-import { chunkerConfigSchema, type ChunkerConfig } from '@kb/contracts';
+import { type ChunkerConfig, chunkerConfigSchema } from '@kb/contracts';
 import { z } from 'zod';
 
 /** Documents tagged with any of `anyOf` belong to the knowledge base; `[]`, no rule. */

@@ -1,14 +1,15 @@
 import type { ChunkerConfig, TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
+
 import type { PipelineSetting, TagRule } from '../pipelines/pipeline.model';
 import type { DocumentDatabase, KnowledgeBasesTable } from '../platform/db.types';
 import { DB } from '../platform/tokens';
 import { sqlOf, type Trx } from '../platform/transaction.runner';
 import type { KnowledgeBaseView } from './knowledge-base.model';
 import {
-  KnowledgeBasesRepository,
   type KnowledgeBaseChange,
+  KnowledgeBasesRepository,
   type NewKnowledgeBase,
 } from './knowledge-bases.repository';
 

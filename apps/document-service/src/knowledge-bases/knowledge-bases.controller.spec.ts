@@ -1,15 +1,16 @@
 import {
-  AuthError,
-  AuthErrorCode,
-  mintToken,
-  TokenVerifier,
   type Access,
   type AccessPolicy,
+  AuthError,
+  AuthErrorCode,
   type Caller,
+  mintToken,
+  TokenVerifier,
 } from '@kb/auth';
 import { ACCESS_POLICY, TOKEN_VERIFIER, useRestDefaults } from '@kb/http';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+
 import { DocumentsService } from '../documents/documents.service';
 import { KnowledgeBaseDocumentsController } from '../documents/knowledge-base-documents.controller';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';

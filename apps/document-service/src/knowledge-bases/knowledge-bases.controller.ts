@@ -1,10 +1,11 @@
 import type { Access, Caller } from '@kb/auth';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { Body, Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
+
 import {
   createKnowledgeBaseSchema,
-  updateKnowledgeBaseSchema,
   type KnowledgeBaseView,
+  updateKnowledgeBaseSchema,
 } from './knowledge-base.model';
 import { KnowledgeBasesService } from './knowledge-bases.service';
 

@@ -1,4 +1,5 @@
 import type { ChunkerConfig, TenantId } from '@kb/contracts';
+
 import type { PipelineSetting, TagRule } from '../pipelines/pipeline.model';
 import type { Trx } from '../platform/transaction.runner';
 import type { KnowledgeBaseView } from './knowledge-base.model';

@@ -1,18 +1,19 @@
-import { ErrorKind } from '@kb/errors';
 import { DEFAULT_CHUNKER, Topics } from '@kb/contracts';
+import { ErrorKind } from '@kb/errors';
+
 import {
   DEFAULTS,
-  TENANT,
+  type DocumentServiceFixture,
   documentServiceFixture,
   newAccess,
   servedModels,
   spool,
-  type DocumentServiceFixture,
+  TENANT,
 } from '../testing/document-service.fixture';
 import {
+  type CreateKnowledgeBase,
   createKnowledgeBaseSchema,
   updateKnowledgeBaseSchema,
-  type CreateKnowledgeBase,
 } from './knowledge-base.model';
 
 const files = spool();

@@ -1,7 +1,9 @@
+import { isDeepStrictEqual } from 'node:util';
+
 import type { Access } from '@kb/auth';
 import { chunkerConfigSchema, type PipelineDefaults, type TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
-import { isDeepStrictEqual } from 'node:util';
+
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { PIPELINE_DEFAULTS } from '../pipelines/pipeline-defaults.provider';
 import { TagRuleMembership } from '../pipelines/tag-rule-membership.port';

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 import { KnowledgeBaseError, KnowledgeBaseErrorCode } from './knowledge-bases.errors';
 

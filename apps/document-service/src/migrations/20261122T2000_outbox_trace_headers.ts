@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** The trace context of the request that wrote an outbox row, so its event continues that trace. */
 export const outboxTraceHeaders: Migration = {

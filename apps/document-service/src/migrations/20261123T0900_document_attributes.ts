@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** Tags and knowledge-base membership: with metadata and upload time, what search filters see. */
 export const documentAttributes: Migration = {

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** Knowledge bases: a name and description to edit, and a pipeline fixed at creation. */
 export const knowledgeBases: Migration = {

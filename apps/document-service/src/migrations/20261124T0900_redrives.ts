@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** Reconciliation: how often a stalled version was sent through the pipeline again. */
 export const redrives: Migration = {

@@ -1,6 +1,7 @@
 import { loadConfig } from '@kb/config';
 import type { MigrationPlan, Migrations } from '@kb/database';
 import type { z } from 'zod';
+
 import { documentConfigSchema } from '../config/document.config';
 import { createDocuments } from './20261122T1600_create_documents';
 import { outboxTraceHeaders } from './20261122T2000_outbox_trace_headers';

@@ -1,12 +1,13 @@
 import { EventProducer } from '@kb/kafka';
 import { withTraceHeaders } from '@kb/observability';
 import {
+  type BeforeApplicationShutdown,
   Inject,
   Injectable,
   Logger,
   type OnApplicationBootstrap,
-  type BeforeApplicationShutdown,
 } from '@nestjs/common';
+
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 import { EVENT_PRODUCER } from '../platform/tokens';
 import { TransactionRunner } from '../platform/transaction.runner';

@@ -1,12 +1,13 @@
 import {
   newEnvelope,
-  topicEventTypes,
   type TenantId,
   type Topic,
+  topicEventTypes,
   type TopicPayload,
 } from '@kb/contracts';
 import { captureTraceHeaders } from '@kb/observability';
 import { Injectable } from '@nestjs/common';
+
 import type { Trx } from '../platform/transaction.runner';
 import { OutboxRepository } from './outbox.repository';
 

@@ -1,4 +1,5 @@
 import type { Pipeline, TenantId } from '@kb/contracts';
+
 import type { Trx } from '../platform/transaction.runner';
 import type { TagRule } from './pipeline.model';
 

@@ -1,5 +1,6 @@
 import type { PipelineDefaults } from '@kb/contracts';
 import type { Provider } from '@nestjs/common';
+
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 
 /** The deployment's default pipeline, the one source of it in this service. */

@@ -1,6 +1,7 @@
 import { DEFAULT_CHUNKER, pipelineOf } from '@kb/contracts';
-import { pipelineDefaultsOf } from './pipeline-defaults.provider';
+
 import { distinctPipelines } from './pipeline.model';
+import { pipelineDefaultsOf } from './pipeline-defaults.provider';
 
 const defaults = pipelineDefaultsOf({
   CHUNK_SIZE: 1000,

@@ -2,9 +2,9 @@
 // its knowledge bases (docs/adr/0012). Neither folder imports the other; both import this one.
 import {
   chunkerConfigSchema,
-  pipelineOf,
   type Pipeline,
   type PipelineDefaults,
+  pipelineOf,
 } from '@kb/contracts';
 
 /** The knowledge base every tenant has, which uploads join when they name none. */

@@ -1,4 +1,5 @@
 import type { TenantId } from '@kb/contracts';
+
 import type { Trx } from '../platform/transaction.runner';
 
 /**

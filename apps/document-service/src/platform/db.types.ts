@@ -1,5 +1,6 @@
 import type { DocumentMetadata, DocumentStatus, FailureReason } from '@kb/contracts';
 import type { ColumnType, Generated } from 'kysely';
+
 import type { DocumentAcl } from '../documents/document.model';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;

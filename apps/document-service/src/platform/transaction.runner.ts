@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kysely, Transaction } from 'kysely';
+
 import type { DocumentDatabase } from './db.types';
 import { DB } from './tokens';
 

@@ -1,12 +1,13 @@
 import { PeriodicTask } from '@kb/http';
 import { meter } from '@kb/observability';
 import {
+  type BeforeApplicationShutdown,
   Inject,
   Injectable,
   Logger,
-  type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
+
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 import type { DocumentRecord } from '../documents/document.model';
 import { DocumentMembershipService } from '../documents/document-membership.service';

@@ -1,7 +1,8 @@
-import { toTenantId, type TenantId } from '@kb/contracts';
+import { type TenantId, toTenantId } from '@kb/contracts';
 import { Injectable } from '@nestjs/common';
 import { sql } from 'kysely';
-import { FINAL_STATUSES, type DocumentRecord } from '../documents/document.model';
+
+import { type DocumentRecord, FINAL_STATUSES } from '../documents/document.model';
 import { toRecord } from '../documents/document-row.mapper';
 import { membershipDrift } from '../documents/documents-sql.repository';
 import { sqlOf, type Trx } from '../platform/transaction.runner';

@@ -1,9 +1,11 @@
-import type { Access, Action } from '@kb/auth';
-import { DEFAULT_CHUNKER, toTenantId, type PipelineDefaults, type TenantId } from '@kb/contracts';
-import { MemoryBlobStore } from '@kb/testing';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import type { Access, Action } from '@kb/auth';
+import { DEFAULT_CHUNKER, type PipelineDefaults, type TenantId, toTenantId } from '@kb/contracts';
+import { MemoryBlobStore } from '@kb/testing';
+
 import type { UploadedFile } from '../documents/document-content.storage';
 import { DocumentMembershipService } from '../documents/document-membership.service';
 import { DocumentsService } from '../documents/documents.service';
@@ -11,11 +13,11 @@ import { KnowledgeBaseDirectoryService } from '../knowledge-bases/knowledge-base
 import { KnowledgeBasesService } from '../knowledge-bases/knowledge-bases.service';
 import type { ModelCatalog } from '../knowledge-bases/model-catalog.client';
 import { OutboxWriter } from '../outbox/outbox.writer';
+import { InMemoryDatabase } from './in-memory.database';
 import { InMemoryDocumentsRepository } from './in-memory-documents.repository';
 import { InMemoryKnowledgeBasesRepository } from './in-memory-knowledge-bases.repository';
 import { InMemoryOutboxRepository } from './in-memory-outbox.repository';
 import { InMemoryTransactionRunner } from './in-memory-transaction.runner';
-import { InMemoryDatabase } from './in-memory.database';
 
 export const DEFAULTS: PipelineDefaults = { chunker: DEFAULT_CHUNKER, model: 'all-MiniLM-L6-v2' };
 

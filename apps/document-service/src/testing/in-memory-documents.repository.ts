@@ -1,13 +1,14 @@
 import type { TenantId } from '@kb/contracts';
+
 import {
-  STATUS_RANK,
-  isFinal,
   type DocumentAcl,
   type DocumentRecord,
+  isFinal,
+  STATUS_RANK,
 } from '../documents/document.model';
 import {
-  DocumentsRepository,
   type AttributesChange,
+  DocumentsRepository,
   type MembershipDrift,
   type NewContent,
   type NewDocumentRow,
@@ -15,7 +16,7 @@ import {
   type Visibility,
 } from '../documents/documents.repository';
 import type { Trx } from '../platform/transaction.runner';
-import { clone, keyOf, type InMemoryDatabase } from './in-memory.database';
+import { clone, type InMemoryDatabase, keyOf } from './in-memory.database';
 import { openTrx } from './in-memory-transaction.runner';
 
 const visible = (document: DocumentRecord, visibility: Visibility): boolean =>

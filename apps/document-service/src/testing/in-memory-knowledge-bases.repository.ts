@@ -1,16 +1,17 @@
 import type { TenantId } from '@kb/contracts';
+
 import type { KnowledgeBaseView } from '../knowledge-bases/knowledge-base.model';
 import {
-  KnowledgeBasesRepository,
   type KnowledgeBaseChange,
+  KnowledgeBasesRepository,
   type NewKnowledgeBase,
 } from '../knowledge-bases/knowledge-bases.repository';
 import type { PipelineSetting, TagRule } from '../pipelines/pipeline.model';
 import type { Trx } from '../platform/transaction.runner';
 import {
   clone,
-  keyOf,
   type InMemoryDatabase,
+  keyOf,
   type StoredKnowledgeBase,
 } from './in-memory.database';
 import { openTrx } from './in-memory-transaction.runner';

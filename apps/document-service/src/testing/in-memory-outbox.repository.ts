@@ -1,7 +1,8 @@
 import { parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
+
 import {
-  OutboxRepository,
   type OutboxMessage,
+  OutboxRepository,
   type StoredOutboxMessage,
 } from '../outbox/outbox.repository';
 import type { Trx } from '../platform/transaction.runner';

@@ -1,4 +1,5 @@
 import type { TenantId } from '@kb/contracts';
+
 import type { DocumentRecord } from '../documents/document.model';
 import type { KnowledgeBaseView } from '../knowledge-bases/knowledge-base.model';
 import type { StoredOutboxMessage } from '../outbox/outbox.repository';

@@ -1,19 +1,20 @@
 import { MemoryBlobStore } from '@kb/testing';
 import type { Kysely } from 'kysely';
+
 import type { DocumentConfig } from '../../src/config/document.config';
 import { DocumentMembershipService } from '../../src/documents/document-membership.service';
-import { SqlDocumentsRepository } from '../../src/documents/documents-sql.repository';
 import { DocumentsService } from '../../src/documents/documents.service';
+import { SqlDocumentsRepository } from '../../src/documents/documents-sql.repository';
 import { KnowledgeBaseDirectoryService } from '../../src/knowledge-bases/knowledge-base-directory.service';
-import { SqlKnowledgeBasesRepository } from '../../src/knowledge-bases/knowledge-bases-sql.repository';
 import { KnowledgeBasesService } from '../../src/knowledge-bases/knowledge-bases.service';
+import { SqlKnowledgeBasesRepository } from '../../src/knowledge-bases/knowledge-bases-sql.repository';
 import { SqlOutboxRepository } from '../../src/outbox/outbox.repository';
 import { OutboxWriter } from '../../src/outbox/outbox.writer';
 import { pipelineDefaultsOf } from '../../src/pipelines/pipeline-defaults.provider';
 import type { DocumentDatabase } from '../../src/platform/db.types';
 import { SqlTransactionRunner } from '../../src/platform/transaction.runner';
-import { ReconciliationRepository } from '../../src/reconciliation/reconciliation.repository';
 import { Reconciler } from '../../src/reconciliation/reconciler.service';
+import { ReconciliationRepository } from '../../src/reconciliation/reconciliation.repository';
 import { servedModels } from '../../src/testing/document-service.fixture';
 
 /**

@@ -1,6 +1,7 @@
-import { embedInBatches, type EmbedContext, type EmbeddingProvider } from '@kb/embeddings';
+import { type EmbedContext, type EmbeddingProvider, embedInBatches } from '@kb/embeddings';
 import { meter } from '@kb/observability';
 import { Logger } from '@nestjs/common';
+
 import type { EmbeddingCache } from './embedding-cache.repository';
 
 const lookups = meter().createCounter('kb_embedding_cache_lookups_total', {

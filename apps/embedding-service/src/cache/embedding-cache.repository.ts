@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /** Vectors by (model, SHA-256 of the chunk text), shared by every tenant, document and version. */
 export interface EmbeddingCache {

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '@kb/config';
+
 import { embeddingServiceConfigSchema } from './embedding.config';
 
 const load = (env: Record<string, string>) =>

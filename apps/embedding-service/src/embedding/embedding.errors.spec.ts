@@ -1,5 +1,6 @@
 import { EmbeddingApiError } from '@kb/embeddings';
 import { PermanentError } from '@kb/kafka';
+
 import { toConsumerError } from './embedding.errors';
 
 describe('toConsumerError', () => {

@@ -1,14 +1,16 @@
+import { createHash, randomUUID } from 'node:crypto';
+
 import {
-  Topics,
-  embeddedChunksSchema,
   type DocumentParsed,
+  embeddedChunksSchema,
   type ParsedDocument,
+  Topics,
 } from '@kb/contracts';
-import { TestEmbeddingProvider, type EmbeddingProvider } from '@kb/embeddings';
+import { type EmbeddingProvider, TestEmbeddingProvider } from '@kb/embeddings';
 import { PermanentError } from '@kb/kafka';
 import { putJson } from '@kb/storage';
 import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
-import { createHash, randomUUID } from 'node:crypto';
+
 import { CachedEmbedder } from '../cache/cached.embedder';
 import type { EmbeddingCache } from '../cache/embedding-cache.repository';
 import { EmbeddingService } from './embedding.service';

@@ -1,14 +1,15 @@
 import {
-  Topics,
-  parsedDocumentSchema,
   type DocumentParsed,
   type EmbeddedChunks,
+  parsedDocumentSchema,
   type PipelineRef,
+  Topics,
 } from '@kb/contracts';
-import { PermanentError, type EventProducer } from '@kb/kafka';
+import { type EventProducer, PermanentError } from '@kb/kafka';
 import { meter, withSpan } from '@kb/observability';
-import { getJson, putJson, type BlobStore } from '@kb/storage';
+import { type BlobStore, getJson, putJson } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+
 import type { CachedEmbedder } from '../cache/cached.embedder';
 import { BLOB_STORE, EMBEDDER, EVENT_PRODUCER } from '../platform/tokens';
 import { toConsumerError } from './embedding.errors';

@@ -1,4 +1,5 @@
 import { Controller, Get, Inject } from '@nestjs/common';
+
 import type { CachedEmbedder } from '../cache/cached.embedder';
 import { EMBEDDER } from '../platform/tokens';
 

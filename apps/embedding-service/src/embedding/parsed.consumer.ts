@@ -1,7 +1,8 @@
 import { Topics } from '@kb/contracts';
-import { EventConsumer, consumerLog, markFailedOnDeadLetter, type EventProducer } from '@kb/kafka';
+import { consumerLog, EventConsumer, type EventProducer, markFailedOnDeadLetter } from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+
 import { EMBEDDING_CONFIG, type EmbeddingServiceConfig } from '../config/embedding.config';
 import { EVENT_PRODUCER, KAFKA } from '../platform/tokens';
 import { EmbeddingService } from './embedding.service';

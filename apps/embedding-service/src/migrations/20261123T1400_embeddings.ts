@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** Vectors by (model, SHA-256 of the chunk text), shared by every tenant, document and version. */
 export const embeddings: Migration = {

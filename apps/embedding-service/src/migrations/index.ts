@@ -1,6 +1,7 @@
 import { loadConfig } from '@kb/config';
 import type { MigrationPlan, Migrations } from '@kb/database';
 import { z } from 'zod';
+
 import { cacheConfigSchema } from '../config/embedding.config';
 import { embeddings } from './20261123T1400_embeddings';
 

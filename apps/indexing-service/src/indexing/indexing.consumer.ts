@@ -1,7 +1,8 @@
 import { Topics, toTenantId } from '@kb/contracts';
-import { EventConsumer, consumerLog, markFailedOnDeadLetter, type EventProducer } from '@kb/kafka';
+import { consumerLog, EventConsumer, type EventProducer, markFailedOnDeadLetter } from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+
 import { INDEXING_CONFIG, type IndexingConfig } from '../config/indexing.config';
 import { EVENT_PRODUCER, KAFKA } from '../platform/tokens';
 import { IndexingService } from './indexing.service';

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
+
 import {
-  Topics,
-  parseFilter,
-  pipelineSpace,
-  tenantSpace,
-  toTenantId,
   type ChunksEmbedded,
   type DocumentStatusChanged,
   type EmbeddedChunks,
   type IndexSpace,
+  parseFilter,
+  pipelineSpace,
+  tenantSpace,
   type Topic,
+  Topics,
+  toTenantId,
 } from '@kb/contracts';
 import type { OutgoingEvent } from '@kb/kafka';
 import type { BlobStore } from '@kb/storage';
@@ -21,6 +22,7 @@ import {
 } from '@kb/testing';
 import type { VectorRecord } from '@kb/vector-store';
 import { Logger } from '@nestjs/common';
+
 import { IndexingService } from './indexing.service';
 
 const tenant = toTenantId('acme');

@@ -1,21 +1,22 @@
 import {
-  Topics,
-  embeddedChunksSchema,
-  toIndexSpace,
   type ChunksEmbedded,
   type DocumentEvent,
   type EditableAttributes,
+  embeddedChunksSchema,
   type IndexSpace,
   type PipelineRef,
   type TenantId,
+  toIndexSpace,
+  Topics,
 } from '@kb/contracts';
-import { PermanentError, type EventProducer } from '@kb/kafka';
-import { meter, withSpan } from '@kb/observability';
-import { getJson, type BlobStore } from '@kb/storage';
 import type { DocumentIndexState, IndexGenerations } from '@kb/index-state';
+import { type EventProducer, PermanentError } from '@kb/kafka';
 import type { LexicalIndex } from '@kb/lexical-index';
+import { meter, withSpan } from '@kb/observability';
+import { type BlobStore, getJson } from '@kb/storage';
 import type { VectorRecord, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+
 import {
   BLOB_STORE,
   EVENT_PRODUCER,

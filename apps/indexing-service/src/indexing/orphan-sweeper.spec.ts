@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+
 import { pipelineSpace, tenantSpace, toTenantId } from '@kb/contracts';
 import type { LexicalWrite } from '@kb/lexical-index';
 import {
@@ -7,7 +8,8 @@ import {
   MemoryLexicalIndex,
   MemoryVectorStore,
 } from '@kb/testing';
-import { OrphanSweeper, orphanAction } from './orphan-sweeper';
+
+import { orphanAction, OrphanSweeper } from './orphan-sweeper';
 
 describe('orphanAction', () => {
   it('removes every chunk of a deleted document', () => {

@@ -1,16 +1,17 @@
-import { tenantOfSpace, tenantSpace, type IndexSpace } from '@kb/contracts';
+import { type IndexSpace, tenantOfSpace, tenantSpace } from '@kb/contracts';
+import { PeriodicTask } from '@kb/http';
 import type { DocumentIndexState, IndexGenerations, SpaceState } from '@kb/index-state';
 import type { LexicalIndex } from '@kb/lexical-index';
-import { PeriodicTask } from '@kb/http';
 import { meter } from '@kb/observability';
 import type { DocumentVersions, VectorStore } from '@kb/vector-store';
 import {
+  type BeforeApplicationShutdown,
   Inject,
   Injectable,
   Logger,
-  type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
+
 import { INDEXING_CONFIG, type IndexingConfig } from '../config/indexing.config';
 import { GENERATIONS, INDEX_STATE, LEXICAL_INDEX, VECTOR_STORE } from '../platform/tokens';
 

@@ -4,6 +4,7 @@ import { indexStateMigrations } from '@kb/index-state';
 import { LEXICAL_SCHEMA, lexicalIndexMigrations } from '@kb/lexical-index';
 import { vectorMigrationPlan } from '@kb/vector-store';
 import type { z } from 'zod';
+
 import { indexingConfigSchema } from '../config/indexing.config';
 
 /**

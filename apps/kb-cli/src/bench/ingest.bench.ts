@@ -1,8 +1,10 @@
-import { OnnxEmbeddingProvider } from '@kb/embeddings';
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
+
+import { OnnxEmbeddingProvider } from '@kb/embeddings';
 import { Client } from 'pg';
-import { KbClient, localToken, type KbEndpoints } from '../client/kb-client';
+
+import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
 

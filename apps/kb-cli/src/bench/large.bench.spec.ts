@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { parse } from 'yaml';
-import { MEMORY_LIMITS_MB, largeHtmlPage } from './large.bench';
+
+import { largeHtmlPage, MEMORY_LIMITS_MB } from './large.bench';
 
 const VALUES = join(__dirname, '..', '..', '..', '..', 'helm', 'knowledge-base', 'values.yaml');
 

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { KbClient, localToken, type KbEndpoints } from '../client/kb-client';
+
+import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { peakRssMb } from './ingest.bench';
 

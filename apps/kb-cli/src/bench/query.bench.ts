@@ -1,9 +1,11 @@
-import { kbv1 } from '@kb/contracts';
 import { randomUUID } from 'node:crypto';
-import { KbClient, localToken, type KbEndpoints } from '../client/kb-client';
+
+import { kbv1 } from '@kb/contracts';
+
+import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
-import { measure, type LatencySummary } from './latency';
+import { type LatencySummary, measure } from './latency';
 
 export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   dataset: string;

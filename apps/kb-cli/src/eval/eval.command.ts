@@ -1,8 +1,10 @@
-import { kbv1 } from '@kb/contracts';
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { KbClient, localToken, mapPool, type KbEndpoints } from '../client/kb-client';
+
+import { kbv1 } from '@kb/contracts';
+
+import { KbClient, type KbEndpoints, localToken, mapPool } from '../client/kb-client';
 import { loadBeir } from './beir';
 import { evaluate, type Ranking } from './metrics';
 

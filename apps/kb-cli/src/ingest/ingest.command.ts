@@ -1,8 +1,10 @@
-import { SingleBar, Presets } from 'cli-progress';
-import { lookup } from 'mime-types';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { KbClient, mapPool, type KbEndpoints } from '../client/kb-client';
+
+import { Presets, SingleBar } from 'cli-progress';
+import { lookup } from 'mime-types';
+
+import { KbClient, type KbEndpoints, mapPool } from '../client/kb-client';
 
 export interface IngestOptions extends KbEndpoints {
   dir: string;

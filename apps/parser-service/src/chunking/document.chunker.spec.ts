@@ -1,14 +1,16 @@
-import { chunkerConfigSchema, type Chunk, type ChunkerConfig } from '@kb/contracts';
 import { createHash } from 'node:crypto';
+
+import { type Chunk, type ChunkerConfig, chunkerConfigSchema } from '@kb/contracts';
+
 import {
-  GUIDE,
-  VARIED_TEXTS,
   expectedGuidePath,
   gluedCounter,
+  GUIDE,
+  VARIED_TEXTS,
 } from '../../test/fixtures/chunking.fixtures';
 import { chunkDocument } from './document.chunker';
 import { markdownHeadings } from './headings.parser';
-import { wordCounter, type TokenCounter } from './token.counter';
+import { type TokenCounter, wordCounter } from './token.counter';
 
 /** Every chunker, at sizes small enough to make many chunks of the fixtures, as the schema parses them. */
 const CONFIGS: Array<[string, ChunkerConfig, TokenCounter]> = (

@@ -1,12 +1,14 @@
-import type { Chunk, ChunkerConfig } from '@kb/contracts';
 import { createHash } from 'node:crypto';
-import { HeadingPaths, type Heading } from './headings.parser';
+
+import type { Chunk, ChunkerConfig } from '@kb/contracts';
+
+import { type Heading, HeadingPaths } from './headings.parser';
 import { markdownChunkSpans } from './markdown.chunker';
 import { paragraphChunkSpans } from './paragraph.chunker';
 import { recursiveChunkSpans } from './recursive.chunker';
 import { sentenceChunkSpans } from './sentence.chunker';
 import type { Span } from './spans.util';
-import { tokenChunkSpans, type CountedSpan } from './token.chunker';
+import { type CountedSpan, tokenChunkSpans } from './token.chunker';
 import type { TokenCounter } from './token.counter';
 import { yieldEvery } from './yield.util';
 

@@ -1,4 +1,5 @@
 import type { MarkdownChunkerConfig } from '@kb/contracts';
+
 import type { Heading } from './headings.parser';
 import { recursiveChunkSpans } from './recursive.chunker';
 import type { Span } from './spans.util';

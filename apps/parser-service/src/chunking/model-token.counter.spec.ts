@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { loadTokenCounter } from './model-token.counter';
 import { wordCounter } from './token.counter';
 

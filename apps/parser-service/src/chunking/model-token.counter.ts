@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { wordCounter, type TokenCounter } from './token.counter';
+
+import { type TokenCounter, wordCounter } from './token.counter';
 
 export interface ModelTokenizerOptions {
   /** Folder holding `<model>/tokenizer.json` and `tokenizer_config.json` (EMBEDDING_MODEL_DIR). */

@@ -1,8 +1,9 @@
 import type { ParagraphChunkerConfig } from '@kb/contracts';
+
 import type { Heading } from './headings.parser';
 import { assertSizes } from './recursive.chunker';
 import { sentenceChunkSpans } from './sentence.chunker';
-import { packPieces, splitAfter, trimSpans, type Span } from './spans.util';
+import { packPieces, type Span, splitAfter, trimSpans } from './spans.util';
 
 export type ParagraphOptions = Pick<ParagraphChunkerConfig, 'size'>;
 

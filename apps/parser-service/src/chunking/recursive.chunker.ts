@@ -1,5 +1,6 @@
 import type { RecursiveChunkerConfig } from '@kb/contracts';
-import { hardCut, packPieces, trimSpans, type Span } from './spans.util';
+
+import { hardCut, packPieces, type Span, trimSpans } from './spans.util';
 
 /** Paragraph, line, sentence, word, then a hard cut. */
 export const DEFAULT_SEPARATORS = ['\n\n', '\n', '. ', ' ', ''];

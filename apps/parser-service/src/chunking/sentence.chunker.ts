@@ -1,7 +1,8 @@
 import type { SentenceChunkerConfig } from '@kb/contracts';
+
 import { assertSizes, splitSpan } from './recursive.chunker';
 import { sentenceSpans } from './sentence.segmenter';
-import { packPieces, trimSpan, type Span } from './spans.util';
+import { packPieces, type Span, trimSpan } from './spans.util';
 
 export type SentenceOptions = Pick<SentenceChunkerConfig, 'size' | 'overlap'>;
 

@@ -1,4 +1,5 @@
 import type { TokenChunkerConfig } from '@kb/contracts';
+
 import { assertSizes } from './recursive.chunker';
 import { segmentSpans } from './segments.util';
 import { safeCut, type Span } from './spans.util';

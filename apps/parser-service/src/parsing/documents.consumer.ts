@@ -1,7 +1,8 @@
 import { Topics } from '@kb/contracts';
-import { EventConsumer, consumerLog, markFailedOnDeadLetter, type EventProducer } from '@kb/kafka';
+import { consumerLog, EventConsumer, type EventProducer, markFailedOnDeadLetter } from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+
 import { PARSER_CONFIG, type ParserConfig } from '../config/parser.config';
 import { EVENT_PRODUCER, KAFKA } from '../platform/tokens';
 import { ParsingService } from './parsing.service';

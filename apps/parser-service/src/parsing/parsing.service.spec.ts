@@ -1,15 +1,17 @@
+import { randomUUID } from 'node:crypto';
+
 import {
+  type ChunkerConfig,
   DEFAULT_CHUNKER,
-  Topics,
+  type DocumentUploaded,
   parsedDocumentSchema,
   pipelineOf,
-  type ChunkerConfig,
-  type DocumentUploaded,
+  Topics,
 } from '@kb/contracts';
 import { PermanentError } from '@kb/kafka';
 import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
-import { randomUUID } from 'node:crypto';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
+
 import { wordCounter } from '../chunking/token.counter';
 import { ParsingService } from './parsing.service';
 

@@ -1,16 +1,17 @@
 import {
-  Topics,
   type DocumentUploaded,
   type ParsedDocument,
   type Pipeline,
   type TopicEnvelope,
+  Topics,
 } from '@kb/contracts';
-import { PermanentError, type EventProducer } from '@kb/kafka';
+import { type EventProducer, PermanentError } from '@kb/kafka';
 import { withSpan } from '@kb/observability';
-import { putJson, type BlobStore } from '@kb/storage';
+import { type BlobStore, putJson } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { chunkDocument } from '../chunking/document.chunker';
+
 import { chunkerForCode } from '../chunking/code-separators.config';
+import { chunkDocument } from '../chunking/document.chunker';
 import { markdownHeadings } from '../chunking/headings.parser';
 import type { TokenCounter } from '../chunking/token.counter';
 import { BLOB_STORE, EVENT_PRODUCER, TOKEN_COUNTER } from '../platform/tokens';

@@ -1,6 +1,7 @@
 import { PermanentError } from '@kb/kafka';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import JSZip from 'jszip';
+
 import { detectFormat, extractText } from './text.extractor';
 
 const BY_DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';

@@ -3,6 +3,7 @@ import { Topics } from '@kb/contracts';
 import { consumerLog, EventConsumer, instanceGroupId } from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
+
 import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
 import { KAFKA } from '../platform/tokens';
 

@@ -1,5 +1,6 @@
 import { toTenantId } from '@kb/contracts';
 import type { EventProducer, OutgoingEvent } from '@kb/kafka';
+
 import { AUDIT_BATCH, AUDIT_FLUSH_MS, SearchAudit } from './search-audit.publisher';
 
 /** Records the batches instead of sending them; `fail` makes the broker refuse them. */

@@ -1,7 +1,8 @@
-import { Topics, type TenantId } from '@kb/contracts';
+import { type TenantId, Topics } from '@kb/contracts';
 import type { EventProducer, OutgoingEvent } from '@kb/kafka';
 import { meter } from '@kb/observability';
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+
 import { EVENT_PRODUCER } from '../platform/tokens';
 
 const dropped = meter().createCounter('kb_audit_records_dropped_total', {

@@ -1,13 +1,14 @@
-import { readFilterOf, type Access, type Caller } from '@kb/auth';
+import { type Access, type Caller, readFilterOf } from '@kb/auth';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody, Public } from '@kb/http';
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { z } from 'zod';
+
 import { SearchAudit } from '../audit/search-audit.publisher';
 import { searchRequestSchema } from '../search/search.model';
 import {
   ContextService,
-  retrieveContextSchema,
   type RetrieveContextResponse,
+  retrieveContextSchema,
 } from './context.service';
 
 @Controller('v1')

@@ -1,8 +1,9 @@
-import { readFilterOf, type Access, type Caller } from '@kb/auth';
+import { type Access, type Caller, readFilterOf } from '@kb/auth';
 import type { kbv1 } from '@kb/contracts';
 import { GrpcService } from '@kb/grpc';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { GrpcMethod, Payload } from '@nestjs/microservices';
+
 import { SearchAudit } from '../audit/search-audit.publisher';
 import { modeOf } from '../search/search.grpc';
 import { ContextService, retrieveContextSchema } from './context.service';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import type { SearchHit } from '../search/search.model';
 
 export const passageSchema = z.object({

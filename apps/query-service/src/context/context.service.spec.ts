@@ -1,4 +1,5 @@
 import { toTenantId } from '@kb/contracts';
+
 import { newHit } from '../../test/support/search.fakes';
 import type { SearchRequest, SearchResponse } from '../search/search.model';
 import { ContextService, retrieveContextSchema } from './context.service';

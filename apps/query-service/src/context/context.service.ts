@@ -1,13 +1,14 @@
 import type { TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
+
 import {
   filterSchema,
   knowledgeBaseIdsSchema,
   SEARCH_MODES,
-  searchRequestSchema,
   type SearchHit,
   type SearchRequest,
+  searchRequestSchema,
 } from '../search/search.model';
 import { SearchService } from '../search/search.service';
 import { packContext, packedContextSchema } from './context.packing';

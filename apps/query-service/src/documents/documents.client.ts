@@ -1,5 +1,6 @@
 import type { Caller } from '@kb/auth';
 import { Inject, Injectable } from '@nestjs/common';
+
 import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
 import { DocumentServiceError } from './documents.errors';
 

@@ -4,7 +4,8 @@ import { GrpcService } from '@kb/grpc';
 import { Authenticated, CurrentCaller, parseBody } from '@kb/http';
 import { GrpcMethod, Payload } from '@nestjs/microservices';
 import { z } from 'zod';
-import { DocumentsClient, type DocumentRecord } from './documents.client';
+
+import { type DocumentRecord, DocumentsClient } from './documents.client';
 
 const getDocumentSchema = z.object({
   documentId: z.uuid({ version: 'v4', error: 'document_id must be a UUID' }),

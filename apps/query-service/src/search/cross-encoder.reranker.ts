@@ -1,7 +1,8 @@
-import { offlineTransformers } from '@kb/embeddings';
-import { Logger } from '@nestjs/common';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
+import { offlineTransformers } from '@kb/embeddings';
+import { Logger } from '@nestjs/common';
 
 /** Scores (query, passage) pairs; higher is more relevant. */
 export interface Reranker {

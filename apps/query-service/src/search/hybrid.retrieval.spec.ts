@@ -1,13 +1,14 @@
 import { toIndexSpace, toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
-import { fakeIndexes, newMatch, type IndexContents } from '../../test/support/search.fakes';
+
+import { fakeIndexes, type IndexContents, newMatch } from '../../test/support/search.fakes';
 import { HybridRetrieval, type IndexSpaceReader, type SpaceToSearch } from './hybrid.retrieval';
 import { QueryEmbedder } from './query.embedder';
 import { SearchError } from './search.errors';
 import {
   DEFAULT_SEARCH_TUNING,
-  searchRequestSchema,
   type SearchRequestInput,
+  searchRequestSchema,
 } from './search.model';
 
 const tenant = toTenantId('t1');

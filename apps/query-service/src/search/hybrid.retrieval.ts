@@ -1,10 +1,11 @@
-import { tenantSpace, type IndexSpace, type TenantId } from '@kb/contracts';
+import { type IndexSpace, type TenantId, tenantSpace } from '@kb/contracts';
 import type { DocumentIndexState, KnowledgeBaseSpace } from '@kb/index-state';
 import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+
 import { INDEX_STATE, LEXICAL_INDEX, SEARCH_TUNING, VECTOR_STORE } from '../platform/tokens';
-import { convexCombination, reciprocalRankFusion, type Ranked } from './fusion.ranking';
+import { convexCombination, type Ranked, reciprocalRankFusion } from './fusion.ranking';
 import { QueryEmbedder } from './query.embedder';
 import { SearchError, SearchErrorCode } from './search.errors';
 import {

@@ -1,4 +1,5 @@
 import { TestEmbeddingProvider } from '@kb/embeddings';
+
 import { memoryCache } from '../../test/support/search.fakes';
 import { QueryEmbedder } from './query.embedder';
 

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
+
 import type { EmbeddingProvider } from '@kb/embeddings';
 import { withSpan } from '@kb/observability';
-import { createHash } from 'node:crypto';
+
 import type { SearchCache } from '../cache/search.cache';
 
 /** The embedding models query-service serves, as configured. */

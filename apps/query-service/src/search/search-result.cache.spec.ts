@@ -1,12 +1,13 @@
 import { toTenantId } from '@kb/contracts';
+
 import { memoryCache } from '../../test/support/search.fakes';
-import { SearchResultCache, searchCacheKey } from './search-result.cache';
 import {
   DEFAULT_SEARCH_TUNING,
-  searchRequestSchema,
   type SearchRequest,
+  searchRequestSchema,
   type SearchResponse,
 } from './search.model';
+import { searchCacheKey, SearchResultCache } from './search-result.cache';
 
 /** A search that counts its runs; each run answers with its own number as `tookMs`. */
 function counted(degraded = false) {

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
+
 import type { TenantId } from '@kb/contracts';
 import type { IndexGenerations } from '@kb/index-state';
 import { annotateActiveSpan } from '@kb/observability';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { createHash } from 'node:crypto';
+
 import type { SearchCache } from '../cache/search.cache';
 import { GENERATIONS, SEARCH_CACHE, SEARCH_TUNING } from '../platform/tokens';
 import {

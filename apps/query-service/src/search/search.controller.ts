@@ -1,6 +1,7 @@
-import { readFilterOf, type Access, type Caller } from '@kb/auth';
+import { type Access, type Caller, readFilterOf } from '@kb/auth';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+
 import { SearchAudit } from '../audit/search-audit.publisher';
 import { searchRequestSchema, type SearchResponse } from './search.model';
 import { SearchService } from './search.service';

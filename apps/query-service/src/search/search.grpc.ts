@@ -1,10 +1,11 @@
-import { readFilterOf, type Access, type Caller } from '@kb/auth';
+import { type Access, type Caller, readFilterOf } from '@kb/auth';
 import { kbv1 } from '@kb/contracts';
 import { GrpcService } from '@kb/grpc';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { GrpcMethod, Payload } from '@nestjs/microservices';
+
 import { SearchAudit } from '../audit/search-audit.publisher';
-import { searchRequestSchema, type SearchMode, type SearchResponse } from './search.model';
+import { type SearchMode, searchRequestSchema, type SearchResponse } from './search.model';
 import { SearchService } from './search.service';
 
 const MODES: Record<kbv1.SearchMode, SearchMode | undefined> = {

@@ -1,6 +1,7 @@
-import { FilterError, parseFilter, type FilterNode } from '@kb/contracts';
-import { vectorId, type ChunkKey } from '@kb/vector-store';
+import { FilterError, type FilterNode, parseFilter } from '@kb/contracts';
+import { type ChunkKey, vectorId } from '@kb/vector-store';
 import { z } from 'zod';
+
 import type { FusionMethod, Strategy } from './fusion.ranking';
 
 export const MAX_TOP_K = 100;

@@ -1,17 +1,18 @@
 import { toIndexSpace, toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
-import { fakeIndexes, newHit, newMatch, type IndexContents } from '../../test/support/search.fakes';
+
+import { fakeIndexes, type IndexContents, newHit, newMatch } from '../../test/support/search.fakes';
 import type { Reranker } from './cross-encoder.reranker';
 import { HybridRetrieval, type SpaceToSearch } from './hybrid.retrieval';
 import { QueryEmbedder } from './query.embedder';
-import { SearchResultCache } from './search-result.cache';
 import { SearchError } from './search.errors';
 import {
   DEFAULT_SEARCH_TUNING,
-  searchRequestSchema,
   type SearchRequestInput,
+  searchRequestSchema,
 } from './search.model';
-import { SearchService, mergeSpaces } from './search.service';
+import { mergeSpaces, SearchService } from './search.service';
+import { SearchResultCache } from './search-result.cache';
 import { DiversifyStep } from './steps/diversify.step';
 import { NeighborsStep } from './steps/neighbors.step';
 import { RerankStep } from './steps/rerank.step';

@@ -1,8 +1,8 @@
-import { tenantSpace, type TenantId } from '@kb/contracts';
+import { type TenantId, tenantSpace } from '@kb/contracts';
 import { meter, withSpan } from '@kb/observability';
 import { Injectable } from '@nestjs/common';
+
 import { HybridRetrieval } from './hybrid.retrieval';
-import { SearchResultCache } from './search-result.cache';
 import {
   chunkKey,
   MAX_RESULT_WINDOW,
@@ -10,6 +10,7 @@ import {
   type SearchRequest,
   type SearchResponse,
 } from './search.model';
+import { SearchResultCache } from './search-result.cache';
 import { DiversifyStep } from './steps/diversify.step';
 import { NeighborsStep } from './steps/neighbors.step';
 import { RerankStep } from './steps/rerank.step';

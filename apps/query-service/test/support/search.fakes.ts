@@ -10,6 +10,7 @@ import type {
   LexicalRecord,
 } from '@kb/lexical-index';
 import type { ChunkKey, VectorMatch, VectorQuery, VectorStore } from '@kb/vector-store';
+
 import type { SearchCache } from '../../src/cache/search.cache';
 import { chunkKey, type SearchHit } from '../../src/search/search.model';
 

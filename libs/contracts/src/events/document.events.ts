@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { chunkerConfigSchema } from '../chunking';
 import { documentAttributesSchema } from '../filter/filter';
 import { pipelineRefSchema, pipelineSchema } from '../pipeline';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+
 import { z } from 'zod';
 
 /** Every Kafka message value is one envelope; the payload schema depends on the topic. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+
 import { newEnvelope } from './envelope';
-import { Topics, deadLetterTopic, parseEnvelope } from './topics';
+import { deadLetterTopic, parseEnvelope, Topics } from './topics';
 
 describe('parseEnvelope', () => {
   const documentId = randomUUID();

@@ -1,12 +1,13 @@
 import { z } from 'zod';
+
+import { auditEventSchema, policyChangedSchema } from './acl.events';
 import {
   chunksEmbeddedSchema,
   documentEventSchema,
   documentParsedSchema,
   documentStatusChangedSchema,
 } from './document.events';
-import { envelopeSchema, type Envelope } from './envelope';
-import { auditEventSchema, policyChangedSchema } from './acl.events';
+import { type Envelope, envelopeSchema } from './envelope';
 
 /** Kafka topic names. Versioned: a breaking payload change gets a new topic. */
 export const Topics = {

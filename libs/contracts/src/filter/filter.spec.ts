@@ -4,7 +4,7 @@ import {
   FILTER_DOCS,
   type FilterDoc,
 } from './conformance-cases';
-import { FilterError, documentMetadataSchema, matchesFilter, parseFilter } from './filter';
+import { documentMetadataSchema, FilterError, matchesFilter, parseFilter } from './filter';
 
 describe('filter language', () => {
   const ids = { A: 'a', B: 'b', C: 'c', D: 'd' } satisfies Record<FilterDoc, string>;

@@ -1,2 +1,2 @@
-export * from './filter';
 export * from './conformance-cases';
+export * from './filter';

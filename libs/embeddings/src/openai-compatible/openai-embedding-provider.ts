@@ -1,13 +1,15 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { meter } from '@kb/observability';
 import { backOff } from 'exponential-backoff';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+
 import type { EmbedContext, EmbeddingProvider } from '../embedding-provider';
 import {
-  EmbeddingApiError,
   codeForStatus,
-  providerMessageOf,
+  EmbeddingApiError,
   type EmbeddingApiErrorCode,
+  providerMessageOf,
 } from './embedding-api.errors';
 import { estimateTokens, KeyedRateLimiter, type RateLimit } from './rate-limiter';
 import { retryAfterMs } from './retry-after';

@@ -1,8 +1,8 @@
 import {
+  type Access,
   AuthError,
   AuthErrorCode,
   bearerToken,
-  type Access,
   type Caller,
   type TokenVerifier,
 } from '@kb/auth';

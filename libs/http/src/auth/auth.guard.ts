@@ -1,6 +1,7 @@
 import type { TokenVerifier } from '@kb/auth';
-import { SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, SetMetadata } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
+
 import { authenticate, authorizationOf, setAuthContext } from './auth.context';
 
 const IS_PUBLIC = 'kb:public';

@@ -1,24 +1,25 @@
 import {
-  AuthError,
-  AuthErrorCode,
   type Access,
   type AccessPolicy,
+  AuthError,
+  AuthErrorCode,
   type Caller,
   type Permission,
   type TokenVerifier,
 } from '@kb/auth';
 import {
   applyDecorators,
+  type CanActivate,
   createParamDecorator,
+  type ExecutionContext,
   Inject,
   Injectable,
   Optional,
   SetMetadata,
   UseGuards,
-  type CanActivate,
-  type ExecutionContext,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+
 import { authContextOf, authenticate, authorizationOf, setAuthContext } from './auth.context';
 
 /** The service's `TokenVerifier`, for the guard behind @Authenticated(). */

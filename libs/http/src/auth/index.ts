@@ -1,3 +1,3 @@
-export { authenticate, type AuthContext } from './auth.context';
+export { type AuthContext, authenticate } from './auth.context';
 export * from './auth.guard';
 export * from './authenticated.decorator';

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** One counter per tenant, bumped whenever its searchable content changes (cached results carry it). */
 export const generations: Migration = {

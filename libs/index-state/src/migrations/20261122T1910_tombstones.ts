@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** Deleted documents, so a late `chunks embedded` event cannot bring one back into the index. */
 export const tombstones: Migration = {

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** The latest editable attributes of documents edited after upload (like `document_principals`). */
 export const documentAttributes: Migration = {

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
  * Which index spaces (one per pipeline, docs/adr/0012) hold a document, at which version and with

@@ -1,4 +1,5 @@
 import type { Migrations } from '@kb/database';
+
 import { generations } from './20261122T1900_generations';
 import { tombstones } from './20261122T1910_tombstones';
 import { documentPrincipals } from './20261123T1010_document_principals';

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { pipelineSpace, tenantSpace, toTenantId, type TenantId } from '@kb/contracts';
+
+import { pipelineSpace, type TenantId, tenantSpace, toTenantId } from '@kb/contracts';
+
 import type { DocumentIndexState, IndexGenerations } from '../../src';
 
 /** A tenant no other test of the run uses, so backends may share one schema across tests. */

@@ -1,5 +1,7 @@
-import { Topics, parseEnvelope, topicEventTypes } from '@kb/contracts';
 import { randomUUID } from 'node:crypto';
+
+import { parseEnvelope, topicEventTypes, Topics } from '@kb/contracts';
+
 import type { EventProducer } from '../../src';
 
 /** One message as a consumer of the topic receives it. */

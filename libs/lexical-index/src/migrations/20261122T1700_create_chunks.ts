@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 export const createChunks: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

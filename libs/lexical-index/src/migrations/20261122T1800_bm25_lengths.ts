@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
  * BM25 needs each chunk's length in tokens. One trigger now computes the tsvector and that length

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** Document attributes on every chunk, so filters and knowledge-base scopes apply inside BM25. */
 export const attributes: Migration = {

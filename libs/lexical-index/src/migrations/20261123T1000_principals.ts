@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** Who may read each chunk's document: searches keep chunks sharing a principal with the caller. */
 export const principals: Migration = {

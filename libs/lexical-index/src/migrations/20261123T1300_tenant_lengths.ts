@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /** BM25's per-tenant statistics (chunk count, mean length) from an index-only scan. */
 export const tenantLengths: Migration = {

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
  * Dropped again: with a new tenant's rows not yet analyzed, the planner took this tenant-only index

@@ -1,4 +1,5 @@
 import type { Migrations } from '@kb/database';
+
 import { createChunks } from './20261122T1700_create_chunks';
 import { bm25Lengths } from './20261122T1800_bm25_lengths';
 import { postings } from './20261122T1810_postings';

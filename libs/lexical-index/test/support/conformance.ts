@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
+
 import {
   FILTER_CASES,
   FILTER_DOC_ATTRIBUTES,
   FILTER_DOCS,
+  type FilterDoc,
   parseFilter,
   toIndexSpace,
-  type FilterDoc,
 } from '@kb/contracts';
+
 import type { LexicalIndex, LexicalWrite } from '../../src';
 
 /**

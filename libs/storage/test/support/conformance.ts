@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { getJson, putJson, type BlobStore } from '../../src';
+
+import { type BlobStore, getJson, putJson } from '../../src';
 
 /**
  * What every BlobStore promises, run by each implementation's test file (S3 against the local

@@ -1,5 +1,6 @@
-import type { BlobStore } from '@kb/storage';
 import type { Readable } from 'node:stream';
+
+import type { BlobStore } from '@kb/storage';
 
 interface StoredObject {
   body: Buffer;

@@ -1,4 +1,5 @@
 import { Topics } from '@kb/contracts';
+
 import { eventProducerConformance } from '../../../kafka/test/support/conformance';
 import { MemoryEventProducer } from './memory-event-producer';
 

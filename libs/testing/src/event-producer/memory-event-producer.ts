@@ -1,9 +1,9 @@
 import {
   newEnvelope,
   parseEnvelope,
-  topicEventTypes,
   type Topic,
   type TopicEnvelope,
+  topicEventTypes,
 } from '@kb/contracts';
 import type { EventProducer, OutgoingEvent } from '@kb/kafka';
 

@@ -1,15 +1,15 @@
 import {
-  tenantOfSpace,
-  tenantSpace,
   type EditableAttributes,
   type IndexSpace,
   type TenantId,
+  tenantOfSpace,
+  tenantSpace,
 } from '@kb/contracts';
 import {
-  spacesToSearch,
   type DocumentIndexState,
   type KnowledgeBaseSpace,
   type SpaceState,
+  spacesToSearch,
 } from '@kb/index-state';
 
 /** Maps keyed by (tenant or space, document), as the Postgres tables are. */

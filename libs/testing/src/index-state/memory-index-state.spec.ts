@@ -2,6 +2,7 @@ import {
   documentIndexStateConformance,
   indexGenerationsConformance,
 } from '@kb/index-state/test/support/conformance';
+
 import { MemoryDocumentIndexState } from './memory-document-index-state';
 import { MemoryIndexGenerations } from './memory-index-generations';
 

@@ -1,4 +1,5 @@
 import { lexicalIndexConformance } from '@kb/lexical-index/test/support/conformance';
+
 import { englishTerms } from './english-terms';
 import { MemoryLexicalIndex } from './memory-lexical-index';
 

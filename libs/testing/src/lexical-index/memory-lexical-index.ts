@@ -7,6 +7,7 @@ import type {
   LexicalRecord,
   LexicalWrite,
 } from '@kb/lexical-index';
+
 import { documentVersionsOf, inScope } from '../shared/chunk-scope';
 import { englishTerms } from './english-terms';
 

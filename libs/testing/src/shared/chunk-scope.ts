@@ -1,4 +1,4 @@
-import { matchesFilter, type DocumentAttributes, type FilterNode } from '@kb/contracts';
+import { type DocumentAttributes, type FilterNode, matchesFilter } from '@kb/contracts';
 
 /** A chunk as both in-memory indexes keep it: its document, version and attributes. */
 export interface ScopedChunk {

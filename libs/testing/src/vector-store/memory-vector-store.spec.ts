@@ -1,4 +1,5 @@
 import { DIM, vectorStoreConformance } from '@kb/vector-store/test/support/conformance';
+
 import { MemoryVectorStore } from './memory-vector-store';
 
 describe('MemoryVectorStore', () => {

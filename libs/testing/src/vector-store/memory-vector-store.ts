@@ -1,13 +1,14 @@
 import type { EditableAttributes, IndexSpace } from '@kb/contracts';
 import {
-  vectorId,
   type ChunkKey,
   type DocumentVersions,
+  vectorId,
   type VectorMatch,
   type VectorQuery,
   type VectorRecord,
   type VectorStore,
 } from '@kb/vector-store';
+
 import { documentVersionsOf, inScope } from '../shared/chunk-scope';
 
 /** An in-memory `VectorStore`: exact cosine search over every record of the space. */

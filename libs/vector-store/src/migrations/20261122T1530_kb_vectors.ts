@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
  * The table of one dimension's vectors, with its lookup and HNSW cosine indexes. `IF NOT EXISTS`

@@ -1,4 +1,5 @@
 import type { MigrationHistory, MigrationPlan, Migrations } from '@kb/database';
+
 import { kbVectors } from './20261122T1530_kb_vectors';
 import { kbVectorsAttributes } from './20261122T2220_kb_vectors_attributes';
 import { kbVectorsPrincipals } from './20261122T2250_kb_vectors_principals';

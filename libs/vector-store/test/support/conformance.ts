@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
+
 import {
+  type DocumentAttributes,
   FILTER_CASES,
   FILTER_DOC_ATTRIBUTES,
   FILTER_DOCS,
+  type FilterDoc,
   parseFilter,
   toIndexSpace,
-  type DocumentAttributes,
-  type FilterDoc,
 } from '@kb/contracts';
+
 import type { VectorRecord, VectorStore } from '../../src';
 
 export const DIM = 8;

@@ -1,4 +1,5 @@
 import { toIndexSpace } from '@kb/contracts';
+
 import { fakeIndexes, newHit } from '../../../test/support/search.fakes';
 import { DiversifyStep } from './diversify.step';
 

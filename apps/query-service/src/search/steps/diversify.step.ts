@@ -1,6 +1,7 @@
 import type { IndexSpace } from '@kb/contracts';
 import type { VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+
 import { VECTOR_STORE } from '../../platform/tokens';
 import { maximalMarginalRelevance } from '../mmr.ranking';
 import { chunkKey, type SearchHit, type SearchRequest } from '../search.model';

@@ -1,6 +1,7 @@
 import type { IndexSpace } from '@kb/contracts';
 import type { LexicalIndex, LexicalRecord } from '@kb/lexical-index';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+
 import { LEXICAL_INDEX } from '../../platform/tokens';
 import { chunkKey, type SearchHit } from '../search.model';
 import type { StepResult } from './step.model';

@@ -1,5 +1,6 @@
 import { withSpan } from '@kb/observability';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+
 import { RERANKER, SEARCH_TUNING } from '../../platform/tokens';
 import type { Reranker } from '../cross-encoder.reranker';
 import type { SearchHit, SearchRequest, SearchTuning } from '../search.model';
