@@ -19,7 +19,7 @@ import type { Kafka } from 'kafkajs';
 import { INDEXING_CONFIG, type IndexingConfig } from './config/indexing.config';
 import { IndexingConsumer } from './indexing/indexing.consumer';
 import { IndexingService } from './indexing/indexing.service';
-import { OrphanSweeper } from './indexing/orphan-sweeper';
+import { OrphanSweeper } from './indexing/orphan.sweeper';
 import { migrationPlans } from './migrations';
 import {
   BLOB_STORE,

@@ -7,7 +7,7 @@ import { type LexicalWrite, PgLexicalIndex } from '@kb/lexical-index';
 import { PgVectorStore, type VectorRecord } from '@kb/vector-store';
 import { sql } from 'kysely';
 
-import { OrphanSweeper } from '../src/indexing/orphan-sweeper';
+import { OrphanSweeper } from '../src/indexing/orphan.sweeper';
 import { searchIndexMigrations } from '../src/migrations';
 
 jest.setTimeout(60_000);

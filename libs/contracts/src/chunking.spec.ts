@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 
 import { chunkerConfigSchema, DEFAULT_CHUNKER } from './chunking';
 import { chunkSchema } from './events/chunk';
-import { documentEventSchema } from './events/document.events';
+import {
+  chunksEmbeddedSchema,
+  documentEventSchema,
+  documentParsedSchema,
+} from './events/document.events';
+import { pipelineOf } from './pipeline';
 
 const issues = (value: unknown): string[] => {
   const result = chunkerConfigSchema.safeParse(value);
@@ -60,21 +65,50 @@ describe('chunkerConfigSchema', () => {
   });
 });
 
-describe('events written before chunkers and heading paths existed', () => {
-  it('parse: an uploaded event without a chunker, a chunk without a heading path', () => {
-    const uploaded = documentEventSchema.parse({
-      kind: 'uploaded',
+describe('events name their pipelines', () => {
+  const uploaded = {
+    kind: 'uploaded',
+    documentId: randomUUID(),
+    version: 1,
+    filename: 'a.md',
+    contentType: 'text/markdown',
+    sizeBytes: 3,
+    sha256: 'a'.repeat(64),
+    blob: { bucket: 'b', key: 'k' },
+    title: 'a',
+    metadata: {},
+  };
+  const pipeline = pipelineOf('t1', DEFAULT_CHUNKER, 'm', { chunker: DEFAULT_CHUNKER, model: 'm' });
+  const ref = { key: pipeline.key, model: 'm', space: 't1', versionSpaces: ['t1'] };
+  const parsed = {
+    documentId: randomUUID(),
+    version: 1,
+    title: 'a',
+    chunkCount: 1,
+    chunks: { bucket: 'b', key: 'k' },
+  };
+  const embedded = { ...parsed, model: 'm', dimension: 3, embeddings: { bucket: 'b', key: 'e' } };
+
+  it('refuses, as malformed, an event of the pipeline that names none (nothing was released without them)', () => {
+    expect(documentEventSchema.safeParse(uploaded).success).toBe(false);
+    expect(documentEventSchema.safeParse({ ...uploaded, pipelines: [] }).success).toBe(false);
+    expect(documentEventSchema.safeParse({ ...uploaded, pipelines: [pipeline] }).success).toBe(
+      true,
+    );
+    expect(documentParsedSchema.safeParse(parsed).success).toBe(false);
+    expect(documentParsedSchema.safeParse({ ...parsed, pipeline: ref }).success).toBe(true);
+    expect(chunksEmbeddedSchema.safeParse(embedded).success).toBe(false);
+    expect(chunksEmbeddedSchema.safeParse({ ...embedded, pipeline: ref }).success).toBe(true);
+    const changed = {
+      kind: 'attributes_changed',
       documentId: randomUUID(),
-      version: 1,
-      filename: 'a.md',
-      contentType: 'text/markdown',
-      sizeBytes: 3,
-      sha256: 'a'.repeat(64),
-      blob: { bucket: 'b', key: 'k' },
-      title: 'a',
-      metadata: {},
-    });
-    expect(uploaded.kind === 'uploaded' && uploaded.chunker).toBeUndefined();
+      attributes: { knowledgeBaseIds: [], tags: [], metadata: {} },
+    };
+    expect(documentEventSchema.safeParse(changed).success).toBe(false);
+    expect(documentEventSchema.safeParse({ ...changed, spaces: ['t1'] }).success).toBe(true);
+  });
+
+  it('reads a chunk without a heading path as one at the top level', () => {
     const chunk = chunkSchema.parse({
       index: 0,
       text: 'x',

@@ -4,6 +4,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 
 import { type ChunkerConfig, chunkerConfigSchema } from './chunking';
+import { pipelineSpace, tenantSpace } from './index-space';
+import { toTenantId } from './tenancy';
 
 /**
  * How a knowledge base turns documents into vectors: its chunker and its embedding model. A
@@ -58,11 +60,12 @@ export function pipelineOf(
 ): Pipeline {
   const key = pipelineKey(chunker, model);
   const isDefault = model === defaults.model && isDeepStrictEqual(chunker, defaults.chunker);
+  const tenant = toTenantId(tenantId);
   return {
     key,
     chunker,
     model,
-    space: isDefault ? tenantId : `${tenantId}~${key}`,
+    space: isDefault ? tenantSpace(tenant) : pipelineSpace(tenant, key),
     knowledgeBaseIds: [],
   };
 }

@@ -41,20 +41,6 @@ export class EmbeddingService {
     @Inject(EMBEDDER) private readonly embedders: ReadonlyMap<string, CachedEmbedder>,
   ) {}
 
-  /**
-   * The pipeline the event belongs to. parser-service always names it; the contract still has
-   * the field optional, so an event without one is refused rather than given a default.
-   */
-  private pipelineOf(parsed: DocumentParsed): PipelineRef {
-    if (!parsed.pipeline) {
-      throw new PermanentError(
-        'embedding_error',
-        `document ${parsed.documentId} v${parsed.version}: the parsed event names no pipeline`,
-      );
-    }
-    return parsed.pipeline;
-  }
-
   /** The embedder of the model the pipeline names. */
   private embedderFor(pipeline: PipelineRef): CachedEmbedder {
     const embedder = this.embedders.get(pipeline.model);
@@ -83,7 +69,7 @@ export class EmbeddingService {
 
   private async embedInSpan(tenantId: string, parsed: DocumentParsed): Promise<void> {
     const { documentId, version } = parsed;
-    const pipeline = this.pipelineOf(parsed);
+    const { pipeline } = parsed;
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,

@@ -176,17 +176,6 @@ describe('IndexingService', () => {
     expect(await vectors.countDocument(own, doc)).toBe(3);
   });
 
-  it('dead-letters an event that names no pipeline, indexing nothing', async () => {
-    const { service, embedded, held } = setup();
-    const doc = randomUUID();
-    const { pipeline: _pipeline, ...event } = await embedded(doc, 1);
-    await expect(service.indexDocument(tenant, event)).rejects.toMatchObject({
-      name: 'PermanentError',
-      reason: 'indexing_error',
-    });
-    expect(await held(own, doc)).toEqual({ vectors: [], lexical: [] });
-  });
-
   describe('tombstones', () => {
     it('refuses embeddings of a document deleted before they arrive', async () => {
       const { service, embedded, statuses, held } = setup();
@@ -295,6 +284,7 @@ describe('IndexingService', () => {
         kind: 'attributes_changed',
         documentId: doc,
         attributes: { knowledgeBaseIds: ['kb1'], tags: ['final'], metadata: {} },
+        spaces: [own],
       });
       await service.indexDocument(tenant, inFlight);
       expect(await visible(own, ['u:ann'])).toEqual({ vectors: 0, lexical: 0 });

@@ -4,13 +4,12 @@ import {
   type EditableAttributes,
   embeddedChunksSchema,
   type IndexSpace,
-  type PipelineRef,
   type TenantId,
   toIndexSpace,
   Topics,
 } from '@kb/contracts';
 import type { DocumentIndexState, IndexGenerations } from '@kb/index-state';
-import { type EventProducer, PermanentError } from '@kb/kafka';
+import type { EventProducer } from '@kb/kafka';
 import type { LexicalIndex } from '@kb/lexical-index';
 import { meter, withSpan } from '@kb/observability';
 import { type BlobStore, getJson } from '@kb/storage';
@@ -32,21 +31,6 @@ const chunksIndexed = meter().createCounter('kb_chunks_indexed_total', {
 const documentsRemoved = meter().createCounter('kb_documents_removed_total', {
   description: 'Deleted documents removed from the indexes',
 });
-
-/**
- * The pipeline an embedded event belongs to. embedding-service always names it; the contract
- * still has it optional (events from before pipelines, never released), so its absence is a
- * malformed event, dead-lettered at once.
- */
-function pipelineOf(embedded: ChunksEmbedded): PipelineRef {
-  if (!embedded.pipeline) {
-    throw new PermanentError(
-      'indexing_error',
-      `document ${embedded.documentId} v${embedded.version}: the embedded event names no pipeline`,
-    );
-  }
-  return embedded.pipeline;
-}
 
 @Injectable()
 export class IndexingService {
@@ -80,7 +64,7 @@ export class IndexingService {
 
   private async indexInSpan(tenantId: TenantId, embedded: ChunksEmbedded): Promise<void> {
     const { documentId, version } = embedded;
-    const pipeline = pipelineOf(embedded);
+    const { pipeline } = embedded;
     const space = toIndexSpace(pipeline.space);
     const versionSpaces = pipeline.versionSpaces.map(toIndexSpace);
     if (await this.state.isTombstoned(tenantId, documentId)) {
@@ -203,7 +187,7 @@ export class IndexingService {
       await this.setPrincipals(tenantId, event.documentId, event.principals);
     } else if (event.kind === 'attributes_changed') {
       const { documentId, attributes, spaces } = event;
-      if (spaces) await this.leaveSpaces(tenantId, documentId, spaces.map(toIndexSpace));
+      await this.leaveSpaces(tenantId, documentId, spaces.map(toIndexSpace));
       await this.setAttributes(tenantId, documentId, attributes);
     }
   }

@@ -8,7 +8,6 @@ import {
   pipelineOf,
   Topics,
 } from '@kb/contracts';
-import { PermanentError } from '@kb/kafka';
 import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 
@@ -104,16 +103,6 @@ describe('ParsingService', () => {
     expect(parsed.chunks.length).toBeGreaterThan(3);
     for (const chunk of parsed.chunks) expect(chunk.text.length).toBeLessThanOrEqual(120);
     expect(parsed.chunks[0]!.headingPath).toEqual(['Tides']);
-  });
-
-  it('refuses an uploaded event that names no pipelines, before any work', async () => {
-    const { blobs, producer, service, upload } = setUp();
-    const { pipelines: _none, ...document } = await upload('tides.md', GUIDE);
-    const before = blobs.keys();
-    await expect(service.parse('t1', document)).rejects.toThrow(PermanentError);
-    await expect(service.parse('t1', document)).rejects.toMatchObject({ reason: 'parse_error' });
-    expect(blobs.keys()).toEqual(before);
-    expect(producer.messages).toEqual([]);
   });
 
   it('reads heading paths from DOCX headings, and none from code comments', async () => {

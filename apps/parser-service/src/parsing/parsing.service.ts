@@ -1,11 +1,10 @@
 import {
   type DocumentUploaded,
   type ParsedDocument,
-  type Pipeline,
   type TopicEnvelope,
   Topics,
 } from '@kb/contracts';
-import { type EventProducer, PermanentError } from '@kb/kafka';
+import type { EventProducer } from '@kb/kafka';
 import { withSpan } from '@kb/observability';
 import { type BlobStore, putJson } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -38,21 +37,6 @@ export class ParsingService {
     @Inject(TOKEN_COUNTER) private readonly tokens: TokenCounter,
   ) {}
 
-  /**
-   * The pipelines the event names: one per distinct chunker and model among the document's
-   * knowledge bases (docs/adr/0012). document-service always names them; the contract still has
-   * the field optional, so an event without them is refused rather than guessed at.
-   */
-  private pipelinesOf(document: DocumentUploaded): Pipeline[] {
-    if (!document.pipelines) {
-      throw new PermanentError(
-        'parse_error',
-        `document ${document.documentId} v${document.version}: the uploaded event names no pipelines`,
-      );
-    }
-    return document.pipelines;
-  }
-
   async onDocumentEvent(event: TopicEnvelope<typeof Topics.document>): Promise<void> {
     if (event.payload.kind === 'uploaded') {
       await this.parse(event.tenantId, event.payload);
@@ -74,7 +58,7 @@ export class ParsingService {
 
   private async parseInSpan(tenantId: string, document: DocumentUploaded): Promise<ParsedDocument> {
     const { documentId, version } = document;
-    const pipelines = this.pipelinesOf(document);
+    const { pipelines } = document;
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,

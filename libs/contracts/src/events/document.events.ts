@@ -1,6 +1,5 @@
 import { z } from 'zod';
 
-import { chunkerConfigSchema } from '../chunking';
 import { documentAttributesSchema } from '../filter/filter';
 import { pipelineRefSchema, pipelineSchema } from '../pipeline';
 
@@ -23,10 +22,8 @@ export const documentUploadedSchema = z.object({
   metadata: z.record(z.string(), z.unknown()),
   /** What every chunk carries for filters; absent in events written before it existed. */
   attributes: documentAttributesSchema.prefault({}),
-  /** Before pipelines: how to chunk it; the default model embeds it, in the tenant's space. */
-  chunker: chunkerConfigSchema.optional(),
   /** The distinct pipelines (chunker, model) of its knowledge bases (docs/adr/0012). */
-  pipelines: z.array(pipelineSchema).min(1).optional(),
+  pipelines: z.array(pipelineSchema).min(1),
 });
 export type DocumentUploaded = z.infer<typeof documentUploadedSchema>;
 
@@ -46,7 +43,7 @@ export const documentAttributesChangedSchema = z.object({
   documentId: z.uuid(),
   attributes: documentAttributesSchema.pick({ knowledgeBaseIds: true, tags: true, metadata: true }),
   /** The index spaces of the document's pipelines now: it leaves any other it was in. */
-  spaces: z.array(z.string().min(1)).optional(),
+  spaces: z.array(z.string().min(1)),
 });
 
 /** `kb.document.v1` carries the lifecycle of a document, discriminated by `kind`. */
@@ -65,8 +62,8 @@ export const documentParsedSchema = z.object({
   chunkCount: z.number().int().nonnegative(),
   chunks: blobRefSchema,
   attributes: documentAttributesSchema.prefault({}),
-  /** Absent in events from before pipelines: the default pipeline, in the tenant's space. */
-  pipeline: pipelineRefSchema.optional(),
+  /** The pipeline these chunks belong to, and so the index space they go to. */
+  pipeline: pipelineRefSchema,
 });
 export type DocumentParsed = z.infer<typeof documentParsedSchema>;
 
@@ -78,7 +75,7 @@ export const chunksEmbeddedSchema = z.object({
   chunkCount: z.number().int().nonnegative(),
   embeddings: blobRefSchema,
   attributes: documentAttributesSchema.prefault({}),
-  pipeline: pipelineRefSchema.optional(),
+  pipeline: pipelineRefSchema,
 });
 export type ChunksEmbedded = z.infer<typeof chunksEmbeddedSchema>;
 

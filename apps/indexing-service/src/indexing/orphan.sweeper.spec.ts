@@ -9,7 +9,7 @@ import {
   MemoryVectorStore,
 } from '@kb/testing';
 
-import { orphanAction, OrphanSweeper } from './orphan-sweeper';
+import { orphanAction, OrphanSweeper } from './orphan.sweeper';
 
 describe('orphanAction', () => {
   it('removes every chunk of a deleted document', () => {
