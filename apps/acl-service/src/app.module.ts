@@ -83,7 +83,8 @@ export class AppModule {
         {
           provide: EVENT_CONSUMERS,
           inject: [AuditConsumer, PolicyConsumer],
-          useFactory: (...consumers: EventConsumer[]) => consumers,
+          useFactory: (...consumers: Array<{ consumer: EventConsumer }>) =>
+            consumers.map(({ consumer }) => consumer),
         },
         EventConsumersHost,
         Readiness,

@@ -150,7 +150,8 @@ export class AppModule {
         {
           provide: EVENT_CONSUMERS,
           inject: [AccessCacheConsumer],
-          useFactory: (...consumers: EventConsumer[]) => consumers,
+          useFactory: (...consumers: Array<{ consumer: EventConsumer }>) =>
+            consumers.map(({ consumer }) => consumer),
         },
         EventConsumersHost,
         ResourceCloser,

@@ -12,13 +12,15 @@ import { AuditRepository } from './audit.repository';
  * One group for the service: each record is stored once.
  */
 @Injectable()
-export class AuditConsumer extends EventConsumer {
+export class AuditConsumer {
+  readonly consumer: EventConsumer;
+
   constructor(
     @Inject(KAFKA) kafka: Kafka,
     @Inject(ACL_CONFIG) config: AclConfig,
     audit: AuditRepository,
   ) {
-    super(kafka, {
+    this.consumer = new EventConsumer(kafka, {
       groupId: `${config.KAFKA_GROUP_ID}-audit`,
       handlers: { [Topics.audit]: (event) => audit.insert(event.tenantId, event.payload) },
       log: consumerLog(AuditConsumer.name),

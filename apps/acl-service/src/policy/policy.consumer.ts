@@ -12,13 +12,15 @@ import { PolicyService } from './policy.service';
  * another one changed; only changes from now on matter.
  */
 @Injectable()
-export class PolicyConsumer extends EventConsumer {
+export class PolicyConsumer {
+  readonly consumer: EventConsumer;
+
   constructor(
     @Inject(KAFKA) kafka: Kafka,
     @Inject(ACL_CONFIG) config: AclConfig,
     policy: PolicyService,
   ) {
-    super(kafka, {
+    this.consumer = new EventConsumer(kafka, {
       groupId: instanceGroupId(`${config.KAFKA_GROUP_ID}-policy`),
       handlers: { [Topics.acl]: () => policy.reload() },
       fromBeginning: false,

@@ -12,13 +12,15 @@ import { KAFKA } from '../platform/tokens';
  * delivery time. A group per instance: every replica holds its own cache.
  */
 @Injectable()
-export class AccessCacheConsumer extends EventConsumer {
+export class AccessCacheConsumer {
+  readonly consumer: EventConsumer;
+
   constructor(
     @Inject(KAFKA) kafka: Kafka,
     @Inject(QUERY_CONFIG) config: QueryConfig,
     access: AccessResolver,
   ) {
-    super(kafka, {
+    this.consumer = new EventConsumer(kafka, {
       groupId: instanceGroupId(`${config.KAFKA_GROUP_ID}-acl`),
       handlers: { [Topics.acl]: async (event) => access.invalidate(event.tenantId) },
       fromBeginning: false,
