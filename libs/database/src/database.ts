@@ -1,5 +1,8 @@
+import { Logger } from '@nestjs/common';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, type PoolConfig } from 'pg';
+
+const log = new Logger('Postgres');
 
 export interface DatabaseOptions {
   url: string;
@@ -16,7 +19,22 @@ export function createPool(options: DatabaseOptions): Pool {
     application_name: options.applicationName ?? options.schema,
     options: `-c search_path=${quoteIdent(options.schema)},public`,
   };
-  return new Pool(config);
+  return guardPool(new Pool(config), config.application_name!);
+}
+
+/**
+ * Keeps a pool alive when the server closes one of its idle connections (a restart, a failover,
+ * an administrator): pg emits 'error' on the pool, and an 'error' event without a listener ends
+ * the process. The pool has already dropped that client; the next query opens a new one, and a
+ * query while the server is away fails on its own (the caller retries or answers 503).
+ */
+export function guardPool(pool: Pool, name: string): Pool {
+  pool.on('error', (error) => {
+    log.warn(
+      `${name}: an idle connection was closed (${error.message}); a new one opens on demand`,
+    );
+  });
+  return pool;
 }
 
 /** A typed query builder over the service's own schema. */

@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
 
-import { createPool } from './database';
+import { createPool, guardPool } from './database';
 import {
   describeHistory,
   migrateToLatest,
@@ -99,7 +99,7 @@ async function withDatabase<T>(
   // Without a schema the plan's tables live in the connection's default one (search_path untouched).
   const pool = plan.schema
     ? createPool({ url: plan.url, schema: plan.schema, maxConnections: 1 })
-    : new Pool({ connectionString: plan.url, max: 1 });
+    : guardPool(new Pool({ connectionString: plan.url, max: 1 }), 'migrations');
   const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
   try {
     return await use(db);

@@ -1,5 +1,11 @@
 import type { EditableAttributes } from '@kb/contracts';
-import { type FilterColumns, filterToSql, migrateToLatest, pendingMigrations } from '@kb/database';
+import {
+  type FilterColumns,
+  filterToSql,
+  guardPool,
+  migrateToLatest,
+  pendingMigrations,
+} from '@kb/database';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
 
@@ -45,7 +51,10 @@ export class PgVectorStore implements VectorStore {
   private dimension?: number;
 
   constructor(options: PgVectorOptions) {
-    this.pool = new Pool({ connectionString: options.url, max: options.maxConnections ?? 4 });
+    this.pool = guardPool(
+      new Pool({ connectionString: options.url, max: options.maxConnections ?? 4 }),
+      'kb_vectors',
+    );
     this.db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: this.pool }) });
     this.migrate = options.migrate ?? true;
   }
