@@ -67,6 +67,8 @@ describe('filter language', () => {
       'uploaded_at takes an ISO 8601 timestamp',
     ],
     [{ $or: [] }, '$or', 'must be a non-empty array of filters'],
+    [{ $or: [{}] }, '$or[0]', 'must not be an empty filter'],
+    [{ $and: [{ tags: 'a' }, {}] }, '$and[1]', 'must not be an empty filter'],
     [{ $and: [{ tags: 'a' }, 'b'] }, '$and[1]', 'must be a JSON object'],
     [{ 'metadata.x': {} }, 'metadata.x', 'names no operator'],
   ])('rejects %j at %s: %s', (input, path, reason) => {

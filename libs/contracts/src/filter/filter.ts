@@ -110,7 +110,13 @@ function parseObject(
       if (!Array.isArray(value) || value.length === 0) {
         throw new FilterError(where, 'must be a non-empty array of filters');
       }
-      const parts = value.map((part, i) => parseObject(part, `${where}[${i}]`, depth + 1, counter));
+      const parts = value.map((part, i) => {
+        // An empty term would compile to an empty group, which no backend accepts.
+        if (isPlainObject(part) && Object.keys(part).length === 0) {
+          throw new FilterError(`${where}[${i}]`, 'must not be an empty filter');
+        }
+        return parseObject(part, `${where}[${i}]`, depth + 1, counter);
+      });
       children.push({ kind: key === '$and' ? 'and' : 'or', children: parts });
     } else if (key.startsWith('$')) {
       throw new FilterError(join(path, key), `unknown logical operator (use $and or $or)`);
