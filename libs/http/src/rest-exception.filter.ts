@@ -61,9 +61,24 @@ export class RestExceptionFilter implements ExceptionFilter {
           : exception.message;
       return [status, { error: { code: FRAMEWORK_CODES[status] ?? 'http_error', message } }];
     }
+    if (isClientHttpError(exception)) {
+      const { status, message } = exception;
+      return [status, { error: { code: FRAMEWORK_CODES[status] ?? 'bad_request', message } }];
+    }
     return [
       HttpStatus.INTERNAL_SERVER_ERROR,
       { error: { code: 'internal', message: 'internal error' } },
     ];
   }
+}
+
+/**
+ * An error the body parser (or other Express middleware) raises before a handler runs, in the
+ * `http-errors` shape: a 4xx `status` and `expose: true`, which marks the message as safe to show
+ * (e.g. 413 "request entity too large").
+ */
+function isClientHttpError(error: unknown): error is Error & { status: number } {
+  if (!(error instanceof Error)) return false;
+  const { status, expose } = error as Error & { status?: unknown; expose?: unknown };
+  return typeof status === 'number' && status >= 400 && status < 500 && expose === true;
 }
