@@ -1,5 +1,11 @@
+import { z } from 'zod';
+
 import type { DocumentView } from './document.model';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
+
+/** What a cursor holds: the last document of a page, in the listing's (created_at, id) order. */
+const cursorSchema = z.object({ createdAt: z.iso.datetime({ offset: true }), id: z.uuid() });
+export type DocumentCursor = z.infer<typeof cursorSchema>;
 
 /** Where a page of documents ends: opaque to clients (base64url JSON). */
 export function encodeCursor(document: DocumentView): string {
@@ -8,19 +14,19 @@ export function encodeCursor(document: DocumentView): string {
   );
 }
 
-export function decodeCursor(cursor: string): { createdAt: string; id: string } {
+/**
+ * The cursor a client sent back, validated whole: a cursor that decodes but holds no timestamp or
+ * no UUID is as malformed as one that does not decode (400 invalid_cursor), and never reaches SQL.
+ */
+export function decodeCursor(cursor: string): DocumentCursor {
+  let value: unknown;
   try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (
-      typeof value === 'object' &&
-      value !== null &&
-      typeof (value as { createdAt?: unknown }).createdAt === 'string' &&
-      typeof (value as { id?: unknown }).id === 'string'
-    ) {
-      return value as { createdAt: string; id: string };
-    }
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    // fall through to the error below
+    value = undefined;
   }
-  throw new DocumentError(DocumentErrorCode.InvalidCursor, 'cursor is malformed');
+  const parsed = cursorSchema.safeParse(value);
+  if (!parsed.success)
+    throw new DocumentError(DocumentErrorCode.InvalidCursor, 'cursor is malformed');
+  return parsed.data;
 }
