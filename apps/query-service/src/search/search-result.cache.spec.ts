@@ -10,7 +10,7 @@ import {
 import { searchCacheKey, SearchResultCache } from './search-result.cache';
 
 /** A search that counts its runs; each run answers with its own number as `tookMs`. */
-function counted(degraded = false) {
+function counted(degraded = false, steps: Partial<Pick<SearchResponse, 'rerank' | 'mmr'>> = {}) {
   let runs = 0;
   const compute = async (): Promise<SearchResponse> => ({
     hits: [],
@@ -18,10 +18,10 @@ function counted(degraded = false) {
     cache: 'off',
     mode: 'hybrid',
     confidence: 'low',
-    rerank: 'off',
-    mmr: 'off',
     degraded,
     ...(degraded ? { degradedReason: 'vector_search_unavailable' } : {}),
+    rerank: steps.rerank ?? 'off',
+    mmr: steps.mmr ?? 'off',
   });
   return { compute, runs: () => runs };
 }
@@ -93,8 +93,10 @@ describe('SearchResultCache', () => {
     const search = counted();
     const outcome = async (principals: string[] | undefined, query: string) =>
       (await results.getOrCompute(tenant, principals, request({ query }), search.compute)).cache;
-    expect(await outcome(['user:a', 'group:x'], 'Sail  rigging')).toBe('miss');
+    expect(await outcome(['user:a', 'group:x'], ' sail  rigging')).toBe('miss');
     expect(await outcome(['group:x', 'user:a'], 'sail rigging')).toBe('hit');
+    // No case folding: a case-sensitive model or reranker may rank these differently.
+    expect(await outcome(['group:x', 'user:a'], 'Sail rigging')).toBe('miss');
     expect(await outcome(['user:a'], 'sail rigging')).toBe('miss');
     expect(await outcome(undefined, 'sail rigging')).toBe('miss'); // unfiltered: its own entry
     expect(await outcome(undefined, 'sail rigging')).toBe('hit');
@@ -111,6 +113,41 @@ describe('SearchResultCache', () => {
       'miss',
     );
     expect(entries.size).toBe(0);
+  });
+
+  it('never stores an answer whose rerank or MMR failed', async () => {
+    const { cache, entries } = memoryCache();
+    const results = new SearchResultCache(cache, generations(1).reader, DEFAULT_SEARCH_TUNING);
+    const failed: Array<Partial<Pick<SearchResponse, 'rerank' | 'mmr'>>> = [
+      { rerank: 'skipped: reranker_failed' },
+      { mmr: 'skipped: vector_search_unavailable' },
+    ];
+    for (const steps of failed) {
+      const search = counted(false, steps);
+      await results.getOrCompute(tenant, undefined, request(), search.compute);
+      expect((await results.getOrCompute(tenant, undefined, request(), search.compute)).cache).toBe(
+        'miss',
+      );
+    }
+    expect(entries.size).toBe(0);
+  });
+
+  it('keys entries by the reranker model: another model computes a fresh ranking', async () => {
+    const { cache } = memoryCache();
+    const search = counted();
+    const outcome = async (model: string | null) =>
+      (
+        await new SearchResultCache(
+          cache,
+          generations(1).reader,
+          DEFAULT_SEARCH_TUNING,
+          model ? { model } : null,
+        ).getOrCompute(tenant, undefined, request({ rerank: true }), search.compute)
+      ).cache;
+    expect(await outcome('ms-marco-a')).toBe('miss');
+    expect(await outcome('ms-marco-b')).toBe('miss');
+    expect(await outcome(null)).toBe('miss');
+    expect(await outcome('ms-marco-b')).toBe('hit');
   });
 
   it('computes every search, without reading the generation, when no cache is configured', async () => {

@@ -3,10 +3,11 @@ import { createHash } from 'node:crypto';
 import type { TenantId } from '@kb/contracts';
 import type { IndexGenerations } from '@kb/index-state';
 import { annotateActiveSpan } from '@kb/observability';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 
 import type { SearchCache } from '../cache/search.cache';
-import { GENERATIONS, SEARCH_CACHE, SEARCH_TUNING } from '../platform/tokens';
+import { GENERATIONS, RERANKER, SEARCH_CACHE, SEARCH_TUNING } from '../platform/tokens';
+import type { Reranker } from './cross-encoder.reranker';
 import {
   normalizeRequest,
   type SearchRequest,
@@ -53,6 +54,10 @@ export class SearchResultCache {
     @Inject(SEARCH_CACHE) private readonly cache: SearchCache | null,
     @Inject(GENERATIONS) private readonly generations: IndexGenerationReader,
     @Inject(SEARCH_TUNING) private readonly tuning: SearchTuning,
+    /** The installed cross-encoder, if any: its model ranks reranked answers. */
+    @Optional()
+    @Inject(RERANKER)
+    private readonly reranker: Pick<Reranker, 'model'> | null = null,
   ) {}
 
   /**
@@ -72,8 +77,13 @@ export class SearchResultCache {
       tenantId,
       // Callers with the same principal set see the same documents, so they share entries.
       principals: principals ?? ['*unfiltered'],
-      // The fusion weight ranks the results too: a changed setting must not serve old rankings.
-      request: [normalizeRequest(request), this.tuning.semanticWeight],
+      // The fusion weight and the reranker rank the results too: a changed setting or model
+      // must not serve old rankings.
+      request: [
+        normalizeRequest(request),
+        this.tuning.semanticWeight,
+        this.reranker?.model ?? null,
+      ],
     });
     const [generation, cached] = await Promise.all([this.generation(tenantId), cache.get(key)]);
     if (generation === undefined) return this.uncached(compute);
@@ -84,8 +94,9 @@ export class SearchResultCache {
     }
     annotateActiveSpan({ 'kb.cache': 'miss' });
     const response = await compute();
-    // A degraded answer is not kept: the next search may find both indexes up again.
-    if (!response.degraded) {
+    // A degraded answer, or one whose rerank or MMR failed, is not kept: the next search may
+    // find every part up again.
+    if (isComplete(response)) {
       const fresh: CachedSearch<SearchResponse> = { generation, response };
       await cache.set(key, JSON.stringify(fresh));
     }
@@ -106,4 +117,13 @@ export class SearchResultCache {
       return undefined;
     }
   }
+}
+
+/** True when no part of the answer was lost to an outage: it may be served again. */
+function isComplete(response: SearchResponse): boolean {
+  return (
+    !response.degraded &&
+    response.rerank !== 'skipped: reranker_failed' &&
+    response.mmr !== 'skipped: vector_search_unavailable'
+  );
 }

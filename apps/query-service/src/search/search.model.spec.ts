@@ -25,10 +25,11 @@ describe('searchRequestSchema', () => {
 });
 
 describe('normalizeRequest', () => {
-  it('folds spacing and case of the query and the order of knowledge bases', () => {
+  it('folds the spacing of the query and the order of knowledge bases, not the case', () => {
     const parse = (query: string, knowledgeBaseIds: string[]) =>
       normalizeRequest(searchRequestSchema.parse({ query, knowledgeBaseIds }));
-    expect(parse(' Sail   Rigging ', ['b', 'a', 'b'])).toEqual(parse('sail rigging', ['a', 'b']));
+    expect(parse(' Sail   Rigging ', ['b', 'a', 'b'])).toEqual(parse('Sail Rigging', ['a', 'b']));
+    expect(parse('US exports', [])).not.toEqual(parse('us exports', []));
   });
 });
 

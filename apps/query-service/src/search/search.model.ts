@@ -167,7 +167,9 @@ export type SearchResponse = z.infer<typeof searchResponseSchema>;
 export function normalizeRequest(request: SearchRequest): SearchRequest {
   return {
     ...request,
-    query: request.query.trim().replace(/\s+/g, ' ').toLowerCase(),
+    // Whitespace only, no case folding: a case-sensitive model or reranker may rank "US" and
+    // "us" differently, so they are different searches.
+    query: request.query.trim().replace(/\s+/g, ' '),
     knowledgeBaseIds: [...new Set(request.knowledgeBaseIds)].sort(),
   };
 }
