@@ -22,7 +22,6 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import type { Kafka } from 'kafkajs';
 import { type Kysely, sql } from 'kysely';
-import { diskStorage } from 'multer';
 
 import { AccessInvalidationConsumer } from './access/access-invalidation.consumer';
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
@@ -33,6 +32,7 @@ import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
 import { SqlDocumentsRepository } from './documents/documents-sql.repository';
 import { KnowledgeBaseDocumentsController } from './documents/knowledge-base-documents.controller';
+import { uploadOptions } from './documents/upload.options';
 import { KnowledgeBaseDirectoryService } from './knowledge-bases/knowledge-base-directory.service';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { KnowledgeBasesRepository } from './knowledge-bases/knowledge-bases.repository';
@@ -75,14 +75,7 @@ export class AppModule {
     ];
     return {
       module: AppModule,
-      imports: [
-        // Uploads stream to a temporary file (memory stays flat whatever the size); larger ones
-        // are refused with 413 and their partial file removed before anything is stored.
-        MulterModule.register({
-          storage: diskStorage({ destination: config.UPLOAD_TMP_DIR }),
-          limits: { fileSize: config.MAX_UPLOAD_BYTES, files: 1 },
-        }),
-      ],
+      imports: [MulterModule.register(uploadOptions(config))],
       controllers: [
         DocumentsController,
         KnowledgeBasesController,

@@ -1,4 +1,4 @@
-import type { Access, Caller } from '@kb/auth';
+import type { Access, Caller, Permission } from '@kb/auth';
 import { documentMetadataSchema } from '@kb/contracts';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import {
@@ -87,6 +87,9 @@ export const listQuerySchema = z.object({
   cursor: z.string().optional(),
 });
 
+/** Uploading or replacing content needs `write` on documents in the caller's tenant. */
+const WRITE_DOCUMENTS: Permission = { action: 'write', resource: 'documents' };
+
 @Controller('v1/documents')
 export class DocumentsController {
   constructor(private readonly documents: DocumentsService) {}
@@ -99,7 +102,8 @@ export class DocumentsController {
    * already has this exact content.
    */
   @Post()
-  @Authenticated({ access: true })
+  // Checked by the guard, before multer spools the file: a reader cannot fill the disk.
+  @Authenticated({ access: true, permission: WRITE_DOCUMENTS })
   @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
   async upload(
     @CurrentCaller() caller: Caller,
@@ -129,7 +133,8 @@ export class DocumentsController {
    * `unchanged: true` when the content is the current version's. Needs `write`.
    */
   @Put(':id/content')
-  @Authenticated({ access: true })
+  // Checked by the guard, before multer spools the file: a reader cannot fill the disk.
+  @Authenticated({ access: true, permission: WRITE_DOCUMENTS })
   @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
   async replaceContent(
     @CurrentCaller() caller: Caller,

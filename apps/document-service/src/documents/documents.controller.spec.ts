@@ -1,0 +1,114 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import {
+  type Access,
+  type AccessPolicy,
+  AuthError,
+  AuthErrorCode,
+  type Caller,
+  mintToken,
+  type Permission,
+  TokenVerifier,
+} from '@kb/auth';
+import { ACCESS_POLICY, TOKEN_VERIFIER, useRestDefaults } from '@kb/http';
+import type { INestApplication } from '@nestjs/common';
+import { MulterModule } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+
+import { documentServiceFixture, newAccess } from '../testing/document-service.fixture';
+import { DocumentsController } from './documents.controller';
+import { DocumentsService } from './documents.service';
+import { uploadOptions } from './upload.options';
+
+const SECRET = 'a-test-secret-of-at-least-thirty-two-chars';
+
+/** `bob` only reads; everyone else may write. Decided as ResolverAccessPolicy does. */
+const accessOf = (caller: Caller): Access =>
+  newAccess({
+    userId: caller.userId,
+    ...(caller.userId === 'bob' ? { documentActions: new Set(['read'] as const) } : {}),
+  });
+const policy: AccessPolicy = {
+  async accessOf(caller) {
+    return accessOf(caller);
+  },
+  async authorize(caller: Caller, { action, resource }: Permission) {
+    if (!accessOf(caller).documentActions.has(action)) {
+      throw new AuthError(
+        AuthErrorCode.PermissionDenied,
+        `${action} on ${resource} is not granted to ${caller.userId}`,
+      );
+    }
+  },
+};
+
+/** The upload route over HTTP, with the real multer limits and a spool folder of its own. */
+describe('uploads through POST /v1/documents', () => {
+  let app: INestApplication;
+  let url: string;
+  const spool = mkdtempSync(join(tmpdir(), 'kb-upload-spec-'));
+  const f = documentServiceFixture();
+  const upload = async (user: string, fields: Record<string, string>) => {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    form.append('file', new Blob(['x'.repeat(64 * 1024)]), 'notes.txt');
+    return fetch(`${url}/v1/documents`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${await mintToken({ tenant: 't1', user }, SECRET)}` },
+    });
+  };
+
+  beforeAll(async () => {
+    const verifier = new TokenVerifier({ secret: SECRET });
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        MulterModule.register(uploadOptions({ UPLOAD_TMP_DIR: spool, MAX_UPLOAD_BYTES: 1 << 20 })),
+      ],
+      controllers: [DocumentsController],
+      providers: [
+        { provide: DocumentsService, useValue: f.documents },
+        { provide: TOKEN_VERIFIER, useValue: verifier },
+        { provide: ACCESS_POLICY, useValue: policy },
+      ],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    useRestDefaults(app, verifier);
+    await app.listen(0, '127.0.0.1');
+    url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  });
+  afterAll(async () => {
+    await app.close();
+    rmSync(spool, { recursive: true, force: true });
+  });
+
+  it('refuses a reader with 403 before the file is spooled to disk', async () => {
+    const spooled: string[] = [];
+    const watch = setInterval(() => spooled.push(...readdirSync(spool)), 1);
+    const response = await upload('bob', { title: 'Notes' });
+    clearInterval(watch);
+    expect(response.status).toBe(403);
+    expect(await response.json()).toEqual({
+      error: { code: 'permission_denied', message: 'write on documents is not granted to bob' },
+    });
+    expect(spooled).toEqual([]);
+  });
+
+  it('accepts a writer, and leaves no spooled file behind', async () => {
+    const response = await upload('alice', { title: 'Notes', tags: '["docs"]' });
+    expect(response.status).toBe(202);
+    expect(readdirSync(spool)).toEqual([]);
+  });
+
+  it('answers 400 for too many fields or a field over 256 KiB, before the handler', async () => {
+    const many = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}`, 'v']));
+    const crowded = await upload('alice', many);
+    expect(crowded.status).toBe(400);
+    expect(await crowded.json()).toMatchObject({ error: { code: 'bad_request' } });
+    const huge = await upload('alice', { title: 'x'.repeat(300 * 1024) });
+    expect(huge.status).toBe(400);
+    expect(readdirSync(spool)).toEqual([]);
+  });
+});
