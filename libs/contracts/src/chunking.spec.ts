@@ -44,13 +44,18 @@ describe('chunkerConfigSchema', () => {
     });
   });
 
-  it('refuses an overlap not smaller than the size, out-of-bounds values and unknown keys', () => {
+  it('refuses an overlap over half the size, out-of-bounds values and unknown keys', () => {
     expect(issues({ strategy: 'token', size: 100, overlap: 100 })).toEqual([
-      'overlap: overlap must be smaller than size',
+      'overlap: overlap must be at most half of size',
     ]);
     expect(issues({ strategy: 'sentence', size: 500, overlap: 600 })).toEqual([
-      'overlap: overlap must be smaller than size',
+      'overlap: overlap must be at most half of size',
     ]);
+    // 100 chunks' worth of embeddings for one chunk's worth of text: refused.
+    expect(issues({ strategy: 'recursive', size: 100, overlap: 99 })).toEqual([
+      'overlap: overlap must be at most half of size',
+    ]);
+    expect(issues({ strategy: 'recursive', size: 100, overlap: 50 })).toEqual([]);
     expect(issues({ size: 50, overlap: 10 })).toEqual([
       'size: Too small: expected number to be >=100',
     ]);
