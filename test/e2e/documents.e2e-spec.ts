@@ -44,7 +44,7 @@ describe('document lifecycle', () => {
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ error: { code: 'payload_too_large' } });
     const sha256 = createHash('sha256').update(big).digest('hex');
-    expect(await suite.blobs.exists(`blobs/sha256/${sha256}`)).toBe(false);
+    expect(await suite.blobs.exists(`blobs/${suite.tenant}/sha256/${sha256}`)).toBe(false);
     expect(readdirSync(suite.uploadDir)).toEqual([]); // the spooled part is gone too
   });
 
@@ -80,7 +80,7 @@ describe('document lifecycle', () => {
       indexRemoval: 'scheduled',
     });
     const sha256 = createHash('sha256').update(content).digest('hex');
-    expect(await suite.blobs.exists(`blobs/sha256/${sha256}`)).toBe(false);
+    expect(await suite.blobs.exists(`blobs/${suite.tenant}/sha256/${sha256}`)).toBe(false);
     expect(
       (
         await fetch(`${suite.documentUrl}/v1/documents/${created.id}`, {
@@ -278,7 +278,9 @@ describe('document lifecycle', () => {
     // The old version's vectors are gone; the new version's are all there.
     expect(await suite.vectors.countDocument(suite.tenant, created.id)).toBe(v2['chunkCount']);
     expect(v2['stageTimes']).toHaveProperty('indexed');
-    expect(await suite.blobs.exists(`blobs/sha256/${String(v1['sha256'])}`)).toBe(false);
+    expect(await suite.blobs.exists(`blobs/${suite.tenant}/sha256/${String(v1['sha256'])}`)).toBe(
+      false,
+    );
 
     // The same content again changes nothing.
     const again = new FormData();

@@ -85,7 +85,9 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     process.stdout.write(`upload → indexed in ${indexedAfterMs} ms (${chunkCount} chunks)\n`);
 
     // S3: the original, content-addressed, and the parse output by reference.
-    expect((await suite.blobs.get(`blobs/sha256/${sha256}`)).toString()).toBe(MISSIONS_DOCUMENT);
+    expect((await suite.blobs.get(`blobs/${suite.tenant}/sha256/${sha256}`)).toString()).toBe(
+      MISSIONS_DOCUMENT,
+    );
     // Postgres: the document row, owned by document-service.
     const pg = new Client({ connectionString: suite.env['DATABASE_URL'] });
     await pg.connect();

@@ -199,7 +199,7 @@ describe('DocumentsRepository', () => {
     const repository = service.documentsRepository;
     expect((await repository.findBySha256(tenant, sha256, 'all'))?.id).toBe(doc.id);
     expect(await repository.findBySha256(toTenantId('t2'), sha256, 'all')).toBeUndefined();
-    expect(await repository.isContentReferenced(sha256)).toBe(true);
+    expect(await repository.isBlobReferenced(sha256, doc.blobKey)).toBe(true);
 
     const t2 = toTenantId('t2');
     expect(
@@ -216,7 +216,7 @@ describe('DocumentsRepository', () => {
     });
     expect(await service.blobs.exists(`blobs/sha256/${sha256}`)).toBe(false);
     expect(await repository.findById(tenant, doc.id, 'all')).toBeUndefined();
-    expect(await repository.isContentReferenced(sha256)).toBe(false);
+    expect(await repository.isBlobReferenced(sha256, doc.blobKey)).toBe(false);
     const events = await db
       .selectFrom('outbox')
       .selectAll()

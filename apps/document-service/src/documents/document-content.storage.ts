@@ -1,9 +1,10 @@
 // The original file of a document version: spooled to disk by the HTTP layer, hashed, and stored
-// once per content in S3 (identical uploads share one object).
+// once per content and tenant in S3 (a tenant's identical uploads share one object).
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 
+import type { TenantId } from '@kb/contracts';
 import type { BlobStore } from '@kb/storage';
 
 /** An upload spooled to a temporary file by the HTTP layer: never held in memory whole. */
@@ -20,16 +21,23 @@ export async function sha256OfFile(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** Content-addressed blob key: identical uploads share one object. */
-export const blobKeyFor = (sha256: string): string => `blobs/sha256/${sha256}`;
+/**
+ * Where a tenant's original lives: content-addressed within the tenant, so a tenant's identical
+ * uploads share one object while another tenant's never do. (A shared key let a delete answer
+ * `blobDeleted: false` when another tenant held the same file: a cross-tenant oracle.) Originals
+ * stored before this scheme keep their shared `blobs/sha256/<sha>` key, recorded in their row.
+ */
+export const blobKeyFor = (tenantId: TenantId, sha256: string): string =>
+  `blobs/${tenantId}/sha256/${sha256}`;
 
-/** Stores the file under its content's key unless it is there already; returns the key. */
+/** Stores the file under the tenant's key for its content unless it is there; returns the key. */
 export async function storeOriginal(
   blobs: BlobStore,
+  tenantId: TenantId,
   file: UploadedFile,
   sha256: string,
 ): Promise<string> {
-  const blobKey = blobKeyFor(sha256);
+  const blobKey = blobKeyFor(tenantId, sha256);
   if (!(await blobs.exists(blobKey))) {
     // Streamed: bodies over one part go up as an S3 multipart upload.
     await blobs.put(blobKey, createReadStream(file.path), file.mimetype);

@@ -284,11 +284,12 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  async isContentReferenced(sha256: string): Promise<boolean> {
+  async isBlobReferenced(sha256: string, blobKey: string): Promise<boolean> {
     const row = await this.db
       .selectFrom('documents')
       .select('id')
       .where('sha256', '=', sha256)
+      .where('blob_key', '=', blobKey)
       .limit(1)
       .executeTakeFirst();
     return row !== undefined;

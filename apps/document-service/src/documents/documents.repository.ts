@@ -145,6 +145,10 @@ export abstract class DocumentsRepository {
    * nothing. A final status (`indexed`, `failed`) is never left. Returns whether a row changed.
    */
   abstract applyStatus(tenantId: TenantId, change: StatusChange): Promise<boolean>;
-  /** Whether any document, in any tenant, still points at this content. */
-  abstract isContentReferenced(sha256: string): Promise<boolean>;
+  /**
+   * Whether any document still points at this original. A tenant's key (`blobs/<tenant>/…`) is
+   * only ever in that tenant's rows, so the answer says nothing about other tenants; only
+   * originals stored before per-tenant keys are shared.
+   */
+  abstract isBlobReferenced(sha256: string, blobKey: string): Promise<boolean>;
 }

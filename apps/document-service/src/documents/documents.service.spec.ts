@@ -61,7 +61,7 @@ describe('DocumentsService', () => {
         stageTimes: { pending: f.now.toISOString() },
       });
       expect(document.duplicate).toBeUndefined();
-      expect(await f.blobs.exists(`blobs/sha256/${document.sha256}`)).toBe(true);
+      expect(await f.blobs.exists(`blobs/${TENANT}/sha256/${document.sha256}`)).toBe(true);
       const [event] = documentEvents();
       expect(documentEvents()).toHaveLength(1);
       expect(event).toMatchObject({
@@ -71,7 +71,7 @@ describe('DocumentsService', () => {
           kind: 'uploaded',
           documentId: document.id,
           version: 1,
-          blob: { bucket: 'kb-documents', key: `blobs/sha256/${document.sha256}` },
+          blob: { bucket: 'kb-documents', key: `blobs/${TENANT}/sha256/${document.sha256}` },
           attributes: { knowledgeBaseIds: ['default'], tags: ['a'], principals: ['u:alice'] },
           pipelines: [{ ...standard, knowledgeBaseIds: ['default'] }],
         },
@@ -157,8 +157,8 @@ describe('DocumentsService', () => {
       expect(kinds()).toEqual(['uploaded', 'uploaded']);
       expect(documentEvents()[1]!.payload).toMatchObject({ version: 2, sha256: second.sha256 });
       expect(transactionsSince(writes).size).toBe(1);
-      expect(await f.blobs.exists(`blobs/sha256/${first.sha256}`)).toBe(false);
-      expect(await f.blobs.exists(`blobs/sha256/${second.sha256}`)).toBe(true);
+      expect(await f.blobs.exists(`blobs/${TENANT}/sha256/${first.sha256}`)).toBe(false);
+      expect(await f.blobs.exists(`blobs/${TENANT}/sha256/${second.sha256}`)).toBe(true);
     });
 
     it('changes nothing for the current content', async () => {
@@ -246,6 +246,24 @@ describe('DocumentsService', () => {
       const zoe = newAccess({ userId: 'zoe' });
       expect(await f.documents.delete(TENANT, zoe, other.id)).toMatchObject({ blobDeleted: true });
       expect(f.blobs.keys()).toEqual([]);
+    });
+
+    it('keeps each tenant’s originals apart: a delete says nothing about another tenant’s files', async () => {
+      const other = toTenantId('t2');
+      const theirs = await f.documents.upload(
+        other,
+        newAccess({ tenantId: other }),
+        files.file('the same bytes'),
+        {},
+      );
+      const ours = await upload('the same bytes');
+      expect(ours.duplicate).toBeUndefined();
+      expect(f.blobs.keys().sort()).toEqual(
+        [`blobs/${other}/sha256/${theirs.sha256}`, `blobs/${TENANT}/sha256/${ours.sha256}`].sort(),
+      );
+      // Before per-tenant keys this answered false: t2's document shared the object.
+      expect(await f.documents.delete(TENANT, alice, ours.id)).toMatchObject({ blobDeleted: true });
+      expect(f.blobs.keys()).toEqual([`blobs/${other}/sha256/${theirs.sha256}`]);
     });
 
     it('answers 404 for another tenant’s or an unreadable document, and needs delete', async () => {

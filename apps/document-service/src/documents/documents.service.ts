@@ -28,12 +28,7 @@ import {
   toView,
   type UploadFields,
 } from './document.model';
-import {
-  blobKeyFor,
-  sha256OfFile,
-  storeOriginal,
-  type UploadedFile,
-} from './document-content.storage';
+import { sha256OfFile, storeOriginal, type UploadedFile } from './document-content.storage';
 import { aclAuditOf, aclChangedEventOf, deletedEventOf } from './document-events.builder';
 import { DocumentMembershipService } from './document-membership.service';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
@@ -90,7 +85,7 @@ export class DocumentsService {
       uploads.add(1, { outcome: 'duplicate' });
       return { ...toView(existing), duplicate: true };
     }
-    const blobKey = await storeOriginal(this.blobs, file, sha256);
+    const blobKey = await storeOriginal(this.blobs, tenantId, file, sha256);
     const { document, duplicate } = await this.register(
       {
         id: randomUUID(),
@@ -171,7 +166,7 @@ export class DocumentsService {
     }
     const sha256 = await sha256OfFile(file.path);
     if (sha256 === current.sha256) return { ...current, unchanged: true };
-    const blobKey = await storeOriginal(this.blobs, file, sha256);
+    const blobKey = await storeOriginal(this.blobs, tenantId, file, sha256);
     const content: NewContent = {
       filename: file.originalname,
       contentType: file.mimetype || 'application/octet-stream',
@@ -186,12 +181,13 @@ export class DocumentsService {
       if (!previous) return undefined;
       const document = await this.documents.replaceContent(trx, tenantId, id, content);
       await this.membership.sendThroughPipelines(trx, document);
-      return { document, previousSha256: previous.sha256 };
+      return { document, previous };
     });
     if (!replaced) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();
-    if (!(await this.documents.isContentReferenced(replaced.previousSha256))) {
-      await this.blobs.delete(blobKeyFor(replaced.previousSha256));
+    const { sha256: previousSha256, blobKey: previousKey } = replaced.previous;
+    if (!(await this.documents.isBlobReferenced(previousSha256, previousKey))) {
+      await this.blobs.delete(previousKey);
     }
     return toView(replaced.document);
   }
@@ -212,7 +208,7 @@ export class DocumentsService {
     });
     if (!deleted) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();
-    const blobDeleted = !(await this.documents.isContentReferenced(deleted.sha256));
+    const blobDeleted = !(await this.documents.isBlobReferenced(deleted.sha256, deleted.blobKey));
     if (blobDeleted) await this.blobs.delete(deleted.blobKey);
     return { documentId: id, blobDeleted, indexRemoval: 'scheduled' };
   }

@@ -212,8 +212,10 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     return true;
   }
 
-  async isContentReferenced(sha256: string): Promise<boolean> {
-    return [...this.db.documents.values()].some((d) => d.sha256 === sha256);
+  async isBlobReferenced(sha256: string, blobKey: string): Promise<boolean> {
+    return [...this.db.documents.values()].some(
+      (d) => d.sha256 === sha256 && d.blobKey === blobKey,
+    );
   }
 
   private tenantDocuments(tenantId: TenantId): DocumentRecord[] {
