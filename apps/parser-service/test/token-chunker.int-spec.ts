@@ -103,7 +103,9 @@ describe('token chunking with the embedding model tokenizer', () => {
   it('gives every chunker model token counts and heading paths on the guide', async () => {
     for (const strategy of ['recursive', 'sentence', 'paragraph', 'markdown', 'token'] as const) {
       const config = chunkerConfigSchema.parse(
-        strategy === 'token' ? { strategy, size: 48, overlap: 8 } : { strategy, size: 200 },
+        strategy === 'token'
+          ? { strategy, size: 48, overlap: 8 }
+          : { strategy, size: 200, ...(strategy === 'paragraph' ? {} : { overlap: 40 }) },
       );
       const chunks = await chunkDocument(
         { text: GUIDE, headings: markdownHeadings(GUIDE) },

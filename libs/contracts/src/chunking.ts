@@ -9,8 +9,7 @@ import { z } from 'zod';
 
 const bounded = (min: number, max: number, fallback: number) =>
   z.number().int().min(min).max(max).default(fallback);
-const overlapBelowSize = (c: { size: number; overlap: number }): boolean =>
-  c.overlap * 2 <= c.size;
+const overlapBelowSize = (c: { size: number; overlap: number }): boolean => c.overlap * 2 <= c.size;
 const OVERLAP_MESSAGE = { message: 'overlap must be at most half of size', path: ['overlap'] };
 
 /** Split at the first separator that occurs, recursing into pieces still too long. */
