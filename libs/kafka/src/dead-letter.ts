@@ -3,9 +3,15 @@ import { FAILURE_REASONS, type FailureReason, Topics } from '@kb/contracts';
 import type { DeadLetter } from './event-consumer';
 import type { EventProducer } from './event-producer';
 
+/** What a user reads when processing failed for a reason that is not the document's own. */
+export const INTERNAL_FAILURE_DETAIL =
+  'processing failed after several attempts; the operators have the error (dead-letter topic and logs)';
+
 /**
  * After a dead-letter, marks the document `failed` with a machine-readable reason, so nothing is
- * dropped silently: a PermanentError's reason when it is a known one, else `fallback`.
+ * dropped silently: a PermanentError's reason when it is a known one, else `fallback`. The detail
+ * is the PermanentError's message (written for the user); any other error's text stays with the
+ * operators, since it may name internal hosts, SQL or S3 keys.
  */
 export function markFailedOnDeadLetter(
   producer: EventProducer,
@@ -33,7 +39,7 @@ export function markFailedOnDeadLetter(
         version: payload.version,
         status: 'failed',
         reason,
-        detail: letter.error.slice(0, 500),
+        detail: letter.permanent ? letter.error.slice(0, 500) : INTERNAL_FAILURE_DETAIL,
       },
     });
   };

@@ -26,7 +26,13 @@ export interface DeadLetter {
   key: string | null;
   /** Machine-readable reason: `malformed_message`, a PermanentError's reason, or `retries_exhausted`. */
   reason: string;
+  /** The error's text, for operators (the dead-letter topic's headers and the logs). */
   error: string;
+  /**
+   * True when a PermanentError gave up: its message was written for whoever sent the document and
+   * may be shown to them; any other error's text may name hosts, SQL or S3 internals.
+   */
+  permanent: boolean;
   /** The parsed envelope, when the message was well-formed. */
   envelope?: TopicEnvelope<Topic>;
 }
@@ -115,6 +121,7 @@ export class EventConsumer {
         key,
         reason: 'malformed_message',
         error: String(error),
+        permanent: true,
       });
       return;
     }
@@ -141,8 +148,16 @@ export class EventConsumer {
       });
       handled.add(1, labels);
     } catch (error) {
-      const reason = isPermanent(error) ? error.reason : 'retries_exhausted';
-      await this.deadLetter(message, { topic, key, reason, error: errorMessage(error), envelope });
+      const permanent = isPermanent(error);
+      const reason = permanent ? error.reason : 'retries_exhausted';
+      await this.deadLetter(message, {
+        topic,
+        key,
+        reason,
+        error: errorMessage(error),
+        permanent,
+        envelope,
+      });
     } finally {
       handleDuration.record(performance.now() - started, labels);
     }

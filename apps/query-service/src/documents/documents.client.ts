@@ -1,5 +1,5 @@
 import type { Caller } from '@kb/auth';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
 import { DocumentServiceError } from './documents.errors';
@@ -38,6 +38,8 @@ const TIMEOUT_MS = 5_000;
  */
 @Injectable()
 export class DocumentsClient {
+  private readonly logger = new Logger(DocumentsClient.name);
+
   constructor(@Inject(QUERY_CONFIG) private readonly config: QueryConfig) {}
 
   get(caller: Caller, documentId: string): Promise<DocumentRecord> {
@@ -57,7 +59,9 @@ export class DocumentsClient {
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
     } catch (error) {
-      throw DocumentServiceError.unavailable(`document-service is unreachable: ${String(error)}`);
+      // The cause (addresses, timeouts) is for the logs, not for the caller.
+      this.logger.warn(`document-service is unreachable: ${String(error)}`);
+      throw DocumentServiceError.unavailable('document-service is unreachable, retry later');
     }
     if (response.ok) return (await response.json()) as T;
     const body = (await response.json().catch(() => ({}))) as {
