@@ -4,3 +4,4 @@ export * from './errors';
 export * from './event-consumer';
 export * from './event-producer';
 export * from './kafka';
+export * from './tenant-scope';

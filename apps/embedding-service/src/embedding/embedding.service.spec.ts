@@ -74,7 +74,11 @@ function setUp(options: { batchSize?: number } = {}) {
   ]);
   const service = new EmbeddingService(blobs, producer, embedders);
   /** Stores the chunks of a parsed document and returns its `parsed` event for `model`. */
-  const parsedEvent = async (texts: string[], model = main.model): Promise<DocumentParsed> => {
+  const parsedEvent = async (
+    texts: string[],
+    model = main.model,
+    tenant = 't1',
+  ): Promise<DocumentParsed> => {
     const documentId = randomUUID();
     const parsed: ParsedDocument = {
       documentId,
@@ -90,7 +94,7 @@ function setUp(options: { batchSize?: number } = {}) {
         headingPath: [],
       })),
     };
-    const key = `derived/t1/${documentId}/v3/chunks.abc.json`;
+    const key = `derived/${tenant}/${documentId}/v3/chunks.abc.json`;
     await putJson(blobs, key, parsed);
     return {
       documentId,
@@ -108,9 +112,9 @@ function setUp(options: { batchSize?: number } = {}) {
       pipeline: {
         key: 'abcdef123456',
         model,
-        space: 't1~abcdef123456',
+        space: `${tenant}~abcdef123456`,
         knowledgeBaseIds: ['kb'],
-        versionSpaces: ['t1~abcdef123456'],
+        versionSpaces: [`${tenant}~abcdef123456`],
       },
     };
   };
@@ -158,7 +162,10 @@ describe('EmbeddingService', () => {
     await service.embedDocument('t1', await parsedEvent(['a b', 'c d', 'a b']));
     expect(main.batches).toEqual([['a b', 'c d']]);
     // Another tenant's document sharing a text: a cache hit, whoever embedded it first.
-    await service.embedDocument('t2', await parsedEvent(['c d', 'e f', 'g h', 'i j']));
+    await service.embedDocument(
+      't2',
+      await parsedEvent(['c d', 'e f', 'g h', 'i j'], main.model, 't2'),
+    );
     expect(main.batches.slice(1)).toEqual([['e f', 'g h'], ['i j']]);
     await service.embedDocument('t1', await parsedEvent(['i j', 'a b']));
     expect(main.texts).toEqual(['a b', 'c d', 'e f', 'g h', 'i j']);

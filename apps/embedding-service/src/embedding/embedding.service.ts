@@ -5,7 +5,13 @@ import {
   type PipelineRef,
   Topics,
 } from '@kb/contracts';
-import { type EventProducer, PermanentError } from '@kb/kafka';
+import {
+  derivedPrefix,
+  type EventProducer,
+  keyOfTenant,
+  PermanentError,
+  spaceOfTenant,
+} from '@kb/kafka';
 import { meter, withSpan } from '@kb/observability';
 import { type BlobStore, getJson, putJson } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -70,6 +76,9 @@ export class EmbeddingService {
   private async embedInSpan(tenantId: string, parsed: DocumentParsed): Promise<void> {
     const { documentId, version } = parsed;
     const { pipeline } = parsed;
+    // The chunks read and the space named must be this tenant's (dead-lettered otherwise).
+    spaceOfTenant(tenantId, pipeline.space, 'embedding_error');
+    keyOfTenant(parsed.chunks.key, [derivedPrefix(tenantId)], 'embedding_error');
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,

@@ -8,6 +8,7 @@ import {
   parseFilter,
   pipelineSpace,
   tenantSpace,
+  toIndexSpace,
   type Topic,
   Topics,
   toTenantId,
@@ -77,7 +78,7 @@ function setup() {
     options: { chunks?: number; space?: IndexSpace; versionSpaces?: IndexSpace[] } = {},
   ): Promise<ChunksEmbedded> => {
     const { chunks = 2, space = own, versionSpaces = [space] } = options;
-    const key = `embeddings/${documentId}/${version}/${space}.json`;
+    const key = `derived/${tenant}/${documentId}/v${version}/embeddings.${space}.json`;
     const document: EmbeddedChunks = {
       documentId,
       version,
@@ -174,6 +175,18 @@ describe('IndexingService', () => {
     await service.indexDocument(tenant, event);
     await service.indexDocument(tenant, event);
     expect(await vectors.countDocument(own, doc)).toBe(3);
+  });
+
+  it('dead-letters an event that names another tenant’s space, writing nothing there', async () => {
+    const { service, embedded, held } = setup();
+    const doc = randomUUID();
+    const theirs = toIndexSpace('globex');
+    const event = await embedded(doc, 1, { space: theirs });
+    await expect(service.indexDocument(tenant, event)).rejects.toMatchObject({
+      name: 'PermanentError',
+      reason: 'indexing_error',
+    });
+    expect(await held(theirs, doc)).toEqual({ vectors: [], lexical: [] });
   });
 
   describe('tombstones', () => {

@@ -5,11 +5,10 @@ import {
   embeddedChunksSchema,
   type IndexSpace,
   type TenantId,
-  toIndexSpace,
   Topics,
 } from '@kb/contracts';
 import type { DocumentIndexState, IndexGenerations } from '@kb/index-state';
-import type { EventProducer } from '@kb/kafka';
+import { derivedPrefix, type EventProducer, keyOfTenant, spaceOfTenant } from '@kb/kafka';
 import type { LexicalIndex } from '@kb/lexical-index';
 import { meter, withSpan } from '@kb/observability';
 import { type BlobStore, getJson } from '@kb/storage';
@@ -65,8 +64,13 @@ export class IndexingService {
   private async indexInSpan(tenantId: TenantId, embedded: ChunksEmbedded): Promise<void> {
     const { documentId, version } = embedded;
     const { pipeline } = embedded;
-    const space = toIndexSpace(pipeline.space);
-    const versionSpaces = pipeline.versionSpaces.map(toIndexSpace);
+    // The spaces written and the embeddings read must be this tenant's (a forged or buggy event
+    // is dead-lettered before anything is read or written).
+    const space = spaceOfTenant(tenantId, pipeline.space, 'indexing_error');
+    const versionSpaces = pipeline.versionSpaces.map((s) =>
+      spaceOfTenant(tenantId, s, 'indexing_error'),
+    );
+    keyOfTenant(embedded.embeddings.key, [derivedPrefix(tenantId)], 'indexing_error');
     if (await this.state.isTombstoned(tenantId, documentId)) {
       this.logger.log(
         `document ${documentId} was deleted; its v${version} embeddings are not indexed`,
@@ -187,7 +191,8 @@ export class IndexingService {
       await this.setPrincipals(tenantId, event.documentId, event.principals);
     } else if (event.kind === 'attributes_changed') {
       const { documentId, attributes, spaces } = event;
-      await this.leaveSpaces(tenantId, documentId, spaces.map(toIndexSpace));
+      const kept = spaces.map((s) => spaceOfTenant(tenantId, s, 'indexing_error'));
+      await this.leaveSpaces(tenantId, documentId, kept);
       await this.setAttributes(tenantId, documentId, attributes);
     }
   }

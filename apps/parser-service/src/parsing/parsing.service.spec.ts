@@ -38,7 +38,7 @@ function setUp() {
     body: Buffer | string,
     chunker: ChunkerConfig = DEFAULT_CHUNKER,
   ): Promise<DocumentUploaded> => {
-    const key = `blobs/${randomUUID()}`;
+    const key = `blobs/t1/sha256/${randomUUID()}`;
     await blobs.put(key, body);
     return {
       documentId: randomUUID(),

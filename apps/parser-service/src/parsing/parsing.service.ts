@@ -4,7 +4,7 @@ import {
   type TopicEnvelope,
   Topics,
 } from '@kb/contracts';
-import type { EventProducer } from '@kb/kafka';
+import { type EventProducer, keyOfTenant, originalPrefixes, spaceOfTenant } from '@kb/kafka';
 import { withSpan } from '@kb/observability';
 import { type BlobStore, putJson } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -59,6 +59,9 @@ export class ParsingService {
   private async parseInSpan(tenantId: string, document: DocumentUploaded): Promise<ParsedDocument> {
     const { documentId, version } = document;
     const { pipelines } = document;
+    // The original read and the spaces named must be this tenant's (dead-lettered otherwise).
+    keyOfTenant(document.blob.key, originalPrefixes(tenantId), 'parse_error');
+    for (const pipeline of pipelines) spaceOfTenant(tenantId, pipeline.space, 'parse_error');
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,
