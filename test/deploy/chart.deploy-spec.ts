@@ -536,6 +536,11 @@ describe('validation', () => {
     [['--set', 'kafak.brokers=x:9092'], /kafak/],
     [['--set', 'embedding.modelVolume.existingClaim='], /image/],
     [['--set', 'auth.existingSecret='], /auth\.jwksUrl/],
+    [
+      ['--set', 'auth.jwksUrl=https://login.example.com/jwks.json'],
+      /auth\.issuer and auth\.audience/,
+    ],
+    [['--set', 'auth.maxTokenAgeSeconds=0'], /maxTokenAgeSeconds/],
     [['--set', 'embedding.provider=cohere'], /provider/],
     [['--set', 'embedding.provider=openai'], /url|model/],
   ])('values.schema.json rejects %j', (args, message) => {

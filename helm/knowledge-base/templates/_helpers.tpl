@@ -85,8 +85,12 @@ KAFKA_BROKERS: {{ $v.kafka.brokers | quote }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.authServices" .)) }}
 {{- if $v.auth.jwksUrl }}
+{{- if not (and $v.auth.issuer $v.auth.audience) }}
+{{- fail "auth: with auth.jwksUrl, set auth.issuer and auth.audience (otherwise any token your identity provider signs for any application is accepted)" }}
+{{- end }}
 AUTH_JWKS_URL: {{ $v.auth.jwksUrl | quote }}
 {{- end }}
+AUTH_MAX_TOKEN_AGE_SECONDS: {{ $v.auth.maxTokenAgeSeconds | quote }}
 {{- if $v.auth.issuer }}
 AUTH_ISSUER: {{ $v.auth.issuer | quote }}
 {{- end }}

@@ -56,6 +56,24 @@ describe('TokenVerifier', () => {
     await expect(attempt).rejects.toThrow(reason);
   });
 
+  it('refuses a token issued longer ago than the maximum age, or without an issue time', async () => {
+    const hourly = new TokenVerifier({ secret: SECRET, maxTokenAgeSeconds: 3600 });
+    const key = new TextEncoder().encode(SECRET);
+    const issued = (iat: number | undefined) => {
+      let jwt = new SignJWT({ tenant: 't1' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('a')
+        .setExpirationTime('365d');
+      if (iat !== undefined) jwt = jwt.setIssuedAt(iat);
+      return jwt.sign(key);
+    };
+    const now = Math.floor(Date.now() / 1000);
+    await expect(hourly.verify(await issued(now - 60))).resolves.toMatchObject({ userId: 'a' });
+    // A year-long expiry does not help a token issued two hours ago.
+    await expect(hourly.verify(await issued(now - 7200))).rejects.toThrow(/token expired/);
+    await expect(hourly.verify(await issued(undefined))).rejects.toThrow(/invalid token/);
+  });
+
   it('checks issuer and audience when configured', async () => {
     const strict = new TokenVerifier({ secret: SECRET, issuer: 'kb', audience: 'kb-api' });
     const good = await mintToken({ tenant: 't1', user: 'a' }, SECRET, {
@@ -88,13 +106,39 @@ describe('TokenVerifier', () => {
     });
     afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-    it('verifies a token signed by a key the JWKS publishes, and refuses HS256 without a secret', async () => {
-      const rs = new TokenVerifier({ jwksUrl: url });
-      const token = await new SignJWT({ tenant: 't2', roles: ['viewer'] })
+    const signed = (claims: { iss?: string; aud?: string; iat?: boolean } = {}) => {
+      let jwt = new SignJWT({ tenant: 't2', roles: ['viewer'] })
         .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
         .setSubject('bob')
-        .setExpirationTime('5m')
-        .sign(privateKey);
+        .setIssuer(claims.iss ?? 'https://login.example.com/')
+        .setAudience(claims.aud ?? 'knowledge-base')
+        .setExpirationTime('5m');
+      if (claims.iat !== false) jwt = jwt.setIssuedAt();
+      return jwt.sign(privateKey);
+    };
+    const verifier = () =>
+      new TokenVerifier({
+        jwksUrl: url,
+        issuer: 'https://login.example.com/',
+        audience: 'knowledge-base',
+      });
+
+    it('refuses a JWKS without issuer and audience: any token of the provider would pass', () => {
+      expect(() => new TokenVerifier({ jwksUrl: url })).toThrow(/AUTH_ISSUER and AUTH_AUDIENCE/);
+      expect(() => new TokenVerifier({ jwksUrl: url, issuer: 'x' })).toThrow(/AUTH_AUDIENCE/);
+    });
+
+    it('refuses a token the provider signed for another application or issuer', async () => {
+      const rs = verifier();
+      await expect(rs.verify(await signed({ aud: 'payroll' }))).rejects.toThrow(/invalid token/);
+      await expect(rs.verify(await signed({ iss: 'https://evil.example/' }))).rejects.toThrow(
+        /invalid token/,
+      );
+    });
+
+    it('verifies a token signed by a key the JWKS publishes, and refuses HS256 without a secret', async () => {
+      const rs = verifier();
+      const token = await signed();
       await expect(rs.verify(token)).resolves.toMatchObject({
         tenantId: 't2',
         userId: 'bob',

@@ -17,9 +17,15 @@ export interface TokenVerifierOptions {
   secret?: string | undefined;
   /** RS256 keys from a JWKS endpoint (production). */
   jwksUrl?: string | undefined;
+  /** Required with `jwksUrl`: an identity provider signs tokens for other applications too. */
   issuer?: string | undefined;
   audience?: string | undefined;
+  /** Tokens issued longer ago than this are refused whatever their expiry (`iat` is required). */
+  maxTokenAgeSeconds?: number | undefined;
 }
+
+/** A day: a token is re-issued at least daily, so a leaked one is not good for long. */
+export const DEFAULT_MAX_TOKEN_AGE_SECONDS = 86_400;
 
 /** The claims this service reads; a token without them is rejected. */
 const claimsSchema = z.object({
@@ -38,8 +44,9 @@ export class AuthenticationError extends AuthError {
 
 /**
  * Verifies bearer tokens: HS256 with a shared secret, RS256 with keys from a JWKS URL (fetched and
- * cached by jose, refreshed on an unknown key id), or both. Expiry is always checked; issuer and
- * audience when configured.
+ * cached by jose, refreshed on an unknown key id), or both. Expiry and age (`iat` within
+ * `maxTokenAgeSeconds`) are always checked; issuer and audience when configured, and always with
+ * a JWKS.
  */
 export class TokenVerifier {
   private readonly secret?: Uint8Array;
@@ -48,6 +55,10 @@ export class TokenVerifier {
   constructor(private readonly options: TokenVerifierOptions) {
     if (!options.secret && !options.jwksUrl) {
       throw new Error('authentication needs AUTH_JWT_SECRET (HS256) or AUTH_JWKS_URL (RS256)');
+    }
+    if (options.jwksUrl && !(options.issuer && options.audience)) {
+      // Without them, any token the identity provider signed for any application is accepted.
+      throw new Error('with AUTH_JWKS_URL, set AUTH_ISSUER and AUTH_AUDIENCE too');
     }
     if (options.secret) this.secret = new TextEncoder().encode(options.secret);
     if (options.jwksUrl) this.jwks = createRemoteJWKSet(new URL(options.jwksUrl));
@@ -58,7 +69,8 @@ export class TokenVerifier {
     const checks = {
       ...(this.options.issuer ? { issuer: this.options.issuer } : {}),
       ...(this.options.audience ? { audience: this.options.audience } : {}),
-      requiredClaims: ['exp'],
+      requiredClaims: ['exp', 'iat'],
+      maxTokenAge: `${this.options.maxTokenAgeSeconds ?? DEFAULT_MAX_TOKEN_AGE_SECONDS}s`,
     };
     let payload: JWTPayload;
     try {
@@ -146,6 +158,7 @@ export interface AuthSettings {
   AUTH_JWKS_URL?: string | undefined;
   AUTH_ISSUER?: string | undefined;
   AUTH_AUDIENCE?: string | undefined;
+  AUTH_MAX_TOKEN_AGE_SECONDS?: number | undefined;
 }
 
 export function tokenVerifierFrom(settings: AuthSettings): TokenVerifier {
@@ -154,5 +167,6 @@ export function tokenVerifierFrom(settings: AuthSettings): TokenVerifier {
     jwksUrl: settings.AUTH_JWKS_URL,
     issuer: settings.AUTH_ISSUER,
     audience: settings.AUTH_AUDIENCE,
+    maxTokenAgeSeconds: settings.AUTH_MAX_TOKEN_AGE_SECONDS,
   });
 }

@@ -136,6 +136,8 @@ export const authConfigSchema = z.object({
   AUTH_JWKS_URL: z.url().optional(),
   AUTH_ISSUER: z.string().optional(),
   AUTH_AUDIENCE: z.string().optional(),
+  /** Tokens issued longer ago are refused whatever their expiry. */
+  AUTH_MAX_TOKEN_AGE_SECONDS: env.positiveInt(86_400),
 });
 export type AuthConfig = z.infer<typeof authConfigSchema>;
 
