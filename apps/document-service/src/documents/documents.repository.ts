@@ -1,26 +1,13 @@
 import type { DocumentMetadata, DocumentStatus, FailureReason, TenantId } from '@kb/contracts';
 
 import type { Trx } from '../platform/transaction.runner';
-import type { DocumentAcl, DocumentRecord } from './document.model';
+import type { DocumentAcl, DocumentRecord, NewDocument } from './document.model';
 
 /** A new document's row; its membership and principals are already worked out. */
-export interface NewDocumentRow {
-  id: string;
-  tenantId: TenantId;
-  title: string;
-  filename: string;
-  contentType: string;
-  sizeBytes: number;
-  sha256: string;
-  blobKey: string;
-  metadata: DocumentMetadata;
-  tags: string[];
-  knowledgeBaseIds: string[];
+export interface NewDocumentRow extends NewDocument {
+  /** The knowledge bases the uploader named; `knowledgeBaseIds` adds those of tag rules. */
   explicitKnowledgeBaseIds: string[];
-  ownerId: string;
-  acl: DocumentAcl;
   principals: string[];
-  now: Date;
 }
 
 /** A new version's content, already stored in S3. */
