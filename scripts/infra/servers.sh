@@ -120,10 +120,12 @@ pg_server_healthy() {
 pg_healthy() { pg_server_healthy "$DATABASE_URL"; }
 
 # The postmaster's pid, read from its data directory (so it works whichever wheel started it).
+# After a reboot the file can name a pid another program now has: only a postgres binary counts.
 pg_pid() {
   local pid
   pid=$(head -1 "$PG_DATA/postmaster.pid" 2>/dev/null) || return 1
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 1
+  [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == */postgres ]] && echo "$pid"
 }
 pg_running() { pg_pid >/dev/null; }
 
