@@ -298,7 +298,7 @@ describe('retrieval', () => {
     const service = startService('query-service', {
       env: degradedEnv,
       ports: {
-        'query-service': { port: 4112, grpcPort: 50152 },
+        'query-service': { port: 4112, grpcPort: 20152 },
         'acl-service': suite.ports['acl-service']!,
         'document-service': suite.ports['document-service']!,
       },

@@ -30,8 +30,8 @@ const PORTS = {
   'parser-service': { port: 4202 },
   'embedding-service': { port: 4203 },
   'indexing-service': { port: 4204 },
-  'query-service': { port: 4205, grpcPort: 50251 },
-  'acl-service': { port: 4206, grpcPort: 50261 },
+  'query-service': { port: 4205, grpcPort: 20251 },
+  'acl-service': { port: 4206, grpcPort: 20261 },
 };
 const documentUrl = `http://127.0.0.1:${PORTS['document-service'].port}`;
 

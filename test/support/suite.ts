@@ -29,15 +29,19 @@ export const MISSIONS_DOCUMENT = [
 
 export type Ports = Record<string, { port: number; grpcPort?: number }>;
 
-/** The six services on ports `base + 1 … base + 6` (gRPC on 50000 + base % 1000 + 51). */
+/**
+ * The six services on ports `base + 1 … base + 6` (gRPC on 20000 + base % 1000 + 51). Every port
+ * stays below Linux's ephemeral range (32768–60999): a port in it can already be the local end of
+ * some outgoing connection, and the service then fails to bind at boot.
+ */
 export function suitePorts(base: number): Ports {
   return {
     'document-service': { port: base + 1 },
     'parser-service': { port: base + 2 },
     'embedding-service': { port: base + 3 },
     'indexing-service': { port: base + 4 },
-    'query-service': { port: base + 5, grpcPort: 50_000 + (base % 1000) + 51 },
-    'acl-service': { port: base + 6, grpcPort: 50_000 + (base % 1000) + 61 },
+    'query-service': { port: base + 5, grpcPort: 20_000 + (base % 1000) + 51 },
+    'acl-service': { port: base + 6, grpcPort: 20_000 + (base % 1000) + 61 },
   };
 }
 
