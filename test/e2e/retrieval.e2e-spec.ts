@@ -2,6 +2,10 @@
  * Retrieval behaviour agents rely on: the result cache and its invalidation, context for prompts,
  * and degraded answers when the vector store is unreachable.
  */
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { status } from '@grpc/grpc-js';
 
 import {
@@ -295,8 +299,12 @@ describe('retrieval', () => {
       ...withoutCache,
       VECTOR_DATABASE_URL: 'postgres://postgres:postgres@127.0.0.1:1/postgres',
     };
+    const logDir = join(process.env['KB_LOG_DIR'] ?? tmpdir(), 'e2e-retrieval-degraded');
+    mkdirSync(logDir, { recursive: true });
     const service = startService('query-service', {
       env: degradedEnv,
+      // Its own log, so a failed boot can be read afterwards.
+      logDir,
       ports: {
         'query-service': { port: 4112, grpcPort: 20152 },
         'acl-service': suite.ports['acl-service']!,
