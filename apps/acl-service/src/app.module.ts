@@ -30,6 +30,7 @@ import { AuditController } from './audit/audit.controller';
 import { AuditRepository } from './audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from './config/acl.config';
 import { migrationPlans } from './migrations';
+import { OpenApiController } from './openapi.controller';
 import { ACL_DB, ENFORCER, EVENT_PRODUCER, KAFKA, TOKEN_VERIFIER } from './platform/tokens';
 import { PolicyConsumer } from './policy/policy.consumer';
 import { type EnforcerSource, PolicyService } from './policy/policy.service';
@@ -56,6 +57,7 @@ export class AppModule {
         AccessGrpcController,
         HealthController,
         MetricsController,
+        OpenApiController,
       ],
       providers: [
         { provide: ACL_CONFIG, useValue: deps.config },

@@ -1,7 +1,9 @@
+import { controllerRoutes, documentedRoutes } from '@kb/http';
 import OpenAPISchemaValidator from 'openapi-schema-validator';
 
-import { searchToolDefinition } from './context/context.controller';
+import { ContextController, searchToolDefinition } from './context/context.controller';
 import { QUERY_OPENAPI } from './openapi.controller';
+import { SearchController } from './search/search.controller';
 
 /** A JSON Schema or OpenAPI node, walked by key in these assertions. */
 type Node = { [key: string]: Node } & { required?: string[] };
@@ -49,5 +51,11 @@ describe('OpenAPI document', () => {
     expect(tool.function.name).toBe('search_knowledge_base');
     expect(Object.keys(tool.function.parameters.properties)).toContain('filter');
     expect(tool.function.parameters.required).toEqual(['query']);
+  });
+
+  it('documents every route the controllers serve, and no other', () => {
+    expect(documentedRoutes(QUERY_OPENAPI)).toEqual(
+      controllerRoutes(SearchController, ContextController),
+    );
   });
 });

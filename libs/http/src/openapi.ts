@@ -1,14 +1,21 @@
+import { RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { z } from 'zod';
 
 /** One REST operation as the OpenAPI document describes it; schemas are the ones that validate. */
 export interface OpenApiOperation {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI path template, e.g. `/v1/documents/{id}`. */
   path: string;
   operationId: string;
   summary: string;
   /** JSON request body, validated by this schema. */
   body?: z.ZodType;
+  /**
+   * A `multipart/form-data` body instead: its text parts (`fields`, a zod object) and its binary
+   * parts (`files`, required ones named in `requiredFiles`).
+   */
+  multipart?: { fields: z.ZodType; files: string[]; requiredFiles?: string[] };
   /** Query or path parameters. */
   parameters?: Array<{
     name: string;
@@ -18,6 +25,8 @@ export interface OpenApiOperation {
   }>;
   /** Success status and body. */
   status: number;
+  /** Other success statuses answered with the same body (e.g. 200 beside 202). */
+  alsoStatus?: number[];
   response: z.ZodType;
   /** Error statuses this operation answers with besides 400 and 503. */
   errors?: number[];
@@ -42,6 +51,32 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Record<string, u
   }) as Record<string, unknown>;
   return rest;
 };
+
+/** A multipart body: the fields' schema with one binary property per file part. */
+function multipartBody(multipart: NonNullable<OpenApiOperation['multipart']>) {
+  const fields = jsonSchema(multipart.fields, 'input') as {
+    properties?: Record<string, unknown>;
+    required?: string[];
+  };
+  const required = [...(fields.required ?? []), ...(multipart.requiredFiles ?? [])];
+  return {
+    required: true,
+    content: {
+      'multipart/form-data': {
+        schema: {
+          type: 'object',
+          properties: {
+            ...fields.properties,
+            ...Object.fromEntries(
+              multipart.files.map((name) => [name, { type: 'string', format: 'binary' }]),
+            ),
+          },
+          ...(required.length ? { required } : {}),
+        },
+      },
+    },
+  };
+}
 
 /**
  * Builds an OpenAPI 3.0 document from the zod schemas the service validates with, so the
@@ -81,11 +116,17 @@ export function buildOpenApiDocument(
               },
             }
           : {}),
+        ...(op.multipart ? { requestBody: multipartBody(op.multipart) } : {}),
         responses: {
-          [op.status]: {
-            description: 'Success',
-            content: { 'application/json': { schema: jsonSchema(op.response, 'output') } },
-          },
+          ...Object.fromEntries(
+            [op.status, ...(op.alsoStatus ?? [])].map((status) => [
+              status,
+              {
+                description: 'Success',
+                content: { 'application/json': { schema: jsonSchema(op.response, 'output') } },
+              },
+            ]),
+          ),
           ...Object.fromEntries(
             errors.map((status) => [
               status,
@@ -111,4 +152,39 @@ export function buildOpenApiDocument(
       },
     },
   };
+}
+
+/**
+ * `METHOD /path` of every route the controllers declare, with `:param` written `{param}` as in
+ * OpenAPI: what a service's spec compares with its document, so an undocumented route fails.
+ */
+export function controllerRoutes(
+  ...controllers: Array<abstract new (...args: never[]) => unknown>
+): string[] {
+  const routes: string[] = [];
+  for (const controller of controllers) {
+    const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
+    const prototype = controller.prototype as Record<string, unknown>;
+    for (const key of Object.getOwnPropertyNames(prototype)) {
+      const handler = prototype[key];
+      if (key === 'constructor' || typeof handler !== 'function') continue;
+      const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+      if (method === undefined) continue;
+      const path = String(Reflect.getMetadata(PATH_METADATA, handler) ?? '');
+      const full = `/${[base, path]
+        .map((p) => p.replace(/^\/+|\/+$/g, ''))
+        .filter(Boolean)
+        .join('/')}`;
+      routes.push(`${RequestMethod[method]} ${full.replace(/:(\w+)/g, '{$1}')}`);
+    }
+  }
+  return routes.sort();
+}
+
+/** `METHOD /path` of every operation in an OpenAPI document built by `buildOpenApiDocument`. */
+export function documentedRoutes(document: Record<string, unknown>): string[] {
+  const paths = document['paths'] as Record<string, Record<string, unknown>>;
+  return Object.entries(paths)
+    .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`))
+    .sort();
 }

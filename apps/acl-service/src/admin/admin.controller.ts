@@ -9,18 +9,18 @@ import { RESOURCES } from '../policy/rbac.model';
 /** What every route here needs: tenant administration of the ACL. */
 const ADMINISTER_ACL: Permission = { action: 'admin', resource: 'acl' };
 
-const name = z
+export const name = z
   .string()
   .regex(
     /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/,
     'letters, digits, "_", ".", "@" or "-", at most 128',
   );
-const member = z
+export const member = z
   .string()
   .regex(/^[ug]:[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/, 'a member is "u:<user>" or "g:<group>"');
-const roleAssignmentSchema = z.object({ member, role: name });
-const groupMemberSchema = z.object({ user: name });
-const permissionsSchema = z.object({
+export const roleAssignmentSchema = z.object({ member, role: name });
+export const groupMemberSchema = z.object({ user: name });
+export const permissionsSchema = z.object({
   permissions: z
     .array(
       z.object({

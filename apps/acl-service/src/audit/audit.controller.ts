@@ -5,7 +5,7 @@ import { z } from 'zod';
 
 import { type AuditRecord, AuditRepository } from './audit.repository';
 
-const auditQuerySchema = z.object({
+export const auditQuerySchema = z.object({
   user: z.string().max(256).optional(),
   document: z.string().max(64).optional(),
   action: z.string().max(64).optional(),

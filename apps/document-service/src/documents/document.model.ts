@@ -45,7 +45,7 @@ export interface DocumentView {
   status: DocumentStatus;
   failure: { reason: FailureReason; detail: string | null } | null;
   chunkCount: number | null;
-  metadata: Record<string, unknown>;
+  metadata: DocumentMetadata;
   tags: string[];
   /**
    * The knowledge bases the document belongs to: those named for it (`explicitKnowledgeBaseIds`,

@@ -61,7 +61,7 @@ const label = z
     'letters, digits, "_", ".", ":" or "-", at most 128',
   );
 
-const editSchema = z
+export const editSchema = z
   .object({
     tags: z.array(label).max(64).optional(),
     metadata: documentMetadataSchema.optional(),
@@ -73,7 +73,7 @@ const editSchema = z
     'name at least one of tags, metadata, knowledge_base_ids',
   );
 
-const uploadFieldsSchema = z.object({
+export const uploadFieldsSchema = z.object({
   title: z.string().max(500).optional(),
   metadata: jsonPart(documentMetadataSchema, 'an object of flat values'),
   tags: jsonPart(z.array(label).max(64), 'an array of strings'),

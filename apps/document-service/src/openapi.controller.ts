@@ -1,0 +1,250 @@
+import {
+  chunkerConfigSchema,
+  documentMetadataSchema,
+  documentStatusSchema,
+  failureReasonSchema,
+} from '@kb/contracts';
+import { buildOpenApiDocument, Public } from '@kb/http';
+import { Controller, Get } from '@nestjs/common';
+import { z } from 'zod';
+
+import {
+  documentAclSchema,
+  type DocumentPage,
+  type DocumentView,
+} from './documents/document.model';
+import { editSchema, listQuerySchema, uploadFieldsSchema } from './documents/documents.controller';
+import {
+  createKnowledgeBaseSchema,
+  type KnowledgeBaseView,
+  updateKnowledgeBaseSchema,
+} from './knowledge-bases/knowledge-base.model';
+
+/** A document as the API shows it (`DocumentView`), for the OpenAPI document. */
+export const documentViewSchema = z.object({
+  id: z.uuid(),
+  tenantId: z.string(),
+  title: z.string(),
+  filename: z.string(),
+  contentType: z.string(),
+  sizeBytes: z.number().int(),
+  sha256: z.string(),
+  version: z.number().int(),
+  status: documentStatusSchema,
+  failure: z.object({ reason: failureReasonSchema, detail: z.string().nullable() }).nullable(),
+  chunkCount: z.number().int().nullable(),
+  metadata: documentMetadataSchema,
+  tags: z.array(z.string()),
+  knowledgeBaseIds: z.array(z.string()),
+  explicitKnowledgeBaseIds: z.array(z.string()),
+  ownerId: z.string(),
+  acl: documentAclSchema,
+  stageTimes: z.partialRecord(documentStatusSchema, z.string()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  duplicate: z.literal(true).optional(),
+  unchanged: z.literal(true).optional(),
+});
+
+export const documentPageSchema = z.object({
+  items: z.array(documentViewSchema),
+  nextCursor: z.string().nullable(),
+});
+
+const knowledgeBaseViewSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  chunker: chunkerConfigSchema,
+  embeddingModel: z.string(),
+  embeddingDimension: z.number().int().nullable(),
+  tagRule: z.object({ anyOf: z.array(z.string()) }),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+// The views are TypeScript interfaces; these lines stop the schemas drifting from them.
+const documentViewMatches: z.input<typeof documentViewSchema> = {} as DocumentView;
+const documentPageMatches: z.input<typeof documentPageSchema> = {} as DocumentPage;
+const knowledgeBaseMatches: z.input<typeof knowledgeBaseViewSchema> = {} as KnowledgeBaseView;
+void [documentViewMatches, documentPageMatches, knowledgeBaseMatches];
+
+const documentId = {
+  name: 'id',
+  in: 'path' as const,
+  schema: z.uuid({ version: 'v4' }),
+  description: 'The document id (a UUID v4).',
+};
+const knowledgeBaseId = {
+  name: 'id',
+  in: 'path' as const,
+  schema: z.string(),
+  description: 'The knowledge base id.',
+};
+const listParameters = [
+  { name: 'limit', in: 'query' as const, schema: listQuerySchema.shape.limit },
+  {
+    name: 'cursor',
+    in: 'query' as const,
+    schema: listQuerySchema.shape.cursor,
+    description: 'The `nextCursor` of the previous page.',
+  },
+];
+
+/** The REST API's OpenAPI 3 document, generated from the schemas that validate requests. */
+export const DOCUMENT_OPENAPI = buildOpenApiDocument(
+  {
+    title: 'Knowledge base document API',
+    version: '1',
+    description:
+      'Uploads, versions, ACLs, tags and metadata of a tenant\u2019s documents, and its knowledge bases. Every answer is limited to what the bearer token\u2019s caller may read.',
+  },
+  [
+    {
+      method: 'post',
+      path: '/v1/documents',
+      operationId: 'uploadDocument',
+      summary: 'Upload a document (202), or find the tenant\u2019s copy of the same content (200)',
+      multipart: { fields: uploadFieldsSchema, files: ['file'], requiredFiles: ['file'] },
+      status: 202,
+      response: documentViewSchema,
+      alsoStatus: [200],
+      errors: [403, 404, 413, 415],
+    },
+    {
+      method: 'get',
+      path: '/v1/documents',
+      operationId: 'listDocuments',
+      summary: 'The documents the caller may read, newest first, a page at a time',
+      parameters: listParameters,
+      status: 200,
+      response: documentPageSchema,
+    },
+    {
+      method: 'get',
+      path: '/v1/documents/{id}',
+      operationId: 'getDocument',
+      summary: 'One document, 404 when it does not exist or the caller may not read it',
+      parameters: [documentId],
+      status: 200,
+      response: documentViewSchema,
+      errors: [404],
+    },
+    {
+      method: 'patch',
+      path: '/v1/documents/{id}',
+      operationId: 'editDocument',
+      summary: 'Edit tags, metadata or knowledge bases, without a new version',
+      parameters: [documentId],
+      body: editSchema,
+      status: 200,
+      response: documentViewSchema,
+      errors: [403, 404, 413],
+    },
+    {
+      method: 'delete',
+      path: '/v1/documents/{id}',
+      operationId: 'deleteDocument',
+      summary: 'Delete a document; the indexes drop its chunks asynchronously',
+      parameters: [documentId],
+      status: 200,
+      response: z.object({
+        documentId: z.uuid(),
+        blobDeleted: z.boolean().optional(),
+        indexRemoval: z.literal('scheduled'),
+      }),
+      errors: [403, 404],
+    },
+    {
+      method: 'put',
+      path: '/v1/documents/{id}/content',
+      operationId: 'replaceContent',
+      summary: 'New content: the next version (202), or 200 `unchanged` for the same bytes',
+      parameters: [documentId],
+      multipart: { fields: z.object({}), files: ['file'], requiredFiles: ['file'] },
+      status: 202,
+      response: documentViewSchema,
+      alsoStatus: [200],
+      errors: [403, 404, 413, 415],
+    },
+    {
+      method: 'put',
+      path: '/v1/documents/{id}/acl',
+      operationId: 'setAcl',
+      summary: 'Replace who may read the document (owner or tenant admin)',
+      parameters: [documentId],
+      body: documentAclSchema,
+      status: 200,
+      response: documentViewSchema,
+      errors: [403, 404, 413],
+    },
+    {
+      method: 'post',
+      path: '/v1/knowledge-bases',
+      operationId: 'createKnowledgeBase',
+      summary: 'Create a knowledge base with its chunker, embedding model and tag rule',
+      body: createKnowledgeBaseSchema,
+      status: 201,
+      response: knowledgeBaseViewSchema,
+      errors: [403, 409, 413],
+    },
+    {
+      method: 'get',
+      path: '/v1/knowledge-bases',
+      operationId: 'listKnowledgeBases',
+      summary: 'The tenant\u2019s knowledge bases',
+      status: 200,
+      response: z.object({ items: z.array(knowledgeBaseViewSchema) }),
+    },
+    {
+      method: 'get',
+      path: '/v1/knowledge-bases/{id}',
+      operationId: 'getKnowledgeBase',
+      summary: 'One knowledge base',
+      parameters: [knowledgeBaseId],
+      status: 200,
+      response: knowledgeBaseViewSchema,
+      errors: [404],
+    },
+    {
+      method: 'patch',
+      path: '/v1/knowledge-bases/{id}',
+      operationId: 'updateKnowledgeBase',
+      summary: 'Rename, describe or change the tag rule; chunker and model are immutable (409)',
+      parameters: [knowledgeBaseId],
+      body: updateKnowledgeBaseSchema,
+      status: 200,
+      response: knowledgeBaseViewSchema,
+      errors: [403, 404, 409, 413],
+    },
+    {
+      method: 'delete',
+      path: '/v1/knowledge-bases/{id}',
+      operationId: 'deleteKnowledgeBase',
+      summary: 'Delete an empty knowledge base (409 while it has documents)',
+      parameters: [knowledgeBaseId],
+      status: 200,
+      response: z.object({ id: z.string() }),
+      errors: [403, 404, 409],
+    },
+    {
+      method: 'get',
+      path: '/v1/knowledge-bases/{id}/documents',
+      operationId: 'listKnowledgeBaseDocuments',
+      summary: 'The knowledge base\u2019s documents the caller may read, newest first',
+      parameters: [knowledgeBaseId, ...listParameters],
+      status: 200,
+      response: documentPageSchema,
+      errors: [404],
+    },
+  ],
+);
+
+@Public()
+@Controller()
+export class OpenApiController {
+  @Get('openapi.json')
+  document(): Record<string, unknown> {
+    return DOCUMENT_OPENAPI;
+  }
+}

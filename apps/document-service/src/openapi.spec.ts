@@ -1,0 +1,71 @@
+import { controllerRoutes, documentedRoutes } from '@kb/http';
+import OpenAPISchemaValidator from 'openapi-schema-validator';
+
+import { DocumentsController } from './documents/documents.controller';
+import { KnowledgeBaseDocumentsController } from './documents/knowledge-base-documents.controller';
+import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
+import { DOCUMENT_OPENAPI, documentPageSchema, documentViewSchema } from './openapi.controller';
+import {
+  documentServiceFixture,
+  newAccess,
+  spool,
+  TENANT,
+} from './testing/document-service.fixture';
+
+/** A JSON Schema or OpenAPI node, walked by key in these assertions. */
+type Node = { [key: string]: Node } & { required?: string[] };
+
+const files = spool();
+afterAll(() => files.cleanup());
+
+describe('document-service OpenAPI document', () => {
+  const paths = DOCUMENT_OPENAPI['paths'] as Record<string, Record<string, Node>>;
+
+  it('is a valid OpenAPI 3.0 document', () => {
+    const validator = new OpenAPISchemaValidator({ version: 3 });
+    expect(validator.validate(DOCUMENT_OPENAPI as never).errors).toEqual([]);
+  });
+
+  it('describes the upload as multipart with a required binary file part', () => {
+    const schema =
+      paths['/v1/documents']!['post'].requestBody.content['multipart/form-data'].schema;
+    expect(schema.properties.file).toEqual({ type: 'string', format: 'binary' });
+    expect(schema.required).toEqual(['file']);
+    expect(Object.keys(schema.properties).sort()).toEqual(
+      ['acl', 'file', 'knowledge_base_ids', 'metadata', 'tags', 'title'].sort(),
+    );
+    expect(Object.keys(paths['/v1/documents']!['post'].responses)).toEqual(
+      expect.arrayContaining(['200', '202', '413']),
+    );
+  });
+
+  it('describes what the service answers: a document, its page, a replaced version', async () => {
+    const f = documentServiceFixture();
+    const alice = newAccess();
+    const uploaded = await f.documents.upload(TENANT, alice, files.file('# Notes\nhello'), {
+      tags: ['a'],
+      metadata: { team: 'search', year: 2026 },
+    });
+    expect(documentViewSchema.strict().safeParse(uploaded).error).toBeUndefined();
+    const page = await f.documents.list(TENANT, alice, 10);
+    expect(documentPageSchema.safeParse(page).error).toBeUndefined();
+    const same = await f.documents.replaceContent(
+      TENANT,
+      alice,
+      uploaded.id,
+      files.file('# Notes\nhello'),
+    );
+    expect(same.unchanged).toBe(true);
+    expect(documentViewSchema.strict().safeParse(same).error).toBeUndefined();
+  });
+
+  it('documents every route the controllers serve, and no other', () => {
+    expect(documentedRoutes(DOCUMENT_OPENAPI)).toEqual(
+      controllerRoutes(
+        DocumentsController,
+        KnowledgeBasesController,
+        KnowledgeBaseDocumentsController,
+      ),
+    );
+  });
+});
