@@ -45,6 +45,21 @@ describe('RestExceptionFilter', () => {
     });
   });
 
+  it('refuses a NUL character anywhere in a body, naming where (PostgreSQL cannot store it)', () => {
+    const schema = z.object({ a: z.array(z.object({ b: z.string() })) });
+    expect(capture(thrown(() => parseBody(schema, { a: [{ b: 'x\u0000y' }] })))).toEqual({
+      status: 400,
+      body: {
+        error: {
+          code: 'invalid_argument',
+          message: 'a.0.b: must not contain the NUL character (U+0000)',
+          details: { problems: ['a.0.b: must not contain the NUL character (U+0000)'] },
+        },
+      },
+    });
+    expect(() => parseBody(schema, { a: [{ b: 'fine' }] })).not.toThrow();
+  });
+
   it('answers not found with 404, and both conflicts (exists, precondition) with 409', () => {
     class ThingError extends DomainError<string> {}
     expect(capture(new ThingError('thing_not_found', ErrorKind.NotFound, 'no thing x'))).toEqual({

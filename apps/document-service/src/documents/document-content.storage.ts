@@ -15,6 +15,15 @@ export interface UploadedFile {
   size: number;
 }
 
+/**
+ * The upload's file name as stored and shown: control characters dropped (PostgreSQL text cannot
+ * hold U+0000, and none belongs in a name), at most 255 characters, `upload` when nothing is left.
+ */
+export function filenameOf(file: UploadedFile): string {
+  const name = file.originalname.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return name.slice(0, 255) || 'upload';
+}
+
 export async function sha256OfFile(path: string): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(createReadStream(path), hash);

@@ -81,6 +81,18 @@ describe('DocumentsService', () => {
       expect(f.relay.wakes).toBe(1);
     });
 
+    it('drops control characters from the file name (U+0000 cannot be stored)', async () => {
+      const named = await f.documents.upload(
+        TENANT,
+        alice,
+        files.file('named', 'rep\u0000ort\u001f.md'),
+        {},
+      );
+      expect(named).toMatchObject({ filename: 'report.md', title: 'report.md' });
+      const unnamed = await f.documents.upload(TENANT, alice, files.file('unnamed', '\u0000'), {});
+      expect(unnamed.filename).toBe('upload');
+    });
+
     it('joins the knowledge bases whose tag rule matches, after the explicit ones', async () => {
       await createTokenBase('runbooks', ['runbook']);
       const document = await upload('ops', { tags: ['runbook'] });

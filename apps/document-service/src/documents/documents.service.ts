@@ -28,7 +28,12 @@ import {
   toView,
   type UploadFields,
 } from './document.model';
-import { sha256OfFile, storeOriginal, type UploadedFile } from './document-content.storage';
+import {
+  filenameOf,
+  sha256OfFile,
+  storeOriginal,
+  type UploadedFile,
+} from './document-content.storage';
 import { aclAuditOf, aclChangedEventOf, deletedEventOf } from './document-events.builder';
 import { DocumentMembershipService } from './document-membership.service';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
@@ -90,8 +95,8 @@ export class DocumentsService {
       {
         id: randomUUID(),
         tenantId,
-        title: fields.title?.trim() || file.originalname,
-        filename: file.originalname,
+        title: fields.title?.trim() || filenameOf(file),
+        filename: filenameOf(file),
         contentType: file.mimetype || 'application/octet-stream',
         sizeBytes: file.size,
         sha256,
@@ -168,7 +173,7 @@ export class DocumentsService {
     if (sha256 === current.sha256) return { ...current, unchanged: true };
     const blobKey = await storeOriginal(this.blobs, tenantId, file, sha256);
     const content: NewContent = {
-      filename: file.originalname,
+      filename: filenameOf(file),
       contentType: file.mimetype || 'application/octet-stream',
       sizeBytes: file.size,
       sha256,

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `npm run fuzz`: property-based fuzzing of every REST service's API with schemathesis, driven by
+# each service's own /openapi.json. Servers up, build, the services started for the run (or the
+# ones `npm start` runs), then scripts/fuzz-run.js. Not part of `npm test`: it takes minutes.
+# Options (environment): KB_FUZZ_MAX_EXAMPLES (default 60 per operation), KB_FUZZ_SERVICES
+# (default "document query acl embedding"). The last line of output is one JSON object.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=infra/env.sh
+source scripts/infra/env.sh
+
+SCHEMATHESIS_VERSION=4.32.5
+venv="$KB_HOME/venv-fuzz"
+if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
+  echo "fuzz: installing schemathesis $SCHEMATHESIS_VERSION into $venv" >&2
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" >&2
+fi
+export KB_SCHEMATHESIS="$venv/bin/schemathesis"
+
+bash scripts/infra/up.sh >&2
+npx nx run-many -t build --output-style=static >/dev/null
+exec node scripts/with-services.js node scripts/fuzz-run.js
