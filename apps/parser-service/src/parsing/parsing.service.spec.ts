@@ -11,7 +11,9 @@ import {
 import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 
+import { lyingDocx } from '../../test/fixtures/zip.fixtures';
 import { wordCounter } from '../chunking/token.counter';
+import { inProcessExtractor } from './in-process.extractor';
 import { ParsingService } from './parsing.service';
 
 const GUIDE = [
@@ -32,7 +34,16 @@ const pipelineWith = (chunker: ChunkerConfig) => pipelineOf('t1', chunker, MODEL
 function setUp() {
   const blobs = new MemoryBlobStore();
   const producer = new MemoryEventProducer();
-  const service = new ParsingService(blobs, producer, wordCounter);
+  const service = new ParsingService(
+    blobs,
+    producer,
+    wordCounter,
+    inProcessExtractor({
+      maxZipEntries: 100,
+      maxInflatedBytes: 16 * 1024 * 1024,
+      maxTextChars: 1_000_000,
+    }),
+  );
   const upload = async (
     filename: string,
     body: Buffer | string,
@@ -207,5 +218,18 @@ describe('ParsingService', () => {
       }),
     );
     expect(own.chunks.some((c) => !c.text.trim().endsWith('}'))).toBe(true);
+  });
+
+  it('fails a DOCX whose central directory lies as too_large, and parses the next document', async () => {
+    const { producer, service, upload } = setUp();
+    const bomb = await upload('lying.docx', lyingDocx(20 * 1024 * 1024));
+    await expect(service.parse('t1', bomb)).rejects.toMatchObject({
+      name: 'PermanentError',
+      reason: 'too_large',
+    });
+    expect(producer.events(Topics.documentParsed)).toHaveLength(0);
+    const parsed = await service.parse('t1', await upload('tides.md', GUIDE));
+    expect(parsed.chunks.length).toBeGreaterThan(0);
+    expect(producer.events(Topics.documentParsed)).toHaveLength(1);
   });
 });
