@@ -182,6 +182,13 @@ const resolveEnv = (objects: K8sObject[], container: Container): Map<string, Env
   return env;
 };
 
+/** A Kubernetes memory quantity (Mi or Gi) in MiB. */
+const mebibytes = (quantity: unknown): number => {
+  const match = /^(\d+)(Mi|Gi)$/.exec(String(quantity));
+  if (!match) throw new Error(`unexpected memory quantity ${String(quantity)}`);
+  return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
+};
+
 /** A secretKeyRef must hit a key of a rendered Secret or a Secret the values say exists. */
 const expectSecretRefResolves = (
   objects: K8sObject[],
@@ -378,6 +385,36 @@ describe.each([
         migrate: 'false',
       });
     }
+  });
+
+  it("bounds parser-service's extraction threads within its memory limit, with settings its config accepts", () => {
+    const container = podSpec(find(objects, 'Deployment', 'parser-service')).containers[0]!;
+    const env = resolveEnv(objects, container);
+    const limits = parserConfigSchema
+      .pick({
+        PARSER_WORKERS: true,
+        PARSER_WORKER_MAX_MEMORY_MB: true,
+        PARSER_TIMEOUT_MS: true,
+        PARSER_MAX_TEXT_CHARS: true,
+        PARSER_ZIP_MAX_ENTRIES: true,
+        PARSER_ZIP_MAX_INFLATED_MB: true,
+      })
+      .strict()
+      .parse(
+        Object.fromEntries(
+          [...env.values()]
+            .filter((e) => e.name.startsWith('PARSER_'))
+            .map((e) => [e.name, e.value]),
+        ),
+      );
+    // Every bound is set by the chart (none left to a default), and the threads' heaps take at
+    // most half the container: the main process holds the tokenizer and the text being chunked.
+    expect(Object.values(limits).every((value) => Number.isInteger(value))).toBe(true);
+    expect([...env.keys()].filter((k) => k.startsWith('PARSER_'))).toHaveLength(6);
+    const memoryMib = mebibytes(container.resources?.limits?.['memory']);
+    expect(limits.PARSER_WORKERS * limits.PARSER_WORKER_MAX_MEMORY_MB).toBeLessThanOrEqual(
+      memoryMib / 2,
+    );
   });
 
   // What the model services need depends on the provider: a model volume, or an API.

@@ -16,7 +16,14 @@ import type { TokenCounter } from './chunking/token.counter';
 import { PARSER_CONFIG, type ParserConfig } from './config/parser.config';
 import { DocumentsConsumer } from './parsing/documents.consumer';
 import { ParsingService } from './parsing/parsing.service';
-import { BLOB_STORE, EVENT_PRODUCER, KAFKA, TOKEN_COUNTER } from './platform/tokens';
+import type { WorkerTextExtractor } from './parsing/worker.extractor';
+import {
+  BLOB_STORE,
+  EVENT_PRODUCER,
+  KAFKA,
+  TEXT_EXTRACTOR,
+  TOKEN_COUNTER,
+} from './platform/tokens';
 
 export interface ParserDeps {
   config: ParserConfig;
@@ -25,12 +32,18 @@ export interface ParserDeps {
   blobs: S3BlobStore;
   /** The embedding model's tokenizer (or the word estimate without the model folder). */
   tokens: TokenCounter;
+  /** Text extraction in worker threads, bounded in memory and time (docs/adr/0016). */
+  extractor: WorkerTextExtractor;
 }
 
 @Module({})
 export class AppModule {
   static register(deps: ParserDeps): DynamicModule {
-    const closers: Closer[] = [() => deps.producer.disconnect(), () => deps.blobs.destroy()];
+    const closers: Closer[] = [
+      () => deps.producer.disconnect(),
+      () => deps.blobs.destroy(),
+      () => deps.extractor.close(),
+    ];
     return {
       module: AppModule,
       controllers: [HealthController, MetricsController],
@@ -40,6 +53,7 @@ export class AppModule {
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: BLOB_STORE, useValue: deps.blobs },
         { provide: TOKEN_COUNTER, useValue: deps.tokens },
+        { provide: TEXT_EXTRACTOR, useValue: deps.extractor },
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         ParsingService,

@@ -8,7 +8,8 @@ import { s3BlobStoreFromEnv } from '@kb/storage';
 
 import { AppModule } from './app.module';
 import { loadTokenCounter } from './chunking/model-token.counter';
-import { loadParserConfig } from './config/parser.config';
+import { extractionLimitsOf, loadParserConfig } from './config/parser.config';
+import { WorkerTextExtractor } from './parsing/worker.extractor';
 
 async function main(): Promise<void> {
   const config = loadParserConfig();
@@ -17,13 +18,26 @@ async function main(): Promise<void> {
     { modelDir: config.EMBEDDING_MODEL_DIR, model: config.EMBEDDING_MODEL },
     (message) => logger.warn(message),
   );
+  const extractor = new WorkerTextExtractor({
+    limits: extractionLimitsOf(config),
+    workers: config.PARSER_WORKERS,
+    maxMemoryMb: config.PARSER_WORKER_MAX_MEMORY_MB,
+    timeoutMs: config.PARSER_TIMEOUT_MS,
+    log: (message) => logger.warn(message),
+  });
+  // A worker that cannot load would fail every document `too_large`: fail the boot instead.
+  await extractor.extract({
+    filename: 'boot.txt',
+    contentType: 'text/plain',
+    body: Buffer.from('ok'),
+  });
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'parser-service' });
   const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();
   await bootHttpService({
-    module: AppModule.register({ config, kafka, producer, blobs, tokens }),
+    module: AppModule.register({ config, kafka, producer, blobs, tokens, extractor }),
     logger,
     host: config.HOST,
     port: config.PORT,

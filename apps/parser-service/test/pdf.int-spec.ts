@@ -1,32 +1,34 @@
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { PermanentError } from '@kb/kafka';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
+
+import { builtExtractor } from './fixtures/worker.fixtures';
 
 /**
  * PDF extraction on the real runtime: pdf.js loads its worker through a dynamic import, which
- * Node does and Jest's CommonJS sandbox does not, so the built extractor runs in a child Node
- * process (`npm test` builds before it tests).
+ * Node does and Jest's CommonJS sandbox does not, so extraction runs the way the service runs
+ * it: in a worker thread on the build output (`npm test` builds before it tests).
  */
-const EXTRACTOR = join(__dirname, '..', 'dist', 'parsing', 'text.extractor.js');
+const extractor = builtExtractor();
+afterAll(() => extractor.close());
 
-function extractInNode(
+async function extractInWorker(
   filename: string,
   body: Buffer,
-): { ok: boolean; value: Record<string, unknown> } {
-  const script = `
-    const { extractText } = require(${JSON.stringify(EXTRACTOR)});
-    const body = Buffer.from(process.argv[1], 'base64');
-    extractText({ filename: ${JSON.stringify(filename)}, contentType: 'application/octet-stream', body })
-      .then((v) => process.stdout.write(JSON.stringify({ ok: true, value: v })))
-      .catch((e) => process.stdout.write(JSON.stringify({ ok: false, value: { reason: e.reason, message: e.message } })));
-  `;
-  const result = spawnSync(process.execPath, ['-e', script, body.toString('base64')], {
-    encoding: 'utf8',
-  });
-  if (result.status !== 0) throw new Error(result.stderr);
-  return JSON.parse(result.stdout) as { ok: boolean; value: Record<string, unknown> };
+): Promise<{ ok: boolean; value: Record<string, unknown> }> {
+  try {
+    const value = await extractor.extract({
+      filename,
+      contentType: 'application/octet-stream',
+      body,
+    });
+    return { ok: true, value: { ...value } };
+  } catch (error) {
+    if (!(error instanceof PermanentError)) throw error;
+    return { ok: false, value: { reason: error.reason, message: error.message } };
+  }
 }
 
 async function pdf(pages: string[]): Promise<Buffer> {
@@ -37,9 +39,9 @@ async function pdf(pages: string[]): Promise<Buffer> {
   return Buffer.from(await document.save());
 }
 
-describe('PDF extraction (pdf-parse on pdf.js, in Node)', () => {
+describe('PDF extraction (pdf-parse on pdf.js, in a worker thread)', () => {
   it('reads every page with its offsets and the document title', async () => {
-    const { ok, value } = extractInNode(
+    const { ok, value } = await extractInWorker(
       'notes.pdf',
       await pdf(['Comets grow tails near the Sun.', 'Moons orbit their planets.']),
     );
@@ -54,21 +56,21 @@ describe('PDF extraction (pdf-parse on pdf.js, in Node)', () => {
 
   it('fails a malformed PDF as parse_error and a PDF without text as no_text', async () => {
     expect(
-      extractInNode('broken.pdf', Buffer.from('%PDF-1.7\n%garbage without objects')),
+      await extractInWorker('broken.pdf', Buffer.from('%PDF-1.7\n%garbage without objects')),
     ).toMatchObject({
       ok: false,
       value: { reason: 'parse_error' },
     });
-    expect(extractInNode('blank.pdf', await pdf(['']))).toMatchObject({
+    expect(await extractInWorker('blank.pdf', await pdf(['']))).toMatchObject({
       ok: false,
       value: { reason: 'no_text' },
     });
   });
 
-  it('fails a password-protected PDF as encrypted, with a message that says so', () => {
+  it('fails a password-protected PDF as encrypted, with a message that says so', async () => {
     // fixtures/encrypted.pdf: one page of text, AES-128 with a user password (made with pypdf).
     const encrypted = readFileSync(join(__dirname, 'fixtures', 'encrypted.pdf'));
-    expect(extractInNode('board-minutes.pdf', encrypted)).toEqual({
+    expect(await extractInWorker('board-minutes.pdf', encrypted)).toEqual({
       ok: false,
       value: { reason: 'encrypted', message: '"board-minutes.pdf" is encrypted' },
     });

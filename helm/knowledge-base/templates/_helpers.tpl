@@ -161,6 +161,15 @@ EMBEDDING_THREADS: {{ $v.embedding.threads | quote }}
 {{- if eq $name "embedding-service" }}
 EMBEDDING_BATCH_SIZE: {{ $v.embedding.batchSize | quote }}
 {{- end }}
+{{- if eq $name "parser-service" }}
+# Text extraction in worker threads, each with its own heap and clock (docs/adr/0016).
+PARSER_WORKERS: {{ $v.parser.workers | quote }}
+PARSER_WORKER_MAX_MEMORY_MB: {{ $v.parser.workerMaxMemoryMb | quote }}
+PARSER_TIMEOUT_MS: {{ $v.parser.timeoutMs | quote }}
+PARSER_MAX_TEXT_CHARS: {{ $v.parser.maxTextChars | quote }}
+PARSER_ZIP_MAX_ENTRIES: {{ $v.parser.zipMaxEntries | quote }}
+PARSER_ZIP_MAX_INFLATED_MB: {{ $v.parser.zipMaxInflatedMb | quote }}
+{{- end }}
 {{- if has $name (splitList " " (include "kb.grpcServices" .)) }}
 GRPC_HOST: "0.0.0.0"
 GRPC_PORT: {{ $v.containerPorts.grpc | quote }}

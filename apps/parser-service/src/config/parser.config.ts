@@ -1,6 +1,7 @@
 import {
   baseConfigSchema,
   embeddingConfigSchema,
+  env,
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
@@ -8,12 +9,27 @@ import {
 } from '@kb/config';
 import { z } from 'zod';
 
+import type { ExtractionLimits } from '../parsing/extraction.model';
+
 export const parserConfigSchema = baseConfigSchema
   .extend(httpConfigSchema(3002).shape)
   .extend(kafkaConfigSchema.shape)
   .extend(s3ConfigSchema.shape)
   .extend({
     KAFKA_GROUP_ID: z.string().default('parser-service'),
+    // Text extraction runs in worker threads, each bounded in memory and time (docs/adr/0016).
+    /** Worker threads extracting at once; a document waits for a free one before its clock starts. */
+    PARSER_WORKERS: z.coerce.number().int().min(1).max(16).default(2),
+    /** V8 heap (old generation) of one worker; past it the worker dies and the document is `too_large`. */
+    PARSER_WORKER_MAX_MEMORY_MB: z.coerce.number().int().min(32).default(256),
+    /** Wall-clock time one extraction may take; past it the worker is stopped and the document is `timeout`. */
+    PARSER_TIMEOUT_MS: env.positiveInt(60_000),
+    /** Characters of extracted text one document may have (`too_large` past it). */
+    PARSER_MAX_TEXT_CHARS: env.positiveInt(20_000_000),
+    /** Entries a ZIP container (DOCX) may hold. */
+    PARSER_ZIP_MAX_ENTRIES: env.positiveInt(10_000),
+    /** What a ZIP container's entries may inflate to, counted while inflating. */
+    PARSER_ZIP_MAX_INFLATED_MB: env.positiveInt(64),
   })
   // The embedding model's tokenizer counts chunk tokens; without its folder, a word estimate.
   .extend(embeddingConfigSchema.pick({ EMBEDDING_MODEL_DIR: true, EMBEDDING_MODEL: true }).shape);
@@ -21,3 +37,10 @@ export const parserConfigSchema = baseConfigSchema
 export type ParserConfig = z.infer<typeof parserConfigSchema>;
 export const PARSER_CONFIG = Symbol('PARSER_CONFIG');
 export const loadParserConfig = (): ParserConfig => loadConfig(parserConfigSchema);
+
+/** The per-document bounds the extraction enforces, from the config. */
+export const extractionLimitsOf = (config: ParserConfig): ExtractionLimits => ({
+  maxZipEntries: config.PARSER_ZIP_MAX_ENTRIES,
+  maxInflatedBytes: config.PARSER_ZIP_MAX_INFLATED_MB * 1024 * 1024,
+  maxTextChars: config.PARSER_MAX_TEXT_CHARS,
+});

@@ -6,12 +6,16 @@ import {
   type DocumentUploaded,
   parsedDocumentSchema,
   pipelineOf,
+  type TopicEnvelope,
   Topics,
 } from '@kb/contracts';
+import { markFailedOnDeadLetter, PermanentError } from '@kb/kafka';
 import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 
+import { lyingDocx } from '../../test/fixtures/zip.fixtures';
 import { wordCounter } from '../chunking/token.counter';
+import { inProcessExtractor } from './in-process.extractor';
 import { ParsingService } from './parsing.service';
 
 const GUIDE = [
@@ -32,7 +36,16 @@ const pipelineWith = (chunker: ChunkerConfig) => pipelineOf('t1', chunker, MODEL
 function setUp() {
   const blobs = new MemoryBlobStore();
   const producer = new MemoryEventProducer();
-  const service = new ParsingService(blobs, producer, wordCounter);
+  const service = new ParsingService(
+    blobs,
+    producer,
+    wordCounter,
+    inProcessExtractor({
+      maxZipEntries: 100,
+      maxInflatedBytes: 16 * 1024 * 1024,
+      maxTextChars: 1_000_000,
+    }),
+  );
   const upload = async (
     filename: string,
     body: Buffer | string,
@@ -207,5 +220,38 @@ describe('ParsingService', () => {
       }),
     );
     expect(own.chunks.some((c) => !c.text.trim().endsWith('}'))).toBe(true);
+  });
+
+  it('fails a DOCX whose central directory lies as too_large, and parses the next document', async () => {
+    const { producer, service, upload } = setUp();
+    const bomb = await upload('lying.docx', lyingDocx(20 * 1024 * 1024));
+    const failure: unknown = await service.parse('t1', bomb).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PermanentError);
+    const { reason, message } = failure as PermanentError;
+    expect(reason).toBe('too_large');
+    expect(producer.events(Topics.documentParsed)).toHaveLength(0);
+    // Dead-lettered as the consumer does it: the document fails with that reason, not parse_error.
+    await markFailedOnDeadLetter(
+      producer,
+      'parse_error',
+    )({
+      topic: Topics.document,
+      key: bomb.documentId,
+      reason,
+      error: message,
+      permanent: true,
+      envelope: {
+        tenantId: 't1',
+        payload: { kind: 'uploaded', ...bomb },
+      } as unknown as TopicEnvelope<typeof Topics.document>,
+    });
+    expect(producer.events(Topics.documentStatus).at(-1)!.payload).toMatchObject({
+      documentId: bomb.documentId,
+      status: 'failed',
+      reason: 'too_large',
+    });
+    const parsed = await service.parse('t1', await upload('tides.md', GUIDE));
+    expect(parsed.chunks.length).toBeGreaterThan(0);
+    expect(producer.events(Topics.documentParsed)).toHaveLength(1);
   });
 });

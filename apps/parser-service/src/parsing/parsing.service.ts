@@ -13,8 +13,8 @@ import { chunkerForCode } from '../chunking/code-separators.config';
 import { chunkDocument } from '../chunking/document.chunker';
 import { markdownHeadings } from '../chunking/headings.parser';
 import type { TokenCounter } from '../chunking/token.counter';
-import { BLOB_STORE, EVENT_PRODUCER, TOKEN_COUNTER } from '../platform/tokens';
-import { extractText, type Format } from './text.extractor';
+import { BLOB_STORE, EVENT_PRODUCER, TEXT_EXTRACTOR, TOKEN_COUNTER } from '../platform/tokens';
+import type { Format, TextExtractor } from './extraction.model';
 
 /** Formats whose extracted text marks headings as Markdown `#` lines. */
 const HEADED_FORMATS: ReadonlySet<Format> = new Set(['markdown', 'html', 'docx']);
@@ -35,6 +35,7 @@ export class ParsingService {
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     @Inject(TOKEN_COUNTER) private readonly tokens: TokenCounter,
+    @Inject(TEXT_EXTRACTOR) private readonly extractor: TextExtractor,
   ) {}
 
   async onDocumentEvent(event: TopicEnvelope<typeof Topics.document>): Promise<void> {
@@ -69,7 +70,7 @@ export class ParsingService {
       payload: { documentId, version, status: 'parsing' },
     });
     const body = await this.blobs.get(document.blob.key);
-    const { text, pages, format, language } = await extractText({
+    const { text, pages, format, language } = await this.extractor.extract({
       filename: document.filename,
       contentType: document.contentType,
       body,

@@ -1,8 +1,18 @@
-import { PermanentError } from '@kb/kafka';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import JSZip from 'jszip';
 
-import { detectFormat, extractText } from './text.extractor';
+import { lyingDocx, manyEntries } from '../../test/fixtures/zip.fixtures';
+import { ExtractionError } from './extraction.errors';
+import type { ExtractInput, ExtractionLimits } from './extraction.model';
+import { detectFormat, extractText as extractWithLimits } from './text.extractor';
+
+const LIMITS: ExtractionLimits = {
+  maxZipEntries: 100,
+  maxInflatedBytes: 64 * 1024 * 1024,
+  maxTextChars: 1_000_000,
+};
+const extractText = (input: ExtractInput, limits: Partial<ExtractionLimits> = {}) =>
+  extractWithLimits(input, { ...LIMITS, ...limits });
 
 const BY_DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
@@ -20,7 +30,9 @@ async function reasonOf(promise: Promise<unknown>): Promise<string | undefined> 
   try {
     await promise;
   } catch (error) {
-    return error instanceof PermanentError ? error.reason : `not-permanent: ${String(error)}`;
+    return error instanceof ExtractionError
+      ? error.reason
+      : `not an ExtractionError: ${String(error)}`;
   }
   return undefined;
 }
@@ -110,7 +122,33 @@ describe('extractText', () => {
     zip.file('word/document.xml', Buffer.alloc(70 * 1024 * 1024, 0x20));
     const bomb = await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
     expect(bomb.length).toBeLessThan(1024 * 1024);
-    expect(await reasonOf(extractText(input('bomb.docx', bomb)))).toBe('parse_error');
+    expect(await reasonOf(extractText(input('bomb.docx', bomb)))).toBe('too_large');
     // Deflating 70 MB takes seconds on a busy 2-core machine.
   }, 30_000);
+
+  it('counts the bytes really inflated, not the sizes the central directory declares', async () => {
+    // Declares 100 bytes, inflates to 80 MiB: the old guard summed the declared sizes.
+    const bomb = lyingDocx(80 * 1024 * 1024);
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    const failure = extractText(input('lying.docx', bomb));
+    await expect(failure).rejects.toThrow(/inflates past the 67108864-byte limit/);
+    expect(await reasonOf(failure)).toBe('too_large');
+    // Under the limit, the lie is still caught (JSZip checks the size once inflated).
+    const small = extractText(input('small-lie.docx', lyingDocx(200_000)));
+    expect(await reasonOf(small)).toBe('parse_error');
+  }, 30_000);
+
+  it('refuses an archive with more entries than the limit (entry-count bomb)', async () => {
+    expect(await reasonOf(extractText(input('many.docx', manyEntries(101))))).toBe('too_large');
+    // At the limit the archive is read (and fails for what it is: no document inside).
+    expect(await reasonOf(extractText(input('many.docx', manyEntries(100))))).toBe('parse_error');
+  });
+
+  it('refuses extracted text longer than the limit (output bound)', async () => {
+    const text = 'word '.repeat(1000);
+    expect(await reasonOf(extractText(input('long.txt', text), { maxTextChars: 4999 }))).toBe(
+      'too_large',
+    );
+    expect((await extractText(input('long.txt', text), { maxTextChars: 5000 })).text).toBe(text);
+  });
 });

@@ -97,6 +97,10 @@ export const FAILURE_REASONS = [
   'encrypted',
   'no_text',
   'parse_error',
+  /** Past a parser limit: inflated archive size or entries, extracted text, extraction memory. */
+  'too_large',
+  /** Extraction ran past the parser's time limit. */
+  'timeout',
   'embedding_error',
   'indexing_error',
   /** No progress past a stage for the reconciliation timeout, after the allowed re-drives. */
