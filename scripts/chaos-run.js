@@ -111,6 +111,9 @@ async function upload(owner, doc) {
   }
 }
 
+/** The running services by name; a fault replaces an entry when it restarts one. */
+const services = new Map();
+
 async function main() {
   fs.mkdirSync(LOG_DIR, { recursive: true });
   const tenant = `chaos-${randomUUID().slice(0, 8)}`;
@@ -127,7 +130,7 @@ async function main() {
     };
   });
 
-  const services = new Map(SERVICES.map((s) => [s.name, launch(s.name)]));
+  for (const s of SERVICES) services.set(s.name, launch(s.name));
   await waitReady([...services.values()]);
   const started = Date.now();
 
@@ -324,7 +327,9 @@ function countBy(values) {
   return counts;
 }
 
-main().catch((error) => {
+main().catch(async (error) => {
   process.stderr.write(`${error.stack ?? error}\n`);
+  // No service may outlive a failed run: they would hold the ports of the next one.
+  await stopServices([...services.values()], 5_000);
   process.exit(1);
 });
