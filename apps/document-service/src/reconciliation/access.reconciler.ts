@@ -24,6 +24,11 @@ const snapshotsSent = meter().createCounter('kb_access_snapshot_documents_total'
 
 /** Documents read (and snapshot events written) per transaction. */
 export const ACCESS_PAGE = 500;
+/**
+ * Principal characters per snapshot event at most (an ACL may name hundreds of principals): it
+ * stays well under Kafka's 1 MB message limit.
+ */
+export const SNAPSHOT_CHARS = 200_000;
 
 type AccessRow = Pick<DocumentRecord, 'id' | 'tenantId' | 'principals' | 'metaVersion'>;
 
@@ -80,13 +85,15 @@ export class AccessReconciler implements OnApplicationBootstrap, BeforeApplicati
       const page = await this.transactions.run(async (trx) => {
         const rows = await this.repository.accessPage(trx, after, ACCESS_PAGE);
         for (const [tenantId, documents] of byTenant(rows)) {
-          await this.events.enqueue(
-            trx,
-            Topics.document,
-            tenantId,
-            tenantId,
-            accessSnapshotOf(documents),
-          );
+          for (const part of bySize(documents)) {
+            await this.events.enqueue(
+              trx,
+              Topics.document,
+              tenantId,
+              tenantId,
+              accessSnapshotOf(part),
+            );
+          }
         }
         return rows;
       });
@@ -109,4 +116,23 @@ function byTenant(rows: AccessRow[]): Map<TenantId, AccessRow[]> {
     groups.set(row.tenantId, group);
   }
   return groups;
+}
+
+/** Consecutive parts of `rows` whose principals add up to at most `SNAPSHOT_CHARS` each. */
+export function bySize(rows: AccessRow[], limit = SNAPSHOT_CHARS): AccessRow[][] {
+  const parts: AccessRow[][] = [];
+  let part: AccessRow[] = [];
+  let size = 0;
+  for (const row of rows) {
+    const rowSize = row.id.length + row.principals.reduce((n, p) => n + p.length + 3, 16);
+    if (part.length > 0 && size + rowSize > limit) {
+      parts.push(part);
+      part = [];
+      size = 0;
+    }
+    part.push(row);
+    size += rowSize;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
 }
