@@ -45,6 +45,7 @@ describe('PolicyService', () => {
       new PolicyVersionsRepository(db),
       producer,
       new AuditRepository(db),
+      { POLICY_RELOAD_INTERVAL_MS: 0 },
     );
   });
 
@@ -117,5 +118,22 @@ describe('PolicyService', () => {
       n: string;
     }>`SELECT count(*) AS n FROM casbin WHERE rule->>0 = 't:*'`.execute(db);
     expect(Number(rows[0]!.n)).toBe(0);
+  });
+
+  it('a replica that missed the reload event still answers with the changed policy (review M6)', async () => {
+    // Built now, as at boot; it never receives kb.acl.v1.
+    const replica = new PolicyService(
+      await enforcerSource(pool),
+      new PolicyVersionsRepository(db),
+      new MemoryEventProducer(),
+      new AuditRepository(db),
+      { POLICY_RELOAD_INTERVAL_MS: 0 },
+    );
+    await policy.change(root, { kind: 'group_member_added', member: 'u:gus', target: 'g:ops' });
+    expect((await replica.expand(caller('t1', 'gus'))).principals).toContain('g:ops');
+    await policy.change(root, { kind: 'group_member_removed', member: 'u:gus', target: 'g:ops' });
+    expect((await replica.expand(caller('t1', 'gus'))).principals).not.toContain('g:ops');
+    await policy.change(root, { kind: 'role_assigned', member: 'u:gus', target: 'r:editor' });
+    expect(await replica.check(caller('t1', 'gus'), 'write', 'documents')).toBe(true);
   });
 });

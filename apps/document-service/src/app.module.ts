@@ -50,6 +50,7 @@ import { TagRuleMembership } from './pipelines/tag-rule-membership.port';
 import type { DocumentDatabase } from './platform/db.types';
 import { BLOB_STORE, CLOCK, DB, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 import { SqlTransactionRunner, TransactionRunner } from './platform/transaction.runner';
+import { AccessReconciler } from './reconciliation/access.reconciler';
 import { Reconciler } from './reconciliation/reconciler.service';
 import { ReconciliationRepository } from './reconciliation/reconciliation.repository';
 
@@ -124,6 +125,7 @@ export class AppModule {
         { provide: MODEL_CATALOG, useClass: EmbeddingServiceCatalog },
         ReconciliationRepository,
         Reconciler,
+        AccessReconciler,
         AccessInvalidationConsumer,
         DocumentStatusConsumer,
         {

@@ -191,6 +191,7 @@ describe('Reconciler', () => {
             metadata: { team: 'x' },
           },
           spaces: [tenant, operations.space],
+          metaVersion: 1,
         },
       }),
     ]);

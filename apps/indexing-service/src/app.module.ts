@@ -17,6 +17,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 
 import { INDEXING_CONFIG, type IndexingConfig } from './config/indexing.config';
+import { AccessReconciliationService } from './indexing/access-reconciliation.service';
 import { IndexingConsumer } from './indexing/indexing.consumer';
 import { IndexingService } from './indexing/indexing.service';
 import { OrphanSweeper } from './indexing/orphan.sweeper';
@@ -68,6 +69,7 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         IndexingService,
+        AccessReconciliationService,
         OrphanSweeper,
         IndexingConsumer,
         {

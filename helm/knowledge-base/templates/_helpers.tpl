@@ -115,6 +115,11 @@ S3_ENDPOINT: {{ $v.s3.endpoint | quote }}
 EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
 # Asked which models are served, and their dimensions, when a knowledge base is created.
 EMBEDDING_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "root" .root "name" "embedding-service")) | quote }}
+# Every document's readers go to indexing-service this often, to repair any index that differs.
+ACCESS_RECONCILE_INTERVAL_MS: {{ $v.convergence.accessReconcileIntervalMs | quote }}
+{{- end }}
+{{- if eq $name "acl-service" }}
+POLICY_RELOAD_INTERVAL_MS: {{ $v.convergence.policyReloadIntervalMs | quote }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.schemaServices" .)) }}
 # The pre-install/pre-upgrade Job migrates every schema; without it each service migrates its own at

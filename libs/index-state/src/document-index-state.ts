@@ -14,6 +14,14 @@ export interface SpaceState {
   deleted: boolean;
 }
 
+/** The ACL recorded for a document, at which meta version, and whether both indexes took it. */
+export interface RecordedAccess {
+  principals: string[];
+  version: number;
+  /** True once every index space of the document was given this version's principals. */
+  applied: boolean;
+}
+
 /** Where a knowledge base's chunks are searched, and the model that embeds its queries. */
 export interface KnowledgeBaseSpace {
   space: IndexSpace;
@@ -55,6 +63,12 @@ export interface DocumentIndexState {
     version: number,
     chunkCount: number,
   ): Promise<Map<IndexSpace, number>>;
+  /**
+   * Notes that `space` is about to receive the document's chunks (its first version there), before
+   * they are written: an ACL or attribute change arriving meanwhile then reaches that space too.
+   * Counts as holding no version; an existing entry is left as it is.
+   */
+  reserveSpace(tenantId: TenantId, documentId: string, space: IndexSpace): Promise<void>;
   /** Every space holding the document; the tenant's own space always counts. */
   spacesOf(tenantId: TenantId, documentId: string): Promise<IndexSpace[]>;
   forgetSpace(tenantId: TenantId, documentId: string, space: IndexSpace): Promise<void>;
@@ -78,16 +92,37 @@ export interface DocumentIndexState {
     knowledgeBaseIds: string[],
   ): Promise<KnowledgeBaseSpace[]>;
 
-  /** Records a document's latest ACL, for versions indexed after the change. */
-  recordPrincipals(tenantId: TenantId, documentId: string, principals: string[]): Promise<void>;
+  /**
+   * Records a document's latest ACL at meta `version` (docs/adr/0018), for versions indexed after
+   * the change, unless a newer version is recorded: false then (a stale event). The same version
+   * again records again (a replay). An undefined version (an event from before versions) is
+   * recorded as the newest without moving the version. Not applied until `markPrincipalsApplied`.
+   */
+  recordPrincipals(
+    tenantId: TenantId,
+    documentId: string,
+    principals: string[],
+    version?: number,
+  ): Promise<boolean>;
+  /**
+   * Marks the recorded ACL applied to both indexes, if it is still at `version` (undefined: at
+   * whatever version it is).
+   */
+  markPrincipalsApplied(tenantId: TenantId, documentId: string, version?: number): Promise<void>;
+  /** The ACLs recorded for these documents (access reconciliation); absent: never changed. */
+  accessStates(tenantId: TenantId, documentIds: string[]): Promise<Map<string, RecordedAccess>>;
   /** The document's ACL as last changed, or undefined when it never changed since upload. */
   principalsOf(tenantId: TenantId, documentId: string): Promise<string[] | undefined>;
-  /** Records a document's latest editable attributes, for versions indexed after the edit. */
+  /**
+   * Records a document's latest editable attributes at meta `version`, for versions indexed after
+   * the edit, with `recordPrincipals`' rules: false when a newer version is recorded.
+   */
   recordAttributes(
     tenantId: TenantId,
     documentId: string,
     attributes: EditableAttributes,
-  ): Promise<void>;
+    version?: number,
+  ): Promise<boolean>;
   /** The attributes as last edited, or undefined when the document was not edited since upload. */
   attributesOf(tenantId: TenantId, documentId: string): Promise<EditableAttributes | undefined>;
 }

@@ -11,6 +11,7 @@ import type { Pool } from 'pg';
 import {
   type DocumentIndexState,
   type KnowledgeBaseSpace,
+  type RecordedAccess,
   type SpaceState,
   spacesToSearch,
 } from './document-index-state';
@@ -113,6 +114,14 @@ export class PgDocumentIndexState implements DocumentIndexState {
     return new Map(rows.map((row) => [row.space, row.chunk_count]));
   }
 
+  async reserveSpace(tenantId: TenantId, documentId: string, space: IndexSpace): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.spaces} (tenant_id, document_id, space, version, chunk_count)
+       VALUES ($1, $2, $3, 0, 0) ON CONFLICT (tenant_id, document_id, space) DO NOTHING`,
+      [tenantId, documentId, space],
+    );
+  }
+
   async spacesOf(tenantId: TenantId, documentId: string): Promise<IndexSpace[]> {
     const { rows } = await this.pool.query<{ space: IndexSpace }>(
       `SELECT space FROM ${this.spaces} WHERE tenant_id = $1 AND document_id = $2`,
@@ -175,15 +184,60 @@ export class PgDocumentIndexState implements DocumentIndexState {
     );
   }
 
+  // A new row is not applied yet (-1); a stale version changes nothing and returns no row.
   async recordPrincipals(
     tenantId: TenantId,
     documentId: string,
     principals: string[],
+    version?: number,
+  ): Promise<boolean> {
+    const { rows } = await this.pool.query(
+      `INSERT INTO ${this.principals} AS p (tenant_id, document_id, principals, version, applied_version)
+       VALUES ($1, $2, $3, COALESCE($4::integer, 0), -1)
+       ON CONFLICT (tenant_id, document_id) DO UPDATE
+         SET principals = EXCLUDED.principals, version = GREATEST(p.version, EXCLUDED.version)
+         WHERE $4::integer IS NULL OR p.version <= $4::integer
+       RETURNING 1`,
+      [tenantId, documentId, principals, version ?? null],
+    );
+    return rows.length > 0;
+  }
+
+  async markPrincipalsApplied(
+    tenantId: TenantId,
+    documentId: string,
+    version?: number,
   ): Promise<void> {
     await this.pool.query(
-      `INSERT INTO ${this.principals} (tenant_id, document_id, principals) VALUES ($1, $2, $3)
-       ON CONFLICT (tenant_id, document_id) DO UPDATE SET principals = EXCLUDED.principals`,
-      [tenantId, documentId, principals],
+      `UPDATE ${this.principals} SET applied_version = version
+        WHERE tenant_id = $1 AND document_id = $2 AND ($3::integer IS NULL OR version = $3::integer)`,
+      [tenantId, documentId, version ?? null],
+    );
+  }
+
+  async accessStates(
+    tenantId: TenantId,
+    documentIds: string[],
+  ): Promise<Map<string, RecordedAccess>> {
+    const { rows } = await this.pool.query<{
+      document_id: string;
+      principals: string[];
+      version: number;
+      applied_version: number;
+    }>(
+      `SELECT document_id, principals, version, applied_version FROM ${this.principals}
+        WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
+      [tenantId, documentIds],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.document_id,
+        {
+          principals: row.principals,
+          version: row.version,
+          applied: row.applied_version === row.version,
+        },
+      ]),
     );
   }
 
@@ -199,12 +253,18 @@ export class PgDocumentIndexState implements DocumentIndexState {
     tenantId: TenantId,
     documentId: string,
     attributes: EditableAttributes,
-  ): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO ${this.attributes} (tenant_id, document_id, attributes) VALUES ($1, $2, $3::jsonb)
-       ON CONFLICT (tenant_id, document_id) DO UPDATE SET attributes = EXCLUDED.attributes`,
-      [tenantId, documentId, JSON.stringify(attributes)],
+    version?: number,
+  ): Promise<boolean> {
+    const { rows } = await this.pool.query(
+      `INSERT INTO ${this.attributes} AS a (tenant_id, document_id, attributes, version)
+       VALUES ($1, $2, $3::jsonb, COALESCE($4::integer, 0))
+       ON CONFLICT (tenant_id, document_id) DO UPDATE
+         SET attributes = EXCLUDED.attributes, version = GREATEST(a.version, EXCLUDED.version)
+         WHERE $4::integer IS NULL OR a.version <= $4::integer
+       RETURNING 1`,
+      [tenantId, documentId, JSON.stringify(attributes), version ?? null],
     );
+    return rows.length > 0;
   }
 
   async attributesOf(

@@ -21,6 +21,11 @@ export const aclConfigSchema = baseConfigSchema
     /** Apply pending migrations at start; the chart turns it off when its Helm hook migrates. */
     MIGRATE_ON_START: env.bool(true),
     KAFKA_GROUP_ID: z.string().default('acl-service'),
+    /**
+     * How often the casbin policy is rebuilt from the database whatever happened (0: never).
+     * Requests already rebuild it when the tenant's policy version moved (ADR 18).
+     */
+    POLICY_RELOAD_INTERVAL_MS: z.coerce.number().int().min(0).default(300_000),
   });
 export type AclConfig = z.infer<typeof aclConfigSchema>;
 export const ACL_CONFIG = Symbol('ACL_CONFIG');

@@ -9,6 +9,8 @@ export interface PolicyVersions {
   current(tenantId: string): Promise<number>;
   /** Moves the tenant's version on by one and returns the new one. */
   bump(tenantId: string): Promise<number>;
+  /** Every tenant's version (tenants whose policy never changed are absent). */
+  all(): Promise<Map<string, number>>;
 }
 
 @Injectable()
@@ -19,6 +21,12 @@ export class PolicyVersionsRepository implements PolicyVersions {
     const { rows } = await sql<{ version: string }>`
       SELECT version FROM policy_versions WHERE tenant_id = ${tenantId}`.execute(this.db);
     return Number(rows[0]?.version ?? 0);
+  }
+
+  async all(): Promise<Map<string, number>> {
+    const { rows } = await sql<{ tenant_id: string; version: string }>`
+      SELECT tenant_id, version FROM policy_versions`.execute(this.db);
+    return new Map(rows.map((row) => [row.tenant_id, Number(row.version)]));
   }
 
   async bump(tenantId: string): Promise<number> {

@@ -9,7 +9,9 @@ import { PolicyService } from './policy.service';
 
 /**
  * `kb.acl.v1` → reloads the stored policy. A group per instance: every replica reloads the policy
- * another one changed; only changes from now on matter.
+ * another one changed; only changes from now on matter. The event is a prompt, not the guarantee:
+ * requests check the tenant's policy version anyway (ADR 18), so a missed or failed reload only
+ * delays nothing.
  */
 @Injectable()
 export class PolicyConsumer {
@@ -22,7 +24,7 @@ export class PolicyConsumer {
   ) {
     this.consumer = new EventConsumer(kafka, {
       groupId: instanceGroupId(`${config.KAFKA_GROUP_ID}-policy`),
-      handlers: { [Topics.acl]: () => policy.reload() },
+      handlers: { [Topics.acl]: () => policy.reloadAfterChange() },
       fromBeginning: false,
       log: consumerLog(PolicyConsumer.name),
     });

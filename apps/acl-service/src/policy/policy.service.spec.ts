@@ -17,6 +17,9 @@ class MemoryPolicyVersions implements PolicyVersions {
     this.versions.set(tenantId, next);
     return next;
   }
+  async all(): Promise<Map<string, number>> {
+    return new Map(this.versions);
+  }
 }
 
 const caller = (
@@ -41,10 +44,15 @@ async function setUp(stored = ['g, u:dana, r:editor, t1']) {
   const source = await enforcerSourceOver(new StringAdapter(stored.join('\n')));
   const producer = new MemoryEventProducer();
   const audit: Array<{ tenantId: string; event: AuditEvent }> = [];
-  const policy = new PolicyService(source, new MemoryPolicyVersions(), producer, {
-    insert: async (tenantId, event) => void audit.push({ tenantId, event }),
-  });
-  return { policy, producer, audit, source };
+  const versions = new MemoryPolicyVersions();
+  const policy = new PolicyService(
+    source,
+    versions,
+    producer,
+    { insert: async (tenantId, event) => void audit.push({ tenantId, event }) },
+    { POLICY_RELOAD_INTERVAL_MS: 0 },
+  );
+  return { policy, producer, audit, source, versions };
 }
 
 describe('PolicyService', () => {
@@ -168,5 +176,33 @@ describe('PolicyService', () => {
     expect(await policy.check(caller('t1', 'eve'), 'write', 'documents')).toBe(false);
     expect(await policy.check(caller('t1', 'dana'), 'write', 'documents')).toBe(true);
     expect(await policy.check(root, 'admin', 'acl')).toBe(true);
+  });
+
+  it('rebuilds before answering when the tenant’s version moved past what it was built from', async () => {
+    const { policy, source, versions } = await setUp();
+    let builds = 0;
+    const build = source.build;
+    source.build = () => ((builds += 1), build());
+    await policy.reload();
+    expect(builds).toBe(1);
+    await policy.expand(caller('t1', 'ann'));
+    expect(builds).toBe(1); // nothing moved: one version read, no rebuild
+    // Another replica changed t1's policy and this one missed kb.acl.v1.
+    await versions.bump('t1');
+    await policy.check(caller('t1', 'ann'), 'read', 'documents');
+    expect(builds).toBe(2);
+    await policy.expand(caller('t1', 'ann'));
+    expect(builds).toBe(2);
+  });
+
+  it('never throws on kb.acl.v1 when the reload fails: the next request reloads', async () => {
+    const { policy, source } = await setUp();
+    const build = source.build;
+    let failing = true;
+    source.build = () => (failing ? Promise.reject(new Error('database away')) : build());
+    await expect(policy.reloadAfterChange()).resolves.toBeUndefined();
+    await expect(policy.expand(caller('t1', 'dana'))).rejects.toThrow('database away');
+    failing = false;
+    expect((await policy.expand(caller('t1', 'dana'))).documentActions).toContain('write');
   });
 });

@@ -1,10 +1,18 @@
 import { type Action, ACTIONS, type Caller, principal } from '@kb/auth';
 import { Topics } from '@kb/contracts';
+import { PeriodicTask } from '@kb/http';
 import type { EventProducer } from '@kb/kafka';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import type { Enforcer } from 'casbin';
 
 import { AuditRepository } from '../audit/audit.repository';
+import { ACL_CONFIG, type AclConfig } from '../config/acl.config';
 import { ENFORCER, EVENT_PRODUCER } from '../platform/tokens';
 import { type PolicyVersions, PolicyVersionsRepository } from './policy-versions.repository';
 import { BUILT_IN_POLICIES } from './rbac.model';
@@ -43,30 +51,86 @@ export interface PolicyChange {
  * published on `kb.acl.v1` so other replicas reload and callers' caches drop stale expansions.
  */
 @Injectable()
-export class PolicyService {
+export class PolicyService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(PolicyService.name);
   private enforcer: Enforcer;
+  /**
+   * Each tenant's policy version the enforcer is known to hold (read before it was built). Empty
+   * for the enforcer built at boot: the first request of a tenant with changes rebuilds it, so a
+   * change made before this replica's `kb.acl.v1` consumer joined is not missed (review M6).
+   */
+  private loaded = new Map<string, number>();
+  /** A `kb.acl.v1` event arrived and its reload has not succeeded yet. */
+  private stale = false;
+  private reloading?: Promise<void>;
+  private readonly task: PeriodicTask;
 
   constructor(
     @Inject(ENFORCER) private readonly source: EnforcerSource,
     @Inject(PolicyVersionsRepository) private readonly versions: PolicyVersions,
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     @Inject(AuditRepository) private readonly audit: Pick<AuditRepository, 'insert'>,
+    @Inject(ACL_CONFIG) config: Pick<AclConfig, 'POLICY_RELOAD_INTERVAL_MS'>,
   ) {
     this.enforcer = source.enforcer;
+    // A backstop for rules changed without a version (by hand in the database).
+    this.task = new PeriodicTask(
+      'policy reload',
+      config.POLICY_RELOAD_INTERVAL_MS,
+      () => this.reload(),
+      this.logger,
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    this.task.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.task.stop();
   }
 
   /**
-   * Reloads the stored policy after a replica changed it. A fresh enforcer is built and swapped
-   * in whole: reloading in place empties the policy for a moment, and a check in that moment
-   * would deny (seen in CI before this was fixed).
+   * Reloads the stored policy. A fresh enforcer is built and swapped in whole: reloading in place
+   * empties the policy for a moment, and a check in that moment would deny (seen in CI before
+   * this was fixed). Concurrent calls share one build.
    */
-  async reload(): Promise<void> {
-    this.enforcer = await this.source.build();
+  reload(): Promise<void> {
+    this.reloading ??= (async () => {
+      // Versions first: every change they count was stored before its version moved.
+      const versions = await this.versions.all();
+      this.enforcer = await this.source.build();
+      this.loaded = versions;
+      this.stale = false;
+    })().finally(() => (this.reloading = undefined));
+    return this.reloading;
+  }
+
+  /**
+   * `kb.acl.v1` says another replica changed the policy: reload now. A failed reload is logged,
+   * not thrown (the event is never dead-lettered): the next request or tick reloads instead.
+   */
+  async reloadAfterChange(): Promise<void> {
+    this.stale = true;
+    await this.reload().catch((error: unknown) =>
+      this.logger.warn(`policy reload failed; the next request retries: ${String(error)}`),
+    );
+  }
+
+  /**
+   * The tenant's policy version, after rebuilding the enforcer when it may not hold it (the
+   * version moved past what it was built from, or a reload is owed). One indexed read per
+   * request; a rebuild that fails fails the request rather than answering from a stale policy.
+   */
+  private async fresh(tenantId: string): Promise<number> {
+    const current = await this.versions.current(tenantId);
+    if (this.stale || current > (this.loaded.get(tenantId) ?? 0)) await this.reload();
+    return current;
   }
 
   /** The caller's principals, transitively through groups and roles, and their document actions. */
   async expand(caller: Caller): Promise<Expansion> {
+    const policyVersion = await this.fresh(caller.tenantId);
     const principals = await this.principalsOf(caller);
     const documentActions: Action[] = [];
     for (const action of ACTIONS) {
@@ -79,11 +143,12 @@ export class PolicyService {
       userId: caller.userId,
       principals,
       documentActions,
-      policyVersion: await this.versions.current(caller.tenantId),
+      policyVersion,
     };
   }
 
   async check(caller: Caller, action: string, resource: string): Promise<boolean> {
+    await this.fresh(caller.tenantId);
     return this.allowedFor(await this.principalsOf(caller), caller.tenantId, resource, action);
   }
 
@@ -107,6 +172,8 @@ export class PolicyService {
         break;
     }
     const version = await this.versions.bump(tenant);
+    // This enforcer holds the change; it holds the tenant's version only if it held the one before.
+    if ((this.loaded.get(tenant) ?? 0) === version - 1) this.loaded.set(tenant, version);
     const detail = JSON.stringify(change);
     await this.audit.insert(tenant, {
       actor: caller.userId,
@@ -137,6 +204,7 @@ export class PolicyService {
     builtIn: string[][];
     version: number;
   }> {
+    const version = await this.fresh(tenantId);
     return {
       permissions: (await this.enforcer.getFilteredPolicy(1, tenantId)).map(([s, , o, a]) => [
         s!,
@@ -148,7 +216,7 @@ export class PolicyService {
         r!,
       ]),
       builtIn: BUILT_IN_POLICIES,
-      version: await this.versions.current(tenantId),
+      version,
     };
   }
 

@@ -30,6 +30,12 @@ export const documentConfigSchema = baseConfigSchema
     OUTBOX_POLL_MS: env.positiveInt(200),
     /** How often stalled documents are looked for; 0 turns reconciliation off. */
     RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
+    /**
+     * How often one replica sends every document's readers to indexing, which repairs any index
+     * that differs (ADR 18); 0 turns it off. The bound on a revoked reader still finding a
+     * document after a failed ACL update is this interval plus one pass.
+     */
+    ACCESS_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(300_000),
     /** A version with no status change for this long is stalled. */
     STALLED_AFTER_MS: env.positiveInt(15 * 60_000),
     /** Times a stalled version is sent through the pipeline again before it is failed. */

@@ -9,6 +9,7 @@ import {
 
 import type { DocumentRecord } from './document.model';
 import {
+  accessSnapshotOf,
   aclAuditOf,
   aclChangedEventOf,
   attributesChangedEventOf,
@@ -42,6 +43,7 @@ const record = (overrides: Partial<DocumentRecord> = {}): DocumentRecord => ({
   principals: ['u:alice', 'u:bob'],
   stageTimes: { pending: createdAt.toISOString() },
   redrives: 0,
+  metaVersion: 4,
   createdAt,
   updatedAt: new Date('2026-11-23T10:00:00Z'),
   ...overrides,
@@ -82,23 +84,39 @@ describe('document events', () => {
 
   it('names the spaces an attribute change keeps the document in', () => {
     const attributes = { knowledgeBaseIds: ['default'], tags: [], metadata: {} };
-    const event = attributesChangedEventOf(id, attributes, ['t1']);
+    const event = attributesChangedEventOf(id, attributes, ['t1'], 5);
     expect(event).toEqual({
       kind: 'attributes_changed',
       documentId: id,
       attributes,
       spaces: ['t1'],
+      metaVersion: 5,
     });
     expect(documentEventSchema.parse(event)).toEqual(event);
   });
 
-  it('announces an ACL change and a delete by document id', () => {
-    const acl = aclChangedEventOf(id, ['u:alice']);
-    expect(acl).toEqual({ kind: 'acl_changed', documentId: id, principals: ['u:alice'] });
-    expect(deletedEventOf(id)).toEqual({ kind: 'deleted', documentId: id });
-    for (const event of [acl, deletedEventOf(id)]) {
+  it('announces an ACL change and a delete by document id, with the meta version', () => {
+    const acl = aclChangedEventOf(record());
+    expect(acl).toEqual({
+      kind: 'acl_changed',
+      documentId: id,
+      principals: ['u:alice', 'u:bob'],
+      metaVersion: 4,
+    });
+    expect(deletedEventOf(id, 5)).toEqual({ kind: 'deleted', documentId: id, metaVersion: 5 });
+    const snapshot = accessSnapshotOf([record()]);
+    expect(snapshot).toEqual({
+      kind: 'access_snapshot',
+      documents: [{ documentId: id, principals: ['u:alice', 'u:bob'], metaVersion: 4 }],
+    });
+    for (const event of [acl, deletedEventOf(id, 5), snapshot]) {
       expect(documentEventSchema.parse(event)).toEqual(event);
     }
+  });
+
+  it('still reads events written before meta versions (applied as the newest)', () => {
+    const old = { kind: 'acl_changed', documentId: id, principals: ['u:alice'] };
+    expect(documentEventSchema.parse(old)).toEqual(old);
   });
 
   it('audits an ACL change with who, what and when', () => {

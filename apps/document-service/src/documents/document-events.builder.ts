@@ -35,24 +35,44 @@ export function uploadedEventOf(
   };
 }
 
-/** Tags, metadata or knowledge bases changed: the indexes update the chunks in `spaces` in place. */
+/**
+ * Tags, metadata or knowledge bases changed: the indexes update the chunks in `spaces` in place.
+ * `metaVersion` is the document's after the change: indexing ignores an older one (ADR 18).
+ */
 export const attributesChangedEventOf = (
   documentId: string,
   attributes: EditableAttributes,
   spaces: string[],
-): DocumentEvent => ({ kind: 'attributes_changed', documentId, attributes, spaces });
+  metaVersion: number,
+): DocumentEvent => ({ kind: 'attributes_changed', documentId, attributes, spaces, metaVersion });
 
 /** Who may read the document changed: the indexes update its chunks in place. */
-export const aclChangedEventOf = (documentId: string, principals: string[]): DocumentEvent => ({
+export const aclChangedEventOf = (
+  document: Pick<DocumentRecord, 'id' | 'principals' | 'metaVersion'>,
+): DocumentEvent => ({
   kind: 'acl_changed',
-  documentId,
-  principals,
+  documentId: document.id,
+  principals: document.principals,
+  metaVersion: document.metaVersion,
 });
 
 /** The document is gone: the indexes drop its chunks. */
-export const deletedEventOf = (documentId: string): DocumentEvent => ({
+export const deletedEventOf = (documentId: string, metaVersion: number): DocumentEvent => ({
   kind: 'deleted',
   documentId,
+  metaVersion,
+});
+
+/** What document-service holds of these documents' readers (access reconciliation, ADR 18). */
+export const accessSnapshotOf = (
+  documents: Array<Pick<DocumentRecord, 'id' | 'principals' | 'metaVersion'>>,
+): DocumentEvent => ({
+  kind: 'access_snapshot',
+  documents: documents.map(({ id, principals, metaVersion }) => ({
+    documentId: id,
+    principals,
+    metaVersion,
+  })),
 });
 
 /** The audit record of an ACL change: who changed it, to what, and when. */

@@ -109,7 +109,7 @@ export class DocumentMembershipService extends TagRuleMembership {
       Topics.document,
       tenantId,
       id,
-      attributesChangedEventOf(id, attributes, spaces),
+      attributesChangedEventOf(id, attributes, spaces, changed.metaVersion),
     );
     return changed;
   }
@@ -141,6 +141,7 @@ export class DocumentMembershipService extends TagRuleMembership {
           doc.id,
           { knowledgeBaseIds, tags: doc.tags, metadata: doc.metadata },
           spaces,
+          updated.metaVersion,
         ),
       );
     }

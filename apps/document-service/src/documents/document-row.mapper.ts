@@ -28,6 +28,7 @@ export function toRecord(row: Selectable<DocumentsTable>): DocumentRecord {
     principals: row.principals,
     stageTimes: row.stage_times,
     redrives: row.redrives,
+    metaVersion: row.meta_version,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

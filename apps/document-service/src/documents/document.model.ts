@@ -90,6 +90,8 @@ export interface DocumentRecord {
   stageTimes: Record<string, string>;
   /** Times reconciliation sent the current version through the pipeline again. */
   redrives: number;
+  /** Moved on by every ACL, attribute or membership change; its events carry it (ADR 18). */
+  metaVersion: number;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -181,6 +181,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     return this.update(trx, tenantId, id, {
       acl: JSON.stringify(acl),
       principals,
+      meta_version: nextMetaVersion,
       updated_at: now,
     });
   }
@@ -197,6 +198,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
       metadata: JSON.stringify(change.metadata),
       knowledge_base_ids: change.knowledgeBaseIds,
       explicit_knowledge_base_ids: change.explicitKnowledgeBaseIds,
+      meta_version: nextMetaVersion,
       updated_at: now,
     });
   }
@@ -210,6 +212,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
   ): Promise<DocumentRecord> {
     return this.update(trx, tenantId, id, {
       knowledge_base_ids: knowledgeBaseIds,
+      meta_version: nextMetaVersion,
       updated_at: now,
     });
   }
@@ -235,14 +238,17 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     trx: Trx,
     tenantId: TenantId,
     id: string,
-  ): Promise<{ sha256: string; blobKey: string } | undefined> {
+  ): Promise<{ sha256: string; blobKey: string; metaVersion: number } | undefined> {
     const row = await sqlOf(trx)
       .deleteFrom('documents')
       .where('tenant_id', '=', tenantId)
       .where('id', '=', id)
-      .returning(['sha256', 'blob_key'])
+      .returning(['sha256', 'blob_key', 'meta_version'])
       .executeTakeFirst();
-    return row ? { sha256: row.sha256, blobKey: row.blob_key } : undefined;
+    // The delete is the document's last change: its event carries the version after it.
+    return row
+      ? { sha256: row.sha256, blobKey: row.blob_key, metaVersion: row.meta_version + 1 }
+      : undefined;
   }
 
   async driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]> {
@@ -295,6 +301,9 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     return row !== undefined;
   }
 }
+
+/** An ACL, attribute or membership change moves the document's meta version on (ADR 18). */
+const nextMetaVersion = sql<number>`meta_version + 1`;
 
 /** `STATUS_RANK` of the row's status, in SQL: `CASE status WHEN 'pending' THEN 0 … END`. */
 const statusRank = sql<number>`(CASE status ${sql.join(

@@ -96,6 +96,7 @@ export abstract class DocumentsRepository {
     id: string,
     content: NewContent,
   ): Promise<DocumentRecord>;
+  /** `setAcl`, `setAttributes` and `setMembership` move the meta version on by one (ADR 18). */
   abstract setAcl(
     trx: Trx,
     tenantId: TenantId,
@@ -118,12 +119,15 @@ export abstract class DocumentsRepository {
     knowledgeBaseIds: string[],
     now: Date,
   ): Promise<DocumentRecord>;
-  /** Deletes the row; its content, or undefined when it was gone. */
+  /**
+   * Deletes the row; its content and the meta version of the delete (one past the row's), or
+   * undefined when it was gone.
+   */
   abstract delete(
     trx: Trx,
     tenantId: TenantId,
     id: string,
-  ): Promise<{ sha256: string; blobKey: string } | undefined>;
+  ): Promise<{ sha256: string; blobKey: string; metaVersion: number } | undefined>;
   /** The tenant's documents whose membership no longer matches their tags and the tag rules. */
   abstract driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]>;
   /**

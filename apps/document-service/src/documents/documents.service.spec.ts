@@ -200,6 +200,7 @@ describe('DocumentsService', () => {
         documentId: document.id,
         attributes: { knowledgeBaseIds: ['default'], tags: [], metadata: { team: 'y' } },
         spaces: [TENANT],
+        metaVersion: 1,
       });
       expect(transactionsSince(writes).size).toBe(1);
     });
@@ -254,7 +255,11 @@ describe('DocumentsService', () => {
         indexRemoval: 'scheduled',
       });
       expect(transactionsSince(writes).size).toBe(1);
-      expect(documentEvents().at(-1)!.payload).toEqual({ kind: 'deleted', documentId: first.id });
+      expect(documentEvents().at(-1)!.payload).toEqual({
+        kind: 'deleted',
+        documentId: first.id,
+        metaVersion: 1,
+      });
       const zoe = newAccess({ userId: 'zoe' });
       expect(await f.documents.delete(TENANT, zoe, other.id)).toMatchObject({ blobDeleted: true });
       expect(f.blobs.keys()).toEqual([]);
@@ -307,6 +312,7 @@ describe('DocumentsService', () => {
         kind: 'acl_changed',
         documentId: document.id,
         principals: ['u:alice', 'u:bob'],
+        metaVersion: 1,
       });
       expect(f.outbox.envelopes(Topics.audit).map((e) => e.payload)).toEqual([
         expect.objectContaining({ actor: 'alice', action: 'document_acl_changed' }),
@@ -315,6 +321,17 @@ describe('DocumentsService', () => {
       await expect(
         f.documents.get(TENANT, newAccess({ userId: 'bob' }), document.id),
       ).resolves.toMatchObject({ id: document.id });
+      // Each change moves the meta version on, so indexing can tell a stale event (ADR 18).
+      await f.documents.setAcl(TENANT, alice, document.id, { ...acl, users: [] });
+      await f.documents.edit(TENANT, alice, document.id, { tags: ['x'] });
+      expect(
+        documentEvents()
+          .slice(-2)
+          .map((e) => [e.payload.kind, 'metaVersion' in e.payload && e.payload.metaVersion]),
+      ).toEqual([
+        ['acl_changed', 2],
+        ['attributes_changed', 3],
+      ]);
     });
 
     it('is for the owner or a tenant admin only', async () => {

@@ -208,7 +208,15 @@ export class DocumentsService {
     requireAction(access, 'delete');
     const deleted = await this.transactions.run(async (trx) => {
       const row = await this.documents.delete(trx, tenantId, id);
-      if (row) await this.events.enqueue(trx, Topics.document, tenantId, id, deletedEventOf(id));
+      if (row) {
+        await this.events.enqueue(
+          trx,
+          Topics.document,
+          tenantId,
+          id,
+          deletedEventOf(id, row.metaVersion),
+        );
+      }
       return row;
     });
     if (!deleted) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
@@ -249,13 +257,7 @@ export class DocumentsService {
       if (!current) return undefined;
       const principals = principalsOf(current.ownerId, acl);
       const changed = await this.documents.setAcl(trx, tenantId, id, acl, principals, now);
-      await this.events.enqueue(
-        trx,
-        Topics.document,
-        tenantId,
-        id,
-        aclChangedEventOf(id, principals),
-      );
+      await this.events.enqueue(trx, Topics.document, tenantId, id, aclChangedEventOf(changed));
       await this.events.enqueue(
         trx,
         Topics.audit,

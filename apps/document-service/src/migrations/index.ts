@@ -11,6 +11,7 @@ import { knowledgeBases } from './20261123T1600_knowledge_bases';
 import { redrives } from './20261124T0900_redrives';
 import { tagRules } from './20261124T1000_tag_rules';
 import { embeddingDimension } from './20261125T0900_embedding_dimension';
+import { metaVersion } from './20261126T0900_meta_version';
 
 /** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
@@ -22,6 +23,7 @@ export const migrations: Migrations = {
   '20261124T0900_redrives': redrives,
   '20261124T1000_tag_rules': tagRules,
   '20261125T0900_embedding_dimension': embeddingDimension,
+  '20261126T0900_meta_version': metaVersion,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */

@@ -32,6 +32,8 @@ export interface DocumentsTable {
   stage_times: ColumnType<Record<string, string>, string, string>;
   /** Times reconciliation sent the current version through the pipeline again. */
   redrives: ColumnType<number, number | undefined, number>;
+  /** Moved on by every ACL, attribute or membership change; its events carry it (ADR 18). */
+  meta_version: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -60,8 +62,15 @@ export interface KnowledgeBasesTable {
   updated_at: Timestamp;
 }
 
+/** When a periodic pass shared by the replicas last ran (one replica per interval). */
+export interface ReconciliationRunsTable {
+  name: string;
+  ran_at: Timestamp;
+}
+
 export interface DocumentDatabase {
   documents: DocumentsTable;
+  reconciliation_runs: ReconciliationRunsTable;
   knowledge_bases: KnowledgeBasesTable;
   outbox: OutboxTable;
 }

@@ -58,6 +58,46 @@ export class ReconciliationRepository {
       .execute();
   }
 
+  /**
+   * Claims the periodic pass `name` for this replica: true when no replica started it in the last
+   * `minGapMs` (then `now` is recorded), false otherwise. Replicas tick on their own timers, so
+   * with a gap of half the interval a pass starts at least once per interval and rarely twice.
+   */
+  async claimRun(trx: Trx, name: string, now: Date, minGapMs: number): Promise<boolean> {
+    const claimed = await sqlOf(trx)
+      .insertInto('reconciliation_runs')
+      .values({ name, ran_at: now })
+      .onConflict((oc) =>
+        oc
+          .column('name')
+          .doUpdateSet({ ran_at: now })
+          .where('reconciliation_runs.ran_at', '<=', new Date(now.getTime() - minGapMs)),
+      )
+      .returning('name')
+      .executeTakeFirst();
+    return claimed !== undefined;
+  }
+
+  /** Every tenant's documents after `after` (by id), with who may read them and their version. */
+  async accessPage(
+    trx: Trx,
+    after: string | undefined,
+    limit: number,
+  ): Promise<Array<Pick<DocumentRecord, 'id' | 'tenantId' | 'principals' | 'metaVersion'>>> {
+    let query = sqlOf(trx)
+      .selectFrom('documents')
+      .select(['id', 'tenant_id', 'principals', 'meta_version'])
+      .orderBy('id')
+      .limit(limit);
+    if (after) query = query.where('id', '>', after);
+    return (await query.execute()).map((row) => ({
+      id: row.id,
+      tenantId: toTenantId(row.tenant_id),
+      principals: row.principals,
+      metaVersion: row.meta_version,
+    }));
+  }
+
   /** The tenants with a document whose membership no longer matches its tags and the tag rules. */
   async tenantsWithDriftedMemberships(trx: Trx): Promise<TenantId[]> {
     const tenants = await sql<{ tenant_id: string }>`

@@ -97,6 +97,7 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
       chunkCount: null,
       stageTimes: { pending: now.toISOString() },
       redrives: 0,
+      metaVersion: 0,
       createdAt: now,
       updatedAt: now,
     };
@@ -133,7 +134,13 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     now: Date,
   ): Promise<DocumentRecord> {
     const current = this.existing(tenantId, id);
-    return this.write(trx, 'setAcl', { ...current, acl, principals, updatedAt: now });
+    return this.write(trx, 'setAcl', {
+      ...current,
+      acl,
+      principals,
+      metaVersion: current.metaVersion + 1,
+      updatedAt: now,
+    });
   }
 
   async setAttributes(
@@ -144,7 +151,12 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     now: Date,
   ): Promise<DocumentRecord> {
     const current = this.existing(tenantId, id);
-    return this.write(trx, 'setAttributes', { ...current, ...change, updatedAt: now });
+    return this.write(trx, 'setAttributes', {
+      ...current,
+      ...change,
+      metaVersion: current.metaVersion + 1,
+      updatedAt: now,
+    });
   }
 
   async setMembership(
@@ -155,20 +167,29 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     now: Date,
   ): Promise<DocumentRecord> {
     const current = this.existing(tenantId, id);
-    return this.write(trx, 'setMembership', { ...current, knowledgeBaseIds, updatedAt: now });
+    return this.write(trx, 'setMembership', {
+      ...current,
+      knowledgeBaseIds,
+      metaVersion: current.metaVersion + 1,
+      updatedAt: now,
+    });
   }
 
   async delete(
     trx: Trx,
     tenantId: TenantId,
     id: string,
-  ): Promise<{ sha256: string; blobKey: string } | undefined> {
+  ): Promise<{ sha256: string; blobKey: string; metaVersion: number } | undefined> {
     const { id: trxId } = openTrx(trx);
     const current = this.read(tenantId, id);
     if (!current) return undefined;
     this.db.documents.delete(keyOf(tenantId, id));
     this.db.writes.push({ trx: trxId, table: 'documents', op: 'delete', key: id });
-    return { sha256: current.sha256, blobKey: current.blobKey };
+    return {
+      sha256: current.sha256,
+      blobKey: current.blobKey,
+      metaVersion: current.metaVersion + 1,
+    };
   }
 
   async driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]> {

@@ -13,6 +13,7 @@ import { OutboxWriter } from '../../src/outbox/outbox.writer';
 import { pipelineDefaultsOf } from '../../src/pipelines/pipeline-defaults.provider';
 import type { DocumentDatabase } from '../../src/platform/db.types';
 import { SqlTransactionRunner } from '../../src/platform/transaction.runner';
+import { AccessReconciler } from '../../src/reconciliation/access.reconciler';
 import { Reconciler } from '../../src/reconciliation/reconciler.service';
 import { ReconciliationRepository } from '../../src/reconciliation/reconciliation.repository';
 import { servedModels } from '../../src/testing/document-service.fixture';
@@ -67,6 +68,14 @@ export function sqlDocumentService(
       servedModels({ 'all-MiniLM-L6-v2': 384 }),
       clock,
       defaults,
+    ),
+    accessReconciler: new AccessReconciler(
+      transactions,
+      new ReconciliationRepository(),
+      writer,
+      relay,
+      clock,
+      { ACCESS_RECONCILE_INTERVAL_MS: 60_000 },
     ),
     reconciler: new Reconciler(
       transactions,

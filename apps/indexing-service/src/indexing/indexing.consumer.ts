@@ -5,6 +5,7 @@ import type { Kafka } from 'kafkajs';
 
 import { INDEXING_CONFIG, type IndexingConfig } from '../config/indexing.config';
 import { EVENT_PRODUCER, KAFKA } from '../platform/tokens';
+import { AccessReconciliationService } from './access-reconciliation.service';
 import { IndexingService } from './indexing.service';
 
 /**
@@ -20,14 +21,20 @@ export class IndexingConsumer {
     @Inject(EVENT_PRODUCER) producer: EventProducer,
     @Inject(INDEXING_CONFIG) config: Pick<IndexingConfig, 'KAFKA_GROUP_ID'>,
     indexing: IndexingService,
+    access: AccessReconciliationService,
   ) {
     this.consumer = new EventConsumer(kafka, {
       groupId: config.KAFKA_GROUP_ID,
       handlers: {
         [Topics.chunksEmbedded]: (event) =>
           indexing.indexDocument(toTenantId(event.tenantId), event.payload),
-        [Topics.document]: (event) =>
-          indexing.onDocumentEvent(toTenantId(event.tenantId), event.payload),
+        [Topics.document]: async ({ tenantId, payload }) => {
+          if (payload.kind === 'access_snapshot') {
+            await access.reconcile(toTenantId(tenantId), payload);
+          } else {
+            await indexing.onDocumentEvent(toTenantId(tenantId), payload);
+          }
+        },
       },
       onDeadLetter: markFailedOnDeadLetter(producer, 'indexing_error'),
       log: consumerLog('EmbeddedConsumer'),

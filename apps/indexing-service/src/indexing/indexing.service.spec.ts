@@ -24,6 +24,7 @@ import {
 import type { VectorRecord } from '@kb/vector-store';
 import { Logger } from '@nestjs/common';
 
+import { AccessReconciliationService, needsRepair } from './access-reconciliation.service';
 import { IndexingService } from './indexing.service';
 
 const tenant = toTenantId('acme');
@@ -31,15 +32,29 @@ const own = tenantSpace(tenant);
 const other = pipelineSpace(tenant, 'abcdef123456');
 const DIM = 4;
 
-/** A vector store whose upserts can let another event in first: a change arriving mid-write. */
+/**
+ * A vector store whose upserts can let another event in first (a change arriving mid-write), and
+ * which can be down: every write fails while `down` is set, as a restarting server would.
+ */
 class RacingVectorStore extends MemoryVectorStore {
   beforeUpsert: (() => Promise<void>) | undefined;
+  down = false;
 
   override async upsert(space: IndexSpace, records: VectorRecord[]): Promise<void> {
     const race = this.beforeUpsert;
     this.beforeUpsert = undefined;
     await race?.();
+    this.failWhenDown();
     await super.upsert(space, records);
+  }
+
+  override async setPrincipals(space: IndexSpace, documentId: string, principals: string[]) {
+    this.failWhenDown();
+    return super.setPrincipals(space, documentId, principals);
+  }
+
+  private failWhenDown(): void {
+    if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
   }
 }
 
@@ -150,7 +165,19 @@ function setup() {
     return { vectors: semantic.length, lexical: bm25.length };
   };
 
-  return { service, vectors, lexical, generations, state, embedded, statuses, held, visible };
+  const access = new AccessReconciliationService(service, state);
+  return {
+    service,
+    access,
+    vectors,
+    lexical,
+    generations,
+    state,
+    embedded,
+    statuses,
+    held,
+    visible,
+  };
 }
 
 beforeAll(() => Logger.overrideLogger(false));
@@ -359,5 +386,191 @@ describe('IndexingService', () => {
       expect(await held(own, doc)).toEqual({ vectors: [1], lexical: [1] });
       expect(await state.spacesOf(tenant, doc)).toEqual([own]);
     });
+  });
+
+  describe('ACL changes racing a first indexing into a pipeline space (review M1)', () => {
+    it('gives the new space the ACL and attributes changed while its chunks were written', async () => {
+      const { service, vectors, embedded, visible, held } = setup();
+      const doc = randomUUID();
+      await service.indexDocument(tenant, await embedded(doc, 1));
+      const first = await embedded(doc, 1, { space: other });
+      // Handled after the service read the ACL, before the pipeline space holds any chunk.
+      vectors.beforeUpsert = async () => {
+        await service.onDocumentEvent(tenant, {
+          kind: 'acl_changed',
+          documentId: doc,
+          principals: ['u:bob'],
+          metaVersion: 1,
+        });
+        await service.onDocumentEvent(tenant, {
+          kind: 'attributes_changed',
+          documentId: doc,
+          attributes: { knowledgeBaseIds: ['kb1'], tags: ['final'], metadata: {} },
+          spaces: [own, other],
+          metaVersion: 2,
+        });
+      };
+      await service.indexDocument(tenant, first);
+      expect(await held(other, doc)).toEqual({ vectors: [1], lexical: [1] });
+      for (const space of [own, other]) {
+        expect(await visible(space, ['u:ann'])).toEqual({ vectors: 0, lexical: 0 });
+        expect(await visible(space, ['u:bob'], { tags: 'final' })).toEqual({
+          vectors: 2,
+          lexical: 2,
+        });
+      }
+    });
+  });
+
+  describe('meta versions (review M2)', () => {
+    it('ignores an ACL change older than the one applied, in every space', async () => {
+      const { service, embedded, visible } = setup();
+      const doc = randomUUID();
+      await service.indexDocument(tenant, await embedded(doc, 1));
+      const change = (principals: string[], metaVersion: number) =>
+        service.onDocumentEvent(tenant, {
+          kind: 'acl_changed',
+          documentId: doc,
+          principals,
+          metaVersion,
+        });
+      // Widened (v1), then narrowed (v2); another outbox replica published v1 last.
+      await change(['u:ann'], 2);
+      await change(['u:ann', 't:*'], 1);
+      expect(await visible(own, ['t:*'])).toEqual({ vectors: 0, lexical: 0 });
+      expect(await visible(own, ['u:ann'])).toEqual({ vectors: 2, lexical: 2 });
+      // A replay of the newest, and an event from before versions, still apply.
+      await change(['u:ann'], 2);
+      await service.onDocumentEvent(tenant, {
+        kind: 'acl_changed',
+        documentId: doc,
+        principals: ['u:cy'],
+      });
+      expect(await visible(own, ['u:cy'])).toEqual({ vectors: 2, lexical: 2 });
+    });
+
+    it('ignores a stale attribute change, and does not leave the spaces it names', async () => {
+      const { service, embedded, held, visible } = setup();
+      const doc = randomUUID();
+      await service.indexDocument(tenant, await embedded(doc, 1));
+      await service.indexDocument(tenant, await embedded(doc, 1, { space: other }));
+      const edit = (tags: string[], spaces: IndexSpace[], metaVersion: number) =>
+        service.onDocumentEvent(tenant, {
+          kind: 'attributes_changed',
+          documentId: doc,
+          attributes: { knowledgeBaseIds: ['kb1'], tags, metadata: {} },
+          spaces,
+          metaVersion,
+        });
+      await edit(['final'], [own, other], 3);
+      await edit(['draft'], [own], 2);
+      expect(await held(other, doc)).toEqual({ vectors: [1], lexical: [1] });
+      expect(await visible(other, ['u:ann'], { tags: 'final' })).toEqual({
+        vectors: 2,
+        lexical: 2,
+      });
+    });
+
+    it('ignores an ACL change that arrives after the delete', async () => {
+      const { service, state, embedded, held } = setup();
+      const doc = randomUUID();
+      await service.indexDocument(tenant, await embedded(doc, 1));
+      await service.onDocumentEvent(tenant, { kind: 'deleted', documentId: doc, metaVersion: 3 });
+      await service.onDocumentEvent(tenant, {
+        kind: 'acl_changed',
+        documentId: doc,
+        principals: ['t:*'],
+        metaVersion: 2,
+      });
+      expect(await held(own, doc)).toEqual({ vectors: [], lexical: [] });
+      expect(await state.principalsOf(tenant, doc)).toBeUndefined();
+    });
+  });
+
+  describe('access reconciliation (review H2)', () => {
+    it('repairs an ACL narrowed while the vector store was down, once it is back', async () => {
+      const { service, access, vectors, embedded, visible } = setup();
+      const doc = randomUUID();
+      const kept = randomUUID();
+      await service.indexDocument(tenant, await embedded(doc, 1));
+      await service.indexDocument(tenant, await embedded(kept, 1));
+      await service.onDocumentEvent(tenant, {
+        kind: 'acl_changed',
+        documentId: doc,
+        principals: ['u:ann', 'u:eve'],
+        metaVersion: 1,
+      });
+
+      // Narrowed while the store is down: every attempt fails (the event ends dead-lettered).
+      vectors.down = true;
+      const narrow = {
+        kind: 'acl_changed' as const,
+        documentId: doc,
+        principals: ['u:ann'],
+        metaVersion: 2,
+      };
+      for (let attempt = 0; attempt < 5; attempt++) {
+        await expect(service.onDocumentEvent(tenant, narrow)).rejects.toThrow('ECONNREFUSED');
+      }
+      expect((await visible(own, ['u:eve'])).vectors).toBeGreaterThan(0);
+
+      // Back: the next pass of document-service's snapshot repairs it, and only it.
+      vectors.down = false;
+      const snapshot = {
+        documents: [
+          { documentId: doc, principals: ['u:ann'], metaVersion: 2 },
+          { documentId: kept, principals: ['u:ann'], metaVersion: 0 },
+        ],
+      };
+      expect(await access.reconcile(tenant, snapshot)).toEqual([doc]);
+      expect(await visible(own, ['u:eve'])).toEqual({ vectors: 0, lexical: 0 });
+      expect(await visible(own, ['u:ann'])).toEqual({ vectors: 4, lexical: 4 });
+      // Converged: the next pass finds nothing to repair.
+      expect(await access.reconcile(tenant, snapshot)).toEqual([]);
+    });
+
+    it('applies a change that never reached indexing, and leaves deleted documents alone', async () => {
+      const { service, access, embedded, visible, held } = setup();
+      const [lost, deleted] = [randomUUID(), randomUUID()];
+      await service.indexDocument(tenant, await embedded(lost, 1));
+      await service.indexDocument(tenant, await embedded(deleted, 1));
+      await service.deleteDocument(tenant, deleted);
+      expect(
+        await access.reconcile(tenant, {
+          documents: [
+            { documentId: lost, principals: ['g:eng'], metaVersion: 4 },
+            { documentId: deleted, principals: ['t:*'], metaVersion: 4 },
+          ],
+        }),
+      ).toEqual([lost]);
+      expect(await visible(own, ['u:ann'])).toEqual({ vectors: 0, lexical: 0 });
+      expect(await visible(own, ['g:eng'])).toEqual({ vectors: 2, lexical: 2 });
+      expect(await held(own, deleted)).toEqual({ vectors: [], lexical: [] });
+    });
+  });
+});
+
+describe('needsRepair', () => {
+  const truth = { documentId: randomUUID(), principals: ['u:ann', 'g:eng'], metaVersion: 3 };
+  it.each([
+    ['never changed, and the truth never moved', undefined, 0, false],
+    ['never recorded, but the truth moved', undefined, 3, true],
+    ['the same, applied', { principals: ['g:eng', 'u:ann'], version: 3, applied: true }, 3, false],
+    [
+      'the same at an older version',
+      { principals: ['g:eng', 'u:ann'], version: 1, applied: true },
+      3,
+      false,
+    ],
+    [
+      'the same, not applied',
+      { principals: ['u:ann', 'g:eng'], version: 3, applied: false },
+      3,
+      true,
+    ],
+    ['different', { principals: ['u:ann'], version: 2, applied: true }, 3, true],
+    ['newer than the snapshot', { principals: ['u:ann'], version: 4, applied: false }, 3, false],
+  ])('%s', (_name, recorded, metaVersion, expected) => {
+    expect(needsRepair({ ...truth, metaVersion }, recorded)).toBe(expected);
   });
 });

@@ -83,6 +83,9 @@ export class IndexingService {
       );
       return;
     }
+    // Listed before its chunks are written: an ACL or attribute change handled from now on reaches
+    // this space too, and one handled before is re-read below (review M1).
+    await this.state.reserveSpace(tenantId, documentId, space);
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,
@@ -123,9 +126,19 @@ export class IndexingService {
       this.vectors.deleteDocument(space, documentId, version),
       this.lexical.deleteDocument(space, documentId, version),
     ]);
-    const latestAcl = await this.state.principalsOf(tenantId, documentId);
-    if (latestAcl && latestAcl.join() !== attributes.principals.join()) {
-      await this.setPrincipals(tenantId, documentId, latestAcl); // changed during the writes
+    // Changed during the writes: the space is reserved, so writing the latest reaches it.
+    const [latestAcl, latestEdit] = await Promise.all([
+      this.state.principalsOf(tenantId, documentId),
+      this.state.attributesOf(tenantId, documentId),
+    ]);
+    if (latestAcl && !sameList(latestAcl, attributes.principals)) {
+      await this.writePrincipals(tenantId, documentId, latestAcl);
+    }
+    if (latestEdit && JSON.stringify(latestEdit) !== JSON.stringify(edited)) {
+      await this.inEverySpace(tenantId, documentId, (s) => [
+        this.vectors.setAttributes(s, documentId, latestEdit),
+        this.lexical.setAttributes(s, documentId, latestEdit),
+      ]);
     }
     const held = await this.state.recordSpace(tenantId, documentId, space, version, records.length);
     await this.state.recordKnowledgeBaseSpace(
@@ -183,31 +196,48 @@ export class IndexingService {
     return { vectors, lexical };
   }
 
-  /** A document's lifecycle event: deletes, ACL and attribute changes reach the indexes. */
-  async onDocumentEvent(tenantId: TenantId, event: DocumentEvent): Promise<void> {
+  /**
+   * A document's lifecycle event: deletes, ACL and attribute changes reach the indexes. A change
+   * older than the one applied (its meta version, ADR 18), or to a deleted document, is ignored:
+   * outbox replicas can publish a document's events out of order (review M2).
+   */
+  async onDocumentEvent(
+    tenantId: TenantId,
+    event: Exclude<DocumentEvent, { kind: 'access_snapshot' }>,
+  ): Promise<void> {
     if (event.kind === 'deleted') {
       await this.deleteDocument(tenantId, event.documentId);
+    } else if (event.kind === 'uploaded') {
+      return; // the pipeline's business: indexing waits for its embeddings
+    } else if (await this.state.isTombstoned(tenantId, event.documentId)) {
+      this.logger.log(`document ${event.documentId} was deleted; its ${event.kind} is ignored`);
     } else if (event.kind === 'acl_changed') {
-      await this.setPrincipals(tenantId, event.documentId, event.principals);
+      await this.setPrincipals(tenantId, event.documentId, event.principals, event.metaVersion);
     } else if (event.kind === 'attributes_changed') {
-      const { documentId, attributes, spaces } = event;
+      const { documentId, attributes, spaces, metaVersion } = event;
       const kept = spaces.map((s) => spaceOfTenant(tenantId, s, 'indexing_error'));
-      await this.leaveSpaces(tenantId, documentId, kept);
-      await this.setAttributes(tenantId, documentId, attributes);
+      // A stale event's spaces are stale too: it must not make the document leave any.
+      if (await this.setAttributes(tenantId, documentId, attributes, metaVersion)) {
+        await this.leaveSpaces(tenantId, documentId, kept);
+      }
     }
   }
 
   /**
    * Applies edited tags, metadata and knowledge bases to a document's chunks in both indexes, in
    * place (nothing is re-embedded), remembers them for versions still in the pipeline, and bumps
-   * the generation. Idempotent.
+   * the generation. Idempotent; false when meta `version` is older than the attributes recorded.
    */
   async setAttributes(
     tenantId: TenantId,
     documentId: string,
     attributes: EditableAttributes,
-  ): Promise<void> {
-    await this.state.recordAttributes(tenantId, documentId, attributes);
+    version?: number,
+  ): Promise<boolean> {
+    if (!(await this.state.recordAttributes(tenantId, documentId, attributes, version))) {
+      this.logger.log(`document ${documentId}: attributes v${version} are stale; ignored`);
+      return false;
+    }
     const { vectors, lexical } = await this.inEverySpace(tenantId, documentId, (space) => [
       this.vectors.setAttributes(space, documentId, attributes),
       this.lexical.setAttributes(space, documentId, attributes),
@@ -216,22 +246,56 @@ export class IndexingService {
     this.logger.log(
       `document ${documentId} attributes changed: ${vectors} vectors, ${lexical} lexical rows updated`,
     );
+    return true;
   }
 
   /**
-   * Applies a document's new ACL to its chunks in both indexes, in place, then bumps the
-   * generation so no cached result computed under the old ACL is served again. Idempotent.
+   * Applies a document's new ACL (at meta `version`; undefined from events before versions) to
+   * its chunks in both indexes, in place, marks it applied, then bumps the generation so no cached
+   * result computed under the old ACL is served again. Idempotent; false when `version` is older
+   * than the ACL recorded (nothing is written).
    */
-  async setPrincipals(tenantId: TenantId, documentId: string, principals: string[]): Promise<void> {
-    await this.state.recordPrincipals(tenantId, documentId, principals);
-    const { vectors, lexical } = await this.inEverySpace(tenantId, documentId, (space) => [
-      this.vectors.setPrincipals(space, documentId, principals),
-      this.lexical.setPrincipals(space, documentId, principals),
-    ]);
+  async setPrincipals(
+    tenantId: TenantId,
+    documentId: string,
+    principals: string[],
+    version?: number,
+  ): Promise<boolean> {
+    if (!(await this.state.recordPrincipals(tenantId, documentId, principals, version))) {
+      this.logger.log(`document ${documentId}: ACL v${version} is stale; ignored`);
+      return false;
+    }
+    const { vectors, lexical } = await this.writePrincipals(tenantId, documentId, principals);
+    // Only now: a write that failed in either index leaves it unapplied for reconciliation.
+    await this.state.markPrincipalsApplied(tenantId, documentId, version);
     await this.generations.bump(tenantId);
     this.logger.log(
       `document ${documentId} readable by ${principals.join(' ')}: ${vectors} vectors, ${lexical} lexical rows updated`,
     );
+    return true;
+  }
+
+  /**
+   * Writes principals to the document's chunks in every space. A concurrent change (another
+   * partition's snapshot, a version being indexed) may have recorded a newer ACL and written it
+   * before this write landed: the recorded one is written again until what was written is it.
+   */
+  private async writePrincipals(
+    tenantId: TenantId,
+    documentId: string,
+    principals: string[],
+  ): Promise<{ vectors: number; lexical: number }> {
+    let written = principals;
+    for (let round = 1; ; round++) {
+      const acl = written;
+      const counts = await this.inEverySpace(tenantId, documentId, (space) => [
+        this.vectors.setPrincipals(space, documentId, acl),
+        this.lexical.setPrincipals(space, documentId, acl),
+      ]);
+      const recorded = await this.state.principalsOf(tenantId, documentId);
+      if (!recorded || sameList(recorded, written) || round === 3) return counts;
+      written = recorded;
+    }
   }
 
   /**
@@ -279,3 +343,5 @@ export class IndexingService {
     }
   }
 }
+
+const sameList = (a: string[], b: string[]): boolean => a.join('\n') === b.join('\n');

@@ -27,8 +27,17 @@ export const documentUploadedSchema = z.object({
 });
 export type DocumentUploaded = z.infer<typeof documentUploadedSchema>;
 
+/**
+ * A document's meta version (docs/adr/0018): document-service moves it on with every ACL change,
+ * attribute or membership change and delete, in the transaction of the change, so a consumer can
+ * tell a stale event (an outbox replica published it late) from a newer one. Absent in events
+ * written before it existed: those are applied as the newest, as they always were.
+ */
+const metaVersionSchema = z.number().int().nonnegative().optional();
+
 export const documentDeletedSchema = z.object({
   documentId: z.uuid(),
+  metaVersion: metaVersionSchema,
 });
 export type DocumentDeleted = z.infer<typeof documentDeletedSchema>;
 
@@ -36,6 +45,7 @@ export type DocumentDeleted = z.infer<typeof documentDeletedSchema>;
 export const documentAclChangedSchema = z.object({
   documentId: z.uuid(),
   principals: z.array(z.string()),
+  metaVersion: metaVersionSchema,
 });
 
 /** Tags, metadata or knowledge bases changed: the indexes update the chunks in place. */
@@ -44,7 +54,26 @@ export const documentAttributesChangedSchema = z.object({
   attributes: documentAttributesSchema.pick({ knowledgeBaseIds: true, tags: true, metadata: true }),
   /** The index spaces of the document's pipelines now: it leaves any other it was in. */
   spaces: z.array(z.string().min(1)),
+  metaVersion: metaVersionSchema,
 });
+
+/**
+ * What document-service holds of some documents' readers, sent periodically by its access
+ * reconciliation (keyed by tenant): indexing compares it with what it applied and repairs any
+ * difference (docs/adr/0018).
+ */
+export const documentAccessSnapshotSchema = z.object({
+  documents: z
+    .array(
+      z.object({
+        documentId: z.uuid(),
+        metaVersion: z.number().int().nonnegative(),
+        principals: z.array(z.string()),
+      }),
+    )
+    .max(1000),
+});
+export type DocumentAccessSnapshot = z.infer<typeof documentAccessSnapshotSchema>;
 
 /** `kb.document.v1` carries the lifecycle of a document, discriminated by `kind`. */
 export const documentEventSchema = z.discriminatedUnion('kind', [
@@ -52,6 +81,7 @@ export const documentEventSchema = z.discriminatedUnion('kind', [
   documentDeletedSchema.extend({ kind: z.literal('deleted') }),
   documentAclChangedSchema.extend({ kind: z.literal('acl_changed') }),
   documentAttributesChangedSchema.extend({ kind: z.literal('attributes_changed') }),
+  documentAccessSnapshotSchema.extend({ kind: z.literal('access_snapshot') }),
 ]);
 export type DocumentEvent = z.infer<typeof documentEventSchema>;
 

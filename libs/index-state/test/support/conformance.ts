@@ -188,4 +188,65 @@ export function documentIndexStateConformance(getState: () => DocumentIndexState
     expect(await state.principalsOf(other, doc)).toBeUndefined();
     expect(await state.attributesOf(other, doc)).toBeUndefined();
   });
+
+  it('ignores a stale ACL or attribute version, records a replay, and tells what was applied', async () => {
+    const state = getState();
+    const [tenant, doc, untouched] = [newTenant(), randomUUID(), randomUUID()];
+    expect(await state.recordPrincipals(tenant, doc, ['u:ann'], 2)).toBe(true);
+    expect(await state.accessStates(tenant, [doc, untouched])).toEqual(
+      new Map([[doc, { principals: ['u:ann'], version: 2, applied: false }]]),
+    );
+    await state.markPrincipalsApplied(tenant, doc, 2);
+    // v1 was published late by another outbox replica: it must not win.
+    expect(await state.recordPrincipals(tenant, doc, ['u:ann', 't:*'], 1)).toBe(false);
+    expect(await state.principalsOf(tenant, doc)).toEqual(['u:ann']);
+    expect(await state.accessStates(tenant, [doc])).toEqual(
+      new Map([[doc, { principals: ['u:ann'], version: 2, applied: true }]]),
+    );
+    expect(await state.recordPrincipals(tenant, doc, ['u:ann'], 2)).toBe(true);
+    expect(await state.recordPrincipals(tenant, doc, ['u:bob'], 4)).toBe(true);
+    // Applying v2 late does not mark v4 applied.
+    await state.markPrincipalsApplied(tenant, doc, 2);
+    expect((await state.accessStates(tenant, [doc])).get(doc)).toEqual({
+      principals: ['u:bob'],
+      version: 4,
+      applied: false,
+    });
+    // An event from before versions is applied as the newest, keeping the version.
+    expect(await state.recordPrincipals(tenant, doc, ['u:cy'])).toBe(true);
+    await state.markPrincipalsApplied(tenant, doc);
+    expect((await state.accessStates(tenant, [doc])).get(doc)).toEqual({
+      principals: ['u:cy'],
+      version: 4,
+      applied: true,
+    });
+
+    const edited = { knowledgeBaseIds: ['kb1'], tags: ['new'], metadata: {} };
+    expect(await state.recordAttributes(tenant, doc, edited, 3)).toBe(true);
+    expect(await state.recordAttributes(tenant, doc, { ...edited, tags: ['old'] }, 2)).toBe(false);
+    expect(await state.attributesOf(tenant, doc)).toEqual(edited);
+  });
+
+  it('reserves a space before its first chunks: listed, but holding no version', async () => {
+    const state = getState();
+    const tenant = newTenant();
+    const [own, pipeline, doc] = [tenantSpace(tenant), pipelineSpace(tenant, 'eee'), randomUUID()];
+    await state.reserveSpace(tenant, doc, pipeline);
+    expect(sorted(await state.spacesOf(tenant, doc))).toEqual(sorted([own, pipeline]));
+    expect(await state.recordSpace(tenant, doc, own, 1, 3)).toEqual(new Map([[own, 3]]));
+    expect(await state.recordSpace(tenant, doc, pipeline, 1, 4)).toEqual(
+      new Map([
+        [own, 3],
+        [pipeline, 4],
+      ]),
+    );
+    // Reserving a space that holds a version changes nothing.
+    await state.reserveSpace(tenant, doc, pipeline);
+    expect(await state.recordSpace(tenant, doc, own, 1, 3)).toEqual(
+      new Map([
+        [own, 3],
+        [pipeline, 4],
+      ]),
+    );
+  });
 }

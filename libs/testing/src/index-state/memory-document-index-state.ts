@@ -8,6 +8,7 @@ import {
 import {
   type DocumentIndexState,
   type KnowledgeBaseSpace,
+  type RecordedAccess,
   type SpaceState,
   spacesToSearch,
 } from '@kb/index-state';
@@ -25,8 +26,14 @@ export class MemoryDocumentIndexState implements DocumentIndexState {
     TenantId,
     Map<string, { knowledgeBaseId: string; space: IndexSpace; model: string }>
   >();
-  private readonly principals = new Map<string, string[]>();
-  private readonly attributes = new Map<string, EditableAttributes>();
+  private readonly principals = new Map<
+    string,
+    { principals: string[]; version: number; appliedVersion: number }
+  >();
+  private readonly attributes = new Map<
+    string,
+    { attributes: EditableAttributes; version: number }
+  >();
 
   async tombstone(tenantId: TenantId, documentId: string): Promise<void> {
     this.tombstones.add(key(tenantId, documentId));
@@ -72,6 +79,12 @@ export class MemoryDocumentIndexState implements DocumentIndexState {
     );
   }
 
+  async reserveSpace(tenantId: TenantId, documentId: string, space: IndexSpace): Promise<void> {
+    const held = this.spaces.get(key(tenantId, documentId)) ?? new Map();
+    this.spaces.set(key(tenantId, documentId), held);
+    if (!held.has(space)) held.set(space, { version: 0, chunks: 0 });
+  }
+
   async spacesOf(tenantId: TenantId, documentId: string): Promise<IndexSpace[]> {
     const held = this.spaces.get(key(tenantId, documentId))?.keys() ?? [];
     return [...new Set([tenantSpace(tenantId), ...held])];
@@ -113,28 +126,76 @@ export class MemoryDocumentIndexState implements DocumentIndexState {
     tenantId: TenantId,
     documentId: string,
     principals: string[],
+    version?: number,
+  ): Promise<boolean> {
+    const recorded = this.principals.get(key(tenantId, documentId));
+    if (!recorded) {
+      this.principals.set(key(tenantId, documentId), {
+        principals: [...principals],
+        version: version ?? 0,
+        appliedVersion: -1,
+      });
+      return true;
+    }
+    if (version !== undefined && recorded.version > version) return false;
+    recorded.principals = [...principals];
+    recorded.version = Math.max(recorded.version, version ?? 0);
+    return true;
+  }
+
+  async markPrincipalsApplied(
+    tenantId: TenantId,
+    documentId: string,
+    version?: number,
   ): Promise<void> {
-    this.principals.set(key(tenantId, documentId), [...principals]);
+    const recorded = this.principals.get(key(tenantId, documentId));
+    if (recorded && (version === undefined || recorded.version === version)) {
+      recorded.appliedVersion = recorded.version;
+    }
+  }
+
+  async accessStates(
+    tenantId: TenantId,
+    documentIds: string[],
+  ): Promise<Map<string, RecordedAccess>> {
+    const states = new Map<string, RecordedAccess>();
+    for (const documentId of documentIds) {
+      const recorded = this.principals.get(key(tenantId, documentId));
+      if (!recorded) continue;
+      states.set(documentId, {
+        principals: [...recorded.principals],
+        version: recorded.version,
+        applied: recorded.appliedVersion === recorded.version,
+      });
+    }
+    return states;
   }
 
   async principalsOf(tenantId: TenantId, documentId: string): Promise<string[] | undefined> {
-    const principals = this.principals.get(key(tenantId, documentId));
-    return principals && [...principals];
+    const recorded = this.principals.get(key(tenantId, documentId));
+    return recorded && [...recorded.principals];
   }
 
   async recordAttributes(
     tenantId: TenantId,
     documentId: string,
     attributes: EditableAttributes,
-  ): Promise<void> {
-    this.attributes.set(key(tenantId, documentId), structuredClone(attributes));
+    version?: number,
+  ): Promise<boolean> {
+    const recorded = this.attributes.get(key(tenantId, documentId));
+    if (recorded && version !== undefined && recorded.version > version) return false;
+    this.attributes.set(key(tenantId, documentId), {
+      attributes: structuredClone(attributes),
+      version: Math.max(recorded?.version ?? 0, version ?? 0),
+    });
+    return true;
   }
 
   async attributesOf(
     tenantId: TenantId,
     documentId: string,
   ): Promise<EditableAttributes | undefined> {
-    const attributes = this.attributes.get(key(tenantId, documentId));
-    return attributes && structuredClone(attributes);
+    const recorded = this.attributes.get(key(tenantId, documentId));
+    return recorded && structuredClone(recorded.attributes);
   }
 }
