@@ -40,6 +40,14 @@ describe('classifyError', () => {
     expect(classifyError(error)).toBe(ErrorClass.Transient);
   });
 
+  it('Node socket failures re-wrapped as text are transient', () => {
+    expect(
+      isTransient(new Error('AWS SDK error wrapper for Error: connect ECONNREFUSED 127.0.0.1:1')),
+    ).toBe(true);
+    expect(isTransient(new Error('getaddrinfo EAI_AGAIN s3.internal'))).toBe(true);
+    expect(isTransient(new Error('the file mentions ECONNREFUSED'))).toBe(false);
+  });
+
   it.each(['08006', '08001', '08P01', '57P01', '57P02', '57P03', '53300'])(
     'a Postgres connection-class SQLSTATE is transient: %s',
     (code) => {

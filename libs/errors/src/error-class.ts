@@ -55,6 +55,13 @@ const NETWORK_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Node's own text for those failures (`connect ECONNREFUSED 10.0.0.7:5432`), for an error that
+ * was re-wrapped as text on the way (the AWS SDK wraps a socket error from another realm so).
+ */
+const NETWORK_MESSAGE =
+  /\b(connect|read|write) (ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH)\b|\bgetaddrinfo (ENOTFOUND|EAI_AGAIN)\b/;
+
+/**
  * PostgreSQL SQLSTATEs of a server that is away or cannot take us yet: class 08 (connection
  * exception), 57P01-57P03 (shutting down, crashed, starting up) and 53300 (too many connections).
  */
@@ -145,6 +152,7 @@ function isTransientItself(error: object): boolean {
     if (NETWORK_CODES.has(e.code)) return true;
     if (isUnavailableSqlState(e.code)) return true;
   }
+  if (NETWORK_MESSAGE.test(message)) return true;
   if (PG_CONNECTION_MESSAGES.some((pattern) => pattern.test(message))) return true;
   if (REDIS_CONNECTION_ERRORS.has(error.constructor.name) || REDIS_CONNECTION_ERRORS.has(name)) {
     return true;
