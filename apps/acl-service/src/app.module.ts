@@ -20,7 +20,7 @@ import {
 } from '@kb/kafka';
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 import { AccessGrpcController } from './access/access.grpc';
 import { AclAccessPolicy } from './access/acl-access.policy';
@@ -96,7 +96,8 @@ export class AppModule {
           useFactory: (consumers: EventConsumersHost) => [
             // Not ready while the Helm hook (or a newer replica) has migrations left to apply.
             migrationsReadinessCheck(migrationPlans(deps.config)),
-            { name: 'kafka-consumer', check: async () => consumers.allJoined },
+            { name: 'postgres', check: async () => (await sql`select 1`.execute(deps.db), true) },
+            consumers.readinessCheck(),
           ],
         },
       ],

@@ -143,7 +143,9 @@ export class AppModule {
             { name: 'postgres', check: async () => (await sql`select 1`.execute(deps.db), true) },
             // Not ready while the Helm hook (or a newer replica) has migrations left to apply.
             migrationsReadinessCheck(migrationPlans(config)),
-            { name: 'kafka-consumer', check: async () => consumers.allJoined },
+            consumers.readinessCheck(),
+            // Uploads store originals in S3: while it is away they answer 503.
+            { name: 's3', check: async () => (await deps.blobs.ping(), true) },
           ],
         },
       ],

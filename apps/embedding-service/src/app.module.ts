@@ -89,7 +89,7 @@ export class AppModule {
           useFactory: (consumers: EventConsumersHost) => [
             // Not ready while the Helm hook (or a newer replica) has migrations left to apply.
             migrationsReadinessCheck(migrationPlans(deps.config)),
-            { name: 'kafka-consumer', check: async () => consumers.allJoined },
+            consumers.readinessCheck(),
             { name: 's3', check: async () => (await deps.blobs.ping(), true) },
           ],
         },

@@ -85,7 +85,7 @@ export class AppModule {
           useFactory: (consumers: EventConsumersHost) => [
             // Not ready while the Helm hook (or a newer replica) has migrations left to apply.
             migrationsReadinessCheck(migrationPlans(deps.config)),
-            { name: 'kafka-consumer', check: async () => consumers.allJoined },
+            consumers.readinessCheck(),
             { name: 'vector-store', check: async () => (await deps.vectors.ping(), true) },
             { name: 'lexical-index', check: async () => (await deps.lexical.ping(), true) },
             { name: 's3', check: async () => (await deps.blobs.ping(), true) },

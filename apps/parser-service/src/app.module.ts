@@ -69,7 +69,7 @@ export class AppModule {
           provide: READINESS_CHECKS,
           inject: [EventConsumersHost],
           useFactory: (consumers: EventConsumersHost) => [
-            { name: 'kafka-consumer', check: async () => consumers.allJoined },
+            consumers.readinessCheck(),
             { name: 's3', check: async () => (await deps.blobs.ping(), true) },
           ],
         },

@@ -185,6 +185,10 @@ export class AppModule {
                   (r) => r.status === 'fulfilled',
                 ),
             },
+            // The cache fails open: without Redis searches answer from the indexes (degraded).
+            ...(deps.cache
+              ? [{ name: 'redis', critical: false, check: async () => deps.cache!.isReady }]
+              : []),
           ],
         },
       ],

@@ -34,6 +34,13 @@ export function guardPool(pool: Pool, name: string): Pool {
       `${name}: an idle connection was closed (${error.message}); a new one opens on demand`,
     );
   });
+  // A checked-out client (a transaction waiting on S3, say) has no pool listener: its 'error'
+  // would end the process too. Its next query fails instead, and the caller releases it.
+  pool.on('connect', (client) => {
+    client.on('error', (error) => {
+      log.warn(`${name}: a connection in use was lost (${error.message})`);
+    });
+  });
   return pool;
 }
 

@@ -1,2 +1,3 @@
 export * from './domain-error';
+export * from './error-class';
 export * from './error-status';

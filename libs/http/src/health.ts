@@ -1,4 +1,4 @@
-import { DomainError, ErrorKind } from '@kb/errors';
+import { DomainError, ErrorKind, isTransient } from '@kb/errors';
 import { serveMetrics } from '@kb/observability';
 import { Controller, Get, HttpCode, Inject, Injectable, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
@@ -21,24 +21,84 @@ export class HealthError extends DomainError<HealthErrorCode> {
   }
 }
 
-/** A readiness condition: a name and a probe that resolves true when satisfied. */
+/**
+ * A readiness condition: a name and a probe that resolves true when satisfied, and false or
+ * throws when not (the thrown error gives the reason: a `NotReadyError`'s message, or the kind of
+ * failure, never its text, which may name hosts).
+ */
 export interface ReadinessCheck {
   name: string;
   check(): Promise<boolean>;
+  /**
+   * False for a dependency the service degrades without (a fail-open cache): reported under
+   * `degraded`, but the service stays ready (ADR 17). Default true.
+   */
+  critical?: boolean;
+}
+
+/** Thrown by a check with a reason safe to show on the public probe. */
+export class NotReadyError extends Error {
+  override name = 'NotReadyError';
 }
 
 export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
+
+/** A probe that does not answer within this long counts as failed (a dependency that hangs). */
+export const READINESS_TIMEOUT_MS = 2_000;
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: Record<string, boolean>;
+  /** Why each failed check failed. */
+  reasons: Record<string, string>;
+  /** Failed checks the service works without. */
+  degraded: string[];
+}
 
 @Injectable()
 export class Readiness {
   constructor(@Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[]) {}
 
-  async evaluate(): Promise<Record<string, boolean>> {
-    const entries = await Promise.all(
-      this.checks.map(async (c) => [c.name, await c.check().catch(() => false)] as const),
+  async evaluate(): Promise<ReadinessReport> {
+    const results = await Promise.all(
+      this.checks.map(async (c) => ({ check: c, ...(await probe(c)) })),
     );
-    return Object.fromEntries(entries);
+    const report: ReadinessReport = { ready: true, checks: {}, reasons: {}, degraded: [] };
+    for (const { check, ok, reason } of results) {
+      report.checks[check.name] = ok;
+      if (ok) continue;
+      report.reasons[check.name] = reason;
+      if (check.critical === false) report.degraded.push(check.name);
+      else report.ready = false;
+    }
+    return report;
   }
+}
+
+async function probe(check: ReadinessCheck): Promise<{ ok: boolean; reason: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new NotReadyError(`no answer within ${READINESS_TIMEOUT_MS} ms`)),
+      READINESS_TIMEOUT_MS,
+    );
+  });
+  try {
+    const ok = await Promise.race([check.check(), timeout]);
+    return { ok, reason: ok ? '' : 'not ready' };
+  } catch (error) {
+    return { ok: false, reason: reasonOf(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A failure's kind in words, without its text (which may name hosts, ports or SQL). */
+function reasonOf(error: unknown): string {
+  if (error instanceof NotReadyError || error instanceof DomainError) return error.message;
+  const code = (error as { code?: unknown } | null)?.code;
+  const kind = typeof code === 'string' ? code : error instanceof Error ? error.name : 'error';
+  return isTransient(error) ? `unreachable (${kind})` : `failed (${kind})`;
 }
 
 @Public()
@@ -53,13 +113,26 @@ export class HealthController {
     return { status: 'ok' };
   }
 
+  /**
+   * 200 while every critical dependency answers; 503 `not_ready` with the reasons while one is
+   * away (the service keeps running and reconnects: it is taken out of rotation, not restarted).
+   */
   @Get('ready')
-  async ready(): Promise<{ status: 'ready'; checks: Record<string, boolean> }> {
-    const checks = await this.readiness.evaluate();
-    if (Object.values(checks).some((ok) => !ok)) {
-      throw new HealthError(HealthErrorCode.NotReady, 'service is not ready', { checks });
+  async ready(): Promise<{
+    status: 'ready';
+    checks: Record<string, boolean>;
+    degraded?: Record<string, string>;
+  }> {
+    const { ready, checks, reasons, degraded } = await this.readiness.evaluate();
+    if (!ready) {
+      throw new HealthError(HealthErrorCode.NotReady, 'service is not ready', { checks, reasons });
     }
-    return { status: 'ready', checks };
+    if (degraded.length === 0) return { status: 'ready', checks };
+    return {
+      status: 'ready',
+      checks,
+      degraded: Object.fromEntries(degraded.map((name) => [name, reasons[name]!])),
+    };
   }
 }
 

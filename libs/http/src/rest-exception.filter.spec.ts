@@ -6,9 +6,19 @@ import { z } from 'zod';
 import { RestExceptionFilter } from './rest-exception.filter';
 import { parseBody } from './zod-body';
 
-function capture(exception: unknown): { status: number; body: unknown } {
-  const result = { status: 0, body: undefined as unknown };
+function capture(exception: unknown): {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+} {
+  const result: { status: number; body: unknown; headers?: Record<string, string> } = {
+    status: 0,
+    body: undefined,
+  };
   const response = {
+    setHeader(name: string, value: string) {
+      result.headers = { ...result.headers, [name]: value };
+    },
     status(code: number) {
       result.status = code;
       return this;
@@ -34,6 +44,29 @@ function thrown(action: () => unknown): unknown {
 }
 
 describe('RestExceptionFilter', () => {
+  it('answers 503 dependency_unavailable with Retry-After when a dependency is away', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.3.7:9000'), {
+      code: 'ECONNREFUSED',
+    });
+    const result = capture(refused);
+    expect(result).toEqual({
+      status: 503,
+      headers: { 'Retry-After': '5' },
+      body: { error: { code: 'dependency_unavailable', message: expect.any(String) } },
+    });
+    expect(JSON.stringify(result.body)).not.toContain('10.0.3.7');
+    const slowDown = Object.assign(new Error('Please reduce your request rate.'), {
+      name: 'SlowDown',
+      $metadata: { httpStatusCode: 503 },
+    });
+    expect(capture(slowDown).status).toBe(503);
+  });
+
+  it('gives every 503 a Retry-After, a domain error of kind unavailable too', () => {
+    const result = capture(new DomainError('store_down', ErrorKind.Unavailable, 'index is down'));
+    expect(result).toMatchObject({ status: 503, headers: { 'Retry-After': '5' } });
+  });
+
   it('renders a domain error with the status of its kind, its code and message', () => {
     expect(capture(new AuthError(AuthErrorCode.PermissionDenied, 'admin on acl'))).toEqual({
       status: 403,

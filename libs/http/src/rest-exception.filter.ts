@@ -1,4 +1,4 @@
-import { DomainError, ERROR_STATUS } from '@kb/errors';
+import { DomainError, ERROR_STATUS, ErrorKind, isTransient } from '@kb/errors';
 import {
   type ArgumentsHost,
   Catch,
@@ -13,6 +13,15 @@ import type { Response } from 'express';
 export interface ApiErrorBody {
   error: { code: string; message: string; details?: unknown };
 }
+
+/**
+ * The code of a 503 whose cause is a dependency being away (a database restarting, S3 refusing
+ * connections): the request was fine and will succeed once it is back (ADR 17).
+ */
+export const DEPENDENCY_UNAVAILABLE = 'dependency_unavailable';
+
+/** Seconds a client should wait before trying again after a 503 (`Retry-After`). */
+export const RETRY_AFTER_SECONDS = 5;
 
 /** Codes for errors the framework raises before our code runs. */
 const FRAMEWORK_CODES: Record<number, string> = {
@@ -29,6 +38,8 @@ const FRAMEWORK_CODES: Record<number, string> = {
 /**
  * The one place REST errors become responses: `{ error: { code, message, details? } }`, never a
  * stack. A domain error's status comes from `ERROR_STATUS`, as its gRPC status does in libs/grpc.
+ * An error that a dependency being away explains (`isTransient`, ADR 17) answers 503
+ * `dependency_unavailable`; every 503 carries `Retry-After`.
  */
 @Catch()
 export class RestExceptionFilter implements ExceptionFilter {
@@ -37,6 +48,9 @@ export class RestExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
     const [status, body] = this.toBody(exception);
+    if (status === HttpStatus.SERVICE_UNAVAILABLE) {
+      response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+    }
     if (status >= 500) {
       this.logger.error(
         exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
@@ -46,6 +60,18 @@ export class RestExceptionFilter implements ExceptionFilter {
   }
 
   private toBody(exception: unknown): [number, ApiErrorBody] {
+    if (!(exception instanceof DomainError) && isTransient(exception)) {
+      // The message stays generic: the error's own text names hosts and ports.
+      return [
+        ERROR_STATUS[ErrorKind.Unavailable].http,
+        {
+          error: {
+            code: DEPENDENCY_UNAVAILABLE,
+            message: 'a service this request needs is unavailable; try again shortly',
+          },
+        },
+      ];
+    }
     if (exception instanceof DomainError) {
       return [
         ERROR_STATUS[exception.kind].http,

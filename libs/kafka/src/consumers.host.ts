@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 
+import { DomainError, ErrorKind } from '@kb/errors';
 import {
   type BeforeApplicationShutdown,
   Inject,
@@ -31,9 +32,32 @@ export class EventConsumersHost implements OnApplicationBootstrap, BeforeApplica
     await Promise.all(this.consumers.map((consumer) => consumer.stop()));
   }
 
-  /** A readiness condition: every consumer has joined its group. */
+  /** A readiness condition: every consumer is in its group and hears from the broker. */
   get allJoined(): boolean {
     return this.consumers.every((consumer) => consumer.isJoined);
+  }
+
+  /**
+   * The `kafka-consumer` readiness check (a `ReadinessCheck` of @kb/http): fails with the first
+   * unhealthy consumer's reason (not joined yet, crashed, no answer from the broker).
+   */
+  readinessCheck(): { name: string; check: () => Promise<boolean> } {
+    return {
+      name: 'kafka-consumer',
+      check: async () => {
+        for (const consumer of this.consumers) {
+          const { ok, reason } = consumer.health();
+          if (!ok) {
+            throw new DomainError(
+              'consumer_not_ready',
+              ErrorKind.Unavailable,
+              reason ?? 'not ready',
+            );
+          }
+        }
+        return true;
+      },
+    };
   }
 }
 

@@ -1,16 +1,28 @@
 import { deadLetterTopic, parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
+import { classifyError, ErrorClass, isPermanent } from '@kb/errors';
 import { meter } from '@kb/observability';
 import { backOff } from 'exponential-backoff';
-import { type Consumer, type Kafka, type KafkaMessage, Partitioners } from 'kafkajs';
+import {
+  type Admin,
+  type Consumer,
+  type EachBatchPayload,
+  type Kafka,
+  type KafkaMessage,
+  Partitioners,
+} from 'kafkajs';
 
-import { isPermanent } from './errors';
+import { type CommitOffset, DeliveryCounter } from './delivery-count';
 import { ensureTopics } from './kafka';
+import { backoffDelay, ConsumerStoppingError, isRebalance, Waiter } from './retry-wait';
 
 const handled = meter().createCounter('kb_events_handled_total', {
   description: 'Kafka messages handled successfully, by topic and consumer group',
 });
 const deadLettered = meter().createCounter('kb_events_dead_lettered_total', {
   description: 'Kafka messages sent to a dead-letter topic, by topic, group and reason',
+});
+const retried = meter().createCounter('kb_events_retried_total', {
+  description: 'Handler retries, by topic, group and class (transient: a dependency is away)',
 });
 const handleDuration = meter().createHistogram('kb_event_handle_duration_ms', {
   description: 'Time to handle one message, retries included',
@@ -24,7 +36,10 @@ export type HandlerMap = { [T in Topic]?: EventHandler<T> };
 export interface DeadLetter {
   topic: string;
   key: string | null;
-  /** Machine-readable reason: `malformed_message`, a PermanentError's reason, or `retries_exhausted`. */
+  /**
+   * Machine-readable reason: `malformed_message`, a PermanentError's reason, `retries_exhausted`,
+   * or `delivery_limit` (the consumer died handling it `maxDeliveries` times).
+   */
   reason: string;
   /** The error's text, for operators (the dead-letter topic's headers and the logs). */
   error: string;
@@ -40,9 +55,18 @@ export interface DeadLetter {
 export interface ConsumerOptions {
   groupId: string;
   handlers: HandlerMap;
-  /** Attempts per message before it is dead-lettered. */
+  /** Attempts per delivery before a message that keeps failing (not transiently) is dead-lettered. */
   maxAttempts?: number;
   initialBackoffMs?: number;
+  /**
+   * Deliveries without an outcome (the process died handling it) before a message is
+   * dead-lettered as `delivery_limit`; counted in Kafka, across restarts (ADR 17).
+   */
+  maxDeliveries?: number;
+  /** The longest pause between two tries while a dependency is away (default 30 s). */
+  maxTransientBackoffMs?: number;
+  /** The group session: a member silent this long is dropped (default 30 s). */
+  sessionTimeoutMs?: number;
   /** Called after a message went to the dead-letter topic, e.g. to mark the document failed. */
   onDeadLetter?: (letter: DeadLetter) => Promise<void>;
   log?: (message: string, context: Record<string, unknown>) => void;
@@ -50,73 +74,198 @@ export interface ConsumerOptions {
   fromBeginning?: boolean;
 }
 
+/** Whether the consumer is in its group and hears from the broker (a readiness condition). */
+export interface ConsumerHealth {
+  ok: boolean;
+  /** Why not, in words safe to show on a public probe. */
+  reason?: string;
+}
+
+const HEARTBEAT_MS = 3_000;
+
+/** What one partition's batch gives a handler: heartbeats and commits through kafkajs. */
+interface BatchContext {
+  topic: string;
+  partition: number;
+  heartbeat: () => Promise<void>;
+  commit: CommitOffset;
+}
+
 /**
- * Runs a consumer group over typed topics. Each message is validated against its topic's schema,
- * handled with retries and exponential backoff, and dead-lettered when it keeps failing, so a bad
- * message never blocks its partition or crash-loops the service. Offsets are committed only after a
+ * Runs a consumer group over typed topics (ADR 14, ADR 17). Each message is validated against
+ * its topic's schema and handled; what happens on failure depends on the error's class:
+ * - transient (a dependency is away): tried again with capped exponential backoff for as long as
+ *   it lasts, heartbeating so the group does not rebalance; never dead-lettered;
+ * - permanent (the input itself): dead-lettered at once;
+ * - anything else: `maxAttempts` tries with backoff, then dead-lettered (`retries_exhausted`).
+ * Deliveries are counted in Kafka before handling, so a message that kills the process is
+ * dead-lettered (`delivery_limit`) after `maxDeliveries`. Offsets are committed only after a
  * message is handled or dead-lettered (at-least-once), so handlers must be idempotent.
  */
 export class EventConsumer {
-  private readonly consumer: Consumer;
+  private consumer: Consumer;
   private readonly dlqProducer;
+  private readonly admin: Admin;
+  private readonly deliveries: DeliveryCounter;
+  private readonly waiter = new Waiter();
   private joined = false;
+  private lastContact = 0;
+  private lastProblem: string | undefined;
+  private stopping = false;
 
   constructor(
     private readonly kafka: Kafka,
     private readonly options: ConsumerOptions,
   ) {
-    this.consumer = kafka.consumer({
-      groupId: options.groupId,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
-    });
+    this.consumer = this.newConsumer();
     this.dlqProducer = kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
       createPartitioner: Partitioners.DefaultPartitioner,
     });
-    this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
-      this.joined = true;
-    });
+    this.admin = kafka.admin();
+    this.deliveries = new DeliveryCounter(this.admin, options.groupId);
   }
 
-  /** True once the consumer has joined its group (a readiness condition). */
+  /** True once the consumer is in its group and has heard from the broker lately. */
   get isJoined(): boolean {
-    return this.joined;
+    return this.health().ok;
+  }
+
+  health(): ConsumerHealth {
+    if (!this.joined) {
+      return { ok: false, reason: this.lastProblem ?? 'not in its consumer group yet' };
+    }
+    const silentMs = Date.now() - this.lastContact;
+    if (silentMs > this.sessionTimeoutMs) {
+      return {
+        ok: false,
+        reason: `no answer from the broker for ${Math.round(silentMs / 1000)} s`,
+      };
+    }
+    return { ok: true };
   }
 
   async start(): Promise<void> {
     const topics = Object.keys(this.options.handlers);
     await ensureTopics(this.kafka, [...topics, deadLetterTopic(this.options.groupId)]);
     await this.dlqProducer.connect();
-    await this.consumer.connect();
-    await backOff(
-      () => this.consumer.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? true }),
-      {
-        numOfAttempts: 8,
-        startingDelay: 250,
-        maxDelay: 5_000,
-      },
-    );
-    await this.consumer.run({
-      // Partitions are processed in parallel; one document's events share a key, so stay ordered.
-      partitionsConsumedConcurrently: 3,
-      eachMessage: async ({ topic, message }) => this.handle(topic as Topic, message),
-    });
+    await this.admin.connect();
+    await this.run(this.consumer);
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    this.waiter.wakeAll();
     await this.consumer.disconnect();
     await this.dlqProducer.disconnect();
+    await this.admin.disconnect();
   }
 
-  private async handle(topic: Topic, message: KafkaMessage): Promise<void> {
+  private get sessionTimeoutMs(): number {
+    return this.options.sessionTimeoutMs ?? 30_000;
+  }
+
+  private newConsumer(): Consumer {
+    const consumer = this.kafka.consumer({
+      groupId: this.options.groupId,
+      sessionTimeout: this.sessionTimeoutMs,
+      heartbeatInterval: HEARTBEAT_MS,
+    });
+    const { events } = consumer;
+    const contact = () => {
+      this.lastContact = Date.now();
+    };
+    consumer.on(events.GROUP_JOIN, () => {
+      this.joined = true;
+      this.lastProblem = undefined;
+      this.deliveries.forget();
+      contact();
+    });
+    for (const event of [events.HEARTBEAT, events.FETCH, events.COMMIT_OFFSETS]) {
+      consumer.on(event, contact);
+    }
+    consumer.on(events.CRASH, ({ payload }) => {
+      this.joined = false;
+      this.lastProblem = `crashed (${payload.error.name}); ${payload.restart ? 'restarting' : 'rebuilding'}`;
+      this.options.log?.('consumer crashed', {
+        group: this.options.groupId,
+        error: String(payload.error),
+        restart: payload.restart,
+      });
+      // kafkajs restarts after a retriable crash; after any other, build a new consumer.
+      if (!payload.restart && !this.stopping) void this.rebuild();
+    });
+    consumer.on(events.STOP, () => {
+      this.joined = false;
+    });
+    return consumer;
+  }
+
+  private async run(consumer: Consumer): Promise<void> {
+    const topics = Object.keys(this.options.handlers);
+    await consumer.connect();
+    await backOff(
+      () => consumer.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? true }),
+      { numOfAttempts: 8, startingDelay: 250, maxDelay: 5_000 },
+    );
+    await consumer.run({
+      // Partitions are processed in parallel; one document's events share a key, so stay ordered.
+      partitionsConsumedConcurrently: 3,
+      // A batch may end early (stop, rebalance): only the messages handled are resolved.
+      eachBatchAutoResolve: false,
+      eachBatch: (payload) => this.handleBatch(payload),
+    });
+  }
+
+  /** After a crash kafkajs does not restart from: a new consumer, until one runs. */
+  private async rebuild(): Promise<void> {
+    for (let attempt = 1; !this.stopping; attempt++) {
+      await this.waiter.sleep(backoffDelay(attempt, 1_000, 30_000));
+      if (this.stopping) return;
+      try {
+        await this.consumer.disconnect().catch(() => undefined);
+        this.consumer = this.newConsumer();
+        await this.run(this.consumer);
+        return;
+      } catch (error) {
+        this.lastProblem = `cannot rejoin (${errorName(error)})`;
+        this.options.log?.('consumer rebuild failed', { attempt, error: String(error) });
+      }
+    }
+  }
+
+  private async handleBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } =
+      payload;
+    const context: BatchContext = {
+      topic: batch.topic,
+      partition: batch.partition,
+      heartbeat,
+      commit: commitOffsetsIfNecessary,
+    };
+    for (const message of batch.messages) {
+      if (!isRunning() || isStale() || this.stopping) break;
+      await this.handle(context, message);
+      resolveOffset(message.offset);
+      await heartbeat();
+    }
+  }
+
+  private async handle(context: BatchContext, message: KafkaMessage): Promise<void> {
+    const topic = context.topic as Topic;
     const key = message.key?.toString() ?? null;
+    const deliveries = await this.deliveries.begin(
+      topic,
+      context.partition,
+      message.offset,
+      context.commit,
+    );
     let envelope: TopicEnvelope<Topic>;
     try {
       envelope = parseEnvelope(topic, JSON.parse(message.value?.toString() ?? 'null'));
     } catch (error) {
-      await this.deadLetter(message, {
+      await this.deadLetter(context, message, {
         topic,
         key,
         reason: 'malformed_message',
@@ -125,71 +274,187 @@ export class EventConsumer {
       });
       return;
     }
+    const maxDeliveries = this.options.maxDeliveries ?? 3;
+    if (deliveries > maxDeliveries) {
+      await this.deadLetter(context, message, {
+        topic,
+        key,
+        reason: 'delivery_limit',
+        error: `delivered ${deliveries - 1} times without an outcome: the consumer died handling it`,
+        permanent: false,
+        envelope,
+      });
+      return;
+    }
     const handler = this.options.handlers[topic] as EventHandler<Topic>;
     const started = performance.now();
     const labels = { topic, group: this.options.groupId };
     try {
-      await backOff(() => handler(envelope), {
-        numOfAttempts: this.options.maxAttempts ?? 5,
-        startingDelay: this.options.initialBackoffMs ?? 200,
-        timeMultiple: 2,
-        maxDelay: 10_000,
-        jitter: 'full',
-        retry: (error: unknown, attempt: number) => {
-          if (isPermanent(error)) return false;
-          this.options.log?.('handler failed, retrying', {
-            topic,
-            key,
-            attempt,
-            error: String(error),
-          });
-          return true;
-        },
-      });
-      handled.add(1, labels);
-    } catch (error) {
-      const permanent = isPermanent(error);
-      const reason = permanent ? error.reason : 'retries_exhausted';
-      await this.deadLetter(message, {
-        topic,
-        key,
-        reason,
-        error: errorMessage(error),
-        permanent,
-        envelope,
-      });
+      await this.untilOutcome(context, message, envelope, () => handler(envelope));
     } finally {
       handleDuration.record(performance.now() - started, labels);
     }
   }
 
-  private async deadLetter(message: KafkaMessage, letter: DeadLetter): Promise<void> {
+  /**
+   * Runs the handler until it succeeds, or a verdict sends the message to the dead-letter topic.
+   * Throws only when the consumer stops or the group rebalances: the message is then redelivered.
+   */
+  private async untilOutcome(
+    context: BatchContext,
+    message: KafkaMessage,
+    envelope: TopicEnvelope<Topic>,
+    attempt: () => Promise<void>,
+  ): Promise<void> {
+    const topic = context.topic;
+    const key = message.key?.toString() ?? null;
+    const labels = { topic, group: this.options.groupId };
+    let failures = 0;
+    let waits = 0;
+    for (;;) {
+      try {
+        await this.withHeartbeats(context, attempt);
+        handled.add(1, labels);
+        return;
+      } catch (error) {
+        if (this.stopping) throw new ConsumerStoppingError(error);
+        const errorClass = classifyError(error);
+        if (errorClass === ErrorClass.Permanent || failures + 1 >= this.maxAttempts(errorClass)) {
+          const permanent = isPermanent(error);
+          await this.deadLetter(context, message, {
+            topic,
+            key,
+            reason: permanent ? error.reason : 'retries_exhausted',
+            error: errorMessage(error),
+            permanent,
+            envelope,
+          });
+          return;
+        }
+        let delayMs: number;
+        if (errorClass === ErrorClass.Transient) {
+          // The process survived this delivery: it must not count towards the poison limit.
+          if (waits === 0) {
+            await this.deliveries.forgive(topic, context.partition, message.offset, context.commit);
+          }
+          waits += 1;
+          delayMs = backoffDelay(
+            waits,
+            this.initialBackoffMs,
+            this.options.maxTransientBackoffMs ?? 30_000,
+          );
+        } else {
+          failures += 1;
+          delayMs = backoffDelay(failures, this.initialBackoffMs, 10_000);
+        }
+        retried.add(1, { ...labels, class: errorClass });
+        this.options.log?.(
+          errorClass === ErrorClass.Transient
+            ? 'a dependency is away, waiting'
+            : 'handler failed, retrying',
+          { topic, key, attempt: failures + waits, delayMs, error: String(error) },
+        );
+        await this.pause(context, delayMs);
+      }
+    }
+  }
+
+  private maxAttempts(errorClass: ErrorClass): number {
+    return errorClass === ErrorClass.Transient ? Infinity : (this.options.maxAttempts ?? 5);
+  }
+
+  private get initialBackoffMs(): number {
+    return this.options.initialBackoffMs ?? 200;
+  }
+
+  /**
+   * Runs a handler while heartbeating every few seconds: a long one (a big document, a slow model)
+   * keeps its group membership and shows the broker is reachable.
+   */
+  private async withHeartbeats(context: BatchContext, work: () => Promise<void>): Promise<void> {
+    const timer = setInterval(() => {
+      context.heartbeat().catch(() => undefined); // a rebalance is noticed after the handler
+    }, HEARTBEAT_MS);
+    try {
+      await work();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  /** Waits `ms`, heartbeating; a rebalance or a stop ends the wait by throwing. */
+  private async pause(context: BatchContext, ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    while (!this.stopping && Date.now() < until) {
+      await this.waiter.sleep(Math.min(HEARTBEAT_MS, until - Date.now()));
+      try {
+        await context.heartbeat();
+      } catch (error) {
+        // Another member joined: give the partition up now, the message is redelivered.
+        if (isRebalance(error)) throw error;
+        // The broker is away too: keep waiting; kafkajs reconnects.
+      }
+    }
+    if (this.stopping) throw new ConsumerStoppingError();
+  }
+
+  private async deadLetter(
+    context: BatchContext,
+    message: KafkaMessage,
+    letter: DeadLetter,
+  ): Promise<void> {
     this.options.log?.('message dead-lettered', { ...letter, envelope: undefined });
     deadLettered.add(1, {
       topic: letter.topic,
       group: this.options.groupId,
       reason: letter.reason,
     });
-    await this.dlqProducer.send({
-      topic: deadLetterTopic(this.options.groupId),
-      acks: -1,
-      messages: [
-        {
-          key: message.key,
-          value: message.value,
-          headers: {
-            ...message.headers,
-            'x-dlq-source-topic': letter.topic,
-            'x-dlq-reason': letter.reason,
-            'x-dlq-error': letter.error.slice(0, 1000),
+    // Publishing the letter and marking the document wait out an outage like a handler does.
+    await this.untilSent(context, async () => {
+      await this.dlqProducer.send({
+        topic: deadLetterTopic(this.options.groupId),
+        acks: -1,
+        messages: [
+          {
+            key: message.key,
+            value: message.value,
+            headers: {
+              ...message.headers,
+              'x-dlq-source-topic': letter.topic,
+              'x-dlq-reason': letter.reason,
+              'x-dlq-error': letter.error.slice(0, 1000),
+            },
           },
-        },
-      ],
+        ],
+      });
     });
-    await this.options.onDeadLetter?.(letter);
+    const onDeadLetter = this.options.onDeadLetter;
+    if (onDeadLetter) await this.untilSent(context, () => onDeadLetter(letter));
+  }
+
+  /** Retries `send` while its failure is transient (forever) or up to `maxAttempts` otherwise. */
+  private async untilSent(context: BatchContext, send: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await send();
+        return;
+      } catch (error) {
+        if (this.stopping) throw new ConsumerStoppingError(error);
+        const errorClass = classifyError(error);
+        if (errorClass !== ErrorClass.Transient && attempt >= (this.options.maxAttempts ?? 5)) {
+          throw error;
+        }
+        this.options.log?.('dead-lettering failed, retrying', { attempt, error: String(error) });
+        await this.pause(context, backoffDelay(attempt, this.initialBackoffMs, 30_000));
+      }
+    }
   }
 }
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
 }

@@ -14,6 +14,8 @@ import {
 
 jest.setTimeout(90_000);
 
+const kafkaBrokers = () => process.env['KAFKA_BROKERS']!.split(',');
+
 /** Runs against the real broker from `npm run infra:up`. Each test uses its own group and documents. */
 describe('EventConsumer against Kafka', () => {
   let kafka: Kafka;
@@ -156,5 +158,124 @@ describe('EventConsumer against Kafka', () => {
       'no_text',
     ]);
     expect(dead[0]!.value?.toString()).toBe('{"not":"an envelope"}');
+  });
+
+  /** Points a new group at the topic's end, so it sees only what a test publishes next. */
+  async function groupAtEnd(groupId: string): Promise<void> {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await admin.resetOffsets({ groupId, topic: Topics.documentStatus, earliest: false });
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  const refused = () =>
+    Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED' });
+
+  it('waits out a transient error for as long as it lasts, without dead-lettering', async () => {
+    const groupId = `test-${randomUUID()}`;
+    const documentId = randomUUID();
+    await groupAtEnd(groupId);
+    const letters: DeadLetter[] = [];
+    let attempts = 0;
+    const done = new Promise<void>((resolve) => {
+      const consumer = new EventConsumer(kafka, {
+        groupId,
+        // Two tries would dead-letter any other error; a dependency being away is waited out.
+        maxAttempts: 2,
+        initialBackoffMs: 10,
+        maxTransientBackoffMs: 40,
+        handlers: {
+          [Topics.documentStatus]: async (event) => {
+            if (event.payload.documentId !== documentId) return;
+            attempts += 1;
+            if (attempts <= 8) throw refused();
+            resolve();
+          },
+        },
+        onDeadLetter: async (letter) => {
+          if (letter.key === documentId) letters.push(letter);
+        },
+      });
+      consumers.push(consumer);
+      void consumer.start();
+    });
+    await producer.publish({
+      topic: Topics.documentStatus,
+      tenantId: 't1',
+      key: documentId,
+      payload: statusPayload(documentId),
+    });
+    await done;
+    expect(attempts).toBe(9);
+    expect(letters).toEqual([]);
+  });
+
+  it('dead-letters a message whose handling killed the consumer maxDeliveries times', async () => {
+    const groupId = `test-${randomUUID()}`;
+    const documentId = randomUUID();
+    await groupAtEnd(groupId);
+    const maxDeliveries = 2;
+    let calls = 0;
+    // Each "process" has its own client: nothing but Kafka carries the count from one to the next.
+    const startProcess = (onDeadLetter?: (letter: DeadLetter) => Promise<void>) => {
+      let entered!: () => void;
+      let die!: () => void;
+      const inHandler = new Promise<void>((resolve) => (entered = resolve));
+      const death = new Promise<void>((resolve) => (die = resolve));
+      const consumer = new EventConsumer(
+        createKafka({ brokers: kafkaBrokers(), clientId: `crash-${randomUUID()}` }),
+        {
+          groupId,
+          maxDeliveries,
+          sessionTimeoutMs: 10_000,
+          handlers: {
+            [Topics.documentStatus]: async (event) => {
+              if (event.payload.documentId !== documentId) return;
+              calls += 1;
+              entered();
+              await death;
+              throw new Error('out of memory'); // what the dying process never gets to report
+            },
+          },
+          ...(onDeadLetter ? { onDeadLetter } : {}),
+        },
+      );
+      return { consumer, inHandler, die };
+    };
+    for (let i = 0; i < maxDeliveries; i++) {
+      const { consumer, inHandler, die } = startProcess();
+      await consumer.start();
+      if (i === 0) {
+        await producer.publish({
+          topic: Topics.documentStatus,
+          tenantId: 't1',
+          key: documentId,
+          payload: statusPayload(documentId),
+        });
+      }
+      await inHandler;
+      // Stopped mid-handle: no outcome, no commit of the message; the next one gets it again.
+      const stopped = consumer.stop();
+      die();
+      await stopped;
+    }
+    const letters: DeadLetter[] = [];
+    const lettered = new Promise<void>((resolve) => {
+      const { consumer } = startProcess(async (letter) => {
+        if (letter.key !== documentId) return;
+        letters.push(letter);
+        resolve();
+      });
+      consumers.push(consumer);
+      void consumer.start();
+    });
+    await lettered;
+    expect(calls).toBe(maxDeliveries);
+    expect(letters).toEqual([
+      expect.objectContaining({ reason: 'delivery_limit', key: documentId, permanent: false }),
+    ]);
   });
 });

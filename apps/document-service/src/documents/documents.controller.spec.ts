@@ -13,6 +13,7 @@ import {
   TokenVerifier,
 } from '@kb/auth';
 import { ACCESS_POLICY, TOKEN_VERIFIER, useRestDefaults } from '@kb/http';
+import { S3BlobStore } from '@kb/storage';
 import type { INestApplication } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
@@ -50,10 +51,10 @@ describe('uploads through POST /v1/documents', () => {
   let url: string;
   const spool = mkdtempSync(join(tmpdir(), 'kb-upload-spec-'));
   const f = documentServiceFixture();
-  const upload = async (user: string, fields: Record<string, string>) => {
+  const upload = async (user: string, fields: Record<string, string>, content = 'x') => {
     const form = new FormData();
     for (const [name, value] of Object.entries(fields)) form.append(name, value);
-    form.append('file', new Blob(['x'.repeat(64 * 1024)]), 'notes.txt');
+    form.append('file', new Blob([content.repeat(64 * 1024)]), 'notes.txt');
     return fetch(`${url}/v1/documents`, {
       method: 'POST',
       body: form,
@@ -110,5 +111,31 @@ describe('uploads through POST /v1/documents', () => {
     const huge = await upload('alice', { title: 'x'.repeat(300 * 1024) });
     expect(huge.status).toBe(400);
     expect(readdirSync(spool)).toEqual([]);
+  });
+
+  it('answers 503 dependency_unavailable with Retry-After while S3 is away, not 500', async () => {
+    // The error the real S3 client raises when nothing listens at its endpoint.
+    const away = new S3BlobStore({
+      endpoint: 'http://127.0.0.1:1',
+      region: 'us-east-1',
+      bucket: 'kb-documents',
+      accessKeyId: 'test',
+      secretAccessKey: 'test',
+    });
+    const refused: unknown = await away.exists('blobs/x').catch((error: unknown) => error);
+    away.destroy();
+    expect(refused).toBeInstanceOf(Error);
+    const exists = jest.spyOn(f.blobs, 'exists').mockRejectedValueOnce(refused);
+    try {
+      const response = await upload('alice', { title: 'Notes' }, 'y');
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('5');
+      expect(await response.json()).toEqual({
+        error: { code: 'dependency_unavailable', message: expect.any(String) },
+      });
+      expect(readdirSync(spool)).toEqual([]);
+    } finally {
+      exists.mockRestore();
+    }
   });
 });

@@ -15,6 +15,8 @@ export interface SearchCache {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;
   readonly counters: CacheCounters;
+  /** Connected and accepting commands (readiness reports it; the cache works without). */
+  readonly isReady: boolean;
   close(): Promise<void>;
 }
 

@@ -50,6 +50,7 @@ export function memoryCache() {
     get: async (key) => entries.get(key),
     set: async (key, value) => void entries.set(key, value),
     counters: { hits: 0, misses: 0, errors: 0 },
+    isReady: true,
     close: async () => undefined,
   };
   return { cache, entries };
