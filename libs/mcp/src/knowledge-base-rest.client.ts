@@ -11,8 +11,8 @@ import {
 export interface RestEndpoints {
   /** document-service, e.g. http://127.0.0.1:3001 */
   documentsUrl: string;
-  /** query-service, e.g. http://127.0.0.1:3005 */
-  queryUrl: string;
+  /** query-service, e.g. http://127.0.0.1:3005; needed for search and context only. */
+  queryUrl?: string;
   /** The caller's bearer token: the APIs apply its tenant, permissions and ACLs. */
   token: string;
   timeoutMs?: number;
@@ -26,11 +26,16 @@ export class KnowledgeBaseRestClient implements KnowledgeBasePort {
   constructor(private readonly endpoints: RestEndpoints) {}
 
   search(request: SearchRequest): Promise<JsonObject> {
-    return this.call(this.endpoints.queryUrl, '/v1/search', request);
+    return this.call(this.queryUrl(), '/v1/search', request);
   }
 
   context(request: ContextRequest): Promise<JsonObject> {
-    return this.call(this.endpoints.queryUrl, '/v1/context', request);
+    return this.call(this.queryUrl(), '/v1/context', request);
+  }
+
+  private queryUrl(): string {
+    if (!this.endpoints.queryUrl) throw new Error('no query-service URL was given');
+    return this.endpoints.queryUrl;
   }
 
   getDocument(documentId: string): Promise<JsonObject> {

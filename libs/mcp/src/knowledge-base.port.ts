@@ -40,13 +40,17 @@ export interface ListDocumentsRequest {
  * Failures are `KnowledgeBaseApiError`s, or errors with a string `code`, which the tools show.
  */
 export interface KnowledgeBasePort {
-  search(request: SearchRequest): Promise<JsonObject>;
-  context(request: ContextRequest): Promise<JsonObject>;
-  getDocument(documentId: string): Promise<JsonObject>;
-  getDocumentText(documentId: string, window: TextWindow): Promise<JsonObject>;
-  listDocuments(request: ListDocumentsRequest): Promise<JsonObject>;
-  listKnowledgeBases(): Promise<JsonObject>;
-  stats(): Promise<JsonObject>;
+  /** The search response of `POST /v1/search`. */
+  search(request: SearchRequest): Promise<object>;
+  /** `POST /v1/context`'s answer: `passages` with citations. */
+  context(request: ContextRequest): Promise<object>;
+  getDocument(documentId: string): Promise<object>;
+  getDocumentText(documentId: string, window: TextWindow): Promise<object>;
+  /** A page: `items` and `nextCursor`. */
+  listDocuments(request: ListDocumentsRequest): Promise<object>;
+  /** `{ items }`. */
+  listKnowledgeBases(): Promise<object>;
+  stats(): Promise<object>;
 }
 
 /** An API's refusal as its caller sees it: the HTTP status and the stable error code. */

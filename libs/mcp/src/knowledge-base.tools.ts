@@ -2,7 +2,7 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
-import type { JsonObject, KnowledgeBasePort } from './knowledge-base.port';
+import type { KnowledgeBasePort } from './knowledge-base.port';
 
 export const MAX_SEARCH_LIMIT = 50;
 export const MAX_TEXT_WINDOW = 50_000;
@@ -57,9 +57,16 @@ const run = async (work: () => Promise<unknown>): Promise<CallToolResult> => {
   }
 };
 
+/** A field of an API's JSON answer. */
+const fieldOf = (value: object, key: string): unknown => (value as Record<string, unknown>)[key];
+const listOf = (value: object, key: string): Array<Record<string, unknown>> => {
+  const list = fieldOf(value, key);
+  return Array.isArray(list) ? (list as Array<Record<string, unknown>>) : [];
+};
+
 /** Passages as a model reads them best: numbered, titled, with where each comes from. */
-function contextText(answer: JsonObject): string {
-  const passages = (answer['passages'] ?? []) as Array<JsonObject>;
+function contextText(answer: object): string {
+  const passages = listOf(answer, 'passages');
   if (!passages.length) return 'No passage in the knowledge base answers this question.';
   const blocks = passages.map(
     (p) =>
@@ -224,7 +231,7 @@ export function createKnowledgeBaseMcpServer(
           ...(args.cursor ? { cursor: args.cursor } : {}),
           ...(args.knowledge_base_id ? { knowledgeBaseId: args.knowledge_base_id } : {}),
         });
-        return { items: page['items'], next_cursor: page['nextCursor'] ?? null };
+        return { items: listOf(page, 'items'), next_cursor: fieldOf(page, 'nextCursor') ?? null };
       }),
   );
 
@@ -265,9 +272,8 @@ export function createKnowledgeBaseMcpServer(
       // The newest readable documents; older ones are reached by id or kb_list_documents.
       list: async () => {
         const page = await port.listDocuments({ limit: 100 });
-        const items = (page['items'] ?? []) as JsonObject[];
         return {
-          resources: items.map((d) => ({
+          resources: listOf(page, 'items').map((d) => ({
             uri: `kb://documents/${String(d['id'])}`,
             name: String(d['title']),
             mimeType: 'application/json',
