@@ -44,14 +44,27 @@ describe('agents: document content and the MCP server', () => {
   let readerToken = '';
 
   beforeAll(async () => {
+    // A knowledge base of the tenant: listed to every member, whatever they may read in it.
+    const created = await fetch(`${suite.documentUrl}/v1/knowledge-bases`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(await suite.auth({ user: 'root', roles: ['admin'] })),
+      },
+      body: JSON.stringify({ id: 'handbook', name: 'Handbook' }),
+    });
+    expect(created.status).toBe(201);
     const uploaded = [];
-    for (const [name, body, acl] of [
-      ['missions.md', MISSIONS_DOCUMENT, undefined],
-      ['lighthouses.md', SHARED_DOCUMENT, { users: ['reader'] }],
-    ] as const) {
-      const response = await suite.upload(name, body, 'text/markdown', suite.tenant, {
-        ...(acl ? { acl } : {}),
-      });
+    const uploads: Array<[string, string, { acl?: object; knowledgeBaseIds?: string[] }]> = [
+      ['missions.md', MISSIONS_DOCUMENT, {}],
+      [
+        'lighthouses.md',
+        SHARED_DOCUMENT,
+        { acl: { users: ['reader'] }, knowledgeBaseIds: ['handbook'] },
+      ],
+    ];
+    for (const [name, body, fields] of uploads) {
+      const response = await suite.upload(name, body, 'text/markdown', suite.tenant, fields);
       expect(response.status).toBe(202);
       uploaded.push(((await response.json()) as { id: string }).id);
     }
@@ -217,10 +230,14 @@ describe('agents: document content and the MCP server', () => {
       const bases = jsonOf<{ items: Array<{ id: string }> }>(
         await reader.callTool({ name: 'kb_list_knowledge_bases', arguments: {} }),
       );
-      expect(bases.items.map((kb) => kb.id)).toContain('default');
+      expect(bases.items.map((kb) => kb.id)).toEqual(['handbook']);
 
       const readerStats = jsonOf<Stats>(await reader.callTool({ name: 'kb_stats', arguments: {} }));
-      expect(readerStats).toMatchObject({ scope: 'readable', totals: { documents: 1 } });
+      expect(readerStats).toMatchObject({
+        scope: 'readable',
+        totals: { documents: 1 },
+        knowledgeBases: [{ id: 'handbook', documents: 1 }],
+      });
       const editorStats = jsonOf<Stats>(await editor.callTool({ name: 'kb_stats', arguments: {} }));
       expect(editorStats.totals.documents).toBe(2);
       expect(editorStats.totals.byStatus.indexed.documents).toBe(2);

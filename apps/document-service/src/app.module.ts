@@ -42,6 +42,7 @@ import { KnowledgeBasesService } from './knowledge-bases/knowledge-bases.service
 import { SqlKnowledgeBasesRepository } from './knowledge-bases/knowledge-bases-sql.repository';
 import { EmbeddingServiceCatalog, MODEL_CATALOG } from './knowledge-bases/model-catalog.client';
 import { migrationPlans } from './migrations';
+import { OpenApiController } from './openapi.controller';
 import { OutboxRelay } from './outbox/outbox.relay';
 import { OutboxRepository, SqlOutboxRepository } from './outbox/outbox.repository';
 import { OutboxWriter } from './outbox/outbox.writer';
@@ -88,6 +89,7 @@ export class AppModule {
         KnowledgeBaseDocumentsController,
         DocumentContentController,
         DocumentStatsController,
+        OpenApiController,
         HealthController,
         MetricsController,
       ],

@@ -19,6 +19,10 @@ export interface OpenApiOperation {
   /** Success status and body. */
   status: number;
   response: z.ZodType;
+  /** The success body's media type when it is not JSON (a file: application/octet-stream). */
+  responseMediaType?: string;
+  /** Other success statuses, e.g. 206 for a byte range, with the same body. */
+  alsoStatuses?: number[];
   /** Error statuses this operation answers with besides 400 and 503. */
   errors?: number[];
   /** False for operations that need no bearer token (e.g. the tool definition). */
@@ -82,10 +86,19 @@ export function buildOpenApiDocument(
             }
           : {}),
         responses: {
-          [op.status]: {
-            description: 'Success',
-            content: { 'application/json': { schema: jsonSchema(op.response, 'output') } },
-          },
+          ...Object.fromEntries(
+            [op.status, ...(op.alsoStatuses ?? [])].map((status) => [
+              status,
+              {
+                description: 'Success',
+                content: {
+                  [op.responseMediaType ?? 'application/json']: {
+                    schema: jsonSchema(op.response, 'output'),
+                  },
+                },
+              },
+            ]),
+          ),
           ...Object.fromEntries(
             errors.map((status) => [
               status,
