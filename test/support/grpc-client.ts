@@ -40,14 +40,32 @@ export function grpcGetDocument(
   client: kbv1.KnowledgeBaseClient,
   token: string,
   documentId: string,
+  options: Partial<kbv1.GetDocumentRequest> = {},
 ): Promise<kbv1.GetDocumentResponse> {
   const metadata = new Metadata();
   metadata.set('authorization', `Bearer ${token}`);
   return new Promise((resolve, reject) =>
-    client.getDocument({ documentId }, metadata, (error, response) =>
-      error ? reject(error) : resolve(response),
+    client.getDocument(
+      kbv1.GetDocumentRequest.fromPartial({ documentId, ...options }),
+      metadata,
+      (error, response) => (error ? reject(error) : resolve(response)),
     ),
   );
+}
+
+/** Every message of a GetDocumentContent stream (rejects with the call's error). */
+export async function grpcGetDocumentContent(
+  client: kbv1.KnowledgeBaseClient,
+  token: string,
+  documentId: string,
+): Promise<kbv1.GetDocumentContentResponse[]> {
+  const metadata = new Metadata();
+  metadata.set('authorization', `Bearer ${token}`);
+  const messages: kbv1.GetDocumentContentResponse[] = [];
+  for await (const message of client.getDocumentContent({ documentId }, metadata)) {
+    messages.push(message as kbv1.GetDocumentContentResponse);
+  }
+  return messages;
 }
 
 export function grpcListDocuments(

@@ -30,9 +30,11 @@ export const MISSIONS_DOCUMENT = [
 export type Ports = Record<string, { port: number; grpcPort?: number }>;
 
 /**
- * The six services on ports `base + 1 … base + 6` (gRPC on 20000 + base % 1000 + 51). Every port
- * stays below Linux's ephemeral range (32768–60999): a port in it can already be the local end of
- * some outgoing connection, and the service then fails to bind at boot.
+ * The six services on ports `base + 1 … base + 6` (gRPC on 20000 + base % 10000 + 51 and + 61:
+ * modulo 1000, every base that is a multiple of 1000 shared one pair of gRPC ports, so two such
+ * suites running at once collided). Every port stays below Linux's ephemeral range (32768–60999):
+ * a port in it can already be the local end of some outgoing connection, and the service then
+ * fails to bind at boot.
  */
 export function suitePorts(base: number): Ports {
   return {
@@ -40,8 +42,8 @@ export function suitePorts(base: number): Ports {
     'parser-service': { port: base + 2 },
     'embedding-service': { port: base + 3 },
     'indexing-service': { port: base + 4 },
-    'query-service': { port: base + 5, grpcPort: 20_000 + (base % 1000) + 51 },
-    'acl-service': { port: base + 6, grpcPort: 20_000 + (base % 1000) + 61 },
+    'query-service': { port: base + 5, grpcPort: 20_000 + (base % 10_000) + 51 },
+    'acl-service': { port: base + 6, grpcPort: 20_000 + (base % 10_000) + 61 },
   };
 }
 

@@ -8,6 +8,7 @@ import { Test } from '@nestjs/testing';
 
 import { AppModule } from './app.module';
 import { documentConfigSchema } from './config/document.config';
+import { DocumentContentService } from './document-content/document-content.service';
 import { DocumentMembershipService } from './documents/document-membership.service';
 import { DocumentsService } from './documents/documents.service';
 import { KnowledgeBaseDirectoryService } from './knowledge-bases/knowledge-base-directory.service';
@@ -17,6 +18,7 @@ import { PIPELINE_DEFAULTS } from './pipelines/pipeline-defaults.provider';
 import { TagRuleMembership } from './pipelines/tag-rule-membership.port';
 import type { DocumentDatabase } from './platform/db.types';
 import { Reconciler } from './reconciliation/reconciler.service';
+import { DocumentStatsService } from './stats/document-stats.service';
 
 /**
  * The module wires every provider from the adapters main.ts hands it. Nothing is connected: the
@@ -48,6 +50,8 @@ describe('AppModule', () => {
     expect(app.get(DocumentsService)).toBeInstanceOf(DocumentsService);
     expect(app.get(KnowledgeBasesService)).toBeInstanceOf(KnowledgeBasesService);
     expect(app.get(Reconciler)).toBeInstanceOf(Reconciler);
+    expect(app.get(DocumentContentService)).toBeInstanceOf(DocumentContentService);
+    expect(app.get(DocumentStatsService)).toBeInstanceOf(DocumentStatsService);
     expect(app.get(KnowledgeBaseDirectory)).toBeInstanceOf(KnowledgeBaseDirectoryService);
     expect(app.get(TagRuleMembership)).toBe(app.get(DocumentMembershipService));
     expect(app.get(PIPELINE_DEFAULTS)).toEqual({

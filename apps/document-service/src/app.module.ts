@@ -25,6 +25,8 @@ import { type Kysely, sql } from 'kysely';
 
 import { AccessInvalidationConsumer } from './access/access-invalidation.consumer';
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
+import { DocumentContentController } from './document-content/document-content.controller';
+import { DocumentContentService } from './document-content/document-content.service';
 import { DocumentMembershipService } from './documents/document-membership.service';
 import { DocumentStatusConsumer } from './documents/document-status.consumer';
 import { DocumentsController } from './documents/documents.controller';
@@ -53,6 +55,10 @@ import { SqlTransactionRunner, TransactionRunner } from './platform/transaction.
 import { AccessReconciler } from './reconciliation/access.reconciler';
 import { Reconciler } from './reconciliation/reconciler.service';
 import { ReconciliationRepository } from './reconciliation/reconciliation.repository';
+import { DocumentStatsController } from './stats/document-stats.controller';
+import { DocumentStatsRepository } from './stats/document-stats.repository';
+import { DocumentStatsService } from './stats/document-stats.service';
+import { SqlDocumentStatsRepository } from './stats/document-stats-sql.repository';
 
 /** The adapters main.ts builds (and connects) from validated config; closed at shutdown. */
 export interface DocumentDeps {
@@ -82,9 +88,11 @@ export class AppModule {
         DocumentsController,
         KnowledgeBasesController,
         KnowledgeBaseDocumentsController,
+        DocumentContentController,
+        DocumentStatsController,
+        OpenApiController,
         HealthController,
         MetricsController,
-        OpenApiController,
       ],
       providers: [
         { provide: DOCUMENT_CONFIG, useValue: config },
@@ -121,6 +129,9 @@ export class AppModule {
         { provide: TagRuleMembership, useExisting: DocumentMembershipService },
         DocumentMembershipService,
         DocumentsService,
+        DocumentContentService,
+        { provide: DocumentStatsRepository, useClass: SqlDocumentStatsRepository },
+        DocumentStatsService,
         KnowledgeBasesService,
         { provide: MODEL_CATALOG, useClass: EmbeddingServiceCatalog },
         ReconciliationRepository,

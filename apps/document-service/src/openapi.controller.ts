@@ -1,5 +1,6 @@
 import {
   chunkerConfigSchema,
+  DOCUMENT_STATUSES,
   documentMetadataSchema,
   documentStatusSchema,
   failureReasonSchema,
@@ -8,6 +9,7 @@ import { buildOpenApiDocument, Public } from '@kb/http';
 import { Controller, Get } from '@nestjs/common';
 import { z } from 'zod';
 
+import { textQuerySchema } from './document-content/document-content.controller';
 import {
   documentAclSchema,
   type DocumentPage,
@@ -63,6 +65,47 @@ const knowledgeBaseViewSchema = z.object({
   updatedAt: z.string(),
 });
 
+const id = z.uuid().describe('The document id.');
+const counts = z.object({
+  documents: z.number().int(),
+  chunks: z.number().int(),
+  byStatus: z.record(
+    z.enum(DOCUMENT_STATUSES),
+    z.object({ documents: z.number().int(), chunks: z.number().int() }),
+  ),
+});
+const documentTextSchema = z.object({
+  documentId: z.uuid(),
+  version: z.number().int(),
+  title: z.string(),
+  contentType: z.string(),
+  format: z
+    .string()
+    .describe('How the parser read it: text, markdown, html, csv, json, code, pdf, docx.'),
+  length: z
+    .number()
+    .int()
+    .describe('The whole text, in UTF-16 code units (the unit of hit offsets).'),
+  offset: z.number().int(),
+  text: z.string(),
+  nextOffset: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Where the next window starts; null at the end.'),
+  pages: z.array(
+    z.object({ page: z.number().int(), start: z.number().int(), end: z.number().int() }),
+  ),
+  headings: z.array(
+    z.object({ start: z.number().int(), level: z.number().int(), text: z.string() }),
+  ),
+});
+const statsSchema = z.object({
+  scope: z.enum(['readable', 'all']),
+  totals: counts,
+  knowledgeBases: z.array(counts.extend({ id: z.string(), name: z.string() })),
+});
+
 // The views are TypeScript interfaces; these lines stop the schemas drifting from them.
 const documentViewMatches: z.input<typeof documentViewSchema> = {} as DocumentView;
 const documentPageMatches: z.input<typeof documentPageSchema> = {} as DocumentPage;
@@ -97,7 +140,7 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
     title: 'Knowledge base document API',
     version: '1',
     description:
-      'Uploads, versions, ACLs, tags and metadata of a tenant\u2019s documents, and its knowledge bases. Every answer is limited to what the bearer token\u2019s caller may read.',
+      'Uploads, versions, ACLs, tags and metadata of a tenant\u2019s documents, their originals and extracted text, its knowledge bases and counts. Every answer is limited to what the bearer token\u2019s caller may read; a document they may not read is 404.',
   },
   [
     {
@@ -108,7 +151,7 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       multipart: { fields: uploadFieldsSchema, files: ['file'], requiredFiles: ['file'] },
       status: 202,
       response: documentViewSchema,
-      alsoStatus: [200],
+      alsoStatuses: [200],
       errors: [403, 404, 413, 415],
     },
     {
@@ -164,7 +207,7 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       multipart: { fields: z.object({}), files: ['file'], requiredFiles: ['file'] },
       status: 202,
       response: documentViewSchema,
-      alsoStatus: [200],
+      alsoStatuses: [200],
       errors: [403, 404, 413, 415],
     },
     {
@@ -236,6 +279,44 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       status: 200,
       response: documentPageSchema,
       errors: [404],
+    },
+    {
+      method: 'get',
+      path: '/v1/documents/{id}/content',
+      operationId: 'getDocumentContent',
+      summary:
+        'The original as uploaded; ETag is the SHA-256; a Range header (bytes=a-b, a-, -n) gives 206, or 416 past the end',
+      parameters: [{ name: 'id', in: 'path', schema: id }],
+      status: 200,
+      alsoStatuses: [206],
+      responseMediaType: 'application/octet-stream',
+      response: z.string().meta({ format: 'binary' }),
+      errors: [404, 416],
+    },
+    {
+      method: 'get',
+      path: '/v1/documents/{id}/text',
+      operationId: 'getDocumentText',
+      summary: 'A window of the extracted text, with its page and heading maps',
+      parameters: [
+        { name: 'id', in: 'path', schema: id },
+        ...Object.entries(textQuerySchema.shape).map(([name, schema]) => ({
+          name,
+          in: 'query' as const,
+          schema,
+        })),
+      ],
+      status: 200,
+      response: documentTextSchema,
+      errors: [404, 409],
+    },
+    {
+      method: 'get',
+      path: '/v1/stats',
+      operationId: 'getStats',
+      summary: 'Documents and chunks by status, in total and per knowledge base (readable ones)',
+      status: 200,
+      response: statsSchema,
     },
   ],
 );

@@ -1,10 +1,12 @@
 import { controllerRoutes, documentedRoutes } from '@kb/http';
 import OpenAPISchemaValidator from 'openapi-schema-validator';
 
+import { DocumentContentController } from './document-content/document-content.controller';
 import { DocumentsController } from './documents/documents.controller';
 import { KnowledgeBaseDocumentsController } from './documents/knowledge-base-documents.controller';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { DOCUMENT_OPENAPI, documentPageSchema, documentViewSchema } from './openapi.controller';
+import { DocumentStatsController } from './stats/document-stats.controller';
 import {
   documentServiceFixture,
   newAccess,
@@ -59,12 +61,33 @@ describe('document-service OpenAPI document', () => {
     expect(documentViewSchema.strict().safeParse(same).error).toBeUndefined();
   });
 
+  it('describes the content, text and stats routes', () => {
+    const content = paths['/v1/documents/{id}/content']!['get'];
+    expect(Object.keys(content.responses).sort()).toEqual(
+      ['200', '206', '400', '401', '404', '416', '503'].sort(),
+    );
+    expect(content.responses['206']!.content['application/octet-stream']).toBeDefined();
+    const text = paths['/v1/documents/{id}/text']!['get'];
+    expect((text.parameters as unknown as Array<{ name: string }>).map((p) => p.name)).toEqual([
+      'id',
+      'offset',
+      'limit',
+      'version',
+    ]);
+    expect(text.responses['200']!.content['application/json'].schema.required).toContain(
+      'nextOffset',
+    );
+    expect(paths['/v1/stats']!['get']).toBeDefined();
+  });
+
   it('documents every route the controllers serve, and no other', () => {
     expect(documentedRoutes(DOCUMENT_OPENAPI)).toEqual(
       controllerRoutes(
         DocumentsController,
         KnowledgeBasesController,
         KnowledgeBaseDocumentsController,
+        DocumentContentController,
+        DocumentStatsController,
       ),
     );
   });

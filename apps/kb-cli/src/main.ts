@@ -7,6 +7,7 @@ import { runQueryBench } from './bench/query.bench';
 import { localToken } from './client/kb-client';
 import { type EvalMode, runEval } from './eval/eval.command';
 import { formatSummary, runIngest } from './ingest/ingest.command';
+import { runMcpServer } from './mcp/mcp.command';
 
 const MODES: EvalMode[] = ['hybrid', 'semantic', 'lexical'];
 
@@ -154,6 +155,31 @@ program
       if (summary.failed > 0) process.exitCode = 1;
     },
   );
+
+program
+  .command('mcp')
+  .description(
+    'Serve the knowledge base to an MCP client on stdio (tools kb_search, kb_context, kb_get_document, kb_list_documents, kb_list_knowledge_bases, kb_stats), as the caller of KB_TOKEN.',
+  )
+  .option('--token <jwt>', 'bearer token (default: KB_TOKEN)', process.env['KB_TOKEN'])
+  .option(
+    '--documents-url <url>',
+    'document-service base URL',
+    process.env['KB_DOCUMENTS_URL'] ?? 'http://127.0.0.1:3001',
+  )
+  .option(
+    '--query-url <url>',
+    'query-service base URL',
+    process.env['KB_QUERY_URL'] ?? 'http://127.0.0.1:3005',
+  )
+  .action(async (options: { token?: string; documentsUrl: string; queryUrl: string }) => {
+    if (!options.token) throw new Error('a token is required: --token or KB_TOKEN (see kb token)');
+    await runMcpServer({
+      token: options.token,
+      documentsUrl: options.documentsUrl,
+      queryUrl: options.queryUrl,
+    });
+  });
 
 program
   .command('bench-ingest')

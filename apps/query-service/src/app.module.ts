@@ -33,6 +33,8 @@ import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
 import { DocumentsClient } from './documents/documents.client';
 import { DocumentsGrpcController } from './documents/documents.grpc';
+import { KnowledgeBaseToolsAdapter } from './mcp/knowledge-base-tools.adapter';
+import { McpController } from './mcp/mcp.controller';
 import { OpenApiController } from './openapi.controller';
 import {
   EVENT_PRODUCER,
@@ -96,6 +98,7 @@ export class AppModule {
         SearchGrpcController,
         ContextGrpcController,
         DocumentsGrpcController,
+        McpController,
         OpenApiController,
         HealthController,
         MetricsController,
@@ -163,6 +166,7 @@ export class AppModule {
         SearchService,
         DocumentsClient,
         ContextService,
+        KnowledgeBaseToolsAdapter,
         {
           provide: GrpcTransport,
           useValue: new GrpcTransport({

@@ -1,4 +1,4 @@
-import { credentials, type ServiceError, status } from '@grpc/grpc-js';
+import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import {
   type Access,
   type AccessPolicy,
@@ -31,6 +31,8 @@ import { SearchService } from './search/search.service';
 const SECRET = 'a-test-secret-of-at-least-thirty-two-chars';
 const SERVICES = { 'kb.v1.KnowledgeBase': kbv1.KnowledgeBaseService };
 const DOCUMENT_ID = '3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60';
+/** An original of 150 000 bytes, relayed in messages of at most 64 KiB. */
+const ORIGINAL = Buffer.from(Array.from({ length: 150_000 }, (_, i) => i % 251));
 
 /** The search service as the controllers see it: records calls, answers what the test set. */
 class FakeSearch {
@@ -151,13 +153,28 @@ const grpcRetrieveContext = (
     kbv1.RetrieveContextRequest.fromPartial(request),
     bearer,
   );
-const grpcGetDocument = (client: Client, bearer: string, documentId: string) =>
+const grpcGetDocument = (
+  client: Client,
+  bearer: string,
+  documentId: string,
+  options: Partial<kbv1.GetDocumentRequest> = {},
+) =>
   callWithToken<kbv1.GetDocumentRequest, kbv1.GetDocumentResponse>(
     client,
     client.getDocument,
-    { documentId },
+    kbv1.GetDocumentRequest.fromPartial({ documentId, ...options }),
     bearer,
   );
+/** Every message of a GetDocumentContent stream, or its error. */
+const grpcGetDocumentContent = async (client: Client, bearer: string, documentId: string) => {
+  const metadata = new Metadata();
+  metadata.set('authorization', `Bearer ${bearer}`);
+  const messages: kbv1.GetDocumentContentResponse[] = [];
+  for await (const message of client.getDocumentContent({ documentId }, metadata)) {
+    messages.push(message as kbv1.GetDocumentContentResponse);
+  }
+  return messages;
+};
 const grpcListDocuments = (
   client: Client,
   bearer: string,
@@ -189,6 +206,19 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
       return record();
     }),
     list: jest.fn(async () => ({ items: [record()], nextCursor: 'next-page' })),
+    text: jest.fn(
+      async (_caller: Caller, _id: string, window: { offset: number; limit: number }) => ({
+        documentId: DOCUMENT_ID,
+        version: 2,
+        format: 'markdown',
+        length: 200,
+        offset: window.offset,
+        text: 'x'.repeat(window.limit),
+        nextOffset: window.offset + window.limit,
+        pages: [],
+        headings: [{ start: 0, level: 1, text: 'Saturn' }],
+      }),
+    ),
   };
   let running: Awaited<ReturnType<typeof boot>>;
 
@@ -310,9 +340,91 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
     expect(missing.code).toBe(status.NOT_FOUND);
     expect(missing.metadata.get(ERROR_CODE_METADATA)).toEqual(['document_not_found']);
 
+    const withText = await grpcGetDocument(running.client, await token('alice'), DOCUMENT_ID, {
+      includeText: true,
+      textOffset: 50,
+    });
+    expect(documents.text).toHaveBeenLastCalledWith(expect.anything(), DOCUMENT_ID, {
+      offset: 50,
+      limit: 20_000,
+    });
+    expect(withText.text).toMatchObject({
+      version: 2,
+      offset: 50,
+      nextOffset: 20_050,
+      headings: [{ start: 0, level: 1, text: 'Saturn' }],
+    });
+    expect(document).toBeDefined();
+    const tooLong = await failure(
+      grpcGetDocument(running.client, await token('alice'), DOCUMENT_ID, {
+        includeText: true,
+        textLimit: 300_000,
+      }),
+    );
+    expect(tooLong.code).toBe(status.INVALID_ARGUMENT);
+
     const page = await grpcListDocuments(running.client, await token('alice'), { pageSize: 0 });
     expect(documents.list).toHaveBeenLastCalledWith(expect.anything(), 20, undefined);
     expect(page).toMatchObject({ nextPageToken: 'next-page', documents: [{ id: DOCUMENT_ID }] });
+  });
+});
+
+describe('GetDocumentContent over the Nest gRPC transport', () => {
+  const documents = {
+    openContent: jest.fn(async (_caller: Caller, id: string) => {
+      if (id !== DOCUMENT_ID) {
+        throw DocumentServiceError.relayed(404, 'document_not_found', `document ${id} not found`);
+      }
+      return {
+        contentType: 'application/pdf',
+        sizeBytes: ORIGINAL.length,
+        sha256: 'cd'.repeat(32),
+        filename: 'saturn.pdf',
+        body: (async function* () {
+          yield ORIGINAL.subarray(0, 100_000);
+          yield ORIGINAL.subarray(100_000);
+        })(),
+      };
+    }),
+  };
+  let running: Awaited<ReturnType<typeof boot>>;
+  beforeAll(async () => {
+    running = await boot(new FakeSearch(), documents);
+  });
+  afterAll(async () => {
+    running.client.close();
+    await running.app.close();
+  });
+
+  it('streams the original in messages of at most 64 KiB, named by the first one', async () => {
+    const messages = await grpcGetDocumentContent(
+      running.client,
+      await token('alice'),
+      DOCUMENT_ID,
+    );
+    expect(messages.length).toBe(3); // 65536 + 34464 from the first part, 50000 from the second
+    for (const message of messages) expect(message.data.length).toBeLessThanOrEqual(64 * 1024);
+    expect(Buffer.concat(messages.map((m) => m.data)).equals(ORIGINAL)).toBe(true);
+    expect(messages[0]).toMatchObject({
+      contentType: 'application/pdf',
+      sizeBytes: 150_000,
+      sha256: 'cd'.repeat(32),
+      filename: 'saturn.pdf',
+    });
+    expect(messages[1]).toMatchObject({ contentType: '', sizeBytes: 0 });
+    expect(documents.openContent.mock.calls[0]?.[0]).toMatchObject({ userId: 'alice' });
+  });
+
+  it('answers NOT_FOUND with its code for a document the caller may not read', async () => {
+    const missing = await failure(
+      grpcGetDocumentContent(
+        running.client,
+        await token('alice'),
+        '00000000-0000-4000-8000-000000000000',
+      ),
+    );
+    expect(missing.code).toBe(status.NOT_FOUND);
+    expect(missing.metadata.get(ERROR_CODE_METADATA)).toEqual(['document_not_found']);
   });
 });
 

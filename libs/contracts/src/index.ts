@@ -4,6 +4,7 @@ export * from './events/chunk';
 export * from './events/document.events';
 export * from './events/envelope';
 export * from './events/topics';
+export * from './extracted-text';
 export * from './filter';
 export * as aclv1 from './generated/kb/v1/acl';
 export * as kbv1 from './generated/kb/v1/kb';

@@ -25,9 +25,11 @@ export interface OpenApiOperation {
   }>;
   /** Success status and body. */
   status: number;
-  /** Other success statuses answered with the same body (e.g. 200 beside 202). */
-  alsoStatus?: number[];
   response: z.ZodType;
+  /** The success body's media type when it is not JSON (a file: application/octet-stream). */
+  responseMediaType?: string;
+  /** Other success statuses, e.g. 206 for a byte range, with the same body. */
+  alsoStatuses?: number[];
   /** Error statuses this operation answers with besides 400 and 503. */
   errors?: number[];
   /** False for operations that need no bearer token (e.g. the tool definition). */
@@ -119,11 +121,15 @@ export function buildOpenApiDocument(
         ...(op.multipart ? { requestBody: multipartBody(op.multipart) } : {}),
         responses: {
           ...Object.fromEntries(
-            [op.status, ...(op.alsoStatus ?? [])].map((status) => [
+            [op.status, ...(op.alsoStatuses ?? [])].map((status) => [
               status,
               {
                 description: 'Success',
-                content: { 'application/json': { schema: jsonSchema(op.response, 'output') } },
+                content: {
+                  [op.responseMediaType ?? 'application/json']: {
+                    schema: jsonSchema(op.response, 'output'),
+                  },
+                },
               },
             ]),
           ),

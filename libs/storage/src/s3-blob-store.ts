@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 
 import {
   CreateBucketCommand,
@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 
-import type { BlobStore } from './blob-store';
+import type { BlobStore, ByteRange } from './blob-store';
 
 export interface S3Options {
   endpoint?: string;
@@ -83,6 +83,19 @@ export class S3BlobStore implements BlobStore {
     );
     if (!response.Body) throw new Error(`s3 object ${key} has no body`);
     return Buffer.from(await response.Body.transformToByteArray());
+  }
+
+  async openRead(key: string, range?: ByteRange): Promise<Readable> {
+    const response = await this.client.send(
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+      }),
+    );
+    // In Node the SDK's body is the HTTP response itself: a Readable.
+    if (!(response.Body instanceof Readable)) throw new Error(`s3 object ${key} has no body`);
+    return response.Body;
   }
 
   async exists(key: string): Promise<boolean> {

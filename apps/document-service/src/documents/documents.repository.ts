@@ -1,3 +1,4 @@
+import type { Access } from '@kb/auth';
 import type { DocumentMetadata, DocumentStatus, FailureReason, TenantId } from '@kb/contracts';
 
 import type { Trx } from '../platform/transaction.runner';
@@ -22,6 +23,10 @@ export interface NewContent {
 
 /** Which documents a caller may see: those granting one of `principals`, or all (`'all'`, admins). */
 export type Visibility = string[] | 'all';
+
+/** What a caller may see among the tenant's documents. */
+export const visibilityOf = (access: Access): Visibility =>
+  access.isAdmin ? 'all' : access.principals;
 
 export interface StatusChange {
   documentId: string;

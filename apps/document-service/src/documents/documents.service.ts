@@ -37,10 +37,12 @@ import {
 import { aclAuditOf, aclChangedEventOf, deletedEventOf } from './document-events.builder';
 import { DocumentMembershipService } from './document-membership.service';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
-import { DocumentsRepository, type NewContent, type Visibility } from './documents.repository';
-
-/** What a caller may see among the tenant's documents. */
-const visibilityOf = (access: Access): Visibility => (access.isAdmin ? 'all' : access.principals);
+import {
+  DocumentsRepository,
+  type NewContent,
+  type Visibility,
+  visibilityOf,
+} from './documents.repository';
 
 function requireAction(access: Access, action: Action): void {
   if (!access.documentActions.has(action)) {

@@ -68,6 +68,7 @@ function setup() {
       stored.set(key, Buffer.from(body));
     },
     get: async (key) => stored.get(key) ?? Promise.reject(new Error(`no blob ${key}`)),
+    openRead: async () => Promise.reject(new Error('indexing never streams a blob')),
     exists: async (key) => stored.has(key),
     delete: async (key) => void stored.delete(key),
     ping: async () => undefined,

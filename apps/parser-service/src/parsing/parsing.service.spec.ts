@@ -4,6 +4,8 @@ import {
   type ChunkerConfig,
   DEFAULT_CHUNKER,
   type DocumentUploaded,
+  extractedTextKey,
+  extractedTextSchema,
   parsedDocumentSchema,
   pipelineOf,
   type TopicEnvelope,
@@ -105,6 +107,29 @@ describe('ParsingService', () => {
     ]);
   });
 
+  it('stores the extracted text once per version, with the headings every chunk offset points into', async () => {
+    const { blobs, service, upload } = setUp();
+    const document = await upload('tides.md', GUIDE);
+    const parsed = await service.parse('t1', document);
+    const stored = extractedTextSchema.parse(
+      JSON.parse((await blobs.get(extractedTextKey('t1', document.documentId, 1))).toString()),
+    );
+    expect(stored).toMatchObject({
+      documentId: document.documentId,
+      version: 1,
+      format: 'markdown',
+    });
+    expect(stored.text).toBe(GUIDE);
+    expect(stored.pages).toEqual([]);
+    expect(stored.headings).toEqual([
+      { start: 0, level: 1, text: 'Tides' },
+      { start: GUIDE.indexOf('## Spring'), level: 2, text: 'Spring tides' },
+    ]);
+    for (const chunk of parsed.chunks) {
+      expect(stored.text.slice(chunk.start, chunk.end)).toBe(chunk.text);
+    }
+  });
+
   it('chunks with a recursive pipeline within its size, heading paths kept', async () => {
     const { service, upload } = setUp();
     const document = await upload('tides.md', GUIDE, {
@@ -174,7 +199,7 @@ describe('ParsingService', () => {
       })),
     );
     // Two chunkings stored, the third pipeline reusing the first's.
-    const chunkFiles = blobs.keys().filter((k) => k.startsWith('derived/'));
+    const chunkFiles = blobs.keys().filter((k) => k.includes('/chunks.'));
     expect(chunkFiles).toHaveLength(2);
     expect(parsedEvents[2]!.chunks.key).toBe(parsedEvents[0]!.chunks.key);
     expect(parsedEvents[1]!.chunks.key).not.toBe(parsedEvents[0]!.chunks.key);

@@ -1,5 +1,7 @@
 import {
   type DocumentUploaded,
+  type ExtractedText,
+  extractedTextKey,
   type ParsedDocument,
   type TopicEnvelope,
   Topics,
@@ -76,6 +78,16 @@ export class ParsingService {
       body,
     });
     const headings = HEADED_FORMATS.has(format) ? markdownHeadings(text) : [];
+    // Kept once per version, so readers can fetch the text every chunk offset points into.
+    const extracted: ExtractedText = {
+      documentId,
+      version,
+      format,
+      text,
+      pages: pages ?? [],
+      headings,
+    };
+    await putJson(this.blobs, extractedTextKey(tenantId, documentId, version), extracted);
     const versionSpaces = pipelines.map((p) => p.space);
     // Chunked once per distinct chunker; each pipeline gets its own event, so each model embeds.
     const chunkings = new Map<string, { key: string; parsed: ParsedDocument }>();

@@ -23,6 +23,29 @@ export interface DocumentRecord {
   updatedAt: string;
 }
 
+/** `GET /v1/documents/:id/text`: a window of the extracted text and its maps. */
+export interface DocumentTextRecord {
+  documentId: string;
+  version: number;
+  format: string;
+  length: number;
+  offset: number;
+  text: string;
+  nextOffset: number | null;
+  pages: Array<{ page: number; start: number; end: number }>;
+  headings: Array<{ start: number; level: number; text: string }>;
+}
+
+/** The original as document-service streams it. */
+export interface DocumentContentStream {
+  contentType: string;
+  sizeBytes: number;
+  /** The content's SHA-256 (document-service's ETag, unquoted). */
+  sha256: string;
+  filename: string;
+  body: AsyncIterable<Uint8Array>;
+}
+
 export interface DocumentRecordPage {
   items: DocumentRecord[];
   nextCursor: string | null;
@@ -33,7 +56,7 @@ const TIMEOUT_MS = 5_000;
 /**
  * Reads documents from document-service, which owns them, for the gRPC GetDocument and
  * ListDocuments calls. The caller's own token is forwarded, so document-service applies the same
- * permissions and ACLs as it would to them; its answers (400, 401, 403, 404) come back as they
+ * permissions and ACLs as it would to them; its answers (400, 401, 403, 404, 409) come back as they
  * are; anything else is 503.
  */
 @Injectable()
@@ -51,23 +74,71 @@ export class DocumentsClient {
     return this.request(caller, `/v1/documents?${query.toString()}`);
   }
 
-  private async request<T>(caller: Caller, path: string): Promise<T> {
-    let response: Response;
+  text(
+    caller: Caller,
+    documentId: string,
+    window: { offset: number; limit: number },
+  ): Promise<DocumentTextRecord> {
+    const query = new URLSearchParams({
+      offset: String(window.offset),
+      limit: String(window.limit),
+    });
+    return this.request(
+      caller,
+      `/v1/documents/${encodeURIComponent(documentId)}/text?${query.toString()}`,
+    );
+  }
+
+  /** Opens the original's download; the body is read as the caller's stream consumes it. */
+  async openContent(caller: Caller, documentId: string): Promise<DocumentContentStream> {
+    // No overall timeout: a large original may take longer than any fixed bound to stream.
+    const response = await this.fetch(
+      caller,
+      `/v1/documents/${encodeURIComponent(documentId)}/content`,
+      '*/*',
+    );
+    if (!response.ok) return this.refusal(response);
+    if (!response.body) throw DocumentServiceError.unavailable('document-service sent no body');
+    const disposition = response.headers.get('content-disposition') ?? '';
+    const encodedName = /filename\*=UTF-8''([^;]+)/.exec(disposition)?.[1];
+    return {
+      contentType: response.headers.get('content-type') ?? 'application/octet-stream',
+      sizeBytes: Number(response.headers.get('content-length') ?? 0),
+      sha256: (response.headers.get('etag') ?? '').replaceAll('"', ''),
+      filename: encodedName ? decodeURIComponent(encodedName) : '',
+      body: response.body,
+    };
+  }
+
+  private async fetch(
+    caller: Caller,
+    path: string,
+    accept: string,
+    timeoutMs?: number,
+  ): Promise<Response> {
     try {
-      response = await fetch(new URL(path, this.config.DOCUMENT_SERVICE_URL), {
-        headers: { authorization: `Bearer ${caller.token}`, accept: 'application/json' },
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+      return await fetch(new URL(path, this.config.DOCUMENT_SERVICE_URL), {
+        headers: { authorization: `Bearer ${caller.token}`, accept },
+        ...(timeoutMs ? { signal: AbortSignal.timeout(timeoutMs) } : {}),
       });
     } catch (error) {
       // The cause (addresses, timeouts) is for the logs, not for the caller.
       this.logger.warn(`document-service is unreachable: ${String(error)}`);
       throw DocumentServiceError.unavailable('document-service is unreachable, retry later');
     }
+  }
+
+  private async request<T>(caller: Caller, path: string): Promise<T> {
+    const response = await this.fetch(caller, path, 'application/json', TIMEOUT_MS);
     if (response.ok) return (await response.json()) as T;
+    return this.refusal(response);
+  }
+
+  private async refusal(response: Response): Promise<never> {
     const body = (await response.json().catch(() => ({}))) as {
       error?: { code?: string; message?: string };
     };
-    if ([400, 401, 403, 404].includes(response.status)) {
+    if ([400, 401, 403, 404, 409].includes(response.status)) {
       throw DocumentServiceError.relayed(
         response.status,
         body.error?.code ?? 'document_service_error',

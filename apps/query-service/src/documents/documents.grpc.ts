@@ -3,13 +3,29 @@ import type { kbv1 } from '@kb/contracts';
 import { GrpcService } from '@kb/grpc';
 import { Authenticated, CurrentCaller, parseBody } from '@kb/http';
 import { GrpcMethod, Payload } from '@nestjs/microservices';
+import { from, type Observable } from 'rxjs';
 import { z } from 'zod';
 
-import { type DocumentRecord, DocumentsClient } from './documents.client';
+import {
+  type DocumentContentStream,
+  type DocumentRecord,
+  DocumentsClient,
+  type DocumentTextRecord,
+} from './documents.client';
 
+const documentId = z.uuid({ version: 'v4', error: 'document_id must be a UUID' });
 const getDocumentSchema = z.object({
-  documentId: z.uuid({ version: 'v4', error: 'document_id must be a UUID' }),
+  documentId,
+  includeText: z.boolean(),
+  textOffset: z.number().int().min(0),
+  textLimit: z
+    .number()
+    .int()
+    .max(200_000, 'text_limit must be at most 200000')
+    .transform((n) => (n === 0 ? 20_000 : n)),
 });
+/** What one streamed message of an original carries at most. */
+export const CONTENT_MESSAGE_BYTES = 64 * 1024;
 const listDocumentsSchema = z.object({
   pageSize: z
     .number()
@@ -36,8 +52,30 @@ export class DocumentsGrpcController {
     @Payload() message: kbv1.GetDocumentRequest,
     @CurrentCaller() caller: Caller,
   ): Promise<kbv1.GetDocumentResponse> {
-    const { documentId } = parseBody(getDocumentSchema, { documentId: message.documentId });
-    return { document: toDocument(await this.documents.get(caller, documentId)) };
+    const request = parseBody(getDocumentSchema, {
+      documentId: message.documentId,
+      includeText: message.includeText,
+      textOffset: message.textOffset,
+      textLimit: message.textLimit,
+    });
+    const document = toDocument(await this.documents.get(caller, request.documentId));
+    if (!request.includeText) return { document, text: undefined };
+    const text = await this.documents.text(caller, request.documentId, {
+      offset: request.textOffset,
+      limit: request.textLimit,
+    });
+    return { document, text: toText(text) };
+  }
+
+  /** The original, relayed from document-service as it arrives, in messages of 64 KiB at most. */
+  @GrpcMethod('KnowledgeBase', 'GetDocumentContent')
+  @Authenticated()
+  async content(
+    @Payload() message: kbv1.GetDocumentContentRequest,
+    @CurrentCaller() caller: Caller,
+  ): Promise<Observable<kbv1.GetDocumentContentResponse>> {
+    const { id } = parseBody(z.object({ id: documentId }), { id: message.documentId });
+    return from(contentMessages(await this.documents.openContent(caller, id)));
   }
 
   @GrpcMethod('KnowledgeBase', 'ListDocuments')
@@ -53,6 +91,40 @@ export class DocumentsGrpcController {
     const page = await this.documents.list(caller, pageSize, pageToken);
     return { documents: page.items.map(toDocument), nextPageToken: page.nextCursor ?? '' };
   }
+}
+
+/** The first message names the content; every message carries at most CONTENT_MESSAGE_BYTES. */
+export async function* contentMessages(
+  content: DocumentContentStream,
+): AsyncGenerator<kbv1.GetDocumentContentResponse> {
+  let first = true;
+  const head = () => {
+    if (!first) return { contentType: '', sizeBytes: 0, sha256: '', filename: '' };
+    first = false;
+    const { contentType, sizeBytes, sha256, filename } = content;
+    return { contentType, sizeBytes, sha256, filename };
+  };
+  for await (const part of content.body) {
+    for (let at = 0; at < part.byteLength; at += CONTENT_MESSAGE_BYTES) {
+      const data = Buffer.from(part.subarray(at, at + CONTENT_MESSAGE_BYTES));
+      yield { data, ...head() };
+    }
+  }
+  // An empty original still names itself.
+  if (first) yield { data: Buffer.alloc(0), ...head() };
+}
+
+function toText(record: DocumentTextRecord): kbv1.DocumentText {
+  return {
+    version: record.version,
+    format: record.format,
+    length: record.length,
+    offset: record.offset,
+    text: record.text,
+    ...(record.nextOffset !== null ? { nextOffset: record.nextOffset } : {}),
+    pages: record.pages,
+    headings: record.headings,
+  };
 }
 
 function toDocument(record: DocumentRecord): kbv1.Document {

@@ -53,6 +53,24 @@ export function blobStoreConformance(storeFor: (bucket: string) => BlobStore): v
     expect((await store.get(`${prefix}stream`)).equals(bytes)).toBe(true);
   });
 
+  it('streams an object whole or a byte range of it', async () => {
+    const bytes = randomBytes(20_000);
+    await store.put(`${prefix}ranged`, bytes);
+    const read = async (stream: Readable) => {
+      const parts: Buffer[] = [];
+      for await (const part of stream) parts.push(Buffer.from(part as Uint8Array));
+      return Buffer.concat(parts);
+    };
+    expect((await read(await store.openRead(`${prefix}ranged`))).equals(bytes)).toBe(true);
+    const range = await read(await store.openRead(`${prefix}ranged`, { start: 100, end: 10_099 }));
+    expect(range.equals(bytes.subarray(100, 10_100))).toBe(true);
+    const last = await read(
+      await store.openRead(`${prefix}ranged`, { start: 19_999, end: 19_999 }),
+    );
+    expect(last.equals(bytes.subarray(19_999))).toBe(true);
+    await expect(store.openRead(`${prefix}missing`)).rejects.toThrow();
+  });
+
   it('stores an empty object', async () => {
     await store.put(`${prefix}empty`, Buffer.alloc(0));
     expect(await store.exists(`${prefix}empty`)).toBe(true);

@@ -1,6 +1,6 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 
-import type { BlobStore } from '@kb/storage';
+import type { BlobStore, ByteRange } from '@kb/storage';
 
 interface StoredObject {
   body: Buffer;
@@ -34,6 +34,11 @@ export class MemoryBlobStore implements BlobStore {
     const object = this.objects.get(key);
     if (!object) throw new Error(`no object ${key} in bucket ${this.bucket}`);
     return Buffer.from(object.body);
+  }
+
+  async openRead(key: string, range?: ByteRange): Promise<Readable> {
+    const body = await this.get(key);
+    return Readable.from([range ? body.subarray(range.start, range.end + 1) : body]);
   }
 
   async exists(key: string): Promise<boolean> {

@@ -11,7 +11,9 @@ import {
   type ChannelCredentials,
   Client,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -113,10 +115,64 @@ export function searchModeToJSON(object: SearchMode): string {
 
 export interface GetDocumentRequest {
   documentId: string;
+  /** Also return a window of the extracted text (FAILED_PRECONDITION while there is none yet). */
+  includeText: boolean;
+  /** First character of the window (UTF-16 code units, the unit of every hit's offsets). */
+  textOffset: number;
+  /** Characters in the window, up to 200000; 0 means 20000. */
+  textLimit: number;
 }
 
 export interface GetDocumentResponse {
-  document: Document | undefined;
+  document:
+    | Document
+    | undefined;
+  /** Set when include_text was asked. */
+  text: DocumentText | undefined;
+}
+
+/** A window of a document version's extracted text, with the maps that locate it. */
+export interface DocumentText {
+  version: number;
+  /** How the parser read the content: text, markdown, html, csv, json, code, pdf or docx. */
+  format: string;
+  /** The whole text's length; offsets and lengths count UTF-16 code units. */
+  length: number;
+  offset: number;
+  text: string;
+  /** Where the next window starts; absent when this one reaches the end. */
+  nextOffset?:
+    | number
+    | undefined;
+  /** Where each page starts and ends (PDF only). */
+  pages: PageSpan[];
+  headings: Heading[];
+}
+
+export interface PageSpan {
+  page: number;
+  start: number;
+  end: number;
+}
+
+export interface Heading {
+  start: number;
+  /** 1 for a top-level heading … 6. */
+  level: number;
+  text: string;
+}
+
+export interface GetDocumentContentRequest {
+  documentId: string;
+}
+
+export interface GetDocumentContentResponse {
+  data: Buffer;
+  /** Set on the first message only. */
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  filename: string;
 }
 
 export interface ListDocumentsRequest {
@@ -269,13 +325,22 @@ export interface SearchHit {
 }
 
 function createBaseGetDocumentRequest(): GetDocumentRequest {
-  return { documentId: "" };
+  return { documentId: "", includeText: false, textOffset: 0, textLimit: 0 };
 }
 
 export const GetDocumentRequest: MessageFns<GetDocumentRequest> = {
   encode(message: GetDocumentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.documentId !== "") {
       writer.uint32(10).string(message.documentId);
+    }
+    if (message.includeText !== false) {
+      writer.uint32(16).bool(message.includeText);
+    }
+    if (message.textOffset !== 0) {
+      writer.uint32(24).uint32(message.textOffset);
+    }
+    if (message.textLimit !== 0) {
+      writer.uint32(32).uint32(message.textLimit);
     }
     return writer;
   },
@@ -301,6 +366,30 @@ export const GetDocumentRequest: MessageFns<GetDocumentRequest> = {
             message.documentId = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.includeText = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.textOffset = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.textLimit = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -320,6 +409,21 @@ export const GetDocumentRequest: MessageFns<GetDocumentRequest> = {
         : isSet(object.document_id)
         ? globalThis.String(object.document_id)
         : "",
+      includeText: isSet(object.includeText)
+        ? globalThis.Boolean(object.includeText)
+        : isSet(object.include_text)
+        ? globalThis.Boolean(object.include_text)
+        : false,
+      textOffset: isSet(object.textOffset)
+        ? globalThis.Number(object.textOffset)
+        : isSet(object.text_offset)
+        ? globalThis.Number(object.text_offset)
+        : 0,
+      textLimit: isSet(object.textLimit)
+        ? globalThis.Number(object.textLimit)
+        : isSet(object.text_limit)
+        ? globalThis.Number(object.text_limit)
+        : 0,
     };
   },
 
@@ -327,6 +431,15 @@ export const GetDocumentRequest: MessageFns<GetDocumentRequest> = {
     const obj: any = {};
     if (message.documentId !== "") {
       obj.documentId = message.documentId;
+    }
+    if (message.includeText !== false) {
+      obj.includeText = message.includeText;
+    }
+    if (message.textOffset !== 0) {
+      obj.textOffset = Math.round(message.textOffset);
+    }
+    if (message.textLimit !== 0) {
+      obj.textLimit = Math.round(message.textLimit);
     }
     return obj;
   },
@@ -337,18 +450,24 @@ export const GetDocumentRequest: MessageFns<GetDocumentRequest> = {
   fromPartial<I extends Exact<DeepPartial<GetDocumentRequest>, I>>(object: I): GetDocumentRequest {
     const message = createBaseGetDocumentRequest();
     message.documentId = object.documentId ?? "";
+    message.includeText = object.includeText ?? false;
+    message.textOffset = object.textOffset ?? 0;
+    message.textLimit = object.textLimit ?? 0;
     return message;
   },
 };
 
 function createBaseGetDocumentResponse(): GetDocumentResponse {
-  return { document: undefined };
+  return { document: undefined, text: undefined };
 }
 
 export const GetDocumentResponse: MessageFns<GetDocumentResponse> = {
   encode(message: GetDocumentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.document !== undefined) {
       Document.encode(message.document, writer.uint32(10).fork()).join();
+    }
+    if (message.text !== undefined) {
+      DocumentText.encode(message.text, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -374,6 +493,14 @@ export const GetDocumentResponse: MessageFns<GetDocumentResponse> = {
             message.document = Document.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.text = DocumentText.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -387,13 +514,19 @@ export const GetDocumentResponse: MessageFns<GetDocumentResponse> = {
   },
 
   fromJSON(object: any): GetDocumentResponse {
-    return { document: isSet(object.document) ? Document.fromJSON(object.document) : undefined };
+    return {
+      document: isSet(object.document) ? Document.fromJSON(object.document) : undefined,
+      text: isSet(object.text) ? DocumentText.fromJSON(object.text) : undefined,
+    };
   },
 
   toJSON(message: GetDocumentResponse): unknown {
     const obj: any = {};
     if (message.document !== undefined) {
       obj.document = Document.toJSON(message.document);
+    }
+    if (message.text !== undefined) {
+      obj.text = DocumentText.toJSON(message.text);
     }
     return obj;
   },
@@ -406,6 +539,610 @@ export const GetDocumentResponse: MessageFns<GetDocumentResponse> = {
     message.document = (object.document !== undefined && object.document !== null)
       ? Document.fromPartial(object.document)
       : undefined;
+    message.text = (object.text !== undefined && object.text !== null)
+      ? DocumentText.fromPartial(object.text)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDocumentText(): DocumentText {
+  return { version: 0, format: "", length: 0, offset: 0, text: "", nextOffset: undefined, pages: [], headings: [] };
+}
+
+export const DocumentText: MessageFns<DocumentText> = {
+  encode(message: DocumentText, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== 0) {
+      writer.uint32(8).uint32(message.version);
+    }
+    if (message.format !== "") {
+      writer.uint32(18).string(message.format);
+    }
+    if (message.length !== 0) {
+      writer.uint32(24).uint32(message.length);
+    }
+    if (message.offset !== 0) {
+      writer.uint32(32).uint32(message.offset);
+    }
+    if (message.text !== "") {
+      writer.uint32(42).string(message.text);
+    }
+    if (message.nextOffset !== undefined) {
+      writer.uint32(48).uint32(message.nextOffset);
+    }
+    for (const v of message.pages) {
+      PageSpan.encode(v!, writer.uint32(58).fork()).join();
+    }
+    for (const v of message.headings) {
+      Heading.encode(v!, writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DocumentText {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDocumentText();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.version = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.format = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.length = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.offset = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.nextOffset = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.pages.push(PageSpan.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.headings.push(Heading.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DocumentText {
+    return {
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      format: isSet(object.format) ? globalThis.String(object.format) : "",
+      length: isSet(object.length) ? globalThis.Number(object.length) : 0,
+      offset: isSet(object.offset) ? globalThis.Number(object.offset) : 0,
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      nextOffset: isSet(object.nextOffset)
+        ? globalThis.Number(object.nextOffset)
+        : isSet(object.next_offset)
+        ? globalThis.Number(object.next_offset)
+        : undefined,
+      pages: globalThis.Array.isArray(object?.pages) ? object.pages.map((e: any) => PageSpan.fromJSON(e)) : [],
+      headings: globalThis.Array.isArray(object?.headings) ? object.headings.map((e: any) => Heading.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: DocumentText): unknown {
+    const obj: any = {};
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.format !== "") {
+      obj.format = message.format;
+    }
+    if (message.length !== 0) {
+      obj.length = Math.round(message.length);
+    }
+    if (message.offset !== 0) {
+      obj.offset = Math.round(message.offset);
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.nextOffset !== undefined) {
+      obj.nextOffset = Math.round(message.nextOffset);
+    }
+    if (message.pages?.length) {
+      obj.pages = message.pages.map((e) => PageSpan.toJSON(e));
+    }
+    if (message.headings?.length) {
+      obj.headings = message.headings.map((e) => Heading.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DocumentText>, I>>(base?: I): DocumentText {
+    return DocumentText.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DocumentText>, I>>(object: I): DocumentText {
+    const message = createBaseDocumentText();
+    message.version = object.version ?? 0;
+    message.format = object.format ?? "";
+    message.length = object.length ?? 0;
+    message.offset = object.offset ?? 0;
+    message.text = object.text ?? "";
+    message.nextOffset = object.nextOffset ?? undefined;
+    message.pages = object.pages?.map((e) => PageSpan.fromPartial(e)) || [];
+    message.headings = object.headings?.map((e) => Heading.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBasePageSpan(): PageSpan {
+  return { page: 0, start: 0, end: 0 };
+}
+
+export const PageSpan: MessageFns<PageSpan> = {
+  encode(message: PageSpan, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.page !== 0) {
+      writer.uint32(8).uint32(message.page);
+    }
+    if (message.start !== 0) {
+      writer.uint32(16).uint32(message.start);
+    }
+    if (message.end !== 0) {
+      writer.uint32(24).uint32(message.end);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PageSpan {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePageSpan();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.page = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.start = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.end = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PageSpan {
+    return {
+      page: isSet(object.page) ? globalThis.Number(object.page) : 0,
+      start: isSet(object.start) ? globalThis.Number(object.start) : 0,
+      end: isSet(object.end) ? globalThis.Number(object.end) : 0,
+    };
+  },
+
+  toJSON(message: PageSpan): unknown {
+    const obj: any = {};
+    if (message.page !== 0) {
+      obj.page = Math.round(message.page);
+    }
+    if (message.start !== 0) {
+      obj.start = Math.round(message.start);
+    }
+    if (message.end !== 0) {
+      obj.end = Math.round(message.end);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PageSpan>, I>>(base?: I): PageSpan {
+    return PageSpan.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PageSpan>, I>>(object: I): PageSpan {
+    const message = createBasePageSpan();
+    message.page = object.page ?? 0;
+    message.start = object.start ?? 0;
+    message.end = object.end ?? 0;
+    return message;
+  },
+};
+
+function createBaseHeading(): Heading {
+  return { start: 0, level: 0, text: "" };
+}
+
+export const Heading: MessageFns<Heading> = {
+  encode(message: Heading, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.start !== 0) {
+      writer.uint32(8).uint32(message.start);
+    }
+    if (message.level !== 0) {
+      writer.uint32(16).uint32(message.level);
+    }
+    if (message.text !== "") {
+      writer.uint32(26).string(message.text);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Heading {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHeading();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.start = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.level = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Heading {
+    return {
+      start: isSet(object.start) ? globalThis.Number(object.start) : 0,
+      level: isSet(object.level) ? globalThis.Number(object.level) : 0,
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+    };
+  },
+
+  toJSON(message: Heading): unknown {
+    const obj: any = {};
+    if (message.start !== 0) {
+      obj.start = Math.round(message.start);
+    }
+    if (message.level !== 0) {
+      obj.level = Math.round(message.level);
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Heading>, I>>(base?: I): Heading {
+    return Heading.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Heading>, I>>(object: I): Heading {
+    const message = createBaseHeading();
+    message.start = object.start ?? 0;
+    message.level = object.level ?? 0;
+    message.text = object.text ?? "";
+    return message;
+  },
+};
+
+function createBaseGetDocumentContentRequest(): GetDocumentContentRequest {
+  return { documentId: "" };
+}
+
+export const GetDocumentContentRequest: MessageFns<GetDocumentContentRequest> = {
+  encode(message: GetDocumentContentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.documentId !== "") {
+      writer.uint32(10).string(message.documentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetDocumentContentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetDocumentContentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.documentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetDocumentContentRequest {
+    return {
+      documentId: isSet(object.documentId)
+        ? globalThis.String(object.documentId)
+        : isSet(object.document_id)
+        ? globalThis.String(object.document_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetDocumentContentRequest): unknown {
+    const obj: any = {};
+    if (message.documentId !== "") {
+      obj.documentId = message.documentId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetDocumentContentRequest>, I>>(base?: I): GetDocumentContentRequest {
+    return GetDocumentContentRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetDocumentContentRequest>, I>>(object: I): GetDocumentContentRequest {
+    const message = createBaseGetDocumentContentRequest();
+    message.documentId = object.documentId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetDocumentContentResponse(): GetDocumentContentResponse {
+  return { data: Buffer.alloc(0), contentType: "", sizeBytes: 0, sha256: "", filename: "" };
+}
+
+export const GetDocumentContentResponse: MessageFns<GetDocumentContentResponse> = {
+  encode(message: GetDocumentContentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.data.length !== 0) {
+      writer.uint32(10).bytes(message.data);
+    }
+    if (message.contentType !== "") {
+      writer.uint32(18).string(message.contentType);
+    }
+    if (message.sizeBytes !== 0) {
+      writer.uint32(24).uint64(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(34).string(message.sha256);
+    }
+    if (message.filename !== "") {
+      writer.uint32(42).string(message.filename);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetDocumentContentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetDocumentContentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.contentType = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.sizeBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.filename = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetDocumentContentResponse {
+    return {
+      data: isSet(object.data) ? Buffer.from(bytesFromBase64(object.data)) : Buffer.alloc(0),
+      contentType: isSet(object.contentType)
+        ? globalThis.String(object.contentType)
+        : isSet(object.content_type)
+        ? globalThis.String(object.content_type)
+        : "",
+      sizeBytes: isSet(object.sizeBytes)
+        ? globalThis.Number(object.sizeBytes)
+        : isSet(object.size_bytes)
+        ? globalThis.Number(object.size_bytes)
+        : 0,
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+      filename: isSet(object.filename) ? globalThis.String(object.filename) : "",
+    };
+  },
+
+  toJSON(message: GetDocumentContentResponse): unknown {
+    const obj: any = {};
+    if (message.data.length !== 0) {
+      obj.data = base64FromBytes(message.data);
+    }
+    if (message.contentType !== "") {
+      obj.contentType = message.contentType;
+    }
+    if (message.sizeBytes !== 0) {
+      obj.sizeBytes = Math.round(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    if (message.filename !== "") {
+      obj.filename = message.filename;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetDocumentContentResponse>, I>>(base?: I): GetDocumentContentResponse {
+    return GetDocumentContentResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetDocumentContentResponse>, I>>(object: I): GetDocumentContentResponse {
+    const message = createBaseGetDocumentContentResponse();
+    message.data = object.data ?? Buffer.alloc(0);
+    message.contentType = object.contentType ?? "";
+    message.sizeBytes = object.sizeBytes ?? 0;
+    message.sha256 = object.sha256 ?? "";
+    message.filename = object.filename ?? "";
     return message;
   },
 };
@@ -2312,7 +3049,10 @@ export const KnowledgeBaseService = {
       Buffer.from(RetrieveContextResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RetrieveContextResponse => RetrieveContextResponse.decode(value),
   },
-  /** One document's metadata and ingestion status. NOT_FOUND when the tenant has no such document. */
+  /**
+   * One document's metadata and ingestion status, and with include_text a window of its extracted
+   * text. NOT_FOUND when the tenant has no such document or the caller may not read it.
+   */
   getDocument: {
     path: "/kb.v1.KnowledgeBase/GetDocument" as const,
     requestStream: false as const,
@@ -2321,6 +3061,21 @@ export const KnowledgeBaseService = {
     requestDeserialize: (value: Buffer): GetDocumentRequest => GetDocumentRequest.decode(value),
     responseSerialize: (value: GetDocumentResponse): Buffer => Buffer.from(GetDocumentResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetDocumentResponse => GetDocumentResponse.decode(value),
+  },
+  /**
+   * One document's original as uploaded, in messages of at most 64 KiB; the first one also
+   * carries its content type, size, SHA-256 and file name. NOT_FOUND as for GetDocument.
+   */
+  getDocumentContent: {
+    path: "/kb.v1.KnowledgeBase/GetDocumentContent" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: GetDocumentContentRequest): Buffer =>
+      Buffer.from(GetDocumentContentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetDocumentContentRequest => GetDocumentContentRequest.decode(value),
+    responseSerialize: (value: GetDocumentContentResponse): Buffer =>
+      Buffer.from(GetDocumentContentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetDocumentContentResponse => GetDocumentContentResponse.decode(value),
   },
   /** The tenant's documents, newest first, a page at a time. */
   listDocuments: {
@@ -2343,8 +3098,16 @@ export interface KnowledgeBaseServer extends UntypedServiceImplementation {
    * budget, each with a citation.
    */
   retrieveContext: handleUnaryCall<RetrieveContextRequest, RetrieveContextResponse>;
-  /** One document's metadata and ingestion status. NOT_FOUND when the tenant has no such document. */
+  /**
+   * One document's metadata and ingestion status, and with include_text a window of its extracted
+   * text. NOT_FOUND when the tenant has no such document or the caller may not read it.
+   */
   getDocument: handleUnaryCall<GetDocumentRequest, GetDocumentResponse>;
+  /**
+   * One document's original as uploaded, in messages of at most 64 KiB; the first one also
+   * carries its content type, size, SHA-256 and file name. NOT_FOUND as for GetDocument.
+   */
+  getDocumentContent: handleServerStreamingCall<GetDocumentContentRequest, GetDocumentContentResponse>;
   /** The tenant's documents, newest first, a page at a time. */
   listDocuments: handleUnaryCall<ListDocumentsRequest, ListDocumentsResponse>;
 }
@@ -2385,7 +3148,10 @@ export interface KnowledgeBaseClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RetrieveContextResponse) => void,
   ): ClientUnaryCall;
-  /** One document's metadata and ingestion status. NOT_FOUND when the tenant has no such document. */
+  /**
+   * One document's metadata and ingestion status, and with include_text a window of its extracted
+   * text. NOT_FOUND when the tenant has no such document or the caller may not read it.
+   */
   getDocument(
     request: GetDocumentRequest,
     callback: (error: ServiceError | null, response: GetDocumentResponse) => void,
@@ -2401,6 +3167,19 @@ export interface KnowledgeBaseClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetDocumentResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * One document's original as uploaded, in messages of at most 64 KiB; the first one also
+   * carries its content type, size, SHA-256 and file name. NOT_FOUND as for GetDocument.
+   */
+  getDocumentContent(
+    request: GetDocumentContentRequest,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<GetDocumentContentResponse>;
+  getDocumentContent(
+    request: GetDocumentContentRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<GetDocumentContentResponse>;
   /** The tenant's documents, newest first, a page at a time. */
   listDocuments(
     request: ListDocumentsRequest,
@@ -2427,6 +3206,14 @@ export const KnowledgeBaseClient = makeGenericClientConstructor(
   service: typeof KnowledgeBaseService;
   serviceName: string;
 };
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 function floatToJson(value: number | null | undefined): number | string | null | undefined {
   return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
