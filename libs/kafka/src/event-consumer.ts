@@ -1,6 +1,6 @@
 import { deadLetterTopic, parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
 import { classifyError, ErrorClass, isPermanent } from '@kb/errors';
-import { meter } from '@kb/observability';
+import { meter, withConsumedMessage } from '@kb/observability';
 import { backOff } from 'exponential-backoff';
 import {
   type Admin,
@@ -246,7 +246,7 @@ export class EventConsumer {
     };
     for (const message of batch.messages) {
       if (!isRunning() || isStale() || this.stopping) break;
-      await this.handle(context, message);
+      await withConsumedMessage(batch.topic, message.headers, () => this.handle(context, message));
       resolveOffset(message.offset);
       await heartbeat();
     }

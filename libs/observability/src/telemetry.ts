@@ -7,6 +7,7 @@ import {
   metrics,
   propagation,
   ROOT_CONTEXT,
+  SpanKind,
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
@@ -110,6 +111,46 @@ export function captureTraceHeaders(): Record<string, string> {
 /** Runs `fn` in the trace context captured by `captureTraceHeaders`. */
 export function withTraceHeaders<T>(headers: Record<string, string>, fn: () => T): T {
   return context.with(propagation.extract(ROOT_CONTEXT, headers), fn);
+}
+
+/**
+ * Runs `fn` in a consumer span (`<topic> process`) whose parent is the trace context a Kafka
+ * message carries in its headers. The kafkajs instrumentation does this for `eachMessage` only;
+ * a consumer that reads batches (`eachBatch`) calls this per message so that each message's work
+ * stays in the trace of the request that produced it.
+ */
+export async function withConsumedMessage<T>(
+  topic: string,
+  headers: Record<string, Buffer | string | Array<Buffer | string> | undefined> | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const carrier: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined) carrier[name] = first.toString();
+  }
+  const parent = propagation.extract(ROOT_CONTEXT, carrier);
+  return trace
+    .getTracer('kb')
+    .startActiveSpan(
+      `${topic} process`,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic },
+      },
+      parent,
+      async (span) => {
+        try {
+          return await fn();
+        } catch (error) {
+          span.recordException(error as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
 }
 
 /** The current trace and span ids, for log lines. */
