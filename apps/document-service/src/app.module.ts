@@ -4,8 +4,10 @@ import {
   ACCESS_POLICY,
   type Closer,
   CLOSERS,
+  type FlexibleRateLimiter,
   HealthController,
   MetricsController,
+  RATE_LIMITER,
   Readiness,
   READINESS_CHECKS,
   ResourceCloser,
@@ -60,6 +62,8 @@ export interface DocumentDeps {
   producer: EventProducer;
   blobs: S3BlobStore;
   verifier: TokenVerifier;
+  /** Upload and knowledge-base budgets (@Authenticated({ rateLimit })). */
+  rateLimiter: FlexibleRateLimiter;
 }
 
 @Module({})
@@ -72,6 +76,7 @@ export class AppModule {
       () => deps.producer.disconnect(),
       () => deps.blobs.destroy(),
       () => deps.db.destroy(),
+      () => deps.rateLimiter.close(),
     ];
     return {
       module: AppModule,
@@ -91,6 +96,7 @@ export class AppModule {
         { provide: BLOB_STORE, useValue: deps.blobs },
         { provide: CLOCK, useValue: () => new Date() },
         { provide: CLOSERS, useValue: closers },
+        { provide: RATE_LIMITER, useValue: deps.rateLimiter },
         ResourceCloser,
         { provide: TOKEN_VERIFIER, useValue: deps.verifier },
         {

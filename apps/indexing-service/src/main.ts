@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { migrateAtStart } from '@kb/database';
 import { bootHttpService } from '@kb/http';
 import { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
-import { createKafka, KafkaEventProducer } from '@kb/kafka';
+import { KafkaEventProducer,kafkaFromConfig } from '@kb/kafka';
 import { PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   await migrateAtStart(config.MIGRATE_ON_START, migrationPlans(config), (line) =>
     logger.log(line, 'Migrations'),
   );
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'indexing-service' });
+  const kafka = kafkaFromConfig(config, 'indexing-service');
   const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);

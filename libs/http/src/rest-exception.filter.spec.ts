@@ -6,9 +6,19 @@ import { z } from 'zod';
 import { RestExceptionFilter } from './rest-exception.filter';
 import { parseBody } from './zod-body';
 
-function capture(exception: unknown): { status: number; body: unknown } {
-  const result = { status: 0, body: undefined as unknown };
+function capture(exception: unknown): {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+} {
+  const result: { status: number; body: unknown; headers?: Record<string, string> } = {
+    status: 0,
+    body: undefined,
+  };
   const response = {
+    setHeader(name: string, value: string) {
+      result.headers = { ...result.headers, [name]: value };
+    },
     status(code: number) {
       result.status = code;
       return this;
@@ -55,6 +65,23 @@ describe('RestExceptionFilter', () => {
     expect(
       capture(new ThingError('thing_not_empty', ErrorKind.FailedPrecondition, 'x')).status,
     ).toBe(409);
+  });
+
+  it('answers a spent budget with 429, its code and Retry-After', () => {
+    const limited = new DomainError(
+      'rate_limited',
+      ErrorKind.ResourceExhausted,
+      'slow down',
+      undefined,
+      {
+        retryAfterSeconds: 7,
+      },
+    );
+    expect(capture(limited)).toEqual({
+      status: 429,
+      body: { error: { code: 'rate_limited', message: 'slow down' } },
+      headers: { 'Retry-After': '7' },
+    });
   });
 
   it('gives framework errors a stable code', () => {

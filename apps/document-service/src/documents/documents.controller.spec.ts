@@ -12,7 +12,13 @@ import {
   type Permission,
   TokenVerifier,
 } from '@kb/auth';
-import { ACCESS_POLICY, TOKEN_VERIFIER, useRestDefaults } from '@kb/http';
+import {
+  ACCESS_POLICY,
+  FlexibleRateLimiter,
+  RATE_LIMITER,
+  TOKEN_VERIFIER,
+  useRestDefaults,
+} from '@kb/http';
 import type { INestApplication } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
@@ -72,6 +78,14 @@ describe('uploads through POST /v1/documents', () => {
         { provide: DocumentsService, useValue: f.documents },
         { provide: TOKEN_VERIFIER, useValue: verifier },
         { provide: ACCESS_POLICY, useValue: policy },
+        // Five uploads per caller: `carol` spends hers below.
+        {
+          provide: RATE_LIMITER,
+          useValue: new FlexibleRateLimiter(
+            { windowSeconds: 60, buckets: { upload: { principal: 5, tenant: 0 } } },
+            null,
+          ),
+        },
       ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
@@ -110,5 +124,18 @@ describe('uploads through POST /v1/documents', () => {
     const huge = await upload('alice', { title: 'x'.repeat(300 * 1024) });
     expect(huge.status).toBe(400);
     expect(readdirSync(spool)).toEqual([]);
+  });
+
+  it('answers 429 with Retry-After once a caller spent the upload budget, before spooling', async () => {
+    // The same content each time: 202, then 200 for the duplicates.
+    for (let i = 0; i < 5; i++) expect([200, 202]).toContain((await upload('carol', {})).status);
+    const spooled: string[] = [];
+    const watch = setInterval(() => spooled.push(...readdirSync(spool)), 1);
+    const limited = await upload('carol', {});
+    clearInterval(watch);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await limited.json()).toMatchObject({ error: { code: 'rate_limited' } });
+    expect(spooled).toEqual([]);
   });
 });

@@ -103,7 +103,7 @@ export class DocumentsController {
    */
   @Post()
   // Checked by the guard, before multer spools the file: a reader cannot fill the disk.
-  @Authenticated({ access: true, permission: WRITE_DOCUMENTS })
+  @Authenticated({ access: true, permission: WRITE_DOCUMENTS, rateLimit: 'upload' })
   @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
   async upload(
     @CurrentCaller() caller: Caller,
@@ -134,7 +134,7 @@ export class DocumentsController {
    */
   @Put(':id/content')
   // Checked by the guard, before multer spools the file: a reader cannot fill the disk.
-  @Authenticated({ access: true, permission: WRITE_DOCUMENTS })
+  @Authenticated({ access: true, permission: WRITE_DOCUMENTS, rateLimit: 'upload' })
   @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
   async replaceContent(
     @CurrentCaller() caller: Caller,

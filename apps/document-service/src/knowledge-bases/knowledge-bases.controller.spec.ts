@@ -7,7 +7,13 @@ import {
   mintToken,
   TokenVerifier,
 } from '@kb/auth';
-import { ACCESS_POLICY, TOKEN_VERIFIER, useRestDefaults } from '@kb/http';
+import {
+  ACCESS_POLICY,
+  FlexibleRateLimiter,
+  RATE_LIMITER,
+  TOKEN_VERIFIER,
+  useRestDefaults,
+} from '@kb/http';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 
@@ -65,6 +71,11 @@ describe('knowledge-base routes through @Authenticated({ access: true })', () =>
         },
         { provide: TOKEN_VERIFIER, useValue: verifier },
         { provide: ACCESS_POLICY, useValue: policy },
+        // No budgets set: nothing here is limited.
+        {
+          provide: RATE_LIMITER,
+          useValue: new FlexibleRateLimiter({ windowSeconds: 60, buckets: {} }, null),
+        },
       ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
