@@ -27,7 +27,9 @@ import { type Kysely, sql } from 'kysely';
 
 import { AccessInvalidationConsumer } from './access/access-invalidation.consumer';
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
+import { DocumentAudit } from './documents/document-audit';
 import { DocumentMembershipService } from './documents/document-membership.service';
+import { DocumentReads } from './documents/document-reads.service';
 import { DocumentStatusConsumer } from './documents/document-status.consumer';
 import { DocumentsController } from './documents/documents.controller';
 import { DocumentsRepository } from './documents/documents.repository';
@@ -123,7 +125,9 @@ export class AppModule {
         { provide: KnowledgeBaseDirectory, useClass: KnowledgeBaseDirectoryService },
         { provide: TagRuleMembership, useExisting: DocumentMembershipService },
         DocumentMembershipService,
+        DocumentAudit,
         DocumentsService,
+        DocumentReads,
         KnowledgeBasesService,
         { provide: MODEL_CATALOG, useClass: EmbeddingServiceCatalog },
         ReconciliationRepository,

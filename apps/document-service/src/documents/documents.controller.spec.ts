@@ -24,6 +24,7 @@ import { MulterModule } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 
 import { documentServiceFixture, newAccess } from '../testing/document-service.fixture';
+import { DocumentReads } from './document-reads.service';
 import { DocumentsController } from './documents.controller';
 import { DocumentsService } from './documents.service';
 import { uploadOptions } from './upload.options';
@@ -76,6 +77,7 @@ describe('uploads through POST /v1/documents', () => {
       controllers: [DocumentsController],
       providers: [
         { provide: DocumentsService, useValue: f.documents },
+        { provide: DocumentReads, useValue: f.reads },
         { provide: TOKEN_VERIFIER, useValue: verifier },
         { provide: ACCESS_POLICY, useValue: policy },
         // Five uploads per caller: `carol` spends hers below.

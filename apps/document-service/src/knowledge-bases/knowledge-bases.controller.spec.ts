@@ -17,6 +17,7 @@ import {
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 
+import { DocumentReads } from '../documents/document-reads.service';
 import { DocumentsService } from '../documents/documents.service';
 import { KnowledgeBaseDocumentsController } from '../documents/knowledge-base-documents.controller';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
@@ -65,6 +66,7 @@ describe('knowledge-base routes through @Authenticated({ access: true })', () =>
       providers: [
         { provide: KnowledgeBasesService, useValue: f.knowledgeBases },
         { provide: DocumentsService, useValue: f.documents },
+        { provide: DocumentReads, useValue: f.reads },
         {
           provide: KnowledgeBaseDirectory,
           useValue: new KnowledgeBaseDirectoryService(f.knowledgeBasesRepository, DEFAULTS),
