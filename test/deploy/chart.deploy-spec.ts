@@ -613,6 +613,22 @@ describe('optional objects', () => {
     expect(configMaps).not.toMatch(/PASSWORD/);
   });
 
+  it('verifies tokens with a public key alone when given one, with no HS256 secret', () => {
+    const pem =
+      '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----\n';
+    const { objects } = render(
+      '--set-string',
+      `auth.publicKey=${pem}`,
+      '--set',
+      'auth.existingSecret=',
+    );
+    for (const service of ['document-service', 'query-service', 'acl-service']) {
+      const env = resolveEnv(objects, podSpec(find(objects, 'Deployment', service)).containers[0]!);
+      expect(env.get('AUTH_PUBLIC_KEY')?.value).toBe(pem);
+      expect(env.has('AUTH_JWT_SECRET')).toBe(false);
+    }
+  });
+
   it('renders no chart Secret when every credential comes from an existing Secret', () => {
     expect(render('-f', PRODUCTION).objects.filter((o) => o.kind === 'Secret')).toEqual([]);
   });

@@ -128,6 +128,10 @@ RATE_LIMIT_ADMIN_PER_TENANT: {{ $v.rateLimits.admin.perTenant | quote }}
 {{- end }}
 AUTH_JWKS_URL: {{ $v.auth.jwksUrl | quote }}
 {{- end }}
+{{- if $v.auth.publicKey }}
+# Verifies RS256/ES256 tokens with this public key: the pods can verify but not mint tokens.
+AUTH_PUBLIC_KEY: {{ $v.auth.publicKey | quote }}
+{{- end }}
 AUTH_MAX_TOKEN_AGE_SECONDS: {{ $v.auth.maxTokenAgeSeconds | quote }}
 {{- if $v.auth.issuer }}
 AUTH_ISSUER: {{ $v.auth.issuer | quote }}

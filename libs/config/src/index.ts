@@ -184,10 +184,12 @@ export const vectorStoreConfigSchema = z.object({
   PINECONE_INDEX_HOST: z.string().optional(),
 });
 
-/** Bearer-token verification at a public edge: an HS256 secret, a JWKS URL for RS256, or both. */
+/** Bearer-token verification at a public edge: an HS256 secret, a JWKS URL for RS256, a public key (RS256/ES256), or several. */
 export const authConfigSchema = z.object({
   AUTH_JWT_SECRET: z.string().min(32, 'AUTH_JWT_SECRET must be at least 32 characters').optional(),
   AUTH_JWKS_URL: z.url().optional(),
+  /** A public key (PEM) to verify RS256/ES256 tokens with: verifies, cannot mint (docs/adr/0020). */
+  AUTH_PUBLIC_KEY: z.string().min(1).optional(),
   AUTH_ISSUER: z.string().optional(),
   AUTH_AUDIENCE: z.string().optional(),
   /** Tokens issued longer ago are refused whatever their expiry. */
