@@ -5,7 +5,7 @@ import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { GrpcTransport } from '@kb/grpc';
 import { bootHttpService, FlexibleRateLimiter } from '@kb/http';
-import { KafkaEventProducer,kafkaFromConfig } from '@kb/kafka';
+import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 
 import { AppModule } from './app.module';

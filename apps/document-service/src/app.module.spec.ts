@@ -1,7 +1,7 @@
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool } from '@kb/database';
 import { ACCESS_POLICY, FlexibleRateLimiter, RATE_LIMITER, TOKEN_VERIFIER } from '@kb/http';
-import { EVENT_CONSUMERS, type EventConsumer,kafkaFromConfig } from '@kb/kafka';
+import { EVENT_CONSUMERS, type EventConsumer, kafkaFromConfig } from '@kb/kafka';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { MemoryEventProducer } from '@kb/testing';
 import { Test } from '@nestjs/testing';

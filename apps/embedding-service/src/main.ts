@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';
-import { KafkaEventProducer,kafkaFromConfig } from '@kb/kafka';
+import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 

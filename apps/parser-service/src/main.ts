@@ -2,7 +2,7 @@ import './telemetry';
 import 'reflect-metadata';
 
 import { bootHttpService } from '@kb/http';
-import { KafkaEventProducer,kafkaFromConfig } from '@kb/kafka';
+import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 
