@@ -24,6 +24,16 @@ export S3_BUCKET="${S3_BUCKET:-kb-documents}"
 export S3_ACCESS_KEY_ID="${S3_ACCESS_KEY_ID:-kb-local}"
 export S3_SECRET_ACCESS_KEY="${S3_SECRET_ACCESS_KEY:-kb-local-secret}"
 
+# Rate limits (docs/adr/0020) are off on this machine: the benchmarks, the chaos run and the ACL
+# oracle send thousands of calls a minute as one caller. The chart turns them on by default;
+# test/e2e/limits.e2e-spec.ts sets its own. 0 means no limit.
+export RATE_LIMIT_SEARCH_PER_PRINCIPAL="${RATE_LIMIT_SEARCH_PER_PRINCIPAL:-0}"
+export RATE_LIMIT_SEARCH_PER_TENANT="${RATE_LIMIT_SEARCH_PER_TENANT:-0}"
+export RATE_LIMIT_UPLOAD_PER_PRINCIPAL="${RATE_LIMIT_UPLOAD_PER_PRINCIPAL:-0}"
+export RATE_LIMIT_UPLOAD_PER_TENANT="${RATE_LIMIT_UPLOAD_PER_TENANT:-0}"
+export RATE_LIMIT_ADMIN_PER_PRINCIPAL="${RATE_LIMIT_ADMIN_PER_PRINCIPAL:-0}"
+export RATE_LIMIT_ADMIN_PER_TENANT="${RATE_LIMIT_ADMIN_PER_TENANT:-0}"
+
 export EMBEDDING_MODEL_DIR="${EMBEDDING_MODEL_DIR:-$KB_HOME/models}"
 export EMBEDDING_MODEL="${EMBEDDING_MODEL:-all-MiniLM-L6-v2}"
 

@@ -80,7 +80,12 @@ interface PodSpec {
   initContainers?: Container[];
   securityContext?: { runAsNonRoot?: boolean; seccompProfile?: { type: string } };
   terminationGracePeriodSeconds?: number;
-  volumes?: Array<{ name: string; emptyDir?: unknown; persistentVolumeClaim?: unknown }>;
+  volumes?: Array<{
+    name: string;
+    emptyDir?: unknown;
+    persistentVolumeClaim?: unknown;
+    secret?: unknown;
+  }>;
 }
 interface K8sObject {
   apiVersion: string;
@@ -262,7 +267,7 @@ describe.each([
     args: ['-f', PRODUCTION],
     backend: 'pinecone',
     auth: 'AUTH_JWKS_URL',
-    existing: ['kb-postgres', 'kb-s3', 'kb-pinecone'],
+    existing: ['kb-postgres', 'kb-s3', 'kb-pinecone', 'kb-kafka', 'kb-redis'],
     provider: 'onnx',
   },
   {
@@ -319,7 +324,17 @@ describe.each([
       const spec = podSpec(workload);
       expect(spec.securityContext?.runAsNonRoot).toBe(true);
       expect(spec.securityContext?.seccompProfile?.type).toBe('RuntimeDefault');
-      expect(spec.volumes).toEqual(expect.arrayContaining([{ name: 'tmp', emptyDir: {} }]));
+      // document-service's /tmp is the upload spool: bounded (review M7).
+      expect(spec.volumes).toEqual(
+        expect.arrayContaining([
+          {
+            name: 'tmp',
+            emptyDir: workload.metadata.name.endsWith('document-service')
+              ? { sizeLimit: '2Gi' }
+              : {},
+          },
+        ]),
+      );
       for (const container of allContainers(spec)) {
         const where = `${workload.metadata.name}/${container.name}`;
         expect({
@@ -530,7 +545,7 @@ describe.each([
 
 describe('optional objects', () => {
   it('are off by default and on in the production-like values (ingress with TLS)', () => {
-    const optional = ['Ingress', 'NetworkPolicy', 'ServiceMonitor'];
+    const optional = ['Ingress', 'ServiceMonitor'];
     expect(render().objects.filter((o) => optional.includes(o.kind))).toEqual([]);
     const { objects } = render('-f', PRODUCTION);
     expect(
@@ -545,6 +560,110 @@ describe('optional objects', () => {
     expect(monitor.spec?.['endpoints']).toEqual([
       expect.objectContaining({ port: 'http', path: '/metrics' }),
     ]);
+  });
+
+  it('turns the NetworkPolicy on by default: the release talks to itself, nothing else gets in', () => {
+    const policies = render().objects.filter((o) => o.kind === 'NetworkPolicy');
+    expect(policies.map((p) => p.metadata.name)).toEqual(['kb-knowledge-base']);
+    expect(policies[0]!.spec).toEqual({
+      podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'kb' } },
+      policyTypes: ['Ingress'],
+      ingress: [
+        {
+          from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'kb' } } }],
+          ports: [
+            { port: 3000, protocol: 'TCP' },
+            { port: 50051, protocol: 'TCP' },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('opens only the public APIs to callers, and only /metrics ports to Prometheus', () => {
+    const policies = render('-f', PRODUCTION).objects.filter((o) => o.kind === 'NetworkPolicy');
+    const byName = new Map(policies.map((p) => [p.metadata.name, p.spec]));
+    expect([...byName.keys()].sort()).toEqual([
+      'kb-knowledge-base',
+      'kb-knowledge-base-metrics',
+      'kb-knowledge-base-public',
+    ]);
+    expect(byName.get('kb-knowledge-base-public')).toMatchObject({
+      podSelector: {
+        matchExpressions: expect.arrayContaining([
+          {
+            key: 'app.kubernetes.io/component',
+            operator: 'In',
+            values: ['document-service', 'query-service'],
+          },
+        ]),
+      },
+      ingress: [
+        {
+          from: [
+            {
+              namespaceSelector: {
+                matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' },
+              },
+            },
+            { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'agents' } } },
+          ],
+        },
+      ],
+    });
+    expect(byName.get('kb-knowledge-base-metrics')).toMatchObject({
+      ingress: [{ ports: [{ port: 3000, protocol: 'TCP' }] }],
+    });
+  });
+
+  it('connects to Kafka with TLS and SCRAM, and to Redis with TLS and AUTH, secrets by reference', () => {
+    const { objects } = render('-f', PRODUCTION);
+    for (const service of SERVICES) {
+      const spec = podSpec(find(objects, 'Deployment', service));
+      const env = resolveEnv(objects, spec.containers[0]!);
+      expect({ service, ssl: env.get('KAFKA_SSL')?.value }).toEqual({ service, ssl: 'true' });
+      expect(env.get('KAFKA_SSL_CA_FILE')?.value).toBe('/etc/kb/kafka-tls/ca.crt');
+      expect(env.get('KAFKA_SASL_MECHANISM')?.value).toBe('scram-sha-512');
+      expect(env.get('KAFKA_SASL_PASSWORD')?.valueFrom?.secretKeyRef).toEqual({
+        name: 'kb-kafka',
+        key: 'password',
+      });
+      expect(spec.volumes).toEqual(
+        expect.arrayContaining([{ name: 'kafka-tls', secret: { secretName: 'kb-kafka-tls' } }]),
+      );
+      const redis = ['document-service', 'query-service', 'acl-service'].includes(service);
+      expect({ service, url: env.get('REDIS_URL')?.value }).toEqual({
+        service,
+        url: redis ? 'rediss://redis-master.cache:6380' : undefined,
+      });
+      if (redis) {
+        expect(env.get('REDIS_PASSWORD')?.valueFrom?.secretKeyRef).toEqual({
+          name: 'kb-redis',
+          key: 'password',
+        });
+        expect(env.get('REDIS_TLS_CA_FILE')?.value).toBe('/etc/kb/redis-tls/ca.crt');
+        expect(env.get('RATE_LIMIT_SEARCH_PER_PRINCIPAL')?.value).toBe('600');
+      }
+    }
+    // No credential is inlined in a ConfigMap.
+    const configMaps = JSON.stringify(objects.filter((o) => o.kind === 'ConfigMap'));
+    expect(configMaps).not.toMatch(/PASSWORD/);
+  });
+
+  it('verifies tokens with a public key alone when given one, with no HS256 secret', () => {
+    const pem =
+      '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----\n';
+    const { objects } = render(
+      '--set-string',
+      `auth.publicKey=${pem}`,
+      '--set',
+      'auth.existingSecret=',
+    );
+    for (const service of ['document-service', 'query-service', 'acl-service']) {
+      const env = resolveEnv(objects, podSpec(find(objects, 'Deployment', service)).containers[0]!);
+      expect(env.get('AUTH_PUBLIC_KEY')?.value).toBe(pem);
+      expect(env.has('AUTH_JWT_SECRET')).toBe(false);
+    }
   });
 
   it('renders no chart Secret when every credential comes from an existing Secret', () => {
@@ -580,6 +699,10 @@ describe('validation', () => {
     [['--set', 'auth.maxTokenAgeSeconds=0'], /maxTokenAgeSeconds/],
     [['--set', 'embedding.provider=cohere'], /provider/],
     [['--set', 'embedding.provider=openai'], /url|model/],
+    [['--set', 'kafka.sasl.mechanism=scram-sha-256'], /username|existingSecret/],
+    [['--set', 'kafka.sasl.mechanism=gssapi'], /mechanism/],
+    [['--set', 'rateLimits.search.perPrincipal=-1'], /perPrincipal/],
+    [['--set', 'redis.url=http://redis:6379'], /url/],
   ])('values.schema.json rejects %j', (args, message) => {
     const result = templateFails(...args);
     expect(result.status).not.toBe(0);

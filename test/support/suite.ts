@@ -59,7 +59,8 @@ export function testToken(claims: TokenClaims): Promise<string> {
   return mintToken(claims, secret);
 }
 
-export function useSuite(name: string, basePort: number) {
+/** `overrides`: settings of the services for this suite only (e.g. low rate limits). */
+export function useSuite(name: string, basePort: number, overrides: Record<string, string> = {}) {
   const env = process.env;
   /** The suite's default caller: an editor, who reads what they upload. */
   let token = '';
@@ -94,6 +95,7 @@ export function useSuite(name: string, basePort: number) {
         EMBEDDING_EXTRA_MODELS: 'test-hashing-384',
         MAX_UPLOAD_BYTES: String(1024 * 1024),
         UPLOAD_TMP_DIR: uploadDir,
+        ...overrides,
       },
       ports,
       logDir,

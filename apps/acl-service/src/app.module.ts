@@ -6,8 +6,10 @@ import {
   ACCESS_POLICY,
   type Closer,
   CLOSERS,
+  type FlexibleRateLimiter,
   HealthController,
   MetricsController,
+  RATE_LIMITER,
   Readiness,
   READINESS_CHECKS,
   ResourceCloser,
@@ -43,6 +45,8 @@ export interface AclDeps {
   enforcer: EnforcerSource;
   db: Kysely<unknown>;
   verifier: TokenVerifier;
+  /** Administration budgets (@Authenticated({ rateLimit: 'admin' })); closed with the rest. */
+  rateLimiter: FlexibleRateLimiter;
   closers: Closer[];
 }
 
@@ -66,7 +70,8 @@ export class AppModule {
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: TOKEN_VERIFIER, useValue: deps.verifier },
         { provide: KAFKA, useValue: deps.kafka },
-        { provide: CLOSERS, useValue: deps.closers },
+        { provide: CLOSERS, useValue: [...deps.closers, () => deps.rateLimiter.close()] },
+        { provide: RATE_LIMITER, useValue: deps.rateLimiter },
         ResourceCloser,
         AuditRepository,
         PolicyVersionsRepository,

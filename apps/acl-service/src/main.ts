@@ -4,8 +4,8 @@ import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { GrpcTransport } from '@kb/grpc';
-import { bootHttpService } from '@kb/http';
-import { createKafka, KafkaEventProducer } from '@kb/kafka';
+import { bootHttpService, FlexibleRateLimiter } from '@kb/http';
+import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 
 import { AppModule } from './app.module';
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   // casbin's rules live in the same schema, in the table casbin-pg-adapter expects.
   const enforcer = await enforcerSource(pool);
   const verifier = tokenVerifierFrom(config);
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'acl-service' });
+  const kafka = kafkaFromConfig(config, 'acl-service');
   const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   await bootHttpService({
@@ -39,6 +39,7 @@ async function main(): Promise<void> {
       enforcer,
       db,
       verifier,
+      rateLimiter: FlexibleRateLimiter.fromConfig(config),
       closers: [() => producer.disconnect(), () => db.destroy()],
     }),
     logger,

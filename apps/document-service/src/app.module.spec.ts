@@ -1,7 +1,7 @@
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool } from '@kb/database';
-import { ACCESS_POLICY, TOKEN_VERIFIER } from '@kb/http';
-import { createKafka, EVENT_CONSUMERS, type EventConsumer } from '@kb/kafka';
+import { ACCESS_POLICY, FlexibleRateLimiter, RATE_LIMITER, TOKEN_VERIFIER } from '@kb/http';
+import { EVENT_CONSUMERS, type EventConsumer, kafkaFromConfig } from '@kb/kafka';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { MemoryEventProducer } from '@kb/testing';
 import { Test } from '@nestjs/testing';
@@ -38,10 +38,11 @@ describe('AppModule', () => {
       db: createDatabase<DocumentDatabase>(
         createPool({ url: config.DATABASE_URL, schema: config.DB_SCHEMA }),
       ),
-      kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'document-service' }),
+      kafka: kafkaFromConfig(config, 'document-service'),
       producer: new MemoryEventProducer(),
       blobs: s3BlobStoreFromEnv(config),
       verifier,
+      rateLimiter: FlexibleRateLimiter.fromConfig(config),
     };
     const app = await Test.createTestingModule({
       imports: [AppModule.register(deps)],
@@ -62,5 +63,6 @@ describe('AppModule', () => {
     // What @Authenticated({ access: true }) on the controllers needs.
     expect(app.get(TOKEN_VERIFIER)).toBe(verifier);
     expect(app.get(ACCESS_POLICY)).toBeDefined();
+    expect(app.get(RATE_LIMITER)).toBe(deps.rateLimiter);
   });
 });

@@ -4,8 +4,10 @@ import {
   ACCESS_POLICY,
   type Closer,
   CLOSERS,
+  type FlexibleRateLimiter,
   HealthController,
   MetricsController,
+  RATE_LIMITER,
   Readiness,
   READINESS_CHECKS,
   ResourceCloser,
@@ -27,7 +29,9 @@ import { AccessInvalidationConsumer } from './access/access-invalidation.consume
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
 import { DocumentContentController } from './document-content/document-content.controller';
 import { DocumentContentService } from './document-content/document-content.service';
+import { DocumentAudit } from './documents/document-audit';
 import { DocumentMembershipService } from './documents/document-membership.service';
+import { DocumentReads } from './documents/document-reads.service';
 import { DocumentStatusConsumer } from './documents/document-status.consumer';
 import { DocumentsController } from './documents/documents.controller';
 import { DocumentsRepository } from './documents/documents.repository';
@@ -68,6 +72,8 @@ export interface DocumentDeps {
   producer: EventProducer;
   blobs: S3BlobStore;
   verifier: TokenVerifier;
+  /** Upload and knowledge-base budgets (@Authenticated({ rateLimit })). */
+  rateLimiter: FlexibleRateLimiter;
 }
 
 @Module({})
@@ -80,6 +86,7 @@ export class AppModule {
       () => deps.producer.disconnect(),
       () => deps.blobs.destroy(),
       () => deps.db.destroy(),
+      () => deps.rateLimiter.close(),
     ];
     return {
       module: AppModule,
@@ -102,6 +109,7 @@ export class AppModule {
         { provide: BLOB_STORE, useValue: deps.blobs },
         { provide: CLOCK, useValue: () => new Date() },
         { provide: CLOSERS, useValue: closers },
+        { provide: RATE_LIMITER, useValue: deps.rateLimiter },
         ResourceCloser,
         { provide: TOKEN_VERIFIER, useValue: deps.verifier },
         {
@@ -128,10 +136,12 @@ export class AppModule {
         { provide: KnowledgeBaseDirectory, useClass: KnowledgeBaseDirectoryService },
         { provide: TagRuleMembership, useExisting: DocumentMembershipService },
         DocumentMembershipService,
+        DocumentAudit,
         DocumentsService,
         DocumentContentService,
         { provide: DocumentStatsRepository, useClass: SqlDocumentStatsRepository },
         DocumentStatsService,
+        DocumentReads,
         KnowledgeBasesService,
         { provide: MODEL_CATALOG, useClass: EmbeddingServiceCatalog },
         ReconciliationRepository,

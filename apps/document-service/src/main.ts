@@ -3,8 +3,8 @@ import 'reflect-metadata';
 
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
-import { bootHttpService } from '@kb/http';
-import { createKafka, KafkaEventProducer } from '@kb/kafka';
+import { bootHttpService, FlexibleRateLimiter } from '@kb/http';
+import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 
@@ -26,14 +26,22 @@ async function main(): Promise<void> {
       applicationName: 'document-service',
     }),
   );
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'document-service' });
+  const kafka = kafkaFromConfig(config, 'document-service');
   const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();
   const verifier = tokenVerifierFrom(config);
   await bootHttpService({
-    module: AppModule.register({ config, db, kafka, producer, blobs, verifier }),
+    module: AppModule.register({
+      config,
+      db,
+      kafka,
+      producer,
+      blobs,
+      verifier,
+      rateLimiter: FlexibleRateLimiter.fromConfig(config),
+    }),
     logger,
     host: config.HOST,
     port: config.PORT,

@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';
-import { createKafka, KafkaEventProducer } from '@kb/kafka';
+import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     `${config.EMBEDDING_PROVIDER} model ${provider.model} ready, dimension ${provider.dimension}`,
     'Embeddings',
   );
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'embedding-service' });
+  const kafka = kafkaFromConfig(config, 'embedding-service');
   const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);

@@ -8,7 +8,7 @@ import {
   READINESS_CHECKS,
   ResourceCloser,
 } from '@kb/http';
-import type { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
+import type { PgDocumentIndexState, SettlingIndexGenerations } from '@kb/index-state';
 import { EVENT_CONSUMERS, EventConsumersHost, type EventProducer } from '@kb/kafka';
 import type { LexicalIndex } from '@kb/lexical-index';
 import type { S3BlobStore } from '@kb/storage';
@@ -39,7 +39,8 @@ export interface IndexingDeps {
   blobs: S3BlobStore;
   vectors: VectorStore;
   lexical: LexicalIndex;
-  generations: PgIndexGenerations;
+  /** Bumped again once an eventually consistent store has settled (review M8). */
+  generations: SettlingIndexGenerations;
   indexState: PgDocumentIndexState;
 }
 

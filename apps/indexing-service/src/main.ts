@@ -3,8 +3,12 @@ import 'reflect-metadata';
 
 import { migrateAtStart } from '@kb/database';
 import { bootHttpService } from '@kb/http';
-import { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
-import { createKafka, KafkaEventProducer } from '@kb/kafka';
+import {
+  PgDocumentIndexState,
+  PgIndexGenerations,
+  SettlingIndexGenerations,
+} from '@kb/index-state';
+import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
@@ -20,7 +24,7 @@ async function main(): Promise<void> {
   await migrateAtStart(config.MIGRATE_ON_START, migrationPlans(config), (line) =>
     logger.log(line, 'Migrations'),
   );
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'indexing-service' });
+  const kafka = kafkaFromConfig(config, 'indexing-service');
   const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);
@@ -28,7 +32,10 @@ async function main(): Promise<void> {
   // A dimension's table is migrated when its first vectors arrive, or only checked (see config).
   const vectors = vectorStoreFromEnv(config, { migrate: config.MIGRATE_ON_START });
   const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
-  const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
+  const generations = new SettlingIndexGenerations(
+    new PgIndexGenerations({ url: config.DATABASE_URL }),
+    config.GENERATION_SETTLE_MS ?? (config.VECTOR_STORE === 'pinecone' ? 10_000 : 0),
+  );
   const indexState = new PgDocumentIndexState({ url: config.DATABASE_URL });
   await bootHttpService({
     module: AppModule.register({

@@ -2,7 +2,7 @@ import './telemetry';
 import 'reflect-metadata';
 
 import { bootHttpService } from '@kb/http';
-import { createKafka, KafkaEventProducer } from '@kb/kafka';
+import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     contentType: 'text/plain',
     body: Buffer.from('ok'),
   });
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'parser-service' });
+  const kafka = kafkaFromConfig(config, 'parser-service');
   const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   const blobs = s3BlobStoreFromEnv(config);

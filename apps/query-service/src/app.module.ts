@@ -6,8 +6,10 @@ import {
   ACCESS_POLICY,
   type Closer,
   CLOSERS,
+  type FlexibleRateLimiter,
   HealthController,
   MetricsController,
+  RATE_LIMITER,
   Readiness,
   READINESS_CHECKS,
   ResourceCloser,
@@ -75,6 +77,8 @@ export interface QueryDeps {
   kafka: Kafka;
   producer: EventProducer;
   verifier: TokenVerifier;
+  /** Search budgets (@Authenticated({ rateLimit: 'search' })). */
+  rateLimiter: FlexibleRateLimiter;
 }
 
 @Module({})
@@ -89,6 +93,7 @@ export class AppModule {
       async () => deps.reranker?.close(),
       async () => deps.provider.close?.(),
       () => deps.producer.disconnect(),
+      () => deps.rateLimiter.close(),
     ];
     return {
       module: AppModule,
@@ -134,6 +139,7 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: TOKEN_VERIFIER, useValue: deps.verifier },
+        { provide: RATE_LIMITER, useValue: deps.rateLimiter },
         {
           provide: AccessResolver,
           useFactory: () =>

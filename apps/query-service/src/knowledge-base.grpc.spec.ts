@@ -9,8 +9,20 @@ import {
   TokenVerifier,
 } from '@kb/auth';
 import { kbv1, type TenantId } from '@kb/contracts';
-import { callWithToken, ERROR_CODE_METADATA, startGrpcOnLoopback } from '@kb/grpc';
-import { ACCESS_POLICY, TOKEN_VERIFIER } from '@kb/http';
+import {
+  callWithToken,
+  ERROR_CODE_METADATA,
+  RETRY_AFTER_METADATA,
+  startGrpcOnLoopback,
+} from '@kb/grpc';
+import {
+  ACCESS_POLICY,
+  RATE_LIMITER,
+  type RateLimitBucket,
+  type RateLimiter,
+  RateLimitError,
+  TOKEN_VERIFIER,
+} from '@kb/http';
 import { Test } from '@nestjs/testing';
 
 import { SearchAudit } from './audit/search-audit.publisher';
@@ -109,8 +121,18 @@ function record(): DocumentRecord {
   };
 }
 
+/** Records what each call draws on; `greedy` has spent every budget. */
+class FakeLimiter implements RateLimiter {
+  calls: Array<[RateLimitBucket, string]> = [];
+  async consume(bucket: RateLimitBucket, caller: Pick<Caller, 'userId'>): Promise<void> {
+    this.calls.push([bucket, caller.userId]);
+    if (caller.userId === 'greedy') throw new RateLimitError('too many search calls', 7);
+  }
+}
+
 async function boot(search: FakeSearch, documents: Partial<DocumentsClient>) {
   const audit = { record: jest.fn() };
+  const limiter = new FakeLimiter();
   const moduleRef = await Test.createTestingModule({
     controllers: [SearchGrpcController, ContextGrpcController, DocumentsGrpcController],
     providers: [
@@ -120,6 +142,7 @@ async function boot(search: FakeSearch, documents: Partial<DocumentsClient>) {
       { provide: SearchAudit, useValue: audit },
       { provide: TOKEN_VERIFIER, useValue: new TokenVerifier({ secret: SECRET }) },
       { provide: ACCESS_POLICY, useValue: policy },
+      { provide: RATE_LIMITER, useValue: limiter },
     ],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
@@ -127,6 +150,7 @@ async function boot(search: FakeSearch, documents: Partial<DocumentsClient>) {
   return {
     app,
     audit,
+    limiter,
     client: new kbv1.KnowledgeBaseClient(address, credentials.createInsecure()),
   };
 }
@@ -305,6 +329,29 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
       grpcSearch(running.client, await token('alice'), { query: 'x' }),
     );
     expect(internal).toMatchObject({ code: status.INTERNAL, details: 'internal error' });
+  });
+
+  it('draws searches and context on the search budget, and answers RESOURCE_EXHAUSTED once spent', async () => {
+    running.limiter.calls = [];
+    await grpcSearch(running.client, await token('alice'), { query: 'x' });
+    await grpcRetrieveContext(running.client, await token('alice'), { question: 'y' });
+    await grpcGetDocument(running.client, await token('alice'), DOCUMENT_ID);
+    expect(running.limiter.calls).toEqual([
+      ['search', 'alice'],
+      ['search', 'alice'],
+    ]);
+
+    search.calls = [];
+    const limited = await failure(
+      grpcSearch(running.client, await token('greedy'), { query: 'x' }),
+    );
+    expect(limited).toMatchObject({
+      code: status.RESOURCE_EXHAUSTED,
+      details: 'too many search calls',
+    });
+    expect(limited.metadata.get(ERROR_CODE_METADATA)).toEqual(['rate_limited']);
+    expect(limited.metadata.get(RETRY_AFTER_METADATA)).toEqual(['7']);
+    expect(search.calls).toEqual([]);
   });
 
   it('retrieves context through the search service and packs its hits', async () => {

@@ -4,9 +4,9 @@ import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { GrpcTransport } from '@kb/grpc';
-import { bootHttpService } from '@kb/http';
+import { bootHttpService, FlexibleRateLimiter } from '@kb/http';
 import { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
-import { createKafka, KafkaEventProducer } from '@kb/kafka';
+import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
 import { vectorStoreFromEnv } from '@kb/vector-store';
@@ -42,10 +42,13 @@ async function main(): Promise<void> {
   const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
   const indexState = new PgDocumentIndexState({ url: config.DATABASE_URL });
   const cache = config.REDIS_URL
-    ? RedisSearchCache.connect(config.REDIS_URL, config.SEARCH_CACHE_TTL_SECONDS)
+    ? RedisSearchCache.connect(
+        { ...config, REDIS_URL: config.REDIS_URL },
+        config.SEARCH_CACHE_TTL_SECONDS,
+      )
     : null;
   const verifier = tokenVerifierFrom(config);
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'query-service' });
+  const kafka = kafkaFromConfig(config, 'query-service');
   const producer = new KafkaEventProducer(kafka);
   await producer.connect();
   await bootHttpService({
@@ -62,6 +65,7 @@ async function main(): Promise<void> {
       kafka,
       producer,
       verifier,
+      rateLimiter: FlexibleRateLimiter.fromConfig(config),
     }),
     auth: verifier,
     transports: [(app) => app.get(GrpcTransport).connect(app)],

@@ -31,6 +31,8 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
       body: searchRequestSchema,
       status: 200,
       response: searchResponseSchema,
+      // Over the caller's or the tenant's search budget, with Retry-After (docs/adr/0020).
+      errors: [429],
     },
     {
       method: 'post',
@@ -40,6 +42,8 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
       body: retrieveContextSchema,
       status: 200,
       response: retrieveContextResponseSchema,
+      // Over the caller's or the tenant's search budget, with Retry-After (docs/adr/0020).
+      errors: [429],
     },
     {
       method: 'get',

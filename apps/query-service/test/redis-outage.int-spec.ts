@@ -51,7 +51,7 @@ describe('query-service while Redis goes away and comes back', () => {
 
   it('reports Redis degraded (still ready), fails open, and reconnects by itself', async () => {
     redis = startRedis(dir);
-    const cache = RedisSearchCache.connect(`redis://127.0.0.1:${PORT}`, 60);
+    const cache = RedisSearchCache.connect({ REDIS_URL: `redis://127.0.0.1:${PORT}` }, 60);
     // The check query-service's app module registers for its fail-open cache.
     const health = new HealthController(
       new Readiness([

@@ -7,7 +7,7 @@ jest.setTimeout(20_000);
 /** Real Redis from `npm run infra:up`, and a port where nothing listens for the outage case. */
 describe('RedisSearchCache', () => {
   it('stores and returns entries, counting hits and misses', async () => {
-    const cache = RedisSearchCache.connect(process.env['REDIS_URL']!, 60);
+    const cache = RedisSearchCache.connect({ REDIS_URL: process.env['REDIS_URL']! }, 60);
     for (let i = 0; i < 250 && !cache.isReady; i++) await new Promise((r) => setTimeout(r, 20));
     const key = `kb:test:${randomUUID()}`;
     expect(await cache.get(key)).toBeUndefined();
@@ -18,7 +18,7 @@ describe('RedisSearchCache', () => {
   });
 
   it('fails open when Redis is unreachable: misses fast, never throws', async () => {
-    const cache = RedisSearchCache.connect('redis://127.0.0.1:1', 60);
+    const cache = RedisSearchCache.connect({ REDIS_URL: 'redis://127.0.0.1:1' }, 60);
     const started = performance.now();
     expect(await cache.get('k')).toBeUndefined();
     await cache.set('k', 'v');

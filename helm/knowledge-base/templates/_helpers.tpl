@@ -57,6 +57,11 @@ capabilities:
 {{- define "kb.databaseServices" -}}document-service embedding-service indexing-service query-service acl-service{{- end -}}
 {{- define "kb.kafkaServices" -}}document-service parser-service embedding-service indexing-service query-service acl-service{{- end -}}
 {{- define "kb.authServices" -}}document-service query-service acl-service{{- end -}}
+{{/* Services with a Redis client: the result cache (query) and the shared rate limits. */}}
+{{- define "kb.redisServices" -}}document-service query-service acl-service{{- end -}}
+{{/* Where mounted TLS material lives in the pods (Secrets, read-only). */}}
+{{- define "kb.kafkaTlsDir" -}}/etc/kb/kafka-tls{{- end -}}
+{{- define "kb.redisTlsDir" -}}/etc/kb/redis-tls{{- end -}}
 {{- define "kb.grpcServices" -}}query-service acl-service{{- end -}}
 {{- define "kb.schemaServices" -}}document-service acl-service embedding-service indexing-service{{- end -}}
 {{- define "kb.vectorServices" -}}indexing-service query-service{{- end -}}
@@ -82,6 +87,39 @@ OTEL_EXPORTER_OTLP_ENDPOINT: {{ $v.otel.endpoint | quote }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.kafkaServices" .)) }}
 KAFKA_BROKERS: {{ $v.kafka.brokers | quote }}
+{{- if $v.kafka.tls.enabled }}
+KAFKA_SSL: "true"
+{{- if $v.kafka.tls.existingSecret }}
+KAFKA_SSL_CA_FILE: {{ printf "%s/ca.crt" (include "kb.kafkaTlsDir" .) | quote }}
+{{- if $v.kafka.tls.mutual }}
+KAFKA_SSL_CERT_FILE: {{ printf "%s/tls.crt" (include "kb.kafkaTlsDir" .) | quote }}
+KAFKA_SSL_KEY_FILE: {{ printf "%s/tls.key" (include "kb.kafkaTlsDir" .) | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if $v.kafka.sasl.mechanism }}
+KAFKA_SASL_MECHANISM: {{ $v.kafka.sasl.mechanism | quote }}
+KAFKA_SASL_USERNAME: {{ required "kafka.sasl.username is required with kafka.sasl.mechanism" $v.kafka.sasl.username | quote }}
+{{- end }}
+{{- end }}
+{{- if has $name (splitList " " (include "kb.redisServices" .)) }}
+{{- if $v.redis.url }}
+REDIS_URL: {{ $v.redis.url | quote }}
+{{- if $v.redis.username }}
+REDIS_USERNAME: {{ $v.redis.username | quote }}
+{{- end }}
+{{- if $v.redis.tlsCaSecret }}
+REDIS_TLS_CA_FILE: {{ printf "%s/ca.crt" (include "kb.redisTlsDir" .) | quote }}
+{{- end }}
+{{- end }}
+# Rate limits (docs/adr/0020): calls per window per caller and per tenant; 0 is no limit.
+RATE_LIMIT_WINDOW_SECONDS: {{ $v.rateLimits.windowSeconds | quote }}
+RATE_LIMIT_SEARCH_PER_PRINCIPAL: {{ $v.rateLimits.search.perPrincipal | quote }}
+RATE_LIMIT_SEARCH_PER_TENANT: {{ $v.rateLimits.search.perTenant | quote }}
+RATE_LIMIT_UPLOAD_PER_PRINCIPAL: {{ $v.rateLimits.upload.perPrincipal | quote }}
+RATE_LIMIT_UPLOAD_PER_TENANT: {{ $v.rateLimits.upload.perTenant | quote }}
+RATE_LIMIT_ADMIN_PER_PRINCIPAL: {{ $v.rateLimits.admin.perPrincipal | quote }}
+RATE_LIMIT_ADMIN_PER_TENANT: {{ $v.rateLimits.admin.perTenant | quote }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.authServices" .)) }}
 {{- if $v.auth.jwksUrl }}
@@ -89,6 +127,10 @@ KAFKA_BROKERS: {{ $v.kafka.brokers | quote }}
 {{- fail "auth: with auth.jwksUrl, set auth.issuer and auth.audience (otherwise any token your identity provider signs for any application is accepted)" }}
 {{- end }}
 AUTH_JWKS_URL: {{ $v.auth.jwksUrl | quote }}
+{{- end }}
+{{- if $v.auth.publicKey }}
+# Verifies RS256/ES256 tokens with this public key: the pods can verify but not mint tokens.
+AUTH_PUBLIC_KEY: {{ $v.auth.publicKey | quote }}
 {{- end }}
 AUTH_MAX_TOKEN_AGE_SECONDS: {{ $v.auth.maxTokenAgeSeconds | quote }}
 {{- if $v.auth.issuer }}
@@ -134,6 +176,9 @@ VECTOR_DIMENSIONS: {{ include "kb.vectorDimensions" .root | quote }}
 VECTOR_STORE: {{ $v.vectorStore.backend | quote }}
 {{- if eq $v.vectorStore.backend "pinecone" }}
 PINECONE_INDEX_HOST: {{ required "vectorStore.pinecone.indexHost is required with the pinecone backend" $v.vectorStore.pinecone.indexHost | quote }}
+{{- if eq $name "indexing-service" }}
+GENERATION_SETTLE_MS: {{ $v.vectorStore.pinecone.settleMs | quote }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.modelServices" .)) }}
@@ -182,9 +227,6 @@ GRPC_PORT: {{ $v.containerPorts.grpc | quote }}
 {{- if eq $name "query-service" }}
 # GetDocument / ListDocuments over gRPC read document-service's REST API in-cluster.
 DOCUMENT_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "root" .root "name" "document-service")) | quote }}
-{{- if $v.redis.url }}
-REDIS_URL: {{ $v.redis.url | quote }}
-{{- end }}
 HYBRID_SEMANTIC_WEIGHT: {{ $v.search.semanticWeight | quote }}
 SEARCH_CACHE_TTL_SECONDS: {{ $v.search.cacheTtlSeconds | quote }}
 RERANK_CANDIDATES: {{ $v.search.rerankCandidates | quote }}
@@ -210,6 +252,12 @@ RERANKER_MODEL_DIR: {{ $v.embedding.modelVolume.mountPath | quote }}
 {{- end }}
 {{- if and (has $name (splitList " " (include "kb.modelServices" .))) (eq $v.embedding.provider "openai") (or $v.embedding.api.existingSecret $v.embedding.api.apiKey) }}
 {{ include "kb.secretKeyRef" (dict "env" "EMBEDDING_API_KEY" "secret" ($v.embedding.api.existingSecret | default $secret) "key" (ternary $v.embedding.api.existingSecretKey "embedding-api-key" (ne $v.embedding.api.existingSecret ""))) }}
+{{- end }}
+{{- if and (has $name (splitList " " (include "kb.kafkaServices" .))) $v.kafka.sasl.mechanism }}
+{{ include "kb.secretKeyRef" (dict "env" "KAFKA_SASL_PASSWORD" "secret" (required "kafka.sasl.existingSecret is required with kafka.sasl.mechanism (the password is never a value)" $v.kafka.sasl.existingSecret) "key" $v.kafka.sasl.existingSecretKey) }}
+{{- end }}
+{{- if and (has $name (splitList " " (include "kb.redisServices" .))) $v.redis.url $v.redis.existingSecret }}
+{{ include "kb.secretKeyRef" (dict "env" "REDIS_PASSWORD" "secret" $v.redis.existingSecret "key" $v.redis.existingSecretKey) }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.databaseServices" .)) }}
 {{ include "kb.secretKeyRef" (dict "env" "DATABASE_URL" "secret" ($v.postgres.existingSecret | default $secret) "key" (ternary $v.postgres.existingSecretKey "database-url" (ne $v.postgres.existingSecret ""))) }}

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { exportJWK, generateKeyPair, type KeyLike, SignJWT } from 'jose';
+import { exportJWK, exportSPKI, generateKeyPair, type KeyLike, SignJWT } from 'jose';
 
 import { AuthenticationError, bearerToken, mintToken, TokenVerifier } from './tokens';
 
@@ -146,6 +146,50 @@ describe('TokenVerifier', () => {
       });
       const hs = await mintToken({ tenant: 't2', user: 'bob' }, SECRET);
       await expect(rs.verify(hs)).rejects.toThrow(/HS256 are not accepted/);
+    });
+  });
+
+  describe('a local public key (per-service verification, no minting)', () => {
+    const sign = (key: KeyLike, alg: string, tenant = 't1') =>
+      new SignJWT({ tenant, roles: ['admin'] })
+        .setProtectedHeader({ alg })
+        .setSubject('issuer-service')
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(key);
+    const pem = async (alg: 'RS256' | 'ES256') => {
+      const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
+      return { privateKey, spki: await exportSPKI(publicKey) };
+    };
+
+    it.each(['RS256', 'ES256'] as const)(
+      'verifies %s tokens signed by the private key with the public key alone',
+      async (alg) => {
+        const { privateKey, spki } = await pem(alg);
+        const holder = new TokenVerifier({ publicKey: spki });
+        await expect(holder.verify(await sign(privateKey, alg))).resolves.toMatchObject({
+          tenantId: 't1',
+          userId: 'issuer-service',
+          roles: ['admin'],
+        });
+      },
+    );
+
+    it('refuses tokens of another key, HS256 tokens, and the other algorithm', async () => {
+      const { spki } = await pem('ES256');
+      const other = await pem('ES256');
+      const holder = new TokenVerifier({ publicKey: spki });
+      await expect(holder.verify(await sign(other.privateKey, 'ES256'))).rejects.toBeInstanceOf(
+        AuthenticationError,
+      );
+      // What a pod holding the shared secret could mint is refused here.
+      await expect(
+        holder.verify(await mintToken({ tenant: 't1', user: 'x' }, SECRET)),
+      ).rejects.toThrow('tokens signed with HS256 are not accepted');
+      const rsa = await pem('RS256');
+      await expect(holder.verify(await sign(rsa.privateKey, 'RS256'))).rejects.toThrow(
+        'tokens signed with RS256 are not accepted',
+      );
     });
   });
 

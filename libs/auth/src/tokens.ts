@@ -1,3 +1,5 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+
 import { isTenantId } from '@kb/contracts';
 import {
   createRemoteJWKSet,
@@ -17,6 +19,11 @@ export interface TokenVerifierOptions {
   secret?: string | undefined;
   /** RS256 keys from a JWKS endpoint (production). */
   jwksUrl?: string | undefined;
+  /**
+   * A public key (PEM, SPKI) to verify RS256 (RSA key) or ES256 (P-256 key) tokens with. A
+   * service holding only this can verify tokens but mint none, unlike with the shared secret.
+   */
+  publicKey?: string | undefined;
   /** Required with `jwksUrl`: an identity provider signs tokens for other applications too. */
   issuer?: string | undefined;
   audience?: string | undefined;
@@ -51,10 +58,13 @@ export class AuthenticationError extends AuthError {
 export class TokenVerifier {
   private readonly secret?: Uint8Array;
   private readonly jwks?: JWTVerifyGetKey;
+  private readonly publicKey?: { key: KeyObject; algorithm: 'RS256' | 'ES256' };
 
   constructor(private readonly options: TokenVerifierOptions) {
-    if (!options.secret && !options.jwksUrl) {
-      throw new Error('authentication needs AUTH_JWT_SECRET (HS256) or AUTH_JWKS_URL (RS256)');
+    if (!options.secret && !options.jwksUrl && !options.publicKey) {
+      throw new Error(
+        'authentication needs AUTH_JWT_SECRET (HS256), AUTH_JWKS_URL (RS256) or AUTH_PUBLIC_KEY',
+      );
     }
     if (options.jwksUrl && !(options.issuer && options.audience)) {
       // Without them, any token the identity provider signed for any application is accepted.
@@ -62,6 +72,7 @@ export class TokenVerifier {
     }
     if (options.secret) this.secret = new TextEncoder().encode(options.secret);
     if (options.jwksUrl) this.jwks = createRemoteJWKSet(new URL(options.jwksUrl));
+    if (options.publicKey) this.publicKey = publicKeyOf(options.publicKey);
   }
 
   async verify(token: string): Promise<Caller> {
@@ -76,6 +87,11 @@ export class TokenVerifier {
     try {
       if (algorithm === 'HS256' && this.secret) {
         ({ payload } = await jwtVerify(token, this.secret, { ...checks, algorithms: ['HS256'] }));
+      } else if (this.publicKey && algorithm === this.publicKey.algorithm) {
+        ({ payload } = await jwtVerify(token, this.publicKey.key, {
+          ...checks,
+          algorithms: [this.publicKey.algorithm],
+        }));
       } else if (algorithm === 'RS256' && this.jwks) {
         ({ payload } = await jwtVerify(token, this.jwks, { ...checks, algorithms: ['RS256'] }));
       } else {
@@ -104,6 +120,16 @@ export class TokenVerifier {
       token,
     };
   }
+}
+
+/** The key and the one algorithm it verifies: RS256 for an RSA key, ES256 for a P-256 key. */
+function publicKeyOf(pem: string): { key: KeyObject; algorithm: 'RS256' | 'ES256' } {
+  const key = createPublicKey(pem);
+  if (key.asymmetricKeyType === 'rsa') return { key, algorithm: 'RS256' };
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') {
+    return { key, algorithm: 'ES256' };
+  }
+  throw new Error('AUTH_PUBLIC_KEY must be an RSA or a P-256 (EC) public key in PEM');
 }
 
 function headerAlgorithm(token: string): string {
@@ -156,6 +182,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 export interface AuthSettings {
   AUTH_JWT_SECRET?: string | undefined;
   AUTH_JWKS_URL?: string | undefined;
+  AUTH_PUBLIC_KEY?: string | undefined;
   AUTH_ISSUER?: string | undefined;
   AUTH_AUDIENCE?: string | undefined;
   AUTH_MAX_TOKEN_AGE_SECONDS?: number | undefined;
@@ -165,6 +192,7 @@ export function tokenVerifierFrom(settings: AuthSettings): TokenVerifier {
   return new TokenVerifier({
     secret: settings.AUTH_JWT_SECRET,
     jwksUrl: settings.AUTH_JWKS_URL,
+    publicKey: settings.AUTH_PUBLIC_KEY,
     issuer: settings.AUTH_ISSUER,
     audience: settings.AUTH_AUDIENCE,
     maxTokenAgeSeconds: settings.AUTH_MAX_TOKEN_AGE_SECONDS,

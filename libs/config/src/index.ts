@@ -42,13 +42,67 @@ export const baseConfigSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
-/** Kafka settings shared by every service that produces or consumes events. */
+/**
+ * Kafka settings shared by every service that produces or consumes events. Without TLS and SASL
+ * any pod that reaches the brokers can publish (forged ACL changes, audit records): production
+ * clusters set `KAFKA_SSL=true` and a SASL mechanism, with the password from a Secret.
+ * `createKafka` (libs/kafka) refuses incomplete combinations at boot.
+ */
 export const kafkaConfigSchema = z.object({
   KAFKA_BROKERS: z
     .string()
     .min(1)
     .transform((v) => v.split(',').map((b) => b.trim())),
+  /** TLS to the brokers (verified against the system CAs, or KAFKA_SSL_CA_FILE). */
+  KAFKA_SSL: env.bool(false),
+  /** A PEM bundle of the CA that signed the brokers' certificates. */
+  KAFKA_SSL_CA_FILE: z.string().min(1).optional(),
+  /** Client certificate and key (PEM files) for mutual TLS. */
+  KAFKA_SSL_CERT_FILE: z.string().min(1).optional(),
+  KAFKA_SSL_KEY_FILE: z.string().min(1).optional(),
+  KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
+  KAFKA_SASL_USERNAME: z.string().min(1).optional(),
+  /** A secret: from a Secret, never a ConfigMap, never logged. */
+  KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
 });
+
+export type KafkaConfig = z.infer<typeof kafkaConfigSchema>;
+
+/**
+ * Redis for caches and rate limits; unset REDIS_URL turns both to their local fallbacks (no
+ * cache; limits counted per replica). `rediss://` is TLS; credentials come from the two
+ * variables below (a Secret), never from the URL in a ConfigMap.
+ */
+export const redisConfigSchema = z.object({
+  REDIS_URL: z
+    .url()
+    .refine((url) => /^rediss?:/.test(url), 'must be redis:// or rediss:// (TLS)')
+    .optional(),
+  REDIS_USERNAME: z.string().min(1).optional(),
+  REDIS_PASSWORD: z.string().min(1).optional(),
+  REDIS_TLS_CA_FILE: z.string().min(1).optional(),
+});
+
+/** Calls per window; 0 turns that limit off. */
+const callsPerWindow = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+
+/**
+ * Rate limits per caller (tenant + user) and per tenant, per budget (docs/adr/0020), counted in
+ * Redis across replicas. A service reads the budgets its handlers draw on.
+ */
+export const rateLimitConfigSchema = z.object({
+  RATE_LIMIT_WINDOW_SECONDS: env.positiveInt(60),
+  /** Search and context, REST and gRPC (query-service). */
+  RATE_LIMIT_SEARCH_PER_PRINCIPAL: callsPerWindow(600),
+  RATE_LIMIT_SEARCH_PER_TENANT: callsPerWindow(6000),
+  /** Uploads and content replacements (document-service). */
+  RATE_LIMIT_UPLOAD_PER_PRINCIPAL: callsPerWindow(120),
+  RATE_LIMIT_UPLOAD_PER_TENANT: callsPerWindow(1200),
+  /** Administration: ACL policy and audit (acl-service), knowledge bases (document-service). */
+  RATE_LIMIT_ADMIN_PER_PRINCIPAL: callsPerWindow(120),
+  RATE_LIMIT_ADMIN_PER_TENANT: callsPerWindow(600),
+});
+export type RateLimitConfig = z.infer<typeof rateLimitConfigSchema>;
 
 /** S3-compatible object storage settings. */
 export const s3ConfigSchema = z.object({
@@ -130,10 +184,12 @@ export const vectorStoreConfigSchema = z.object({
   PINECONE_INDEX_HOST: z.string().optional(),
 });
 
-/** Bearer-token verification at a public edge: an HS256 secret, a JWKS URL for RS256, or both. */
+/** Bearer-token verification at a public edge: an HS256 secret, a JWKS URL for RS256, a public key (RS256/ES256), or several. */
 export const authConfigSchema = z.object({
   AUTH_JWT_SECRET: z.string().min(32, 'AUTH_JWT_SECRET must be at least 32 characters').optional(),
   AUTH_JWKS_URL: z.url().optional(),
+  /** A public key (PEM) to verify RS256/ES256 tokens with: verifies, cannot mint (docs/adr/0020). */
+  AUTH_PUBLIC_KEY: z.string().min(1).optional(),
   AUTH_ISSUER: z.string().optional(),
   AUTH_AUDIENCE: z.string().optional(),
   /** Tokens issued longer ago are refused whatever their expiry. */

@@ -11,8 +11,15 @@ export enum ErrorKind {
   AlreadyExists = 'already_exists',
   /** The request is valid but the resource's state forbids it (e.g. not empty, immutable). */
   FailedPrecondition = 'failed_precondition',
+  /** A budget of the caller's is spent (a rate limit); retry after the error's `retryAfterSeconds`. */
+  ResourceExhausted = 'resource_exhausted',
   Unavailable = 'unavailable',
   Internal = 'internal',
+}
+
+export interface DomainErrorOptions {
+  /** When the call may succeed if repeated: REST answers `Retry-After`, gRPC a `retry-after` trailer. */
+  retryAfterSeconds?: number;
 }
 
 /**
@@ -28,8 +35,13 @@ export class DomainError<Code extends string = string> extends Error {
     message: string,
     /** Structured detail for the client (REST renders it as `error.details`). */
     readonly details?: unknown,
+    options: DomainErrorOptions = {},
   ) {
     super(message);
     this.name = new.target.name;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
+
+  /** Whole seconds after which a retry may succeed, when the error knows (`Retry-After`). */
+  readonly retryAfterSeconds: number | undefined;
 }

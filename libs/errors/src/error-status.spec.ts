@@ -18,11 +18,15 @@ describe('ERROR_STATUS', () => {
       grpc: status.PERMISSION_DENIED,
     });
     expect(ERROR_STATUS[ErrorKind.NotFound]).toEqual({ http: 404, grpc: status.NOT_FOUND });
+    expect(ERROR_STATUS[ErrorKind.ResourceExhausted]).toEqual({
+      http: 429,
+      grpc: status.RESOURCE_EXHAUSTED,
+    });
     expect(ERROR_STATUS[ErrorKind.Unavailable]).toEqual({ http: 503, grpc: status.UNAVAILABLE });
     expect(ERROR_STATUS[ErrorKind.Internal]).toEqual({ http: 500, grpc: status.INTERNAL });
   });
 
-  it.each([400, 401, 403, 404, 409, 503])(
+  it.each([400, 401, 403, 404, 409, 429, 503])(
     'finds a kind for HTTP %i that answers with the same status',
     (httpStatus) => {
       expect(ERROR_STATUS[errorKindOfHttpStatus(httpStatus)].http).toBe(httpStatus);

@@ -18,6 +18,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorKind, TransportStatus>> = {
   [ErrorKind.NotFound]: { http: 404, grpc: status.NOT_FOUND },
   [ErrorKind.AlreadyExists]: { http: 409, grpc: status.ALREADY_EXISTS },
   [ErrorKind.FailedPrecondition]: { http: 409, grpc: status.FAILED_PRECONDITION },
+  [ErrorKind.ResourceExhausted]: { http: 429, grpc: status.RESOURCE_EXHAUSTED },
   [ErrorKind.Unavailable]: { http: 503, grpc: status.UNAVAILABLE },
   [ErrorKind.Internal]: { http: 500, grpc: status.INTERNAL },
 };

@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { DomainError, ErrorKind } from '@kb/errors';
 
-import { ERROR_CODE_METADATA, toGrpcStatus } from './grpc-exception.filter';
+import { ERROR_CODE_METADATA, RETRY_AFTER_METADATA, toGrpcStatus } from './grpc-exception.filter';
 
 describe('toGrpcStatus', () => {
   it('answers a domain error with the gRPC status of its kind, its message and its code', () => {
@@ -10,6 +10,17 @@ describe('toGrpcStatus', () => {
     );
     expect(result).toMatchObject({ code: status.UNAVAILABLE, details: 'both indexes are down' });
     expect(result.metadata?.get(ERROR_CODE_METADATA)).toEqual(['search_unavailable']);
+  });
+
+  it('answers a spent budget with RESOURCE_EXHAUSTED and a retry-after trailer', () => {
+    const result = toGrpcStatus(
+      new DomainError('rate_limited', ErrorKind.ResourceExhausted, 'slow down', undefined, {
+        retryAfterSeconds: 3,
+      }),
+    );
+    expect(result.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(result.metadata?.get(ERROR_CODE_METADATA)).toEqual(['rate_limited']);
+    expect(result.metadata?.get(RETRY_AFTER_METADATA)).toEqual(['3']);
   });
 
   it('hides anything else behind INTERNAL', () => {

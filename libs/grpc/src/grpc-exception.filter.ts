@@ -5,6 +5,8 @@ import { type Observable, throwError } from 'rxjs';
 
 /** The header a client reads the stable error code from (as REST's `error.code`). */
 export const ERROR_CODE_METADATA = 'x-error-code';
+/** Seconds after which a retry may succeed, when the error knows (as REST's `Retry-After`). */
+export const RETRY_AFTER_METADATA = 'retry-after';
 
 const logger = new Logger('GrpcExceptionFilter');
 
@@ -17,6 +19,9 @@ export function toGrpcStatus(exception: unknown): Partial<StatusObject> {
   if (exception instanceof DomainError) {
     const metadata = new Metadata();
     metadata.set(ERROR_CODE_METADATA, exception.code);
+    if (exception.retryAfterSeconds !== undefined) {
+      metadata.set(RETRY_AFTER_METADATA, String(exception.retryAfterSeconds));
+    }
     return { code: ERROR_STATUS[exception.kind].grpc, details: exception.message, metadata };
   }
   logger.error(

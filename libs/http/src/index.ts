@@ -3,6 +3,8 @@ export * from './bootstrap';
 export * from './health';
 export * from './openapi';
 export * from './periodic';
+export * from './rate-limit/index';
+export * from './redis';
 export * from './request.errors';
 export * from './resources';
 export * from './rest-exception.filter';

@@ -105,6 +105,23 @@ describe('RestExceptionFilter', () => {
     ).toBe(409);
   });
 
+  it('answers a spent budget with 429, its code and Retry-After', () => {
+    const limited = new DomainError(
+      'rate_limited',
+      ErrorKind.ResourceExhausted,
+      'slow down',
+      undefined,
+      {
+        retryAfterSeconds: 7,
+      },
+    );
+    expect(capture(limited)).toEqual({
+      status: 429,
+      body: { error: { code: 'rate_limited', message: 'slow down' } },
+      headers: { 'Retry-After': '7' },
+    });
+  });
+
   it('gives framework errors a stable code', () => {
     expect(capture(new PayloadTooLargeException('File too large'))).toMatchObject({
       status: 413,

@@ -48,7 +48,9 @@ export class RestExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
     const [status, body] = this.toBody(exception);
-    if (status === HttpStatus.SERVICE_UNAVAILABLE) {
+    if (exception instanceof DomainError && exception.retryAfterSeconds !== undefined) {
+      response.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    } else if (status === HttpStatus.SERVICE_UNAVAILABLE) {
       response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
     }
     if (status >= 500) {

@@ -3,3 +3,4 @@ export * from './index-generations';
 export { INDEX_STATE_SCHEMA, indexStateMigrations } from './migrations';
 export * from './pg-document-index-state';
 export * from './pg-index-generations';
+export * from './settling-index-generations';

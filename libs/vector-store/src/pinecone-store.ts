@@ -141,11 +141,15 @@ export class PineconeStore implements VectorStore {
   /**
    * Rewrites each chunk's metadata whole (fetch, then upsert with the same values): Pinecone's
    * update merges metadata, so a metadata key the document no longer has would otherwise stay.
+   * The principals are never the ones read back (review M8): a fetch may answer from before the
+   * last `setPrincipals`, and writing that back would re-grant a revoked reader. They are the
+   * recorded ones when given; without them (no ACL change recorded yet) the read ones are kept.
    */
   async setAttributes(
     namespace: string,
     documentId: string,
     attributes: EditableAttributes,
+    principals?: string[],
   ): Promise<number> {
     const ids = await this.listDocumentIds(namespace, documentId);
     const ns = this.index.namespace(namespace);
@@ -156,7 +160,9 @@ export class PineconeStore implements VectorStore {
           if (!record.metadata || !record.values) return [];
           const kept = Object.fromEntries(
             Object.entries(record.metadata).filter(
-              ([key]) => !key.startsWith(PINECONE_FIELDS.metadataPrefix),
+              ([key]) =>
+                !key.startsWith(PINECONE_FIELDS.metadataPrefix) &&
+                !(principals && key === PINECONE_FIELDS.principals),
             ),
           );
           return [
@@ -165,6 +171,7 @@ export class PineconeStore implements VectorStore {
               values: record.values,
               metadata: {
                 ...kept,
+                ...(principals ? { [PINECONE_FIELDS.principals]: principals } : {}),
                 [PINECONE_FIELDS.knowledgeBaseIds]: attributes.knowledgeBaseIds,
                 [PINECONE_FIELDS.tags]: attributes.tags,
                 ...prefixed(attributes.metadata),

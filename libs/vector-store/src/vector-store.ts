@@ -53,11 +53,17 @@ export interface VectorStore {
   fetchVectors(space: IndexSpace, chunks: ChunkKey[]): Promise<Map<string, number[]>>;
   /** Replaces who may read a document's chunks, in place (no re-embedding). Returns the count. */
   setPrincipals(space: IndexSpace, documentId: string, principals: string[]): Promise<number>;
-  /** Replaces a document's knowledge bases, tags and metadata on its chunks, in place. */
+  /**
+   * Replaces a document's knowledge bases, tags and metadata on its chunks, in place. A store that
+   * can only rewrite whole records (Pinecone) writes `principals` (the document's ACL as
+   * indexing-service recorded it) rather than the ones it read back, which an eventually
+   * consistent read may give from before the last ACL change; stores that update columns ignore it.
+   */
   setAttributes(
     space: IndexSpace,
     documentId: string,
     attributes: EditableAttributes,
+    principals?: string[],
   ): Promise<number>;
   /**
    * Removes a document's vectors, or only those of versions older than `olderThan` (never a newer

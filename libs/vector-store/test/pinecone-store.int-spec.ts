@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+
+import { parseFilter, toIndexSpace } from '@kb/contracts';
+
 import { PineconeStore } from '../src';
 import { vectorStoreConformance } from './support/conformance';
 import { FakePineconeDataPlane } from './support/fake-pinecone';
@@ -14,6 +18,63 @@ describe('PineconeStore against the FAKE Pinecone data plane', () => {
   afterAll(() => fake.stop());
 
   vectorStoreConformance(() => store);
+
+  it('never writes back principals an eventually consistent fetch read (review M8)', async () => {
+    const space = toIndexSpace(`m8-${randomUUID().slice(0, 8)}`);
+    const doc = randomUUID();
+    const attributes = {
+      knowledgeBaseIds: [],
+      tags: ['draft'],
+      metadata: { stage: 'review' },
+      uploadedAt: 0,
+      principals: ['u:owner', 'u:mallory'],
+    };
+    await store.upsert(space, [
+      {
+        documentId: doc,
+        documentVersion: 1,
+        chunkIndex: 0,
+        vector: [1, 0, 0, 0, 0, 0, 0, 0],
+        title: 't',
+        text: 'secret plans',
+        startOffset: 0,
+        endOffset: 12,
+        attributes,
+      },
+    ]);
+    const readable = async (principal: string) =>
+      (
+        await store.query(space, {
+          vector: [1, 0, 0, 0, 0, 0, 0, 0],
+          topK: 5,
+          principals: [principal],
+        })
+      ).length;
+    const edit = { knowledgeBaseIds: [], tags: ['final'], metadata: {} };
+    try {
+      // Reads lag behind: the fetch inside setAttributes still sees mallory.
+      fake.lagReads();
+      await store.setPrincipals(space, doc, ['u:owner']);
+      expect(await readable('u:mallory')).toBe(0);
+
+      // With the recorded principals, the rewrite keeps mallory out, and still edits.
+      await store.setAttributes(space, doc, edit, ['u:owner']);
+      expect(await readable('u:mallory')).toBe(0);
+      expect(await readable('u:owner')).toBe(1);
+      const [hit] = await store.query(space, {
+        vector: [1, 0, 0, 0, 0, 0, 0, 0],
+        topK: 1,
+        filter: parseFilter({ tags: 'final', 'metadata.stage': { $exists: false } }),
+      });
+      expect(hit?.documentId).toBe(doc);
+
+      // What the fix prevents: without them, the stale read is written back.
+      await store.setAttributes(space, doc, edit);
+      expect(await readable('u:mallory')).toBe(1);
+    } finally {
+      fake.catchUp();
+    }
+  });
 
   it('speaks the data-plane endpoints the adapter is meant to use', () => {
     expect(new Set(fake.requests)).toEqual(

@@ -1,5 +1,11 @@
 import { type Caller, mintToken, TokenVerifier } from '@kb/auth';
-import { ACCESS_POLICY, TOKEN_VERIFIER, useRestDefaults } from '@kb/http';
+import {
+  ACCESS_POLICY,
+  FlexibleRateLimiter,
+  RATE_LIMITER,
+  TOKEN_VERIFIER,
+  useRestDefaults,
+} from '@kb/http';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 
@@ -44,6 +50,13 @@ describe('acl-service REST authorization through @Authenticated({ permission })'
         { provide: AuditRepository, useValue: audit },
         { provide: TOKEN_VERIFIER, useValue: verifier },
         { provide: ACCESS_POLICY, useClass: AclAccessPolicy },
+        {
+          provide: RATE_LIMITER,
+          useValue: new FlexibleRateLimiter(
+            { windowSeconds: 60, buckets: { admin: { principal: 5, tenant: 0 } } },
+            null,
+          ),
+        },
       ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
@@ -100,5 +113,24 @@ describe('acl-service REST authorization through @Authenticated({ permission })'
     });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { code: 'invalid_argument' } });
+  });
+
+  it('answers 429 rate_limited with Retry-After once a caller spent the admin budget', async () => {
+    // Counted before the permission check: refused callers spend their budget too.
+    for (let i = 0; i < 5; i++) {
+      const refused = await fetch(`${url}/v1/acl/policy`, { headers: await as('mallory') });
+      expect(refused.status).toBe(403);
+    }
+    const limited = await fetch(`${url}/v1/audit?limit=5`, { headers: await as('mallory') });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await limited.json()).toEqual({
+      error: {
+        code: 'rate_limited',
+        message: 'too many admin calls from this caller; retry later',
+      },
+    });
+    // Budgets are per caller: the tenant admin is still served.
+    expect((await fetch(`${url}/v1/acl/policy`, { headers: await as('root') })).status).toBe(200);
   });
 });

@@ -41,13 +41,13 @@ export class AdminController {
   constructor(private readonly policy: PolicyService) {}
 
   @Get('policy')
-  @Authenticated({ permission: ADMINISTER_ACL })
+  @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   describe(@CurrentCaller() caller: Caller) {
     return this.policy.describe(caller.tenantId);
   }
 
   @Post('role-assignments')
-  @Authenticated({ permission: ADMINISTER_ACL })
+  @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   @HttpCode(200)
   async assign(@CurrentCaller() caller: Caller, @Body() body: unknown) {
     const { member, role } = parseBody(roleAssignmentSchema, body);
@@ -61,7 +61,7 @@ export class AdminController {
   }
 
   @Delete('role-assignments')
-  @Authenticated({ permission: ADMINISTER_ACL })
+  @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   async unassign(@CurrentCaller() caller: Caller, @Body() body: unknown) {
     const { member, role } = parseBody(roleAssignmentSchema, body);
     return {
@@ -74,7 +74,7 @@ export class AdminController {
   }
 
   @Post('groups/:group/members')
-  @Authenticated({ permission: ADMINISTER_ACL })
+  @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   @HttpCode(200)
   async addMember(
     @CurrentCaller() caller: Caller,
@@ -92,7 +92,7 @@ export class AdminController {
   }
 
   @Delete('groups/:group/members/:user')
-  @Authenticated({ permission: ADMINISTER_ACL })
+  @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   async removeMember(
     @CurrentCaller() caller: Caller,
     @Param('group') group: string,
@@ -108,7 +108,7 @@ export class AdminController {
   }
 
   @Put('roles/:role/permissions')
-  @Authenticated({ permission: ADMINISTER_ACL })
+  @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   async setPermissions(
     @CurrentCaller() caller: Caller,
     @Param('role') role: string,

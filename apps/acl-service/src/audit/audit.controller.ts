@@ -21,7 +21,7 @@ export class AuditController {
 
   /** Who searched what and what came back, who changed which permission; newest first. */
   @Get()
-  @Authenticated({ permission: { action: 'read', resource: 'audit' } })
+  @Authenticated({ permission: { action: 'read', resource: 'audit' }, rateLimit: 'admin' })
   async query(
     @CurrentCaller() caller: Caller,
     @Query() query: unknown,

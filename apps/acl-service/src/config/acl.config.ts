@@ -5,6 +5,8 @@ import {
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
+  rateLimitConfigSchema,
+  redisConfigSchema,
 } from '@kb/config';
 import { z } from 'zod';
 
@@ -12,6 +14,8 @@ export const aclConfigSchema = baseConfigSchema
   .extend(httpConfigSchema(3006).shape)
   .extend(kafkaConfigSchema.shape)
   .extend(authConfigSchema.shape)
+  .extend(redisConfigSchema.shape)
+  .extend(rateLimitConfigSchema.shape)
   .extend({
     GRPC_HOST: z.string().default('127.0.0.1'),
     GRPC_PORT: env.port(50061),

@@ -9,6 +9,8 @@ import {
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
+  rateLimitConfigSchema,
+  redisConfigSchema,
   s3ConfigSchema,
 } from '@kb/config';
 import { z } from 'zod';
@@ -19,6 +21,8 @@ export const documentConfigSchema = baseConfigSchema
   .extend(s3ConfigSchema.shape)
   .extend(authConfigSchema.shape)
   .extend(accessConfigSchema.shape)
+  .extend(redisConfigSchema.shape)
+  .extend(rateLimitConfigSchema.shape)
   .extend({
     DATABASE_URL: env.url(),
     DB_SCHEMA: z.string().default('document_service'),

@@ -12,13 +12,20 @@ import {
   type Permission,
   TokenVerifier,
 } from '@kb/auth';
-import { ACCESS_POLICY, TOKEN_VERIFIER, useRestDefaults } from '@kb/http';
+import {
+  ACCESS_POLICY,
+  FlexibleRateLimiter,
+  RATE_LIMITER,
+  TOKEN_VERIFIER,
+  useRestDefaults,
+} from '@kb/http';
 import { S3BlobStore } from '@kb/storage';
 import type { INestApplication } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 
 import { documentServiceFixture, newAccess } from '../testing/document-service.fixture';
+import { DocumentReads } from './document-reads.service';
 import { DocumentsController } from './documents.controller';
 import { DocumentsService } from './documents.service';
 import { uploadOptions } from './upload.options';
@@ -71,8 +78,17 @@ describe('uploads through POST /v1/documents', () => {
       controllers: [DocumentsController],
       providers: [
         { provide: DocumentsService, useValue: f.documents },
+        { provide: DocumentReads, useValue: f.reads },
         { provide: TOKEN_VERIFIER, useValue: verifier },
         { provide: ACCESS_POLICY, useValue: policy },
+        // Five uploads per caller: `carol` spends hers below.
+        {
+          provide: RATE_LIMITER,
+          useValue: new FlexibleRateLimiter(
+            { windowSeconds: 60, buckets: { upload: { principal: 5, tenant: 0 } } },
+            null,
+          ),
+        },
       ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
@@ -137,5 +153,18 @@ describe('uploads through POST /v1/documents', () => {
     } finally {
       exists.mockRestore();
     }
+  });
+
+  it('answers 429 with Retry-After once a caller spent the upload budget, before spooling', async () => {
+    // The same content each time: 202, then 200 for the duplicates.
+    for (let i = 0; i < 5; i++) expect([200, 202]).toContain((await upload('carol', {})).status);
+    const spooled: string[] = [];
+    const watch = setInterval(() => spooled.push(...readdirSync(spool)), 1);
+    const limited = await upload('carol', {});
+    clearInterval(watch);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await limited.json()).toMatchObject({ error: { code: 'rate_limited' } });
+    expect(spooled).toEqual([]);
   });
 });

@@ -28,6 +28,7 @@ import {
   type DocumentView,
 } from './document.model';
 import { type UploadedFile as File } from './document-content.storage';
+import { DocumentReads } from './document-reads.service';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import { DocumentsService } from './documents.service';
 import { RemoveSpooledFile } from './remove-spooled-file.interceptor';
@@ -92,7 +93,10 @@ const WRITE_DOCUMENTS: Permission = { action: 'write', resource: 'documents' };
 
 @Controller('v1/documents')
 export class DocumentsController {
-  constructor(private readonly documents: DocumentsService) {}
+  constructor(
+    private readonly documents: DocumentsService,
+    private readonly reads: DocumentReads,
+  ) {}
 
   /**
    * Multipart upload: a `file` part; optional `title`, `metadata` (a JSON object of strings,
@@ -103,7 +107,7 @@ export class DocumentsController {
    */
   @Post()
   // Checked by the guard, before multer spools the file: a reader cannot fill the disk.
-  @Authenticated({ access: true, permission: WRITE_DOCUMENTS })
+  @Authenticated({ access: true, permission: WRITE_DOCUMENTS, rateLimit: 'upload' })
   @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
   async upload(
     @CurrentCaller() caller: Caller,
@@ -134,7 +138,7 @@ export class DocumentsController {
    */
   @Put(':id/content')
   // Checked by the guard, before multer spools the file: a reader cannot fill the disk.
-  @Authenticated({ access: true, permission: WRITE_DOCUMENTS })
+  @Authenticated({ access: true, permission: WRITE_DOCUMENTS, rateLimit: 'upload' })
   @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
   async replaceContent(
     @CurrentCaller() caller: Caller,
@@ -203,7 +207,7 @@ export class DocumentsController {
     @Query() query: unknown,
   ): Promise<DocumentPage> {
     const { limit, cursor } = parseBody(listQuerySchema, query);
-    return this.documents.list(caller.tenantId, access, limit, cursor);
+    return this.reads.list(caller.tenantId, access, limit, cursor);
   }
 
   @Get(':id')
@@ -213,6 +217,6 @@ export class DocumentsController {
     @CurrentAccess() access: Access,
     @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
   ): Promise<DocumentView> {
-    return this.documents.get(caller.tenantId, access, id);
+    return this.reads.get(caller.tenantId, access, id);
   }
 }

@@ -76,8 +76,8 @@ describe('DocumentsService', () => {
           pipelines: [{ ...standard, knowledgeBaseIds: ['default'] }],
         },
       });
-      expect(transactionsSince(0).size).toBe(1); // the row and the event
-      expect(f.db.writes.map((write) => write.table)).toEqual(['documents', 'outbox']);
+      expect(transactionsSince(0).size).toBe(1); // the row, the event and the audit record
+      expect(f.db.writes.map((write) => write.table)).toEqual(['documents', 'outbox', 'outbox']);
       expect(f.relay.wakes).toBe(1);
     });
 
@@ -315,6 +315,7 @@ describe('DocumentsService', () => {
         metaVersion: 1,
       });
       expect(f.outbox.envelopes(Topics.audit).map((e) => e.payload)).toEqual([
+        expect.objectContaining({ actor: 'alice', action: 'document_uploaded' }),
         expect.objectContaining({ actor: 'alice', action: 'document_acl_changed' }),
       ]);
       expect(transactionsSince(writes).size).toBe(1);
@@ -347,7 +348,9 @@ describe('DocumentsService', () => {
           tenant: true,
         }),
       ).rejects.toMatchObject({ kind: ErrorKind.PermissionDenied });
-      expect(f.outbox.envelopes(Topics.audit)).toEqual([]);
+      expect(f.outbox.envelopes(Topics.audit).map((e) => e.payload.action)).toEqual([
+        'document_uploaded',
+      ]);
     });
   });
 

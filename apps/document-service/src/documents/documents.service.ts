@@ -28,6 +28,7 @@ import {
   toView,
   type UploadFields,
 } from './document.model';
+import { DocumentAudit } from './document-audit';
 import {
   filenameOf,
   sha256OfFile,
@@ -70,6 +71,7 @@ export class DocumentsService {
     @Inject(OutboxRelay) private readonly outbox: OutboxWake,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly audit: DocumentAudit,
   ) {}
 
   /** Stores the original in S3, then the row and its event in one transaction. */
@@ -148,6 +150,10 @@ export class DocumentsService {
         principals: principalsOf(doc.ownerId, doc.acl),
       });
       await this.membership.sendThroughPipelines(trx, document);
+      const actor = { tenantId: doc.tenantId, userId: doc.ownerId };
+      await this.audit.record(trx, 'document_uploaded', actor, [document.id], {
+        version: document.version,
+      });
       return { document, duplicate: false };
     });
     if (!registered.duplicate) this.outbox.wake();
@@ -188,6 +194,9 @@ export class DocumentsService {
       if (!previous) return undefined;
       const document = await this.documents.replaceContent(trx, tenantId, id, content);
       await this.membership.sendThroughPipelines(trx, document);
+      await this.audit.record(trx, 'document_content_replaced', access, [id], {
+        version: document.version,
+      });
       return { document, previous };
     });
     if (!replaced) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
@@ -210,15 +219,15 @@ export class DocumentsService {
     requireAction(access, 'delete');
     const deleted = await this.transactions.run(async (trx) => {
       const row = await this.documents.delete(trx, tenantId, id);
-      if (row) {
-        await this.events.enqueue(
-          trx,
-          Topics.document,
-          tenantId,
-          id,
-          deletedEventOf(id, row.metaVersion),
-        );
-      }
+      if (!row) return row;
+      await this.events.enqueue(
+        trx,
+        Topics.document,
+        tenantId,
+        id,
+        deletedEventOf(id, row.metaVersion),
+      );
+      await this.audit.record(trx, 'document_deleted', access, [id]);
       return row;
     });
     if (!deleted) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
@@ -292,6 +301,7 @@ export class DocumentsService {
     const updated = await this.transactions.run(async (trx) => {
       const current = await this.documents.lockForUpdate(trx, tenantId, id);
       if (!current) return undefined;
+      await this.audit.record(trx, 'document_edited', access, [id], edit);
       return this.membership.editAttributes(trx, current, edit, now);
     });
     if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);

@@ -4,14 +4,14 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import type { DocumentPage } from './document.model';
+import { DocumentReads } from './document-reads.service';
 import { listQuerySchema } from './documents.controller';
-import { DocumentsService } from './documents.service';
 
 /** The documents of one knowledge base, beside the knowledge bases' own routes. */
 @Controller('v1/knowledge-bases')
 export class KnowledgeBaseDocumentsController {
   constructor(
-    private readonly documents: DocumentsService,
+    private readonly documents: DocumentReads,
     private readonly knowledgeBases: KnowledgeBaseDirectory,
   ) {}
 

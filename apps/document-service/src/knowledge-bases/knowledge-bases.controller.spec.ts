@@ -7,10 +7,17 @@ import {
   mintToken,
   TokenVerifier,
 } from '@kb/auth';
-import { ACCESS_POLICY, TOKEN_VERIFIER, useRestDefaults } from '@kb/http';
+import {
+  ACCESS_POLICY,
+  FlexibleRateLimiter,
+  RATE_LIMITER,
+  TOKEN_VERIFIER,
+  useRestDefaults,
+} from '@kb/http';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 
+import { DocumentReads } from '../documents/document-reads.service';
 import { DocumentsService } from '../documents/documents.service';
 import { KnowledgeBaseDocumentsController } from '../documents/knowledge-base-documents.controller';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
@@ -59,12 +66,18 @@ describe('knowledge-base routes through @Authenticated({ access: true })', () =>
       providers: [
         { provide: KnowledgeBasesService, useValue: f.knowledgeBases },
         { provide: DocumentsService, useValue: f.documents },
+        { provide: DocumentReads, useValue: f.reads },
         {
           provide: KnowledgeBaseDirectory,
           useValue: new KnowledgeBaseDirectoryService(f.knowledgeBasesRepository, DEFAULTS),
         },
         { provide: TOKEN_VERIFIER, useValue: verifier },
         { provide: ACCESS_POLICY, useValue: policy },
+        // No budgets set: nothing here is limited.
+        {
+          provide: RATE_LIMITER,
+          useValue: new FlexibleRateLimiter({ windowSeconds: 60, buckets: {} }, null),
+        },
       ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });

@@ -18,7 +18,7 @@ export class KnowledgeBasesController {
   constructor(private readonly knowledgeBases: KnowledgeBasesService) {}
 
   @Post()
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'admin' })
   async create(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
@@ -45,7 +45,7 @@ export class KnowledgeBasesController {
 
   /** Name and description change; chunker or embedding model changes are 409 `immutable_field`. */
   @Patch(':id')
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'admin' })
   async update(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
@@ -61,7 +61,7 @@ export class KnowledgeBasesController {
   }
 
   @Delete(':id')
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'admin' })
   async delete(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,

@@ -6,8 +6,10 @@ import type { Access, Action } from '@kb/auth';
 import { DEFAULT_CHUNKER, type PipelineDefaults, type TenantId, toTenantId } from '@kb/contracts';
 import { MemoryBlobStore } from '@kb/testing';
 
+import { DocumentAudit } from '../documents/document-audit';
 import type { UploadedFile } from '../documents/document-content.storage';
 import { DocumentMembershipService } from '../documents/document-membership.service';
+import { DocumentReads } from '../documents/document-reads.service';
 import { DocumentsService } from '../documents/documents.service';
 import { KnowledgeBaseDirectoryService } from '../knowledge-bases/knowledge-base-directory.service';
 import { KnowledgeBasesService } from '../knowledge-bases/knowledge-bases.service';
@@ -46,6 +48,7 @@ export function documentServiceFixture(
   const clock = () => fixture.now;
   const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults);
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
+  const audit = new DocumentAudit(writer, transactions, relay, clock);
   const documents = new DocumentsService(
     documentsRepository,
     membership,
@@ -55,7 +58,9 @@ export function documentServiceFixture(
     relay,
     blobs,
     clock,
+    audit,
   );
+  const reads = new DocumentReads(documents, audit);
   const knowledgeBases = new KnowledgeBasesService(
     knowledgeBasesRepository,
     transactions,
@@ -75,6 +80,7 @@ export function documentServiceFixture(
     blobs,
     membership,
     documents,
+    reads,
     knowledgeBases,
   });
 }

@@ -2,6 +2,7 @@ import { MemoryBlobStore } from '@kb/testing';
 import type { Kysely } from 'kysely';
 
 import type { DocumentConfig } from '../../src/config/document.config';
+import { DocumentAudit } from '../../src/documents/document-audit';
 import { DocumentMembershipService } from '../../src/documents/document-membership.service';
 import { DocumentsService } from '../../src/documents/documents.service';
 import { SqlDocumentsRepository } from '../../src/documents/documents-sql.repository';
@@ -58,6 +59,7 @@ export function sqlDocumentService(
       relay,
       blobs,
       clock,
+      new DocumentAudit(writer, transactions, relay, clock),
     ),
     knowledgeBases: new KnowledgeBasesService(
       knowledgeBasesRepository,

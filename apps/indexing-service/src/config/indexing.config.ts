@@ -36,6 +36,12 @@ export const indexingConfigSchema = baseConfigSchema
           .map(Number),
       )
       .pipe(z.array(z.number().int().positive())),
+    /**
+     * After every generation bump, bump again this long after the tenant's latest write, so a
+     * result an eventually consistent store (Pinecone) gave from before the write is not served
+     * from the cache (docs/adr/0020). Default: 10 s with Pinecone, 0 (off) with pgvector.
+     */
+    GENERATION_SETTLE_MS: z.coerce.number().int().min(0).optional(),
     /** How often the orphan sweep runs over both indexes; 0 turns it off. */
     ORPHAN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
   });

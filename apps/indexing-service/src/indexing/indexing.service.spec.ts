@@ -372,6 +372,17 @@ describe('IndexingService', () => {
       expect(await generations.current(tenant)).toBe(before + 2);
     });
 
+    it('hands the store the recorded principals with an attribute edit, never leaving it to read them', async () => {
+      const { service, vectors, embedded } = setup();
+      const doc = randomUUID();
+      await service.indexDocument(tenant, await embedded(doc, 1));
+      await service.setPrincipals(tenant, doc, ['g:eng']);
+      const setAttributes = jest.spyOn(vectors, 'setAttributes');
+      const edit = { knowledgeBaseIds: [], tags: ['final'], metadata: {} };
+      await service.setAttributes(tenant, doc, edit);
+      expect(setAttributes).toHaveBeenCalledWith(own, doc, edit, ['g:eng']);
+    });
+
     it('removes a document from the spaces of pipelines it left', async () => {
       const { service, state, embedded, held } = setup();
       const doc = randomUUID();

@@ -238,8 +238,10 @@ export class IndexingService {
       this.logger.log(`document ${documentId}: attributes v${version} are stale; ignored`);
       return false;
     }
+    // Pinecone rewrites whole records: it writes these, never principals it read back (M8).
+    const principals = await this.state.principalsOf(tenantId, documentId);
     const { vectors, lexical } = await this.inEverySpace(tenantId, documentId, (space) => [
-      this.vectors.setAttributes(space, documentId, attributes),
+      this.vectors.setAttributes(space, documentId, attributes, principals),
       this.lexical.setAttributes(space, documentId, attributes),
     ]);
     await this.generations.bump(tenantId);

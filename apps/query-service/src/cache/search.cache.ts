@@ -1,5 +1,6 @@
+import { createRedisClient, type RedisSettings } from '@kb/http';
 import { Logger } from '@nestjs/common';
-import { createClient, type RedisClientType } from 'redis';
+import type { RedisClientType } from 'redis';
 
 export interface CacheCounters {
   hits: number;
@@ -41,15 +42,9 @@ export class RedisSearchCache implements SearchCache {
     });
   }
 
-  static connect(url: string, ttlSeconds: number): RedisSearchCache {
-    const client = createClient({
-      url,
-      disableOfflineQueue: true,
-      socket: {
-        connectTimeout: 1_000,
-        reconnectStrategy: (retries) => Math.min(retries * 200, 5_000),
-      },
-    }) as RedisClientType;
+  /** AUTH and TLS as the settings say (`rediss://`, REDIS_USERNAME / REDIS_PASSWORD). */
+  static connect(settings: RedisSettings, ttlSeconds: number): RedisSearchCache {
+    const client = createRedisClient(settings);
     const cache = new RedisSearchCache(client, ttlSeconds);
     // Not awaited: with Redis down the service still starts, and the client keeps reconnecting.
     void client.connect().catch(() => undefined);

@@ -7,6 +7,8 @@ import {
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
+  rateLimitConfigSchema,
+  redisConfigSchema,
   requireEmbeddingProviderSettings,
   vectorStoreConfigSchema,
 } from '@kb/config';
@@ -19,14 +21,14 @@ export const queryConfigSchema = baseConfigSchema
   .extend(kafkaConfigSchema.shape)
   .extend(authConfigSchema.shape)
   .extend(accessConfigSchema.shape)
+  .extend(redisConfigSchema.shape)
+  .extend(rateLimitConfigSchema.shape)
   .extend({
     KAFKA_GROUP_ID: z.string().default('query-service'),
     GRPC_HOST: z.string().default('127.0.0.1'),
     GRPC_PORT: env.port(50051),
     /** Postgres holding the lexical index that indexing-service writes. */
     DATABASE_URL: env.url(),
-    /** Result cache; unset turns caching off. */
-    REDIS_URL: z.url().optional(),
     SEARCH_CACHE_TTL_SECONDS: env.positiveInt(300),
     /**
      * α of the hybrid convex combination: α·semantic + (1 − α)·lexical. 0.7 was chosen on CISI,

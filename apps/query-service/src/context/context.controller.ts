@@ -21,7 +21,7 @@ export class ContextController {
   /** `{ question, tokenBudget?, candidates?, mode?, knowledgeBaseIds?, filter? }` → passages with citations within the budget. */
   @Post('context')
   @HttpCode(200)
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'search' })
   async retrieve(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,

@@ -17,7 +17,7 @@ export class ContextGrpcController {
   ) {}
 
   @GrpcMethod('KnowledgeBase', 'RetrieveContext')
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'search' })
   async retrieve(
     @Payload() message: kbv1.RetrieveContextRequest,
     @CurrentCaller() caller: Caller,

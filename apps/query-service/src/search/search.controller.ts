@@ -16,7 +16,7 @@ export class SearchController {
   /** Searches the documents the caller may read (all of the tenant's for an admin). */
   @Post()
   @HttpCode(200)
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'search' })
   async run(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,

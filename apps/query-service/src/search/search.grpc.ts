@@ -36,7 +36,7 @@ export class SearchGrpcController {
 
   /** Searches the documents the caller may read (all of the tenant's for an admin). */
   @GrpcMethod('KnowledgeBase', 'Search')
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'search' })
   async run(
     @Payload() message: kbv1.SearchRequest,
     @CurrentCaller() caller: Caller,

@@ -13,8 +13,20 @@ export type PolicyChanged = z.infer<typeof policyChangedSchema>;
 /** `kb.audit.v1`: who did what, stored by acl-service and queryable by tenant admins. */
 export const auditEventSchema = z.object({
   actor: z.string(),
-  action: z.enum(['search', 'retrieve_context', 'document_acl_changed', 'policy_changed']),
-  /** The query text of a search, the change of a permission edit. */
+  action: z.enum([
+    'search',
+    'retrieve_context',
+    'document_acl_changed',
+    'policy_changed',
+    // document-service (docs/adr/0020): writes in the transaction of the change, reads as served.
+    'document_uploaded',
+    'document_content_replaced',
+    'document_edited',
+    'document_deleted',
+    'document_read',
+    'documents_listed',
+  ]),
+  /** The query text of a search, the change of a permission or document edit, a list's scope. */
   detail: z.string().max(4000).default(''),
   documentIds: z.array(z.string()).default([]),
   /** `<document>#<version>#<chunk>` of every chunk returned. */

@@ -20,6 +20,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 
+import { RATE_LIMITER, type RateLimitBucket, type RateLimiter } from '../rate-limit/index';
 import { authContextOf, authenticate, authorizationOf, setAuthContext } from './auth.context';
 
 /** The service's `TokenVerifier`, for the guard behind @Authenticated(). */
@@ -34,6 +35,12 @@ export interface AuthenticatedOptions {
   access?: boolean;
   /** A permission the caller must hold in their tenant: permission_denied (403) otherwise. */
   permission?: Permission;
+  /**
+   * The budget a call draws on, per caller and per tenant (the service's `RATE_LIMITER`):
+   * rate_limited (429 with Retry-After, gRPC RESOURCE_EXHAUSTED) once it is spent. Taken right
+   * after the token is verified, before acl-service is asked anything.
+   */
+  rateLimit?: RateLimitBucket;
 }
 
 /**
@@ -52,6 +59,7 @@ export class AccessGuard implements CanActivate {
     private readonly reflector: Reflector,
     @Inject(TOKEN_VERIFIER) private readonly verifier: TokenVerifier,
     @Optional() @Inject(ACCESS_POLICY) private readonly policy?: AccessPolicy,
+    @Optional() @Inject(RATE_LIMITER) private readonly limiter?: RateLimiter,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -62,10 +70,17 @@ export class AccessGuard implements CanActivate {
     const caller =
       authContextOf(context)?.caller ??
       (await authenticate(this.verifier, authorizationOf(context)));
+    if (options.rateLimit) await this.requireLimiter().consume(options.rateLimit, caller);
     if (options.permission) await this.requirePolicy().authorize(caller, options.permission);
     const access = options.access ? await this.requirePolicy().accessOf(caller) : undefined;
     setAuthContext(context, access ? { caller, access } : { caller });
     return true;
+  }
+
+  private requireLimiter(): RateLimiter {
+    if (!this.limiter)
+      throw new Error('@Authenticated({ rateLimit }) needs a RATE_LIMITER provider');
+    return this.limiter;
   }
 
   private requirePolicy(): AccessPolicy {

@@ -15,6 +15,8 @@ interface StoredVector {
  */
 export class FakePineconeDataPlane {
   private readonly namespaces = new Map<string, Map<string, StoredVector>>();
+  /** While set, fetch answers from this earlier copy: Pinecone's reads are eventually consistent. */
+  private lagging?: Map<string, Map<string, StoredVector>>;
   private readonly server: Server = createServer((req, res) => void this.route(req, res));
   readonly requests: string[] = [];
 
@@ -25,6 +27,15 @@ export class FakePineconeDataPlane {
 
   async stop(): Promise<void> {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** From now on fetch answers from the data as it is now, until `catchUp()`. */
+  lagReads(): void {
+    this.lagging = structuredClone(this.namespaces);
+  }
+
+  catchUp(): void {
+    this.lagging = undefined;
   }
 
   private ns(name: string | undefined): Map<string, StoredVector> {
@@ -64,7 +75,8 @@ export class FakePineconeDataPlane {
         return send(res, 200, { matches, namespace: body['namespace'] ?? '' });
       }
       case 'GET /vectors/fetch': {
-        const vectors = this.ns(url.searchParams.get('namespace') ?? '');
+        const name = url.searchParams.get('namespace') ?? '';
+        const vectors = this.lagging ? (this.lagging.get(name) ?? new Map()) : this.ns(name);
         const records: Record<string, { id: string; values: number[]; metadata?: object }> = {};
         for (const id of url.searchParams.getAll('ids')) {
           const found = vectors.get(id);

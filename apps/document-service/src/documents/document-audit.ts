@@ -1,0 +1,67 @@
+import type { Access } from '@kb/auth';
+import { type AuditEvent, type TenantId, Topics } from '@kb/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+
+import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
+import { OutboxWriter } from '../outbox/outbox.writer';
+import { CLOCK, type Clock } from '../platform/tokens';
+import { TransactionRunner, type Trx } from '../platform/transaction.runner';
+
+/** What document-service audits on `kb.audit.v1` (review L5). */
+export type DocumentAuditAction = Extract<
+  AuditEvent['action'],
+  | 'document_uploaded'
+  | 'document_content_replaced'
+  | 'document_edited'
+  | 'document_deleted'
+  | 'document_read'
+  | 'documents_listed'
+>;
+
+/**
+ * Audit records of document uploads, edits, deletes and reads, through the outbox: a write's
+ * record is in the transaction of the write (no change without its record, no record without the
+ * change), a read's in a small transaction of its own before the answer goes out. acl-service
+ * stores them beside searches and ACL changes (`GET /v1/audit`).
+ */
+@Injectable()
+export class DocumentAudit {
+  constructor(
+    private readonly events: OutboxWriter,
+    private readonly transactions: TransactionRunner,
+    @Inject(OutboxRelay) private readonly outbox: OutboxWake,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** Records a change in its transaction; the caller wakes the relay after committing. */
+  async record(
+    trx: Trx,
+    action: DocumentAuditAction,
+    access: Pick<Access, 'tenantId' | 'userId'>,
+    documentIds: string[],
+    detail: object = {},
+  ): Promise<void> {
+    const record: AuditEvent = {
+      actor: access.userId,
+      action,
+      detail: JSON.stringify(detail).slice(0, 4000),
+      documentIds,
+      chunks: [],
+      at: this.clock().toISOString(),
+    };
+    // Keyed like the document's own events, or by actor for a list of many.
+    const key = documentIds.length === 1 ? (documentIds[0] ?? access.userId) : access.userId;
+    await this.events.enqueue(trx, Topics.audit, access.tenantId as TenantId, key, record);
+  }
+
+  /** Records a read the caller was served. */
+  async read(
+    action: Extract<DocumentAuditAction, 'document_read' | 'documents_listed'>,
+    access: Pick<Access, 'tenantId' | 'userId'>,
+    documentIds: string[],
+    detail: object = {},
+  ): Promise<void> {
+    await this.transactions.run((trx) => this.record(trx, action, access, documentIds, detail));
+    this.outbox.wake();
+  }
+}

@@ -1,0 +1,44 @@
+import type { Access } from '@kb/auth';
+import type { TenantId } from '@kb/contracts';
+import { Injectable } from '@nestjs/common';
+
+import type { DocumentPage, DocumentView } from './document.model';
+import { DocumentAudit } from './document-audit';
+import { DocumentsService } from './documents.service';
+
+/**
+ * The reads a caller asks for over REST (and, through query-service, over gRPC), each audited
+ * once served: `document_read` with the document, `documents_listed` with the page's documents.
+ * A refused read (404) leaves no record: it returned nothing. Internal reads (the visibility check
+ * before an edit) go to `DocumentsService` directly and are not reads of the caller's.
+ */
+@Injectable()
+export class DocumentReads {
+  constructor(
+    private readonly documents: DocumentsService,
+    private readonly audit: DocumentAudit,
+  ) {}
+
+  async get(tenantId: TenantId, access: Access, id: string): Promise<DocumentView> {
+    const document = await this.documents.get(tenantId, access, id);
+    await this.audit.read('document_read', access, [id], { version: document.version });
+    return document;
+  }
+
+  async list(
+    tenantId: TenantId,
+    access: Access,
+    limit: number,
+    cursor?: string,
+    knowledgeBaseId?: string,
+  ): Promise<DocumentPage> {
+    const page = await this.documents.list(tenantId, access, limit, cursor, knowledgeBaseId);
+    await this.audit.read(
+      'documents_listed',
+      access,
+      page.items.map((item) => item.id),
+      { limit, ...(cursor ? { cursor } : {}), ...(knowledgeBaseId ? { knowledgeBaseId } : {}) },
+    );
+    return page;
+  }
+}

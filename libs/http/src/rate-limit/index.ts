@@ -1,0 +1,2 @@
+export * from './rate-limit.errors';
+export * from './rate-limiter';
