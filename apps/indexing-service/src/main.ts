@@ -13,6 +13,7 @@ import { vectorStoreFromEnv } from '@kb/vector-store';
 import { AppModule } from './app.module';
 import { loadIndexingConfig } from './config/indexing.config';
 import { migrationPlans } from './migrations';
+import { noSearchCache, RedisSearchCachePurger } from './removal/search-cache.purger';
 
 async function main(): Promise<void> {
   const config = loadIndexingConfig();
@@ -30,6 +31,9 @@ async function main(): Promise<void> {
   const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
   const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
   const indexState = new PgDocumentIndexState({ url: config.DATABASE_URL });
+  const searchCache = config.REDIS_URL
+    ? RedisSearchCachePurger.connect(config.REDIS_URL)
+    : noSearchCache;
   await bootHttpService({
     module: AppModule.register({
       config,
@@ -40,6 +44,7 @@ async function main(): Promise<void> {
       lexical,
       generations,
       indexState,
+      searchCache,
     }),
     logger,
     host: config.HOST,

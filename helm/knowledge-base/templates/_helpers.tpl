@@ -121,6 +121,10 @@ EMBEDDING_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "ro
 # start (Kysely's lock makes concurrent replicas safe). Readiness waits for pending migrations.
 MIGRATE_ON_START: {{ ternary "false" "true" $v.migrations.enabled | quote }}
 {{- end }}
+{{- if and (eq $name "indexing-service") $v.redis.url }}
+# A delete removes the tenant's cached search results, which hold chunk text (docs/adr/0019).
+REDIS_URL: {{ $v.redis.url | quote }}
+{{- end }}
 {{- if and (eq $name "indexing-service") (eq $v.vectorStore.backend "pgvector") }}
 # The pgvector tables indexing-service owns (one per dimension); readiness waits for them too.
 VECTOR_DIMENSIONS: {{ include "kb.vectorDimensions" .root | quote }}

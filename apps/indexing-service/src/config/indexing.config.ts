@@ -36,6 +36,11 @@ export const indexingConfigSchema = baseConfigSchema
           .map(Number),
       )
       .pipe(z.array(z.number().int().positive())),
+    /**
+     * query-service's Redis: a delete removes the tenant's cached search results, which hold
+     * chunk text (docs/adr/0019). Unset: no cache to clean (query-service caches nothing either).
+     */
+    REDIS_URL: z.string().optional(),
     /** How often the orphan sweep runs over both indexes; 0 turns it off. */
     ORPHAN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
   });
