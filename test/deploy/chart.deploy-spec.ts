@@ -631,7 +631,13 @@ describe('optional objects', () => {
       expect(spec.volumes).toEqual(
         expect.arrayContaining([{ name: 'kafka-tls', secret: { secretName: 'kb-kafka-tls' } }]),
       );
-      const redis = ['document-service', 'query-service', 'acl-service'].includes(service);
+      // indexing-service removes a deleted document's cached results (ADR 19), with the same AUTH.
+      const redis = [
+        'document-service',
+        'query-service',
+        'acl-service',
+        'indexing-service',
+      ].includes(service);
       expect({ service, url: env.get('REDIS_URL')?.value }).toEqual({
         service,
         url: redis ? 'rediss://redis-master.cache:6380' : undefined,

@@ -212,7 +212,7 @@ describe('DocumentsRepository', () => {
       service.documents.delete(t2, newAccess({ tenantId: t2, isAdmin: true }), doc.id),
     ).rejects.toMatchObject({ kind: ErrorKind.NotFound });
     await service.blobs.put(`blobs/sha256/${sha256}`, 'hello');
-    expect(await service.documents.delete(tenant, newAccess(), doc.id)).toEqual({
+    expect(await service.documents.delete(tenant, newAccess({ isAdmin: true }), doc.id)).toEqual({
       documentId: doc.id,
       blobDeleted: true,
       indexRemoval: 'scheduled',

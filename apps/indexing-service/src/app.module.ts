@@ -29,8 +29,11 @@ import {
   INDEX_STATE,
   KAFKA,
   LEXICAL_INDEX,
+  SEARCH_CACHE_PURGER,
   VECTOR_STORE,
 } from './platform/tokens';
+import { DocumentRemovalService } from './removal/document-removal.service';
+import type { SearchCachePurger } from './removal/search-cache.purger';
 
 export interface IndexingDeps {
   config: IndexingConfig;
@@ -42,6 +45,7 @@ export interface IndexingDeps {
   /** Bumped again once an eventually consistent store has settled (review M8). */
   generations: SettlingIndexGenerations;
   indexState: PgDocumentIndexState;
+  searchCache: SearchCachePurger;
 }
 
 @Module({})
@@ -54,6 +58,7 @@ export class AppModule {
       () => deps.lexical.close(),
       () => deps.generations.close(),
       () => deps.indexState.close(),
+      () => deps.searchCache.close(),
     ];
     return {
       module: AppModule,
@@ -67,8 +72,10 @@ export class AppModule {
         { provide: LEXICAL_INDEX, useValue: deps.lexical },
         { provide: GENERATIONS, useValue: deps.generations },
         { provide: INDEX_STATE, useValue: deps.indexState },
+        { provide: SEARCH_CACHE_PURGER, useValue: deps.searchCache },
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
+        DocumentRemovalService,
         IndexingService,
         AccessReconciliationService,
         OrphanSweeper,

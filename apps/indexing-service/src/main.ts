@@ -17,6 +17,7 @@ import { vectorStoreFromEnv } from '@kb/vector-store';
 import { AppModule } from './app.module';
 import { loadIndexingConfig } from './config/indexing.config';
 import { migrationPlans } from './migrations';
+import { noSearchCache, RedisSearchCachePurger } from './removal/search-cache.purger';
 
 async function main(): Promise<void> {
   const config = loadIndexingConfig();
@@ -37,6 +38,9 @@ async function main(): Promise<void> {
     config.GENERATION_SETTLE_MS ?? (config.VECTOR_STORE === 'pinecone' ? 10_000 : 0),
   );
   const indexState = new PgDocumentIndexState({ url: config.DATABASE_URL });
+  const searchCache = config.REDIS_URL
+    ? RedisSearchCachePurger.connect({ ...config, REDIS_URL: config.REDIS_URL })
+    : noSearchCache;
   await bootHttpService({
     module: AppModule.register({
       config,
@@ -47,6 +51,7 @@ async function main(): Promise<void> {
       lexical,
       generations,
       indexState,
+      searchCache,
     }),
     logger,
     host: config.HOST,

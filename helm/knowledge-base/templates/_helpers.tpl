@@ -58,7 +58,7 @@ capabilities:
 {{- define "kb.kafkaServices" -}}document-service parser-service embedding-service indexing-service query-service acl-service{{- end -}}
 {{- define "kb.authServices" -}}document-service query-service acl-service{{- end -}}
 {{/* Services with a Redis client: the result cache (query) and the shared rate limits. */}}
-{{- define "kb.redisServices" -}}document-service query-service acl-service{{- end -}}
+{{- define "kb.redisServices" -}}document-service query-service acl-service indexing-service{{- end -}}
 {{/* Where mounted TLS material lives in the pods (Secrets, read-only). */}}
 {{- define "kb.kafkaTlsDir" -}}/etc/kb/kafka-tls{{- end -}}
 {{- define "kb.redisTlsDir" -}}/etc/kb/redis-tls{{- end -}}

@@ -10,4 +10,5 @@ export * as aclv1 from './generated/kb/v1/acl';
 export * as kbv1 from './generated/kb/v1/kb';
 export * from './index-space';
 export * from './pipeline';
+export * from './search-cache';
 export * from './tenancy';

@@ -39,6 +39,12 @@ export interface DocumentIndexState {
   /** Records that a document was deleted; indexing it afterwards is refused. */
   tombstone(tenantId: TenantId, documentId: string): Promise<void>;
   isTombstoned(tenantId: TenantId, documentId: string): Promise<boolean>;
+  /**
+   * Forgets all a deleted document left here but its tombstone (docs/adr/0019): its latest ACL and
+   * attributes (tags and metadata are the user's words), its version claims in `spaces` and the
+   * spaces holding it. Idempotent.
+   */
+  forgetDocument(tenantId: TenantId, documentId: string, spaces: IndexSpace[]): Promise<void>;
 
   /**
    * Claims an index space for `version` of a document: true when it is the newest seen so far (or

@@ -58,6 +58,24 @@ export class PgDocumentIndexState implements DocumentIndexState {
     return rows.length > 0;
   }
 
+  async forgetDocument(
+    tenantId: TenantId,
+    documentId: string,
+    spaces: IndexSpace[],
+  ): Promise<void> {
+    await this.pool.query(
+      `WITH principals AS (
+         DELETE FROM ${this.principals} WHERE tenant_id = $1 AND document_id = $2
+       ), attributes AS (
+         DELETE FROM ${this.attributes} WHERE tenant_id = $1 AND document_id = $2
+       ), versions AS (
+         DELETE FROM ${this.versions} WHERE tenant_id = ANY($3::text[]) AND document_id = $2
+       )
+       DELETE FROM ${this.spaces} WHERE tenant_id = $1 AND document_id = $2`,
+      [tenantId, documentId, spaces],
+    );
+  }
+
   // `indexed_versions.tenant_id` holds the space: the column predates pipelines.
   async claimVersion(space: IndexSpace, documentId: string, version: number): Promise<boolean> {
     const { rows } = await this.pool.query(

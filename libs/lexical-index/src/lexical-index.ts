@@ -30,14 +30,19 @@ export interface LexicalQuery {
 }
 
 export interface LexicalMatch extends LexicalRecord {
-  /** Full-text rank; comparable within one query only. */
+  /**
+   * Full-text rank (BM25 over the caller's readable chunks); comparable within one query only.
+   * query-service does not expose it raw (docs/adr/0019).
+   */
   score: number;
 }
 
 /**
  * The lexical (full-text) index port. Written by indexing-service beside the vectors, read by
  * query-service. Every call names the index space (a tenant's own, or one of its pipelines'), so
- * a query without a tenant does not compile; BM25 statistics are per space.
+ * a query without a tenant does not compile. BM25 statistics (chunk count, mean length, document
+ * frequencies) are per space and count only the chunks the caller's principals may read, so a
+ * score says nothing about chunks the caller cannot see (docs/adr/0019).
  */
 export interface LexicalIndex {
   upsert(space: IndexSpace, records: LexicalWrite[]): Promise<void>;

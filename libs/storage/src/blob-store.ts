@@ -19,6 +19,8 @@ export interface BlobStore {
   openRead(key: string, range?: ByteRange): Promise<Readable>;
   exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
+  /** Every key that starts with `prefix`, in key order (a prefix, not a folder: `a/b` lists `a/bc`). */
+  list(prefix: string): Promise<string[]>;
   /** Resolves when the bucket is reachable (readiness). */
   ping(): Promise<void>;
 }
@@ -29,4 +31,19 @@ export async function putJson(store: BlobStore, key: string, value: unknown): Pr
 
 export async function getJson(store: BlobStore, key: string): Promise<unknown> {
   return JSON.parse((await store.get(key)).toString('utf8'));
+}
+
+/**
+ * Deletes every object under `prefix` (that `only` selects, when given) and returns how many.
+ * Objects go one by one: S3-compatible servers do not all accept a multi-object delete, and the
+ * callers remove a handful per document.
+ */
+export async function deleteUnder(
+  store: BlobStore,
+  prefix: string,
+  only: (key: string) => boolean = () => true,
+): Promise<number> {
+  const keys = (await store.list(prefix)).filter(only);
+  for (const key of keys) await store.delete(key);
+  return keys.length;
 }

@@ -39,7 +39,12 @@ export async function sha256OfFile(path: string): Promise<string> {
 export const blobKeyFor = (tenantId: TenantId, sha256: string): string =>
   `blobs/${tenantId}/sha256/${sha256}`;
 
-/** Stores the file under the tenant's key for its content unless it is there; returns the key. */
+/**
+ * Stores the file under the tenant's key for its content and returns the key. Always written,
+ * even when the object is there: skipping the upload made an upload of content that a document
+ * the caller cannot read already holds answer measurably faster (review M4). The bytes are the
+ * same, so rewriting them changes nothing; a readable duplicate never gets here.
+ */
 export async function storeOriginal(
   blobs: BlobStore,
   tenantId: TenantId,
@@ -47,9 +52,7 @@ export async function storeOriginal(
   sha256: string,
 ): Promise<string> {
   const blobKey = blobKeyFor(tenantId, sha256);
-  if (!(await blobs.exists(blobKey))) {
-    // Streamed: bodies over one part go up as an S3 multipart upload.
-    await blobs.put(blobKey, createReadStream(file.path), file.mimetype);
-  }
+  // Streamed: bodies over one part go up as an S3 multipart upload.
+  await blobs.put(blobKey, createReadStream(file.path), file.mimetype);
   return blobKey;
 }

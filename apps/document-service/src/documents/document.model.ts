@@ -155,8 +155,11 @@ export interface DocumentPage {
 /** What a delete removed here; the indexes drop the document's chunks asynchronously. */
 export interface DeleteResult {
   documentId: string;
-  /** False when another document still uses the same content. */
-  blobDeleted: boolean;
+  /**
+   * False when another document still uses the same content. Told to tenant admins only: anyone
+   * else could learn that a document they cannot read holds the same bytes.
+   */
+  blobDeleted?: boolean;
   /** Vectors and lexical rows are removed by indexing-service when it receives the event. */
   indexRemoval: 'scheduled';
 }

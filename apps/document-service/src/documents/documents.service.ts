@@ -210,7 +210,10 @@ export class DocumentsService {
 
   /**
    * Deletes the document and, when no other document shares its content, the original in S3.
-   * The `deleted` event (same transaction) makes indexing-service drop its vectors and lexical rows.
+   * The `deleted` event (same transaction) makes indexing-service drop everything derived from it
+   * (docs/adr/0019). Only a tenant admin, who sees every document, is told whether the original
+   * went: for anyone else `blobDeleted: false` would reveal a document they cannot read holding
+   * the same bytes (review M4).
    * A concurrent upload of identical content racing this delete can lose its blob; the parser then
    * fails that document with a reason rather than dropping it.
    */
@@ -234,7 +237,11 @@ export class DocumentsService {
     this.outbox.wake();
     const blobDeleted = !(await this.documents.isBlobReferenced(deleted.sha256, deleted.blobKey));
     if (blobDeleted) await this.blobs.delete(deleted.blobKey);
-    return { documentId: id, blobDeleted, indexRemoval: 'scheduled' };
+    return {
+      documentId: id,
+      ...(access.isAdmin ? { blobDeleted } : {}),
+      indexRemoval: 'scheduled',
+    };
   }
 
   /** A document the caller may not read answers 404, exactly like one that does not exist. */

@@ -4,6 +4,7 @@ import {
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
+  redisConfigSchema,
   s3ConfigSchema,
   vectorStoreConfigSchema,
 } from '@kb/config';
@@ -14,6 +15,9 @@ export const indexingConfigSchema = baseConfigSchema
   .extend(kafkaConfigSchema.shape)
   .extend(s3ConfigSchema.shape)
   .extend(vectorStoreConfigSchema.shape)
+  // query-service's Redis: a delete removes the tenant's cached search results, which hold chunk
+  // text (docs/adr/0019). REDIS_URL unset: no cache to clean (query-service caches nothing either).
+  .extend(redisConfigSchema.shape)
   .extend({
     KAFKA_GROUP_ID: z.string().default('indexing-service'),
     /** Postgres holding the lexical index (schema `search_index`, migrated by this service). */

@@ -14,8 +14,8 @@ import {
   toTenantId,
 } from '@kb/contracts';
 import type { OutgoingEvent } from '@kb/kafka';
-import type { BlobStore } from '@kb/storage';
 import {
+  MemoryBlobStore,
   MemoryDocumentIndexState,
   MemoryIndexGenerations,
   MemoryLexicalIndex,
@@ -24,6 +24,7 @@ import {
 import type { VectorRecord } from '@kb/vector-store';
 import { Logger } from '@nestjs/common';
 
+import { DocumentRemovalService } from '../removal/document-removal.service';
 import { AccessReconciliationService, needsRepair } from './access-reconciliation.service';
 import { IndexingService } from './indexing.service';
 
@@ -59,25 +60,26 @@ class RacingVectorStore extends MemoryVectorStore {
 }
 
 function setup() {
-  const stored = new Map<string, Buffer>();
-  const blobs: BlobStore = {
-    bucket: 'test',
-    ensureBucket: async () => undefined,
-    put: async (key, body) => {
-      if (typeof body !== 'string') throw new Error('this stub stores strings only');
-      stored.set(key, Buffer.from(body));
-    },
-    get: async (key) => stored.get(key) ?? Promise.reject(new Error(`no blob ${key}`)),
-    openRead: async () => Promise.reject(new Error('indexing never streams a blob')),
-    exists: async (key) => stored.has(key),
-    delete: async (key) => void stored.delete(key),
-    ping: async () => undefined,
+  const blobs = new MemoryBlobStore();
+  /** Tenants whose cached search results were purged, in order. */
+  const purged: string[] = [];
+  const searchCache = {
+    purgeTenant: async (tenantId: string) => (purged.push(tenantId), 3),
+    close: async () => undefined,
   };
   const published: OutgoingEvent<Topic>[] = [];
   const vectors = new RacingVectorStore();
   const lexical = new MemoryLexicalIndex();
   const generations = new MemoryIndexGenerations();
   const state = new MemoryDocumentIndexState();
+  const removal = new DocumentRemovalService(
+    blobs,
+    vectors,
+    lexical,
+    generations,
+    state,
+    searchCache,
+  );
   const service = new IndexingService(
     blobs,
     { publish: async (event) => void published.push(event) },
@@ -85,6 +87,7 @@ function setup() {
     lexical,
     generations,
     state,
+    removal,
   );
 
   /** Stores a version's embeddings and returns its `chunks embedded` event. */
@@ -166,7 +169,11 @@ function setup() {
     return { vectors: semantic.length, lexical: bm25.length };
   };
 
+  /** The document's parsed chunks and embeddings left in S3. */
+  const derived = (documentId: string) =>
+    blobs.keys().filter((key) => key.startsWith(`derived/${tenant}/${documentId}/`));
   const access = new AccessReconciliationService(service, state);
+
   return {
     service,
     access,
@@ -174,10 +181,13 @@ function setup() {
     lexical,
     generations,
     state,
+    blobs,
+    purged,
     embedded,
     statuses,
     held,
     visible,
+    derived,
   };
 }
 
@@ -239,7 +249,12 @@ describe('IndexingService', () => {
       );
       const before = await generations.current(tenant);
 
-      expect(await service.deleteDocument(tenant, doc)).toEqual({ vectors: 4, lexical: 4 });
+      expect(await service.deleteDocument(tenant, doc)).toEqual({
+        vectors: 4,
+        lexical: 4,
+        derived: 2, // one embeddings object per pipeline
+        cached: 3,
+      });
       expect(await held(own, doc)).toEqual({ vectors: [], lexical: [] });
       expect(await held(other, doc)).toEqual({ vectors: [], lexical: [] });
       expect(await state.spacesOf(tenant, doc)).toEqual([own]);
@@ -248,6 +263,48 @@ describe('IndexingService', () => {
       // A redelivered (or re-driven) event of the deleted document stays out.
       await service.indexDocument(tenant, await embedded(doc, 2));
       expect(await held(own, doc)).toEqual({ vectors: [], lexical: [] });
+    });
+
+    it('leaves nothing of a deleted document but its tombstone: derived objects, ACL, attributes, cache', async () => {
+      const { service, state, purged, embedded, derived } = setup();
+      const doc = randomUUID();
+      await service.indexDocument(tenant, await embedded(doc, 1));
+      await service.setPrincipals(tenant, doc, ['g:eng']);
+      await service.setAttributes(tenant, doc, { knowledgeBaseIds: [], tags: ['x'], metadata: {} });
+      await embedded(doc, 2); // a version still in the pipeline
+
+      await service.onDocumentEvent(tenant, { kind: 'deleted', documentId: doc });
+      expect(derived(doc)).toEqual([]);
+      expect(await state.principalsOf(tenant, doc)).toBeUndefined();
+      expect(await state.attributesOf(tenant, doc)).toBeUndefined();
+      expect(await state.indexStates(own, [doc])).toEqual(new Map([[doc, { deleted: true }]]));
+      expect(purged).toEqual([tenant]);
+
+      // A late ACL change does not bring the rows back; late embeddings are removed on refusal.
+      await service.onDocumentEvent(tenant, {
+        kind: 'acl_changed',
+        documentId: doc,
+        principals: ['u:bob'],
+      });
+      expect(await state.principalsOf(tenant, doc)).toBeUndefined();
+      const late = await embedded(doc, 3);
+      expect(derived(doc)).toHaveLength(1);
+      await service.indexDocument(tenant, late);
+      expect(derived(doc)).toEqual([]);
+    });
+
+    it('removes what it wrote when the delete lands between its tombstone check and its writes', async () => {
+      const { service, vectors, embedded, statuses, held, derived } = setup();
+      const doc = randomUUID();
+      const event = await embedded(doc, 1, { space: other });
+      // The delete is handled after the check, before the chunks are in: it finds nothing yet.
+      vectors.beforeUpsert = () =>
+        service.onDocumentEvent(tenant, { kind: 'deleted', documentId: doc });
+      await service.indexDocument(tenant, event);
+      expect(await held(other, doc)).toEqual({ vectors: [], lexical: [] });
+      expect(await held(own, doc)).toEqual({ vectors: [], lexical: [] });
+      expect(derived(doc)).toEqual([]);
+      expect(statuses(doc).map((s) => s.status)).toEqual(['indexing']); // never `indexed`
     });
   });
 
@@ -261,13 +318,27 @@ describe('IndexingService', () => {
       expect(statuses(doc).filter((s) => s.version === 1)).toEqual([]);
     });
 
-    it('replaces a version with a newer one, removing the older chunks', async () => {
-      const { service, embedded, statuses, held } = setup();
+    it('replaces a version with a newer one, removing the older chunks and derived objects', async () => {
+      const { service, embedded, statuses, held, derived } = setup();
       const doc = randomUUID();
       await service.indexDocument(tenant, await embedded(doc, 1, { chunks: 3 }));
       await service.indexDocument(tenant, await embedded(doc, 2, { chunks: 1 }));
       expect(await held(own, doc)).toEqual({ vectors: [2], lexical: [2] });
       expect(statuses(doc).at(-1)).toEqual({ version: 2, status: 'indexed', chunkCount: 1 });
+      expect(derived(doc)).toEqual([`derived/${tenant}/${doc}/v2/embeddings.${own}.json`]);
+    });
+
+    it('keeps the older version’s derived objects until every pipeline holds the new one', async () => {
+      const { service, embedded, derived } = setup();
+      const doc = randomUUID();
+      const versionSpaces = [own, other];
+      await service.indexDocument(tenant, await embedded(doc, 1, { versionSpaces }));
+      await service.indexDocument(tenant, await embedded(doc, 1, { space: other, versionSpaces }));
+      await service.indexDocument(tenant, await embedded(doc, 2, { versionSpaces }));
+      expect(derived(doc).filter((key) => key.includes('/v1/'))).toHaveLength(2);
+      await service.indexDocument(tenant, await embedded(doc, 2, { space: other, versionSpaces }));
+      expect(derived(doc).every((key) => key.includes('/v2/'))).toBe(true);
+      expect(derived(doc)).toHaveLength(2);
     });
 
     it('claims each space on its own: a newer version elsewhere does not block this one', async () => {

@@ -23,12 +23,10 @@ import {
   LEXICAL_INDEX,
   VECTOR_STORE,
 } from '../platform/tokens';
+import { DocumentRemovalService, type Removed } from '../removal/document-removal.service';
 
 const chunksIndexed = meter().createCounter('kb_chunks_indexed_total', {
   description: 'Chunks written to the vector store and the lexical index',
-});
-const documentsRemoved = meter().createCounter('kb_documents_removed_total', {
-  description: 'Deleted documents removed from the indexes',
 });
 
 @Injectable()
@@ -43,6 +41,7 @@ export class IndexingService {
     @Inject(LEXICAL_INDEX) private readonly lexical: LexicalIndex,
     @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
     @Inject(INDEX_STATE) private readonly state: DocumentIndexState,
+    private readonly removal: DocumentRemovalService,
   ) {}
 
   /**
@@ -72,8 +71,10 @@ export class IndexingService {
     );
     keyOfTenant(embedded.embeddings.key, [derivedPrefix(tenantId)], 'indexing_error');
     if (await this.state.isTombstoned(tenantId, documentId)) {
+      // Parsed and embedded after the delete removed the document's derived objects: these go too.
+      const late = await this.removal.removeLateDerived(tenantId, documentId);
       this.logger.log(
-        `document ${documentId} was deleted; its v${version} embeddings are not indexed`,
+        `document ${documentId} was deleted; its v${version} embeddings are not indexed (${late} derived objects removed)`,
       );
       return;
     }
@@ -141,6 +142,14 @@ export class IndexingService {
       ]);
     }
     const held = await this.state.recordSpace(tenantId, documentId, space, version, records.length);
+    // A delete that landed after the check above: its removal may have run before these writes
+    // (and missed this space), so it is run again now. Checked after `recordSpace`: a delete
+    // tombstoning after this check finds the space recorded and removes what was just written.
+    if (await this.state.isTombstoned(tenantId, documentId)) {
+      await this.removal.removeDocument(tenantId, documentId);
+      this.logger.log(`document ${documentId} was deleted while v${version} was being indexed`);
+      return;
+    }
     await this.state.recordKnowledgeBaseSpace(
       tenantId,
       pipeline.knowledgeBaseIds,
@@ -157,7 +166,9 @@ export class IndexingService {
       );
       return;
     }
-    // Every pipeline of the version is in: the document is indexed (its first pipeline's count).
+    // Every pipeline of the version is in: the document is indexed (its first pipeline's count),
+    // and older versions' parsed chunks and embeddings are of no more use.
+    await this.removal.removeOlderVersions(tenantId, documentId, version);
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,
@@ -174,26 +185,9 @@ export class IndexingService {
     );
   }
 
-  /**
-   * Removes a deleted document from both indexes and leaves a tombstone first, so embeddings still
-   * in flight cannot index it again. Replays remove nothing more.
-   */
-  async deleteDocument(
-    tenantId: TenantId,
-    documentId: string,
-  ): Promise<{ vectors: number; lexical: number }> {
-    await this.state.tombstone(tenantId, documentId);
-    const spaces = await this.state.spacesOf(tenantId, documentId);
-    const { vectors, lexical } = await this.inEverySpace(tenantId, documentId, (space) => [
-      this.vectors.deleteDocument(space, documentId),
-      this.lexical.deleteDocument(space, documentId),
-    ]);
-    // Forgotten only once every space is empty: a retried event still finds them all.
-    for (const space of spaces) await this.state.forgetSpace(tenantId, documentId, space);
-    await this.generations.bump(tenantId);
-    documentsRemoved.add(1);
-    this.logger.log(`deleted document ${documentId}: ${vectors} vectors, ${lexical} lexical rows`);
-    return { vectors, lexical };
+  /** Removes a deleted document: chunks, derived objects, bookkeeping, cached results. */
+  async deleteDocument(tenantId: TenantId, documentId: string): Promise<Removed> {
+    return this.removal.removeDocument(tenantId, documentId);
   }
 
   /**
@@ -210,6 +204,7 @@ export class IndexingService {
     } else if (event.kind === 'uploaded') {
       return; // the pipeline's business: indexing waits for its embeddings
     } else if (await this.state.isTombstoned(tenantId, event.documentId)) {
+      // A late ACL or attribute change of a deleted document would keep its rows alive again.
       this.logger.log(`document ${event.documentId} was deleted; its ${event.kind} is ignored`);
     } else if (event.kind === 'acl_changed') {
       await this.setPrincipals(tenantId, event.documentId, event.principals, event.metaVersion);

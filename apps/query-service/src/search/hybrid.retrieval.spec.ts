@@ -85,6 +85,14 @@ describe('HybridRetrieval', () => {
     ]);
   });
 
+  it('rounds BM25 scores it returns alone to two decimals (docs/adr/0019)', async () => {
+    const lexical = [newMatch(3, 2.34567), newMatch(4, 0.004)];
+    const alone = await retrieve({ lexical }, { mode: 'lexical' });
+    expect(alone.hits.map((hit) => hit.score)).toEqual([2.35, 0]);
+    const degraded = await retrieve({ lexical, down: { vector: true } });
+    expect(degraded.hits.map((hit) => hit.score)).toEqual([2.35, 0]);
+  });
+
   it('drops hits under minScore', async () => {
     const { hits } = await retrieve(
       { vector: [newMatch(1, 0.9), newMatch(2, 0.4)] },

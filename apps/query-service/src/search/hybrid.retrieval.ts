@@ -35,6 +35,14 @@ export interface Retrieved {
 type Candidate = Omit<SearchHit, 'strategies' | 'isMatch'>;
 
 /**
+ * What a client sees of a lexical score when BM25 answers alone (`mode: lexical`, or hybrid with
+ * vector search down): rounded to two decimals. The statistics behind it already count only the
+ * chunks the caller may read; rounding keeps the last digits from serving as a precise probe of
+ * them all the same, and says the number is a rank, not raw BM25 (docs/adr/0019).
+ */
+export const exposedLexicalScore = (score: number): number => Math.round(score * 100) / 100;
+
+/**
  * Hybrid retrieval over the index spaces of a search: in each space, vector and BM25 search run
  * in parallel and are fused (convex combination by default, or RRF). When one side fails, the
  * other's results come back marked degraded; when every side of every space fails, 503.
@@ -125,6 +133,7 @@ export class HybridRetrieval {
       lists.length === 1
         ? lists[0]!.items.map((item) => ({
             ...item,
+            score: lists[0]!.strategy === 'lexical' ? exposedLexicalScore(item.score) : item.score,
             strategies: [lists[0]!.strategy],
             isMatch: true,
           }))

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import type { TenantId } from '@kb/contracts';
+import { searchCachePrefix, type TenantId } from '@kb/contracts';
 import type { IndexGenerations } from '@kb/index-state';
 import { annotateActiveSpan } from '@kb/observability';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
@@ -31,7 +31,7 @@ export function searchCacheKey(parts: {
   const digest = createHash('sha256')
     .update(JSON.stringify([[...parts.principals].sort(), parts.request]))
     .digest('base64url');
-  return `kb:search:v2:${parts.tenantId}:${digest}`;
+  return `${searchCachePrefix(parts.tenantId)}${digest}`;
 }
 
 /** A cached answer and the index generation it was computed at. */

@@ -249,4 +249,31 @@ export function documentIndexStateConformance(getState: () => DocumentIndexState
       ]),
     );
   });
+
+  it('forgets a deleted document but its tombstone, in its spaces only', async () => {
+    const state = getState();
+    const [tenant, doc, kept] = [newTenant(), randomUUID(), randomUUID()];
+    const pipeline = pipelineSpace(tenant, '0123456789ab');
+    for (const id of [doc, kept]) {
+      await state.tombstone(tenant, id);
+      await state.claimVersion(pipeline, id, 2);
+      await state.recordSpace(tenant, id, pipeline, 2, 3);
+      await state.recordPrincipals(tenant, id, ['u:ann']);
+      await state.recordAttributes(tenant, id, { knowledgeBaseIds: [], tags: ['x'], metadata: {} });
+    }
+    await state.forgetDocument(tenant, doc, await state.spacesOf(tenant, doc));
+    await state.forgetDocument(tenant, doc, [tenantSpace(tenant), pipeline]); // a replay
+    expect(await state.principalsOf(tenant, doc)).toBeUndefined();
+    expect(await state.attributesOf(tenant, doc)).toBeUndefined();
+    expect(await state.spacesOf(tenant, doc)).toEqual([tenantSpace(tenant)]);
+    expect(await state.indexStates(pipeline, [doc, kept])).toEqual(
+      new Map([
+        [doc, { deleted: true }],
+        [kept, { version: 2, deleted: true }],
+      ]),
+    );
+    expect(await state.isTombstoned(tenant, doc)).toBe(true);
+    expect(await state.principalsOf(tenant, kept)).toEqual(['u:ann']);
+    expect(await state.spacesOf(tenant, kept)).toEqual([tenantSpace(tenant), pipeline]);
+  });
 }

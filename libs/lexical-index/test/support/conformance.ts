@@ -107,6 +107,41 @@ export function lexicalIndexConformance(getIndex: () => LexicalIndex): void {
     expect(await index.countDocument(tenant, doc)).toBe(1);
   });
 
+  // Review M3: with statistics over the whole space, a reader could solve idf for df and learn
+  // how many chunks they cannot read contain a term.
+  it('scores a term the same whatever unreadable chunks contain it', async () => {
+    const index = getIndex();
+    const space = toIndexSpace(`acl-stats-${randomUUID().slice(0, 8)}`);
+    const readable = { ...record(0, '').attributes, principals: ['group:staff'] };
+    const secret = { ...readable, principals: ['group:board'] };
+    await index.upsert(space, [
+      { ...record(0, 'The quarterly report mentions layoffs once.'), attributes: readable },
+      { ...record(1, 'Canteen menu and parking rules.'), attributes: readable },
+    ]);
+    const asReader = () =>
+      index.search(space, { text: 'layoffs', topK: 5, principals: ['user:u1', 'group:staff'] });
+    const asAdmin = () => index.search(space, { text: 'layoffs', topK: 5 });
+    const [before, adminBefore] = [await asReader(), await asAdmin()];
+    expect(before).toHaveLength(1);
+    await index.upsert(space, [
+      {
+        ...record(0, 'Board minutes: layoffs planned.'),
+        documentId: randomUUID(),
+        attributes: secret,
+      },
+      {
+        ...record(0, 'Layoffs, layoffs: the list of names, a much longer chunk than the others.'),
+        documentId: randomUUID(),
+        attributes: secret,
+      },
+    ]);
+    const after = await asReader();
+    expect(after).toHaveLength(1);
+    expect(after[0]!.score).toBe(before[0]!.score);
+    // The statistics are not fixed: whoever may read the secret chunks sees them counted.
+    expect((await asAdmin())[0]!.score).not.toBe(adminBefore[0]!.score);
+  });
+
   describe('filters, before top-k', () => {
     const space = toIndexSpace(`filters-${randomUUID().slice(0, 8)}`);
     const ids = Object.fromEntries(FILTER_DOCS.map((d) => [d, randomUUID()])) as Record<

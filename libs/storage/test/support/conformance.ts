@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 
-import { type BlobStore, getJson, putJson } from '../../src';
+import { type BlobStore, deleteUnder, getJson, putJson } from '../../src';
 
 /**
  * What every BlobStore promises, run by each implementation's test file (S3 against the local
@@ -105,6 +105,24 @@ export function blobStoreConformance(storeFor: (bucket: string) => BlobStore): v
     await expect(store.get(`${prefix}missing`)).rejects.toThrow();
     await expect(store.delete(`${prefix}missing`)).resolves.toBeUndefined();
     expect(await store.exists(`${prefix}missing`)).toBe(false);
+  });
+
+  it('lists the keys under a prefix, and deletes them (or those selected) with deleteUnder', async () => {
+    await store.put(`${prefix}doc/v1/chunks.json`, 'a');
+    await store.put(`${prefix}doc/v2/chunks.json`, 'b');
+    await store.put(`${prefix}doc/v2/embeddings.json`, 'c');
+    await store.put(`${prefix}doc-other/v1/chunks.json`, 'd');
+    expect(await store.list(`${prefix}doc/`)).toEqual([
+      `${prefix}doc/v1/chunks.json`,
+      `${prefix}doc/v2/chunks.json`,
+      `${prefix}doc/v2/embeddings.json`,
+    ]);
+    expect(await deleteUnder(store, `${prefix}doc/`, (key) => key.includes('/v1/'))).toBe(1);
+    expect(await store.list(`${prefix}doc/`)).toHaveLength(2);
+    expect(await deleteUnder(store, `${prefix}doc/`)).toBe(2);
+    expect(await store.list(`${prefix}doc/`)).toEqual([]);
+    expect(await store.list(`${prefix}doc-other/`)).toEqual([`${prefix}doc-other/v1/chunks.json`]);
+    expect(await store.list(`${prefix}missing/`)).toEqual([]);
   });
 
   it('round-trips JSON through putJson and getJson', async () => {

@@ -49,6 +49,10 @@ export class MemoryBlobStore implements BlobStore {
     this.objects.delete(key);
   }
 
+  async list(prefix: string): Promise<string[]> {
+    return this.keys().filter((key) => key.startsWith(prefix));
+  }
+
   async ping(): Promise<void> {
     if (!this.created) throw new Error(`bucket ${this.bucket} does not exist`);
   }

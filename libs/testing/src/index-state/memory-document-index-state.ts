@@ -43,6 +43,17 @@ export class MemoryDocumentIndexState implements DocumentIndexState {
     return this.tombstones.has(key(tenantId, documentId));
   }
 
+  async forgetDocument(
+    tenantId: TenantId,
+    documentId: string,
+    spaces: IndexSpace[],
+  ): Promise<void> {
+    this.principals.delete(key(tenantId, documentId));
+    this.attributes.delete(key(tenantId, documentId));
+    for (const space of spaces) this.versions.delete(key(space, documentId));
+    this.spaces.delete(key(tenantId, documentId));
+  }
+
   async claimVersion(space: IndexSpace, documentId: string, version: number): Promise<boolean> {
     const claimed = this.versions.get(key(space, documentId));
     if (claimed !== undefined && claimed > version) return false;

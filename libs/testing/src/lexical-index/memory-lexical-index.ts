@@ -35,7 +35,8 @@ const byDocumentThenChunk = (a: LexicalRecord, b: LexicalRecord): number =>
 
 /**
  * An in-memory `LexicalIndex`: Okapi BM25 with the real adapter's parameters and statistics per
- * space, over `englishTerms` instead of Postgres' full-text configuration.
+ * space over the caller's readable chunks, over `englishTerms` instead of Postgres' full-text
+ * configuration.
  */
 export class MemoryLexicalIndex implements LexicalIndex {
   private readonly spaces = new Map<IndexSpace, Map<string, Stored>>();
@@ -52,7 +53,10 @@ export class MemoryLexicalIndex implements LexicalIndex {
   }
 
   async search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
-    const chunks = this.chunks(space);
+    // Statistics over the chunks the caller may read, as in `PgLexicalIndex` (docs/adr/0019).
+    const chunks = this.chunks(space).filter((chunk) =>
+      inScope(chunk, { principals: query.principals }),
+    );
     const terms = [...new Set(englishTerms(query.text))];
     const n = chunks.length;
     const avgdl = Math.max(chunks.reduce((sum, c) => sum + c.length, 0) / Math.max(n, 1), 1);

@@ -1,0 +1,128 @@
+import type { TenantId } from '@kb/contracts';
+import type { DocumentIndexState, IndexGenerations } from '@kb/index-state';
+import { derivedPrefix } from '@kb/kafka';
+import type { LexicalIndex } from '@kb/lexical-index';
+import { meter } from '@kb/observability';
+import { type BlobStore, deleteUnder } from '@kb/storage';
+import type { VectorStore } from '@kb/vector-store';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+
+import {
+  BLOB_STORE,
+  GENERATIONS,
+  INDEX_STATE,
+  LEXICAL_INDEX,
+  SEARCH_CACHE_PURGER,
+  VECTOR_STORE,
+} from '../platform/tokens';
+import type { SearchCachePurger } from './search-cache.purger';
+
+const documentsRemoved = meter().createCounter('kb_documents_removed_total', {
+  description: 'Deleted documents removed from the indexes',
+});
+const derivedRemoved = meter().createCounter('kb_derived_objects_removed_total', {
+  description: 'Parsed chunks and embeddings removed from S3, by cause (deleted or superseded)',
+});
+
+/**
+ * Where the parser's chunks and the embedder's vectors of a document live in S3: one folder per
+ * version, `derived/<tenant>/<document>/v<n>/` (chunks.<chunker>.json, embeddings.<model>.json).
+ */
+export const derivedDocumentPrefix = (tenantId: TenantId, documentId: string): string =>
+  `${derivedPrefix(tenantId)}${documentId}/`;
+
+/** The version a derived object belongs to, from its key; undefined for a key of another shape. */
+export function derivedVersionOf(prefix: string, key: string): number | undefined {
+  const match = key.startsWith(prefix) ? /^v(\d+)\//.exec(key.slice(prefix.length)) : null;
+  return match ? Number(match[1]) : undefined;
+}
+
+export interface Removed {
+  vectors: number;
+  lexical: number;
+  derived: number;
+  cached: number;
+}
+
+/**
+ * What deleting a document removes on the index side (docs/adr/0019): its chunks in every index
+ * space, its parsed chunks and embeddings in S3 (every version), the bookkeeping kept for it but
+ * its tombstone, and the tenant's cached search results. The tombstone goes first, so a version
+ * still in the pipeline is refused from then on, and indexing checks it again after its writes.
+ * Every step is idempotent: a retried or replayed `deleted` event removes nothing more.
+ */
+@Injectable()
+export class DocumentRemovalService {
+  private readonly logger = new Logger(DocumentRemovalService.name);
+
+  constructor(
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    @Inject(VECTOR_STORE) private readonly vectors: Pick<VectorStore, 'deleteDocument'>,
+    @Inject(LEXICAL_INDEX) private readonly lexical: Pick<LexicalIndex, 'deleteDocument'>,
+    @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
+    @Inject(INDEX_STATE)
+    private readonly state: Pick<DocumentIndexState, 'tombstone' | 'spacesOf' | 'forgetDocument'>,
+    @Inject(SEARCH_CACHE_PURGER) private readonly cache: SearchCachePurger,
+  ) {}
+
+  async removeDocument(tenantId: TenantId, documentId: string): Promise<Removed> {
+    await this.state.tombstone(tenantId, documentId);
+    const spaces = await this.state.spacesOf(tenantId, documentId);
+    const removed: Removed = { vectors: 0, lexical: 0, derived: 0, cached: 0 };
+    for (const space of spaces) {
+      const [vectors, lexical] = await Promise.all([
+        this.vectors.deleteDocument(space, documentId),
+        this.lexical.deleteDocument(space, documentId),
+      ]);
+      removed.vectors += vectors;
+      removed.lexical += lexical;
+    }
+    removed.derived = await this.removeDerived(tenantId, documentId, 'deleted');
+    // Forgotten only once every space is empty: a retried event still finds them all.
+    await this.state.forgetDocument(tenantId, documentId, spaces);
+    // After the removals: cached results computed before carry an older generation, and go.
+    await this.generations.bump(tenantId);
+    removed.cached = await this.cache.purgeTenant(tenantId);
+    documentsRemoved.add(1);
+    this.logger.log(
+      `deleted document ${documentId}: ${removed.vectors} vectors, ${removed.lexical} lexical rows, ${removed.derived} derived objects, ${removed.cached} cached results`,
+    );
+    return removed;
+  }
+
+  /**
+   * The parsed chunks and embeddings of a deleted document written after its removal (a version
+   * that was still being parsed or embedded), found when its `chunks embedded` event is refused.
+   */
+  async removeLateDerived(tenantId: TenantId, documentId: string): Promise<number> {
+    return this.removeDerived(tenantId, documentId, 'deleted');
+  }
+
+  /**
+   * The parsed chunks and embeddings of versions older than `version`, once every pipeline holds
+   * `version`: nothing reads them again (an older version's event is refused by its claim).
+   */
+  async removeOlderVersions(
+    tenantId: TenantId,
+    documentId: string,
+    version: number,
+  ): Promise<number> {
+    return this.removeDerived(tenantId, documentId, 'superseded', version);
+  }
+
+  private async removeDerived(
+    tenantId: TenantId,
+    documentId: string,
+    cause: 'deleted' | 'superseded',
+    before?: number,
+  ): Promise<number> {
+    const prefix = derivedDocumentPrefix(tenantId, documentId);
+    const count = await deleteUnder(this.blobs, prefix, (key) => {
+      if (before === undefined) return true;
+      const version = derivedVersionOf(prefix, key);
+      return version !== undefined && version < before;
+    });
+    derivedRemoved.add(count, { cause });
+    return count;
+  }
+}
