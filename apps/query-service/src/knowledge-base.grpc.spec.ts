@@ -16,6 +16,7 @@ import { Test } from '@nestjs/testing';
 import { SearchAudit } from './audit/search-audit.publisher';
 import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
+import { ConversationRewriter } from './context/conversation.rewriter';
 import { type DocumentRecord, DocumentsClient } from './documents/documents.client';
 import { DocumentServiceError } from './documents/documents.errors';
 import { DocumentsGrpcController } from './documents/documents.grpc';
@@ -74,14 +75,26 @@ function response(overrides: Partial<SearchResponse> = {}): SearchResponse {
         score: 0.75,
         strategies: ['semantic', 'lexical'],
         isMatch: true,
+        page: 2,
+        headingPath: ['Moons', 'Titan'],
+        tags: ['planets'],
+        metadata: { year: 2024 },
+        contentType: 'text/plain',
+        filename: 'saturn.txt',
+        createdAt: '2026-11-23T10:00:00.000Z',
+        updatedAt: '2026-11-23T10:05:00.000Z',
       },
     ],
     tookMs: 4,
     confidence: 'high',
     rerank: 'off',
     mmr: 'off',
+    details: 'applied',
     cache: 'hit',
-    mode: 'hybrid',
+    mode: 'auto',
+    queryType: 'question',
+    total: 1,
+    totalRelation: 'eq',
     degraded: false,
     ...overrides,
   };
@@ -114,6 +127,7 @@ async function boot(search: FakeSearch, documents: Partial<DocumentsClient>) {
     providers: [
       { provide: SearchService, useValue: search },
       ContextService,
+      ConversationRewriter,
       { provide: DocumentsClient, useValue: documents },
       { provide: SearchAudit, useValue: audit },
       { provide: TOKEN_VERIFIER, useValue: new TokenVerifier({ secret: SECRET }) },
@@ -232,7 +246,25 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
       cacheHit: true,
       confidence: 'high',
       degradedReason: '',
-      hits: [{ documentId: DOCUMENT_ID, chunkIndex: 3, strategies: ['semantic', 'lexical'] }],
+      mode: 'auto',
+      queryType: 'question',
+      total: 1,
+      totalRelation: 'eq',
+      hits: [
+        {
+          documentId: DOCUMENT_ID,
+          chunkIndex: 3,
+          strategies: ['semantic', 'lexical'],
+          page: 2,
+          headingPath: ['Moons', 'Titan'],
+          tags: ['planets'],
+          metadata: { year: 2024 },
+          contentType: 'text/plain',
+          filename: 'saturn.txt',
+          createdAt: '2026-11-23T10:00:00.000Z',
+          updatedAt: '2026-11-23T10:05:00.000Z',
+        },
+      ],
     });
     expect(running.audit.record).toHaveBeenCalledWith(
       't1',
@@ -290,6 +322,26 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
       tokenBudget: 2000,
       passages: [{ citation: 1, documentId: DOCUMENT_ID, text: 'Titan orbits Saturn.' }],
     });
+  });
+
+  it('takes auto mode, and a conversation whose follow-up it searches as a standalone query', async () => {
+    await grpcSearch(running.client, await token('alice'), {
+      query: 'what orbits Saturn?',
+      mode: kbv1.SearchMode.SEARCH_MODE_AUTO,
+    });
+    expect(search.calls[0]?.request.mode).toBe('auto');
+    const context = await grpcRetrieveContext(running.client, await token('alice'), {
+      messages: [
+        { role: 'user', content: 'Which moons orbit Saturn?' },
+        { role: 'assistant', content: 'Titan, Enceladus and others.' },
+        { role: 'user', content: 'and how big is the largest?' },
+      ],
+    });
+    expect(context).toMatchObject({
+      queryStrategy: 'history_rule',
+      standaloneQuery: 'how big is the largest? (moons orbit saturn)',
+    });
+    expect(search.calls[1]?.request.query).toBe('how big is the largest? (moons orbit saturn)');
   });
 
   it('reads documents from document-service as the caller and relays its refusals', async () => {

@@ -31,7 +31,7 @@ export function searchCacheKey(parts: {
   const digest = createHash('sha256')
     .update(JSON.stringify([[...parts.principals].sort(), parts.request]))
     .digest('base64url');
-  return `kb:search:v2:${parts.tenantId}:${digest}`;
+  return `kb:search:v3:${parts.tenantId}:${digest}`;
 }
 
 /** A cached answer and the index generation it was computed at. */
@@ -124,6 +124,7 @@ function isComplete(response: SearchResponse): boolean {
   return (
     !response.degraded &&
     response.rerank !== 'skipped: reranker_failed' &&
-    response.mmr !== 'skipped: vector_search_unavailable'
+    response.mmr !== 'skipped: vector_search_unavailable' &&
+    !response.details.startsWith('skipped')
   );
 }

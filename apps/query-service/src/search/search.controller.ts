@@ -23,7 +23,12 @@ export class SearchController {
     @Body() body: unknown,
   ): Promise<SearchResponse> {
     const request = parseBody(searchRequestSchema, body);
-    const response = await this.search.search(caller.tenantId, request, readFilterOf(access));
+    const response = await this.search.search(
+      caller.tenantId,
+      request,
+      readFilterOf(access),
+      caller,
+    );
     this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits);
     return response;
   }

@@ -5,7 +5,12 @@ import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http
 import { GrpcMethod, Payload } from '@nestjs/microservices';
 
 import { SearchAudit } from '../audit/search-audit.publisher';
-import { type SearchMode, searchRequestSchema, type SearchResponse } from './search.model';
+import {
+  type SearchHit,
+  type SearchMode,
+  searchRequestSchema,
+  type SearchResponse,
+} from './search.model';
 import { SearchService } from './search.service';
 
 const MODES: Record<kbv1.SearchMode, SearchMode | undefined> = {
@@ -13,6 +18,7 @@ const MODES: Record<kbv1.SearchMode, SearchMode | undefined> = {
   [kbv1.SearchMode.SEARCH_MODE_HYBRID]: 'hybrid',
   [kbv1.SearchMode.SEARCH_MODE_SEMANTIC]: 'semantic',
   [kbv1.SearchMode.SEARCH_MODE_LEXICAL]: 'lexical',
+  [kbv1.SearchMode.SEARCH_MODE_AUTO]: 'auto',
   [kbv1.SearchMode.UNRECOGNIZED]: undefined,
 };
 
@@ -56,13 +62,18 @@ export class SearchGrpcController {
       mmr: message.mmr,
       mmrLambda: message.mmrLambda,
     });
-    const response = await this.search.search(caller.tenantId, request, readFilterOf(access));
+    const response = await this.search.search(
+      caller.tenantId,
+      request,
+      readFilterOf(access),
+      caller,
+    );
     this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits);
     return toSearchResponse(response);
   }
 }
 
-function toSearchResponse(response: SearchResponse): kbv1.SearchResponse {
+export function toSearchResponse(response: SearchResponse): kbv1.SearchResponse {
   return {
     tookMs: response.tookMs,
     degraded: response.degraded,
@@ -72,17 +83,34 @@ function toSearchResponse(response: SearchResponse): kbv1.SearchResponse {
     rerank: response.rerank,
     mmr: response.mmr,
     nextOffset: response.nextOffset,
-    hits: response.hits.map((hit) => ({
-      documentId: hit.documentId,
-      documentVersion: hit.documentVersion,
-      chunkIndex: hit.chunkIndex,
-      text: hit.text,
-      score: hit.score,
-      title: hit.title,
-      startOffset: hit.startOffset,
-      endOffset: hit.endOffset,
-      strategies: hit.strategies,
-      isMatch: hit.isMatch,
-    })),
+    queryType: response.queryType,
+    total: response.total,
+    totalRelation: response.totalRelation,
+    mode: response.mode,
+    hits: response.hits.map(toWireHit),
+  };
+}
+
+/** A hit in the wire format: absent document fields are empty, an absent page unset. */
+export function toWireHit(hit: SearchHit): kbv1.SearchHit {
+  return {
+    documentId: hit.documentId,
+    documentVersion: hit.documentVersion,
+    chunkIndex: hit.chunkIndex,
+    text: hit.text,
+    score: hit.score,
+    title: hit.title,
+    startOffset: hit.startOffset,
+    endOffset: hit.endOffset,
+    strategies: hit.strategies,
+    isMatch: hit.isMatch,
+    tags: hit.tags ?? [],
+    metadata: hit.metadata,
+    contentType: hit.contentType ?? '',
+    filename: hit.filename ?? '',
+    createdAt: hit.createdAt ?? '',
+    updatedAt: hit.updatedAt ?? '',
+    page: hit.page,
+    headingPath: hit.headingPath ?? [],
   };
 }
