@@ -55,6 +55,7 @@ import { SearchController } from './search/search.controller';
 import { SearchGrpcController } from './search/search.grpc';
 import { SearchService } from './search/search.service';
 import { SearchResultCache } from './search/search-result.cache';
+import { SimilarService } from './search/similar.service';
 import { DiversifyStep } from './search/steps/diversify.step';
 import { HitDetailsStep } from './search/steps/hit-details.step';
 import { NeighborsStep } from './search/steps/neighbors.step';
@@ -165,6 +166,7 @@ export class AppModule {
         NeighborsStep,
         HitDetailsStep,
         SearchService,
+        SimilarService,
         DocumentsClient,
         {
           provide: CHAT_REWRITER,

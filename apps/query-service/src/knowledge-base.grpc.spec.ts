@@ -28,6 +28,7 @@ import {
   type SearchResponse,
 } from './search/search.model';
 import { SearchService } from './search/search.service';
+import { SimilarService } from './search/similar.service';
 
 const SECRET = 'a-test-secret-of-at-least-thirty-two-chars';
 const SERVICES = { 'kb.v1.KnowledgeBase': kbv1.KnowledgeBaseService };
@@ -120,12 +121,22 @@ function record(): DocumentRecord {
   };
 }
 
+/** Similarity search as the controller sees it: records the request, answers one hit. */
+const similar = {
+  calls: [] as unknown[],
+  similar: jest.fn(async (_caller: Caller, request: unknown) => {
+    similar.calls.push(request);
+    return { hits: response().hits, tookMs: 2, unit: 'documents' as const, details: 'applied' };
+  }),
+};
+
 async function boot(search: FakeSearch, documents: Partial<DocumentsClient>) {
   const audit = { record: jest.fn() };
   const moduleRef = await Test.createTestingModule({
     controllers: [SearchGrpcController, ContextGrpcController, DocumentsGrpcController],
     providers: [
       { provide: SearchService, useValue: search },
+      { provide: SimilarService, useValue: similar },
       ContextService,
       ConversationRewriter,
       { provide: DocumentsClient, useValue: documents },
@@ -342,6 +353,33 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
       standaloneQuery: 'how big is the largest? (moons orbit saturn)',
     });
     expect(search.calls[1]?.request.query).toBe('how big is the largest? (moons orbit saturn)');
+  });
+
+  it('searches similar documents, and refuses a request naming both a text and a document', async () => {
+    const answer = await callWithToken<kbv1.SearchSimilarRequest, kbv1.SearchSimilarResponse>(
+      running.client,
+      running.client.searchSimilar,
+      kbv1.SearchSimilarRequest.fromPartial({ documentId: DOCUMENT_ID, unit: 'documents' }),
+      await token('alice'),
+    );
+    expect(similar.calls.at(-1)).toMatchObject({
+      documentId: DOCUMENT_ID,
+      unit: 'documents',
+      topK: 10,
+    });
+    expect(answer).toMatchObject({
+      unit: 'documents',
+      hits: [{ documentId: DOCUMENT_ID, page: 2 }],
+    });
+    const both = await failure(
+      callWithToken(
+        running.client,
+        running.client.searchSimilar,
+        kbv1.SearchSimilarRequest.fromPartial({ documentId: DOCUMENT_ID, text: 'moons' }),
+        await token('alice'),
+      ),
+    );
+    expect(both.code).toBe(status.INVALID_ARGUMENT);
   });
 
   it('reads documents from document-service as the caller and relays its refusals', async () => {

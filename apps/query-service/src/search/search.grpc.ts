@@ -12,6 +12,8 @@ import {
   type SearchResponse,
 } from './search.model';
 import { SearchService } from './search.service';
+import { similarRequestSchema } from './similar.model';
+import { SimilarService } from './similar.service';
 
 const MODES: Record<kbv1.SearchMode, SearchMode | undefined> = {
   [kbv1.SearchMode.SEARCH_MODE_UNSPECIFIED]: undefined,
@@ -37,6 +39,7 @@ export const modeOf = (mode: kbv1.SearchMode): SearchMode | undefined => MODES[m
 export class SearchGrpcController {
   constructor(
     private readonly search: SearchService,
+    private readonly similarity: SimilarService,
     private readonly audit: SearchAudit,
   ) {}
 
@@ -70,6 +73,28 @@ export class SearchGrpcController {
     );
     this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits);
     return toSearchResponse(response);
+  }
+
+  /** Chunks or documents similar to a text or to a document, like `POST /v1/search/similar`. */
+  @GrpcMethod('KnowledgeBase', 'SearchSimilar')
+  @Authenticated({ access: true })
+  async similar(
+    @Payload() message: kbv1.SearchSimilarRequest,
+    @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
+  ): Promise<kbv1.SearchSimilarResponse> {
+    const request = parseBody(similarRequestSchema, {
+      text: message.text || undefined,
+      documentId: message.documentId || undefined,
+      unit: message.unit || undefined,
+      topK: message.topK,
+      knowledgeBaseIds: message.knowledgeBaseIds,
+      filter: message.filter,
+    });
+    const response = await this.similarity.similar(caller, request, readFilterOf(access));
+    const asked = request.text ?? `similar to document ${request.documentId}`;
+    this.audit.record(caller.tenantId, caller.userId, 'search', asked, response.hits);
+    return { hits: response.hits.map(toWireHit), tookMs: response.tookMs, unit: response.unit };
   }
 }
 
