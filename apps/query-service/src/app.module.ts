@@ -30,9 +30,11 @@ import { AccessCacheConsumer } from './access/access-cache.consumer';
 import { SearchAudit } from './audit/search-audit.publisher';
 import type { SearchCache } from './cache/search.cache';
 import { QUERY_CONFIG, type QueryConfig } from './config/query.config';
+import { ChatModelRewriter } from './context/chat-model.rewriter';
 import { ContextController } from './context/context.controller';
 import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
+import { CHAT_REWRITER, ConversationRewriter } from './context/conversation.rewriter';
 import { DocumentsClient } from './documents/documents.client';
 import { DocumentsGrpcController } from './documents/documents.grpc';
 import { KnowledgeBaseToolsAdapter } from './mcp/knowledge-base-tools.adapter';
@@ -57,7 +59,9 @@ import { SearchController } from './search/search.controller';
 import { SearchGrpcController } from './search/search.grpc';
 import { SearchService } from './search/search.service';
 import { SearchResultCache } from './search/search-result.cache';
+import { SimilarService } from './search/similar.service';
 import { DiversifyStep } from './search/steps/diversify.step';
+import { HitDetailsStep } from './search/steps/hit-details.step';
 import { NeighborsStep } from './search/steps/neighbors.step';
 import { RerankStep } from './search/steps/rerank.step';
 
@@ -169,8 +173,15 @@ export class AppModule {
         RerankStep,
         DiversifyStep,
         NeighborsStep,
+        HitDetailsStep,
         SearchService,
+        SimilarService,
         DocumentsClient,
+        {
+          provide: CHAT_REWRITER,
+          useValue: chatRewriterOf(deps.config),
+        },
+        ConversationRewriter,
         ContextService,
         KnowledgeBaseToolsAdapter,
         {
@@ -204,4 +215,15 @@ export class AppModule {
       ],
     };
   }
+}
+
+/** The follow-up rewriting model, when QUERY_REWRITE_API_URL names one. */
+function chatRewriterOf(config: QueryConfig): ChatModelRewriter | null {
+  if (!config.QUERY_REWRITE_API_URL || !config.QUERY_REWRITE_MODEL) return null;
+  return new ChatModelRewriter({
+    url: config.QUERY_REWRITE_API_URL,
+    apiKey: config.QUERY_REWRITE_API_KEY,
+    model: config.QUERY_REWRITE_MODEL,
+    timeoutMs: config.QUERY_REWRITE_TIMEOUT_MS,
+  });
 }

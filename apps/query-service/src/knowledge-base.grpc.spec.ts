@@ -28,6 +28,7 @@ import { Test } from '@nestjs/testing';
 import { SearchAudit } from './audit/search-audit.publisher';
 import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
+import { ConversationRewriter } from './context/conversation.rewriter';
 import { type DocumentRecord, DocumentsClient } from './documents/documents.client';
 import { DocumentServiceError } from './documents/documents.errors';
 import { DocumentsGrpcController } from './documents/documents.grpc';
@@ -39,6 +40,7 @@ import {
   type SearchResponse,
 } from './search/search.model';
 import { SearchService } from './search/search.service';
+import { SimilarService } from './search/similar.service';
 
 const SECRET = 'a-test-secret-of-at-least-thirty-two-chars';
 const SERVICES = { 'kb.v1.KnowledgeBase': kbv1.KnowledgeBaseService };
@@ -88,14 +90,26 @@ function response(overrides: Partial<SearchResponse> = {}): SearchResponse {
         score: 0.75,
         strategies: ['semantic', 'lexical'],
         isMatch: true,
+        page: 2,
+        headingPath: ['Moons', 'Titan'],
+        tags: ['planets'],
+        metadata: { year: 2024 },
+        contentType: 'text/plain',
+        filename: 'saturn.txt',
+        createdAt: '2026-11-23T10:00:00.000Z',
+        updatedAt: '2026-11-23T10:05:00.000Z',
       },
     ],
     tookMs: 4,
     confidence: 'high',
     rerank: 'off',
     mmr: 'off',
+    details: 'applied',
     cache: 'hit',
-    mode: 'hybrid',
+    mode: 'auto',
+    queryType: 'question',
+    total: 1,
+    totalRelation: 'eq',
     degraded: false,
     ...overrides,
   };
@@ -130,6 +144,15 @@ class FakeLimiter implements RateLimiter {
   }
 }
 
+/** Similarity search as the controller sees it: records the request, answers one hit. */
+const similar = {
+  calls: [] as unknown[],
+  similar: jest.fn(async (_caller: Caller, request: unknown) => {
+    similar.calls.push(request);
+    return { hits: response().hits, tookMs: 2, unit: 'documents' as const, details: 'applied' };
+  }),
+};
+
 async function boot(search: FakeSearch, documents: Partial<DocumentsClient>) {
   const audit = { record: jest.fn() };
   const limiter = new FakeLimiter();
@@ -137,7 +160,9 @@ async function boot(search: FakeSearch, documents: Partial<DocumentsClient>) {
     controllers: [SearchGrpcController, ContextGrpcController, DocumentsGrpcController],
     providers: [
       { provide: SearchService, useValue: search },
+      { provide: SimilarService, useValue: similar },
       ContextService,
+      ConversationRewriter,
       { provide: DocumentsClient, useValue: documents },
       { provide: SearchAudit, useValue: audit },
       { provide: TOKEN_VERIFIER, useValue: new TokenVerifier({ secret: SECRET }) },
@@ -286,7 +311,25 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
       cacheHit: true,
       confidence: 'high',
       degradedReason: '',
-      hits: [{ documentId: DOCUMENT_ID, chunkIndex: 3, strategies: ['semantic', 'lexical'] }],
+      mode: 'auto',
+      queryType: 'question',
+      total: 1,
+      totalRelation: 'eq',
+      hits: [
+        {
+          documentId: DOCUMENT_ID,
+          chunkIndex: 3,
+          strategies: ['semantic', 'lexical'],
+          page: 2,
+          headingPath: ['Moons', 'Titan'],
+          tags: ['planets'],
+          metadata: { year: 2024 },
+          contentType: 'text/plain',
+          filename: 'saturn.txt',
+          createdAt: '2026-11-23T10:00:00.000Z',
+          updatedAt: '2026-11-23T10:05:00.000Z',
+        },
+      ],
     });
     expect(running.audit.record).toHaveBeenCalledWith(
       't1',
@@ -367,6 +410,53 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
       tokenBudget: 2000,
       passages: [{ citation: 1, documentId: DOCUMENT_ID, text: 'Titan orbits Saturn.' }],
     });
+  });
+
+  it('takes auto mode, and a conversation whose follow-up it searches as a standalone query', async () => {
+    await grpcSearch(running.client, await token('alice'), {
+      query: 'what orbits Saturn?',
+      mode: kbv1.SearchMode.SEARCH_MODE_AUTO,
+    });
+    expect(search.calls[0]?.request.mode).toBe('auto');
+    const context = await grpcRetrieveContext(running.client, await token('alice'), {
+      messages: [
+        { role: 'user', content: 'Which moons orbit Saturn?' },
+        { role: 'assistant', content: 'Titan, Enceladus and others.' },
+        { role: 'user', content: 'and how big is the largest?' },
+      ],
+    });
+    expect(context).toMatchObject({
+      queryStrategy: 'history_rule',
+      standaloneQuery: 'how big is the largest? (moons orbit saturn)',
+    });
+    expect(search.calls[1]?.request.query).toBe('how big is the largest? (moons orbit saturn)');
+  });
+
+  it('searches similar documents, and refuses a request naming both a text and a document', async () => {
+    const answer = await callWithToken<kbv1.SearchSimilarRequest, kbv1.SearchSimilarResponse>(
+      running.client,
+      running.client.searchSimilar,
+      kbv1.SearchSimilarRequest.fromPartial({ documentId: DOCUMENT_ID, unit: 'documents' }),
+      await token('alice'),
+    );
+    expect(similar.calls.at(-1)).toMatchObject({
+      documentId: DOCUMENT_ID,
+      unit: 'documents',
+      topK: 10,
+    });
+    expect(answer).toMatchObject({
+      unit: 'documents',
+      hits: [{ documentId: DOCUMENT_ID, page: 2 }],
+    });
+    const both = await failure(
+      callWithToken(
+        running.client,
+        running.client.searchSimilar,
+        kbv1.SearchSimilarRequest.fromPartial({ documentId: DOCUMENT_ID, text: 'moons' }),
+        await token('alice'),
+      ),
+    );
+    expect(both.code).toBe(status.INVALID_ARGUMENT);
   });
 
   it('reads documents from document-service as the caller and relays its refusals', async () => {

@@ -3,7 +3,13 @@ import { Controller, Get } from '@nestjs/common';
 import { z } from 'zod';
 
 import { retrieveContextResponseSchema, retrieveContextSchema } from './context/context.service';
-import { searchRequestSchema, searchResponseSchema } from './search/search.model';
+import {
+  MAX_TOP_K,
+  SEARCH_MODES,
+  searchRequestSchema,
+  searchResponseSchema,
+} from './search/search.model';
+import { similarRequestSchema, similarResponseSchema } from './search/similar.model';
 
 const toolSchema = z.object({
   type: z.literal('function'),
@@ -20,7 +26,7 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
     title: 'Knowledge base query API',
     version: '1',
     description:
-      'Search and context retrieval over a tenant\u2019s documents. The same operations are served over gRPC (kb.v1.KnowledgeBase).',
+      'Search, similarity and context retrieval over a tenant\u2019s documents. The same operations are served over gRPC (kb.v1.KnowledgeBase).',
   },
   [
     {
@@ -33,6 +39,52 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
       response: searchResponseSchema,
       // Over the caller's or the tenant's search budget, with Retry-After (docs/adr/0020).
       errors: [429],
+    },
+    {
+      method: 'get',
+      path: '/v1/search',
+      operationId: 'searchGet',
+      summary: 'The same search for simple clients, from the query string',
+      parameters: [
+        { name: 'q', in: 'query', schema: z.string().min(1), description: 'The query.' },
+        {
+          name: 'limit',
+          in: 'query',
+          schema: z.number().int().min(1).max(MAX_TOP_K).optional(),
+          description: 'How many hits (topK); default 10.',
+        },
+        {
+          name: 'offset',
+          in: 'query',
+          schema: z.number().int().min(0).optional(),
+          description: 'Hits to skip: the previous page\u2019s nextOffset.',
+        },
+        {
+          name: 'mode',
+          in: 'query',
+          schema: z.enum(SEARCH_MODES).optional(),
+          description: 'hybrid (default), semantic, lexical or auto.',
+        },
+        {
+          name: 'kb',
+          in: 'query',
+          schema: z.string().optional(),
+          description: 'Knowledge base ids, comma-separated or repeated; none means all.',
+        },
+      ],
+      status: 200,
+      response: searchResponseSchema,
+    },
+    {
+      method: 'post',
+      path: '/v1/search/similar',
+      operationId: 'searchSimilar',
+      summary:
+        'Chunks or documents similar to a text or to a document (excluded), by their vectors',
+      body: similarRequestSchema,
+      status: 200,
+      response: similarResponseSchema,
+      errors: [404, 409],
     },
     {
       method: 'post',

@@ -38,6 +38,19 @@ describe('OpenAPI document', () => {
     const response =
       paths['/v1/search']!['post'].responses['200'].content['application/json'].schema;
     expect(response.properties.hits.items.required).toContain('strategies');
+    expect(Object.keys(response.properties.hits.items.properties)).toEqual(
+      expect.arrayContaining([
+        'page',
+        'headingPath',
+        'tags',
+        'metadata',
+        'contentType',
+        'createdAt',
+      ]),
+    );
+    expect(response.required).toEqual(
+      expect.arrayContaining(['queryType', 'total', 'totalRelation', 'details']),
+    );
     expect(Object.keys(paths['/v1/search']!['post'].responses)).toEqual([
       '200',
       '400',
@@ -45,6 +58,24 @@ describe('OpenAPI document', () => {
       '429',
       '503',
     ]);
+  });
+
+  it('describes the GET search, similarity search and the conversation of context requests', () => {
+    const paths = QUERY_OPENAPI['paths'] as Record<string, Record<string, Node>>;
+    const get = paths['/v1/search']!['get'] as unknown as { parameters: Array<{ name: string }> };
+    expect(get.parameters.map((p) => p.name)).toEqual(['q', 'limit', 'offset', 'mode', 'kb']);
+    const similar =
+      paths['/v1/search/similar']!['post'].requestBody.content['application/json'].schema;
+    expect(Object.keys(similar.properties)).toEqual(
+      expect.arrayContaining(['text', 'documentId', 'unit', 'topK']),
+    );
+    const context = paths['/v1/context']!['post'];
+    expect(
+      Object.keys(context.requestBody.content['application/json'].schema.properties),
+    ).toContain('messages');
+    expect(
+      context.responses['200'].content['application/json'].schema.properties.queryStrategy,
+    ).toMatchObject({ enum: ['standalone', 'history_rule', 'model_rewrite'] });
   });
 
   it('serves the search tool with the same parameters as the search body', () => {

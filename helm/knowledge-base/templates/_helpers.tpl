@@ -235,6 +235,11 @@ RERANK_CANDIDATES: {{ $v.search.rerankCandidates | quote }}
 RERANKER_MODEL: {{ $v.search.rerankerModel | quote }}
 RERANKER_MODEL_DIR: {{ $v.embedding.modelVolume.mountPath | quote }}
 {{- end }}
+{{- if $v.search.queryRewrite.apiUrl }}
+QUERY_REWRITE_API_URL: {{ $v.search.queryRewrite.apiUrl | quote }}
+QUERY_REWRITE_MODEL: {{ required "search.queryRewrite.model is required with search.queryRewrite.apiUrl" $v.search.queryRewrite.model | quote }}
+QUERY_REWRITE_TIMEOUT_MS: {{ $v.search.queryRewrite.timeoutMs | quote }}
+{{- end }}
 {{- end }}
 {{- end -}}
 
@@ -258,6 +263,9 @@ RERANKER_MODEL_DIR: {{ $v.embedding.modelVolume.mountPath | quote }}
 {{- end }}
 {{- if and (has $name (splitList " " (include "kb.redisServices" .))) $v.redis.url $v.redis.existingSecret }}
 {{ include "kb.secretKeyRef" (dict "env" "REDIS_PASSWORD" "secret" $v.redis.existingSecret "key" $v.redis.existingSecretKey) }}
+{{- end }}
+{{- if and (eq $name "query-service") $v.search.queryRewrite.apiUrl $v.search.queryRewrite.existingSecret }}
+{{ include "kb.secretKeyRef" (dict "env" "QUERY_REWRITE_API_KEY" "secret" $v.search.queryRewrite.existingSecret "key" $v.search.queryRewrite.existingSecretKey) }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.databaseServices" .)) }}
 {{ include "kb.secretKeyRef" (dict "env" "DATABASE_URL" "secret" ($v.postgres.existingSecret | default $secret) "key" (ternary $v.postgres.existingSecretKey "database-url" (ne $v.postgres.existingSecret ""))) }}

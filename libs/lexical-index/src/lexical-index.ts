@@ -13,8 +13,16 @@ export interface LexicalRecord {
 
 export type ChunkRef = Pick<LexicalRecord, 'documentId' | 'documentVersion' | 'chunkIndex'>;
 
-/** A chunk to index, with its document's attributes for filters. */
-export interface LexicalWrite extends LexicalRecord {
+/** Where a chunk sits in its document, as the parser found it. */
+export interface ChunkLocation {
+  /** The page the chunk starts on (paged formats such as PDF); absent otherwise. */
+  page?: number | undefined;
+  /** The Markdown headings in force where the chunk starts, outermost first. */
+  headingPath?: string[] | undefined;
+}
+
+/** A chunk to index, with its document's attributes for filters and its location. */
+export interface LexicalWrite extends LexicalRecord, ChunkLocation {
   attributes: DocumentAttributes;
 }
 
@@ -60,6 +68,8 @@ export interface LexicalIndex {
   /** Replaces who may read a document's chunks, in place. Returns the count. */
   setPrincipals(space: IndexSpace, documentId: string, principals: string[]): Promise<number>;
   countDocument(space: IndexSpace, documentId: string): Promise<number>;
+  /** The locations of these chunks, by `<document>#<version>#<chunk>`; unknown chunks are absent. */
+  locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>>;
   /** Chunks of the same document version within `radius` of each anchor (anchors included). */
   chunksAround(space: IndexSpace, anchors: ChunkRef[], radius: number): Promise<LexicalRecord[]>;
   /** Resolves when the index answers (readiness). */

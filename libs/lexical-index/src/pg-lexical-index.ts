@@ -3,6 +3,7 @@ import { createPool, type FilterColumns, filterToSql, quoteIdent } from '@kb/dat
 import type { Pool } from 'pg';
 
 import type {
+  ChunkLocation,
   ChunkRef,
   LexicalIndex,
   LexicalMatch,
@@ -51,17 +52,20 @@ export class PgLexicalIndex implements LexicalIndex {
     await this.pool.query(
       `INSERT INTO ${this.table}
          (tenant_id, document_id, document_version, chunk_index, title, text, start_offset, end_offset,
-          kb_ids, tags, uploaded_at, metadata, principals)
+          kb_ids, tags, uploaded_at, metadata, principals, page, heading_path)
        SELECT $1, r.document_id, r.document_version, r.chunk_index, r.title, r.text, r.start_offset,
-              r.end_offset, r.kb_ids, r.tags, r.uploaded_at, r.metadata, r.principals
+              r.end_offset, r.kb_ids, r.tags, r.uploaded_at, r.metadata, r.principals, r.page,
+              coalesce(r.heading_path, '{}')
          FROM jsonb_to_recordset($2::jsonb) AS r(document_id text, document_version integer,
               chunk_index integer, title text, text text, start_offset integer, end_offset integer,
-              kb_ids text[], tags text[], uploaded_at bigint, metadata jsonb, principals text[])
+              kb_ids text[], tags text[], uploaded_at bigint, metadata jsonb, principals text[],
+              page integer, heading_path text[])
        ON CONFLICT (tenant_id, document_id, document_version, chunk_index) DO UPDATE SET
          title = EXCLUDED.title, text = EXCLUDED.text,
          start_offset = EXCLUDED.start_offset, end_offset = EXCLUDED.end_offset,
          kb_ids = EXCLUDED.kb_ids, tags = EXCLUDED.tags, uploaded_at = EXCLUDED.uploaded_at,
-         metadata = EXCLUDED.metadata, principals = EXCLUDED.principals`,
+         metadata = EXCLUDED.metadata, principals = EXCLUDED.principals, page = EXCLUDED.page,
+         heading_path = EXCLUDED.heading_path`,
       [
         space,
         JSON.stringify(
@@ -78,6 +82,8 @@ export class PgLexicalIndex implements LexicalIndex {
             uploaded_at: r.attributes.uploadedAt,
             metadata: r.attributes.metadata,
             principals: r.attributes.principals,
+            page: r.page ?? null,
+            heading_path: r.headingPath ?? [],
           })),
         ),
       ],
@@ -223,6 +229,32 @@ export class PgLexicalIndex implements LexicalIndex {
     }
   }
 
+  async locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>> {
+    if (chunks.length === 0) return new Map();
+    const { rows } = await this.pool.query<{
+      document_id: string;
+      document_version: number;
+      chunk_index: number;
+      page: number | null;
+      heading_path: string[];
+    }>(
+      `SELECT c.document_id, c.document_version, c.chunk_index, c.page, c.heading_path
+         FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
+         JOIN ${this.table} c ON c.tenant_id = $1 AND c.document_id = a.document_id
+          AND c.document_version = a.document_version AND c.chunk_index = a.chunk_index`,
+      [space, JSON.stringify(chunks.map(toRefRow))],
+    );
+    return new Map(
+      rows.map((row) => [
+        `${row.document_id}#${row.document_version}#${row.chunk_index}`,
+        {
+          ...(row.page === null ? {} : { page: row.page }),
+          headingPath: row.heading_path,
+        },
+      ]),
+    );
+  }
+
   async chunksAround(
     space: IndexSpace,
     anchors: ChunkRef[],
@@ -236,17 +268,7 @@ export class PgLexicalIndex implements LexicalIndex {
           AND c.document_version = a.document_version
           AND c.chunk_index BETWEEN a.chunk_index - $3 AND a.chunk_index + $3
         ORDER BY c.document_id, c.chunk_index`,
-      [
-        space,
-        JSON.stringify(
-          anchors.map((a) => ({
-            document_id: a.documentId,
-            document_version: a.documentVersion,
-            chunk_index: a.chunkIndex,
-          })),
-        ),
-        radius,
-      ],
+      [space, JSON.stringify(anchors.map(toRefRow)), radius],
     );
     return rows.map((row) => ({
       documentId: row.document_id,
@@ -275,6 +297,12 @@ export class PgLexicalIndex implements LexicalIndex {
     await this.pool.end();
   }
 }
+
+const toRefRow = (ref: ChunkRef) => ({
+  document_id: ref.documentId,
+  document_version: ref.documentVersion,
+  chunk_index: ref.chunkIndex,
+});
 
 interface Row {
   document_id: string;

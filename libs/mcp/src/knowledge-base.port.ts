@@ -6,7 +6,7 @@ export interface SearchRequest {
   query: string;
   topK: number;
   offset: number;
-  mode: 'hybrid' | 'semantic' | 'lexical';
+  mode: 'auto' | 'hybrid' | 'semantic' | 'lexical';
   knowledgeBaseIds: string[];
   filter?: JsonObject;
 }
@@ -15,7 +15,7 @@ export interface SearchRequest {
 export interface ContextRequest {
   question: string;
   tokenBudget: number;
-  mode: 'hybrid' | 'semantic' | 'lexical';
+  mode: 'auto' | 'hybrid' | 'semantic' | 'lexical';
   knowledgeBaseIds: string[];
   filter?: JsonObject;
 }

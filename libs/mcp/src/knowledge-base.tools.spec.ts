@@ -83,7 +83,7 @@ describe('the knowledge base MCP server', () => {
     });
   });
 
-  it('sends a search as the query API takes it, auto meaning hybrid', async () => {
+  it('sends a search as the query API takes it, auto by default', async () => {
     const { port, calls } = fakePort();
     const client = await connect(port);
     const result = await client.callTool({
@@ -97,7 +97,7 @@ describe('the knowledge base MCP server', () => {
         query: 'tides',
         topK: 5,
         offset: 0,
-        mode: 'hybrid',
+        mode: 'auto',
         knowledgeBaseIds: ['kb'],
         filter: { tags: 'sea' },
       },
@@ -126,7 +126,7 @@ describe('the knowledge base MCP server', () => {
     });
     expect(textOf(result)).toContain(`[1] Tides (document ${DOC} v2, characters 5-40)`);
     expect(textOf(result)).toContain('The moon pulls the water.');
-    expect(calls.context[0]).toMatchObject({ tokenBudget: 2000, mode: 'hybrid' });
+    expect(calls.context[0]).toMatchObject({ tokenBudget: 2000, mode: 'auto' });
   });
 
   it('reads a document with a text window, and shows a refusal with its code', async () => {

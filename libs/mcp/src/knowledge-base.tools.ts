@@ -24,12 +24,10 @@ const mode = z
   .enum(['auto', 'hybrid', 'semantic', 'lexical'])
   .default('auto')
   .describe(
-    'auto (default) is hybrid for now: semantic and keyword search fused. semantic finds ' +
+    'auto (default) picks the blend from the query: quoted phrases, identifiers and error ' +
+      'strings lean on keywords, questions on meaning. hybrid fuses both evenly; semantic finds ' +
       'paraphrases; lexical matches exact words, identifiers and error strings.',
   );
-
-/** The query APIs take no `auto` yet: it means their default, hybrid. */
-const modeOf = (m: 'auto' | 'hybrid' | 'semantic' | 'lexical') => (m === 'auto' ? 'hybrid' : m);
 
 const json = (value: unknown): CallToolResult => ({
   content: [{ type: 'text', text: JSON.stringify(value) }],
@@ -124,7 +122,7 @@ export function createKnowledgeBaseMcpServer(
           query: args.query,
           topK: args.limit,
           offset: args.offset,
-          mode: modeOf(args.mode),
+          mode: args.mode,
           knowledgeBaseIds: args.knowledge_base_ids ?? [],
           ...(args.filter ? { filter: args.filter } : {}),
         }),
@@ -158,7 +156,7 @@ export function createKnowledgeBaseMcpServer(
         const answer = await port.context({
           question: args.question,
           tokenBudget: args.token_budget,
-          mode: modeOf(args.mode),
+          mode: args.mode,
           knowledgeBaseIds: args.knowledge_base_ids ?? [],
           ...(args.filter ? { filter: args.filter } : {}),
         });

@@ -111,7 +111,9 @@ function setup() {
         end: index * 10 + 9,
         sha256: 'x',
         tokenCount: 5,
-        headingPath: [],
+        // The first chunk is located as a paged, headed format's would be.
+        ...(index === 0 ? { page: 2 } : {}),
+        headingPath: index === 0 ? ['Handbook', 'Day one'] : [],
         vector: Array.from({ length: DIM }, (_, i) => (i === index % DIM ? 1 : 0)),
       })),
     };
@@ -195,10 +197,17 @@ beforeAll(() => Logger.overrideLogger(false));
 
 describe('IndexingService', () => {
   it('indexes a version in both indexes, says indexed with its chunk count, and bumps the generation', async () => {
-    const { service, generations, embedded, statuses, held } = setup();
+    const { service, lexical, generations, embedded, statuses, held } = setup();
     const doc = randomUUID();
     await service.indexDocument(tenant, await embedded(doc, 1, { chunks: 3 }));
     expect(await held(own, doc)).toEqual({ vectors: [1], lexical: [1] });
+    const chunk = (chunkIndex: number) => ({ documentId: doc, documentVersion: 1, chunkIndex });
+    expect(await lexical.locations(own, [chunk(0), chunk(1)])).toEqual(
+      new Map([
+        [`${doc}#1#0`, { page: 2, headingPath: ['Handbook', 'Day one'] }],
+        [`${doc}#1#1`, { headingPath: [] }],
+      ]),
+    );
     expect(statuses(doc)).toEqual([
       { version: 1, status: 'indexing', chunkCount: undefined },
       { version: 1, status: 'indexed', chunkCount: 3 },

@@ -118,9 +118,14 @@ export class IndexingService {
     }));
     await Promise.all([
       this.vectors.upsert(space, records),
+      // The lexical index also keeps where each chunk sits (page, headings): hits report it.
       this.lexical.upsert(
         space,
-        records.map(({ vector: _vector, ...lexical }) => lexical),
+        records.map(({ vector: _vector, ...lexical }, i) => ({
+          ...lexical,
+          page: document.chunks[i]!.page,
+          headingPath: document.chunks[i]!.headingPath,
+        })),
       ),
     ]);
     const [removed] = await Promise.all([

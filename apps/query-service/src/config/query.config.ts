@@ -46,8 +46,26 @@ export const queryConfigSchema = baseConfigSchema
     RERANK_CANDIDATES: z.coerce.number().int().min(1).max(200).default(30),
     /** document-service's REST API, which GetDocument and ListDocuments read. */
     DOCUMENT_SERVICE_URL: z.url().default('http://127.0.0.1:3001'),
+    /**
+     * An OpenAI-compatible chat-completions server (base URL, e.g. `https://host/v1`) that
+     * rewrites follow-up questions of `/v1/context` into standalone queries. Unset: the
+     * deterministic rule does (docs/adr/0022). QUERY_REWRITE_MODEL is then required.
+     */
+    QUERY_REWRITE_API_URL: z.url().optional(),
+    QUERY_REWRITE_API_KEY: z.string().min(1).optional(),
+    QUERY_REWRITE_MODEL: z.string().min(1).optional(),
+    QUERY_REWRITE_TIMEOUT_MS: env.positiveInt(5000),
   })
-  .superRefine(requireEmbeddingProviderSettings);
+  .superRefine(requireEmbeddingProviderSettings)
+  .superRefine((config, ctx) => {
+    if (config.QUERY_REWRITE_API_URL && !config.QUERY_REWRITE_MODEL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['QUERY_REWRITE_MODEL'],
+        message: 'required when QUERY_REWRITE_API_URL is set',
+      });
+    }
+  });
 
 export type QueryConfig = z.infer<typeof queryConfigSchema>;
 export const QUERY_CONFIG = Symbol('QUERY_CONFIG');

@@ -18,7 +18,7 @@ export class ContextController {
     private readonly audit: SearchAudit,
   ) {}
 
-  /** `{ question, tokenBudget?, candidates?, mode?, knowledgeBaseIds?, filter? }` → passages with citations within the budget. */
+  /** `{ question?, messages?, tokenBudget?, candidates?, mode?, knowledgeBaseIds?, filter? }` → passages with citations within the budget. */
   @Post('context')
   @HttpCode(200)
   @Authenticated({ access: true, rateLimit: 'search' })
@@ -32,8 +32,15 @@ export class ContextController {
       caller.tenantId,
       request,
       readFilterOf(access),
+      caller,
     );
-    this.audit.record(caller.tenantId, caller.userId, 'retrieve_context', request.question, hits);
+    this.audit.record(
+      caller.tenantId,
+      caller.userId,
+      'retrieve_context',
+      response.standaloneQuery,
+      hits,
+    );
     return response;
   }
 

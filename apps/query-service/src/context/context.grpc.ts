@@ -25,6 +25,7 @@ export class ContextGrpcController {
   ): Promise<kbv1.RetrieveContextResponse> {
     const request = parseBody(retrieveContextSchema, {
       question: message.question,
+      messages: message.messages,
       tokenBudget: message.tokenBudget,
       candidates: message.candidates,
       mode: modeOf(message.mode),
@@ -35,8 +36,15 @@ export class ContextGrpcController {
       caller.tenantId,
       request,
       readFilterOf(access),
+      caller,
     );
-    this.audit.record(caller.tenantId, caller.userId, 'retrieve_context', request.question, hits);
+    this.audit.record(
+      caller.tenantId,
+      caller.userId,
+      'retrieve_context',
+      response.standaloneQuery,
+      hits,
+    );
     return {
       passages: response.passages,
       tokensUsed: response.tokensUsed,
@@ -44,6 +52,8 @@ export class ContextGrpcController {
       truncated: response.truncated,
       degraded: response.degraded,
       degradedReason: response.degradedReason ?? '',
+      queryStrategy: response.queryStrategy,
+      standaloneQuery: response.standaloneQuery,
     };
   }
 }

@@ -3,6 +3,10 @@ import { toTenantId } from '@kb/contracts';
 import { newHit } from '../../test/support/search.fakes';
 import type { SearchRequest, SearchResponse } from '../search/search.model';
 import { ContextService, retrieveContextSchema } from './context.service';
+import { ConversationRewriter } from './conversation.rewriter';
+
+const contextService = (search: ConstructorParameters<typeof ContextService>[0]) =>
+  new ContextService(search, new ConversationRewriter(null));
 
 /** A search that records what it was asked and answers degraded with two hits. */
 function recordingSearch() {
@@ -22,6 +26,10 @@ function recordingSearch() {
         confidence: 'low',
         rerank: 'off',
         mmr: 'off',
+        details: 'applied',
+        queryType: 'keywords',
+        total: 2,
+        totalRelation: 'eq',
         degraded: true,
         degradedReason: 'vector_search_unavailable',
       };
@@ -40,7 +48,7 @@ describe('ContextService', () => {
       knowledgeBaseIds: ['kb1'],
       filter: { tags: 'finance' },
     });
-    await new ContextService(search).retrieve(toTenantId('t1'), request, ['user:a']);
+    await contextService(search).retrieve(toTenantId('t1'), request, ['user:a']);
     expect(asked).toEqual([
       {
         request: {
@@ -65,7 +73,7 @@ describe('ContextService', () => {
   it('packs the hits within the budget and passes on a degraded answer', async () => {
     const { search } = recordingSearch();
     const request = retrieveContextSchema.parse({ question: 'q', tokenBudget: 64 });
-    const context = await new ContextService(search).retrieve(toTenantId('t1'), request);
+    const context = await contextService(search).retrieve(toTenantId('t1'), request);
     expect(context.hits.map((h) => h.chunkIndex)).toEqual([0, 1]);
     expect(context).toMatchObject({
       tokenBudget: 64,
@@ -73,5 +81,41 @@ describe('ContextService', () => {
       degradedReason: 'vector_search_unavailable',
     });
     expect(context.passages.map((p) => p.citation)).toEqual([1]);
+  });
+
+  it('searches a follow-up with the topic of the earlier user turns, and says so', async () => {
+    const { search, asked } = recordingSearch();
+    const context = await contextService(search).retrieve(
+      toTenantId('t1'),
+      retrieveContextSchema.parse({
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'How does the query service embed a question?' },
+          { role: 'assistant', content: 'With the same model as the chunks.' },
+          { role: 'user', content: 'Which model does it use?' },
+          { role: 'assistant', content: 'all-MiniLM-L6-v2.' },
+          { role: 'user', content: 'and how is it cached?' },
+        ],
+      }),
+    );
+    expect(context).toMatchObject({
+      queryStrategy: 'history_rule',
+      standaloneQuery: 'how is it cached? (query service embed question)',
+    });
+    expect(asked[0]!.request.query).toBe('how is it cached? (query service embed question)');
+    const alone = await contextService(search).retrieve(
+      toTenantId('t1'),
+      retrieveContextSchema.parse({ question: 'and how is it cached?' }),
+    );
+    expect(alone).toMatchObject({
+      queryStrategy: 'standalone',
+      standaloneQuery: 'and how is it cached?',
+    });
+  });
+
+  it('refuses a request with neither a question nor a user message', () => {
+    expect(
+      retrieveContextSchema.safeParse({ messages: [{ role: 'assistant', content: 'hi' }] }).success,
+    ).toBe(false);
   });
 });

@@ -20,7 +20,7 @@ export class McpController {
   constructor(private readonly tools: KnowledgeBaseToolsAdapter) {}
 
   @Post()
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'search' })
   async post(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,

@@ -7,6 +7,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { INDEX_STATE, LEXICAL_INDEX, SEARCH_TUNING, VECTOR_STORE } from '../platform/tokens';
 import { convexCombination, type Ranked, reciprocalRankFusion } from './fusion.ranking';
 import { QueryEmbedder } from './query.embedder';
+import { classifyQuery, semanticWeightFor } from './query-type.classifier';
 import { SearchError, SearchErrorCode } from './search.errors';
 import {
   chunkKey,
@@ -30,6 +31,11 @@ export interface Retrieved {
   bySpace: Array<{ space: IndexSpace; hits: SearchHit[] }>;
   /** The first outage met, when one strategy of some space failed: the answer is degraded. */
   degradedReason: DegradedReason | undefined;
+  /**
+   * True when some strategy returned all `depth` candidates it was asked for: more chunks match
+   * than were ranked, so a count of the ranked hits is a lower bound only.
+   */
+  saturated: boolean;
 }
 
 type Candidate = Omit<SearchHit, 'strategies' | 'isMatch'>;
@@ -90,7 +96,16 @@ export class HybridRetrieval {
     return {
       bySpace: outcomes.map((o, i) => ({ space: spaces[i]!.space, hits: o.hits ?? [] })),
       degradedReason: failures[0],
+      saturated: outcomes.some((o) => o.saturated),
     };
+  }
+
+  /** α of the convex combination: the deployment's, or under `auto` the query type's. */
+  private semanticWeightOf(request: SearchRequest): number {
+    const deployment = this.tuning.semanticWeight;
+    return request.mode === 'auto'
+      ? semanticWeightFor(classifyQuery(request.query), deployment)
+      : deployment;
   }
 
   /**
@@ -103,7 +118,7 @@ export class HybridRetrieval {
     request: SearchRequest,
     scope: SearchScope,
     depth: number,
-  ): Promise<{ hits: SearchHit[] | undefined; failures: DegradedReason[] }> {
+  ): Promise<{ hits: SearchHit[] | undefined; failures: DegradedReason[]; saturated: boolean }> {
     const [semantic, lexical] = await Promise.allSettled([
       request.mode === 'lexical'
         ? Promise.resolve(null)
@@ -128,7 +143,8 @@ export class HybridRetrieval {
     } else if (lexical.value) {
       lists.push({ strategy: 'lexical', items: lexical.value });
     }
-    if (lists.length === 0) return { hits: undefined, failures };
+    if (lists.length === 0) return { hits: undefined, failures, saturated: false };
+    const saturated = lists.some((list) => list.items.length >= depth);
     const hits: SearchHit[] = (
       lists.length === 1
         ? lists[0]!.items.map((item) => ({
@@ -139,9 +155,9 @@ export class HybridRetrieval {
           }))
         : (request.fusion === 'rrf'
             ? reciprocalRankFusion(lists, chunkKey)
-            : convexCombination(lists, chunkKey, this.tuning.semanticWeight)
+            : convexCombination(lists, chunkKey, this.semanticWeightOf(request))
           ).map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }))
     ).filter((hit) => hit.score >= request.minScore);
-    return { hits, failures };
+    return { hits, failures, saturated };
   }
 }

@@ -10,7 +10,10 @@ import {
 import { searchCacheKey, SearchResultCache } from './search-result.cache';
 
 /** A search that counts its runs; each run answers with its own number as `tookMs`. */
-function counted(degraded = false, steps: Partial<Pick<SearchResponse, 'rerank' | 'mmr'>> = {}) {
+function counted(
+  degraded = false,
+  steps: Partial<Pick<SearchResponse, 'rerank' | 'mmr' | 'details'>> = {},
+) {
   let runs = 0;
   const compute = async (): Promise<SearchResponse> => ({
     hits: [],
@@ -22,6 +25,10 @@ function counted(degraded = false, steps: Partial<Pick<SearchResponse, 'rerank' 
     ...(degraded ? { degradedReason: 'vector_search_unavailable' } : {}),
     rerank: steps.rerank ?? 'off',
     mmr: steps.mmr ?? 'off',
+    details: steps.details ?? 'applied',
+    queryType: 'keywords',
+    total: 0,
+    totalRelation: 'eq',
   });
   return { compute, runs: () => runs };
 }
@@ -115,11 +122,12 @@ describe('SearchResultCache', () => {
     expect(entries.size).toBe(0);
   });
 
-  it('never stores an answer whose rerank or MMR failed', async () => {
+  it('never stores an answer whose rerank, MMR or hit details failed', async () => {
     const { cache, entries } = memoryCache();
     const results = new SearchResultCache(cache, generations(1).reader, DEFAULT_SEARCH_TUNING);
-    const failed: Array<Partial<Pick<SearchResponse, 'rerank' | 'mmr'>>> = [
+    const failed: Array<Partial<Pick<SearchResponse, 'rerank' | 'mmr' | 'details'>>> = [
       { rerank: 'skipped: reranker_failed' },
+      { details: 'skipped: documents_unavailable' },
       { mmr: 'skipped: vector_search_unavailable' },
     ];
     for (const steps of failed) {
@@ -182,6 +190,6 @@ describe('searchCacheKey', () => {
     ]) {
       expect(searchCacheKey(changed)).not.toBe(key);
     }
-    expect(key).toMatch(/^kb:search:v2:t1:/);
+    expect(key).toMatch(/^kb:search:v3:t1:/);
   });
 });

@@ -124,6 +124,7 @@ function isComplete(response: SearchResponse): boolean {
   return (
     !response.degraded &&
     response.rerank !== 'skipped: reranker_failed' &&
-    response.mmr !== 'skipped: vector_search_unavailable'
+    response.mmr !== 'skipped: vector_search_unavailable' &&
+    !response.details.startsWith('skipped')
   );
 }

@@ -1,15 +1,36 @@
 import { type Access, type Caller, readFilterOf } from '@kb/auth';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 
 import { SearchAudit } from '../audit/search-audit.publisher';
 import { searchRequestSchema, type SearchResponse } from './search.model';
 import { SearchService } from './search.service';
+import { similarRequestSchema, type SimilarResponse } from './similar.model';
+import { SimilarService } from './similar.service';
+
+/** `GET /v1/search`'s query string: q, limit, offset, mode and kb (repeated or comma-separated). */
+export function searchQueryOf(query: Record<string, unknown>): Record<string, unknown> {
+  const one = (v: unknown): string | undefined => (Array.isArray(v) ? v.at(-1) : v) as string;
+  const number = (v: unknown): number | undefined =>
+    one(v) === undefined ? undefined : Number(one(v));
+  const kb = [query['kb'] ?? []]
+    .flat()
+    .flatMap((v) => String(v).split(','))
+    .filter((v) => v !== '');
+  return {
+    query: one(query['q']) ?? '',
+    topK: number(query['limit']),
+    offset: number(query['offset']),
+    mode: one(query['mode']),
+    knowledgeBaseIds: kb,
+  };
+}
 
 @Controller('v1/search')
 export class SearchController {
   constructor(
     private readonly search: SearchService,
+    private readonly similarity: SimilarService,
     private readonly audit: SearchAudit,
   ) {}
 
@@ -17,13 +38,49 @@ export class SearchController {
   @Post()
   @HttpCode(200)
   @Authenticated({ access: true, rateLimit: 'search' })
-  async run(
+  run(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
     @Body() body: unknown,
   ): Promise<SearchResponse> {
+    return this.execute(caller, access, body);
+  }
+
+  /** The same search for simple clients: `?q=…&limit=…&offset=…&mode=…&kb=…`. */
+  @Get()
+  @Authenticated({ access: true, rateLimit: 'search' })
+  get(
+    @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
+    @Query() query: Record<string, unknown>,
+  ): Promise<SearchResponse> {
+    return this.execute(caller, access, searchQueryOf(query));
+  }
+
+  /** Chunks or documents similar to a text or to a document (which is left out). */
+  @Post('similar')
+  @HttpCode(200)
+  @Authenticated({ access: true, rateLimit: 'search' })
+  async similar(
+    @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
+    @Body() body: unknown,
+  ): Promise<SimilarResponse> {
+    const request = parseBody(similarRequestSchema, body);
+    const response = await this.similarity.similar(caller, request, readFilterOf(access));
+    const asked = request.text ?? `similar to document ${request.documentId}`;
+    this.audit.record(caller.tenantId, caller.userId, 'search', asked, response.hits);
+    return response;
+  }
+
+  private async execute(caller: Caller, access: Access, body: unknown): Promise<SearchResponse> {
     const request = parseBody(searchRequestSchema, body);
-    const response = await this.search.search(caller.tenantId, request, readFilterOf(access));
+    const response = await this.search.search(
+      caller.tenantId,
+      request,
+      readFilterOf(access),
+      caller,
+    );
     this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits);
     return response;
   }

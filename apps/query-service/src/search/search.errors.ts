@@ -2,10 +2,13 @@ import { DomainError, ErrorKind } from '@kb/errors';
 
 export enum SearchErrorCode {
   Unavailable = 'search_unavailable',
+  /** `similar` to a document whose vectors are not in any index space searched (yet). */
+  SourceNotIndexed = 'similar_source_not_indexed',
 }
 
 const KIND: Record<SearchErrorCode, ErrorKind> = {
   [SearchErrorCode.Unavailable]: ErrorKind.Unavailable,
+  [SearchErrorCode.SourceNotIndexed]: ErrorKind.FailedPrecondition,
 };
 
 export class SearchError extends DomainError<SearchErrorCode> {

@@ -5,14 +5,22 @@ import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http
 import { GrpcMethod, Payload } from '@nestjs/microservices';
 
 import { SearchAudit } from '../audit/search-audit.publisher';
-import { type SearchMode, searchRequestSchema, type SearchResponse } from './search.model';
+import {
+  type SearchHit,
+  type SearchMode,
+  searchRequestSchema,
+  type SearchResponse,
+} from './search.model';
 import { SearchService } from './search.service';
+import { similarRequestSchema } from './similar.model';
+import { SimilarService } from './similar.service';
 
 const MODES: Record<kbv1.SearchMode, SearchMode | undefined> = {
   [kbv1.SearchMode.SEARCH_MODE_UNSPECIFIED]: undefined,
   [kbv1.SearchMode.SEARCH_MODE_HYBRID]: 'hybrid',
   [kbv1.SearchMode.SEARCH_MODE_SEMANTIC]: 'semantic',
   [kbv1.SearchMode.SEARCH_MODE_LEXICAL]: 'lexical',
+  [kbv1.SearchMode.SEARCH_MODE_AUTO]: 'auto',
   [kbv1.SearchMode.UNRECOGNIZED]: undefined,
 };
 
@@ -31,6 +39,7 @@ export const modeOf = (mode: kbv1.SearchMode): SearchMode | undefined => MODES[m
 export class SearchGrpcController {
   constructor(
     private readonly search: SearchService,
+    private readonly similarity: SimilarService,
     private readonly audit: SearchAudit,
   ) {}
 
@@ -56,13 +65,40 @@ export class SearchGrpcController {
       mmr: message.mmr,
       mmrLambda: message.mmrLambda,
     });
-    const response = await this.search.search(caller.tenantId, request, readFilterOf(access));
+    const response = await this.search.search(
+      caller.tenantId,
+      request,
+      readFilterOf(access),
+      caller,
+    );
     this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits);
     return toSearchResponse(response);
   }
+
+  /** Chunks or documents similar to a text or to a document, like `POST /v1/search/similar`. */
+  @GrpcMethod('KnowledgeBase', 'SearchSimilar')
+  @Authenticated({ access: true, rateLimit: 'search' })
+  async similar(
+    @Payload() message: kbv1.SearchSimilarRequest,
+    @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
+  ): Promise<kbv1.SearchSimilarResponse> {
+    const request = parseBody(similarRequestSchema, {
+      text: message.text || undefined,
+      documentId: message.documentId || undefined,
+      unit: message.unit || undefined,
+      topK: message.topK,
+      knowledgeBaseIds: message.knowledgeBaseIds,
+      filter: message.filter,
+    });
+    const response = await this.similarity.similar(caller, request, readFilterOf(access));
+    const asked = request.text ?? `similar to document ${request.documentId}`;
+    this.audit.record(caller.tenantId, caller.userId, 'search', asked, response.hits);
+    return { hits: response.hits.map(toWireHit), tookMs: response.tookMs, unit: response.unit };
+  }
 }
 
-function toSearchResponse(response: SearchResponse): kbv1.SearchResponse {
+export function toSearchResponse(response: SearchResponse): kbv1.SearchResponse {
   return {
     tookMs: response.tookMs,
     degraded: response.degraded,
@@ -72,17 +108,34 @@ function toSearchResponse(response: SearchResponse): kbv1.SearchResponse {
     rerank: response.rerank,
     mmr: response.mmr,
     nextOffset: response.nextOffset,
-    hits: response.hits.map((hit) => ({
-      documentId: hit.documentId,
-      documentVersion: hit.documentVersion,
-      chunkIndex: hit.chunkIndex,
-      text: hit.text,
-      score: hit.score,
-      title: hit.title,
-      startOffset: hit.startOffset,
-      endOffset: hit.endOffset,
-      strategies: hit.strategies,
-      isMatch: hit.isMatch,
-    })),
+    queryType: response.queryType,
+    total: response.total,
+    totalRelation: response.totalRelation,
+    mode: response.mode,
+    hits: response.hits.map(toWireHit),
+  };
+}
+
+/** A hit in the wire format: absent document fields are empty, an absent page unset. */
+export function toWireHit(hit: SearchHit): kbv1.SearchHit {
+  return {
+    documentId: hit.documentId,
+    documentVersion: hit.documentVersion,
+    chunkIndex: hit.chunkIndex,
+    text: hit.text,
+    score: hit.score,
+    title: hit.title,
+    startOffset: hit.startOffset,
+    endOffset: hit.endOffset,
+    strategies: hit.strategies,
+    isMatch: hit.isMatch,
+    tags: hit.tags ?? [],
+    metadata: hit.metadata,
+    contentType: hit.contentType ?? '',
+    filename: hit.filename ?? '',
+    createdAt: hit.createdAt ?? '',
+    updatedAt: hit.updatedAt ?? '',
+    page: hit.page,
+    headingPath: hit.headingPath ?? [],
   };
 }

@@ -3,13 +3,15 @@ import { type ChunkKey, vectorId } from '@kb/vector-store';
 import { z } from 'zod';
 
 import type { FusionMethod, Strategy } from './fusion.ranking';
+import { QUERY_TYPES } from './query-type.classifier';
 
 export const MAX_TOP_K = 100;
 /** How deep pagination reaches: `offset + topK` stays within it. */
 export const MAX_RESULT_WINDOW = 200;
 export const DEFAULT_MMR_LAMBDA = 0.5;
 export const DEFAULT_TOP_K = 10;
-export const SEARCH_MODES = ['hybrid', 'semantic', 'lexical'] as const;
+/** `auto` is hybrid with α chosen from the query's type (query-type.classifier.ts). */
+export const SEARCH_MODES = ['hybrid', 'semantic', 'lexical', 'auto'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
 /** Deployment-wide ranking settings (query-service config). */
@@ -75,7 +77,11 @@ export const searchRequestSchema = z
     mode: z
       .enum(SEARCH_MODES)
       .default('hybrid')
-      .describe('hybrid (default) fuses semantic and keyword search; semantic or lexical use one.'),
+      .describe(
+        'hybrid (default) fuses semantic and keyword search; semantic or lexical use one; auto is ' +
+          'hybrid leaning lexical for quoted phrases, identifiers and error strings and semantic ' +
+          'for questions.',
+      ),
     filter: filterSchema,
     mmr: z
       .boolean()
@@ -130,6 +136,19 @@ export const searchHitSchema = z.object({
   strategies: z.array(z.enum(['semantic', 'lexical'] satisfies Strategy[])),
   /** False for a neighbour added around a hit; it carries the hit's score. */
   isMatch: z.boolean(),
+  /** The page the chunk starts on (paged formats such as PDF). */
+  page: z.number().int().optional(),
+  /** The Markdown headings in force where the chunk starts, outermost first. */
+  headingPath: z.array(z.string()).optional(),
+  // The document's own fields, read from document-service with the caller's token (absent when
+  // it could not be read: the response's `details` says so).
+  tags: z.array(z.string()).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  contentType: z.string().optional(),
+  filename: z.string().optional(),
+  /** RFC 3339. */
+  createdAt: z.string().optional(),
+  updatedAt: z.string().optional(),
 });
 export type SearchHit = z.infer<typeof searchHitSchema>;
 
@@ -153,9 +172,20 @@ export const searchResponseSchema = z.object({
   confidence: z.enum(['high', 'medium', 'low']),
   rerank: stepOutcome.meta({ type: 'string', description: 'off, applied or skipped: <reason>' }),
   mmr: stepOutcome.meta({ type: 'string', description: 'off, applied or skipped: <reason>' }),
+  /** Hits' document fields and locations: applied, or skipped: <reason> when some are missing. */
+  details: stepOutcome.meta({ type: 'string', description: 'off, applied or skipped: <reason>' }),
   /** Whether the result cache answered: `off` when no cache is configured or it was skipped. */
   cache: z.enum(['hit', 'miss', 'off']),
   mode: z.enum(SEARCH_MODES),
+  /** The query's detected type; under `mode: auto` it chose the fusion weight. */
+  queryType: z.enum(QUERY_TYPES),
+  /**
+   * How many hits the search ranked, pages and all (neighbours not counted). `totalRelation`
+   * `eq`: every matching chunk; `gte`: a strategy returned as many candidates as it was asked
+   * for, so more chunks may match and `total` is a lower bound.
+   */
+  total: z.number().int(),
+  totalRelation: z.enum(['eq', 'gte']),
   /** The offset of the next page, when more results exist. */
   nextOffset: z.number().int().optional(),
   degraded: z.boolean(),

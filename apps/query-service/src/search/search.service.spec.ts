@@ -1,7 +1,13 @@
 import { toIndexSpace, toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
 
-import { fakeIndexes, type IndexContents, newHit, newMatch } from '../../test/support/search.fakes';
+import {
+  fakeDocuments,
+  fakeIndexes,
+  type IndexContents,
+  newHit,
+  newMatch,
+} from '../../test/support/search.fakes';
 import type { Reranker } from './cross-encoder.reranker';
 import { HybridRetrieval, type SpaceToSearch } from './hybrid.retrieval';
 import { QueryEmbedder } from './query.embedder';
@@ -14,11 +20,14 @@ import {
 import { mergeSpaces, SearchService } from './search.service';
 import { SearchResultCache } from './search-result.cache';
 import { DiversifyStep } from './steps/diversify.step';
+import { HitDetailsStep } from './steps/hit-details.step';
 import { NeighborsStep } from './steps/neighbors.step';
 import { RerankStep } from './steps/rerank.step';
 
 interface Setup extends IndexContents {
   reranker?: Reranker;
+  /** document-service is unreachable. */
+  documentsDown?: boolean;
   /** The index spaces of the knowledge bases searched; default: the tenant's own. */
   spaces?: SpaceToSearch[];
 }
@@ -28,6 +37,7 @@ const second = new TestEmbeddingProvider(8);
 /** The service with every real step, over in-memory indexes and no Redis. */
 function searchService(setup: Setup = {}) {
   const { vectors, lexical, calls } = fakeIndexes(setup);
+  const documents = fakeDocuments(undefined, { down: setup.documentsDown });
   const index = {
     current: async () => 1,
     knowledgeBaseSpaces: async (tenantId: string) =>
@@ -44,12 +54,13 @@ function searchService(setup: Setup = {}) {
     new RerankStep(setup.reranker ?? null, tuning),
     new DiversifyStep(vectors),
     new NeighborsStep(lexical),
+    new HitDetailsStep(lexical, documents.reader),
   );
-  return { service, calls };
+  return { service, calls, reads: documents.reads };
 }
 
 const tenant = toTenantId('t1');
-const search = (setup: Setup, input: Omit<SearchRequestInput, 'query'> = {}) =>
+const search = (setup: Setup, input: Partial<SearchRequestInput> = {}) =>
   searchService(setup).service.search(tenant, searchRequestSchema.parse({ query: 'q', ...input }));
 const order = (hits: Array<{ chunkIndex: number }>) => hits.map((h) => h.chunkIndex);
 
@@ -123,6 +134,36 @@ describe('SearchService', () => {
     expect(order(last.hits)).toEqual([6]);
     expect(last.nextOffset).toBeUndefined();
     expect(calls.query.map((c) => c.query.topK)).toEqual([3, 9]);
+  });
+
+  it('counts the ranked hits, exactly unless a strategy filled its candidate list', async () => {
+    const exact = await search(
+      { vector: [newMatch(1, 0.9), newMatch(2, 0.8)], lexical: [newMatch(2, 3)] },
+      { topK: 1 },
+    );
+    expect(exact).toMatchObject({ total: 2, totalRelation: 'eq', nextOffset: 1 });
+    const many = Array.from({ length: 3 }, (_, i) => newMatch(i, 1 - i / 10));
+    // Semantic alone asks for offset + topK = 3 candidates and gets 3: more may match.
+    const bound = await search({ vector: many }, { mode: 'semantic', topK: 3 });
+    expect(bound).toMatchObject({ total: 3, totalRelation: 'gte' });
+  });
+
+  it('under mode auto, leans the fusion toward the strategy that suits the query type', async () => {
+    // Chunk 1 is the best semantic match, chunk 2 the best lexical one; each is found by both.
+    const contents = {
+      vector: [newMatch(1, 0.9), newMatch(2, 0.6), newMatch(3, 0.1)],
+      lexical: [newMatch(2, 9), newMatch(1, 5), newMatch(3, 1)],
+    };
+    const identifier = await search(contents, { mode: 'auto', query: 'kb_search_results' });
+    expect(identifier).toMatchObject({ mode: 'auto', queryType: 'identifier' });
+    expect(order(identifier.hits)[0]).toBe(2);
+    const question = await search(contents, { mode: 'auto', query: 'how are results counted?' });
+    expect(question).toMatchObject({ mode: 'auto', queryType: 'question' });
+    expect(order(question.hits)[0]).toBe(1);
+    // Hybrid names the type but keeps the deployment's α whatever it is.
+    const hybrid = await search(contents, { query: 'kb_search_results' });
+    expect(hybrid).toMatchObject({ mode: 'hybrid', queryType: 'identifier' });
+    expect(order(hybrid.hits)[0]).toBe(1);
   });
 
   it('asks for enough candidates to fuse, and for MMR to choose among', async () => {
@@ -214,6 +255,67 @@ describe('SearchService', () => {
     expect(response.confidence).toBe('low');
     expect(response.nextOffset).toBe(1);
     expect(calls.chunksAround.map((c) => c.space)).toEqual(['t1~abc']);
+  });
+
+  describe('hit details', () => {
+    const caller = { tenantId: tenant, userId: 'ann', roles: [], groups: [], token: 'tok' };
+    const contents = {
+      vector: [newMatch(0, 0.9), newMatch(1, 0.8, { documentId: 'gone' })],
+    };
+
+    it("adds each hit's location and its document's fields, read with the caller's token", async () => {
+      const { service, reads } = searchService(contents);
+      const response = await service.search(
+        tenant,
+        searchRequestSchema.parse({ query: 'q', mode: 'semantic', neighbors: 1, topK: 1 }),
+        undefined,
+        caller,
+      );
+      expect(response.details).toBe('applied');
+      // The hit and its neighbour alike; the document was read once.
+      expect(response.hits).toEqual([
+        expect.objectContaining({ chunkIndex: 0, isMatch: true, page: 1, headingPath: ['Intro'] }),
+        expect.objectContaining({ chunkIndex: 1, isMatch: false, page: 2 }),
+      ]);
+      expect(response.hits[0]).toMatchObject({
+        tags: ['guide'],
+        metadata: { team: 'search' },
+        contentType: 'text/markdown',
+        filename: 'd1.md',
+        createdAt: '2026-11-01T00:00:00.000Z',
+        updatedAt: '2026-11-02T00:00:00.000Z',
+      });
+      expect(reads).toEqual([{ token: 'tok', id: 'd1' }]);
+    });
+
+    it('leaves a deleted document’s hit bare, and says skipped when document-service fails', async () => {
+      const gone = await searchService(contents).service.search(
+        tenant,
+        searchRequestSchema.parse({ query: 'q', mode: 'semantic' }),
+        undefined,
+        caller,
+      );
+      expect(gone.details).toBe('applied');
+      expect(gone.hits[1]).not.toHaveProperty('tags');
+      expect(gone.hits[1]).toHaveProperty('page', 2);
+      const down = await searchService({ ...contents, documentsDown: true }).service.search(
+        tenant,
+        searchRequestSchema.parse({ query: 'q', mode: 'semantic' }),
+        undefined,
+        caller,
+      );
+      expect(down.details).toBe('skipped: documents_unavailable');
+      expect(down.hits[0]).not.toHaveProperty('tags');
+      // Without a caller (an internal search), locations only, and nothing is read.
+      const { service, reads } = searchService(contents);
+      const internal = await service.search(
+        tenant,
+        searchRequestSchema.parse({ query: 'q', mode: 'semantic' }),
+      );
+      expect(internal.details).toBe('applied');
+      expect(internal.hits[0]).toMatchObject({ page: 1 });
+      expect(reads).toEqual([]);
+    });
   });
 
   describe('index spaces (one per pipeline)', () => {

@@ -1,8 +1,10 @@
+import type { Caller } from '@kb/auth';
 import { type TenantId, tenantSpace } from '@kb/contracts';
 import { meter, withSpan } from '@kb/observability';
 import { Injectable } from '@nestjs/common';
 
 import { HybridRetrieval } from './hybrid.retrieval';
+import { classifyQuery } from './query-type.classifier';
 import {
   chunkKey,
   MAX_RESULT_WINDOW,
@@ -12,6 +14,7 @@ import {
 } from './search.model';
 import { SearchResultCache } from './search-result.cache';
 import { DiversifyStep } from './steps/diversify.step';
+import { HitDetailsStep } from './steps/hit-details.step';
 import { NeighborsStep } from './steps/neighbors.step';
 import { RerankStep } from './steps/rerank.step';
 import { describeOutcome } from './steps/step.model';
@@ -78,7 +81,7 @@ export function mergeSpaces(lists: SearchHit[][]): SearchHit[] {
 function depthOf(request: SearchRequest): number {
   return Math.max(
     request.offset + request.topK,
-    request.mode === 'hybrid' ? HYBRID_CANDIDATES : 0,
+    request.mode === 'hybrid' || request.mode === 'auto' ? HYBRID_CANDIDATES : 0,
     request.mmr ? MMR_CANDIDATES : 0,
   );
 }
@@ -97,13 +100,19 @@ export class SearchService {
     private readonly reranker: RerankStep,
     private readonly diversifier: DiversifyStep,
     private readonly neighbors: NeighborsStep,
+    private readonly details: HitDetailsStep,
   ) {}
 
-  /** `principals` undefined: no ACL filter (a tenant admin, or a trusted internal caller). */
+  /**
+   * `principals` undefined: no ACL filter (a tenant admin, or a trusted internal caller).
+   * `caller`: whose token reads the hits' documents from document-service; without one, hits
+   * carry their locations only.
+   */
   async search(
     tenantId: TenantId,
     request: SearchRequest,
     principals?: string[],
+    caller?: Caller,
   ): Promise<SearchResponse> {
     const response = await withSpan(
       'kb.search',
@@ -111,7 +120,7 @@ export class SearchService {
       async () => {
         const started = performance.now();
         const answer = await this.results.getOrCompute(tenantId, principals, request, () =>
-          this.execute(tenantId, request, principals, started),
+          this.execute(tenantId, request, principals, caller, started),
         );
         // A cached answer carries the time of the search that computed it.
         return answer.cache === 'hit' ? { ...answer, tookMs: elapsed(started) } : answer;
@@ -128,11 +137,12 @@ export class SearchService {
     return response;
   }
 
-  /** spaces → retrieve → merge → latest version → rerank → MMR → page → neighbours. */
+  /** spaces → retrieve → merge → latest version → rerank → MMR → page → neighbours → details. */
   private async execute(
     tenantId: TenantId,
     request: SearchRequest,
     principals: string[] | undefined,
+    caller: Caller | undefined,
     started: number,
   ): Promise<SearchResponse> {
     const depth = depthOf(request);
@@ -144,7 +154,7 @@ export class SearchService {
     // One index space per pipeline (chunker, model) among the knowledge bases searched; nearly
     // always one. Each is searched and fused on its own, with its own model (docs/adr/0012).
     const spaces = await this.retrieval.spacesFor(tenantId, request.knowledgeBaseIds);
-    const { bySpace, degradedReason } = await this.retrieval.retrieve(
+    const { bySpace, degradedReason, saturated } = await this.retrieval.retrieve(
       spaces,
       request,
       scope,
@@ -166,19 +176,28 @@ export class SearchService {
     const spaceOf = new Map(
       bySpace.flatMap(({ space, hits }) => hits.map((hit) => [chunkKey(hit), space] as const)),
     );
-    const withNeighbors = await this.neighbors.run(
-      page,
-      request.neighbors,
-      (hit) => spaceOf.get(chunkKey(hit)) ?? tenantSpace(tenantId),
+    const spaceOfHit = (hit: SearchHit) => spaceOf.get(chunkKey(hit)) ?? tenantSpace(tenantId);
+    const withNeighbors = await this.neighbors.run(page, request.neighbors, spaceOfHit);
+    // A neighbour lives in the space of the hit it was read around: same document version.
+    const versionKey = (hit: SearchHit) => `${hit.documentId}#${hit.documentVersion}`;
+    const spaceOfVersion = new Map(page.map((hit) => [versionKey(hit), spaceOfHit(hit)]));
+    const described = await this.details.run(
+      withNeighbors.hits,
+      (hit) => spaceOfVersion.get(versionKey(hit)) ?? spaceOfHit(hit),
+      caller,
     );
     return {
-      hits: withNeighbors.hits,
+      hits: described.hits,
       tookMs: elapsed(started),
       cache: 'off',
       mode: request.mode,
+      queryType: classifyQuery(request.query),
       confidence: confidenceOf(page),
       rerank: describeOutcome(reranked.outcome),
       mmr: describeOutcome(diversified.outcome),
+      details: describeOutcome(described.outcome),
+      total: diversified.hits.length,
+      totalRelation: saturated ? 'gte' : 'eq',
       ...(hasMore ? { nextOffset: window } : {}),
       degraded: degradedReason !== undefined,
       ...(degradedReason ? { degradedReason } : {}),

@@ -12,7 +12,10 @@ import type {
 import type { ChunkKey, VectorMatch, VectorQuery, VectorStore } from '@kb/vector-store';
 
 import type { SearchCache } from '../../src/cache/search.cache';
+import type { DocumentRecord } from '../../src/documents/documents.client';
+import { DocumentServiceError } from '../../src/documents/documents.errors';
 import { chunkKey, type SearchHit } from '../../src/search/search.model';
+import type { DocumentReader } from '../../src/search/steps/hit-details.step';
 
 /** Chunk `chunkIndex` of document d1, version 1, as either index returns it. */
 export const newMatch = (
@@ -82,6 +85,7 @@ export function fakeIndexes(contents: IndexContents = {}) {
     search: [] as Array<{ space: string; query: LexicalQuery }>,
     fetchVectors: [] as Array<{ space: string; chunks: ChunkKey[] }>,
     chunksAround: [] as Array<{ space: string; anchors: ChunkRef[] }>,
+    locations: [] as Array<{ space: string; chunks: ChunkRef[] }>,
   };
   const vectors: Pick<VectorStore, 'query' | 'fetchVectors'> = {
     query: async (space, query) => {
@@ -100,7 +104,7 @@ export function fakeIndexes(contents: IndexContents = {}) {
       );
     },
   };
-  const lexical: Pick<LexicalIndex, 'search' | 'chunksAround'> = {
+  const lexical: Pick<LexicalIndex, 'search' | 'chunksAround' | 'locations'> = {
     search: async (space, query) => {
       calls.search.push({ space, query });
       if (contents.down?.lexical) throw new Error('postgres down');
@@ -115,6 +119,59 @@ export function fakeIndexes(contents: IndexContents = {}) {
         ),
       );
     },
+    // Every chunk of every document starts on page chunkIndex + 1, under one heading.
+    locations: async (space, chunks) => {
+      calls.locations.push({ space, chunks });
+      if (contents.down?.lexical) throw new Error('postgres down');
+      return new Map(
+        chunks.map((c) => [chunkKey(c), { page: c.chunkIndex + 1, headingPath: ['Intro'] }]),
+      );
+    },
   };
   return { vectors, lexical, calls };
+}
+
+/** A document as document-service returns it, for the hit-details step. */
+export const newDocumentRecord = (
+  id: string,
+  overrides: Partial<DocumentRecord> = {},
+): DocumentRecord => ({
+  id,
+  title: 't',
+  filename: `${id}.md`,
+  contentType: 'text/markdown',
+  sizeBytes: 10,
+  sha256: 'x',
+  version: 1,
+  status: 'indexed',
+  failure: null,
+  chunkCount: 4,
+  metadata: { team: 'search' },
+  tags: ['guide'],
+  knowledgeBaseIds: [],
+  createdAt: '2026-11-01T00:00:00.000Z',
+  updatedAt: '2026-11-02T00:00:00.000Z',
+  ...overrides,
+});
+
+/**
+ * document-service's reads: known documents answer, `gone` ones are 404, and everything fails
+ * when `down`; each read is recorded with the token it carried.
+ */
+export function fakeDocuments(
+  records: DocumentRecord[] = [newDocumentRecord('d1'), newDocumentRecord('d2')],
+  options: { down?: boolean } = {},
+) {
+  const reads: Array<{ token: string; id: string }> = [];
+  const reader: DocumentReader = {
+    get: async (caller, id) => {
+      reads.push({ token: caller.token, id });
+      if (options.down) throw DocumentServiceError.unavailable('document-service is unreachable');
+      const record = records.find((r) => r.id === id);
+      if (!record)
+        throw DocumentServiceError.relayed(404, 'document_not_found', 'no such document');
+      return record;
+    },
+  };
+  return { reader, reads };
 }

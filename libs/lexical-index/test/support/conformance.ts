@@ -91,6 +91,25 @@ export function lexicalIndexConformance(getIndex: () => LexicalIndex): void {
     ).toEqual([]);
   });
 
+  it("keeps each chunk's page and heading path, and reads them by chunk", async () => {
+    const index = getIndex();
+    const located = randomUUID();
+    await index.upsert(tenant, [
+      { ...record(0, 'Intro.'), documentId: located, page: 3, headingPath: ['Guide', 'Setup'] },
+      { ...record(1, 'No location.'), documentId: located },
+    ]);
+    const ref = (chunkIndex: number) => ({ documentId: located, documentVersion: 1, chunkIndex });
+    const locations = await index.locations(tenant, [ref(0), ref(1), ref(7)]);
+    expect([...locations]).toEqual([
+      [`${located}#1#0`, { page: 3, headingPath: ['Guide', 'Setup'] }],
+      [`${located}#1#1`, { headingPath: [] }],
+    ]);
+    expect((await index.locations(otherTenant, [ref(0)])).size).toBe(0);
+    // Search results keep their shape: locations are read on their own.
+    const [match] = await index.search(tenant, { text: 'intro', topK: 1 });
+    expect(match).not.toHaveProperty('page');
+  });
+
   it('replaces a document version and removes older ones, never newer ones', async () => {
     const index = getIndex();
     await index.upsert(tenant, [record(0, 'Second version about cataloguing.', 2)]);

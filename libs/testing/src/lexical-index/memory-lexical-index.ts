@@ -1,5 +1,6 @@
 import type { EditableAttributes, IndexSpace } from '@kb/contracts';
 import type {
+  ChunkLocation,
   ChunkRef,
   LexicalIndex,
   LexicalMatch,
@@ -23,8 +24,14 @@ interface Stored extends LexicalWrite {
 
 const keyOf = (c: ChunkRef): string => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`;
 
-const recordOf = ({ terms: _t, length: _l, attributes: _a, ...record }: Stored): LexicalRecord =>
-  record;
+const recordOf = ({
+  terms: _t,
+  length: _l,
+  attributes: _a,
+  page: _p,
+  headingPath: _h,
+  ...record
+}: Stored): LexicalRecord => record;
 
 const byDocumentThenChunk = (a: LexicalRecord, b: LexicalRecord): number =>
   a.documentId < b.documentId
@@ -118,6 +125,21 @@ export class MemoryLexicalIndex implements LexicalIndex {
 
   async countDocument(space: IndexSpace, documentId: string): Promise<number> {
     return this.ofDocument(space, documentId).length;
+  }
+
+  async locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>> {
+    const held = this.spaces.get(space);
+    return new Map(
+      chunks.flatMap((ref) => {
+        const chunk = held?.get(keyOf(ref));
+        if (!chunk) return [];
+        const location: ChunkLocation = {
+          ...(chunk.page === undefined ? {} : { page: chunk.page }),
+          headingPath: [...(chunk.headingPath ?? [])],
+        };
+        return [[keyOf(ref), location] as const];
+      }),
+    );
   }
 
   async chunksAround(

@@ -73,6 +73,11 @@ export enum SearchMode {
   SEARCH_MODE_HYBRID = 1,
   SEARCH_MODE_SEMANTIC = 2,
   SEARCH_MODE_LEXICAL = 3,
+  /**
+   * SEARCH_MODE_AUTO - Hybrid with the fusion weight chosen from the query's type (response field query_type):
+   * quoted phrases, identifiers and error strings lean lexical, questions lean semantic.
+   */
+  SEARCH_MODE_AUTO = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -90,6 +95,9 @@ export function searchModeFromJSON(object: any): SearchMode {
     case 3:
     case "SEARCH_MODE_LEXICAL":
       return SearchMode.SEARCH_MODE_LEXICAL;
+    case 4:
+    case "SEARCH_MODE_AUTO":
+      return SearchMode.SEARCH_MODE_AUTO;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -107,6 +115,8 @@ export function searchModeToJSON(object: SearchMode): string {
       return "SEARCH_MODE_SEMANTIC";
     case SearchMode.SEARCH_MODE_LEXICAL:
       return "SEARCH_MODE_LEXICAL";
+    case SearchMode.SEARCH_MODE_AUTO:
+      return "SEARCH_MODE_AUTO";
     case SearchMode.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -220,7 +230,21 @@ export interface RetrieveContextRequest {
   mode: SearchMode;
   /** As in SearchRequest. */
   knowledgeBaseIds: string[];
-  filter: { [key: string]: any } | undefined;
+  filter:
+    | { [key: string]: any }
+    | undefined;
+  /**
+   * The conversation so far, oldest first, in OpenAI's shape. With messages, question may be
+   * empty: the last user message is the question. A follow-up is rewritten into a standalone
+   * query before the search (response fields query_strategy and standalone_query).
+   */
+  messages: ChatMessage[];
+}
+
+export interface ChatMessage {
+  /** "system", "user", "assistant" or "tool". */
+  role: string;
+  content: string;
 }
 
 export interface RetrieveContextResponse {
@@ -231,6 +255,14 @@ export interface RetrieveContextResponse {
   truncated: boolean;
   degraded: boolean;
   degradedReason: string;
+  /**
+   * How the searched query was formed: "standalone" (the question as asked), "history_rule"
+   * (a follow-up, its topic carried over from earlier user turns by rule) or "model_rewrite"
+   * (rewritten by the configured chat model).
+   */
+  queryStrategy: string;
+  /** The query the search ran with. */
+  standaloneQuery: string;
 }
 
 export interface Passage {
@@ -302,7 +334,23 @@ export interface SearchResponse {
   /** "off", "applied", or "skipped: <reason>". */
   mmr: string;
   /** Offset of the next page; absent on the last page. */
-  nextOffset?: number | undefined;
+  nextOffset?:
+    | number
+    | undefined;
+  /**
+   * The query's detected type: "phrase", "error", "identifier", "question" or "keywords". Under
+   * SEARCH_MODE_AUTO it chose the fusion weight.
+   */
+  queryType: string;
+  /** How many hits the search ranked, all pages (neighbours not counted). */
+  total: number;
+  /**
+   * "eq" when total counts every matching chunk; "gte" when a strategy returned as many
+   * candidates as it was asked for, so total is a lower bound.
+   */
+  totalRelation: string;
+  /** The mode the search ran in ("hybrid", "semantic", "lexical" or "auto"). */
+  mode: string;
 }
 
 export interface SearchHit {
@@ -322,6 +370,40 @@ export interface SearchHit {
   strategies: string[];
   /** False for a neighbour chunk added around a hit (request field `neighbors`). */
   isMatch: boolean;
+  /**
+   * The document's tags, metadata, content type, file name and RFC 3339 times, read from
+   * document-service with the caller's token; empty when it could not be read.
+   */
+  tags: string[];
+  metadata: { [key: string]: any } | undefined;
+  contentType: string;
+  filename: string;
+  createdAt: string;
+  updatedAt: string;
+  /** The page the chunk starts on (paged formats such as PDF); absent otherwise. */
+  page?:
+    | number
+    | undefined;
+  /** The Markdown headings in force where the chunk starts, outermost first; empty otherwise. */
+  headingPath: string[];
+}
+
+export interface SearchSimilarRequest {
+  /** Exactly one of text and document_id. */
+  text: string;
+  documentId: string;
+  /** "chunks" (default) or "documents" (one hit per document: its best chunk). */
+  unit: string;
+  /** 1..50; 0 means 10. */
+  topK: number;
+  knowledgeBaseIds: string[];
+  filter: { [key: string]: any } | undefined;
+}
+
+export interface SearchSimilarResponse {
+  hits: SearchHit[];
+  tookMs: number;
+  unit: string;
 }
 
 function createBaseGetDocumentRequest(): GetDocumentRequest {
@@ -1692,7 +1774,15 @@ export const Document: MessageFns<Document> = {
 };
 
 function createBaseRetrieveContextRequest(): RetrieveContextRequest {
-  return { question: "", tokenBudget: 0, candidates: 0, mode: 0, knowledgeBaseIds: [], filter: undefined };
+  return {
+    question: "",
+    tokenBudget: 0,
+    candidates: 0,
+    mode: 0,
+    knowledgeBaseIds: [],
+    filter: undefined,
+    messages: [],
+  };
 }
 
 export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
@@ -1714,6 +1804,9 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
     }
     if (message.filter !== undefined) {
       Struct.encode(Struct.wrap(message.filter), writer.uint32(50).fork()).join();
+    }
+    for (const v of message.messages) {
+      ChatMessage.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -1779,6 +1872,14 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
             message.filter = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.messages.push(ChatMessage.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1807,6 +1908,9 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
         ? object.knowledge_base_ids.map((e: any) => globalThis.String(e))
         : [],
       filter: isObject(object.filter) ? object.filter : undefined,
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => ChatMessage.fromJSON(e))
+        : [],
     };
   },
 
@@ -1830,6 +1934,9 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
     if (message.filter !== undefined) {
       obj.filter = message.filter;
     }
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => ChatMessage.toJSON(e));
+    }
     return obj;
   },
 
@@ -1844,12 +1951,107 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
     message.mode = object.mode ?? 0;
     message.knowledgeBaseIds = object.knowledgeBaseIds?.map((e) => e) || [];
     message.filter = object.filter ?? undefined;
+    message.messages = object.messages?.map((e) => ChatMessage.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseChatMessage(): ChatMessage {
+  return { role: "", content: "" };
+}
+
+export const ChatMessage: MessageFns<ChatMessage> = {
+  encode(message: ChatMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.role !== "") {
+      writer.uint32(10).string(message.role);
+    }
+    if (message.content !== "") {
+      writer.uint32(18).string(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChatMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChatMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ChatMessage {
+    return {
+      role: isSet(object.role) ? globalThis.String(object.role) : "",
+      content: isSet(object.content) ? globalThis.String(object.content) : "",
+    };
+  },
+
+  toJSON(message: ChatMessage): unknown {
+    const obj: any = {};
+    if (message.role !== "") {
+      obj.role = message.role;
+    }
+    if (message.content !== "") {
+      obj.content = message.content;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ChatMessage>, I>>(base?: I): ChatMessage {
+    return ChatMessage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ChatMessage>, I>>(object: I): ChatMessage {
+    const message = createBaseChatMessage();
+    message.role = object.role ?? "";
+    message.content = object.content ?? "";
     return message;
   },
 };
 
 function createBaseRetrieveContextResponse(): RetrieveContextResponse {
-  return { passages: [], tokensUsed: 0, tokenBudget: 0, truncated: false, degraded: false, degradedReason: "" };
+  return {
+    passages: [],
+    tokensUsed: 0,
+    tokenBudget: 0,
+    truncated: false,
+    degraded: false,
+    degradedReason: "",
+    queryStrategy: "",
+    standaloneQuery: "",
+  };
 }
 
 export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
@@ -1871,6 +2073,12 @@ export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
     }
     if (message.degradedReason !== "") {
       writer.uint32(50).string(message.degradedReason);
+    }
+    if (message.queryStrategy !== "") {
+      writer.uint32(58).string(message.queryStrategy);
+    }
+    if (message.standaloneQuery !== "") {
+      writer.uint32(66).string(message.standaloneQuery);
     }
     return writer;
   },
@@ -1936,6 +2144,22 @@ export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
             message.degradedReason = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.queryStrategy = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.standaloneQuery = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1968,6 +2192,16 @@ export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
         : isSet(object.degraded_reason)
         ? globalThis.String(object.degraded_reason)
         : "",
+      queryStrategy: isSet(object.queryStrategy)
+        ? globalThis.String(object.queryStrategy)
+        : isSet(object.query_strategy)
+        ? globalThis.String(object.query_strategy)
+        : "",
+      standaloneQuery: isSet(object.standaloneQuery)
+        ? globalThis.String(object.standaloneQuery)
+        : isSet(object.standalone_query)
+        ? globalThis.String(object.standalone_query)
+        : "",
     };
   },
 
@@ -1991,6 +2225,12 @@ export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
     if (message.degradedReason !== "") {
       obj.degradedReason = message.degradedReason;
     }
+    if (message.queryStrategy !== "") {
+      obj.queryStrategy = message.queryStrategy;
+    }
+    if (message.standaloneQuery !== "") {
+      obj.standaloneQuery = message.standaloneQuery;
+    }
     return obj;
   },
 
@@ -2005,6 +2245,8 @@ export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
     message.truncated = object.truncated ?? false;
     message.degraded = object.degraded ?? false;
     message.degradedReason = object.degradedReason ?? "";
+    message.queryStrategy = object.queryStrategy ?? "";
+    message.standaloneQuery = object.standaloneQuery ?? "";
     return message;
   },
 };
@@ -2559,6 +2801,10 @@ function createBaseSearchResponse(): SearchResponse {
     rerank: "",
     mmr: "",
     nextOffset: undefined,
+    queryType: "",
+    total: 0,
+    totalRelation: "",
+    mode: "",
   };
 }
 
@@ -2590,6 +2836,18 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     }
     if (message.nextOffset !== undefined) {
       writer.uint32(72).uint32(message.nextOffset);
+    }
+    if (message.queryType !== "") {
+      writer.uint32(82).string(message.queryType);
+    }
+    if (message.total !== 0) {
+      writer.uint32(88).uint32(message.total);
+    }
+    if (message.totalRelation !== "") {
+      writer.uint32(98).string(message.totalRelation);
+    }
+    if (message.mode !== "") {
+      writer.uint32(106).string(message.mode);
     }
     return writer;
   },
@@ -2679,6 +2937,38 @@ export const SearchResponse: MessageFns<SearchResponse> = {
             message.nextOffset = reader.uint32();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.queryType = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.total = reader.uint32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.totalRelation = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.mode = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2718,6 +3008,18 @@ export const SearchResponse: MessageFns<SearchResponse> = {
         : isSet(object.next_offset)
         ? globalThis.Number(object.next_offset)
         : undefined,
+      queryType: isSet(object.queryType)
+        ? globalThis.String(object.queryType)
+        : isSet(object.query_type)
+        ? globalThis.String(object.query_type)
+        : "",
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+      totalRelation: isSet(object.totalRelation)
+        ? globalThis.String(object.totalRelation)
+        : isSet(object.total_relation)
+        ? globalThis.String(object.total_relation)
+        : "",
+      mode: isSet(object.mode) ? globalThis.String(object.mode) : "",
     };
   },
 
@@ -2750,6 +3052,18 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     if (message.nextOffset !== undefined) {
       obj.nextOffset = Math.round(message.nextOffset);
     }
+    if (message.queryType !== "") {
+      obj.queryType = message.queryType;
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    if (message.totalRelation !== "") {
+      obj.totalRelation = message.totalRelation;
+    }
+    if (message.mode !== "") {
+      obj.mode = message.mode;
+    }
     return obj;
   },
 
@@ -2767,6 +3081,10 @@ export const SearchResponse: MessageFns<SearchResponse> = {
     message.rerank = object.rerank ?? "";
     message.mmr = object.mmr ?? "";
     message.nextOffset = object.nextOffset ?? undefined;
+    message.queryType = object.queryType ?? "";
+    message.total = object.total ?? 0;
+    message.totalRelation = object.totalRelation ?? "";
+    message.mode = object.mode ?? "";
     return message;
   },
 };
@@ -2783,6 +3101,14 @@ function createBaseSearchHit(): SearchHit {
     endOffset: 0,
     strategies: [],
     isMatch: false,
+    tags: [],
+    metadata: undefined,
+    contentType: "",
+    filename: "",
+    createdAt: "",
+    updatedAt: "",
+    page: undefined,
+    headingPath: [],
   };
 }
 
@@ -2817,6 +3143,30 @@ export const SearchHit: MessageFns<SearchHit> = {
     }
     if (message.isMatch !== false) {
       writer.uint32(80).bool(message.isMatch);
+    }
+    for (const v of message.tags) {
+      writer.uint32(90).string(v!);
+    }
+    if (message.metadata !== undefined) {
+      Struct.encode(Struct.wrap(message.metadata), writer.uint32(98).fork()).join();
+    }
+    if (message.contentType !== "") {
+      writer.uint32(106).string(message.contentType);
+    }
+    if (message.filename !== "") {
+      writer.uint32(114).string(message.filename);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(122).string(message.createdAt);
+    }
+    if (message.updatedAt !== "") {
+      writer.uint32(130).string(message.updatedAt);
+    }
+    if (message.page !== undefined) {
+      writer.uint32(136).uint32(message.page);
+    }
+    for (const v of message.headingPath) {
+      writer.uint32(146).string(v!);
     }
     return writer;
   },
@@ -2914,6 +3264,70 @@ export const SearchHit: MessageFns<SearchHit> = {
             message.isMatch = reader.bool();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.metadata = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.contentType = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.filename = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.updatedAt = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.page = reader.uint32();
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.headingPath.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2964,6 +3378,32 @@ export const SearchHit: MessageFns<SearchHit> = {
         : isSet(object.is_match)
         ? globalThis.Boolean(object.is_match)
         : false,
+      tags: globalThis.Array.isArray(object?.tags)
+        ? object.tags.map((e: any) => globalThis.String(e))
+        : [],
+      metadata: isObject(object.metadata) ? object.metadata : undefined,
+      contentType: isSet(object.contentType)
+        ? globalThis.String(object.contentType)
+        : isSet(object.content_type)
+        ? globalThis.String(object.content_type)
+        : "",
+      filename: isSet(object.filename) ? globalThis.String(object.filename) : "",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : "",
+      page: isSet(object.page) ? globalThis.Number(object.page) : undefined,
+      headingPath: globalThis.Array.isArray(object?.headingPath)
+        ? object.headingPath.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.heading_path)
+        ? object.heading_path.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -2999,6 +3439,30 @@ export const SearchHit: MessageFns<SearchHit> = {
     if (message.isMatch !== false) {
       obj.isMatch = message.isMatch;
     }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    if (message.metadata !== undefined) {
+      obj.metadata = message.metadata;
+    }
+    if (message.contentType !== "") {
+      obj.contentType = message.contentType;
+    }
+    if (message.filename !== "") {
+      obj.filename = message.filename;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.updatedAt !== "") {
+      obj.updatedAt = message.updatedAt;
+    }
+    if (message.page !== undefined) {
+      obj.page = Math.round(message.page);
+    }
+    if (message.headingPath?.length) {
+      obj.headingPath = message.headingPath;
+    }
     return obj;
   },
 
@@ -3017,6 +3481,280 @@ export const SearchHit: MessageFns<SearchHit> = {
     message.endOffset = object.endOffset ?? 0;
     message.strategies = object.strategies?.map((e) => e) || [];
     message.isMatch = object.isMatch ?? false;
+    message.tags = object.tags?.map((e) => e) || [];
+    message.metadata = object.metadata ?? undefined;
+    message.contentType = object.contentType ?? "";
+    message.filename = object.filename ?? "";
+    message.createdAt = object.createdAt ?? "";
+    message.updatedAt = object.updatedAt ?? "";
+    message.page = object.page ?? undefined;
+    message.headingPath = object.headingPath?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseSearchSimilarRequest(): SearchSimilarRequest {
+  return { text: "", documentId: "", unit: "", topK: 0, knowledgeBaseIds: [], filter: undefined };
+}
+
+export const SearchSimilarRequest: MessageFns<SearchSimilarRequest> = {
+  encode(message: SearchSimilarRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.text !== "") {
+      writer.uint32(10).string(message.text);
+    }
+    if (message.documentId !== "") {
+      writer.uint32(18).string(message.documentId);
+    }
+    if (message.unit !== "") {
+      writer.uint32(26).string(message.unit);
+    }
+    if (message.topK !== 0) {
+      writer.uint32(32).uint32(message.topK);
+    }
+    for (const v of message.knowledgeBaseIds) {
+      writer.uint32(42).string(v!);
+    }
+    if (message.filter !== undefined) {
+      Struct.encode(Struct.wrap(message.filter), writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SearchSimilarRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSearchSimilarRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.documentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.unit = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.topK = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.knowledgeBaseIds.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.filter = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SearchSimilarRequest {
+    return {
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      documentId: isSet(object.documentId)
+        ? globalThis.String(object.documentId)
+        : isSet(object.document_id)
+        ? globalThis.String(object.document_id)
+        : "",
+      unit: isSet(object.unit) ? globalThis.String(object.unit) : "",
+      topK: isSet(object.topK)
+        ? globalThis.Number(object.topK)
+        : isSet(object.top_k)
+        ? globalThis.Number(object.top_k)
+        : 0,
+      knowledgeBaseIds: globalThis.Array.isArray(object?.knowledgeBaseIds)
+        ? object.knowledgeBaseIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.knowledge_base_ids)
+        ? object.knowledge_base_ids.map((e: any) => globalThis.String(e))
+        : [],
+      filter: isObject(object.filter) ? object.filter : undefined,
+    };
+  },
+
+  toJSON(message: SearchSimilarRequest): unknown {
+    const obj: any = {};
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.documentId !== "") {
+      obj.documentId = message.documentId;
+    }
+    if (message.unit !== "") {
+      obj.unit = message.unit;
+    }
+    if (message.topK !== 0) {
+      obj.topK = Math.round(message.topK);
+    }
+    if (message.knowledgeBaseIds?.length) {
+      obj.knowledgeBaseIds = message.knowledgeBaseIds;
+    }
+    if (message.filter !== undefined) {
+      obj.filter = message.filter;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SearchSimilarRequest>, I>>(base?: I): SearchSimilarRequest {
+    return SearchSimilarRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SearchSimilarRequest>, I>>(object: I): SearchSimilarRequest {
+    const message = createBaseSearchSimilarRequest();
+    message.text = object.text ?? "";
+    message.documentId = object.documentId ?? "";
+    message.unit = object.unit ?? "";
+    message.topK = object.topK ?? 0;
+    message.knowledgeBaseIds = object.knowledgeBaseIds?.map((e) => e) || [];
+    message.filter = object.filter ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSearchSimilarResponse(): SearchSimilarResponse {
+  return { hits: [], tookMs: 0, unit: "" };
+}
+
+export const SearchSimilarResponse: MessageFns<SearchSimilarResponse> = {
+  encode(message: SearchSimilarResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.hits) {
+      SearchHit.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.tookMs !== 0) {
+      writer.uint32(17).double(message.tookMs);
+    }
+    if (message.unit !== "") {
+      writer.uint32(26).string(message.unit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SearchSimilarResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSearchSimilarResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.hits.push(SearchHit.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.tookMs = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.unit = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SearchSimilarResponse {
+    return {
+      hits: globalThis.Array.isArray(object?.hits) ? object.hits.map((e: any) => SearchHit.fromJSON(e)) : [],
+      tookMs: isSet(object.tookMs)
+        ? globalThis.Number(object.tookMs)
+        : isSet(object.took_ms)
+        ? globalThis.Number(object.took_ms)
+        : 0,
+      unit: isSet(object.unit) ? globalThis.String(object.unit) : "",
+    };
+  },
+
+  toJSON(message: SearchSimilarResponse): unknown {
+    const obj: any = {};
+    if (message.hits?.length) {
+      obj.hits = message.hits.map((e) => SearchHit.toJSON(e));
+    }
+    if (message.tookMs !== 0) {
+      obj.tookMs = floatToJson(message.tookMs);
+    }
+    if (message.unit !== "") {
+      obj.unit = message.unit;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SearchSimilarResponse>, I>>(base?: I): SearchSimilarResponse {
+    return SearchSimilarResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SearchSimilarResponse>, I>>(object: I): SearchSimilarResponse {
+    const message = createBaseSearchSimilarResponse();
+    message.hits = object.hits?.map((e) => SearchHit.fromPartial(e)) || [];
+    message.tookMs = object.tookMs ?? 0;
+    message.unit = object.unit ?? "";
     return message;
   },
 };
@@ -3033,6 +3771,20 @@ export const KnowledgeBaseService = {
     requestDeserialize: (value: Buffer): SearchRequest => SearchRequest.decode(value),
     responseSerialize: (value: SearchResponse): Buffer => Buffer.from(SearchResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SearchResponse => SearchResponse.decode(value),
+  },
+  /**
+   * Chunks or documents similar to a text or to a document (the document itself excluded), by
+   * their vectors; the caller's ACL applies, and NOT_FOUND when the document is not readable.
+   */
+  searchSimilar: {
+    path: "/kb.v1.KnowledgeBase/SearchSimilar" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SearchSimilarRequest): Buffer => Buffer.from(SearchSimilarRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SearchSimilarRequest => SearchSimilarRequest.decode(value),
+    responseSerialize: (value: SearchSimilarResponse): Buffer =>
+      Buffer.from(SearchSimilarResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SearchSimilarResponse => SearchSimilarResponse.decode(value),
   },
   /**
    * Passages for an LLM prompt: adjacent chunks merged, duplicates removed, packed to a token
@@ -3094,6 +3846,11 @@ export interface KnowledgeBaseServer extends UntypedServiceImplementation {
   /** Semantic search over the chunks of the caller's tenant. */
   search: handleUnaryCall<SearchRequest, SearchResponse>;
   /**
+   * Chunks or documents similar to a text or to a document (the document itself excluded), by
+   * their vectors; the caller's ACL applies, and NOT_FOUND when the document is not readable.
+   */
+  searchSimilar: handleUnaryCall<SearchSimilarRequest, SearchSimilarResponse>;
+  /**
    * Passages for an LLM prompt: adjacent chunks merged, duplicates removed, packed to a token
    * budget, each with a citation.
    */
@@ -3128,6 +3885,25 @@ export interface KnowledgeBaseClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SearchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Chunks or documents similar to a text or to a document (the document itself excluded), by
+   * their vectors; the caller's ACL applies, and NOT_FOUND when the document is not readable.
+   */
+  searchSimilar(
+    request: SearchSimilarRequest,
+    callback: (error: ServiceError | null, response: SearchSimilarResponse) => void,
+  ): ClientUnaryCall;
+  searchSimilar(
+    request: SearchSimilarRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SearchSimilarResponse) => void,
+  ): ClientUnaryCall;
+  searchSimilar(
+    request: SearchSimilarRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SearchSimilarResponse) => void,
   ): ClientUnaryCall;
   /**
    * Passages for an LLM prompt: adjacent chunks merged, duplicates removed, packed to a token
