@@ -21,6 +21,8 @@ import { EmbeddingService } from './embedding/embedding.service';
 import { ModelsController } from './embedding/models.controller';
 import { ParsedConsumer } from './embedding/parsed.consumer';
 import { migrationPlans } from './migrations';
+import { OpenAiController } from './openai/openai.controller';
+import { OpenAiEmbeddingsService } from './openai/openai-embeddings.service';
 import { BLOB_STORE, EMBEDDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 
 export interface EmbeddingDeps {
@@ -62,7 +64,7 @@ export class AppModule {
     ];
     return {
       module: AppModule,
-      controllers: [HealthController, MetricsController, ModelsController],
+      controllers: [HealthController, MetricsController, ModelsController, OpenAiController],
       providers: [
         { provide: EMBEDDING_CONFIG, useValue: deps.config },
         { provide: KAFKA, useValue: deps.kafka },
@@ -75,6 +77,7 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         EmbeddingService,
+        OpenAiEmbeddingsService,
         ParsedConsumer,
         {
           provide: EVENT_CONSUMERS,

@@ -36,39 +36,13 @@ export class RestExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
-    const [status, body] = this.toBody(exception);
+    const [status, body] = restErrorOf(exception);
     if (status >= 500) {
       this.logger.error(
         exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
       );
     }
     response.status(status).json(body);
-  }
-
-  private toBody(exception: unknown): [number, ApiErrorBody] {
-    if (exception instanceof DomainError) {
-      return [
-        ERROR_STATUS[exception.kind].http,
-        { error: { code: exception.code, message: exception.message, details: exception.details } },
-      ];
-    }
-    if (exception instanceof HttpException) {
-      const status = exception.getStatus();
-      const response = exception.getResponse();
-      const message =
-        typeof response === 'object' && response !== null && 'message' in response
-          ? String((response as { message: unknown }).message)
-          : exception.message;
-      return [status, { error: { code: FRAMEWORK_CODES[status] ?? 'http_error', message } }];
-    }
-    if (isClientHttpError(exception)) {
-      const { status, message } = exception;
-      return [status, { error: { code: FRAMEWORK_CODES[status] ?? 'bad_request', message } }];
-    }
-    return [
-      HttpStatus.INTERNAL_SERVER_ERROR,
-      { error: { code: 'internal', message: 'internal error' } },
-    ];
   }
 }
 
@@ -81,4 +55,34 @@ function isClientHttpError(error: unknown): error is Error & { status: number } 
   if (!(error instanceof Error)) return false;
   const { status, expose } = error as Error & { status?: unknown; expose?: unknown };
   return typeof status === 'number' && status >= 400 && status < 500 && expose === true;
+}
+
+/**
+ * The status and body a REST client gets for an exception (exported for APIs that must answer in
+ * another error shape, such as the OpenAI-compatible one, and still agree on status and code).
+ */
+export function restErrorOf(exception: unknown): [number, ApiErrorBody] {
+  if (exception instanceof DomainError) {
+    return [
+      ERROR_STATUS[exception.kind].http,
+      { error: { code: exception.code, message: exception.message, details: exception.details } },
+    ];
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const response = exception.getResponse();
+    const message =
+      typeof response === 'object' && response !== null && 'message' in response
+        ? String((response as { message: unknown }).message)
+        : exception.message;
+    return [status, { error: { code: FRAMEWORK_CODES[status] ?? 'http_error', message } }];
+  }
+  if (isClientHttpError(exception)) {
+    const { status, message } = exception;
+    return [status, { error: { code: FRAMEWORK_CODES[status] ?? 'bad_request', message } }];
+  }
+  return [
+    HttpStatus.INTERNAL_SERVER_ERROR,
+    { error: { code: 'internal', message: 'internal error' } },
+  ];
 }
