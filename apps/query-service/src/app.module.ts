@@ -33,6 +33,7 @@ import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
 import { DocumentsClient } from './documents/documents.client';
 import { DocumentsGrpcController } from './documents/documents.grpc';
+import { ModelsController } from './models/models.controller';
 import { OpenApiController } from './openapi.controller';
 import {
   EVENT_PRODUCER,
@@ -46,7 +47,9 @@ import {
   TOKEN_VERIFIER,
   VECTOR_STORE,
 } from './platform/tokens';
-import type { Reranker } from './search/cross-encoder.reranker';
+import { RerankController } from './rerank/rerank.controller';
+import { RerankService } from './rerank/rerank.service';
+import { crossEncoderStateOf, type Reranker } from './search/cross-encoder.reranker';
 import { HybridRetrieval } from './search/hybrid.retrieval';
 import { QueryEmbedder } from './search/query.embedder';
 import { SearchController } from './search/search.controller';
@@ -96,6 +99,8 @@ export class AppModule {
         SearchGrpcController,
         ContextGrpcController,
         DocumentsGrpcController,
+        RerankController,
+        ModelsController,
         OpenApiController,
         HealthController,
         MetricsController,
@@ -161,6 +166,7 @@ export class AppModule {
         DiversifyStep,
         NeighborsStep,
         SearchService,
+        RerankService,
         DocumentsClient,
         ContextService,
         {
@@ -184,6 +190,12 @@ export class AppModule {
                 (await Promise.allSettled([deps.vectors.ping(), deps.lexical.ping()])).some(
                   (r) => r.status === 'fulfilled',
                 ),
+            },
+            // Never unready (a configured model that fails to load stops the boot): it describes.
+            {
+              name: 'cross_encoder',
+              check: async () => true,
+              details: () => crossEncoderStateOf(deps.reranker ?? null),
             },
           ],
         },

@@ -21,10 +21,22 @@ export class HealthError extends DomainError<HealthErrorCode> {
   }
 }
 
-/** A readiness condition: a name and a probe that resolves true when satisfied. */
+/**
+ * A readiness condition: a name and a probe that resolves true when satisfied, and optionally
+ * what `/health/ready` should tell about it besides (e.g. which model is loaded), under its name.
+ */
 export interface ReadinessCheck {
   name: string;
   check(): Promise<boolean>;
+  details?(): unknown;
+}
+
+/** What `GET /health/ready` answers when ready (not ready: a 503 with the same in `details`). */
+export interface ReadinessReport {
+  status: 'ready';
+  checks: Record<string, boolean>;
+  /** Present when a check describes itself (`ReadinessCheck.details`), keyed by its name. */
+  details?: Record<string, unknown>;
 }
 
 export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
@@ -38,6 +50,13 @@ export class Readiness {
       this.checks.map(async (c) => [c.name, await c.check().catch(() => false)] as const),
     );
     return Object.fromEntries(entries);
+  }
+
+  /** Each describing check's details, by name; undefined when no check describes itself. */
+  details(): Record<string, unknown> | undefined {
+    const described = this.checks.filter((c) => c.details);
+    if (described.length === 0) return undefined;
+    return Object.fromEntries(described.map((c) => [c.name, c.details?.()]));
   }
 }
 
@@ -54,12 +73,16 @@ export class HealthController {
   }
 
   @Get('ready')
-  async ready(): Promise<{ status: 'ready'; checks: Record<string, boolean> }> {
+  async ready(): Promise<ReadinessReport> {
     const checks = await this.readiness.evaluate();
+    const details = this.readiness.details();
     if (Object.values(checks).some((ok) => !ok)) {
-      throw new HealthError(HealthErrorCode.NotReady, 'service is not ready', { checks });
+      throw new HealthError(HealthErrorCode.NotReady, 'service is not ready', {
+        checks,
+        ...(details ? { details } : {}),
+      });
     }
-    return { status: 'ready', checks };
+    return { status: 'ready', checks, ...(details ? { details } : {}) };
   }
 }
 

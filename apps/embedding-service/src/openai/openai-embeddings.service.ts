@@ -1,3 +1,4 @@
+import { OPENAI_MODEL_OWNER, type OpenAiModel, type OpenAiModelList } from '@kb/contracts';
 import { type EmbeddingProvider, embedInBatches, estimateTokens } from '@kb/embeddings';
 import { meter } from '@kb/observability';
 import { Inject, Injectable } from '@nestjs/common';
@@ -12,8 +13,6 @@ import {
   type EmbeddingsResponse,
   MAX_INPUT_CHARACTERS,
   MAX_INPUTS,
-  type ModelList,
-  type OpenAiModel,
   toBase64Float32,
 } from './openai.model';
 
@@ -44,7 +43,7 @@ export class OpenAiEmbeddingsService {
     private readonly config: Pick<EmbeddingServiceConfig, 'EMBEDDING_BATCH_SIZE'>,
   ) {}
 
-  models(): ModelList {
+  models(): OpenAiModelList {
     return {
       object: 'list',
       data: [...this.embedders].map(([id, embedder]) => this.modelObject(id, embedder.provider)),
@@ -132,7 +131,8 @@ export class OpenAiEmbeddingsService {
       id,
       object: 'model',
       created: this.created,
-      owned_by: 'knowledge-base',
+      owned_by: OPENAI_MODEL_OWNER,
+      kind: 'embedding',
       dimension: provider.dimension,
     };
   }

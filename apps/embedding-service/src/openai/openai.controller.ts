@@ -1,8 +1,9 @@
 import type { Caller } from '@kb/auth';
+import type { OpenAiModel, OpenAiModelList } from '@kb/contracts';
 import { CurrentCaller } from '@kb/http';
 import { Body, Controller, Get, HttpCode, Param, Post, UseFilters } from '@nestjs/common';
 
-import type { EmbeddingsResponse, ModelList, OpenAiModel } from './openai.model';
+import type { EmbeddingsResponse } from './openai.model';
 import { OpenAiEmbeddingsService } from './openai-embeddings.service';
 import { OpenAiExceptionFilter } from './openai-exception.filter';
 
@@ -23,7 +24,7 @@ export class OpenAiController {
   }
 
   @Get('models')
-  models(): ModelList {
+  models(): OpenAiModelList {
     return this.embeddings.models();
   }
 

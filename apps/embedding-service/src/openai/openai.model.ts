@@ -46,22 +46,6 @@ export const embeddingsResponseSchema = z.object({
 });
 export type EmbeddingsResponse = z.infer<typeof embeddingsResponseSchema>;
 
-/** OpenAI's model object, with the vector size as an extension its clients ignore. */
-export const openAiModelSchema = z.object({
-  id: z.string(),
-  object: z.literal('model'),
-  created: z.number().int().describe('Unix seconds: when this service started serving it.'),
-  owned_by: z.string(),
-  dimension: z.number().int().describe('Extension: the length of its vectors.'),
-});
-export type OpenAiModel = z.infer<typeof openAiModelSchema>;
-
-export const modelListSchema = z.object({
-  object: z.literal('list'),
-  data: z.array(openAiModelSchema),
-});
-export type ModelList = z.infer<typeof modelListSchema>;
-
 /** A vector as OpenAI's `base64` encoding carries it: float32, little-endian, then base64. */
 export function toBase64Float32(vector: number[]): string {
   const bytes = Buffer.alloc(vector.length * 4);
