@@ -23,6 +23,7 @@ import { ParsedConsumer } from './embedding/parsed.consumer';
 import { migrationPlans } from './migrations';
 import { OpenAiController } from './openai/openai.controller';
 import { OpenAiEmbeddingsService } from './openai/openai-embeddings.service';
+import { OpenApiController } from './openai/openapi.controller';
 import { BLOB_STORE, EMBEDDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 
 export interface EmbeddingDeps {
@@ -64,7 +65,13 @@ export class AppModule {
     ];
     return {
       module: AppModule,
-      controllers: [HealthController, MetricsController, ModelsController, OpenAiController],
+      controllers: [
+        HealthController,
+        MetricsController,
+        ModelsController,
+        OpenAiController,
+        OpenApiController,
+      ],
       providers: [
         { provide: EMBEDDING_CONFIG, useValue: deps.config },
         { provide: KAFKA, useValue: deps.kafka },

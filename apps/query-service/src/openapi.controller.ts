@@ -1,9 +1,17 @@
+import { openAiModelListSchema } from '@kb/contracts';
 import { buildOpenApiDocument, Public } from '@kb/http';
 import { Controller, Get } from '@nestjs/common';
 import { z } from 'zod';
 
 import { retrieveContextResponseSchema, retrieveContextSchema } from './context/context.service';
+import { rerankRequestSchema, rerankResponseSchema } from './rerank/rerank.model';
 import { searchRequestSchema, searchResponseSchema } from './search/search.model';
+
+const crossEncoderStateSchema = z.object({
+  configured: z.boolean(),
+  loaded: z.boolean(),
+  model: z.string().nullable(),
+});
 
 const toolSchema = z.object({
   type: z.literal('function'),
@@ -20,7 +28,7 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
     title: 'Knowledge base query API',
     version: '1',
     description:
-      'Search and context retrieval over a tenant\u2019s documents. The same operations are served over gRPC (kb.v1.KnowledgeBase).',
+      'Search, context retrieval and reranking over a tenant\u2019s documents. Search and context are also served over gRPC (kb.v1.KnowledgeBase).',
   },
   [
     {
@@ -40,6 +48,25 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
       body: retrieveContextSchema,
       status: 200,
       response: retrieveContextResponseSchema,
+    },
+    {
+      method: 'post',
+      path: '/v1/rerank',
+      operationId: 'rerank',
+      summary:
+        'Order passages by the cross-encoder\u2019s relevance to a query (503 cross_encoder_not_loaded without one)',
+      body: rerankRequestSchema,
+      status: 200,
+      response: rerankResponseSchema,
+    },
+    {
+      method: 'get',
+      path: '/v1/models',
+      operationId: 'listModels',
+      summary:
+        'The embedding models and the cross-encoder this service runs, in OpenAI\u2019s list shape, with the cross-encoder\u2019s state',
+      status: 200,
+      response: openAiModelListSchema.extend({ cross_encoder: crossEncoderStateSchema }),
     },
     {
       method: 'get',

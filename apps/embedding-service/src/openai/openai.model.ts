@@ -25,7 +25,7 @@ export const embeddingsRequestSchema = z.object({
   dimensions: z
     .number()
     .int()
-    .positive()
+    .min(1)
     .optional()
     .describe("Accepted only when it equals the model's own dimension."),
   user: z.string().max(256).optional().describe('Accepted and ignored.'),
