@@ -111,7 +111,7 @@ const REQUIRED_ENV: Record<
 > = {
   'document-service': (_b, auth) => ['DATABASE_URL', 'KAFKA_BROKERS', auth],
   'parser-service': () => ['KAFKA_BROKERS'],
-  'embedding-service': (_b, _a, provider) => ['KAFKA_BROKERS', ...modelEnv(provider)],
+  'embedding-service': (_b, auth, provider) => ['KAFKA_BROKERS', ...modelEnv(provider), auth],
   'indexing-service': (backend) => ['KAFKA_BROKERS', 'DATABASE_URL', ...vectorEnv(backend)],
   'query-service': (backend, auth, provider) => [
     'DATABASE_URL',

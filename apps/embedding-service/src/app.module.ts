@@ -21,6 +21,9 @@ import { EmbeddingService } from './embedding/embedding.service';
 import { ModelsController } from './embedding/models.controller';
 import { ParsedConsumer } from './embedding/parsed.consumer';
 import { migrationPlans } from './migrations';
+import { OpenAiController } from './openai/openai.controller';
+import { OpenAiEmbeddingsService } from './openai/openai-embeddings.service';
+import { OpenApiController } from './openai/openapi.controller';
 import { BLOB_STORE, EMBEDDER, EVENT_PRODUCER, KAFKA } from './platform/tokens';
 
 export interface EmbeddingDeps {
@@ -62,7 +65,13 @@ export class AppModule {
     ];
     return {
       module: AppModule,
-      controllers: [HealthController, MetricsController, ModelsController],
+      controllers: [
+        HealthController,
+        MetricsController,
+        ModelsController,
+        OpenAiController,
+        OpenApiController,
+      ],
       providers: [
         { provide: EMBEDDING_CONFIG, useValue: deps.config },
         { provide: KAFKA, useValue: deps.kafka },
@@ -75,6 +84,7 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         EmbeddingService,
+        OpenAiEmbeddingsService,
         ParsedConsumer,
         {
           provide: EVENT_CONSUMERS,

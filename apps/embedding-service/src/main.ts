@@ -1,6 +1,7 @@
 import './telemetry';
 import 'reflect-metadata';
 
+import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { bootHttpService } from '@kb/http';
@@ -16,6 +17,8 @@ import { CACHE_SCHEMA, migrationPlans } from './migrations';
 async function main(): Promise<void> {
   const config = loadEmbeddingConfig();
   const logger = createLogger('embedding-service', config.LOG_LEVEL);
+  // Before the model loads: a missing AUTH_JWT_SECRET / AUTH_JWKS_URL stops the boot at once.
+  const verifier = tokenVerifierFrom(config);
   const provider = await embeddingProviderFromConfig(config);
   logger.log(
     `${config.EMBEDDING_PROVIDER} model ${provider.model} ready, dimension ${provider.dimension}`,
@@ -47,6 +50,7 @@ async function main(): Promise<void> {
       extraProviders: extraEmbeddingProviders(config.EMBEDDING_EXTRA_MODELS, provider.dimension),
       cache,
     }),
+    auth: verifier,
     logger,
     host: config.HOST,
     port: config.PORT,

@@ -39,6 +39,7 @@ import { DocumentsClient } from './documents/documents.client';
 import { DocumentsGrpcController } from './documents/documents.grpc';
 import { KnowledgeBaseToolsAdapter } from './mcp/knowledge-base-tools.adapter';
 import { McpController } from './mcp/mcp.controller';
+import { ModelsController } from './models/models.controller';
 import { OpenApiController } from './openapi.controller';
 import {
   EVENT_PRODUCER,
@@ -52,7 +53,9 @@ import {
   TOKEN_VERIFIER,
   VECTOR_STORE,
 } from './platform/tokens';
-import type { Reranker } from './search/cross-encoder.reranker';
+import { RerankController } from './rerank/rerank.controller';
+import { RerankService } from './rerank/rerank.service';
+import { crossEncoderStateOf, type Reranker } from './search/cross-encoder.reranker';
 import { HybridRetrieval } from './search/hybrid.retrieval';
 import { QueryEmbedder } from './search/query.embedder';
 import { SearchController } from './search/search.controller';
@@ -108,6 +111,8 @@ export class AppModule {
         ContextGrpcController,
         DocumentsGrpcController,
         McpController,
+        RerankController,
+        ModelsController,
         OpenApiController,
         HealthController,
         MetricsController,
@@ -176,6 +181,7 @@ export class AppModule {
         HitDetailsStep,
         SearchService,
         SimilarService,
+        RerankService,
         DocumentsClient,
         {
           provide: CHAT_REWRITER,
@@ -210,6 +216,12 @@ export class AppModule {
             ...(deps.cache
               ? [{ name: 'redis', critical: false, check: async () => deps.cache!.isReady }]
               : []),
+            // Never unready (a configured model that fails to load stops the boot): it describes.
+            {
+              name: 'cross_encoder',
+              check: async () => true,
+              details: () => crossEncoderStateOf(deps.reranker ?? null),
+            },
           ],
         },
       ],

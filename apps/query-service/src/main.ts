@@ -14,11 +14,17 @@ import { vectorStoreFromEnv } from '@kb/vector-store';
 import { AppModule } from './app.module';
 import { RedisSearchCache } from './cache/search.cache';
 import { loadQueryConfig } from './config/query.config';
-import { CrossEncoderReranker } from './search/cross-encoder.reranker';
+import { crossEncoderFromConfig, CrossEncoderLoadError } from './search/cross-encoder.reranker';
 
 async function main(): Promise<void> {
   const config = loadQueryConfig();
   const logger = createLogger('query-service', config.LOG_LEVEL);
+  // First: a configured cross-encoder that cannot be loaded stops the boot here, with its reason.
+  const reranker = await crossEncoderFromConfig(config);
+  logger.log(
+    reranker ? `cross-encoder ${reranker.model} loaded` : 'no cross-encoder (RERANKER_MODEL unset)',
+    'Bootstrap',
+  );
   // The same provider and model as embedding-service: queries and chunks share one vector space.
   const provider = await embeddingProviderFromConfig(config);
   // query-service only reads: indexing-service (or the Helm hook) migrates the vector tables.
@@ -30,14 +36,6 @@ async function main(): Promise<void> {
       'Bootstrap',
     );
   });
-  const rerankerDir = config.RERANKER_MODEL_DIR ?? config.EMBEDDING_MODEL_DIR;
-  const reranker =
-    config.RERANKER_MODEL && rerankerDir
-      ? await CrossEncoderReranker.loadIfPresent({
-          modelDir: rerankerDir,
-          model: config.RERANKER_MODEL,
-        })
-      : undefined;
   const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
   const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
   const indexState = new PgDocumentIndexState({ url: config.DATABASE_URL });
@@ -60,7 +58,7 @@ async function main(): Promise<void> {
       generations,
       indexState,
       cache,
-      reranker: reranker ?? null,
+      reranker,
       extraProviders: extraEmbeddingProviders(config.EMBEDDING_EXTRA_MODELS, provider.dimension),
       kafka,
       producer,
@@ -77,6 +75,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  // A configuration fault is told in one line; anything else with its stack.
+  console.error(error instanceof CrossEncoderLoadError ? `query-service: ${error.message}` : error);
   process.exit(1);
 });

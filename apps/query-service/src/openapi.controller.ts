@@ -1,8 +1,10 @@
+import { openAiModelListSchema } from '@kb/contracts';
 import { buildOpenApiDocument, Public } from '@kb/http';
 import { Controller, Get } from '@nestjs/common';
 import { z } from 'zod';
 
 import { retrieveContextResponseSchema, retrieveContextSchema } from './context/context.service';
+import { rerankRequestSchema, rerankResponseSchema } from './rerank/rerank.model';
 import {
   MAX_TOP_K,
   SEARCH_MODES,
@@ -10,6 +12,12 @@ import {
   searchResponseSchema,
 } from './search/search.model';
 import { similarRequestSchema, similarResponseSchema } from './search/similar.model';
+
+const crossEncoderStateSchema = z.object({
+  configured: z.boolean(),
+  loaded: z.boolean(),
+  model: z.string().nullable(),
+});
 
 const toolSchema = z.object({
   type: z.literal('function'),
@@ -26,7 +34,7 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
     title: 'Knowledge base query API',
     version: '1',
     description:
-      'Search, similarity and context retrieval over a tenant\u2019s documents. The same operations are served over gRPC (kb.v1.KnowledgeBase).',
+      'Search, similarity, context retrieval and reranking over a tenant\u2019s documents. Search, similarity and context are also served over gRPC (kb.v1.KnowledgeBase).',
   },
   [
     {
@@ -96,6 +104,25 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
       response: retrieveContextResponseSchema,
       // Over the caller's or the tenant's search budget, with Retry-After (docs/adr/0020).
       errors: [429],
+    },
+    {
+      method: 'post',
+      path: '/v1/rerank',
+      operationId: 'rerank',
+      summary:
+        'Order passages by the cross-encoder\u2019s relevance to a query (503 cross_encoder_not_loaded without one)',
+      body: rerankRequestSchema,
+      status: 200,
+      response: rerankResponseSchema,
+    },
+    {
+      method: 'get',
+      path: '/v1/models',
+      operationId: 'listModels',
+      summary:
+        'The embedding models and the cross-encoder this service runs, in OpenAI\u2019s list shape, with the cross-encoder\u2019s state',
+      status: 200,
+      response: openAiModelListSchema.extend({ cross_encoder: crossEncoderStateSchema }),
     },
     {
       method: 'get',

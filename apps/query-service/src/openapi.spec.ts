@@ -2,7 +2,9 @@ import { controllerRoutes, documentedRoutes } from '@kb/http';
 import OpenAPISchemaValidator from 'openapi-schema-validator';
 
 import { ContextController, searchToolDefinition } from './context/context.controller';
+import { ModelsController } from './models/models.controller';
 import { QUERY_OPENAPI } from './openapi.controller';
+import { RerankController } from './rerank/rerank.controller';
 import { SearchController } from './search/search.controller';
 
 /** A JSON Schema or OpenAPI node, walked by key in these assertions. */
@@ -78,6 +80,21 @@ describe('OpenAPI document', () => {
     ).toMatchObject({ enum: ['standalone', 'history_rule', 'model_rewrite'] });
   });
 
+  it('describes the rerank and model-list operations', () => {
+    const paths = QUERY_OPENAPI['paths'] as Record<string, Record<string, Node>>;
+    const body = paths['/v1/rerank']!['post'].requestBody.content['application/json'].schema;
+    expect(Object.keys(body.properties).sort()).toEqual(
+      ['documents', 'model', 'query', 'return_documents', 'top_k'].sort(),
+    );
+    expect(body.required).toEqual(['query', 'documents']);
+    const result =
+      paths['/v1/rerank']!['post'].responses['200'].content['application/json'].schema.properties
+        .results.items;
+    expect(result.required).toEqual(['index', 'relevance_score', 'original_rank']);
+    const models = paths['/v1/models']!['get'].responses['200'].content['application/json'].schema;
+    expect(Object.keys(models.properties).sort()).toEqual(['cross_encoder', 'data', 'object']);
+  });
+
   it('serves the search tool with the same parameters as the search body', () => {
     const tool = searchToolDefinition() as { function: { name: string; parameters: Node } };
     expect(tool.function.name).toBe('search_knowledge_base');
@@ -87,7 +104,7 @@ describe('OpenAPI document', () => {
 
   it('documents every route the controllers serve, and no other', () => {
     expect(documentedRoutes(QUERY_OPENAPI)).toEqual(
-      controllerRoutes(SearchController, ContextController),
+      controllerRoutes(SearchController, ContextController, RerankController, ModelsController),
     );
   });
 });

@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { FAKE_CROSS_ENCODER, installFakeCrossEncoder } from './support/fake-cross-encoder';
 
 /**
  * onnxruntime checks tensor types against the native realm's Float32Array, which Jest's sandbox
@@ -13,13 +15,14 @@ function inNode(modelDir: string, model: string, query: string, passages: string
   const script = `
     const { CrossEncoderReranker } = require(${JSON.stringify(ADAPTER)});
     (async () => {
-      const reranker = await CrossEncoderReranker.loadIfPresent(
+      const reranker = await CrossEncoderReranker.load(
         { modelDir: ${JSON.stringify(modelDir)}, model: ${JSON.stringify(model)}, batchSize: 2 });
-      if (!reranker) return process.stdout.write(JSON.stringify({ absent: true }));
       const scores = await reranker.score(${JSON.stringify(query)}, ${JSON.stringify(passages)});
       await reranker.close();
       process.stdout.write(JSON.stringify({ model: reranker.model, scores }));
-    })().catch((e) => { console.error(e); process.exit(1); });
+    })().catch((e) => {
+      process.stdout.write(JSON.stringify({ error: e.name, message: e.message }));
+    });
   `;
   const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(result.stderr);
@@ -30,37 +33,13 @@ jest.setTimeout(60_000);
 
 /**
  * The real adapter (transformers.js tokenizer and sequence-classification model on onnxruntime)
- * on a FAKE cross-encoder: fixtures/fake-cross-encoder.onnx has a BERT classifier's inputs and
- * output but scores the passage segment as a bag of words (2 per "lighthouse", 1 per "keeper";
- * see fixtures/make-fake-cross-encoder.py). It checks pairing, segments, padding and batching,
- * not relevance: no real cross-encoder can be fetched here. The tokenizer is the embedding
- * model's, which `npm test` fetches.
+ * on a FAKE cross-encoder (support/fake-cross-encoder.ts). It checks pairing, segments, padding
+ * and batching, not relevance: no real cross-encoder can be fetched here.
  */
 describe('CrossEncoderReranker', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kb-reranker-'));
-  const tokenizerDir = join(process.env['EMBEDDING_MODEL_DIR']!, 'all-MiniLM-L6-v2');
 
-  beforeAll(() => {
-    const folder = join(dir, 'fake-cross-encoder');
-    mkdirSync(join(folder, 'onnx'), { recursive: true });
-    for (const file of ['tokenizer.json', 'tokenizer_config.json']) {
-      copyFileSync(join(tokenizerDir, file), join(folder, file));
-    }
-    copyFileSync(
-      join(__dirname, 'fixtures', 'fake-cross-encoder.onnx'),
-      join(folder, 'onnx', 'model.onnx'),
-    );
-    writeFileSync(
-      join(folder, 'config.json'),
-      JSON.stringify({
-        model_type: 'bert',
-        architectures: ['BertForSequenceClassification'],
-        id2label: { 0: 'LABEL_0' },
-        label2id: { LABEL_0: 0 },
-      }),
-    );
-  });
-
+  beforeAll(() => installFakeCrossEncoder(dir));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('scores each (query, passage) pair on the passage segment, across batches', () => {
@@ -72,13 +51,30 @@ describe('CrossEncoderReranker', () => {
       '',
     ];
     // The query's own "lighthouse" and "keeper" (segment 0) never count.
-    expect(inNode(dir, 'fake-cross-encoder', 'who was the lighthouse keeper?', passages)).toEqual({
-      model: 'fake-cross-encoder',
+    expect(inNode(dir, FAKE_CROSS_ENCODER, 'who was the lighthouse keeper?', passages)).toEqual({
+      model: FAKE_CROSS_ENCODER,
       scores: [0, 5, 1, 2, 0],
     });
   });
 
-  it('is absent, not an error, when the model folder is missing', () => {
-    expect(inNode(dir, 'missing', 'q', ['p'])).toEqual({ absent: true });
+  it('fails to load, naming the folder, when the model folder is missing', () => {
+    expect(inNode(dir, 'missing', 'q', ['p'])).toEqual({
+      error: 'CrossEncoderLoadError',
+      message: expect.stringContaining(`${join(dir, 'missing')} holds no model`),
+    });
+  });
+
+  it('fails to load, with the cause, when the model is broken', () => {
+    const broken = mkdtempSync(join(tmpdir(), 'kb-reranker-broken-'));
+    try {
+      installFakeCrossEncoder(broken);
+      rmSync(join(broken, FAKE_CROSS_ENCODER, 'onnx'), { recursive: true });
+      expect(inNode(broken, FAKE_CROSS_ENCODER, 'q', ['p'])).toEqual({
+        error: 'CrossEncoderLoadError',
+        message: expect.stringMatching(/^RERANKER_MODEL=fake-cross-encoder in .* failed to load: /),
+      });
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
   });
 });

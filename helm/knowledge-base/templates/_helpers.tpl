@@ -56,7 +56,9 @@ capabilities:
 {{- define "kb.pipelineServices" -}}document-service parser-service embedding-service indexing-service{{- end -}}
 {{- define "kb.databaseServices" -}}document-service embedding-service indexing-service query-service acl-service{{- end -}}
 {{- define "kb.kafkaServices" -}}document-service parser-service embedding-service indexing-service query-service acl-service{{- end -}}
-{{- define "kb.authServices" -}}document-service query-service acl-service{{- end -}}
+{{- define "kb.authServices" -}}document-service embedding-service query-service acl-service{{- end -}}
+{{/* Services that ask acl-service for callers' principals (embedding-service only verifies tokens). */}}
+{{- define "kb.accessServices" -}}document-service query-service{{- end -}}
 {{/* Services with a Redis client: the result cache (query) and the shared rate limits. */}}
 {{- define "kb.redisServices" -}}document-service query-service acl-service indexing-service{{- end -}}
 {{/* Where mounted TLS material lives in the pods (Secrets, read-only). */}}
@@ -139,7 +141,7 @@ AUTH_ISSUER: {{ $v.auth.issuer | quote }}
 {{- if $v.auth.audience }}
 AUTH_AUDIENCE: {{ $v.auth.audience | quote }}
 {{- end }}
-{{- if ne $name "acl-service" }}
+{{- if has $name (splitList " " (include "kb.accessServices" .)) }}
 # Callers' principals and permissions come from acl-service; answers are reused this long at most.
 ACL_GRPC_ADDRESS: {{ printf "%s:%v" (include "kb.serviceName" (dict "root" .root "name" "acl-service")) $v.containerPorts.grpc | quote }}
 AUTHZ_CACHE_TTL_MS: {{ $v.auth.cacheTtlMs | quote }}

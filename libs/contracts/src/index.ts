@@ -9,6 +9,7 @@ export * from './filter';
 export * as aclv1 from './generated/kb/v1/acl';
 export * as kbv1 from './generated/kb/v1/kb';
 export * from './index-space';
+export * from './openai-models';
 export * from './pipeline';
 export * from './search-cache';
 export * from './tenancy';

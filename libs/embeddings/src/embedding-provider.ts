@@ -9,6 +9,11 @@ export interface EmbeddingProvider {
   readonly model: string;
   readonly dimension: number;
   embed(texts: string[], context?: EmbedContext): Promise<number[][]>;
+  /**
+   * Tokens the model reads for these texts, with its own tokenizer (the OpenAI-compatible
+   * endpoint reports them as `usage`). Absent: callers estimate (`estimateTokens`).
+   */
+  countTokens?(texts: string[]): Promise<number>;
   close?(): Promise<void>;
 }
 

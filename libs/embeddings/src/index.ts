@@ -7,5 +7,5 @@ export {
   isTransient,
 } from './openai-compatible/embedding-api.errors';
 export * from './openai-compatible/openai-embedding-provider';
-export type { RateLimit } from './openai-compatible/rate-limiter';
+export { estimateTokens, type RateLimit } from './openai-compatible/rate-limiter';
 export * from './test-embedding-provider';

@@ -16,6 +16,8 @@ type FeatureExtractor = (
   texts: string[],
   options: { pooling: 'mean' | 'cls'; normalize: boolean },
 ) => Promise<{ tolist(): number[][]; dims: number[] }>;
+/** The pipeline's tokenizer, as far as counting goes: ids with the special tokens, truncated. */
+type TokenCounter = (text: string) => number;
 
 /**
  * A local sentence-embedding model run by onnxruntime through transformers.js, loaded offline
@@ -28,6 +30,7 @@ export class OnnxEmbeddingProvider implements EmbeddingProvider {
     private readonly extractor: FeatureExtractor,
     private readonly pooling: 'mean' | 'cls',
     private readonly dispose: () => Promise<void>,
+    private readonly tokensOf: TokenCounter,
   ) {}
 
   static async load(options: OnnxEmbeddingOptions): Promise<OnnxEmbeddingProvider> {
@@ -44,8 +47,16 @@ export class OnnxEmbeddingProvider implements EmbeddingProvider {
     const run = extractor as unknown as FeatureExtractor;
     const probe = await run(['dimension probe'], { pooling, normalize: true });
     const dimension = probe.dims[probe.dims.length - 1] ?? 0;
-    return new OnnxEmbeddingProvider(options.model, dimension, run, pooling, () =>
-      extractor.dispose(),
+    // What the model reads: the pipeline truncates to the tokenizer's model_max_length.
+    const tokensOf: TokenCounter = (text) =>
+      extractor.tokenizer.encode(text).slice(0, extractor.tokenizer.model_max_length).length;
+    return new OnnxEmbeddingProvider(
+      options.model,
+      dimension,
+      run,
+      pooling,
+      () => extractor.dispose(),
+      tokensOf,
     );
   }
 
@@ -53,6 +64,10 @@ export class OnnxEmbeddingProvider implements EmbeddingProvider {
     if (texts.length === 0) return [];
     const output = await this.extractor(texts, { pooling: this.pooling, normalize: true });
     return output.tolist();
+  }
+
+  async countTokens(texts: string[]): Promise<number> {
+    return texts.reduce((sum, text) => sum + this.tokensOf(text), 0);
   }
 
   async close(): Promise<void> {

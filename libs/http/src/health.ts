@@ -29,6 +29,8 @@ export class HealthError extends DomainError<HealthErrorCode> {
 export interface ReadinessCheck {
   name: string;
   check(): Promise<boolean>;
+  /** What `/health/ready` tells about it besides, under its name (e.g. which model is loaded). */
+  details?(): unknown;
   /**
    * False for a dependency the service degrades without (a fail-open cache): reported under
    * `degraded`, but the service stays ready (ADR 17). Default true.
@@ -73,6 +75,23 @@ export class Readiness {
     }
     return report;
   }
+
+  /** Each describing check's details, by name; undefined when no check describes itself. */
+  details(): Record<string, unknown> | undefined {
+    const described = this.checks.filter((c) => c.details);
+    if (described.length === 0) return undefined;
+    return Object.fromEntries(described.map((c) => [c.name, c.details?.()]));
+  }
+}
+
+/** What `GET /health/ready` answers when ready (not ready: a 503 with the same in `details`). */
+export interface ReadyAnswer {
+  status: 'ready';
+  checks: Record<string, boolean>;
+  /** Failed checks the service works without, with why. */
+  degraded?: Record<string, string>;
+  /** Present when a check describes itself (`ReadinessCheck.details`), keyed by its name. */
+  details?: Record<string, unknown>;
 }
 
 async function probe(check: ReadinessCheck): Promise<{ ok: boolean; reason: string }> {
@@ -118,20 +137,23 @@ export class HealthController {
    * away (the service keeps running and reconnects: it is taken out of rotation, not restarted).
    */
   @Get('ready')
-  async ready(): Promise<{
-    status: 'ready';
-    checks: Record<string, boolean>;
-    degraded?: Record<string, string>;
-  }> {
+  async ready(): Promise<ReadyAnswer> {
     const { ready, checks, reasons, degraded } = await this.readiness.evaluate();
+    const details = this.readiness.details();
     if (!ready) {
-      throw new HealthError(HealthErrorCode.NotReady, 'service is not ready', { checks, reasons });
+      throw new HealthError(HealthErrorCode.NotReady, 'service is not ready', {
+        checks,
+        reasons,
+        ...(details ? { details } : {}),
+      });
     }
-    if (degraded.length === 0) return { status: 'ready', checks };
     return {
       status: 'ready',
       checks,
-      degraded: Object.fromEntries(degraded.map((name) => [name, reasons[name]!])),
+      ...(degraded.length
+        ? { degraded: Object.fromEntries(degraded.map((name) => [name, reasons[name]!])) }
+        : {}),
+      ...(details ? { details } : {}),
     };
   }
 }

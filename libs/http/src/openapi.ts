@@ -87,6 +87,8 @@ function multipartBody(multipart: NonNullable<OpenApiOperation['multipart']>) {
 export function buildOpenApiDocument(
   info: { title: string; version: string; description: string },
   operations: OpenApiOperation[],
+  /** The error body, when an API answers errors in another shape (e.g. OpenAI's). */
+  options: { errorBody?: z.ZodType } = {},
 ): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
@@ -151,7 +153,7 @@ export function buildOpenApiDocument(
     info,
     paths,
     components: {
-      schemas: { Error: jsonSchema(errorBodySchema, 'output') },
+      schemas: { Error: jsonSchema(options.errorBody ?? errorBodySchema, 'output') },
       securitySchemes: {
         // The token names the tenant, the user, their roles and groups (claims tenant, sub, roles, groups).
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },

@@ -47,7 +47,7 @@ export class RestExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
-    const [status, body] = this.toBody(exception);
+    const [status, body] = restErrorOf(exception);
     if (exception instanceof DomainError && exception.retryAfterSeconds !== undefined) {
       response.setHeader('Retry-After', String(exception.retryAfterSeconds));
     } else if (status === HttpStatus.SERVICE_UNAVAILABLE) {
@@ -60,44 +60,6 @@ export class RestExceptionFilter implements ExceptionFilter {
     }
     response.status(status).json(body);
   }
-
-  private toBody(exception: unknown): [number, ApiErrorBody] {
-    if (!(exception instanceof DomainError) && isTransient(exception)) {
-      // The message stays generic: the error's own text names hosts and ports.
-      return [
-        ERROR_STATUS[ErrorKind.Unavailable].http,
-        {
-          error: {
-            code: DEPENDENCY_UNAVAILABLE,
-            message: 'a service this request needs is unavailable; try again shortly',
-          },
-        },
-      ];
-    }
-    if (exception instanceof DomainError) {
-      return [
-        ERROR_STATUS[exception.kind].http,
-        { error: { code: exception.code, message: exception.message, details: exception.details } },
-      ];
-    }
-    if (exception instanceof HttpException) {
-      const status = exception.getStatus();
-      const response = exception.getResponse();
-      const message =
-        typeof response === 'object' && response !== null && 'message' in response
-          ? String((response as { message: unknown }).message)
-          : exception.message;
-      return [status, { error: { code: FRAMEWORK_CODES[status] ?? 'http_error', message } }];
-    }
-    if (isClientHttpError(exception)) {
-      const { status, message } = exception;
-      return [status, { error: { code: FRAMEWORK_CODES[status] ?? 'bad_request', message } }];
-    }
-    return [
-      HttpStatus.INTERNAL_SERVER_ERROR,
-      { error: { code: 'internal', message: 'internal error' } },
-    ];
-  }
 }
 
 /**
@@ -109,4 +71,46 @@ function isClientHttpError(error: unknown): error is Error & { status: number } 
   if (!(error instanceof Error)) return false;
   const { status, expose } = error as Error & { status?: unknown; expose?: unknown };
   return typeof status === 'number' && status >= 400 && status < 500 && expose === true;
+}
+
+/**
+ * The status and body a REST client gets for an exception (exported for APIs that must answer in
+ * another error shape, such as the OpenAI-compatible one, and still agree on status and code).
+ */
+export function restErrorOf(exception: unknown): [number, ApiErrorBody] {
+  if (!(exception instanceof DomainError) && isTransient(exception)) {
+    // The message stays generic: the error's own text names hosts and ports.
+    return [
+      ERROR_STATUS[ErrorKind.Unavailable].http,
+      {
+        error: {
+          code: DEPENDENCY_UNAVAILABLE,
+          message: 'a service this request needs is unavailable; try again shortly',
+        },
+      },
+    ];
+  }
+  if (exception instanceof DomainError) {
+    return [
+      ERROR_STATUS[exception.kind].http,
+      { error: { code: exception.code, message: exception.message, details: exception.details } },
+    ];
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const response = exception.getResponse();
+    const message =
+      typeof response === 'object' && response !== null && 'message' in response
+        ? String((response as { message: unknown }).message)
+        : exception.message;
+    return [status, { error: { code: FRAMEWORK_CODES[status] ?? 'http_error', message } }];
+  }
+  if (isClientHttpError(exception)) {
+    const { status, message } = exception;
+    return [status, { error: { code: FRAMEWORK_CODES[status] ?? 'bad_request', message } }];
+  }
+  return [
+    HttpStatus.INTERNAL_SERVER_ERROR,
+    { error: { code: 'internal', message: 'internal error' } },
+  ];
 }

@@ -141,7 +141,7 @@ describe('uploads through POST /v1/documents', () => {
     const refused: unknown = await away.exists('blobs/x').catch((error: unknown) => error);
     away.destroy();
     expect(refused).toBeInstanceOf(Error);
-    const exists = jest.spyOn(f.blobs, 'exists').mockRejectedValueOnce(refused);
+    const put = jest.spyOn(f.blobs, 'put').mockRejectedValueOnce(refused);
     try {
       const response = await upload('alice', { title: 'Notes' }, 'y');
       expect(response.status).toBe(503);
@@ -151,7 +151,7 @@ describe('uploads through POST /v1/documents', () => {
       });
       expect(readdirSync(spool)).toEqual([]);
     } finally {
-      exists.mockRestore();
+      put.mockRestore();
     }
   });
 

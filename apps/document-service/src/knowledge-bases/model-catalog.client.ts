@@ -13,7 +13,8 @@ export const MODEL_CATALOG = Symbol('MODEL_CATALOG');
 const TIMEOUT_MS = 5_000;
 
 /**
- * Asks embedding-service (`GET /v1/models`), which loads the models, rather than trusting a list
+ * Asks embedding-service (`GET /v1/internal/models`; its `/v1/models` is the OpenAI-compatible
+ * list for outside clients), which loads the models, rather than trusting a list
  * of names: a knowledge base is created only for a model that is really served, and its dimension
  * is what the model produces. Not cached: knowledge bases are created rarely.
  */
@@ -26,9 +27,12 @@ export class EmbeddingServiceCatalog implements ModelCatalog {
   async dimensionOf(model: string): Promise<number | undefined> {
     let items: Array<{ model: string; dimension: number }>;
     try {
-      const response = await fetch(new URL('/v1/models', this.config.EMBEDDING_SERVICE_URL), {
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
+      const response = await fetch(
+        new URL('/v1/internal/models', this.config.EMBEDDING_SERVICE_URL),
+        {
+          signal: AbortSignal.timeout(TIMEOUT_MS),
+        },
+      );
       if (!response.ok) throw new Error(`it answered ${response.status}`);
       ({ items } = (await response.json()) as { items: typeof items });
     } catch (error) {

@@ -1,4 +1,5 @@
 import {
+  authConfigSchema,
   baseConfigSchema,
   embeddingConfigSchema,
   env,
@@ -21,6 +22,8 @@ export const embeddingServiceConfigSchema = baseConfigSchema
   .extend(kafkaConfigSchema.shape)
   .extend(s3ConfigSchema.shape)
   .extend(embeddingConfigSchema.shape)
+  // Bearer tokens for the OpenAI-compatible API (POST /v1/embeddings, GET /v1/models).
+  .extend(authConfigSchema.shape)
   .extend({
     KAFKA_GROUP_ID: z.string().default('embedding-service'),
     /** Texts per model call (and per request to an embedding API). */

@@ -1,3 +1,4 @@
+import { Public } from '@kb/http';
 import { Controller, Get, Inject } from '@nestjs/common';
 
 import type { CachedEmbedder } from '../cache/cached.embedder';
@@ -12,9 +13,11 @@ export interface ServedModel {
 /**
  * The models this service embeds with, and their dimensions, read by document-service when a
  * knowledge base is created (it stores the dimension and refuses a model not served). In-cluster
- * only: it lists configuration, no tenant data.
+ * only and without a token: it lists configuration, no tenant data. `GET /v1/models` is the
+ * OpenAI-compatible list for outside clients (openai/openai.controller.ts).
  */
-@Controller('v1/models')
+@Public()
+@Controller('v1/internal/models')
 export class ModelsController {
   constructor(@Inject(EMBEDDER) private readonly embedders: ReadonlyMap<string, CachedEmbedder>) {}
 

@@ -38,8 +38,9 @@ export const queryConfigSchema = baseConfigSchema
     HYBRID_SEMANTIC_WEIGHT: z.coerce.number().min(0).max(1).default(0.7),
     /**
      * Cross-encoder for `rerank: true`: a sub-folder of RERANKER_MODEL_DIR (default: the embedding
-     * model folder) holding a BERT sequence classifier in ONNX. Unset or absent: rerank requests
-     * answer "skipped: no_reranker_model".
+     * model folder) holding a BERT sequence classifier in ONNX; it also serves POST /v1/rerank.
+     * Unset: rerank requests answer "skipped: no_reranker_model" and /v1/rerank 503. Set but not
+     * loadable: the service does not start (ADR 23).
      */
     RERANKER_MODEL: z.string().min(1).optional(),
     RERANKER_MODEL_DIR: z.string().min(1).optional(),

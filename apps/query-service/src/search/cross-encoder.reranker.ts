@@ -2,7 +2,50 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { offlineTransformers } from '@kb/embeddings';
-import { Logger } from '@nestjs/common';
+
+/** A configured cross-encoder that cannot be loaded: the service must not start. */
+export class CrossEncoderLoadError extends Error {
+  override readonly name = 'CrossEncoderLoadError';
+}
+
+/** What `/health/ready` and `GET /v1/models` tell about the cross-encoder. */
+export interface CrossEncoderState {
+  /** RERANKER_MODEL is set. */
+  configured: boolean;
+  /** The model is in memory (always equal to `configured` once booted: see `load`). */
+  loaded: boolean;
+  model: string | null;
+}
+
+export const crossEncoderStateOf = (reranker: Reranker | null): CrossEncoderState => ({
+  configured: reranker !== null,
+  loaded: reranker !== null,
+  model: reranker?.model ?? null,
+});
+
+/** Settings as query-service's config names them. */
+export interface CrossEncoderSettings {
+  RERANKER_MODEL?: string | undefined;
+  RERANKER_MODEL_DIR?: string | undefined;
+  EMBEDDING_MODEL_DIR?: string | undefined;
+}
+
+/**
+ * The configured cross-encoder, null when RERANKER_MODEL is unset; throws CrossEncoderLoadError
+ * when it is set and cannot be loaded (no folder to look in, no model there, a broken model).
+ */
+export async function crossEncoderFromConfig(
+  settings: CrossEncoderSettings,
+): Promise<Reranker | null> {
+  if (!settings.RERANKER_MODEL) return null;
+  const modelDir = settings.RERANKER_MODEL_DIR ?? settings.EMBEDDING_MODEL_DIR;
+  if (!modelDir) {
+    throw new CrossEncoderLoadError(
+      `RERANKER_MODEL=${settings.RERANKER_MODEL} is configured but no folder holds it: set RERANKER_MODEL_DIR (or EMBEDDING_MODEL_DIR)`,
+    );
+  }
+  return CrossEncoderReranker.load({ modelDir, model: settings.RERANKER_MODEL });
+}
 
 /** Scores (query, passage) pairs; higher is more relevant. */
 export interface Reranker {
@@ -49,15 +92,29 @@ export class CrossEncoderReranker implements Reranker {
     private readonly batchSize: number,
   ) {}
 
-  /** Undefined when the model folder is absent: reranking is then skipped, and says so. */
-  static async loadIfPresent(options: CrossEncoderOptions): Promise<Reranker | undefined> {
+  /**
+   * Loads the model, or fails with a message naming the setting and the folder: a cross-encoder
+   * that is configured but cannot be loaded stops the service at boot (ADR 23) rather than
+   * answering every rerank "skipped" until someone reads a warning.
+   */
+  static async load(options: CrossEncoderOptions): Promise<Reranker> {
     const folder = join(options.modelDir, options.model);
     if (!existsSync(join(folder, 'config.json'))) {
-      new Logger(CrossEncoderReranker.name).warn(
-        `no reranker model in ${folder}; rerank requests will be answered "skipped: no_reranker_model"`,
+      throw new CrossEncoderLoadError(
+        `RERANKER_MODEL=${options.model} is configured but ${folder} holds no model (no config.json); install it there or unset RERANKER_MODEL`,
       );
-      return undefined;
     }
+    try {
+      return await CrossEncoderReranker.loadFrom(options);
+    } catch (error) {
+      throw new CrossEncoderLoadError(
+        `RERANKER_MODEL=${options.model} in ${folder} failed to load: ${String(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
+  private static async loadFrom(options: CrossEncoderOptions): Promise<Reranker> {
     const transformers = await offlineTransformers(options.modelDir);
     const tokenizer = await transformers.AutoTokenizer.from_pretrained(options.model);
     const classifier = await transformers.AutoModelForSequenceClassification.from_pretrained(

@@ -35,6 +35,11 @@ export class QueryEmbedder {
     ]);
   }
 
+  /** Every model name a query may be embedded with, and its vector size. */
+  served(): Array<{ name: string; dimension: number }> {
+    return [...this.byName].map(([name, provider]) => ({ name, dimension: provider.dimension }));
+  }
+
   /** `model` undefined: the main model, the one of the tenant's own index space. */
   async embed(query: string, model: string | undefined): Promise<number[]> {
     const embedder = model === undefined ? this.models.main : this.byName.get(model);

@@ -1,0 +1,199 @@
+import { mintToken, TokenVerifier } from '@kb/auth';
+import { TestEmbeddingProvider } from '@kb/embeddings';
+import { useRestDefaults } from '@kb/http';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import OpenAI from 'openai';
+
+import { CachedEmbedder } from '../cache/cached.embedder';
+import { EMBEDDING_CONFIG } from '../config/embedding.config';
+import { ModelsController } from '../embedding/models.controller';
+import { EMBEDDER } from '../platform/tokens';
+import { OpenAiController } from './openai.controller';
+import { MAX_INPUT_CHARACTERS, MAX_INPUTS } from './openai.model';
+import { OpenAiEmbeddingsService } from './openai-embeddings.service';
+
+const SECRET = 'a-secret-for-unit-tests-only-0123456789';
+
+/**
+ * The OpenAI-compatible API driven by OpenAI's own SDK (the `openai` package), over HTTP, with a
+ * knowledge-base token as its API key. The model is the FAKE hashing embedder (libs/embeddings),
+ * served under two names, as embedding-service serves its main model; batches of 2 make a
+ * three-text request take two model calls.
+ */
+describe('OpenAI-compatible embeddings API', () => {
+  let app: INestApplication;
+  let baseURL: string;
+  let client: OpenAI;
+  const model = new TestEmbeddingProvider(384);
+
+  beforeAll(async () => {
+    const embedder = new CachedEmbedder(model, null, 2);
+    const moduleRef = await Test.createTestingModule({
+      controllers: [OpenAiController, ModelsController],
+      providers: [
+        OpenAiEmbeddingsService,
+        { provide: EMBEDDING_CONFIG, useValue: { EMBEDDING_BATCH_SIZE: 2 } },
+        {
+          provide: EMBEDDER,
+          useValue: new Map([
+            ['all-MiniLM-L6-v2', embedder],
+            [model.model, embedder],
+          ]),
+        },
+      ],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    useRestDefaults(app, new TokenVerifier({ secret: SECRET }));
+    await app.listen(0, '127.0.0.1');
+    baseURL = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/v1`;
+    const apiKey = await mintToken({ tenant: 'acme', user: 'agent' }, SECRET);
+    client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
+  });
+  afterAll(() => app.close());
+
+  it('embeds a string input in OpenAI shape, with usage', async () => {
+    const response = await client.embeddings.create({
+      model: 'all-MiniLM-L6-v2',
+      input: 'lighthouse keepers',
+      encoding_format: 'float',
+    });
+    expect(response).toEqual({
+      object: 'list',
+      data: [
+        {
+          object: 'embedding',
+          index: 0,
+          embedding: (await model.embed(['lighthouse keepers']))[0],
+        },
+      ],
+      model: 'all-MiniLM-L6-v2',
+      // The fake has no tokenizer: 18 characters at the estimate's 4 a token.
+      usage: { prompt_tokens: 5, total_tokens: 5 },
+    });
+  });
+
+  it('embeds an array input in order, across model batches', async () => {
+    const input = ['tide tables', 'harbour pilots', 'lighthouse keepers'];
+    const response = await client.embeddings.create({
+      model: model.model,
+      input,
+      encoding_format: 'float',
+    });
+    expect(response.data.map((d) => d.index)).toEqual([0, 1, 2]);
+    expect(response.data.map((d) => d.embedding)).toEqual(await model.embed(input));
+    expect(response.model).toBe(model.model);
+  });
+
+  it('answers base64 as little-endian float32 that decodes to the float output', async () => {
+    const input = ['tide tables', 'harbour pilots'];
+    const [floats, base64] = await Promise.all([
+      client.embeddings.create({ model: model.model, input, encoding_format: 'float' }),
+      client.embeddings.create({ model: model.model, input, encoding_format: 'base64' }),
+    ]);
+    const decoded = base64.data.map((d) => {
+      const bytes = Buffer.from(d.embedding as unknown as string, 'base64');
+      return Array.from({ length: bytes.length / 4 }, (_, i) => bytes.readFloatLE(i * 4));
+    });
+    expect(decoded).toHaveLength(2);
+    decoded.forEach((vector, i) => {
+      expect(vector).toHaveLength(384);
+      // float32 keeps about 7 significant digits of the float64 vector.
+      vector.forEach((value, j) => expect(value).toBeCloseTo(floats.data[i]!.embedding[j]!, 6));
+    });
+  });
+
+  it('decodes the SDK default (base64 on the wire) to the same vectors', async () => {
+    const response = await client.embeddings.create({ model: model.model, input: 'tide tables' });
+    const [expected] = await model.embed(['tide tables']);
+    response.data[0]!.embedding.forEach((value, j) => expect(value).toBeCloseTo(expected![j]!, 6));
+  });
+
+  it('answers an unknown model with 404 model_not_found in OpenAI error shape', async () => {
+    const error = await client.embeddings
+      .create({ model: 'text-embedding-3-small', input: 'x' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(error).toMatchObject({
+      status: 404,
+      code: 'model_not_found',
+      param: 'model',
+      type: 'invalid_request_error',
+    });
+  });
+
+  it('lists the served models, and retrieves one', async () => {
+    const models = [];
+    for await (const m of client.models.list()) models.push(m);
+    expect(models).toEqual([
+      expect.objectContaining({ id: 'all-MiniLM-L6-v2', object: 'model', dimension: 384 }),
+      expect.objectContaining({ id: model.model, object: 'model', owned_by: 'knowledge-base' }),
+    ]);
+    await expect(client.models.retrieve('all-MiniLM-L6-v2')).resolves.toMatchObject({
+      id: 'all-MiniLM-L6-v2',
+    });
+    await expect(client.models.retrieve('gpt-4o')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it('refuses a caller without a valid token, in OpenAI error shape', async () => {
+    const anonymous = new OpenAI({ baseURL, apiKey: 'not-a-token', maxRetries: 0 });
+    const error = await anonymous.models.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(error).toMatchObject({ status: 401, type: 'authentication_error' });
+  });
+
+  it('keeps the internal catalog document-service reads, without a token', async () => {
+    const response = await fetch(`${baseURL}/internal/models`);
+    expect(await response.json()).toEqual({
+      items: [
+        { model: 'all-MiniLM-L6-v2', dimension: 384 },
+        { model: model.model, dimension: 384 },
+      ],
+    });
+  });
+
+  describe('refuses bad input with 400 and a stable code', () => {
+    const post = async (body: unknown) => {
+      const error = await client.embeddings
+        .create(body as OpenAI.EmbeddingCreateParams)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      return error as InstanceType<typeof OpenAI.BadRequestError>;
+    };
+
+    it.each([
+      ['token ids', [1, 2, 3], 'token_input_unsupported'],
+      ['arrays of token ids', [[1, 2], [3]], 'token_input_unsupported'],
+      ['an empty string', '', 'invalid_request'],
+      ['an empty array', [], 'invalid_request'],
+      ['a number', 7, 'invalid_request'],
+      ['too many texts', Array.from({ length: MAX_INPUTS + 1 }, () => 'x'), 'input_too_large'],
+      [
+        'too many characters',
+        Array.from({ length: 4 }, () => 'x'.repeat(MAX_INPUT_CHARACTERS / 4 + 1)),
+        'input_too_large',
+      ],
+    ])('input as %s', async (_label, input, code) => {
+      const error = await post({ model: model.model, input, encoding_format: 'float' });
+      expect(error).toMatchObject({ status: 400, code, param: 'input' });
+    });
+
+    it('a missing model', async () => {
+      expect(await post({ input: 'x', encoding_format: 'float' })).toMatchObject({
+        code: 'invalid_request',
+        param: 'model',
+      });
+    });
+
+    it('an unknown encoding_format', async () => {
+      expect(await post({ model: model.model, input: 'x', encoding_format: 'int8' })).toMatchObject(
+        { code: 'invalid_request', param: 'encoding_format' },
+      );
+    });
+
+    it('dimensions other than the model has', async () => {
+      const error = await post({ model: model.model, input: 'x', dimensions: 256 });
+      expect(error).toMatchObject({ code: 'dimensions_unsupported', param: 'dimensions' });
+    });
+  });
+});

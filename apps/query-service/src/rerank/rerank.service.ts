@@ -1,0 +1,66 @@
+import { withSpan } from '@kb/observability';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+
+import { RERANKER } from '../platform/tokens';
+import type { Reranker } from '../search/cross-encoder.reranker';
+import { RerankError, RerankErrorCode } from './rerank.errors';
+import type { RerankRequest, RerankResponse, RerankResult } from './rerank.model';
+
+/**
+ * Orders caller-supplied passages by the cross-encoder's relevance to a query (ADR 23): the same
+ * model `rerank: true` uses in a search, for callers who retrieve elsewhere. A failed model call
+ * answers the passages in the caller's order and says so, as the search's rerank step does.
+ */
+@Injectable()
+export class RerankService {
+  private readonly logger = new Logger(RerankService.name);
+
+  constructor(@Inject(RERANKER) private readonly reranker: Reranker | null) {}
+
+  async rerank(request: RerankRequest): Promise<RerankResponse> {
+    const reranker = this.reranker;
+    if (!reranker) {
+      throw new RerankError(
+        RerankErrorCode.NoCrossEncoder,
+        'no cross-encoder is loaded here (RERANKER_MODEL is not set)',
+      );
+    }
+    if (request.model !== undefined && request.model !== reranker.model) {
+      throw new RerankError(
+        RerankErrorCode.ModelNotServed,
+        `model "${request.model}" is not served here; the cross-encoder is "${reranker.model}"`,
+      );
+    }
+    const texts = request.documents.map((d) => (typeof d === 'string' ? d : d.text));
+    const result = (index: number, score: number | null): RerankResult => ({
+      index,
+      relevance_score: score,
+      original_rank: index + 1,
+      ...(request.return_documents ? { document: { text: texts[index]! } } : {}),
+    });
+    const topK = request.top_k ?? texts.length;
+    if (texts.length === 0) return { model: reranker.model, reranked: true, results: [] };
+    let scores: number[];
+    try {
+      scores = await withSpan(
+        'kb.rerank',
+        { 'kb.model': reranker.model, 'kb.candidates': texts.length },
+        () => reranker.score(request.query, texts),
+      );
+    } catch (error) {
+      this.logger.warn(`rerank failed, request order kept: ${String(error)}`);
+      return {
+        model: reranker.model,
+        reranked: false,
+        reason: 'reranker_failed',
+        results: texts.slice(0, topK).map((_, i) => result(i, null)),
+      };
+    }
+    const results = scores
+      .map((score, index) => result(index, score))
+      // Ties keep the request's order.
+      .sort((a, b) => b.relevance_score! - a.relevance_score! || a.index - b.index)
+      .slice(0, topK);
+    return { model: reranker.model, reranked: true, results };
+  }
+}
