@@ -69,7 +69,8 @@ async function main() {
         '--report-json-path',
         report,
       ],
-      { stdio: ['ignore', 'inherit', 'inherit'] },
+      // Its example database (.schemathesis/) goes beside the reports, not into the repository.
+      { stdio: ['ignore', 'inherit', 'inherit'], cwd: reportDir },
     );
     if (!fs.existsSync(report))
       throw new Error(`schemathesis wrote no report (exit ${run.status})`);

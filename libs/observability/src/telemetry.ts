@@ -130,27 +130,25 @@ export async function withConsumedMessage<T>(
     if (first !== undefined) carrier[name] = first.toString();
   }
   const parent = propagation.extract(ROOT_CONTEXT, carrier);
-  return trace
-    .getTracer('kb')
-    .startActiveSpan(
-      `${topic} process`,
-      {
-        kind: SpanKind.CONSUMER,
-        attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic },
-      },
-      parent,
-      async (span) => {
-        try {
-          return await fn();
-        } catch (error) {
-          span.recordException(error as Error);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
-          throw error;
-        } finally {
-          span.end();
-        }
-      },
-    );
+  return trace.getTracer('kb').startActiveSpan(
+    `${topic} process`,
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic },
+    },
+    parent,
+    async (span) => {
+      try {
+        return await fn();
+      } catch (error) {
+        span.recordException(error as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 /** The current trace and span ids, for log lines. */
