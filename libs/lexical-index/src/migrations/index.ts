@@ -7,7 +7,7 @@ import { attributes } from './20261123T0900_attributes';
 import { principals } from './20261123T1000_principals';
 import { tenantLengths } from './20261123T1300_tenant_lengths';
 import { dropTenantLengths } from './20261123T1310_drop_tenant_lengths';
-import { chunkLocations } from './20261124T0100_chunk_locations';
+import { chunkLocations } from './20261126T1000_chunk_locations';
 
 /**
  * Schema of the lexical index in the suite's Postgres; indexing-service applies its migrations,
@@ -24,5 +24,5 @@ export const lexicalIndexMigrations: Migrations = {
   '20261123T1000_principals': principals,
   '20261123T1300_tenant_lengths': tenantLengths,
   '20261123T1310_drop_tenant_lengths': dropTenantLengths,
-  '20261124T0100_chunk_locations': chunkLocations,
+  '20261126T1000_chunk_locations': chunkLocations,
 };
