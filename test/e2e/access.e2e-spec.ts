@@ -71,7 +71,8 @@ interface OracleFilter {
 }
 
 describe('access control', () => {
-  const suite = useSuite('access', 4500);
+  // KB_ACL_BASE_PORT lets `npm run bench -- acl` run beside another suite (default 4500).
+  const suite = useSuite('access', Number(process.env['KB_ACL_BASE_PORT'] ?? 4500));
   const aclUrl = () => `http://127.0.0.1:${suite.ports['acl-service']!.port}`;
   const admin = () => suite.auth({ user: 'root', roles: ['admin'] });
 
