@@ -108,7 +108,11 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
       Topics.documentStatus,
     ];
     const events = await waitFor(
-      async () => observed.filter((o) => o.key === created.id),
+      // The pipeline's topics only: the audit topic carries this document's records too.
+      async () =>
+        observed.filter(
+          (o) => o.key === created.id && (pipelineTopics as string[]).includes(o.topic),
+        ),
       (list) =>
         new Set(list.map((o) => o.topic)).size === pipelineTopics.length &&
         list.some(
