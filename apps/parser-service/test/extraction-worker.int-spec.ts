@@ -9,7 +9,7 @@ import { wordCounter } from '../src/chunking/token.counter';
 import type { ExtractInput } from '../src/parsing/extraction.model';
 import { ParsingService } from '../src/parsing/parsing.service';
 import type { WorkerTextExtractor } from '../src/parsing/worker.extractor';
-import { builtExtractor } from './fixtures/worker.fixtures';
+import { builtExtractor, DEFAULT_LIMITS } from './fixtures/worker.fixtures';
 import { lyingDocx, manyEntries } from './fixtures/zip.fixtures';
 
 /**
@@ -103,11 +103,16 @@ describe('extraction in worker threads (built worker)', () => {
   }, 60_000);
 
   it('fails a document that extracts past the timeout as timeout, then extracts the next', async () => {
-    // Several seconds of work on any machine, with a heap so large that only the clock can stop
-    // it (with 256 MB, a loaded machine ran out of heap first); the next document's 1.5 s include
-    // starting a fresh thread.
-    const slow = pool({ timeoutMs: 1_500, maxMemoryMb: 2_048 });
-    expect(await reasonOf(slow.extract(input('big.json', objectHeavyJson(1_000_000))))).toBe(
+    // Seconds of work on any machine, and no other bound that could stop it first: a heap so large
+    // and a text limit so high that only the clock can (with the defaults, a fast machine finished
+    // the JSON within 1.5 s and failed it too_large for its 60 M characters of text). The next
+    // document's 1.5 s include starting a fresh thread.
+    const slow = pool({
+      timeoutMs: 1_500,
+      maxMemoryMb: 4_096,
+      limits: { ...DEFAULT_LIMITS, maxTextChars: Number.MAX_SAFE_INTEGER },
+    });
+    expect(await reasonOf(slow.extract(input('big.json', objectHeavyJson(3_000_000))))).toBe(
       'timeout',
     );
     expect((await slow.extract(input('small.txt', 'small'))).text).toBe('small');
