@@ -289,7 +289,8 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       parameters: [{ name: 'id', in: 'path', schema: id }],
       status: 200,
       alsoStatuses: [206],
-      responseMediaType: 'application/octet-stream',
+      // The original's own content type, whatever was uploaded.
+      responseMediaType: '*/*',
       response: z.string().meta({ format: 'binary' }),
       errors: [404, 416],
     },

@@ -103,7 +103,14 @@ export function buildOpenApiDocument(
     ];
     const authenticated = op.authenticated !== false;
     const errors = [
-      ...new Set([400, ...(authenticated ? [401] : []), ...(op.errors ?? []), 503]),
+      ...new Set([
+        400,
+        ...(authenticated ? [401] : []),
+        // Every body is read under the service's size limit: past it, 413 payload_too_large.
+        ...(op.body || op.multipart ? [413] : []),
+        ...(op.errors ?? []),
+        503,
+      ]),
     ].sort();
     paths[op.path] = {
       ...paths[op.path],
