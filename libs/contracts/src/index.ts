@@ -1,6 +1,7 @@
 export * from './chunking';
 export * from './events/acl.events';
 export * from './events/chunk';
+export * from './events/collection.events';
 export * from './events/document.events';
 export * from './events/envelope';
 export * from './events/topics';

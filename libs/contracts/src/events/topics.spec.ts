@@ -60,3 +60,26 @@ describe('parseEnvelope', () => {
     expect(deadLetterTopic('parser-service')).toBe('kb.dlq.parser-service.v1');
   });
 });
+
+describe('kb.collection.v1', () => {
+  it('discriminates collection events by kind and refuses negative counts', () => {
+    const knowledgeBaseId = randomUUID();
+    const emptied = newEnvelope('kb.collection', 't1', {
+      kind: 'knowledge_base_emptied',
+      knowledgeBaseId,
+      deletedCount: 3,
+      jobId: randomUUID(),
+    });
+    expect(parseEnvelope(Topics.collection, emptied).payload.kind).toBe('knowledge_base_emptied');
+    const synced = newEnvelope('kb.collection', 't1', {
+      kind: 'source_synced',
+      sourceId: randomUUID(),
+      syncId: randomUUID(),
+      knowledgeBaseId,
+      counts: { added: 1, updated: 0, unchanged: 2, deleted: -1, failed: 0 },
+      startedAt: new Date().toISOString(),
+      finishedAt: new Date().toISOString(),
+    });
+    expect(() => parseEnvelope(Topics.collection, synced)).toThrow(/deleted/);
+  });
+});

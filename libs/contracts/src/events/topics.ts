@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { auditEventSchema, policyChangedSchema } from './acl.events';
+import { collectionEventSchema } from './collection.events';
 import {
   chunksEmbeddedSchema,
   documentEventSchema,
@@ -17,6 +18,7 @@ export const Topics = {
   documentStatus: 'kb.document.status.v1',
   acl: 'kb.acl.v1',
   audit: 'kb.audit.v1',
+  collection: 'kb.collection.v1',
 } as const;
 export type Topic = (typeof Topics)[keyof typeof Topics];
 
@@ -28,6 +30,7 @@ export const topicPayloadSchemas = {
   [Topics.documentStatus]: documentStatusChangedSchema,
   [Topics.acl]: policyChangedSchema,
   [Topics.audit]: auditEventSchema,
+  [Topics.collection]: collectionEventSchema,
 } satisfies Record<Topic, z.ZodType>;
 
 export type TopicPayload<T extends Topic> = z.infer<(typeof topicPayloadSchemas)[T]>;
@@ -41,6 +44,7 @@ export const topicEventTypes: Record<Topic, string> = {
   [Topics.documentStatus]: 'kb.document.status',
   [Topics.acl]: 'kb.acl.policy_changed',
   [Topics.audit]: 'kb.audit',
+  [Topics.collection]: 'kb.collection',
 };
 
 const envelopeSchemas: Record<string, z.ZodType> = Object.fromEntries(
