@@ -20,4 +20,19 @@ export KB_SCHEMATHESIS="$venv/bin/schemathesis"
 
 bash scripts/infra/up.sh >&2
 npx nx run-many -t build --output-style=static >/dev/null
+
+# query-service's /v1/rerank answers 503 cross_encoder_not_loaded without a cross-encoder, which
+# schemathesis counts as a server error and which keeps the route's own code from being fuzzed.
+# The services started for the run get the FAKE cross-encoder of query-service's tests (a BERT
+# classifier's inputs and output; its scores mean nothing, the route's handling is what is fuzzed).
+# Services that `npm start` already runs are used as they are.
+reranker_dir="$KB_HOME/fuzz/reranker"
+fake="$reranker_dir/fake-cross-encoder"
+mkdir -p "$fake/onnx"
+cp "$EMBEDDING_MODEL_DIR/all-MiniLM-L6-v2/tokenizer.json" \
+  "$EMBEDDING_MODEL_DIR/all-MiniLM-L6-v2/tokenizer_config.json" "$fake/"
+cp apps/query-service/test/fixtures/fake-cross-encoder.onnx "$fake/onnx/model.onnx"
+printf '%s\n' '{"model_type":"bert","architectures":["BertForSequenceClassification"],"id2label":{"0":"LABEL_0"},"label2id":{"LABEL_0":0}}' \
+  > "$fake/config.json"
+export RERANKER_MODEL=fake-cross-encoder RERANKER_MODEL_DIR="$reranker_dir"
 exec node scripts/with-services.js node scripts/fuzz-run.js

@@ -13,6 +13,7 @@ import { AppModule } from './app.module';
 import { PgEmbeddingCache } from './cache/embedding-cache.repository';
 import { loadEmbeddingConfig } from './config/embedding.config';
 import { CACHE_SCHEMA, migrationPlans } from './migrations';
+import { EmbeddingServiceExceptionFilter } from './openai/openai-exception.filter';
 
 async function main(): Promise<void> {
   const config = loadEmbeddingConfig();
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
       cache,
     }),
     auth: verifier,
+    errorFilter: new EmbeddingServiceExceptionFilter(),
     logger,
     host: config.HOST,
     port: config.PORT,

@@ -1,5 +1,11 @@
 import type { TokenVerifier } from '@kb/auth';
-import type { DynamicModule, INestApplication, LoggerService, Type } from '@nestjs/common';
+import type {
+  DynamicModule,
+  ExceptionFilter,
+  INestApplication,
+  LoggerService,
+  Type,
+} from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 
 import { AuthGuard } from './auth/index';
@@ -19,6 +25,12 @@ export interface BootOptions {
    * close (draining in-flight calls) before the shutdown hooks release the stores.
    */
   transports?: Array<(app: INestApplication) => void>;
+  /**
+   * The app-wide error filter, for a service with routes that answer in another error shape
+   * (embedding-service's OpenAI-compatible routes): it also renders what fails before a route runs,
+   * such as a body the parser refuses. Default: `RestExceptionFilter`.
+   */
+  errorFilter?: ExceptionFilter;
 }
 
 /** Starts a service's HTTP server with the shared error filter and graceful shutdown on SIGTERM/SIGINT. */
@@ -27,7 +39,7 @@ export async function bootHttpService(options: BootOptions): Promise<INestApplic
     logger: options.logger,
     bufferLogs: true,
   });
-  useRestDefaults(app, options.auth);
+  useRestDefaults(app, options.auth, options.errorFilter);
   app.enableShutdownHooks();
   if (options.transports?.length) {
     for (const connect of options.transports) connect(app);
@@ -43,7 +55,11 @@ export async function bootHttpService(options: BootOptions): Promise<INestApplic
  * What every REST app gets (tests included): the error filter and, with a verifier, the guard that
  * requires a bearer token on every route not marked @Public().
  */
-export function useRestDefaults(app: INestApplication, auth?: TokenVerifier): void {
-  app.useGlobalFilters(new RestExceptionFilter());
+export function useRestDefaults(
+  app: INestApplication,
+  auth?: TokenVerifier,
+  errorFilter: ExceptionFilter = new RestExceptionFilter(),
+): void {
+  app.useGlobalFilters(errorFilter);
   if (auth) app.useGlobalGuards(new AuthGuard(auth, app.get(Reflector)));
 }

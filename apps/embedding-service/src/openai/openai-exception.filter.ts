@@ -1,6 +1,6 @@
-import { restErrorOf } from '@kb/http';
+import { restErrorOf, RestExceptionFilter } from '@kb/http';
 import { type ArgumentsHost, Catch, type ExceptionFilter, Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 
 import { OpenAiError } from './openai.errors';
 
@@ -42,5 +42,26 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
       },
     };
     host.switchToHttp().getResponse<Response>().status(status).json(body);
+  }
+}
+
+/** The OpenAI-compatible paths: `/v1/embeddings`, `/v1/models` and `/v1/models/{id}`. */
+const OPENAI_PATH = /^\/v1\/(embeddings|models)(\/|$)/;
+
+/**
+ * embedding-service's app-wide filter: an error on an OpenAI-compatible path answers in OpenAI's
+ * shape even when it happens before the route runs (a body that is not JSON, a body over the
+ * limit), every other path in the API's own shape. The controller's own filter covers what its
+ * handlers throw; this one covers what Express and the guards throw for those paths.
+ */
+@Catch()
+export class EmbeddingServiceExceptionFilter implements ExceptionFilter {
+  private readonly openAi = new OpenAiExceptionFilter();
+  private readonly rest = new RestExceptionFilter();
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<Request>();
+    const filter = OPENAI_PATH.test(request.path) ? this.openAi : this.rest;
+    filter.catch(exception, host);
   }
 }

@@ -12,6 +12,7 @@ import { EMBEDDER } from '../platform/tokens';
 import { OpenAiController } from './openai.controller';
 import { MAX_INPUT_CHARACTERS, MAX_INPUTS } from './openai.model';
 import { OpenAiEmbeddingsService } from './openai-embeddings.service';
+import { EmbeddingServiceExceptionFilter } from './openai-exception.filter';
 
 const SECRET = 'a-secret-for-unit-tests-only-0123456789';
 
@@ -44,7 +45,11 @@ describe('OpenAI-compatible embeddings API', () => {
       ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
-    useRestDefaults(app, new TokenVerifier({ secret: SECRET }));
+    useRestDefaults(
+      app,
+      new TokenVerifier({ secret: SECRET }),
+      new EmbeddingServiceExceptionFilter(),
+    );
     await app.listen(0, '127.0.0.1');
     baseURL = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/v1`;
     const apiKey = await mintToken({ tenant: 'acme', user: 'agent' }, SECRET);
@@ -149,6 +154,32 @@ describe('OpenAI-compatible embeddings API', () => {
         { model: 'all-MiniLM-L6-v2', dimension: 384 },
         { model: model.model, dimension: 384 },
       ],
+    });
+  });
+
+  it('answers a body that is not JSON in OpenAI error shape, before the route runs', async () => {
+    const apiKey = await mintToken({ tenant: 'acme', user: 'agent' }, SECRET);
+    const response = await fetch(`${baseURL}/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: '{"model": "all-MiniLM-L6-v2", "input": ',
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: {
+        message: expect.any(String),
+        type: 'invalid_request_error',
+        param: null,
+        code: 'bad_request',
+      },
+    });
+  });
+
+  it('keeps the API error shape on paths that are not OpenAI-compatible', async () => {
+    const response = await fetch(`${baseURL}/internal/nothing-here`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({
+      error: { code: 'not_found', message: expect.any(String) },
     });
   });
 
