@@ -31,3 +31,13 @@ export function errorKindOfHttpStatus(httpStatus: number): ErrorKind {
   const entry = Object.entries(ERROR_STATUS).find(([, s]) => s.http === httpStatus);
   return entry ? (entry[0] as ErrorKind) : ErrorKind.Internal;
 }
+
+/**
+ * The code of a 503 (REST) or UNAVAILABLE (gRPC) whose cause is a dependency being away (a
+ * database restarting, S3 refusing connections): the request was fine and will succeed once it is
+ * back (ADR 17).
+ */
+export const DEPENDENCY_UNAVAILABLE = 'dependency_unavailable';
+
+/** Seconds a client should wait before trying again after such an answer (`Retry-After`). */
+export const RETRY_AFTER_SECONDS = 5;

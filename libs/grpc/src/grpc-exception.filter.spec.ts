@@ -23,6 +23,17 @@ describe('toGrpcStatus', () => {
     expect(result.metadata?.get(RETRY_AFTER_METADATA)).toEqual(['3']);
   });
 
+  it('answers a dependency being away with UNAVAILABLE, a stable code and no host in the text', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+      code: 'ECONNREFUSED',
+    });
+    const result = toGrpcStatus(refused);
+    expect(result.code).toBe(status.UNAVAILABLE);
+    expect(result.details).not.toMatch(/127\.0\.0\.1|5432/);
+    expect(result.metadata?.get(ERROR_CODE_METADATA)).toEqual(['dependency_unavailable']);
+    expect(result.metadata?.get(RETRY_AFTER_METADATA)).toEqual(['5']);
+  });
+
   it('hides anything else behind INTERNAL', () => {
     const result = toGrpcStatus(new Error('password=hunter2'));
     expect(result).toEqual({ code: status.INTERNAL, details: 'internal error' });

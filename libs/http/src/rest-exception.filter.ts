@@ -1,4 +1,11 @@
-import { DomainError, ERROR_STATUS, ErrorKind, isTransient } from '@kb/errors';
+import {
+  DEPENDENCY_UNAVAILABLE,
+  DomainError,
+  ERROR_STATUS,
+  ErrorKind,
+  isTransient,
+  RETRY_AFTER_SECONDS,
+} from '@kb/errors';
 import {
   type ArgumentsHost,
   Catch,
@@ -14,14 +21,7 @@ export interface ApiErrorBody {
   error: { code: string; message: string; details?: unknown };
 }
 
-/**
- * The code of a 503 whose cause is a dependency being away (a database restarting, S3 refusing
- * connections): the request was fine and will succeed once it is back (ADR 17).
- */
-export const DEPENDENCY_UNAVAILABLE = 'dependency_unavailable';
-
-/** Seconds a client should wait before trying again after a 503 (`Retry-After`). */
-export const RETRY_AFTER_SECONDS = 5;
+export { DEPENDENCY_UNAVAILABLE, RETRY_AFTER_SECONDS } from '@kb/errors';
 
 /** Codes for errors the framework raises before our code runs. */
 const FRAMEWORK_CODES: Record<number, string> = {
