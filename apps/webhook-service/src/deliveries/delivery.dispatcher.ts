@@ -80,7 +80,14 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     const leaseMs = this.config.WEBHOOK_TIMEOUT_MS * 2 + 5_000;
     while (!this.stopping) {
       const batch = await this.deliveries.claimDue(this.clock(), limit, leaseMs);
-      await Promise.all(batch.map((delivery) => this.deliver(delivery)));
+      await Promise.all(
+        batch.map((delivery) =>
+          // Its lease runs out and it is tried again; the rest of the batch goes on.
+          this.deliver(delivery).catch((error: unknown) =>
+            this.logger.error(`delivery ${delivery.id} could not be recorded: ${String(error)}`),
+          ),
+        ),
+      );
       sent += batch.length;
       if (batch.length < limit) break;
     }

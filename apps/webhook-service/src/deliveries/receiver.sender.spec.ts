@@ -15,6 +15,13 @@ describe('HttpReceiverSender', () => {
       request.on('end', () => {
         seen.push({ headers: request.headers, body });
         if (request.url === '/slow') return; // never answers
+        if (request.url === '/endless') {
+          // Answers 200, then streams a body that never ends.
+          response.writeHead(200);
+          const drip = setInterval(() => response.write(Buffer.alloc(16 * 1024)), 1);
+          response.on('close', () => clearInterval(drip));
+          return;
+        }
         if (request.url === '/redirect') {
           response.writeHead(302, { location: '/ok' }).end();
           return;
@@ -39,6 +46,13 @@ describe('HttpReceiverSender', () => {
     expect(seen.at(-1)).toMatchObject({
       body: '{"a":1}',
       headers: { 'webhook-id': 'msg_1', 'content-type': 'application/json' },
+    });
+  });
+
+  it('does not read more than a bounded answer', async () => {
+    await expect(open.post(`${base}/endless`, {}, '{}')).resolves.toEqual({
+      statusCode: 200,
+      error: null,
     });
   });
 

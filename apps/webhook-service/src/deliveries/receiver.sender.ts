@@ -44,6 +44,8 @@ export const guardedLookup: LookupFunction = (hostname, options, callback) => {
 };
 
 const MAX_ERROR = 500;
+/** More of an answer than this is not read. */
+const MAX_ANSWER_BYTES = 64 * 1024;
 
 /**
  * POSTs with node's HTTP client: no redirects followed (a 3xx is a failed try), nothing of the
@@ -78,11 +80,17 @@ export class HttpReceiverSender implements ReceiverSender {
         (response) => {
           const statusCode = response.statusCode ?? null;
           const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
-          // The answer's body is not kept: drained so the socket is freed.
-          response.resume();
-          response.on('end', () =>
-            resolve({ statusCode, error: ok ? null : `receiver answered HTTP ${statusCode}` }),
-          );
+          const result = { statusCode, error: ok ? null : `receiver answered HTTP ${statusCode}` };
+          // The answer's body is not kept: drained so the socket is freed, cut off past a limit.
+          let bytes = 0;
+          response.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            if (bytes > MAX_ANSWER_BYTES) {
+              response.destroy();
+              resolve(result);
+            }
+          });
+          response.on('end', () => resolve(result));
           response.on('error', (error) =>
             resolve({ statusCode, error: describe(error, this.options.timeoutMs) }),
           );

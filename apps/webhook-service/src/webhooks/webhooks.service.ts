@@ -56,7 +56,9 @@ export class WebhooksService {
   }
 
   async get(tenantId: string, id: string): Promise<WebhookView> {
-    return (await this.webhooks.get(tenantId, id)) ?? Promise.reject(webhookNotFound(id));
+    const webhook = await this.webhooks.get(tenantId, id);
+    if (!webhook) throw webhookNotFound(id);
+    return webhook;
   }
 
   async update(tenantId: string, id: string, change: UpdateWebhook): Promise<WebhookView> {
