@@ -9,7 +9,7 @@ interface CommonOptions {
   json?: boolean;
 }
 
-function parseEvents(value: string): string[] {
+export function parseEvents(value: string): string[] {
   const events = value
     .split(',')
     .map((e) => e.trim())
