@@ -75,6 +75,7 @@ describe('webhooks on Postgres', () => {
     WEBHOOK_RETRY_BASE_MS: 1_000,
     WEBHOOK_RETRY_MAX_MS: 60_000,
     WEBHOOK_DISABLE_AFTER_FAILURES: 4,
+    WEBHOOK_DISABLE_AFTER_MS: 0,
     WEBHOOK_TIMEOUT_MS: 2_000,
     WEBHOOK_DISPATCH_INTERVAL_MS: 60_000,
     WEBHOOK_DISPATCH_CONCURRENCY: 4,
@@ -205,7 +206,7 @@ describe('webhooks on Postgres', () => {
     await dispatchRounds(4);
     const disabled = await service.get(tenant, webhook.id);
     expect(disabled).toMatchObject({ enabled: false, consecutiveFailures: 4 });
-    expect(disabled.disabledReason).toMatch(/disabled after 4 failed deliveries in a row/);
+    expect(disabled.disabledReason).toMatch(/disabled after 4 or more failed tries in a row/);
     const [stopped] = await service.deliveriesOf(tenant, webhook.id, { limit: 10 });
     // The fourth failure disabled it: its second delivery is left pending, not tried again.
     expect(stopped).toMatchObject({ status: 'pending', attemptCount: 1 });
@@ -218,6 +219,40 @@ describe('webhooks on Postgres', () => {
     await dispatchRounds(1);
     const [resumed] = await service.deliveriesOf(tenant, webhook.id, { limit: 10 });
     expect(resumed!.attemptCount).toBe(2);
+  });
+
+  it('disables only when the failures in a row have also lasted long enough', async () => {
+    const tenant = `t-${randomUUID().slice(0, 8)}`;
+    const patient = new DeliveryDispatcher(
+      deliveries,
+      new HttpReceiverSender({ timeoutMs: 2_000, allowPrivate: true, userAgent: 'test' }),
+      { ...config, WEBHOOK_DISABLE_AFTER_MS: 3_600_000 },
+      clock,
+    );
+    const webhook = await service.create(tenant, {
+      url: receiver.script('/restarting', Array<number>(40).fill(502)),
+      events: ['document.indexed'],
+      description: '',
+    });
+    now = new Date(now.getTime() + 1_000);
+    for (let i = 0; i < 3; i++) await service.record(tenant, indexedEvent(randomUUID(), now));
+    // Nine failures within minutes: a burst, not a receiver gone for good.
+    for (let round = 0; round < 4; round++) {
+      await patient.dispatchDue();
+      now = new Date(now.getTime() + 120_000);
+    }
+    expect(await service.get(tenant, webhook.id)).toMatchObject({
+      enabled: true,
+      consecutiveFailures: 9,
+    });
+    // An hour after the first failure, the next one disables it.
+    now = new Date(now.getTime() + 3_600_000);
+    await service.record(tenant, indexedEvent(randomUUID(), now));
+    await patient.dispatchDue();
+    expect(await service.get(tenant, webhook.id)).toMatchObject({
+      enabled: false,
+      consecutiveFailures: 10,
+    });
   });
 
   it('hands each due delivery to one claimer only', async () => {

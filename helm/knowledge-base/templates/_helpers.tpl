@@ -172,6 +172,7 @@ WEBHOOK_MAX_ATTEMPTS: {{ $v.webhooks.maxAttempts | quote }}
 WEBHOOK_RETRY_BASE_MS: {{ $v.webhooks.retryBaseMs | quote }}
 WEBHOOK_RETRY_MAX_MS: {{ $v.webhooks.retryMaxMs | quote }}
 WEBHOOK_DISABLE_AFTER_FAILURES: {{ $v.webhooks.disableAfterFailures | quote }}
+WEBHOOK_DISABLE_AFTER_MS: {{ $v.webhooks.disableAfterMs | quote }}
 WEBHOOK_TIMEOUT_MS: {{ $v.webhooks.timeoutMs | quote }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.schemaServices" .)) }}

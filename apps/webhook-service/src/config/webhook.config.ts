@@ -36,8 +36,13 @@ export const webhookConfigSchema = baseConfigSchema
     /** The wait before the second try; each further wait doubles, up to WEBHOOK_RETRY_MAX_MS. */
     WEBHOOK_RETRY_BASE_MS: env.positiveInt(30_000),
     WEBHOOK_RETRY_MAX_MS: env.positiveInt(6 * 3_600_000),
-    /** Failed tries in a row, over all of a subscription's deliveries, that disable it. */
-    WEBHOOK_DISABLE_AFTER_FAILURES: env.positiveInt(50),
+    /**
+     * A subscription is disabled once its tries have failed this many times in a row and for at
+     * least WEBHOOK_DISABLE_AFTER_MS since the first of them: a burst of failures while a
+     * receiver restarts does not disable it, a receiver gone for a day does.
+     */
+    WEBHOOK_DISABLE_AFTER_FAILURES: env.positiveInt(20),
+    WEBHOOK_DISABLE_AFTER_MS: z.coerce.number().int().min(0).default(86_400_000),
     /** How long a receiver has to answer one try. */
     WEBHOOK_TIMEOUT_MS: env.positiveInt(10_000),
     /** How often the dispatcher looks for due deliveries, and how many it sends at once. */

@@ -124,14 +124,15 @@ export class DeliveriesRepository {
 
   /**
    * Logs one try and moves its delivery on: succeeded, pending until `nextAttemptAt`, or failed
-   * when no further try is due. The subscription's failures in a row reset on success and grow
-   * on failure; reaching `disableAfter` disables it, in the same transaction.
+   * when no further try is due. The subscription's failures in a row (and when the streak began)
+   * reset on success and grow on failure; `disable.failures` of them lasting `disable.afterMs`
+   * disable it, in the same transaction.
    */
   async recordAttempt(
     delivery: Pick<ClaimedDelivery, 'id' | 'webhookId' | 'attemptCount'>,
     outcome: AttemptOutcome,
     nextAttemptAt: Date | undefined,
-    disableAfter: number,
+    disable: { failures: number; afterMs: number },
   ): Promise<RecordedAttempt> {
     const attempt = delivery.attemptCount + 1;
     const status: DeliveryStatus = outcome.succeeded
@@ -139,6 +140,7 @@ export class DeliveriesRepository {
       : nextAttemptAt
         ? 'pending'
         : 'failed';
+    const failingSinceLimit = new Date(outcome.at.getTime() - disable.afterMs);
     return this.db.transaction().execute(async (tx) => {
       await sql`
         INSERT INTO delivery_attempts (delivery_id, attempt, at, succeeded, status_code, error,
@@ -152,20 +154,22 @@ export class DeliveriesRepository {
                last_status_code = ${outcome.statusCode}, last_error = ${outcome.error},
                updated_at = ${outcome.at}
          WHERE id = ${delivery.id}`.execute(tx);
-      const reason = `disabled after ${disableAfter} failed deliveries in a row; last: ${
+      const reason = `disabled after ${disable.failures} or more failed tries in a row; last: ${
         outcome.error ?? `HTTP ${outcome.statusCode}`
       }`;
+      // Whether this failure completes the streak that disables: enough failures, long enough.
+      const disables = sql`(w.enabled AND NOT ${outcome.succeeded}
+        AND w.consecutive_failures + 1 >= ${disable.failures}
+        AND COALESCE(w.failing_since, ${outcome.at}) <= ${failingSinceLimit})`;
       const { rows } = await sql<{ disabled_now: boolean }>`
         UPDATE webhooks w SET
           consecutive_failures = CASE WHEN ${outcome.succeeded} THEN 0
                                       ELSE w.consecutive_failures + 1 END,
-          enabled = w.enabled AND (${outcome.succeeded} OR w.consecutive_failures + 1 < ${disableAfter}),
-          disabled_at = CASE WHEN w.enabled AND NOT ${outcome.succeeded}
-                                  AND w.consecutive_failures + 1 >= ${disableAfter}
-                             THEN ${outcome.at} ELSE w.disabled_at END,
-          disabled_reason = CASE WHEN w.enabled AND NOT ${outcome.succeeded}
-                                      AND w.consecutive_failures + 1 >= ${disableAfter}
-                                 THEN ${reason} ELSE w.disabled_reason END,
+          failing_since = CASE WHEN ${outcome.succeeded} THEN NULL
+                               ELSE COALESCE(w.failing_since, ${outcome.at}) END,
+          enabled = w.enabled AND NOT ${disables},
+          disabled_at = CASE WHEN ${disables} THEN ${outcome.at} ELSE w.disabled_at END,
+          disabled_reason = CASE WHEN ${disables} THEN ${reason} ELSE w.disabled_reason END,
           updated_at = ${outcome.at}
          FROM webhooks before
         WHERE w.id = ${delivery.webhookId} AND before.id = w.id

@@ -110,7 +110,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
       delivery,
       { succeeded, statusCode: result.statusCode, error: result.error, durationMs, at: started },
       delay === undefined ? undefined : new Date(this.clock().getTime() + delay),
-      this.config.WEBHOOK_DISABLE_AFTER_FAILURES,
+      {
+        failures: this.config.WEBHOOK_DISABLE_AFTER_FAILURES,
+        afterMs: this.config.WEBHOOK_DISABLE_AFTER_MS,
+      },
     );
     const outcome = recorded.status === 'pending' ? 'retrying' : recorded.status;
     attempts.add(1, { event: delivery.eventType, outcome });

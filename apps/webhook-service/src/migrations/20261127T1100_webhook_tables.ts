@@ -18,6 +18,7 @@ export const createWebhookTables: Migration = {
         disabled_reason text,
         disabled_at timestamptz,
         consecutive_failures integer NOT NULL DEFAULT 0,
+        failing_since timestamptz,
         created_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL
       )`.execute(db);

@@ -96,6 +96,7 @@ export class WebhooksRepository {
                            ELSE disabled_at END,
         consecutive_failures = CASE WHEN ${enabled}::boolean IS TRUE THEN 0
                                     ELSE consecutive_failures END,
+        failing_since = CASE WHEN ${enabled}::boolean IS TRUE THEN NULL ELSE failing_since END,
         events = COALESCE(${change.events ?? null}::text[], events),
         description = COALESCE(${change.description ?? null}::text, description),
         updated_at = ${at}
