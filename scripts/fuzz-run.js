@@ -38,7 +38,9 @@ async function hasOpenApi(url) {
 async function main() {
   const schemathesis = process.env.KB_SCHEMATHESIS ?? 'schemathesis';
   const maxExamples = process.env.KB_FUZZ_MAX_EXAMPLES ?? '60';
-  const wanted = (process.env.KB_FUZZ_SERVICES ?? 'document query acl embedding').split(/\s+/);
+  const wanted = (process.env.KB_FUZZ_SERVICES ?? 'document query acl embedding webhook').split(
+    /\s+/,
+  );
   const reportDir = path.join(process.env.KB_LOG_DIR ?? '.', 'fuzz');
   fs.mkdirSync(reportDir, { recursive: true });
   const bearer = token(`fuzz-${randomUUID().slice(0, 8)}`);

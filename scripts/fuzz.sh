@@ -3,7 +3,7 @@
 # each service's own /openapi.json. Servers up, build, the services started for the run (or the
 # ones `npm start` runs), then scripts/fuzz-run.js. Not part of `npm test`: it takes minutes.
 # Options (environment): KB_FUZZ_MAX_EXAMPLES (default 60 per operation), KB_FUZZ_SERVICES
-# (default "document query acl embedding"). The last line of output is one JSON object.
+# (default "document query acl embedding webhook"). The last line of output is one JSON object.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=infra/env.sh

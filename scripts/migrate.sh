@@ -7,6 +7,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [[ "${1:-}" != "--no-build" ]]; then
   npx nx run-many -t build --output-style=static >/dev/null
 fi
-for service in document-service acl-service embedding-service indexing-service; do
+for service in document-service acl-service embedding-service indexing-service webhook-service; do
   node "apps/${service}/dist/migrate.js"
 done

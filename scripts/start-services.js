@@ -1,4 +1,4 @@
-// `npm start`'s last step: runs all six services, prints their addresses, stops them on Ctrl-C.
+// `npm start`'s last step: runs all seven services, prints their addresses, stops them on Ctrl-C.
 'use strict';
 const { startServices, waitReady, stopServices } = require('./lib/services');
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm start`: servers up, build, migrations, then all six services in the foreground (Ctrl-C stops them).
+# `npm start`: servers up, build, migrations, then all seven services in the foreground (Ctrl-C stops them).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=infra/env.sh

@@ -2,7 +2,7 @@
 # `npm test`: starts the real servers when they are not running, builds, and runs every Jest
 # project. Unit, deploy and integration files run on both cores: integration files are isolated
 # (each migrates a throw-away schema and uses its own topics, groups and namespaces). End-to-end
-# files boot all six services on fixed ports, so they run one at a time, after the others. The last
+# files boot all seven services on fixed ports, so they run one at a time, after the others. The last
 # line is the total over both runs: "N passed, N failed".
 # Extra arguments go to one Jest run, e.g. `npm test -- --selectProjects unit`.
 set -euo pipefail

@@ -1,4 +1,4 @@
-// Launches the six services as separate OS processes. Used by `npm start` and the e2e test.
+// Launches the seven services as separate OS processes. Used by `npm start` and the e2e test.
 'use strict';
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -14,6 +14,7 @@ const SERVICES = [
   { name: 'indexing-service', port: 3004 },
   { name: 'query-service', port: 3005, grpcPort: 50051 },
   { name: 'acl-service', port: 3006, grpcPort: 50061 },
+  { name: 'webhook-service', port: 3007 },
 ];
 
 /**
@@ -46,6 +47,9 @@ function startService(name, { env = process.env, ports = {}, logDir, onLine } = 
       EMBEDDING_SERVICE_URL: `http://127.0.0.1:${ports['embedding-service']?.port ?? 3003}`,
       // document-service and query-service ask acl-service for callers' principals.
       ACL_GRPC_ADDRESS: `127.0.0.1:${ports['acl-service']?.grpcPort ?? 50061}`,
+      // Local receivers (the tests', a developer's) listen on loopback: allowed here, never by
+      // default in a cluster (docs/adr/0027).
+      WEBHOOK_ALLOW_PRIVATE_URLS: env.WEBHOOK_ALLOW_PRIVATE_URLS ?? 'true',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -18,6 +18,7 @@ import { embeddingServiceConfigSchema } from '../../apps/embedding-service/src/c
 import { indexingConfigSchema } from '../../apps/indexing-service/src/config/indexing.config';
 import { parserConfigSchema } from '../../apps/parser-service/src/config/parser.config';
 import { queryConfigSchema } from '../../apps/query-service/src/config/query.config';
+import { webhookConfigSchema } from '../../apps/webhook-service/src/config/webhook.config';
 
 jest.setTimeout(120_000);
 
@@ -40,6 +41,7 @@ const SERVICES = [
   'indexing-service',
   'query-service',
   'acl-service',
+  'webhook-service',
 ] as const;
 /** The services that own a schema, in the order `npm run migrate` and the Job migrate them. */
 const SCHEMA_SERVICES = [
@@ -47,6 +49,7 @@ const SCHEMA_SERVICES = [
   'acl-service',
   'embedding-service',
   'indexing-service',
+  'webhook-service',
 ];
 type ServiceName = (typeof SERVICES)[number];
 
@@ -121,6 +124,7 @@ const REQUIRED_ENV: Record<
     auth,
   ],
   'acl-service': (_b, auth) => ['DATABASE_URL', 'KAFKA_BROKERS', auth],
+  'webhook-service': (_b, auth) => ['DATABASE_URL', 'KAFKA_BROKERS', auth],
 };
 const vectorEnv = (backend: string): string[] =>
   backend === 'pgvector' ? ['VECTOR_DATABASE_URL'] : ['PINECONE_API_KEY', 'PINECONE_INDEX_HOST'];
@@ -135,6 +139,7 @@ const CONFIG_SCHEMAS: Record<ServiceName, z.ZodType> = {
   'indexing-service': indexingConfigSchema,
   'query-service': queryConfigSchema,
   'acl-service': aclConfigSchema,
+  'webhook-service': webhookConfigSchema,
 };
 
 interface Rendered {
@@ -311,7 +316,7 @@ describe.each([
         ).toHaveLength(1);
       }
     }
-    for (const service of SERVICES.filter((s) => s !== 'acl-service')) {
+    for (const service of SERVICES.filter((s) => s !== 'acl-service' && s !== 'webhook-service')) {
       const hpa = find(objects, 'HorizontalPodAutoscaler', service);
       expect(hpa.apiVersion).toBe('autoscaling/v2');
     }
@@ -319,7 +324,7 @@ describe.each([
 
   it('gives every container probes (Deployments), requests and limits, and a locked-down context', () => {
     const workloads = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
-    expect(workloads.length).toBe(7);
+    expect(workloads.length).toBe(8);
     for (const workload of workloads) {
       const spec = podSpec(workload);
       expect(spec.securityContext?.runAsNonRoot).toBe(true);
@@ -580,6 +585,25 @@ describe('optional objects', () => {
     });
   });
 
+  it('routes /v1/webhooks to webhook-service, which refuses private receivers by default', () => {
+    const { objects } = render('-f', PRODUCTION);
+    const rules = find(objects, 'Ingress', 'knowledge-base').spec?.['rules'] as Array<{
+      http: {
+        paths: Array<{ path: string; backend: { service: { name: string } } }>;
+      };
+    }>;
+    const webhooks = rules[0]!.http.paths.find((p) => p.path === '/v1/webhooks');
+    expect(webhooks?.backend.service.name).toBe('kb-knowledge-base-webhook-service');
+    const env = resolveEnv(
+      objects,
+      podSpec(find(objects, 'Deployment', 'webhook-service')).containers[0]!,
+    );
+    expect(env.get('WEBHOOK_ALLOW_PRIVATE_URLS')?.value).toBe('false');
+    expect(env.get('WEBHOOK_MAX_ATTEMPTS')?.value).toBe('8');
+    expect(env.get('MIGRATE_ON_START')?.value).toBe('false');
+    expect(env.get('ACL_GRPC_ADDRESS')?.value).toBe('kb-knowledge-base-acl-service:50051');
+  });
+
   it('opens only the public APIs to callers, and only /metrics ports to Prometheus', () => {
     const policies = render('-f', PRODUCTION).objects.filter((o) => o.kind === 'NetworkPolicy');
     const byName = new Map(policies.map((p) => [p.metadata.name, p.spec]));
@@ -594,7 +618,7 @@ describe('optional objects', () => {
           {
             key: 'app.kubernetes.io/component',
             operator: 'In',
-            values: ['document-service', 'query-service'],
+            values: ['document-service', 'query-service', 'webhook-service'],
           },
         ]),
       },
@@ -637,6 +661,7 @@ describe('optional objects', () => {
         'query-service',
         'acl-service',
         'indexing-service',
+        'webhook-service',
       ].includes(service);
       expect({ service, url: env.get('REDIS_URL')?.value }).toEqual({
         service,

@@ -32,6 +32,7 @@ const PORTS = {
   'indexing-service': { port: 4204 },
   'query-service': { port: 4205, grpcPort: 20251 },
   'acl-service': { port: 4206, grpcPort: 20261 },
+  'webhook-service': { port: 4207 },
 };
 const documentUrl = `http://127.0.0.1:${PORTS['document-service'].port}`;
 

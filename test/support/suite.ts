@@ -30,7 +30,7 @@ export const MISSIONS_DOCUMENT = [
 export type Ports = Record<string, { port: number; grpcPort?: number }>;
 
 /**
- * The six services on ports `base + 1 … base + 6` (gRPC on 20000 + base % 10000 + 51 and + 61:
+ * The seven services on ports `base + 1 … base + 7` (gRPC on 20000 + base % 10000 + 51 and + 61:
  * modulo 1000, every base that is a multiple of 1000 shared one pair of gRPC ports, so two such
  * suites running at once collided). Every port stays below Linux's ephemeral range (32768–60999):
  * a port in it can already be the local end of some outgoing connection, and the service then
@@ -44,11 +44,12 @@ export function suitePorts(base: number): Ports {
     'indexing-service': { port: base + 4 },
     'query-service': { port: base + 5, grpcPort: 20_000 + (base % 10_000) + 51 },
     'acl-service': { port: base + 6, grpcPort: 20_000 + (base % 10_000) + 61 },
+    'webhook-service': { port: base + 7 },
   };
 }
 
 /**
- * One end-to-end suite: its own tenant, the six services as OS processes (small chunks, a 1 MiB
+ * One end-to-end suite: its own tenant, the seven services as OS processes (small chunks, a 1 MiB
  * upload limit, traces exported to an in-test OTLP collector), and clients for the public APIs.
  * Registers beforeAll/afterAll; call it at the top of a describe block.
  */
@@ -68,6 +69,7 @@ export function useSuite(name: string, basePort: number, overrides: Record<strin
   const tenant = `${name}-${randomUUID().slice(0, 8)}`;
   const documentUrl = `http://127.0.0.1:${ports['document-service']!.port}`;
   const queryUrl = `http://127.0.0.1:${ports['query-service']!.port}`;
+  const webhookUrl = `http://127.0.0.1:${ports['webhook-service']!.port}`;
   const collector = new OtlpCollector();
   const blobs = new S3BlobStore({
     endpoint: env['S3_ENDPOINT'],
@@ -182,6 +184,7 @@ export function useSuite(name: string, basePort: number, overrides: Record<strin
     },
     documentUrl,
     queryUrl,
+    webhookUrl,
     collector,
     blobs,
     vectors,

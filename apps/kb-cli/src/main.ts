@@ -8,6 +8,7 @@ import { localToken } from './client/kb-client';
 import { type EvalMode, runEval } from './eval/eval.command';
 import { formatSummary, runIngest } from './ingest/ingest.command';
 import { runMcpServer } from './mcp/mcp.command';
+import { registerWebhooksCommand } from './webhooks/webhooks.command';
 
 const MODES: EvalMode[] = ['hybrid', 'semantic', 'lexical'];
 
@@ -283,6 +284,8 @@ program
       })}\n`,
     );
   });
+
+registerWebhooksCommand(program);
 
 program.parseAsync().catch((error: unknown) => {
   process.stderr.write(`kb: ${error instanceof Error ? error.message : String(error)}\n`);

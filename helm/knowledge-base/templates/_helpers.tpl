@@ -54,18 +54,18 @@ capabilities:
 {{- end -}}
 
 {{- define "kb.pipelineServices" -}}document-service parser-service embedding-service indexing-service{{- end -}}
-{{- define "kb.databaseServices" -}}document-service embedding-service indexing-service query-service acl-service{{- end -}}
-{{- define "kb.kafkaServices" -}}document-service parser-service embedding-service indexing-service query-service acl-service{{- end -}}
-{{- define "kb.authServices" -}}document-service embedding-service query-service acl-service{{- end -}}
+{{- define "kb.databaseServices" -}}document-service embedding-service indexing-service query-service acl-service webhook-service{{- end -}}
+{{- define "kb.kafkaServices" -}}document-service parser-service embedding-service indexing-service query-service acl-service webhook-service{{- end -}}
+{{- define "kb.authServices" -}}document-service embedding-service query-service acl-service webhook-service{{- end -}}
 {{/* Services that ask acl-service for callers' principals (embedding-service only verifies tokens). */}}
-{{- define "kb.accessServices" -}}document-service query-service{{- end -}}
+{{- define "kb.accessServices" -}}document-service query-service webhook-service{{- end -}}
 {{/* Services with a Redis client: the result cache (query) and the shared rate limits. */}}
-{{- define "kb.redisServices" -}}document-service query-service acl-service indexing-service{{- end -}}
+{{- define "kb.redisServices" -}}document-service query-service acl-service indexing-service webhook-service{{- end -}}
 {{/* Where mounted TLS material lives in the pods (Secrets, read-only). */}}
 {{- define "kb.kafkaTlsDir" -}}/etc/kb/kafka-tls{{- end -}}
 {{- define "kb.redisTlsDir" -}}/etc/kb/redis-tls{{- end -}}
 {{- define "kb.grpcServices" -}}query-service acl-service{{- end -}}
-{{- define "kb.schemaServices" -}}document-service acl-service embedding-service indexing-service{{- end -}}
+{{- define "kb.schemaServices" -}}document-service acl-service embedding-service indexing-service webhook-service{{- end -}}
 {{- define "kb.vectorServices" -}}indexing-service query-service{{- end -}}
 {{- define "kb.modelServices" -}}parser-service embedding-service query-service{{- end -}}
 
@@ -164,6 +164,16 @@ ACCESS_RECONCILE_INTERVAL_MS: {{ $v.convergence.accessReconcileIntervalMs | quot
 {{- end }}
 {{- if eq $name "acl-service" }}
 POLICY_RELOAD_INTERVAL_MS: {{ $v.convergence.policyReloadIntervalMs | quote }}
+{{- end }}
+{{- if eq $name "webhook-service" }}
+# Deliveries to receivers (docs/adr/0027): tries, exponential waits, auto-disable, SSRF switch.
+WEBHOOK_ALLOW_PRIVATE_URLS: {{ $v.webhooks.allowPrivateUrls | quote }}
+WEBHOOK_MAX_ATTEMPTS: {{ $v.webhooks.maxAttempts | quote }}
+WEBHOOK_RETRY_BASE_MS: {{ $v.webhooks.retryBaseMs | quote }}
+WEBHOOK_RETRY_MAX_MS: {{ $v.webhooks.retryMaxMs | quote }}
+WEBHOOK_DISABLE_AFTER_FAILURES: {{ $v.webhooks.disableAfterFailures | quote }}
+WEBHOOK_DISABLE_AFTER_MS: {{ $v.webhooks.disableAfterMs | quote }}
+WEBHOOK_TIMEOUT_MS: {{ $v.webhooks.timeoutMs | quote }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.schemaServices" .)) }}
 # The pre-install/pre-upgrade Job migrates every schema; without it each service migrates its own at

@@ -14,3 +14,4 @@ export * from './openai-models';
 export * from './pipeline';
 export * from './search-cache';
 export * from './tenancy';
+export * from './webhooks';

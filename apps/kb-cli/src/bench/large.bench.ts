@@ -27,6 +27,7 @@ export const MEMORY_LIMITS_MB: Record<string, number> = {
   'indexing-service': 512,
   'query-service': 1024,
   'acl-service': 256,
+  'webhook-service': 256,
 };
 
 /**

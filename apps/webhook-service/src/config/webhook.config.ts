@@ -1,0 +1,54 @@
+import {
+  accessConfigSchema,
+  authConfigSchema,
+  baseConfigSchema,
+  env,
+  httpConfigSchema,
+  kafkaConfigSchema,
+  loadConfig,
+  rateLimitConfigSchema,
+  redisConfigSchema,
+} from '@kb/config';
+import { z } from 'zod';
+
+export const webhookConfigSchema = baseConfigSchema
+  .extend(httpConfigSchema(3007).shape)
+  .extend(kafkaConfigSchema.shape)
+  .extend(authConfigSchema.shape)
+  .extend(accessConfigSchema.shape)
+  .extend(redisConfigSchema.shape)
+  .extend(rateLimitConfigSchema.shape)
+  .extend({
+    /** Postgres holding subscriptions, deliveries and their attempts (in schema DB_SCHEMA). */
+    DATABASE_URL: env.url(),
+    DB_SCHEMA: z.string().default('webhook_service'),
+    /** Apply pending migrations at start; the chart turns it off when its Helm hook migrates. */
+    MIGRATE_ON_START: env.bool(true),
+    KAFKA_GROUP_ID: z.string().default('webhook-service'),
+    /**
+     * Receivers on loopback, private, link-local or other non-public addresses are refused unless
+     * this is true (server-side request forgery). `npm start` and the tests turn it on: their
+     * receivers run on 127.0.0.1. Leave it off in a cluster.
+     */
+    WEBHOOK_ALLOW_PRIVATE_URLS: env.bool(false),
+    /** Tries per delivery (the first included) before it is given up as failed. */
+    WEBHOOK_MAX_ATTEMPTS: env.positiveInt(8),
+    /** The wait before the second try; each further wait doubles, up to WEBHOOK_RETRY_MAX_MS. */
+    WEBHOOK_RETRY_BASE_MS: env.positiveInt(30_000),
+    WEBHOOK_RETRY_MAX_MS: env.positiveInt(6 * 3_600_000),
+    /**
+     * A subscription is disabled once its tries have failed this many times in a row and for at
+     * least WEBHOOK_DISABLE_AFTER_MS since the first of them: a burst of failures while a
+     * receiver restarts does not disable it, a receiver gone for a day does.
+     */
+    WEBHOOK_DISABLE_AFTER_FAILURES: env.positiveInt(20),
+    WEBHOOK_DISABLE_AFTER_MS: z.coerce.number().int().min(0).default(86_400_000),
+    /** How long a receiver has to answer one try. */
+    WEBHOOK_TIMEOUT_MS: env.positiveInt(10_000),
+    /** How often the dispatcher looks for due deliveries, and how many it sends at once. */
+    WEBHOOK_DISPATCH_INTERVAL_MS: env.positiveInt(500),
+    WEBHOOK_DISPATCH_CONCURRENCY: env.positiveInt(16),
+  });
+export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
+export const WEBHOOK_CONFIG = Symbol('WEBHOOK_CONFIG');
+export const loadWebhookConfig = (): WebhookConfig => loadConfig(webhookConfigSchema);

@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+
+import { Inject, Injectable } from '@nestjs/common';
+import { type Kysely, sql } from 'kysely';
+
+import { WEBHOOK_DB } from '../platform/tokens';
+import type { DeliveriesQuery, DeliveryStatus, DeliveryView } from '../webhooks/webhook.model';
+
+/** A delivery the dispatcher has claimed, with what it needs to send it. */
+export interface ClaimedDelivery {
+  id: string;
+  tenantId: string;
+  webhookId: string;
+  messageId: string;
+  eventType: string;
+  body: string;
+  attemptCount: number;
+  url: string;
+  secret: string;
+}
+
+/** The outcome of one try. */
+export interface AttemptOutcome {
+  succeeded: boolean;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  at: Date;
+}
+
+/** What recording a try changed. */
+export interface RecordedAttempt {
+  status: DeliveryStatus;
+  /** True when this try's failure disabled the subscription. */
+  disabledNow: boolean;
+}
+
+const iso = (value: Date | null): string | null => (value ? new Date(value).toISOString() : null);
+
+/** The retry queue (one row per subscription and event) and the log of every try. */
+@Injectable()
+export class DeliveriesRepository {
+  constructor(@Inject(WEBHOOK_DB) private readonly db: Kysely<unknown>) {}
+
+  /**
+   * Owes `body` to each enabled subscription of the tenant that asked for `eventType` and existed
+   * when the event happened. A message already owed to a subscription is not owed twice (Kafka
+   * redelivers; statuses repeat). Returns the number of deliveries created.
+   */
+  async enqueue(
+    tenantId: string,
+    event: { messageId: string; eventType: string; occurredAt: Date; body: string },
+    now: Date,
+  ): Promise<number> {
+    const result = await sql`
+      INSERT INTO deliveries (id, tenant_id, webhook_id, message_id, event_type, body, status,
+                              attempt_count, next_attempt_at, created_at, updated_at)
+      SELECT gen_random_uuid(), ${tenantId}, w.id, ${event.messageId}, ${event.eventType},
+             ${event.body}, 'pending', 0, ${now}, ${now}, ${now}
+        FROM webhooks w
+       WHERE w.tenant_id = ${tenantId} AND w.enabled AND ${event.eventType} = ANY (w.events)
+         AND w.created_at <= ${event.occurredAt}
+      ON CONFLICT (webhook_id, message_id) DO NOTHING`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /** Owes a message to one subscription whatever it asked for (the test event). */
+  async enqueueTo(
+    tenantId: string,
+    webhookId: string,
+    event: { messageId: string; eventType: string; body: string },
+    now: Date,
+  ): Promise<string> {
+    const id = randomUUID();
+    await sql`
+      INSERT INTO deliveries (id, tenant_id, webhook_id, message_id, event_type, body, status,
+                              attempt_count, next_attempt_at, created_at, updated_at)
+      VALUES (${id}, ${tenantId}, ${webhookId}, ${event.messageId}, ${event.eventType},
+              ${event.body}, 'pending', 0, ${now}, ${now}, ${now})`.execute(this.db);
+    return id;
+  }
+
+  /**
+   * Claims up to `limit` due deliveries of enabled subscriptions for `leaseMs`: another replica
+   * skips them, and if this one dies mid-send they are due again when the lease ends (so a
+   * receiver may see a message twice, never none).
+   */
+  async claimDue(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const leaseUntil = new Date(now.getTime() + leaseMs);
+    const { rows } = await sql<{
+      id: string;
+      tenant_id: string;
+      webhook_id: string;
+      message_id: string;
+      event_type: string;
+      body: string;
+      attempt_count: number;
+      url: string;
+      secret: string;
+    }>`
+      WITH due AS (
+        SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+         WHERE d.status = 'pending' AND d.next_attempt_at <= ${now} AND w.enabled
+         ORDER BY d.next_attempt_at
+         LIMIT ${limit}
+         FOR UPDATE OF d SKIP LOCKED)
+      UPDATE deliveries d SET next_attempt_at = ${leaseUntil}
+        FROM due, webhooks w
+       WHERE d.id = due.id AND w.id = d.webhook_id
+      RETURNING d.id, d.tenant_id, d.webhook_id, d.message_id, d.event_type, d.body,
+                d.attempt_count, w.url, w.secret`.execute(this.db);
+    return rows.map((row) => ({
+      id: row.id,
+      tenantId: row.tenant_id,
+      webhookId: row.webhook_id,
+      messageId: row.message_id,
+      eventType: row.event_type,
+      body: row.body,
+      attemptCount: row.attempt_count,
+      url: row.url,
+      secret: row.secret,
+    }));
+  }
+
+  /**
+   * Logs one try and moves its delivery on: succeeded, pending until `nextAttemptAt`, or failed
+   * when no further try is due. The subscription's failures in a row (and when the streak began)
+   * reset on success and grow on failure; `disable.failures` of them lasting `disable.afterMs`
+   * disable it, in the same transaction.
+   */
+  async recordAttempt(
+    delivery: Pick<ClaimedDelivery, 'id' | 'webhookId' | 'attemptCount'>,
+    outcome: AttemptOutcome,
+    nextAttemptAt: Date | undefined,
+    disable: { failures: number; afterMs: number },
+  ): Promise<RecordedAttempt> {
+    const attempt = delivery.attemptCount + 1;
+    const status: DeliveryStatus = outcome.succeeded
+      ? 'succeeded'
+      : nextAttemptAt
+        ? 'pending'
+        : 'failed';
+    const failingSinceLimit = new Date(outcome.at.getTime() - disable.afterMs);
+    return this.db.transaction().execute(async (tx) => {
+      await sql`
+        INSERT INTO delivery_attempts (delivery_id, attempt, at, succeeded, status_code, error,
+                                       duration_ms)
+        VALUES (${delivery.id}, ${attempt}, ${outcome.at}, ${outcome.succeeded},
+                ${outcome.statusCode}, ${outcome.error}, ${outcome.durationMs})
+        ON CONFLICT (delivery_id, attempt) DO NOTHING`.execute(tx);
+      await sql`
+        UPDATE deliveries SET status = ${status}, attempt_count = ${attempt},
+               next_attempt_at = ${status === 'pending' ? nextAttemptAt! : null},
+               last_status_code = ${outcome.statusCode}, last_error = ${outcome.error},
+               updated_at = ${outcome.at}
+         WHERE id = ${delivery.id}`.execute(tx);
+      const reason = `disabled after ${disable.failures} or more failed tries in a row; last: ${
+        outcome.error ?? `HTTP ${outcome.statusCode}`
+      }`;
+      // Whether this failure completes the streak that disables: enough failures, long enough.
+      const disables = sql`(w.enabled AND NOT ${outcome.succeeded}
+        AND w.consecutive_failures + 1 >= ${disable.failures}
+        AND COALESCE(w.failing_since, ${outcome.at}) <= ${failingSinceLimit})`;
+      const { rows } = await sql<{ disabled_now: boolean }>`
+        UPDATE webhooks w SET
+          consecutive_failures = CASE WHEN ${outcome.succeeded} THEN 0
+                                      ELSE w.consecutive_failures + 1 END,
+          failing_since = CASE WHEN ${outcome.succeeded} THEN NULL
+                               ELSE COALESCE(w.failing_since, ${outcome.at}) END,
+          enabled = w.enabled AND NOT ${disables},
+          disabled_at = CASE WHEN ${disables} THEN ${outcome.at} ELSE w.disabled_at END,
+          disabled_reason = CASE WHEN ${disables} THEN ${reason} ELSE w.disabled_reason END,
+          updated_at = ${outcome.at}
+         FROM webhooks before
+        WHERE w.id = ${delivery.webhookId} AND before.id = w.id
+        RETURNING before.enabled AND NOT w.enabled AS disabled_now`.execute(tx);
+      return { status, disabledNow: rows[0]?.disabled_now === true };
+    });
+  }
+
+  /** A subscription's deliveries, newest first, each with its tries oldest first. */
+  async list(tenantId: string, webhookId: string, query: DeliveriesQuery): Promise<DeliveryView[]> {
+    const { rows } = await sql<{
+      id: string;
+      message_id: string;
+      event_type: string;
+      status: DeliveryStatus;
+      attempt_count: number;
+      next_attempt_at: Date | null;
+      created_at: Date;
+      updated_at: Date;
+      attempts: Array<{
+        attempt: number;
+        at: string;
+        succeeded: boolean;
+        status_code: number | null;
+        error: string | null;
+        duration_ms: number;
+      }>;
+    }>`
+      SELECT d.id, d.message_id, d.event_type, d.status, d.attempt_count, d.next_attempt_at,
+             d.created_at, d.updated_at,
+             COALESCE((SELECT json_agg(json_build_object(
+                         'attempt', a.attempt, 'at', a.at, 'succeeded', a.succeeded,
+                         'status_code', a.status_code, 'error', a.error,
+                         'duration_ms', a.duration_ms) ORDER BY a.attempt)
+                         FROM delivery_attempts a WHERE a.delivery_id = d.id), '[]') AS attempts
+        FROM deliveries d
+       WHERE d.tenant_id = ${tenantId} AND d.webhook_id = ${webhookId}
+         AND (${query.status ?? null}::text IS NULL OR d.status = ${query.status ?? null})
+       ORDER BY d.created_at DESC, d.id DESC
+       LIMIT ${query.limit}`.execute(this.db);
+    return rows.map((row) => ({
+      id: row.id,
+      messageId: row.message_id,
+      eventType: row.event_type,
+      status: row.status,
+      attemptCount: row.attempt_count,
+      nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
+      createdAt: iso(row.created_at)!,
+      updatedAt: iso(row.updated_at)!,
+      attempts: row.attempts.map((a) => ({
+        attempt: a.attempt,
+        at: new Date(a.at).toISOString(),
+        succeeded: a.succeeded,
+        statusCode: a.status_code,
+        error: a.error,
+        durationMs: a.duration_ms,
+      })),
+    }));
+  }
+}

@@ -1,0 +1,8 @@
+export { TOKEN_VERIFIER } from '@kb/http';
+export const WEBHOOK_DB = Symbol('WEBHOOK_DB');
+export const KAFKA = Symbol('KAFKA');
+export const CLOCK = Symbol('CLOCK');
+export const RECEIVER_SENDER = Symbol('RECEIVER_SENDER');
+
+/** The time, injected so tests can move it. */
+export type Clock = () => Date;

@@ -1,0 +1,114 @@
+import type { WebhookEventType } from '@kb/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { type Kysely, sql } from 'kysely';
+
+import { WEBHOOK_DB } from '../platform/tokens';
+import type { WebhookView } from './webhook.model';
+
+export interface NewWebhook {
+  id: string;
+  url: string;
+  events: WebhookEventType[];
+  secret: string;
+  description: string;
+  at: Date;
+}
+
+interface WebhookRow {
+  id: string;
+  url: string;
+  events: string[];
+  description: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+  consecutive_failures: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const iso = (value: Date | null): string | null => (value ? new Date(value).toISOString() : null);
+
+export const toWebhookView = (row: WebhookRow): WebhookView => ({
+  id: row.id,
+  url: row.url,
+  events: row.events as WebhookEventType[],
+  description: row.description,
+  enabled: row.enabled,
+  disabledReason: row.disabled_reason,
+  disabledAt: iso(row.disabled_at),
+  consecutiveFailures: row.consecutive_failures,
+  createdAt: iso(row.created_at)!,
+  updatedAt: iso(row.updated_at)!,
+});
+
+const COLUMNS = sql`id, url, events, description, enabled, disabled_reason, disabled_at,
+  consecutive_failures, created_at, updated_at`;
+
+/** A tenant's subscriptions; every query is scoped by the tenant. */
+@Injectable()
+export class WebhooksRepository {
+  constructor(@Inject(WEBHOOK_DB) private readonly db: Kysely<unknown>) {}
+
+  async insert(tenantId: string, webhook: NewWebhook): Promise<WebhookView> {
+    const { rows } = await sql<WebhookRow>`
+      INSERT INTO webhooks (id, tenant_id, url, events, secret, description, created_at, updated_at)
+      VALUES (${webhook.id}, ${tenantId}, ${webhook.url}, ${webhook.events}::text[],
+              ${webhook.secret}, ${webhook.description}, ${webhook.at}, ${webhook.at})
+      RETURNING ${COLUMNS}`.execute(this.db);
+    return toWebhookView(rows[0]!);
+  }
+
+  async list(tenantId: string): Promise<WebhookView[]> {
+    const { rows } = await sql<WebhookRow>`
+      SELECT ${COLUMNS} FROM webhooks WHERE tenant_id = ${tenantId}
+       ORDER BY created_at, id`.execute(this.db);
+    return rows.map(toWebhookView);
+  }
+
+  async get(tenantId: string, id: string): Promise<WebhookView | undefined> {
+    const { rows } = await sql<WebhookRow>`
+      SELECT ${COLUMNS} FROM webhooks WHERE tenant_id = ${tenantId} AND id = ${id}`.execute(
+      this.db,
+    );
+    return rows[0] ? toWebhookView(rows[0]) : undefined;
+  }
+
+  /**
+   * Applies the given changes; enabling clears the disabled state and the failure count.
+   * Undefined when the tenant has no such webhook.
+   */
+  async update(
+    tenantId: string,
+    id: string,
+    change: { enabled?: boolean; events?: WebhookEventType[]; description?: string },
+    at: Date,
+  ): Promise<WebhookView | undefined> {
+    const enabled = change.enabled ?? null;
+    const { rows } = await sql<WebhookRow>`
+      UPDATE webhooks SET
+        enabled = COALESCE(${enabled}::boolean, enabled),
+        disabled_reason = CASE WHEN ${enabled}::boolean IS TRUE THEN NULL
+                               WHEN ${enabled}::boolean IS FALSE AND enabled THEN 'disabled by an admin'
+                               ELSE disabled_reason END,
+        disabled_at = CASE WHEN ${enabled}::boolean IS TRUE THEN NULL
+                           WHEN ${enabled}::boolean IS FALSE AND enabled THEN ${at}
+                           ELSE disabled_at END,
+        consecutive_failures = CASE WHEN ${enabled}::boolean IS TRUE THEN 0
+                                    ELSE consecutive_failures END,
+        failing_since = CASE WHEN ${enabled}::boolean IS TRUE THEN NULL ELSE failing_since END,
+        events = COALESCE(${change.events ?? null}::text[], events),
+        description = COALESCE(${change.description ?? null}::text, description),
+        updated_at = ${at}
+       WHERE tenant_id = ${tenantId} AND id = ${id}
+      RETURNING ${COLUMNS}`.execute(this.db);
+    return rows[0] ? toWebhookView(rows[0]) : undefined;
+  }
+
+  /** Removes the subscription with its deliveries and their log; false when there was none. */
+  async delete(tenantId: string, id: string): Promise<boolean> {
+    const result = await sql`
+      DELETE FROM webhooks WHERE tenant_id = ${tenantId} AND id = ${id}`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0) > 0;
+  }
+}

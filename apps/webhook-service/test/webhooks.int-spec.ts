@@ -1,0 +1,301 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { type Kysely, sql } from 'kysely';
+import type { Pool } from 'pg';
+import { Webhook } from 'standardwebhooks';
+
+import type { WebhookConfig } from '../src/config/webhook.config';
+import { DeliveriesRepository } from '../src/deliveries/deliveries.repository';
+import { DeliveryDispatcher } from '../src/deliveries/delivery.dispatcher';
+import { HttpReceiverSender } from '../src/deliveries/receiver.sender';
+import { messageIdOf, type WebhookEvent } from '../src/deliveries/webhook-event.mapper';
+import { migrations } from '../src/migrations';
+import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
+import { WebhooksService } from '../src/webhooks/webhooks.service';
+
+jest.setTimeout(30_000);
+
+/** A receiver on loopback that answers each path's requests from a script (then 200). */
+class Receiver {
+  readonly requests: Array<{ path: string; headers: Record<string, string>; body: string }> = [];
+  private server?: Server;
+  private readonly scripts = new Map<string, number[]>();
+  url = '';
+
+  script(path: string, statuses: number[]): string {
+    this.scripts.set(path, [...statuses]);
+    return `${this.url}${path}`;
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        const path = request.url ?? '/';
+        this.requests.push({ path, headers: request.headers as Record<string, string>, body });
+        response.writeHead(this.scripts.get(path)?.shift() ?? 200).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}
+
+const indexedEvent = (documentId: string, at: Date): WebhookEvent => ({
+  type: 'document.indexed',
+  messageId: messageIdOf('document.indexed', documentId, 1),
+  occurredAt: at.toISOString(),
+  data: { documentId, version: 1, chunkCount: 3 },
+});
+
+/** Subscriptions, the retry queue and the dispatcher over real Postgres and a real receiver. */
+describe('webhooks on Postgres', () => {
+  const schema = `webhook_test_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+  const tenant = `t-${randomUUID().slice(0, 8)}`;
+  let pool: Pool;
+  let db: Kysely<unknown>;
+  // Starts at the real time: receivers refuse signatures more than five minutes off.
+  let now = new Date();
+  const clock = () => now;
+  const receiver = new Receiver();
+  let service: WebhooksService;
+  let deliveries: DeliveriesRepository;
+  const config = {
+    WEBHOOK_ALLOW_PRIVATE_URLS: true,
+    WEBHOOK_MAX_ATTEMPTS: 3,
+    WEBHOOK_RETRY_BASE_MS: 1_000,
+    WEBHOOK_RETRY_MAX_MS: 60_000,
+    WEBHOOK_DISABLE_AFTER_FAILURES: 4,
+    WEBHOOK_DISABLE_AFTER_MS: 0,
+    WEBHOOK_TIMEOUT_MS: 2_000,
+    WEBHOOK_DISPATCH_INTERVAL_MS: 60_000,
+    WEBHOOK_DISPATCH_CONCURRENCY: 4,
+  } as WebhookConfig;
+  let dispatcher: DeliveryDispatcher;
+
+  /** Moves the clock past every retry wait and dispatches what is due, `rounds` times. */
+  const dispatchRounds = async (rounds: number): Promise<void> => {
+    for (let i = 0; i < rounds; i++) {
+      await dispatcher.dispatchDue();
+      now = new Date(now.getTime() + 120_000);
+    }
+  };
+
+  beforeAll(async () => {
+    pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 4 });
+    db = createDatabase<unknown>(pool);
+    await migrateToLatest(db, schema, migrations);
+    await receiver.start();
+    deliveries = new DeliveriesRepository(db);
+    service = new WebhooksService(new WebhooksRepository(db), deliveries, config, clock);
+    dispatcher = new DeliveryDispatcher(
+      deliveries,
+      new HttpReceiverSender({ timeoutMs: 2_000, allowPrivate: true, userAgent: 'test' }),
+      config,
+      clock,
+    );
+  });
+
+  afterAll(async () => {
+    await receiver.stop();
+    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(db);
+    await pool.end();
+  });
+
+  it('owes an event to the subscriptions of its type, in its tenant, once', async () => {
+    const indexed = await service.create(tenant, {
+      url: receiver.script('/a', []),
+      events: ['document.indexed'],
+      description: '',
+    });
+    await service.create(tenant, {
+      url: receiver.script('/b', []),
+      events: ['document.deleted'],
+      description: '',
+    });
+    await service.create('another-tenant', {
+      url: receiver.script('/c', []),
+      events: ['document.indexed'],
+      description: '',
+    });
+    now = new Date(now.getTime() + 1_000);
+    const event = indexedEvent(randomUUID(), now);
+    expect(await service.record(tenant, event)).toBe(1);
+    // Kafka delivers it again: nothing more is owed.
+    expect(await service.record(tenant, event)).toBe(0);
+    // An event from before the subscription existed is not owed to it.
+    expect(await service.record(tenant, indexedEvent(randomUUID(), new Date(0)))).toBe(0);
+
+    await dispatchRounds(1);
+    expect(receiver.requests.map((r) => r.path)).toEqual(['/a']);
+    const [request] = receiver.requests;
+    const verified = new Webhook(indexed.secret).verify(request!.body, request!.headers);
+    expect(verified).toEqual({
+      type: 'document.indexed',
+      timestamp: event.occurredAt,
+      data: event.data,
+    });
+    expect(request!.headers['webhook-id']).toBe(event.messageId);
+    const [log] = await service.deliveriesOf(tenant, indexed.id, { limit: 10 });
+    expect(log).toMatchObject({ status: 'succeeded', attemptCount: 1, nextAttemptAt: null });
+    expect(log!.attempts).toEqual([
+      expect.objectContaining({ attempt: 1, succeeded: true, statusCode: 200, error: null }),
+    ]);
+  });
+
+  it('retries a failing receiver with the same message id and logs every try', async () => {
+    const tenant = `t-${randomUUID().slice(0, 8)}`;
+    const webhook = await service.create(tenant, {
+      url: receiver.script('/flaky', [500, 503]),
+      events: ['document.indexed'],
+      description: 'fails twice',
+    });
+    now = new Date(now.getTime() + 1_000);
+    await service.record(tenant, indexedEvent(randomUUID(), now));
+    await dispatcher.dispatchDue();
+    // Not due yet: the first retry waits about a second.
+    await dispatcher.dispatchDue();
+    const flaky = () => receiver.requests.filter((r) => r.path === '/flaky');
+    expect(flaky()).toHaveLength(1);
+    const [pending] = await service.deliveriesOf(tenant, webhook.id, { limit: 10 });
+    expect(pending).toMatchObject({ status: 'pending', attemptCount: 1 });
+    const wait = new Date(pending!.nextAttemptAt!).getTime() - now.getTime();
+    expect(wait).toBeGreaterThanOrEqual(800);
+    expect(wait).toBeLessThanOrEqual(1_200);
+
+    await dispatchRounds(3);
+    expect(flaky()).toHaveLength(3);
+    expect(new Set(flaky().map((r) => r.headers['webhook-id'])).size).toBe(1);
+    const [done] = await service.deliveriesOf(tenant, webhook.id, { limit: 10 });
+    expect(done!.status).toBe('succeeded');
+    expect(done!.attempts.map((a) => [a.attempt, a.statusCode, a.succeeded])).toEqual([
+      [1, 500, false],
+      [2, 503, false],
+      [3, 200, true],
+    ]);
+    expect(done!.attempts[0]!.error).toBe('receiver answered HTTP 500');
+    for (const attempt of done!.attempts) expect(attempt.durationMs).toBeGreaterThanOrEqual(0);
+    // The success reset the failures in a row.
+    expect((await service.get(tenant, webhook.id)).consecutiveFailures).toBe(0);
+  });
+
+  it('gives a delivery up after the last try, and disables a subscription failing in a row', async () => {
+    const tenant = `t-${randomUUID().slice(0, 8)}`;
+    const webhook = await service.create(tenant, {
+      url: receiver.script('/down', Array<number>(20).fill(500)),
+      events: ['document.indexed'],
+      description: '',
+    });
+    now = new Date(now.getTime() + 1_000);
+    await service.record(tenant, indexedEvent(randomUUID(), now));
+    await dispatchRounds(4);
+    const [given] = await service.deliveriesOf(tenant, webhook.id, { limit: 10 });
+    expect(given).toMatchObject({ status: 'failed', attemptCount: 3, nextAttemptAt: null });
+    expect((await service.get(tenant, webhook.id)).enabled).toBe(true);
+
+    await service.record(tenant, indexedEvent(randomUUID(), now));
+    await dispatchRounds(4);
+    const disabled = await service.get(tenant, webhook.id);
+    expect(disabled).toMatchObject({ enabled: false, consecutiveFailures: 4 });
+    expect(disabled.disabledReason).toMatch(/disabled after 4 or more failed tries in a row/);
+    const [stopped] = await service.deliveriesOf(tenant, webhook.id, { limit: 10 });
+    // The fourth failure disabled it: its second delivery is left pending, not tried again.
+    expect(stopped).toMatchObject({ status: 'pending', attemptCount: 1 });
+    // Disabled subscriptions are owed nothing new.
+    expect(await service.record(tenant, indexedEvent(randomUUID(), now))).toBe(0);
+
+    // Re-enabled by an admin: the count restarts and the pending delivery goes on.
+    const enabled = await service.update(tenant, webhook.id, { enabled: true });
+    expect(enabled).toMatchObject({ enabled: true, consecutiveFailures: 0, disabledReason: null });
+    await dispatchRounds(1);
+    const [resumed] = await service.deliveriesOf(tenant, webhook.id, { limit: 10 });
+    expect(resumed!.attemptCount).toBe(2);
+  });
+
+  it('disables only when the failures in a row have also lasted long enough', async () => {
+    const tenant = `t-${randomUUID().slice(0, 8)}`;
+    const patient = new DeliveryDispatcher(
+      deliveries,
+      new HttpReceiverSender({ timeoutMs: 2_000, allowPrivate: true, userAgent: 'test' }),
+      { ...config, WEBHOOK_DISABLE_AFTER_MS: 3_600_000 },
+      clock,
+    );
+    const webhook = await service.create(tenant, {
+      url: receiver.script('/restarting', Array<number>(40).fill(502)),
+      events: ['document.indexed'],
+      description: '',
+    });
+    now = new Date(now.getTime() + 1_000);
+    for (let i = 0; i < 3; i++) await service.record(tenant, indexedEvent(randomUUID(), now));
+    // Nine failures within minutes: a burst, not a receiver gone for good.
+    for (let round = 0; round < 4; round++) {
+      await patient.dispatchDue();
+      now = new Date(now.getTime() + 120_000);
+    }
+    expect(await service.get(tenant, webhook.id)).toMatchObject({
+      enabled: true,
+      consecutiveFailures: 9,
+    });
+    // An hour after the first failure, the next one disables it.
+    now = new Date(now.getTime() + 3_600_000);
+    await service.record(tenant, indexedEvent(randomUUID(), now));
+    await patient.dispatchDue();
+    expect(await service.get(tenant, webhook.id)).toMatchObject({
+      enabled: false,
+      consecutiveFailures: 10,
+    });
+  });
+
+  it('hands each due delivery to one claimer only', async () => {
+    const webhook = await service.create(tenant, {
+      url: receiver.script('/claims', []),
+      events: ['document.deleted'],
+      description: '',
+    });
+    now = new Date(now.getTime() + 1_000);
+    for (let i = 0; i < 6; i++) {
+      await service.record(tenant, {
+        type: 'document.deleted',
+        messageId: messageIdOf('claims', i),
+        occurredAt: now.toISOString(),
+        data: { documentId: randomUUID() },
+      });
+    }
+    const claims = await Promise.all([1, 2, 3].map(() => deliveries.claimDue(now, 50, 30_000)));
+    const ids = claims
+      .flat()
+      .filter((d) => d.webhookId === webhook.id)
+      .map((d) => d.id);
+    expect(ids).toHaveLength(6);
+    expect(new Set(ids).size).toBe(6);
+    // Leased: nothing is due again until the lease ends.
+    expect(
+      (await deliveries.claimDue(now, 10, 30_000)).filter((d) => d.webhookId === webhook.id),
+    ).toEqual([]);
+  });
+
+  it('keeps tenants apart and answers not found for another tenant\u2019s webhook', async () => {
+    const [mine] = await service.list(tenant);
+    await expect(service.get('another-tenant', mine!.id)).rejects.toMatchObject({
+      code: 'webhook_not_found',
+    });
+    await expect(
+      service.deliveriesOf('another-tenant', mine!.id, { limit: 5 }),
+    ).rejects.toMatchObject({ code: 'webhook_not_found' });
+    await expect(service.delete('another-tenant', mine!.id)).rejects.toMatchObject({
+      code: 'webhook_not_found',
+    });
+    expect((await service.list('another-tenant')).map((w) => w.url)).toEqual([`${receiver.url}/c`]);
+    await expect(service.delete(tenant, mine!.id)).resolves.toEqual({ id: mine!.id });
+    expect((await service.list(tenant)).some((w) => w.id === mine!.id)).toBe(false);
+  });
+});
