@@ -15,6 +15,8 @@ import {
   type DocumentPage,
   type DocumentView,
 } from './documents/document.model';
+import { DOCUMENT_STATES } from './documents/document.model';
+import { jsonPart, jsonUploadSchema, label } from './documents/document-fields';
 import { editSchema, listQuerySchema, uploadFieldsSchema } from './documents/documents.controller';
 import {
   createKnowledgeBaseSchema,
@@ -42,6 +44,8 @@ export const documentViewSchema = z.object({
   ownerId: z.string(),
   acl: documentAclSchema,
   stageTimes: z.partialRecord(documentStatusSchema, z.string()),
+  externalId: z.string().nullable(),
+  state: z.enum(DOCUMENT_STATES),
   createdAt: z.string(),
   updatedAt: z.string(),
   duplicate: z.literal(true).optional(),
@@ -147,12 +151,24 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       method: 'post',
       path: '/v1/documents',
       operationId: 'uploadDocument',
-      summary: 'Upload a document (202), or find the tenant\u2019s copy of the same content (200)',
-      multipart: { fields: uploadFieldsSchema, files: ['file'], requiredFiles: ['file'] },
+      summary:
+        'Upload a document as a file (multipart) or as JSON text (202); the same externalId again is its next version; 200 for the tenant\u2019s copy of the same content',
+      multipart: {
+        // The deprecated snake_case name still works until its Sunset (ADR 25).
+        fields: uploadFieldsSchema.extend({
+          knowledge_base_ids: jsonPart(z.array(label).min(1).max(16), 'ids').meta({
+            deprecated: true,
+            description: 'Deprecated: use knowledgeBaseIds.',
+          }),
+        }),
+        files: ['file'],
+        requiredFiles: ['file'],
+      },
+      body: jsonUploadSchema,
       status: 202,
       response: documentViewSchema,
       alsoStatuses: [200],
-      errors: [403, 404, 413, 415],
+      errors: [403, 404, 409, 413, 415],
     },
     {
       method: 'get',
@@ -177,7 +193,8 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       method: 'patch',
       path: '/v1/documents/{id}',
       operationId: 'editDocument',
-      summary: 'Edit tags, metadata or knowledge bases, without a new version',
+      summary:
+        'Edit tags, metadata, knowledge bases or state (inactive: kept indexed, never found), without a new version',
       parameters: [documentId],
       body: editSchema,
       status: 200,

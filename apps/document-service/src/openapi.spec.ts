@@ -34,7 +34,22 @@ describe('document-service OpenAPI document', () => {
     expect(schema.properties.file).toEqual({ type: 'string', format: 'binary' });
     expect(schema.required).toEqual(['file']);
     expect(Object.keys(schema.properties).sort()).toEqual(
-      ['acl', 'file', 'knowledge_base_ids', 'metadata', 'tags', 'title'].sort(),
+      [
+        'acl',
+        'externalId',
+        'file',
+        'knowledgeBaseIds',
+        'knowledge_base_ids',
+        'metadata',
+        'tags',
+        'title',
+      ].sort(),
+    );
+    expect(schema.properties.knowledge_base_ids.deprecated).toBe(true);
+    // The same operation takes the text itself as JSON.
+    const json = paths['/v1/documents']!['post'].requestBody.content['application/json'].schema;
+    expect(Object.keys(json.properties)).toEqual(
+      expect.arrayContaining(['text', 'markdown', 'externalId', 'knowledgeBaseIds']),
     );
     expect(Object.keys(paths['/v1/documents']!['post'].responses)).toEqual(
       expect.arrayContaining(['200', '202', '413']),

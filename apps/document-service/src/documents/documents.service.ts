@@ -86,6 +86,12 @@ export class DocumentsService {
     if (file.size === 0) {
       throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);
     }
+    if (fields.externalId) {
+      // The client's id is the document's identity: the same one again is its next version.
+      const named = await this.documents.findByExternalId(tenantId, fields.externalId);
+      if (named) return this.newVersionOf(tenantId, access, named, file, fields);
+      return this.uploadNew(tenantId, access, file, fields, await sha256OfFile(file.path));
+    }
     const sha256 = await sha256OfFile(file.path);
     // Only a document the caller can read counts as a duplicate: otherwise its existence would
     // leak. Checked here for the common case, and again under a lock when inserting.
@@ -94,6 +100,54 @@ export class DocumentsService {
       uploads.add(1, { outcome: 'duplicate' });
       return { ...toView(existing), duplicate: true };
     }
+    return this.uploadNew(tenantId, access, file, fields, sha256);
+  }
+
+  /**
+   * The document holding `externalId` gets `file` as its next version (or stays, `unchanged`,
+   * when the content is its current one); title, tags, metadata and knowledge bases given with
+   * it are applied as an edit. A document the caller cannot read answers 409: the id is taken.
+   */
+  private async newVersionOf(
+    tenantId: TenantId,
+    access: Access,
+    named: { id: string; principals: string[] },
+    file: UploadedFile,
+    fields: UploadFields,
+  ): Promise<DocumentView & { unchanged?: true }> {
+    const visibility = visibilityOf(access);
+    if (visibility !== 'all' && !named.principals.some((p) => visibility.includes(p))) {
+      throw new DocumentError(
+        DocumentErrorCode.ExternalIdTaken,
+        `external id "${fields.externalId}" belongs to another document of the tenant`,
+      );
+    }
+    const replaced = await this.replaceContent(tenantId, access, named.id, file);
+    const edit = {
+      ...(fields.tags ? { tags: [...new Set(fields.tags)] } : {}),
+      ...(fields.metadata ? { metadata: fields.metadata } : {}),
+      ...(fields.knowledgeBaseIds
+        ? { knowledgeBaseIds: [...new Set(fields.knowledgeBaseIds)] }
+        : {}),
+    };
+    const differs =
+      (edit.tags && JSON.stringify(edit.tags) !== JSON.stringify(replaced.tags)) ||
+      (edit.metadata && JSON.stringify(edit.metadata) !== JSON.stringify(replaced.metadata)) ||
+      (edit.knowledgeBaseIds &&
+        JSON.stringify(edit.knowledgeBaseIds) !==
+          JSON.stringify(replaced.explicitKnowledgeBaseIds));
+    if (!differs) return replaced;
+    const edited = await this.edit(tenantId, access, named.id, edit);
+    return replaced.unchanged ? { ...edited, unchanged: true } : edited;
+  }
+
+  private async uploadNew(
+    tenantId: TenantId,
+    access: Access,
+    file: UploadedFile,
+    fields: UploadFields,
+    sha256: string,
+  ): Promise<DocumentView> {
     const blobKey = await storeOriginal(this.blobs, tenantId, file, sha256);
     const { document, duplicate } = await this.register(
       {
@@ -110,6 +164,7 @@ export class DocumentsService {
         knowledgeBaseIds: [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])],
         ownerId: access.userId,
         acl: fields.acl ?? { users: [], groups: [], roles: [], tenant: false },
+        ...(fields.externalId ? { externalId: fields.externalId } : {}),
         now: this.clock(),
       },
       visibilityOf(access),
@@ -135,9 +190,27 @@ export class DocumentsService {
     visibility: Visibility,
   ): Promise<{ document: DocumentView; duplicate: boolean }> {
     const registered = await this.transactions.run(async (trx) => {
-      await this.documents.lockContent(trx, doc.tenantId, doc.sha256);
-      const existing = await this.documents.findBySha256(doc.tenantId, doc.sha256, visibility, trx);
-      if (existing) return { document: existing, duplicate: true };
+      // A document with an external id is its own identity: identical content is no duplicate.
+      // Concurrent uploads of one external id serialize here; the unique index is the backstop.
+      const lock = doc.externalId ? `external:${doc.externalId}` : doc.sha256;
+      await this.documents.lockContent(trx, doc.tenantId, lock);
+      if (doc.externalId) {
+        const named = await this.documents.findByExternalId(doc.tenantId, doc.externalId, trx);
+        if (named) {
+          throw new DocumentError(
+            DocumentErrorCode.ExternalIdTaken,
+            `external id "${doc.externalId}" was taken by a concurrent upload; retry`,
+          );
+        }
+      } else {
+        const existing = await this.documents.findBySha256(
+          doc.tenantId,
+          doc.sha256,
+          visibility,
+          trx,
+        );
+        if (existing) return { document: existing, duplicate: true };
+      }
       const document = await this.documents.insert(trx, {
         ...doc,
         knowledgeBaseIds: await this.membership.membershipOf(
@@ -299,7 +372,7 @@ export class DocumentsService {
     tenantId: TenantId,
     access: Access,
     id: string,
-    edit: Partial<EditableAttributes>,
+    edit: Partial<EditableAttributes> & { inactive?: boolean },
   ): Promise<DocumentView> {
     await this.get(tenantId, access, id);
     requireAction(access, 'write');
