@@ -38,6 +38,8 @@ import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
 import { SqlDocumentsRepository } from './documents/documents-sql.repository';
 import { KnowledgeBaseDocumentsController } from './documents/knowledge-base-documents.controller';
+import { PrecomputedChunksController } from './documents/precomputed-chunks.controller';
+import { PrecomputedChunksService } from './documents/precomputed-chunks.service';
 import { uploadOptions } from './documents/upload.options';
 import { KnowledgeBaseDirectoryService } from './knowledge-bases/knowledge-base-directory.service';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
@@ -95,6 +97,7 @@ export class AppModule {
         DocumentsController,
         KnowledgeBasesController,
         KnowledgeBaseDocumentsController,
+        PrecomputedChunksController,
         DocumentContentController,
         DocumentStatsController,
         OpenApiController,
@@ -138,6 +141,7 @@ export class AppModule {
         DocumentMembershipService,
         DocumentAudit,
         DocumentsService,
+        PrecomputedChunksService,
         DocumentContentService,
         { provide: DocumentStatsRepository, useClass: SqlDocumentStatsRepository },
         DocumentStatsService,

@@ -18,6 +18,7 @@ import {
 import { DOCUMENT_STATES } from './documents/document.model';
 import { jsonPart, jsonUploadSchema, label } from './documents/document-fields';
 import { editSchema, listQuerySchema, uploadFieldsSchema } from './documents/documents.controller';
+import { precomputedDocumentSchema } from './documents/precomputed-chunks.controller';
 import {
   createKnowledgeBaseSchema,
   type KnowledgeBaseView,
@@ -296,6 +297,19 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       status: 200,
       response: documentPageSchema,
       errors: [404],
+    },
+    {
+      method: 'post',
+      path: '/v1/knowledge-bases/{id}/chunks',
+      operationId: 'uploadPrecomputedChunks',
+      summary:
+        'A document of pre-computed chunks with embeddings (indexed without parsing or embedding); 400 invalid_chunk names a chunk whose embedding is missing or of another dimension',
+      parameters: [knowledgeBaseId],
+      body: precomputedDocumentSchema,
+      status: 202,
+      alsoStatuses: [200],
+      response: documentViewSchema,
+      errors: [403, 404, 409],
     },
     {
       method: 'get',

@@ -4,6 +4,7 @@ import OpenAPISchemaValidator from 'openapi-schema-validator';
 import { DocumentContentController } from './document-content/document-content.controller';
 import { DocumentsController } from './documents/documents.controller';
 import { KnowledgeBaseDocumentsController } from './documents/knowledge-base-documents.controller';
+import { PrecomputedChunksController } from './documents/precomputed-chunks.controller';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { DOCUMENT_OPENAPI, documentPageSchema, documentViewSchema } from './openapi.controller';
 import { DocumentStatsController } from './stats/document-stats.controller';
@@ -101,6 +102,7 @@ describe('document-service OpenAPI document', () => {
         DocumentsController,
         KnowledgeBasesController,
         KnowledgeBaseDocumentsController,
+        PrecomputedChunksController,
         DocumentContentController,
         DocumentStatsController,
       ),

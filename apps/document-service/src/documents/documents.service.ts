@@ -16,12 +16,13 @@ import { OutboxWriter } from '../outbox/outbox.writer';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
-import { TransactionRunner } from '../platform/transaction.runner';
+import { TransactionRunner, type Trx } from '../platform/transaction.runner';
 import { decodeCursor, encodeCursor } from './document.cursor';
 import {
   type DeleteResult,
   type DocumentAcl,
   type DocumentPage,
+  type DocumentRecord,
   type DocumentView,
   type NewDocument,
   principalsOf,
@@ -54,6 +55,12 @@ function requireAction(access: Access, action: Action): void {
   }
 }
 
+/**
+ * How a new document version enters the pipelines, in its transaction: by default its `uploaded`
+ * event (parse, chunk, embed, index); pre-computed chunks go straight to indexing instead.
+ */
+export type VersionStart = (trx: Trx, document: DocumentRecord) => Promise<void>;
+
 const uploads = meter().createCounter('kb_documents_uploaded_total', {
   description: 'Uploads, by outcome (created or duplicate)',
 });
@@ -80,6 +87,7 @@ export class DocumentsService {
     access: Access,
     file: UploadedFile,
     fields: UploadFields,
+    start?: VersionStart,
   ): Promise<DocumentView> {
     requireAction(access, 'write');
     await this.knowledgeBases.requireExisting(tenantId, fields.knowledgeBaseIds ?? []);
@@ -89,8 +97,8 @@ export class DocumentsService {
     if (fields.externalId) {
       // The client's id is the document's identity: the same one again is its next version.
       const named = await this.documents.findByExternalId(tenantId, fields.externalId);
-      if (named) return this.newVersionOf(tenantId, access, named, file, fields);
-      return this.uploadNew(tenantId, access, file, fields, await sha256OfFile(file.path));
+      if (named) return this.newVersionOf(tenantId, access, named, file, fields, start);
+      return this.uploadNew(tenantId, access, file, fields, await sha256OfFile(file.path), start);
     }
     const sha256 = await sha256OfFile(file.path);
     // Only a document the caller can read counts as a duplicate: otherwise its existence would
@@ -100,7 +108,7 @@ export class DocumentsService {
       uploads.add(1, { outcome: 'duplicate' });
       return { ...toView(existing), duplicate: true };
     }
-    return this.uploadNew(tenantId, access, file, fields, sha256);
+    return this.uploadNew(tenantId, access, file, fields, sha256, start);
   }
 
   /**
@@ -114,6 +122,7 @@ export class DocumentsService {
     named: { id: string; principals: string[] },
     file: UploadedFile,
     fields: UploadFields,
+    start?: VersionStart,
   ): Promise<DocumentView & { unchanged?: true }> {
     const visibility = visibilityOf(access);
     if (visibility !== 'all' && !named.principals.some((p) => visibility.includes(p))) {
@@ -122,7 +131,7 @@ export class DocumentsService {
         `external id "${fields.externalId}" belongs to another document of the tenant`,
       );
     }
-    const replaced = await this.replaceContent(tenantId, access, named.id, file);
+    const replaced = await this.replaceContent(tenantId, access, named.id, file, start);
     const edit = {
       ...(fields.tags ? { tags: [...new Set(fields.tags)] } : {}),
       ...(fields.metadata ? { metadata: fields.metadata } : {}),
@@ -147,6 +156,7 @@ export class DocumentsService {
     file: UploadedFile,
     fields: UploadFields,
     sha256: string,
+    start?: VersionStart,
   ): Promise<DocumentView> {
     const blobKey = await storeOriginal(this.blobs, tenantId, file, sha256);
     const { document, duplicate } = await this.register(
@@ -168,6 +178,7 @@ export class DocumentsService {
         now: this.clock(),
       },
       visibilityOf(access),
+      start,
     );
     annotateActiveSpan({ 'kb.tenant_id': tenantId, 'kb.document_id': document.id });
     if (duplicate) {
@@ -188,6 +199,7 @@ export class DocumentsService {
   async register(
     doc: NewDocument,
     visibility: Visibility,
+    start?: VersionStart,
   ): Promise<{ document: DocumentView; duplicate: boolean }> {
     const registered = await this.transactions.run(async (trx) => {
       // A document with an external id is its own identity: identical content is no duplicate.
@@ -222,7 +234,7 @@ export class DocumentsService {
         explicitKnowledgeBaseIds: doc.knowledgeBaseIds,
         principals: principalsOf(doc.ownerId, doc.acl),
       });
-      await this.membership.sendThroughPipelines(trx, document);
+      await (start ?? this.sendThroughPipelines)(trx, document);
       const actor = { tenantId: doc.tenantId, userId: doc.ownerId };
       await this.audit.record(trx, 'document_uploaded', actor, [document.id], {
         version: document.version,
@@ -244,6 +256,7 @@ export class DocumentsService {
     access: Access,
     id: string,
     file: UploadedFile,
+    start?: VersionStart,
   ): Promise<DocumentView & { unchanged?: true }> {
     const current = await this.get(tenantId, access, id);
     requireAction(access, 'write');
@@ -266,7 +279,7 @@ export class DocumentsService {
       const previous = await this.documents.lockForUpdate(trx, tenantId, id);
       if (!previous) return undefined;
       const document = await this.documents.replaceContent(trx, tenantId, id, content);
-      await this.membership.sendThroughPipelines(trx, document);
+      await (start ?? this.sendThroughPipelines)(trx, document);
       await this.audit.record(trx, 'document_content_replaced', access, [id], {
         version: document.version,
       });
@@ -316,6 +329,9 @@ export class DocumentsService {
       indexRemoval: 'scheduled',
     };
   }
+
+  private readonly sendThroughPipelines: VersionStart = (trx, document) =>
+    this.membership.sendThroughPipelines(trx, document);
 
   /** A document the caller may not read answers 404, exactly like one that does not exist. */
   async get(tenantId: TenantId, access: Access, id: string): Promise<DocumentView> {
