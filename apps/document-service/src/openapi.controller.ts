@@ -4,6 +4,7 @@ import {
   documentMetadataSchema,
   documentStatusSchema,
   failureReasonSchema,
+  syncCountsSchema,
 } from '@kb/contracts';
 import { buildOpenApiDocument, Public } from '@kb/http';
 import { Controller, Get } from '@nestjs/common';
@@ -24,6 +25,8 @@ import {
   type KnowledgeBaseView,
   updateKnowledgeBaseSchema,
 } from './knowledge-bases/knowledge-base.model';
+import { createSourceSchema } from './sources/source.model';
+import { syncHistoryQuerySchema } from './sources/sources.controller';
 
 /** A document as the API shows it (`DocumentView`), for the OpenAPI document. */
 export const documentViewSchema = z.object({
@@ -52,6 +55,32 @@ export const documentViewSchema = z.object({
   duplicate: z.literal(true).optional(),
   unchanged: z.literal(true).optional(),
 });
+
+const sourceViewSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  knowledgeBaseId: z.string(),
+  kind: z.enum(['s3', 'folder']),
+  bucket: z.string().nullable(),
+  prefix: z.string(),
+  include: z.array(z.string()),
+  exclude: z.array(z.string()),
+  createdBy: z.string(),
+  createdAt: z.string(),
+  externalIdPrefix: z.string(),
+});
+
+const syncViewSchema = z.object({
+  id: z.uuid(),
+  sourceId: z.uuid(),
+  status: z.enum(['running', 'succeeded', 'failed']),
+  counts: syncCountsSchema,
+  failures: z.array(z.object({ path: z.string(), reason: z.string() })),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+
+const sourceId = { name: 'id', in: 'path' as const, schema: z.uuid() };
 
 export const documentPageSchema = z.object({
   items: z.array(documentViewSchema),
@@ -175,8 +204,17 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       method: 'get',
       path: '/v1/documents',
       operationId: 'listDocuments',
-      summary: 'The documents the caller may read, newest first, a page at a time',
-      parameters: listParameters,
+      summary:
+        'The documents the caller may read, newest first, a page at a time; with externalIdPrefix, every one whose external id starts with it (what a sync brought)',
+      parameters: [
+        ...listParameters,
+        {
+          name: 'externalIdPrefix',
+          in: 'query' as const,
+          schema: z.string().min(1).max(1024),
+          description: 'Only documents whose externalId starts with this, all in one page.',
+        },
+      ],
       status: 200,
       response: documentPageSchema,
     },
@@ -310,6 +348,69 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       alsoStatuses: [200],
       response: documentViewSchema,
       errors: [403, 404, 409],
+    },
+    {
+      method: 'post',
+      path: '/v1/sources',
+      operationId: 'createSource',
+      summary:
+        'A source bound to a knowledge base: an S3 bucket and prefix (synced by the server) or a folder (synced by kb sync), with include and exclude globs',
+      body: createSourceSchema,
+      status: 201,
+      response: sourceViewSchema,
+      errors: [403],
+    },
+    {
+      method: 'get',
+      path: '/v1/sources',
+      operationId: 'listSources',
+      summary: 'The tenant\u2019s sources',
+      status: 200,
+      response: z.object({ items: z.array(sourceViewSchema) }),
+    },
+    {
+      method: 'get',
+      path: '/v1/sources/{id}',
+      operationId: 'getSource',
+      summary: 'One source',
+      parameters: [sourceId],
+      status: 200,
+      response: sourceViewSchema,
+      errors: [404],
+    },
+    {
+      method: 'delete',
+      path: '/v1/sources/{id}',
+      operationId: 'deleteSource',
+      summary: 'Delete a source and its sync history; the documents it brought stay',
+      parameters: [sourceId],
+      status: 200,
+      response: z.object({ sourceId: z.uuid() }),
+      errors: [403, 404],
+    },
+    {
+      method: 'post',
+      path: '/v1/sources/{id}/sync',
+      operationId: 'syncSource',
+      summary:
+        'Sync an S3 source now: new files uploaded, changed ones a new version, removed ones deleted; answers the sync with its counts',
+      parameters: [sourceId],
+      status: 200,
+      response: syncViewSchema,
+      errors: [403, 404, 409],
+    },
+    {
+      method: 'get',
+      path: '/v1/sources/{id}/syncs',
+      operationId: 'listSourceSyncs',
+      summary: 'The source\u2019s sync history, newest first',
+      parameters: [
+        sourceId,
+        { name: 'limit', in: 'query', schema: syncHistoryQuerySchema.shape.limit },
+      ],
+      status: 200,
+      response: z.object({ items: z.array(syncViewSchema) }),
+      errors: [404],
     },
     {
       method: 'get',

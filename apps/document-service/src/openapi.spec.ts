@@ -7,6 +7,7 @@ import { KnowledgeBaseDocumentsController } from './documents/knowledge-base-doc
 import { PrecomputedChunksController } from './documents/precomputed-chunks.controller';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { DOCUMENT_OPENAPI, documentPageSchema, documentViewSchema } from './openapi.controller';
+import { SourcesController } from './sources/sources.controller';
 import { DocumentStatsController } from './stats/document-stats.controller';
 import {
   documentServiceFixture,
@@ -103,6 +104,7 @@ describe('document-service OpenAPI document', () => {
         KnowledgeBasesController,
         KnowledgeBaseDocumentsController,
         PrecomputedChunksController,
+        SourcesController,
         DocumentContentController,
         DocumentStatsController,
       ),

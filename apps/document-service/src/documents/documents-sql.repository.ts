@@ -72,6 +72,23 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     return row ? toRecord(row) : undefined;
   }
 
+  async listByExternalIdPrefix(
+    tenantId: TenantId,
+    prefix: string,
+    visibility: Visibility,
+  ): Promise<DocumentRecord[]> {
+    const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const rows = await this.db
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where(sql<boolean>`external_id LIKE ${pattern}`)
+      .$call(visibleTo(visibility))
+      .orderBy('external_id')
+      .execute();
+    return rows.map(toRecord);
+  }
+
   async findById(
     tenantId: TenantId,
     id: string,

@@ -55,6 +55,11 @@ export const listQuerySchema = z.object({
   cursor: z.string().optional(),
 });
 
+/** `GET /v1/documents`: a page, or (`externalIdPrefix`) every document a sync brought. */
+export const documentListQuerySchema = listQuerySchema.extend({
+  externalIdPrefix: z.string().min(1).max(1024).optional(),
+});
+
 /** Uploading or replacing content needs `write` on documents in the caller's tenant. */
 const WRITE_DOCUMENTS: Permission = { action: 'write', resource: 'documents' };
 
@@ -205,7 +210,17 @@ export class DocumentsController {
     @CurrentAccess() access: Access,
     @Query() query: unknown,
   ): Promise<DocumentPage> {
-    const { limit, cursor } = parseBody(listQuerySchema, query);
+    const { externalIdPrefix, ...rest } = parseBody(documentListQuerySchema, query);
+    if (externalIdPrefix !== undefined) {
+      // What a sync brought (ADR 26): every such document the caller may read, in one answer.
+      const items = await this.documents.listByExternalIdPrefix(
+        caller.tenantId,
+        access,
+        externalIdPrefix,
+      );
+      return { items, nextCursor: null };
+    }
+    const { limit, cursor } = rest;
     return this.reads.list(caller.tenantId, access, limit, cursor);
   }
 

@@ -81,6 +81,12 @@ export abstract class DocumentsRepository {
     externalId: string,
     trx?: Trx,
   ): Promise<DocumentRecord | undefined>;
+  /** The tenant's documents whose external id starts with `prefix` (a source's, ADR 26). */
+  abstract listByExternalIdPrefix(
+    tenantId: TenantId,
+    prefix: string,
+    visibility: Visibility,
+  ): Promise<DocumentRecord[]>;
   abstract findById(
     tenantId: TenantId,
     id: string,

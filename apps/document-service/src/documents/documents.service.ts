@@ -405,6 +405,20 @@ export class DocumentsService {
     return toView(updated);
   }
 
+  /** The documents the caller may read whose external id starts with `prefix` (ADR 26). */
+  async listByExternalIdPrefix(
+    tenantId: TenantId,
+    access: Access,
+    prefix: string,
+  ): Promise<DocumentView[]> {
+    const rows = await this.documents.listByExternalIdPrefix(
+      tenantId,
+      prefix,
+      visibilityOf(access),
+    );
+    return rows.map(toView);
+  }
+
   async list(
     tenantId: TenantId,
     access: Access,

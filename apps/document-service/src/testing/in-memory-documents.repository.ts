@@ -53,6 +53,16 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     return this.tenantDocuments(tenantId).find((d) => d.externalId === externalId);
   }
 
+  async listByExternalIdPrefix(
+    tenantId: TenantId,
+    prefix: string,
+    visibility: Visibility,
+  ): Promise<DocumentRecord[]> {
+    return this.tenantDocuments(tenantId)
+      .filter((d) => d.externalId?.startsWith(prefix) && visible(d, visibility))
+      .sort((a, b) => (a.externalId! < b.externalId! ? -1 : 1));
+  }
+
   async findById(
     tenantId: TenantId,
     id: string,
