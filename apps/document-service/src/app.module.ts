@@ -19,7 +19,7 @@ import {
   EventConsumersHost,
   type EventProducer,
 } from '@kb/kafka';
-import type { S3BlobStore } from '@kb/storage';
+import { type S3BlobStore, s3BlobStoreFromEnv } from '@kb/storage';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import type { Kafka } from 'kafkajs';
@@ -38,6 +38,8 @@ import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
 import { SqlDocumentsRepository } from './documents/documents-sql.repository';
 import { KnowledgeBaseDocumentsController } from './documents/knowledge-base-documents.controller';
+import { PrecomputedChunksController } from './documents/precomputed-chunks.controller';
+import { PrecomputedChunksService } from './documents/precomputed-chunks.service';
 import { uploadOptions } from './documents/upload.options';
 import { KnowledgeBaseDirectoryService } from './knowledge-bases/knowledge-base-directory.service';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
@@ -59,6 +61,10 @@ import { SqlTransactionRunner, TransactionRunner } from './platform/transaction.
 import { AccessReconciler } from './reconciliation/access.reconciler';
 import { Reconciler } from './reconciliation/reconciler.service';
 import { ReconciliationRepository } from './reconciliation/reconciliation.repository';
+import { SOURCE_STORES, type SourceStores, SourceSyncService } from './sources/source-sync.service';
+import { SourcesController } from './sources/sources.controller';
+import { SourcesRepository } from './sources/sources.repository';
+import { SourcesService } from './sources/sources.service';
 import { DocumentStatsController } from './stats/document-stats.controller';
 import { DocumentStatsRepository } from './stats/document-stats.repository';
 import { DocumentStatsService } from './stats/document-stats.service';
@@ -95,6 +101,8 @@ export class AppModule {
         DocumentsController,
         KnowledgeBasesController,
         KnowledgeBaseDocumentsController,
+        PrecomputedChunksController,
+        SourcesController,
         DocumentContentController,
         DocumentStatsController,
         OpenApiController,
@@ -138,6 +146,15 @@ export class AppModule {
         DocumentMembershipService,
         DocumentAudit,
         DocumentsService,
+        PrecomputedChunksService,
+        SourcesRepository,
+        SourcesService,
+        SourceSyncService,
+        {
+          provide: SOURCE_STORES,
+          useValue: ((bucket: string) =>
+            s3BlobStoreFromEnv({ ...config, S3_BUCKET: bucket })) satisfies SourceStores,
+        },
         DocumentContentService,
         { provide: DocumentStatsRepository, useClass: SqlDocumentStatsRepository },
         DocumentStatsService,

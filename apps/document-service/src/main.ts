@@ -47,6 +47,8 @@ async function main(): Promise<void> {
     port: config.PORT,
     name: 'document-service',
     auth: verifier,
+    // A JSON upload's text (4 MiB of it) and a batch of pre-computed chunks with embeddings.
+    jsonBodyLimit: '16mb',
   });
 }
 

@@ -4,6 +4,7 @@ import {
   documentMetadataSchema,
   documentStatusSchema,
   failureReasonSchema,
+  syncCountsSchema,
 } from '@kb/contracts';
 import { buildOpenApiDocument, Public } from '@kb/http';
 import { Controller, Get } from '@nestjs/common';
@@ -15,12 +16,17 @@ import {
   type DocumentPage,
   type DocumentView,
 } from './documents/document.model';
+import { DOCUMENT_STATES } from './documents/document.model';
+import { jsonPart, jsonUploadSchema, label } from './documents/document-fields';
 import { editSchema, listQuerySchema, uploadFieldsSchema } from './documents/documents.controller';
+import { precomputedDocumentSchema } from './documents/precomputed-chunks.controller';
 import {
   createKnowledgeBaseSchema,
   type KnowledgeBaseView,
   updateKnowledgeBaseSchema,
 } from './knowledge-bases/knowledge-base.model';
+import { createSourceSchema } from './sources/source.model';
+import { syncHistoryQuerySchema } from './sources/sources.controller';
 
 /** A document as the API shows it (`DocumentView`), for the OpenAPI document. */
 export const documentViewSchema = z.object({
@@ -42,11 +48,39 @@ export const documentViewSchema = z.object({
   ownerId: z.string(),
   acl: documentAclSchema,
   stageTimes: z.partialRecord(documentStatusSchema, z.string()),
+  externalId: z.string().nullable(),
+  state: z.enum(DOCUMENT_STATES),
   createdAt: z.string(),
   updatedAt: z.string(),
   duplicate: z.literal(true).optional(),
   unchanged: z.literal(true).optional(),
 });
+
+const sourceViewSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  knowledgeBaseId: z.string(),
+  kind: z.enum(['s3', 'folder']),
+  bucket: z.string().nullable(),
+  prefix: z.string(),
+  include: z.array(z.string()),
+  exclude: z.array(z.string()),
+  createdBy: z.string(),
+  createdAt: z.string(),
+  externalIdPrefix: z.string(),
+});
+
+const syncViewSchema = z.object({
+  id: z.uuid(),
+  sourceId: z.uuid(),
+  status: z.enum(['running', 'succeeded', 'failed']),
+  counts: syncCountsSchema,
+  failures: z.array(z.object({ path: z.string(), reason: z.string() })),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+
+const sourceId = { name: 'id', in: 'path' as const, schema: z.uuid() };
 
 export const documentPageSchema = z.object({
   items: z.array(documentViewSchema),
@@ -147,19 +181,40 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       method: 'post',
       path: '/v1/documents',
       operationId: 'uploadDocument',
-      summary: 'Upload a document (202), or find the tenant\u2019s copy of the same content (200)',
-      multipart: { fields: uploadFieldsSchema, files: ['file'], requiredFiles: ['file'] },
+      summary:
+        'Upload a document as a file (multipart) or as JSON text (202); the same externalId again is its next version; 200 for the tenant\u2019s copy of the same content',
+      multipart: {
+        // The deprecated snake_case name still works until its Sunset (ADR 25).
+        fields: uploadFieldsSchema.extend({
+          knowledge_base_ids: jsonPart(z.array(label).min(1).max(16), 'ids').meta({
+            deprecated: true,
+            description: 'Deprecated: use knowledgeBaseIds.',
+          }),
+        }),
+        files: ['file'],
+        requiredFiles: ['file'],
+      },
+      body: jsonUploadSchema,
       status: 202,
       response: documentViewSchema,
       alsoStatuses: [200],
-      errors: [403, 404, 413, 415],
+      errors: [403, 404, 409, 413, 415],
     },
     {
       method: 'get',
       path: '/v1/documents',
       operationId: 'listDocuments',
-      summary: 'The documents the caller may read, newest first, a page at a time',
-      parameters: listParameters,
+      summary:
+        'The documents the caller may read, newest first, a page at a time; with externalIdPrefix, every one whose external id starts with it (what a sync brought)',
+      parameters: [
+        ...listParameters,
+        {
+          name: 'externalIdPrefix',
+          in: 'query' as const,
+          schema: z.string().min(1).max(1024),
+          description: 'Only documents whose externalId starts with this, all in one page.',
+        },
+      ],
       status: 200,
       response: documentPageSchema,
     },
@@ -177,7 +232,8 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       method: 'patch',
       path: '/v1/documents/{id}',
       operationId: 'editDocument',
-      summary: 'Edit tags, metadata or knowledge bases, without a new version',
+      summary:
+        'Edit tags, metadata, knowledge bases or state (inactive: kept indexed, never found), without a new version',
       parameters: [documentId],
       body: editSchema,
       status: 200,
@@ -278,6 +334,82 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       parameters: [knowledgeBaseId, ...listParameters],
       status: 200,
       response: documentPageSchema,
+      errors: [404],
+    },
+    {
+      method: 'post',
+      path: '/v1/knowledge-bases/{id}/chunks',
+      operationId: 'uploadPrecomputedChunks',
+      summary:
+        'A document of pre-computed chunks with embeddings (indexed without parsing or embedding); 400 invalid_chunk names a chunk whose embedding is missing or of another dimension',
+      parameters: [knowledgeBaseId],
+      body: precomputedDocumentSchema,
+      status: 202,
+      alsoStatuses: [200],
+      response: documentViewSchema,
+      errors: [403, 404, 409],
+    },
+    {
+      method: 'post',
+      path: '/v1/sources',
+      operationId: 'createSource',
+      summary:
+        'A source bound to a knowledge base: an S3 bucket and prefix (synced by the server) or a folder (synced by kb sync), with include and exclude globs',
+      body: createSourceSchema,
+      status: 201,
+      response: sourceViewSchema,
+      errors: [403],
+    },
+    {
+      method: 'get',
+      path: '/v1/sources',
+      operationId: 'listSources',
+      summary: 'The tenant\u2019s sources',
+      status: 200,
+      response: z.object({ items: z.array(sourceViewSchema) }),
+    },
+    {
+      method: 'get',
+      path: '/v1/sources/{id}',
+      operationId: 'getSource',
+      summary: 'One source',
+      parameters: [sourceId],
+      status: 200,
+      response: sourceViewSchema,
+      errors: [404],
+    },
+    {
+      method: 'delete',
+      path: '/v1/sources/{id}',
+      operationId: 'deleteSource',
+      summary: 'Delete a source and its sync history; the documents it brought stay',
+      parameters: [sourceId],
+      status: 200,
+      response: z.object({ sourceId: z.uuid() }),
+      errors: [403, 404],
+    },
+    {
+      method: 'post',
+      path: '/v1/sources/{id}/sync',
+      operationId: 'syncSource',
+      summary:
+        'Sync an S3 source now: new files uploaded, changed ones a new version, removed ones deleted; answers the sync with its counts',
+      parameters: [sourceId],
+      status: 200,
+      response: syncViewSchema,
+      errors: [403, 404, 409],
+    },
+    {
+      method: 'get',
+      path: '/v1/sources/{id}/syncs',
+      operationId: 'listSourceSyncs',
+      summary: 'The source\u2019s sync history, newest first',
+      parameters: [
+        sourceId,
+        { name: 'limit', in: 'query', schema: syncHistoryQuerySchema.shape.limit },
+      ],
+      status: 200,
+      response: z.object({ items: z.array(syncViewSchema) }),
       errors: [404],
     },
     {

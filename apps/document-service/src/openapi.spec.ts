@@ -4,8 +4,10 @@ import OpenAPISchemaValidator from 'openapi-schema-validator';
 import { DocumentContentController } from './document-content/document-content.controller';
 import { DocumentsController } from './documents/documents.controller';
 import { KnowledgeBaseDocumentsController } from './documents/knowledge-base-documents.controller';
+import { PrecomputedChunksController } from './documents/precomputed-chunks.controller';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { DOCUMENT_OPENAPI, documentPageSchema, documentViewSchema } from './openapi.controller';
+import { SourcesController } from './sources/sources.controller';
 import { DocumentStatsController } from './stats/document-stats.controller';
 import {
   documentServiceFixture,
@@ -34,7 +36,22 @@ describe('document-service OpenAPI document', () => {
     expect(schema.properties.file).toEqual({ type: 'string', format: 'binary' });
     expect(schema.required).toEqual(['file']);
     expect(Object.keys(schema.properties).sort()).toEqual(
-      ['acl', 'file', 'knowledge_base_ids', 'metadata', 'tags', 'title'].sort(),
+      [
+        'acl',
+        'externalId',
+        'file',
+        'knowledgeBaseIds',
+        'knowledge_base_ids',
+        'metadata',
+        'tags',
+        'title',
+      ].sort(),
+    );
+    expect(schema.properties.knowledge_base_ids.deprecated).toBe(true);
+    // The same operation takes the text itself as JSON.
+    const json = paths['/v1/documents']!['post'].requestBody.content['application/json'].schema;
+    expect(Object.keys(json.properties)).toEqual(
+      expect.arrayContaining(['text', 'markdown', 'externalId', 'knowledgeBaseIds']),
     );
     expect(Object.keys(paths['/v1/documents']!['post'].responses)).toEqual(
       expect.arrayContaining(['200', '202', '413']),
@@ -86,6 +103,8 @@ describe('document-service OpenAPI document', () => {
         DocumentsController,
         KnowledgeBasesController,
         KnowledgeBaseDocumentsController,
+        PrecomputedChunksController,
+        SourcesController,
         DocumentContentController,
         DocumentStatsController,
       ),

@@ -13,5 +13,6 @@ export * from './index-space';
 export * from './openai-models';
 export * from './pipeline';
 export * from './search-cache';
+export * from './sync';
 export * from './tenancy';
 export * from './webhooks';

@@ -7,6 +7,7 @@ import type {
   Type,
 } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 
 import { AuthGuard } from './auth/index';
 import { RestExceptionFilter } from './rest-exception.filter';
@@ -31,14 +32,21 @@ export interface BootOptions {
    * such as a body the parser refuses. Default: `RestExceptionFilter`.
    */
   errorFilter?: ExceptionFilter;
+  /**
+   * The largest JSON body read (express's `limit`, e.g. `16mb`); past it, 413. Without it,
+   * express's default (100 kB).
+   */
+  jsonBodyLimit?: string;
 }
 
 /** Starts a service's HTTP server with the shared error filter and graceful shutdown on SIGTERM/SIGINT. */
 export async function bootHttpService(options: BootOptions): Promise<INestApplication> {
-  const app = await NestFactory.create(options.module, {
+  const app = await NestFactory.create<NestExpressApplication>(options.module, {
     logger: options.logger,
     bufferLogs: true,
   });
+  // Registered before Nest's own, which then steps aside.
+  if (options.jsonBodyLimit) app.useBodyParser('json', { limit: options.jsonBodyLimit });
   useRestDefaults(app, options.auth, options.errorFilter);
   app.enableShutdownHooks();
   if (options.transports?.length) {

@@ -12,7 +12,7 @@ export interface OpenApiOperation {
   /** JSON request body, validated by this schema. */
   body?: z.ZodType;
   /**
-   * A `multipart/form-data` body instead: its text parts (`fields`, a zod object) and its binary
+   * A `multipart/form-data` body instead (or as well, with `body`: either media type): its text parts (`fields`, a zod object) and its binary
    * parts (`files`, required ones named in `requiredFiles`).
    */
   multipart?: { fields: z.ZodType; files: string[]; requiredFiles?: string[] };
@@ -127,7 +127,20 @@ export function buildOpenApiDocument(
               },
             }
           : {}),
-        ...(op.multipart ? { requestBody: multipartBody(op.multipart) } : {}),
+        // Both: the operation takes either media type (e.g. an upload as a file or as JSON text).
+        ...(op.multipart
+          ? {
+              requestBody: op.body
+                ? {
+                    required: true,
+                    content: {
+                      ...multipartBody(op.multipart).content,
+                      'application/json': { schema: jsonSchema(op.body, 'input') },
+                    },
+                  }
+                : multipartBody(op.multipart),
+            }
+          : {}),
         responses: {
           ...Object.fromEntries(
             [op.status, ...(op.alsoStatuses ?? [])].map((status) => [

@@ -1,7 +1,9 @@
 // The original file of a document version: spooled to disk by the HTTP layer, hashed, and stored
 // once per content and tenant in S3 (a tenant's identical uploads share one object).
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
 import type { TenantId } from '@kb/contracts';
@@ -55,4 +57,20 @@ export async function storeOriginal(
   // Streamed: bodies over one part go up as an S3 multipart upload.
   await blobs.put(blobKey, createReadStream(file.path), file.mimetype);
   return blobKey;
+}
+
+/**
+ * A JSON upload's text spooled like a multipart file (`dir`: UPLOAD_TMP_DIR), so the rest of the
+ * upload (hash, S3, versions) is the same. The caller removes it (`path`) when done.
+ */
+export async function spoolText(
+  dir: string,
+  text: string,
+  name: string,
+  mimetype: string,
+): Promise<UploadedFile> {
+  const path = join(dir, `kb-json-${randomUUID()}`);
+  const bytes = Buffer.from(text, 'utf8');
+  await writeFile(path, bytes, { mode: 0o600 });
+  return { path, originalname: name, mimetype, size: bytes.length };
 }

@@ -2,6 +2,7 @@ import {
   auditEventSchema,
   DEFAULT_CHUNKER,
   documentEventSchema,
+  INACTIVE_TAG,
   pipelineOf,
   Topics,
   toTenantId,
@@ -44,12 +45,30 @@ const record = (overrides: Partial<DocumentRecord> = {}): DocumentRecord => ({
   stageTimes: { pending: createdAt.toISOString() },
   redrives: 0,
   metaVersion: 4,
+  externalId: null,
+  inactive: false,
   createdAt,
   updatedAt: new Date('2026-11-23T10:00:00Z'),
   ...overrides,
 });
 
 describe('document events', () => {
+  it("gives an inactive document's chunks the marker that keeps them out of search", () => {
+    const pipelines = [
+      {
+        ...pipelineOf('t1', DEFAULT_CHUNKER, 'm', { chunker: DEFAULT_CHUNKER, model: 'm' }),
+        knowledgeBaseIds: ['default'],
+      },
+    ];
+    const inactive = uploadedEventOf(record({ inactive: true }), 'kb-documents', pipelines);
+    expect(inactive.kind === 'uploaded' && inactive.attributes.tags).toEqual([
+      'runbook',
+      INACTIVE_TAG,
+    ]);
+    const active = uploadedEventOf(record(), 'kb-documents', pipelines);
+    expect(active.kind === 'uploaded' && active.attributes.tags).toEqual(['runbook']);
+  });
+
   it('builds the uploaded event of the current version from the stored document', () => {
     const pipelines = [
       {

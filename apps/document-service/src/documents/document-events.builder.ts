@@ -1,6 +1,12 @@
 // The payloads this service publishes about documents. Pure: they are written to the outbox by
 // `OutboxWriter`, in the transaction of the change they announce.
-import type { EditableAttributes, Pipeline, TopicPayload, Topics } from '@kb/contracts';
+import {
+  type EditableAttributes,
+  indexedTags,
+  type Pipeline,
+  type TopicPayload,
+  type Topics,
+} from '@kb/contracts';
 
 import type { DocumentAcl, DocumentRecord } from './document.model';
 
@@ -26,7 +32,8 @@ export function uploadedEventOf(
     metadata: document.metadata,
     attributes: {
       knowledgeBaseIds: document.knowledgeBaseIds,
-      tags: document.tags,
+      // An inactive document's chunks carry the marker that keeps them out of search (ADR 25).
+      tags: indexedTags(document.tags, document.inactive),
       metadata: document.metadata,
       uploadedAt: document.createdAt.getTime(),
       principals: document.principals,

@@ -1,4 +1,10 @@
-import { type EditableAttributes, type Pipeline, type TenantId, Topics } from '@kb/contracts';
+import {
+  type EditableAttributes,
+  indexedTags,
+  type Pipeline,
+  type TenantId,
+  Topics,
+} from '@kb/contracts';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable } from '@nestjs/common';
 
@@ -84,12 +90,13 @@ export class DocumentMembershipService extends TagRuleMembership {
   async editAttributes(
     trx: Trx,
     current: DocumentRecord,
-    edit: Partial<EditableAttributes>,
+    edit: Partial<EditableAttributes> & { inactive?: boolean },
     now: Date,
   ): Promise<DocumentRecord> {
     const { tenantId, id } = current;
     const explicit = edit.knowledgeBaseIds ?? current.explicitKnowledgeBaseIds;
     const tags = edit.tags ?? current.tags;
+    const inactive = edit.inactive ?? current.inactive;
     const attributes: EditableAttributes = {
       tags,
       metadata: edit.metadata ?? current.metadata,
@@ -99,7 +106,7 @@ export class DocumentMembershipService extends TagRuleMembership {
       trx,
       tenantId,
       id,
-      { ...attributes, explicitKnowledgeBaseIds: explicit },
+      { ...attributes, inactive, explicitKnowledgeBaseIds: explicit },
       now,
     );
     const before = await this.pipelinesOf(trx, current);
@@ -109,7 +116,13 @@ export class DocumentMembershipService extends TagRuleMembership {
       Topics.document,
       tenantId,
       id,
-      attributesChangedEventOf(id, attributes, spaces, changed.metaVersion),
+      // The indexes get the inactive marker among the tags (ADR 25); the row keeps the user's.
+      attributesChangedEventOf(
+        id,
+        { ...attributes, tags: indexedTags(tags, inactive) },
+        spaces,
+        changed.metaVersion,
+      ),
     );
     return changed;
   }
@@ -139,7 +152,11 @@ export class DocumentMembershipService extends TagRuleMembership {
         doc.id,
         attributesChangedEventOf(
           doc.id,
-          { knowledgeBaseIds, tags: doc.tags, metadata: doc.metadata },
+          {
+            knowledgeBaseIds,
+            tags: indexedTags(doc.tags, doc.inactive),
+            metadata: doc.metadata,
+          },
           spaces,
           updated.metaVersion,
         ),

@@ -29,6 +29,8 @@ export function toRecord(row: Selectable<DocumentsTable>): DocumentRecord {
     stageTimes: row.stage_times,
     redrives: row.redrives,
     metaVersion: row.meta_version,
+    externalId: row.external_id,
+    inactive: row.inactive,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

@@ -32,6 +32,9 @@ export function principalsOf(ownerId: string, acl: DocumentAcl): string[] {
   ].sort();
 }
 
+export const DOCUMENT_STATES = ['active', 'inactive'] as const;
+export type DocumentState = (typeof DOCUMENT_STATES)[number];
+
 /** A document as the API shows it. */
 export interface DocumentView {
   id: string;
@@ -58,10 +61,16 @@ export interface DocumentView {
   acl: DocumentAcl;
   /** When each pipeline status was reached for the current version. */
   stageTimes: Partial<Record<DocumentStatus, string>>;
+  /** The client's own id for the document, unique in the tenant (ADR 25); null when none. */
+  externalId: string | null;
+  /** `inactive`: kept in the indexes but never found by search, until active again (ADR 25). */
+  state: DocumentState;
   createdAt: string;
   updatedAt: string;
   /** Set on an upload answered with an existing document of the same content. */
   duplicate?: true;
+  /** Set on new content for a document that already held it (its external id's, or a PUT). */
+  unchanged?: true;
 }
 
 /** A document as stored: what the repositories answer, with what the API does not show. */
@@ -92,6 +101,8 @@ export interface DocumentRecord {
   redrives: number;
   /** Moved on by every ACL, attribute or membership change; its events carry it (ADR 18). */
   metaVersion: number;
+  externalId: string | null;
+  inactive: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -116,6 +127,8 @@ export function toView(document: DocumentRecord): DocumentView {
     ownerId: document.ownerId,
     acl: document.acl,
     stageTimes: document.stageTimes,
+    externalId: document.externalId,
+    state: document.inactive ? 'inactive' : 'active',
     createdAt: document.createdAt.toISOString(),
     updatedAt: document.updatedAt.toISOString(),
   };
@@ -127,6 +140,7 @@ export interface UploadFields {
   metadata?: DocumentMetadata;
   tags?: string[];
   knowledgeBaseIds?: string[];
+  externalId?: string;
 }
 
 /** A new document: content already stored in S3, knowledge bases as the uploader named them. */
@@ -144,6 +158,7 @@ export interface NewDocument {
   knowledgeBaseIds: string[];
   ownerId: string;
   acl: DocumentAcl;
+  externalId?: string;
   now: Date;
 }
 

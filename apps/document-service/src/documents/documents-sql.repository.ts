@@ -58,6 +58,37 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     return row ? toRecord(row) : undefined;
   }
 
+  async findByExternalId(
+    tenantId: TenantId,
+    externalId: string,
+    trx?: Trx,
+  ): Promise<DocumentRecord | undefined> {
+    const row = await (trx ? sqlOf(trx) : this.db)
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('external_id', '=', externalId)
+      .executeTakeFirst();
+    return row ? toRecord(row) : undefined;
+  }
+
+  async listByExternalIdPrefix(
+    tenantId: TenantId,
+    prefix: string,
+    visibility: Visibility,
+  ): Promise<DocumentRecord[]> {
+    const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const rows = await this.db
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where(sql<boolean>`external_id LIKE ${pattern}`)
+      .$call(visibleTo(visibility))
+      .orderBy('external_id')
+      .execute();
+    return rows.map(toRecord);
+  }
+
   async findById(
     tenantId: TenantId,
     id: string,
@@ -138,6 +169,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
         owner_id: row.ownerId,
         acl: JSON.stringify(row.acl),
         principals: row.principals,
+        external_id: row.externalId ?? null,
         stage_times: JSON.stringify({ pending: row.now.toISOString() }),
         created_at: row.now,
         updated_at: row.now,
@@ -194,6 +226,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     now: Date,
   ): Promise<DocumentRecord> {
     return this.update(trx, tenantId, id, {
+      inactive: change.inactive,
       tags: change.tags,
       metadata: JSON.stringify(change.metadata),
       knowledge_base_ids: change.knowledgeBaseIds,
@@ -254,6 +287,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
   async driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]> {
     const drifted = await sql<{
       id: string;
+      inactive: boolean;
       tags: string[];
       metadata: DocumentMetadata;
       knowledge_base_ids: string[];
@@ -262,6 +296,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     }>`${membershipDrift(sql<boolean>`d.tenant_id = ${tenantId}`)} ORDER BY id`.execute(sqlOf(trx));
     return drifted.rows.map((row) => ({
       id: row.id,
+      inactive: row.inactive,
       tags: row.tags,
       metadata: row.metadata,
       knowledgeBaseIds: row.knowledge_base_ids,
@@ -320,7 +355,7 @@ const statusRank = sql<number>`(CASE status ${sql.join(
 export function membershipDrift(scope: RawBuilder<boolean>): RawBuilder<unknown> {
   return sql`
     WITH expected AS (
-      SELECT d.tenant_id, d.id, d.tags, d.metadata, d.knowledge_base_ids,
+      SELECT d.tenant_id, d.id, d.inactive, d.tags, d.metadata, d.knowledge_base_ids,
              d.explicit_knowledge_base_ids AS explicit,
              ARRAY(SELECT k.id FROM knowledge_bases k
                    WHERE k.tenant_id = d.tenant_id AND k.tag_rule && d.tags
@@ -328,7 +363,7 @@ export function membershipDrift(scope: RawBuilder<boolean>): RawBuilder<unknown>
       FROM documents d
       WHERE ${scope}
     )
-    SELECT tenant_id, id, tags, metadata, knowledge_base_ids, explicit, by_rule FROM expected
+    SELECT tenant_id, id, inactive, tags, metadata, knowledge_base_ids, explicit, by_rule FROM expected
     WHERE NOT (knowledge_base_ids @> (explicit || by_rule)
                AND (explicit || by_rule) @> knowledge_base_ids)`;
 }

@@ -24,7 +24,8 @@ import type { INestApplication } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 
-import { documentServiceFixture, newAccess } from '../testing/document-service.fixture';
+import { DOCUMENT_CONFIG } from '../config/document.config';
+import { documentServiceFixture, newAccess, TENANT } from '../testing/document-service.fixture';
 import { DocumentReads } from './document-reads.service';
 import { DocumentsController } from './documents.controller';
 import { DocumentsService } from './documents.service';
@@ -80,6 +81,7 @@ describe('uploads through POST /v1/documents', () => {
         { provide: DocumentsService, useValue: f.documents },
         { provide: DocumentReads, useValue: f.reads },
         { provide: TOKEN_VERIFIER, useValue: verifier },
+        { provide: DOCUMENT_CONFIG, useValue: { UPLOAD_TMP_DIR: spool } },
         { provide: ACCESS_POLICY, useValue: policy },
         // Five uploads per caller: `carol` spends hers below.
         {
@@ -166,5 +168,55 @@ describe('uploads through POST /v1/documents', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await limited.json()).toMatchObject({ error: { code: 'rate_limited' } });
     expect(spooled).toEqual([]);
+  });
+  it('answers 400 naming a multipart part the API does not know, and stores nothing', async () => {
+    const before = (await f.documents.list(TENANT, newAccess(), 100)).items.length;
+    const response = await upload('alice', { knowledgeBaseID: '["default"]' }, 'k');
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('invalid_argument');
+    expect(body.error.message).toContain('knowledgeBaseID');
+    expect((await f.documents.list(TENANT, newAccess(), 100)).items).toHaveLength(before);
+    expect(readdirSync(spool)).toEqual([]);
+  });
+
+  it('still takes the deprecated knowledge_base_ids, and says so in Deprecation and Sunset', async () => {
+    // Uploads of users of their own: each caller has five (the budget above).
+    const old = await upload('dave', { knowledge_base_ids: '["default"]' }, 'o');
+    expect(old.status).toBe(202);
+    expect(old.headers.get('deprecation')).toMatch(/^@\d+$/);
+    expect(old.headers.get('sunset')).toContain('2027');
+    expect(await old.json()).toMatchObject({ explicitKnowledgeBaseIds: ['default'] });
+    const current = await upload('dave', { knowledgeBaseIds: '["default"]' }, 'n');
+    expect(current.status).toBe(202);
+    expect(current.headers.get('deprecation')).toBeNull();
+  });
+
+  it('takes a JSON body with text or markdown, and makes the same externalId a new version', async () => {
+    const post = async (body: unknown, user = 'erin') =>
+      fetch(`${url}/v1/documents`, {
+        method: 'POST',
+        body: JSON.stringify(body),
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${await mintToken({ tenant: 't1', user }, SECRET)}`,
+        },
+      });
+    const first = await post({ markdown: '# Title\n\nbody', title: 'Guide', externalId: 'g/1.md' });
+    expect(first.status).toBe(202);
+    const created = (await first.json()) as { id: string; contentType: string; version: number };
+    expect(created).toMatchObject({ contentType: 'text/markdown', version: 1, title: 'Guide' });
+    const second = await post({ markdown: '# Title\n\nnew body', externalId: 'g/1.md' });
+    expect(second.status).toBe(202);
+    expect(await second.json()).toMatchObject({ id: created.id, version: 2 });
+    const again = await post({ markdown: '# Title\n\nnew body', externalId: 'g/1.md' });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ id: created.id, version: 2, unchanged: true });
+    const both = await post({ text: 'a', markdown: 'b' }, 'fred');
+    expect(both.status).toBe(400);
+    const unknown = await post({ text: 'a', knowledge_bases: ['x'] }, 'fred');
+    expect(unknown.status).toBe(400);
+    expect(JSON.stringify(await unknown.json())).toContain('knowledge_bases');
+    expect(readdirSync(spool)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
+import { rm } from 'node:fs/promises';
+
 import type { Access, Caller, Permission } from '@kb/auth';
-import { documentMetadataSchema } from '@kb/contracts';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import {
   Body,
@@ -7,85 +8,56 @@ import {
   Delete,
   Get,
   HttpCode,
+  Inject,
   Param,
   ParseUUIDPipe,
   Patch,
   Post,
   Put,
   Query,
+  Req,
   Res,
   UploadedFile,
   UseInterceptors,
 } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { z } from 'zod';
 
+import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 import {
   type DeleteResult,
   documentAclSchema,
   type DocumentPage,
   type DocumentView,
 } from './document.model';
-import { type UploadedFile as File } from './document-content.storage';
+import { spoolText, type UploadedFile as File } from './document-content.storage';
+import {
+  deprecatedFieldsIn,
+  editSchema,
+  FIELD_DEPRECATION,
+  FIELD_SUNSET,
+  type JsonUpload,
+  jsonUploadSchema,
+  uploadFieldsSchema,
+  withCurrentNames,
+} from './document-fields';
 import { DocumentReads } from './document-reads.service';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import { DocumentsService } from './documents.service';
 import { RemoveSpooledFile } from './remove-spooled-file.interceptor';
 
-/** A multipart text part holding JSON, validated by `schema` once parsed. */
-const jsonPart = <S extends z.ZodType>(schema: S, expected: string) =>
-  z
-    .string()
-    .optional()
-    .transform((raw, ctx): z.infer<S> | undefined => {
-      if (raw === undefined || raw === '') return undefined;
-      let value: unknown;
-      try {
-        value = JSON.parse(raw);
-      } catch {
-        ctx.addIssue({ code: 'custom', message: `must be ${expected} in JSON` });
-        return z.NEVER;
-      }
-      const parsed = schema.safeParse(value);
-      if (parsed.success) return parsed.data;
-      for (const issue of parsed.error.issues) {
-        ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
-      }
-      return z.NEVER;
-    });
-
-const label = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/,
-    'letters, digits, "_", ".", ":" or "-", at most 128',
-  );
-
-export const editSchema = z
-  .object({
-    tags: z.array(label).max(64).optional(),
-    metadata: documentMetadataSchema.optional(),
-    knowledge_base_ids: z.array(label).min(1).max(16).optional(),
-  })
-  .strict()
-  .refine(
-    (e) => Object.keys(e).length > 0,
-    'name at least one of tags, metadata, knowledge_base_ids',
-  );
-
-export const uploadFieldsSchema = z.object({
-  title: z.string().max(500).optional(),
-  metadata: jsonPart(documentMetadataSchema, 'an object of flat values'),
-  tags: jsonPart(z.array(label).max(64), 'an array of strings'),
-  knowledge_base_ids: jsonPart(z.array(label).min(1).max(16), 'a non-empty array of ids'),
-  acl: jsonPart(documentAclSchema, 'an object {users, groups, roles, tenant}'),
-});
+export { editSchema, uploadFieldsSchema } from './document-fields';
 
 /** A page of documents: `?limit&cursor`. */
 export const listQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().optional(),
+});
+
+/** `GET /v1/documents`: a page, or (`externalIdPrefix`) every document a sync brought. */
+export const documentListQuerySchema = listQuerySchema.extend({
+  externalIdPrefix: z.string().min(1).max(1024).optional(),
 });
 
 /** Uploading or replacing content needs `write` on documents in the caller's tenant. */
@@ -96,14 +68,17 @@ export class DocumentsController {
   constructor(
     private readonly documents: DocumentsService,
     private readonly reads: DocumentReads,
+    @Inject(DOCUMENT_CONFIG) private readonly config: Pick<DocumentConfig, 'UPLOAD_TMP_DIR'>,
   ) {}
 
   /**
    * Multipart upload: a `file` part; optional `title`, `metadata` (a JSON object of strings,
-   * numbers, booleans or string lists), `tags` and `knowledge_base_ids` (JSON arrays) and `acl`
-   * (`{users, groups, roles, tenant}`; the owner can always read) parts. Needs `write`.
-   * 202 for a new document; 200 with `duplicate: true` and the existing document when the tenant
-   * already has this exact content.
+   * numbers, booleans or string lists), `tags` and `knowledgeBaseIds` (JSON arrays), `acl`
+   * (`{users, groups, roles, tenant}`; the owner can always read) and `externalId` parts; any
+   * other part is a 400. Or a JSON body (`text` or `markdown`, and the same fields). Needs
+   * `write`. 202 for a new document or version; 200 with `duplicate: true` and the existing
+   * document when the tenant already has this exact content (without an external id), or with
+   * `unchanged: true` when the external id's document already holds it.
    */
   @Post()
   // Checked by the guard, before multer spools the file: a reader cannot fill the disk.
@@ -114,21 +89,46 @@ export class DocumentsController {
     @CurrentAccess() access: Access,
     @UploadedFile() file: File | undefined,
     @Body() body: unknown,
+    @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<DocumentView> {
+    if (!file && request.is('application/json')) {
+      const document = await this.uploadJson(caller, access, parseBody(jsonUploadSchema, body));
+      response.status(document.duplicate || document.unchanged ? 200 : 202);
+      return document;
+    }
+    markDeprecated(response, body);
+    const fields = parseBody(uploadFieldsSchema, withCurrentNames(body ?? {}));
     if (!file) {
       throw new DocumentError(DocumentErrorCode.MissingFile, 'multipart part "file" is required');
     }
-    const fields = parseBody(uploadFieldsSchema, body ?? {});
-    const document = await this.documents.upload(caller.tenantId, access, file, {
-      title: fields.title,
-      metadata: fields.metadata,
-      tags: fields.tags,
-      acl: fields.acl,
-      knowledgeBaseIds: fields.knowledge_base_ids,
-    });
-    response.status(document.duplicate ? 200 : 202);
+    const document = await this.documents.upload(caller.tenantId, access, file, fields);
+    response.status(document.duplicate || document.unchanged ? 200 : 202);
     return document;
+  }
+
+  /** The JSON body's text, spooled like a file, then uploaded as one. */
+  private async uploadJson(
+    caller: Caller,
+    access: Access,
+    body: JsonUpload,
+  ): Promise<DocumentView & { unchanged?: true }> {
+    const { text, markdown, ...fields } = body;
+    const isMarkdown = markdown !== undefined;
+    const base = (fields.title ?? fields.externalId ?? 'document')
+      .replace(/[\\/]/g, '_')
+      .slice(0, 200);
+    const file = await spoolText(
+      this.config.UPLOAD_TMP_DIR,
+      (isMarkdown ? markdown : text)!,
+      `${base}${isMarkdown ? '.md' : '.txt'}`,
+      isMarkdown ? 'text/markdown' : 'text/plain',
+    );
+    try {
+      return await this.documents.upload(caller.tenantId, access, file, fields);
+    } finally {
+      await rm(file.path, { force: true });
+    }
   }
 
   /**
@@ -167,8 +167,9 @@ export class DocumentsController {
   }
 
   /**
-   * Edits `tags`, `metadata` and/or `knowledge_base_ids` (JSON body; absent fields stay). No new
-   * version and no re-embedding: the indexes update the chunks in place.
+   * Edits `tags`, `metadata`, `knowledgeBaseIds` and/or `state` (`active` | `inactive`; JSON
+   * body; absent fields stay). No new version and no re-embedding: the indexes update the chunks
+   * in place; an inactive document's chunks stay indexed but search never finds them.
    */
   @Patch(':id')
   @Authenticated({ access: true })
@@ -177,12 +178,15 @@ export class DocumentsController {
     @CurrentAccess() access: Access,
     @Param('id', new ParseUUIDPipe({ version: '4' })) id: string,
     @Body() body: unknown,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<DocumentView> {
-    const edit = parseBody(editSchema, body);
+    markDeprecated(response, body);
+    const edit = parseBody(editSchema, withCurrentNames(body));
     return this.documents.edit(caller.tenantId, access, id, {
       tags: edit.tags && [...new Set(edit.tags)],
       metadata: edit.metadata,
-      knowledgeBaseIds: edit.knowledge_base_ids && [...new Set(edit.knowledge_base_ids)],
+      knowledgeBaseIds: edit.knowledgeBaseIds && [...new Set(edit.knowledgeBaseIds)],
+      ...(edit.state ? { inactive: edit.state === 'inactive' } : {}),
     });
   }
 
@@ -206,7 +210,17 @@ export class DocumentsController {
     @CurrentAccess() access: Access,
     @Query() query: unknown,
   ): Promise<DocumentPage> {
-    const { limit, cursor } = parseBody(listQuerySchema, query);
+    const { externalIdPrefix, ...rest } = parseBody(documentListQuerySchema, query);
+    if (externalIdPrefix !== undefined) {
+      // What a sync brought (ADR 26): every such document the caller may read, in one answer.
+      const items = await this.documents.listByExternalIdPrefix(
+        caller.tenantId,
+        access,
+        externalIdPrefix,
+      );
+      return { items, nextCursor: null };
+    }
+    const { limit, cursor } = rest;
     return this.reads.list(caller.tenantId, access, limit, cursor);
   }
 
@@ -219,4 +233,12 @@ export class DocumentsController {
   ): Promise<DocumentView> {
     return this.reads.get(caller.tenantId, access, id);
   }
+}
+
+/** A request naming a deprecated field is answered, and told so (RFC 9745, RFC 8594). */
+function markDeprecated(response: Response, body: unknown): void {
+  const old = deprecatedFieldsIn(body);
+  if (old.length === 0) return;
+  response.setHeader('Deprecation', FIELD_DEPRECATION);
+  response.setHeader('Sunset', FIELD_SUNSET);
 }

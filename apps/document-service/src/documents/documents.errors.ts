@@ -7,6 +7,12 @@ export enum DocumentErrorCode {
   InvalidMetadata = 'invalid_metadata',
   InvalidCursor = 'invalid_cursor',
   PermissionDenied = 'permission_denied',
+  /** Another document of the tenant, one the caller cannot read, holds this external id. */
+  ExternalIdTaken = 'external_id_taken',
+  /** A pre-computed chunk without an embedding, or with one of another dimension. */
+  InvalidChunk = 'invalid_chunk',
+  /** A pre-computed document cannot go through another pipeline (it has no original to parse). */
+  PrecomputedPipeline = 'precomputed_pipeline',
 }
 
 const KIND: Record<DocumentErrorCode, ErrorKind> = {
@@ -16,6 +22,9 @@ const KIND: Record<DocumentErrorCode, ErrorKind> = {
   [DocumentErrorCode.InvalidMetadata]: ErrorKind.InvalidArgument,
   [DocumentErrorCode.InvalidCursor]: ErrorKind.InvalidArgument,
   [DocumentErrorCode.PermissionDenied]: ErrorKind.PermissionDenied,
+  [DocumentErrorCode.ExternalIdTaken]: ErrorKind.AlreadyExists,
+  [DocumentErrorCode.InvalidChunk]: ErrorKind.InvalidArgument,
+  [DocumentErrorCode.PrecomputedPipeline]: ErrorKind.FailedPrecondition,
 };
 
 export class DocumentError extends DomainError<DocumentErrorCode> {

@@ -40,6 +40,7 @@ export interface StatusChange {
 
 /** Tags, metadata and knowledge bases after an edit. */
 export interface AttributesChange {
+  inactive: boolean;
   tags: string[];
   metadata: DocumentMetadata;
   knowledgeBaseIds: string[];
@@ -49,6 +50,7 @@ export interface AttributesChange {
 /** A document whose knowledge bases differ from its explicit ones plus those its tags match. */
 export interface MembershipDrift {
   id: string;
+  inactive: boolean;
   tags: string[];
   metadata: DocumentMetadata;
   knowledgeBaseIds: string[];
@@ -73,6 +75,18 @@ export abstract class DocumentsRepository {
     visibility: Visibility,
     trx?: Trx,
   ): Promise<DocumentRecord | undefined>;
+  /** The tenant's document with this external id, whoever may read it (ids are unique per tenant). */
+  abstract findByExternalId(
+    tenantId: TenantId,
+    externalId: string,
+    trx?: Trx,
+  ): Promise<DocumentRecord | undefined>;
+  /** The tenant's documents whose external id starts with `prefix` (a source's, ADR 26). */
+  abstract listByExternalIdPrefix(
+    tenantId: TenantId,
+    prefix: string,
+    visibility: Visibility,
+  ): Promise<DocumentRecord[]>;
   abstract findById(
     tenantId: TenantId,
     id: string,

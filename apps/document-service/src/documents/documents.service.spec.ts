@@ -1,4 +1,4 @@
-import { DEFAULT_CHUNKER, pipelineOf, Topics, toTenantId } from '@kb/contracts';
+import { DEFAULT_CHUNKER, INACTIVE_TAG, pipelineOf, Topics, toTenantId } from '@kb/contracts';
 import { ErrorKind } from '@kb/errors';
 
 import {
@@ -188,6 +188,59 @@ describe('DocumentsService', () => {
       );
       expect(unchanged).toMatchObject({ version: 1, unchanged: true });
       expect(kinds()).toEqual(['uploaded']);
+    });
+  });
+
+  describe('external ids', () => {
+    it('makes a second upload with the same external id the next version of that document', async () => {
+      const first = await upload('one', { externalId: 'docs/a.md' });
+      expect(first).toMatchObject({ version: 1, externalId: 'docs/a.md' });
+      const second = await upload('two', { externalId: 'docs/a.md', tags: ['b'] });
+      expect(second).toMatchObject({ id: first.id, version: 2, tags: ['b'] });
+      const same = await upload('two', { externalId: 'docs/a.md', tags: ['b'] });
+      expect(same).toMatchObject({ id: first.id, version: 2, unchanged: true });
+      expect((await f.documents.list(TENANT, alice, 10)).items).toHaveLength(1);
+    });
+
+    it('keeps two external ids with the same content apart, and refuses one the caller cannot read', async () => {
+      const a = await upload('same', { externalId: 'a' });
+      const b = await upload('same', { externalId: 'b' });
+      expect(b.id).not.toBe(a.id);
+      expect(b.duplicate).toBeUndefined();
+      const zoe = newAccess({ userId: 'zoe', principals: ['u:zoe'] });
+      await expect(upload('other', { externalId: 'a' }, zoe)).rejects.toMatchObject({
+        code: 'external_id_taken',
+      });
+    });
+  });
+
+  describe('inactive', () => {
+    it('sends the indexes the inactive marker without touching the stored tags, and takes it back', async () => {
+      const document = await upload('hello', { tags: ['a'] });
+      const off = await f.documents.edit(TENANT, alice, document.id, { inactive: true });
+      expect(off).toMatchObject({ state: 'inactive', tags: ['a'], version: 1 });
+      expect(documentEvents().at(-1)!.payload).toMatchObject({
+        kind: 'attributes_changed',
+        attributes: { tags: ['a', INACTIVE_TAG] },
+        spaces: [TENANT],
+      });
+      const on = await f.documents.edit(TENANT, alice, document.id, { inactive: false });
+      expect(on).toMatchObject({ state: 'active', tags: ['a'] });
+      expect(documentEvents().at(-1)!.payload).toMatchObject({
+        kind: 'attributes_changed',
+        attributes: { tags: ['a'] },
+      });
+    });
+
+    it('keeps a new version of an inactive document out of search too', async () => {
+      const document = await upload('v1');
+      await f.documents.edit(TENANT, alice, document.id, { inactive: true });
+      await f.documents.replaceContent(TENANT, alice, document.id, files.file('v2'));
+      expect(documentEvents().at(-1)!.payload).toMatchObject({
+        kind: 'uploaded',
+        version: 2,
+        attributes: { tags: [INACTIVE_TAG] },
+      });
     });
   });
 

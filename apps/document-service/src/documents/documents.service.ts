@@ -16,12 +16,13 @@ import { OutboxWriter } from '../outbox/outbox.writer';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
-import { TransactionRunner } from '../platform/transaction.runner';
+import { TransactionRunner, type Trx } from '../platform/transaction.runner';
 import { decodeCursor, encodeCursor } from './document.cursor';
 import {
   type DeleteResult,
   type DocumentAcl,
   type DocumentPage,
+  type DocumentRecord,
   type DocumentView,
   type NewDocument,
   principalsOf,
@@ -54,6 +55,12 @@ function requireAction(access: Access, action: Action): void {
   }
 }
 
+/**
+ * How a new document version enters the pipelines, in its transaction: by default its `uploaded`
+ * event (parse, chunk, embed, index); pre-computed chunks go straight to indexing instead.
+ */
+export type VersionStart = (trx: Trx, document: DocumentRecord) => Promise<void>;
+
 const uploads = meter().createCounter('kb_documents_uploaded_total', {
   description: 'Uploads, by outcome (created or duplicate)',
 });
@@ -80,11 +87,18 @@ export class DocumentsService {
     access: Access,
     file: UploadedFile,
     fields: UploadFields,
+    start?: VersionStart,
   ): Promise<DocumentView> {
     requireAction(access, 'write');
     await this.knowledgeBases.requireExisting(tenantId, fields.knowledgeBaseIds ?? []);
     if (file.size === 0) {
       throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);
+    }
+    if (fields.externalId) {
+      // The client's id is the document's identity: the same one again is its next version.
+      const named = await this.documents.findByExternalId(tenantId, fields.externalId);
+      if (named) return this.newVersionOf(tenantId, access, named, file, fields, start);
+      return this.uploadNew(tenantId, access, file, fields, await sha256OfFile(file.path), start);
     }
     const sha256 = await sha256OfFile(file.path);
     // Only a document the caller can read counts as a duplicate: otherwise its existence would
@@ -94,6 +108,56 @@ export class DocumentsService {
       uploads.add(1, { outcome: 'duplicate' });
       return { ...toView(existing), duplicate: true };
     }
+    return this.uploadNew(tenantId, access, file, fields, sha256, start);
+  }
+
+  /**
+   * The document holding `externalId` gets `file` as its next version (or stays, `unchanged`,
+   * when the content is its current one); title, tags, metadata and knowledge bases given with
+   * it are applied as an edit. A document the caller cannot read answers 409: the id is taken.
+   */
+  private async newVersionOf(
+    tenantId: TenantId,
+    access: Access,
+    named: { id: string; principals: string[] },
+    file: UploadedFile,
+    fields: UploadFields,
+    start?: VersionStart,
+  ): Promise<DocumentView & { unchanged?: true }> {
+    const visibility = visibilityOf(access);
+    if (visibility !== 'all' && !named.principals.some((p) => visibility.includes(p))) {
+      throw new DocumentError(
+        DocumentErrorCode.ExternalIdTaken,
+        `external id "${fields.externalId}" belongs to another document of the tenant`,
+      );
+    }
+    const replaced = await this.replaceContent(tenantId, access, named.id, file, start);
+    const edit = {
+      ...(fields.tags ? { tags: [...new Set(fields.tags)] } : {}),
+      ...(fields.metadata ? { metadata: fields.metadata } : {}),
+      ...(fields.knowledgeBaseIds
+        ? { knowledgeBaseIds: [...new Set(fields.knowledgeBaseIds)] }
+        : {}),
+    };
+    const differs =
+      (edit.tags && JSON.stringify(edit.tags) !== JSON.stringify(replaced.tags)) ||
+      (edit.metadata && JSON.stringify(edit.metadata) !== JSON.stringify(replaced.metadata)) ||
+      (edit.knowledgeBaseIds &&
+        JSON.stringify(edit.knowledgeBaseIds) !==
+          JSON.stringify(replaced.explicitKnowledgeBaseIds));
+    if (!differs) return replaced;
+    const edited = await this.edit(tenantId, access, named.id, edit);
+    return replaced.unchanged ? { ...edited, unchanged: true } : edited;
+  }
+
+  private async uploadNew(
+    tenantId: TenantId,
+    access: Access,
+    file: UploadedFile,
+    fields: UploadFields,
+    sha256: string,
+    start?: VersionStart,
+  ): Promise<DocumentView> {
     const blobKey = await storeOriginal(this.blobs, tenantId, file, sha256);
     const { document, duplicate } = await this.register(
       {
@@ -110,9 +174,11 @@ export class DocumentsService {
         knowledgeBaseIds: [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])],
         ownerId: access.userId,
         acl: fields.acl ?? { users: [], groups: [], roles: [], tenant: false },
+        ...(fields.externalId ? { externalId: fields.externalId } : {}),
         now: this.clock(),
       },
       visibilityOf(access),
+      start,
     );
     annotateActiveSpan({ 'kb.tenant_id': tenantId, 'kb.document_id': document.id });
     if (duplicate) {
@@ -133,11 +199,30 @@ export class DocumentsService {
   async register(
     doc: NewDocument,
     visibility: Visibility,
+    start?: VersionStart,
   ): Promise<{ document: DocumentView; duplicate: boolean }> {
     const registered = await this.transactions.run(async (trx) => {
-      await this.documents.lockContent(trx, doc.tenantId, doc.sha256);
-      const existing = await this.documents.findBySha256(doc.tenantId, doc.sha256, visibility, trx);
-      if (existing) return { document: existing, duplicate: true };
+      // A document with an external id is its own identity: identical content is no duplicate.
+      // Concurrent uploads of one external id serialize here; the unique index is the backstop.
+      const lock = doc.externalId ? `external:${doc.externalId}` : doc.sha256;
+      await this.documents.lockContent(trx, doc.tenantId, lock);
+      if (doc.externalId) {
+        const named = await this.documents.findByExternalId(doc.tenantId, doc.externalId, trx);
+        if (named) {
+          throw new DocumentError(
+            DocumentErrorCode.ExternalIdTaken,
+            `external id "${doc.externalId}" was taken by a concurrent upload; retry`,
+          );
+        }
+      } else {
+        const existing = await this.documents.findBySha256(
+          doc.tenantId,
+          doc.sha256,
+          visibility,
+          trx,
+        );
+        if (existing) return { document: existing, duplicate: true };
+      }
       const document = await this.documents.insert(trx, {
         ...doc,
         knowledgeBaseIds: await this.membership.membershipOf(
@@ -149,7 +234,7 @@ export class DocumentsService {
         explicitKnowledgeBaseIds: doc.knowledgeBaseIds,
         principals: principalsOf(doc.ownerId, doc.acl),
       });
-      await this.membership.sendThroughPipelines(trx, document);
+      await (start ?? this.sendThroughPipelines)(trx, document);
       const actor = { tenantId: doc.tenantId, userId: doc.ownerId };
       await this.audit.record(trx, 'document_uploaded', actor, [document.id], {
         version: document.version,
@@ -171,6 +256,7 @@ export class DocumentsService {
     access: Access,
     id: string,
     file: UploadedFile,
+    start?: VersionStart,
   ): Promise<DocumentView & { unchanged?: true }> {
     const current = await this.get(tenantId, access, id);
     requireAction(access, 'write');
@@ -193,7 +279,7 @@ export class DocumentsService {
       const previous = await this.documents.lockForUpdate(trx, tenantId, id);
       if (!previous) return undefined;
       const document = await this.documents.replaceContent(trx, tenantId, id, content);
-      await this.membership.sendThroughPipelines(trx, document);
+      await (start ?? this.sendThroughPipelines)(trx, document);
       await this.audit.record(trx, 'document_content_replaced', access, [id], {
         version: document.version,
       });
@@ -243,6 +329,9 @@ export class DocumentsService {
       indexRemoval: 'scheduled',
     };
   }
+
+  private readonly sendThroughPipelines: VersionStart = (trx, document) =>
+    this.membership.sendThroughPipelines(trx, document);
 
   /** A document the caller may not read answers 404, exactly like one that does not exist. */
   async get(tenantId: TenantId, access: Access, id: string): Promise<DocumentView> {
@@ -299,7 +388,7 @@ export class DocumentsService {
     tenantId: TenantId,
     access: Access,
     id: string,
-    edit: Partial<EditableAttributes>,
+    edit: Partial<EditableAttributes> & { inactive?: boolean },
   ): Promise<DocumentView> {
     await this.get(tenantId, access, id);
     requireAction(access, 'write');
@@ -314,6 +403,20 @@ export class DocumentsService {
     if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();
     return toView(updated);
+  }
+
+  /** The documents the caller may read whose external id starts with `prefix` (ADR 26). */
+  async listByExternalIdPrefix(
+    tenantId: TenantId,
+    access: Access,
+    prefix: string,
+  ): Promise<DocumentView[]> {
+    const rows = await this.documents.listByExternalIdPrefix(
+      tenantId,
+      prefix,
+      visibilityOf(access),
+    );
+    return rows.map(toView);
   }
 
   async list(

@@ -1,4 +1,4 @@
-import type { Pipeline, PipelineDefaults, TenantId } from '@kb/contracts';
+import { type Pipeline, type PipelineDefaults, pipelineOf, type TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
@@ -16,6 +16,7 @@ import {
   knowledgeBaseNotFound,
 } from './knowledge-bases.errors';
 import { KnowledgeBasesRepository } from './knowledge-bases.repository';
+import { MODEL_CATALOG, type ModelCatalog } from './model-catalog.client';
 
 /** What documents ask of knowledge bases, answered from the repository and the pipeline defaults. */
 @Injectable()
@@ -23,6 +24,7 @@ export class KnowledgeBaseDirectoryService extends KnowledgeBaseDirectory {
   constructor(
     private readonly knowledgeBases: KnowledgeBasesRepository,
     @Inject(PIPELINE_DEFAULTS) private readonly defaults: PipelineDefaults,
+    @Inject(MODEL_CATALOG) private readonly models: ModelCatalog,
   ) {
     super();
   }
@@ -42,6 +44,23 @@ export class KnowledgeBaseDirectoryService extends KnowledgeBaseDirectory {
 
   async requireFound(tenantId: TenantId, id: string): Promise<void> {
     if (!(await this.knowledgeBases.find(tenantId, id))) throw knowledgeBaseNotFound(id);
+  }
+
+  async embeddingSpaceOf(
+    tenantId: TenantId,
+    id: string,
+  ): Promise<{ pipeline: Pipeline; dimension: number | undefined }> {
+    const knowledgeBase =
+      id === DEFAULT_KNOWLEDGE_BASE ? undefined : await this.knowledgeBases.find(tenantId, id);
+    if (id !== DEFAULT_KNOWLEDGE_BASE && !knowledgeBase) throw knowledgeBaseNotFound(id);
+    const chunker = knowledgeBase?.chunker ?? this.defaults.chunker;
+    const model = knowledgeBase?.embeddingModel ?? this.defaults.model;
+    const pipeline = {
+      ...pipelineOf(tenantId, chunker, model, this.defaults),
+      knowledgeBaseIds: [id],
+    };
+    const dimension = knowledgeBase?.embeddingDimension ?? (await this.models.dimensionOf(model));
+    return { pipeline, dimension };
   }
 
   tagRulesOf(trx: Trx, tenantId: TenantId): Promise<TagRule[]> {

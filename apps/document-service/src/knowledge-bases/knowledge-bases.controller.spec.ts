@@ -21,7 +21,12 @@ import { DocumentReads } from '../documents/document-reads.service';
 import { DocumentsService } from '../documents/documents.service';
 import { KnowledgeBaseDocumentsController } from '../documents/knowledge-base-documents.controller';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
-import { DEFAULTS, documentServiceFixture, newAccess } from '../testing/document-service.fixture';
+import {
+  DEFAULTS,
+  documentServiceFixture,
+  newAccess,
+  servedModels,
+} from '../testing/document-service.fixture';
 import { KnowledgeBaseDirectoryService } from './knowledge-base-directory.service';
 import { KnowledgeBasesController } from './knowledge-bases.controller';
 import { KnowledgeBasesService } from './knowledge-bases.service';
@@ -69,7 +74,11 @@ describe('knowledge-base routes through @Authenticated({ access: true })', () =>
         { provide: DocumentReads, useValue: f.reads },
         {
           provide: KnowledgeBaseDirectory,
-          useValue: new KnowledgeBaseDirectoryService(f.knowledgeBasesRepository, DEFAULTS),
+          useValue: new KnowledgeBaseDirectoryService(
+            f.knowledgeBasesRepository,
+            DEFAULTS,
+            servedModels({ [DEFAULTS.model]: 384 }),
+          ),
         },
         { provide: TOKEN_VERIFIER, useValue: verifier },
         { provide: ACCESS_POLICY, useValue: policy },

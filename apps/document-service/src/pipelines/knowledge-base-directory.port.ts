@@ -18,6 +18,15 @@ export abstract class KnowledgeBaseDirectory {
   /** The tenant's tag rules (knowledge bases without one are left out). */
   abstract tagRulesOf(trx: Trx, tenantId: TenantId): Promise<TagRule[]>;
 
+  /**
+   * A knowledge base's one pipeline and its model's dimension (undefined when the model's
+   * dimension cannot be learnt): what pre-computed embeddings must match. 404 when not created.
+   */
+  abstract embeddingSpaceOf(
+    tenantId: TenantId,
+    id: string,
+  ): Promise<{ pipeline: Pipeline; dimension: number | undefined }>;
+
   /** The distinct pipelines of these knowledge bases (`default` when there are none). */
   abstract pipelinesOf(
     trx: Trx,

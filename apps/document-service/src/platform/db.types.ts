@@ -34,6 +34,10 @@ export interface DocumentsTable {
   redrives: ColumnType<number, number | undefined, number>;
   /** Moved on by every ACL, attribute or membership change; its events carry it (ADR 18). */
   meta_version: ColumnType<number, number | undefined, number>;
+  /** The client's own id, unique per tenant (ADR 25). */
+  external_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Kept in the indexes but never found while true (ADR 25). */
+  inactive: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -70,7 +74,38 @@ export interface ReconciliationRunsTable {
 
 export interface DocumentDatabase {
   documents: DocumentsTable;
+  sources: SourcesTable;
+  source_syncs: SourceSyncsTable;
   reconciliation_runs: ReconciliationRunsTable;
   knowledge_bases: KnowledgeBasesTable;
   outbox: OutboxTable;
+}
+
+export interface SourcesTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  kind: string;
+  knowledge_base_id: string;
+  bucket: string | null;
+  prefix: string;
+  include: ColumnType<string[], string[], string[]>;
+  exclude: ColumnType<string[], string[], string[]>;
+  created_by: string;
+  created_at: Timestamp;
+}
+
+export interface SourceSyncsTable {
+  id: string;
+  tenant_id: string;
+  source_id: string;
+  status: string;
+  added: ColumnType<number, number | undefined, number>;
+  updated: ColumnType<number, number | undefined, number>;
+  unchanged: ColumnType<number, number | undefined, number>;
+  deleted: ColumnType<number, number | undefined, number>;
+  failed: ColumnType<number, number | undefined, number>;
+  failures: ColumnType<Array<{ path: string; reason: string }>, string | undefined, string>;
+  started_at: Timestamp;
+  finished_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }

@@ -11,6 +11,7 @@ import type { UploadedFile } from '../documents/document-content.storage';
 import { DocumentMembershipService } from '../documents/document-membership.service';
 import { DocumentReads } from '../documents/document-reads.service';
 import { DocumentsService } from '../documents/documents.service';
+import { PrecomputedChunksService } from '../documents/precomputed-chunks.service';
 import { KnowledgeBaseDirectoryService } from '../knowledge-bases/knowledge-base-directory.service';
 import { KnowledgeBasesService } from '../knowledge-bases/knowledge-bases.service';
 import type { ModelCatalog } from '../knowledge-bases/model-catalog.client';
@@ -46,7 +47,8 @@ export function documentServiceFixture(
   const blobs = new MemoryBlobStore({ bucket: 'kb-documents' });
   const fixture = { now: new Date('2026-11-22T10:00:00Z') };
   const clock = () => fixture.now;
-  const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults);
+  const models = options.models ?? servedModels({ [defaults.model]: 384 });
+  const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults, models);
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
   const audit = new DocumentAudit(writer, transactions, relay, clock);
   const documents = new DocumentsService(
@@ -61,12 +63,20 @@ export function documentServiceFixture(
     audit,
   );
   const reads = new DocumentReads(documents, audit);
+  const precomputed = new PrecomputedChunksService(
+    documents,
+    membership,
+    directory,
+    writer,
+    blobs,
+    { UPLOAD_TMP_DIR: tmpdir() },
+  );
   const knowledgeBases = new KnowledgeBasesService(
     knowledgeBasesRepository,
     transactions,
     membership,
     relay,
-    options.models ?? servedModels({ [defaults.model]: 384 }),
+    models,
     clock,
     defaults,
   );
@@ -81,6 +91,7 @@ export function documentServiceFixture(
     membership,
     documents,
     reads,
+    precomputed,
     knowledgeBases,
   });
 }

@@ -46,6 +46,23 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())[0];
   }
 
+  async findByExternalId(
+    tenantId: TenantId,
+    externalId: string,
+  ): Promise<DocumentRecord | undefined> {
+    return this.tenantDocuments(tenantId).find((d) => d.externalId === externalId);
+  }
+
+  async listByExternalIdPrefix(
+    tenantId: TenantId,
+    prefix: string,
+    visibility: Visibility,
+  ): Promise<DocumentRecord[]> {
+    return this.tenantDocuments(tenantId)
+      .filter((d) => d.externalId?.startsWith(prefix) && visible(d, visibility))
+      .sort((a, b) => (a.externalId! < b.externalId! ? -1 : 1));
+  }
+
   async findById(
     tenantId: TenantId,
     id: string,
@@ -88,9 +105,14 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
   async insert(trx: Trx, row: NewDocumentRow): Promise<DocumentRecord> {
     const key = keyOf(row.tenantId, row.id);
     if (this.db.documents.has(key)) throw new Error(`duplicate key: document ${row.id}`);
-    const { now, ...fields } = row;
+    const { now, externalId, ...fields } = row;
+    if (externalId && this.tenantDocuments(row.tenantId).some((d) => d.externalId === externalId)) {
+      throw new Error(`duplicate key: external id ${externalId}`);
+    }
     const document: DocumentRecord = {
       ...fields,
+      externalId: externalId ?? null,
+      inactive: false,
       version: 1,
       status: 'pending',
       failure: null,
@@ -200,6 +222,7 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     return this.tenantDocuments(tenantId)
       .map((d) => ({
         id: d.id,
+        inactive: d.inactive,
         tags: d.tags,
         metadata: d.metadata,
         knowledgeBaseIds: d.knowledgeBaseIds,

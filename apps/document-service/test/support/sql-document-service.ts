@@ -42,7 +42,10 @@ export function sqlDocumentService(
   const writer = new OutboxWriter(new SqlOutboxRepository(db));
   const relay = { wakes: 0, wake: () => void (relay.wakes += 1) };
   const blobs = new MemoryBlobStore({ bucket: 'kb-documents' });
-  const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults);
+  // Nothing here asks a model's dimension: a knowledge base stores its own.
+  const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults, {
+    dimensionOf: async () => undefined,
+  });
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
   return {
     defaults,

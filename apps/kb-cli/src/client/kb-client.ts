@@ -55,7 +55,7 @@ export class KbClient {
     if (fields.tags) form.append('tags', JSON.stringify(fields.tags));
     if (fields.acl) form.append('acl', JSON.stringify(fields.acl));
     if (fields.knowledgeBaseIds) {
-      form.append('knowledge_base_ids', JSON.stringify(fields.knowledgeBaseIds));
+      form.append('knowledgeBaseIds', JSON.stringify(fields.knowledgeBaseIds));
     }
     const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
       method: 'POST',
@@ -80,17 +80,21 @@ export class KbClient {
     filename: string,
     content: Buffer,
     contentType: string,
-    fields: { title?: string; knowledgeBaseIds?: string[] } = {},
+    fields: { title?: string; knowledgeBaseIds?: string[]; externalId?: string } = {},
   ): Promise<
-    | { ok: true; document: UploadedDocument & { duplicate?: boolean } }
+    | {
+        ok: true;
+        document: UploadedDocument & { duplicate?: boolean; unchanged?: boolean; version?: number };
+      }
     | { ok: false; status: number; code: string; message: string }
   > {
     const form = new FormData();
     form.append('file', new Blob([content], { type: contentType }), filename);
     if (fields.title) form.append('title', fields.title);
     if (fields.knowledgeBaseIds) {
-      form.append('knowledge_base_ids', JSON.stringify(fields.knowledgeBaseIds));
+      form.append('knowledgeBaseIds', JSON.stringify(fields.knowledgeBaseIds));
     }
+    if (fields.externalId) form.append('externalId', fields.externalId);
     const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
       method: 'POST',
       body: form,
@@ -98,6 +102,8 @@ export class KbClient {
     });
     const body = (await response.json().catch(() => ({}))) as UploadedDocument & {
       duplicate?: boolean;
+      unchanged?: boolean;
+      version?: number;
       error?: { code: string; message: string };
     };
     return response.ok
@@ -133,6 +139,53 @@ export class KbClient {
     });
     if (!response.ok) throw new Error(`reading document ${id} failed: ${response.status}`);
     return (await response.json()) as DocumentSummary;
+  }
+
+  /** The caller's documents whose external id starts with `prefix` (what a sync brought). */
+  async listByExternalIdPrefix(
+    prefix: string,
+  ): Promise<Array<{ id: string; externalId: string; sha256: string }>> {
+    const url = new URL(`${this.endpoints.documentsUrl}/v1/documents`);
+    url.searchParams.set('externalIdPrefix', prefix);
+    const response = await fetch(url, {
+      headers: { authorization: `Bearer ${this.endpoints.token}` },
+    });
+    if (!response.ok) throw new Error(`listing documents failed: ${response.status}`);
+    return (
+      (await response.json()) as {
+        items: Array<{ id: string; externalId: string; sha256: string }>;
+      }
+    ).items;
+  }
+
+  /** Deletes a document; the API's error code instead of a throw. */
+  async tryDelete(id: string): Promise<{ ok: true } | { ok: false; code: string }> {
+    const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents/${id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${this.endpoints.token}` },
+    });
+    if (response.ok) return { ok: true };
+    const body = (await response.json().catch(() => ({}))) as { error?: { code: string } };
+    return { ok: false, code: body.error?.code ?? `http_${response.status}` };
+  }
+
+  /** A source (`kb sync --source`): its knowledge base, external id prefix and globs. */
+  async getSource(id: string): Promise<{
+    knowledgeBaseId: string;
+    externalIdPrefix: string;
+    include: string[];
+    exclude: string[];
+  }> {
+    const response = await fetch(`${this.endpoints.documentsUrl}/v1/sources/${id}`, {
+      headers: { authorization: `Bearer ${this.endpoints.token}` },
+    });
+    if (!response.ok) throw new Error(`reading source ${id} failed: ${response.status}`);
+    return (await response.json()) as {
+      knowledgeBaseId: string;
+      externalIdPrefix: string;
+      include: string[];
+      exclude: string[];
+    };
   }
 
   /** Every document of the tenant, following the cursor. */

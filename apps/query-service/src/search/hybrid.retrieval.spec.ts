@@ -1,4 +1,4 @@
-import { toIndexSpace, toTenantId } from '@kb/contracts';
+import { activeOnly, toIndexSpace, toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
 
 import { fakeIndexes, type IndexContents, newMatch } from '../../test/support/search.fakes';
@@ -127,10 +127,10 @@ describe('HybridRetrieval', () => {
     const request = searchRequestSchema.parse({ query: 'q', filter: { tags: 'finance' } });
     const scope = { filter: request.filter, knowledgeBaseIds: ['kb1'], principals: ['user:a'] };
     await r.retrieve(own, request, scope, 42);
-    const filter = { kind: 'compare', field: { kind: 'tags' }, operator: '$eq', value: 'finance' };
+    const filter = activeOnly(request.filter);
     expect(calls.query[0]!.query).toMatchObject({ ...scope, filter, topK: 42 });
     expect(calls.query[0]!.query.vector).toHaveLength(64);
-    expect(calls.search[0]!.query).toEqual({ ...scope, text: 'q', topK: 42 });
+    expect(calls.search[0]!.query).toEqual({ ...scope, filter, text: 'q', topK: 42 });
   });
 
   it('searches each space with its own model, and degrades a space whose model is not served', async () => {

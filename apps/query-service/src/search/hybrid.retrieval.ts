@@ -1,4 +1,4 @@
-import { type IndexSpace, type TenantId, tenantSpace } from '@kb/contracts';
+import { activeOnly, type IndexSpace, type TenantId, tenantSpace } from '@kb/contracts';
 import type { DocumentIndexState, KnowledgeBaseSpace } from '@kb/index-state';
 import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
@@ -83,8 +83,10 @@ export class HybridRetrieval {
     scope: SearchScope,
     depth: number,
   ): Promise<Retrieved> {
+    // Inactive documents stay indexed but are never found (docs/adr/0025).
+    const active = { ...scope, filter: activeOnly(scope.filter) };
     const outcomes = await Promise.all(
-      spaces.map(({ space, model }) => this.searchSpace(space, model, request, scope, depth)),
+      spaces.map(({ space, model }) => this.searchSpace(space, model, request, active, depth)),
     );
     const failures = [...new Set(outcomes.flatMap((o) => o.failures))];
     if (outcomes.every((o) => o.hits === undefined)) {

@@ -1,4 +1,4 @@
-import { toIndexSpace, toTenantId } from '@kb/contracts';
+import { activeOnly, type FilterNode, toIndexSpace, toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
 
 import {
@@ -187,7 +187,12 @@ describe('SearchService', () => {
       ['user:a'],
     );
     const filter = { kind: 'compare', field: { kind: 'tags' }, operator: '$eq', value: 'finance' };
-    const scope = { filter, knowledgeBaseIds: ['kb1'], principals: ['user:a'] };
+    // Inactive documents are kept out of every search (ADR 25).
+    const scope = {
+      filter: activeOnly(filter as FilterNode),
+      knowledgeBaseIds: ['kb1'],
+      principals: ['user:a'],
+    };
     expect(calls.query[0]!.query).toMatchObject(scope);
     expect(calls.search[0]!.query).toMatchObject({ text: 'q', ...scope });
   });

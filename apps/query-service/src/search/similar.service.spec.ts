@@ -1,4 +1,4 @@
-import { toIndexSpace, toTenantId } from '@kb/contracts';
+import { activeOnly, toIndexSpace, toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
 
 import { fakeDocuments, fakeIndexes, newMatch } from '../../test/support/search.fakes';
@@ -62,11 +62,18 @@ describe('SimilarService', () => {
     expect(query).toMatchObject({
       principals: ['u:ann'],
       topK: 5,
+      // The caller's filter, the document itself excluded, inactive documents excluded.
       filter: {
         kind: 'and',
         children: [
-          { kind: 'compare', field: { kind: 'tags' } },
-          { kind: 'compare', field: { kind: 'document_id' }, operator: '$ne', value: 'd1' },
+          {
+            kind: 'and',
+            children: [
+              { kind: 'compare', field: { kind: 'tags' } },
+              { kind: 'compare', field: { kind: 'document_id' }, operator: '$ne', value: 'd1' },
+            ],
+          },
+          activeOnly(undefined),
         ],
       },
     });
@@ -86,7 +93,8 @@ describe('SimilarService', () => {
       undefined,
     );
     expect(calls.query[0]!.query.topK).toBe(10);
-    expect(calls.query[0]!.query.filter).toBeUndefined();
+    // No filter of the caller's: only the one that keeps inactive documents out.
+    expect(calls.query[0]!.query.filter).toEqual(activeOnly(undefined));
     expect(response).toMatchObject({ unit: 'documents', details: 'applied' });
     expect(response.hits.map((h) => h.documentId)).toEqual(['d2', 'd3']);
   });

@@ -1,5 +1,5 @@
 import type { Caller } from '@kb/auth';
-import { type FilterNode, type IndexSpace, tenantSpace } from '@kb/contracts';
+import { activeOnly, type FilterNode, type IndexSpace, tenantSpace } from '@kb/contracts';
 import type { LexicalIndex } from '@kb/lexical-index';
 import type { VectorStore } from '@kb/vector-store';
 import { Inject, Injectable } from '@nestjs/common';
@@ -63,7 +63,8 @@ export class SimilarService {
       request.unit === 'documents'
         ? Math.min(request.topK * CHUNKS_PER_DOCUMENT, MAX_RESULT_WINDOW)
         : request.topK;
-    const filter = excluding(request.filter, request.documentId);
+    // Inactive documents stay indexed but are never found (docs/adr/0025).
+    const filter = activeOnly(excluding(request.filter, request.documentId));
     const bySpace = await Promise.all(
       probes.map(async ({ space, vector }) => ({
         space,

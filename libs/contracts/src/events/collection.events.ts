@@ -34,7 +34,8 @@ export type SyncCounts = z.infer<typeof syncCountsSchema>;
 export const sourceSyncedSchema = z.object({
   sourceId: z.uuid(),
   syncId: z.uuid(),
-  knowledgeBaseId: z.uuid(),
+  /** A knowledge base id is the tenant's own label (`default`, `kb-docs`), not a UUID. */
+  knowledgeBaseId: z.string().min(1),
   counts: syncCountsSchema,
   startedAt: z.iso.datetime(),
   finishedAt: z.iso.datetime(),

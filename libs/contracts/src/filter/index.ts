@@ -1,2 +1,3 @@
 export * from './conformance-cases';
 export * from './filter';
+export * from './inactive';

@@ -1,0 +1,180 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+import type { Access } from '@kb/auth';
+import { planSync, type SyncCounts, type TenantId, Topics } from '@kb/contracts';
+import { DomainError } from '@kb/errors';
+import type { BlobStore } from '@kb/storage';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { lookup } from 'mime-types';
+
+import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
+import type { UploadedFile } from '../documents/document-content.storage';
+import { DocumentsRepository, visibilityOf } from '../documents/documents.repository';
+import { DocumentsService } from '../documents/documents.service';
+import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
+import { OutboxWriter } from '../outbox/outbox.writer';
+import { CLOCK, type Clock } from '../platform/tokens';
+import { TransactionRunner } from '../platform/transaction.runner';
+import { type SourceView, type SyncView } from './source.model';
+import { selects } from './source-globs';
+import { SourcesRepository } from './sources.repository';
+
+/** Opens a bucket of the deployment's S3 server (not the documents bucket: sources are refused it). */
+export type SourceStores = (bucket: string) => BlobStore & { destroy?: () => void };
+export const SOURCE_STORES = Symbol('SOURCE_STORES');
+
+/**
+ * Syncs an S3 source into its knowledge base (docs/adr/0026): every object under the prefix that
+ * the globs select is hashed; a new path is uploaded, a changed one becomes the next version of
+ * its document, an unchanged one is left, and a document whose path is gone is deleted. Each
+ * document's external id is the source's prefix plus the path, so a sync only ever touches what
+ * the source brought. The counts and failures are recorded, and `source_synced` is enqueued with
+ * them in one transaction. Uploads and deletes run as the caller, with their rights.
+ */
+@Injectable()
+export class SourceSyncService {
+  private readonly logger = new Logger(SourceSyncService.name);
+
+  constructor(
+    private readonly sources: SourcesRepository,
+    private readonly documents: DocumentsService,
+    private readonly documentRows: DocumentsRepository,
+    private readonly transactions: TransactionRunner,
+    private readonly events: OutboxWriter,
+    @Inject(OutboxRelay) private readonly outbox: OutboxWake,
+    @Inject(SOURCE_STORES) private readonly stores: SourceStores,
+    @Inject(DOCUMENT_CONFIG) private readonly config: Pick<DocumentConfig, 'UPLOAD_TMP_DIR'>,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async sync(tenantId: TenantId, access: Access, source: SourceView): Promise<SyncView> {
+    const started = await this.sources.startSync(tenantId, source.id, randomUUID(), this.clock());
+    const counts: SyncCounts = { added: 0, updated: 0, unchanged: 0, deleted: 0, failed: 0 };
+    const failures: SyncView['failures'] = [];
+    const fail = (path: string, error: unknown) => {
+      counts.failed += 1;
+      failures.push({ path, reason: error instanceof DomainError ? error.code : 'internal_error' });
+      if (!(error instanceof DomainError))
+        this.logger.warn(`sync ${started.id}: ${path}: ${String(error)}`);
+    };
+    const store = this.stores(source.bucket!);
+    const spooled = new Map<string, UploadedFile>();
+    let status: 'succeeded' | 'failed' = 'succeeded';
+    try {
+      const keys = await store.list(source.prefix);
+      const paths = keys
+        .map((key) => ({ key, path: key.slice(source.prefix.length).replace(/^\/+/, '') }))
+        .filter(({ path }) => path !== '' && !path.endsWith('/') && selects(source, path));
+      const files: Array<{ path: string; sha256: string }> = [];
+      for (const { key, path } of paths) {
+        try {
+          const file = await this.download(store, key, path);
+          spooled.set(path, file.file);
+          files.push({ path, sha256: file.sha256 });
+        } catch (error) {
+          fail(path, error);
+        }
+      }
+      const synced = (
+        await this.documentRows.listByExternalIdPrefix(
+          tenantId,
+          source.externalIdPrefix,
+          visibilityOf(access),
+        )
+      ).map((d) => ({
+        path: d.externalId!.slice(source.externalIdPrefix.length),
+        documentId: d.id,
+        sha256: d.sha256,
+      }));
+      // A file that could not be read is neither new nor gone: its document stays.
+      const unreadable = new Set(failures.map((f) => f.path));
+      const plan = planSync(
+        files,
+        synced.filter((d) => !unreadable.has(d.path)),
+      );
+      counts.unchanged = plan.unchanged.length;
+      for (const file of [...plan.add, ...plan.update]) {
+        try {
+          const uploaded = await this.documents.upload(tenantId, access, spooled.get(file.path)!, {
+            title: file.path,
+            knowledgeBaseIds: [source.knowledgeBaseId],
+            externalId: `${source.externalIdPrefix}${file.path}`,
+          });
+          if (uploaded.unchanged) counts.unchanged += 1;
+          else if ('documentId' in file) counts.updated += 1;
+          else counts.added += 1;
+        } catch (error) {
+          fail(file.path, error);
+        }
+      }
+      for (const gone of plan.delete) {
+        try {
+          await this.documents.delete(tenantId, access, gone.documentId);
+          counts.deleted += 1;
+        } catch (error) {
+          fail(gone.path, error);
+        }
+      }
+    } catch (error) {
+      // The bucket could not be listed: nothing was decided, the sync failed as a whole.
+      status = 'failed';
+      fail(source.prefix || '/', error);
+    } finally {
+      await Promise.all([...spooled.values()].map((f) => rm(f.path, { force: true })));
+      store.destroy?.();
+    }
+    const finished = await this.transactions.run(async (trx) => {
+      const done = await this.sources.finishSync(trx, tenantId, started.id, {
+        status,
+        counts,
+        failures,
+        now: this.clock(),
+      });
+      await this.events.enqueue(trx, Topics.collection, tenantId, source.id, {
+        kind: 'source_synced',
+        sourceId: source.id,
+        syncId: done.id,
+        knowledgeBaseId: source.knowledgeBaseId,
+        counts,
+        startedAt: done.startedAt,
+        finishedAt: done.finishedAt!,
+      });
+      return done;
+    });
+    this.outbox.wake();
+    this.logger.log(`source ${source.id} synced: ${JSON.stringify(counts)}`);
+    return finished;
+  }
+
+  /** The object spooled to a temporary file while hashed, like a multipart upload. */
+  private async download(
+    store: BlobStore,
+    key: string,
+    path: string,
+  ): Promise<{ file: UploadedFile; sha256: string }> {
+    const target = join(this.config.UPLOAD_TMP_DIR, `kb-sync-${randomUUID()}`);
+    const hash = createHash('sha256');
+    const hashing = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    await pipeline(await store.openRead(key), hashing, createWriteStream(target, { mode: 0o600 }));
+    const name = basename(path);
+    return {
+      file: {
+        path: target,
+        originalname: name,
+        mimetype: lookup(name) || 'application/octet-stream',
+        size: (await stat(target)).size,
+      },
+      sha256: hash.digest('hex'),
+    };
+  }
+}

@@ -1,0 +1,62 @@
+import type { SyncCounts } from '@kb/contracts';
+import { z } from 'zod';
+
+import { label } from '../documents/document-fields';
+
+const glob = z.string().min(1).max(500);
+
+/**
+ * A source bound to a knowledge base (docs/adr/0026): an S3 bucket and prefix the server syncs,
+ * or a folder the `kb sync` CLI syncs from the client (the server only records it).
+ */
+export const createSourceSchema = z
+  .object({
+    name: z.string().min(1).max(200),
+    knowledgeBaseId: label,
+    kind: z.enum(['s3', 'folder']),
+    /** `s3`: the bucket on the deployment's S3 server (not the documents bucket). */
+    bucket: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name')
+      .optional(),
+    /** Keys under this prefix; a file's path is its key without it. */
+    prefix: z.string().max(1000).default(''),
+    /** Globs (minimatch) a path must match; none: every file. */
+    include: z.array(glob).max(64).default([]),
+    /** Globs a path must not match. */
+    exclude: z.array(glob).max(64).default([]),
+  })
+  .strict()
+  .refine((s) => s.kind !== 's3' || s.bucket !== undefined, {
+    message: 'an s3 source needs a bucket',
+    path: ['bucket'],
+  });
+export type CreateSource = z.infer<typeof createSourceSchema>;
+
+export interface SourceView {
+  id: string;
+  name: string;
+  knowledgeBaseId: string;
+  kind: 's3' | 'folder';
+  bucket: string | null;
+  prefix: string;
+  include: string[];
+  exclude: string[];
+  createdBy: string;
+  createdAt: string;
+  /** Every document the source brought has the external id `<externalIdPrefix><path>`. */
+  externalIdPrefix: string;
+}
+
+export interface SyncView {
+  id: string;
+  sourceId: string;
+  status: 'running' | 'succeeded' | 'failed';
+  counts: SyncCounts;
+  /** Files that could not be synced, with the error code. */
+  failures: Array<{ path: string; reason: string }>;
+  startedAt: string;
+  finishedAt: string | null;
+}
+
+export const externalIdPrefixOf = (sourceId: string): string => `source:${sourceId}/`;

@@ -1,0 +1,163 @@
+import type { SyncCounts, TenantId } from '@kb/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Kysely, Selectable } from 'kysely';
+
+import type { DocumentDatabase, SourcesTable, SourceSyncsTable } from '../platform/db.types';
+import { DB } from '../platform/tokens';
+import { sqlOf, type Trx } from '../platform/transaction.runner';
+import {
+  type CreateSource,
+  externalIdPrefixOf,
+  type SourceView,
+  type SyncView,
+} from './source.model';
+
+/** The only SQL on `sources` and `source_syncs`; every method takes the tenant. */
+@Injectable()
+export class SourcesRepository {
+  constructor(@Inject(DB) private readonly db: Kysely<DocumentDatabase>) {}
+
+  async insert(
+    tenantId: TenantId,
+    source: CreateSource & { id: string; createdBy: string; now: Date },
+  ): Promise<SourceView> {
+    const row = await this.db
+      .insertInto('sources')
+      .values({
+        id: source.id,
+        tenant_id: tenantId,
+        name: source.name,
+        kind: source.kind,
+        knowledge_base_id: source.knowledgeBaseId,
+        bucket: source.bucket ?? null,
+        prefix: source.prefix,
+        include: source.include,
+        exclude: source.exclude,
+        created_by: source.createdBy,
+        created_at: source.now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toSource(row);
+  }
+
+  async find(tenantId: TenantId, id: string): Promise<SourceView | undefined> {
+    const row = await this.db
+      .selectFrom('sources')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? toSource(row) : undefined;
+  }
+
+  async list(tenantId: TenantId): Promise<SourceView[]> {
+    const rows = await this.db
+      .selectFrom('sources')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toSource);
+  }
+
+  /** The source and its sync history go; its documents stay (ADR 26). */
+  async delete(tenantId: TenantId, id: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom('sources')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async startSync(tenantId: TenantId, sourceId: string, id: string, now: Date): Promise<SyncView> {
+    const row = await this.db
+      .insertInto('source_syncs')
+      .values({
+        id,
+        tenant_id: tenantId,
+        source_id: sourceId,
+        status: 'running',
+        started_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toSync(row);
+  }
+
+  async finishSync(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    outcome: {
+      status: 'succeeded' | 'failed';
+      counts: SyncCounts;
+      failures: SyncView['failures'];
+      now: Date;
+    },
+  ): Promise<SyncView> {
+    const row = await sqlOf(trx)
+      .updateTable('source_syncs')
+      .set({
+        status: outcome.status,
+        ...outcome.counts,
+        failures: JSON.stringify(outcome.failures),
+        finished_at: outcome.now,
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toSync(row);
+  }
+
+  /** Newest first. */
+  async syncs(tenantId: TenantId, sourceId: string, limit: number): Promise<SyncView[]> {
+    const rows = await this.db
+      .selectFrom('source_syncs')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('source_id', '=', sourceId)
+      .orderBy('started_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toSync);
+  }
+}
+
+function toSource(row: Selectable<SourcesTable>): SourceView {
+  return {
+    id: row.id,
+    name: row.name,
+    knowledgeBaseId: row.knowledge_base_id,
+    kind: row.kind as SourceView['kind'],
+    bucket: row.bucket,
+    prefix: row.prefix,
+    include: row.include,
+    exclude: row.exclude,
+    createdBy: row.created_by,
+    createdAt: new Date(row.created_at).toISOString(),
+    externalIdPrefix: externalIdPrefixOf(row.id),
+  };
+}
+
+function toSync(row: Selectable<SourceSyncsTable>): SyncView {
+  return {
+    id: row.id,
+    sourceId: row.source_id,
+    status: row.status as SyncView['status'],
+    counts: {
+      added: row.added,
+      updated: row.updated,
+      unchanged: row.unchanged,
+      deleted: row.deleted,
+      failed: row.failed,
+    },
+    failures: row.failures,
+    startedAt: new Date(row.started_at).toISOString(),
+    finishedAt: row.finished_at ? new Date(row.finished_at).toISOString() : null,
+  };
+}

@@ -1,0 +1,232 @@
+/**
+ * Sources that sync (issue 13 part 4, ADR 26), through the public REST API and the built CLI:
+ * an S3 bucket and prefix synced by the server (added, updated, unchanged, deleted, and the
+ * history), a second sync of an unchanged source that changes nothing, and `kb sync <dir>`.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { S3BlobStore } from '@kb/storage';
+
+import { useSuite } from '../support/suite';
+import { waitFor } from '../support/wait';
+
+jest.setTimeout(300_000);
+
+type Counts = {
+  added: number;
+  updated: number;
+  unchanged: number;
+  deleted: number;
+  failed: number;
+};
+const counts = (c: Partial<Counts>): Counts => ({
+  added: 0,
+  updated: 0,
+  unchanged: 0,
+  deleted: 0,
+  failed: 0,
+  ...c,
+});
+
+/** What the API answered, read loosely: each test reads the fields it asserts on. */
+type Answer = {
+  error: { code: string };
+  items: Array<{ id: string; counts: Counts; finishedAt: string | null }>;
+  [field: string]: unknown;
+};
+
+describe('sources that sync', () => {
+  const suite = useSuite('sources', 6600);
+  const api = async (path: string, init: { method?: string; body?: unknown } = {}) => {
+    const response = await fetch(`${suite.documentUrl}${path}`, {
+      method: init.method ?? 'GET',
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+    });
+    return { status: response.status, body: (await response.json()) as Answer };
+  };
+  const documentsOf = async (prefix: string) =>
+    (await api(`/v1/documents?externalIdPrefix=${encodeURIComponent(prefix)}`)).body
+      .items as unknown as Array<{
+      id: string;
+      externalId: string;
+      version: number;
+      status: string;
+    }>;
+  const allIndexed = (prefix: string, expected: number) =>
+    waitFor(
+      () => documentsOf(prefix),
+      (docs) => docs.length === expected && docs.every((d) => d.status === 'indexed'),
+      120_000,
+      500,
+    );
+
+  it('syncs an S3 prefix: adds, versions, leaves and deletes, and keeps the history', async () => {
+    const bucket = `kb-src-${randomUUID().slice(0, 8)}`;
+    const store = new S3BlobStore({
+      endpoint: suite.env['S3_ENDPOINT'],
+      region: suite.env['S3_REGION'] ?? 'us-east-1',
+      bucket,
+      accessKeyId: suite.env['S3_ACCESS_KEY_ID'],
+      secretAccessKey: suite.env['S3_SECRET_ACCESS_KEY'],
+    });
+    await store.ensureBucket();
+    await store.put('docs/a.md', '# Alpha\n\nThe quarry bell rings at dawn for the cutters.');
+    await store.put('docs/b.txt', 'Brine shrimp hatch in the salt pans of the old works.');
+    await store.put('docs/sub/c.md', '# Gamma\n\nCopper flues carry smoke over the ridge.');
+    await store.put('docs/drafts/x.md', 'excluded by a glob');
+    await store.put('docs/photo.png', 'not included');
+    await store.put('elsewhere/e.md', 'outside the prefix');
+    expect(
+      (await api('/v1/knowledge-bases', { method: 'POST', body: { id: 'kb-src', name: 'Src' } }))
+        .status,
+    ).toBe(201);
+
+    // The documents bucket holds every tenant's originals: never a source.
+    const own = await api('/v1/sources', {
+      method: 'POST',
+      body: {
+        name: 'x',
+        kind: 's3',
+        bucket: suite.env['S3_BUCKET'] ?? 'kb-documents',
+        knowledgeBaseId: 'kb-src',
+      },
+    });
+    expect(own.status).toBe(400);
+    expect(own.body.error.code).toBe('source_bucket_refused');
+
+    const created = await api('/v1/sources', {
+      method: 'POST',
+      body: {
+        name: 'Docs bucket',
+        kind: 's3',
+        bucket,
+        prefix: 'docs/',
+        include: ['**/*.md', '**/*.txt'],
+        exclude: ['drafts/**'],
+        knowledgeBaseId: 'kb-src',
+      },
+    });
+    expect(created.status).toBe(201);
+    const source = created.body as unknown as { id: string; externalIdPrefix: string };
+    expect((await api('/v1/sources')).body.items.map((s) => s.id)).toContain(source.id);
+    expect((await api(`/v1/sources/${source.id}`)).body).toMatchObject({ bucket, prefix: 'docs/' });
+
+    const first = await api(`/v1/sources/${source.id}/sync`, { method: 'POST' });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ status: 'succeeded', counts: counts({ added: 3 }) });
+    const docs = await allIndexed(source.externalIdPrefix, 3);
+    expect(docs.map((d) => d.externalId).sort()).toEqual(
+      ['a.md', 'b.txt', 'sub/c.md'].map((p) => `${source.externalIdPrefix}${p}`),
+    );
+    const lexical = await suite.search({
+      query: 'quarry bell',
+      mode: 'lexical',
+      knowledgeBaseIds: ['kb-src'],
+    });
+    expect(lexical.hits.map((h) => h.documentId)).toContain(
+      docs.find((d) => d.externalId.endsWith('/a.md'))!.id,
+    );
+
+    // Nothing changed in the bucket: the second sync changes nothing.
+    const second = await api(`/v1/sources/${source.id}/sync`, { method: 'POST' });
+    expect(second.body).toMatchObject({ status: 'succeeded', counts: counts({ unchanged: 3 }) });
+    expect((await documentsOf(source.externalIdPrefix)).map((d) => d.version)).toEqual([1, 1, 1]);
+
+    await store.put('docs/b.txt', 'Brine shrimp now hatch in the new evaporation ponds.');
+    await store.delete('docs/sub/c.md');
+    await store.put('docs/d.md', '# Delta\n\nA fourth page about the tide mill.');
+    const third = await api(`/v1/sources/${source.id}/sync`, { method: 'POST' });
+    expect(third.body).toMatchObject({
+      status: 'succeeded',
+      counts: counts({ added: 1, updated: 1, unchanged: 1, deleted: 1 }),
+    });
+    const after = await waitFor(
+      () => documentsOf(source.externalIdPrefix),
+      (d) => d.length === 3 && d.every((x) => x.status === 'indexed'),
+      120_000,
+      500,
+    );
+    expect(
+      Object.fromEntries(
+        after.map((d) => [d.externalId.slice(source.externalIdPrefix.length), d.version]),
+      ),
+    ).toEqual({
+      'a.md': 1,
+      'b.txt': 2,
+      'd.md': 1,
+    });
+
+    const history = await api(`/v1/sources/${source.id}/syncs`);
+    expect(history.body.items.map((s) => s.counts)).toEqual([
+      counts({ added: 1, updated: 1, unchanged: 1, deleted: 1 }),
+      counts({ unchanged: 3 }),
+      counts({ added: 3 }),
+    ]);
+    expect(history.body.items[0]!.finishedAt).toEqual(expect.any(String));
+
+    expect((await api(`/v1/sources/${source.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await api(`/v1/sources/${source.id}`)).status).toBe(404);
+    store.destroy();
+  });
+
+  it('syncs a folder with the built CLI, and a second run changes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kb-sync-'));
+    mkdirSync(join(dir, 'nested'));
+    writeFileSync(join(dir, 'one.md'), '# One\n\nLantern fish glow in the trench.');
+    writeFileSync(join(dir, 'nested', 'two.txt'), 'Two: basalt columns line the cove.');
+    writeFileSync(join(dir, 'skip.log'), 'excluded');
+    await api('/v1/knowledge-bases', { method: 'POST', body: { id: 'kb-cli', name: 'Cli' } });
+    const kb = (json: boolean) =>
+      spawnSync(
+        process.execPath,
+        [
+          'apps/kb-cli/dist/main.js',
+          'sync',
+          dir,
+          '--kb',
+          'kb-cli',
+          '--prefix',
+          'folder:e2e/',
+          '--exclude',
+          '*.log',
+          ...(json ? ['--json'] : []),
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, KB_TOKEN: suite.token, KB_DOCUMENTS_URL: suite.documentUrl },
+        },
+      );
+    const run = () => {
+      const result = kb(true);
+      expect(result.stderr).not.toContain('Error');
+      return JSON.parse(result.stdout) as { counts: Counts };
+    };
+    try {
+      expect(run().counts).toEqual(counts({ added: 2 }));
+      await allIndexed('folder:e2e/', 2);
+      expect(run().counts).toEqual(counts({ unchanged: 2 }));
+
+      writeFileSync(join(dir, 'one.md'), '# One\n\nLantern fish glow brighter in the trench.');
+      unlinkSync(join(dir, 'nested', 'two.txt'));
+      writeFileSync(join(dir, 'three.md'), '# Three\n\nKelp forests sway.');
+      const table = kb(false);
+      expect(table.status).toBe(0);
+      expect(table.stdout).toMatch(/\| added\s+\|\s+1 \|/);
+      expect(table.stdout).toMatch(/\| updated\s+\|\s+1 \|/);
+      expect(table.stdout).toMatch(/\| deleted\s+\|\s+1 \|/);
+      const docs = await allIndexed('folder:e2e/', 2);
+      expect(Object.fromEntries(docs.map((d) => [d.externalId, d.version]))).toEqual({
+        'folder:e2e/one.md': 2,
+        'folder:e2e/three.md': 1,
+      });
+      expect(run().counts).toEqual(counts({ unchanged: 2 }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
