@@ -64,6 +64,7 @@ export async function runEval(options: EvalOptions): Promise<void> {
   const knowledgeBaseId =
     options.knowledgeBase ?? `${basename(options.dataset)}-${randomUUID().slice(0, 8)}`;
   let uploadFailures = 0;
+  const ingestStarted = performance.now();
   try {
     if (existing === null) {
       await client.createKnowledgeBase(
@@ -89,6 +90,20 @@ export async function runEval(options: EvalOptions): Promise<void> {
         expectAll: existing === null || existing === undefined,
       },
     );
+    // Throughput of this run's ingest (upload to indexed), when it ingested.
+    const ingestSeconds = (performance.now() - ingestStarted) / 1000;
+    const chunks =
+      existing === null
+        ? (await client.listAll(knowledgeBaseId)).reduce((sum, d) => sum + (d.chunkCount ?? 0), 0)
+        : undefined;
+    const ingestFigures =
+      chunks === undefined
+        ? {}
+        : {
+            chunks,
+            ingest_s: Math.round(ingestSeconds),
+            ingest_chunks_per_s: Math.round((chunks / ingestSeconds) * 10) / 10,
+          };
     const perMode = new Map<EvalMode, Map<string, Ranking>>();
     for (const mode of options.modes) {
       const rankings = new Map<string, Ranking>();
@@ -134,6 +149,7 @@ export async function runEval(options: EvalOptions): Promise<void> {
         skipped_empty_documents: skips.emptyDocuments,
         failed_documents: failed + uploadFailures,
         unknown_judged_ids: skips.unknownJudgedDocuments,
+        ...ingestFigures,
         queries: dataset.queries.length,
         ...evaluate(rankings, dataset.qrels),
         ...(mode === 'auto' ? { query_types: Object.fromEntries(types) } : {}),
@@ -175,12 +191,14 @@ export async function ingest(
   let failed = 0;
   await mapPool(corpus, options.concurrency, async (entry, i) => {
     try {
-      await client.upload(`${entry._id}.txt`, contentOf(entry), {
-        title: entry.title || entry._id,
-        metadata: { externalId: entry._id },
-        ...(options.knowledgeBaseId ? { knowledgeBaseIds: [options.knowledgeBaseId] } : {}),
-        ...(options.aclOf ? { acl: options.aclOf(i) } : {}),
-      });
+      await withRetries(() =>
+        client.upload(`${entry._id}.txt`, contentOf(entry), {
+          title: entry.title || entry._id,
+          metadata: { externalId: entry._id },
+          ...(options.knowledgeBaseId ? { knowledgeBaseIds: [options.knowledgeBaseId] } : {}),
+          ...(options.aclOf ? { acl: options.aclOf(i) } : {}),
+        }),
+      );
     } catch (error) {
       if (!options.tolerateFailures) throw error;
       if (++failed <= 5) options.log(`skipped: ${(error as Error).message}`);
@@ -195,6 +213,22 @@ export async function ingest(
 }
 
 export { contentOf };
+
+/**
+ * Retries an upload the API refused for a passing reason (429, 5xx: a service still starting or
+ * overloaded), 4 times with 1, 2, 4, 8 s between; any other refusal is final at once.
+ */
+async function withRetries<T>(upload: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await upload();
+    } catch (error) {
+      const transient = / failed: (429|5\d\d) /.test((error as Error).message);
+      if (!transient || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** (attempt - 1)));
+    }
+  }
+}
 
 /**
  * Waits until every distinct text of the corpus is an indexed document; identical entries are one
