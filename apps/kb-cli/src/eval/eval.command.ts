@@ -64,6 +64,7 @@ export async function runEval(options: EvalOptions): Promise<void> {
   const knowledgeBaseId =
     options.knowledgeBase ?? `${basename(options.dataset)}-${randomUUID().slice(0, 8)}`;
   let uploadFailures = 0;
+  let refused = new Set<string>();
   const ingestStarted = performance.now();
   try {
     if (existing === null) {
@@ -72,17 +73,16 @@ export async function runEval(options: EvalOptions): Promise<void> {
         `${basename(options.dataset)} evaluation`,
         options.model ? { embeddingModel: options.model } : {},
       );
-      uploadFailures = (
-        await ingest(client, dataset.corpus, {
-          ...options,
-          knowledgeBaseId,
-          tolerateFailures: true,
-        })
-      ).failed;
+      ({ failed: uploadFailures, refused } = await ingest(client, dataset.corpus, {
+        ...options,
+        knowledgeBaseId,
+        tolerateFailures: true,
+      }));
     }
+    // Documents the API refused are not waited for.
     const { documents: externalIds, failed } = await waitIndexed(
       client,
-      dataset.corpus,
+      dataset.corpus.filter((entry) => !refused.has(entry._id)),
       options.log,
       {
         allowFailed: true,
@@ -186,9 +186,10 @@ export async function ingest(
     aclOf?: (index: number) => { groups?: string[]; tenant?: boolean };
     tolerateFailures?: boolean;
   },
-): Promise<{ failed: number }> {
+): Promise<{ failed: number; refused: Set<string> }> {
   const started = performance.now();
   let failed = 0;
+  const refused = new Set<string>();
   await mapPool(corpus, options.concurrency, async (entry, i) => {
     try {
       await withRetries(() =>
@@ -201,6 +202,7 @@ export async function ingest(
       );
     } catch (error) {
       if (!options.tolerateFailures) throw error;
+      refused.add(entry._id);
       if (++failed <= 5) options.log(`skipped: ${(error as Error).message}`);
     }
     if ((i + 1) % 250 === 0) options.log(`uploaded ${i + 1}/${corpus.length}`);
@@ -209,7 +211,7 @@ export async function ingest(
     `uploaded ${corpus.length - failed} documents in ${Math.round(performance.now() - started)} ms` +
       (failed ? ` (${failed} refused, skipped)` : ''),
   );
-  return { failed };
+  return { failed, refused };
 }
 
 export { contentOf };
