@@ -84,6 +84,21 @@ describe('parseLexicalQuery', () => {
     expect(parseLexicalQuery('eviction cache AND redis').scoringText).toBe('eviction cache redis');
   });
 
+  it('reads long prose as plain words, and parentheses without an operator as punctuation', () => {
+    const prose =
+      'What are the characteristics of MEDLARS (Medical Literature Analysis and Retrieval System) and the "linguistic filter" it uses?';
+    expect(parseLexicalQuery(prose)).toEqual({
+      scoringText: prose,
+      constraint: null,
+      syntax: 'plain',
+    });
+    expect(parseLexicalQuery('MEDLARS (NICSEM) thesaurus').constraint).toBeNull();
+    expect(parseLexicalQuery('()').syntax).toBe('plain');
+    expect(parseLexicalQuery('thesaurus (NICSEM) "term list"').constraint).toEqual(
+      phrase('term list'),
+    );
+  });
+
   it('reads a minus inside or before a number as part of the word', () => {
     expect(parseLexicalQuery('well-known -5 degrees').constraint).toBeNull();
   });
@@ -97,7 +112,6 @@ describe('parseLexicalQuery', () => {
       ['cache AND', 'cache'],
       ['cache OR OR redis', 'cache redis'],
       ['NOT', ''],
-      ['()', ''],
       ['- + -- "', ''],
     ] as const) {
       expect(parseLexicalQuery(query)).toEqual({
