@@ -275,4 +275,5 @@ pgvector_up() {
 
 # ---------------------------------------------------------------- embedding model (files only)
 model_healthy() { [[ -f "$EMBEDDING_MODEL_DIR/$EMBEDDING_MODEL/onnx/model_quantized.onnx" ]]; }
-model_up() { model_healthy || bash "$INFRA_DIR/fetch-model.sh"; }
+# fetch-model.sh returns at once when every model folder is complete.
+model_up() { bash "$INFRA_DIR/fetch-model.sh"; }

@@ -48,7 +48,11 @@ async function main(): Promise<void> {
       producer,
       blobs,
       provider,
-      extraProviders: extraEmbeddingProviders(config.EMBEDDING_EXTRA_MODELS, provider.dimension),
+      extraProviders: await extraEmbeddingProviders(
+        config.EMBEDDING_EXTRA_MODELS,
+        provider.dimension,
+        config,
+      ),
       cache,
     }),
     auth: verifier,

@@ -59,7 +59,11 @@ async function main(): Promise<void> {
       indexState,
       cache,
       reranker,
-      extraProviders: extraEmbeddingProviders(config.EMBEDDING_EXTRA_MODELS, provider.dimension),
+      extraProviders: await extraEmbeddingProviders(
+        config.EMBEDDING_EXTRA_MODELS,
+        provider.dimension,
+        config,
+      ),
       kafka,
       producer,
       verifier,

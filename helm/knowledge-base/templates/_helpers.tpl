@@ -216,8 +216,14 @@ EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
 {{- else }}
 EMBEDDING_MODEL_DIR: {{ $v.embedding.modelVolume.mountPath | quote }}
 EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
+{{- if $v.embedding.pooling }}
 EMBEDDING_POOLING: {{ $v.embedding.pooling | quote }}
+{{- end }}
 EMBEDDING_THREADS: {{ $v.embedding.threads | quote }}
+{{- if $v.embedding.extraModels }}
+# Served beside EMBEDDING_MODEL, for knowledge bases that name them (docs/adr/0028).
+EMBEDDING_EXTRA_MODELS: {{ join "," $v.embedding.extraModels | quote }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- if eq $name "embedding-service" }}

@@ -124,7 +124,8 @@ export const embeddingConfigSchema = z.object({
   /** onnx: the folder holding `<EMBEDDING_MODEL>/`; required with the onnx provider. */
   EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
   EMBEDDING_MODEL: z.string().default('all-MiniLM-L6-v2'),
-  EMBEDDING_POOLING: z.enum(['mean', 'cls']).default('mean'),
+  /** Unset: the model's own (bge: cls; MiniLM, e5: mean), see @kb/embeddings' model catalogue. */
+  EMBEDDING_POOLING: z.enum(['mean', 'cls']).optional(),
   EMBEDDING_THREADS: env.positiveInt(1),
   /** openai: the API root that `/embeddings` is appended to, e.g. `http://localhost:11434/v1`. */
   EMBEDDING_API_URL: z.url().optional(),
@@ -140,9 +141,10 @@ export const embeddingConfigSchema = z.object({
   EMBEDDING_RATE_LIMIT_RPM: z.coerce.number().int().positive().optional(),
   EMBEDDING_RATE_LIMIT_TPM: z.coerce.number().int().positive().optional(),
   /**
-   * Models served beside EMBEDDING_MODEL, comma-separated, for knowledge bases that name them.
-   * Only the FAKE test embedder (`test-hashing-<dimension>`) can be listed today: the e2e suite
-   * uses it as a second model (docs/adr/0012).
+   * Models served beside EMBEDDING_MODEL, comma-separated, for knowledge bases that name them:
+   * local models in EMBEDDING_MODEL_DIR of the main model's dimension (e.g. bge-small-en-v1.5,
+   * e5-small-v2), or the FAKE test embedder `test-hashing-<dimension>` in test suites
+   * (docs/adr/0012, 0028).
    */
   EMBEDDING_EXTRA_MODELS: z
     .string()

@@ -8,13 +8,29 @@ export interface EmbeddingProvider {
   /** Stable model id, part of every cache key and stored with every vector. */
   readonly model: string;
   readonly dimension: number;
+  /** Passages to index (and any text not known to be a query). */
   embed(texts: string[], context?: EmbedContext): Promise<number[][]>;
+  /**
+   * Search queries, for models trained with a query instruction or prefix (bge, e5). Absent:
+   * queries are embedded like passages (`embedQueries`).
+   */
+  embedQueries?(texts: string[], context?: EmbedContext): Promise<number[][]>;
   /**
    * Tokens the model reads for these texts, with its own tokenizer (the OpenAI-compatible
    * endpoint reports them as `usage`). Absent: callers estimate (`estimateTokens`).
    */
   countTokens?(texts: string[]): Promise<number>;
   close?(): Promise<void>;
+}
+
+/** Embeds search queries the way the provider's model expects them. */
+export function embedQueries(
+  provider: EmbeddingProvider,
+  texts: string[],
+  context?: EmbedContext,
+): Promise<number[][]> {
+  const args: [string[], EmbedContext?] = context ? [texts, context] : [texts];
+  return provider.embedQueries ? provider.embedQueries(...args) : provider.embed(...args);
 }
 
 /** Splits `texts` into batches of `batchSize` and embeds them one batch at a time. */

@@ -8,7 +8,8 @@ export interface EmbeddingProviderSettings {
   EMBEDDING_PROVIDER: 'onnx' | 'openai';
   EMBEDDING_MODEL_DIR?: string | undefined;
   EMBEDDING_MODEL: string;
-  EMBEDDING_POOLING: 'mean' | 'cls';
+  /** Unset: the model catalogue's pooling (model-catalog.ts), else mean. */
+  EMBEDDING_POOLING?: 'mean' | 'cls' | undefined;
   EMBEDDING_THREADS: number;
   EMBEDDING_API_URL?: string | undefined;
   EMBEDDING_API_KEY?: string | undefined;
@@ -60,23 +61,50 @@ export async function embeddingProviderFromConfig(
 }
 
 /**
- * The providers of EMBEDDING_EXTRA_MODELS, served beside the configured one. Only the FAKE test
- * embedder can be named (`test-hashing-<dimension>`), and its dimension must be the configured
- * model's: the vector store keeps one table per deployment. Anything else stops the service at boot.
+ * The providers of EMBEDDING_EXTRA_MODELS, served beside the configured one: local ONNX models
+ * from EMBEDDING_MODEL_DIR (each with its catalogue pooling and prefixes), or the FAKE test
+ * embedder `test-hashing-<dimension>`, which only test suites list. Every extra model must have
+ * the configured model's dimension (the pgvector migrations keep one table per dimension and a
+ * service holds one); anything else stops the service at boot.
  */
-export function extraEmbeddingProviders(names: string[], dimension: number): EmbeddingProvider[] {
-  return names.map((name) => {
-    const match = /^test-hashing-(\d+)$/.exec(name);
-    if (!match) {
-      throw new Error(
-        `EMBEDDING_EXTRA_MODELS: "${name}" cannot be served; only the test embedder test-hashing-<dimension> can be listed`,
-      );
+export async function extraEmbeddingProviders(
+  names: string[],
+  dimension: number,
+  settings: Pick<EmbeddingProviderSettings, 'EMBEDDING_MODEL_DIR' | 'EMBEDDING_THREADS'>,
+): Promise<EmbeddingProvider[]> {
+  const providers: EmbeddingProvider[] = [];
+  try {
+    for (const name of names) {
+      const fake = /^test-hashing-(\d+)$/.exec(name);
+      if (fake) {
+        if (Number(fake[1]) !== dimension) {
+          throw new Error(
+            `EMBEDDING_EXTRA_MODELS: "${name}" has ${fake[1]} dimensions; the configured model has ${dimension}`,
+          );
+        }
+        providers.push(new TestEmbeddingProvider(dimension));
+        continue;
+      }
+      if (!settings.EMBEDDING_MODEL_DIR) {
+        throw new Error(
+          `EMBEDDING_EXTRA_MODELS: "${name}" is a local model and needs EMBEDDING_MODEL_DIR`,
+        );
+      }
+      const provider = await OnnxEmbeddingProvider.load({
+        modelDir: settings.EMBEDDING_MODEL_DIR,
+        model: name,
+        threads: settings.EMBEDDING_THREADS,
+      });
+      providers.push(provider);
+      if (provider.dimension !== dimension) {
+        throw new Error(
+          `EMBEDDING_EXTRA_MODELS: "${name}" has ${provider.dimension} dimensions; the configured model has ${dimension} (one vector table per deployment)`,
+        );
+      }
     }
-    if (Number(match[1]) !== dimension) {
-      throw new Error(
-        `EMBEDDING_EXTRA_MODELS: "${name}" has ${match[1]} dimensions; the configured model has ${dimension}`,
-      );
-    }
-    return new TestEmbeddingProvider(dimension);
-  });
+    return providers;
+  } catch (error) {
+    await Promise.all(providers.map((p) => p.close?.()));
+    throw error;
+  }
 }

@@ -1,5 +1,6 @@
 export * from './embedding-provider';
 export * from './from-config';
+export * from './model-catalog';
 export * from './onnx-embedding-provider';
 export {
   EmbeddingApiError,

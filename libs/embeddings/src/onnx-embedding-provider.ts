@@ -1,11 +1,17 @@
 import type { EmbeddingProvider } from './embedding-provider';
+import { onnxModelSpec } from './model-catalog';
 
 export interface OnnxEmbeddingOptions {
   /** Folder holding `<model>/config.json`, `tokenizer.json`, `onnx/model_quantized.onnx`. */
   modelDir: string;
   /** Model id, the sub-folder of `modelDir`, e.g. `all-MiniLM-L6-v2`. */
   model: string;
-  pooling?: 'mean' | 'cls';
+  /** Default: the catalogue's (model-catalog.ts), else mean. */
+  pooling?: 'mean' | 'cls' | undefined;
+  /** Default: the catalogue's, else none. */
+  queryPrefix?: string;
+  /** Default: the catalogue's, else none. */
+  passagePrefix?: string;
   /** `q8` loads `onnx/model_quantized.onnx`, `fp32` loads `onnx/model.onnx`. */
   dtype?: 'q8' | 'fp32';
   /** onnxruntime intra-op threads; keep small on shared nodes. */
@@ -31,6 +37,7 @@ export class OnnxEmbeddingProvider implements EmbeddingProvider {
     private readonly pooling: 'mean' | 'cls',
     private readonly dispose: () => Promise<void>,
     private readonly tokensOf: TokenCounter,
+    private readonly prefixes: { query: string; passage: string },
   ) {}
 
   static async load(options: OnnxEmbeddingOptions): Promise<OnnxEmbeddingProvider> {
@@ -43,7 +50,8 @@ export class OnnxEmbeddingProvider implements EmbeddingProvider {
         enableCpuMemArena: false,
       },
     });
-    const pooling = options.pooling ?? 'mean';
+    const spec = onnxModelSpec(options.model);
+    const pooling = options.pooling ?? spec?.pooling ?? 'mean';
     const run = extractor as unknown as FeatureExtractor;
     const probe = await run(['dimension probe'], { pooling, normalize: true });
     const dimension = probe.dims[probe.dims.length - 1] ?? 0;
@@ -57,17 +65,31 @@ export class OnnxEmbeddingProvider implements EmbeddingProvider {
       pooling,
       () => extractor.dispose(),
       tokensOf,
+      {
+        query: options.queryPrefix ?? spec?.queryPrefix ?? '',
+        passage: options.passagePrefix ?? spec?.passagePrefix ?? '',
+      },
     );
   }
 
+  /** Passages (chunks), with the model's passage prefix. */
   async embed(texts: string[]): Promise<number[][]> {
+    return this.run(texts.map((text) => this.prefixes.passage + text));
+  }
+
+  /** Search queries, with the model's query prefix. */
+  async embedQueries(texts: string[]): Promise<number[][]> {
+    return this.run(texts.map((text) => this.prefixes.query + text));
+  }
+
+  private async run(texts: string[]): Promise<number[][]> {
     if (texts.length === 0) return [];
     const output = await this.extractor(texts, { pooling: this.pooling, normalize: true });
     return output.tolist();
   }
 
   async countTokens(texts: string[]): Promise<number> {
-    return texts.reduce((sum, text) => sum + this.tokensOf(text), 0);
+    return texts.reduce((sum, text) => sum + this.tokensOf(this.prefixes.passage + text), 0);
   }
 
   async close(): Promise<void> {

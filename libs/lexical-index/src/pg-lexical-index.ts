@@ -11,6 +11,7 @@ import type {
   LexicalRecord,
   LexicalWrite,
 } from './lexical-index';
+import { type LexicalConstraint, parseLexicalQuery } from './lexical-query.parser';
 import { LEXICAL_SCHEMA } from './migrations';
 
 /** BM25 parameters: Anserini's defaults (k1 = 0.9, b = 0.4), also used by the dataset README's baseline. */
@@ -91,7 +92,10 @@ export class PgLexicalIndex implements LexicalIndex {
   }
 
   async search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
-    const params: unknown[] = [space, query.text, query.topK];
+    // Phrases, operators, exclusions and identifiers (lexical-query.parser.ts): BM25 scores the
+    // terms that are not excluded; the constraint is checked with the scope, before the cut.
+    const parsed = parseLexicalQuery(query.text);
+    const params: unknown[] = [space, parsed.scoringText, query.topK];
     const kbs = query.knowledgeBaseIds?.length
       ? `c.kb_ids && $${params.push(query.knowledgeBaseIds)}::text[]`
       : 'TRUE';
@@ -99,7 +103,8 @@ export class PgLexicalIndex implements LexicalIndex {
       ? `c.principals && $${params.push(query.principals)}::text[]`
       : 'TRUE';
     const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
-    const scoped = kbs !== 'TRUE' || filter !== 'TRUE';
+    const matches = parsed.constraint ? constraintToSql(parsed.constraint, params) : 'TRUE';
+    const scoped = kbs !== 'TRUE' || filter !== 'TRUE' || matches !== 'TRUE';
     // The statistics (N, avgdl, df) count only the chunks the caller may read (docs/adr/0019):
     // counted over the whole space, a term's idf told a reader how many chunks they cannot read
     // contain it. So the ACL is checked on every posting of the query's terms, by the chunk's
@@ -152,7 +157,7 @@ export class PgLexicalIndex implements LexicalIndex {
           SELECT * FROM ${this.table} c
            WHERE c.tenant_id = $1 AND c.document_id = scored.document_id
              AND c.document_version = scored.document_version AND c.chunk_index = scored.chunk_index
-             AND ${kbs} AND ${acl} AND ${filter}
+             AND ${kbs} AND ${acl} AND ${filter} AND ${matches}
            LIMIT 1
         ) c
         ORDER BY scored.score DESC, c.document_id, c.chunk_index
@@ -296,6 +301,34 @@ export class PgLexicalIndex implements LexicalIndex {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/**
+ * A parsed query's constraint as a condition on the chunk row `c`, every text a bound parameter.
+ * Words and phrases go through the same `english` configuration as the index (`c.tsv`); a word or
+ * phrase of stop words only has no lexeme and constrains nothing (NULL, read as true at the top).
+ * Identifiers must appear in the chunk's title or text as typed, case-insensitively.
+ */
+export function constraintToSql(constraint: LexicalConstraint, params: unknown[]): string {
+  const node = (c: LexicalConstraint): string => {
+    switch (c.kind) {
+      case 'word':
+      case 'phrase': {
+        const fn = c.kind === 'word' ? 'plainto_tsquery' : 'phraseto_tsquery';
+        const q = `${fn}('english', $${params.push(c.text)}::text)`;
+        return `(CASE WHEN numnode(${q}) = 0 THEN NULL ELSE c.tsv @@ ${q} END)`;
+      }
+      case 'literal':
+        return `(strpos(lower(c.title || E'\\n' || c.text), lower($${params.push(c.text)}::text)) > 0)`;
+      case 'and':
+        return `(${c.items.map(node).join(' AND ')})`;
+      case 'or':
+        return `(${c.items.map(node).join(' OR ')})`;
+      case 'not':
+        return `(NOT ${node(c.item)})`;
+    }
+  };
+  return `coalesce(${node(constraint)}, TRUE)`;
 }
 
 const toRefRow = (ref: ChunkRef) => ({

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
+import { parseFilter, toIndexSpace } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { sql } from 'kysely';
 
-import { lexicalIndexMigrations, PgLexicalIndex } from '../src';
+import { lexicalIndexMigrations, type LexicalWrite, PgLexicalIndex } from '../src';
 import { lexicalIndexConformance } from './support/conformance';
 
 jest.setTimeout(30_000);
@@ -28,4 +29,90 @@ describe('PgLexicalIndex', () => {
   });
 
   lexicalIndexConformance(() => index);
+
+  describe('the query language (phrases, operators, identifiers)', () => {
+    const space = toIndexSpace(`q-${randomUUID().slice(0, 8)}`);
+    const texts = [
+      /* 0 */ 'The client failed with ERR_CONNECTION_RESET after the proxy closed the socket.',
+      /* 1 */ 'A connection reset by the peer ends the socket; the error is retried.',
+      /* 2 */ 'Call foo.bar() before the cache is warmed, then read the cache.',
+      /* 3 */ 'The bar of the foo cache is warmed at boot.',
+      /* 4 */ 'Redis keeps the cache in memory; eviction follows the LRU policy.',
+      /* 5 */ 'The cache for sessions lives in Postgres, not in memory.',
+    ];
+    const chunk = (i: number): LexicalWrite => ({
+      documentId: `d${i}`,
+      documentVersion: 1,
+      chunkIndex: 0,
+      title: '',
+      text: texts[i]!,
+      startOffset: 0,
+      endOffset: texts[i]!.length,
+      attributes: {
+        knowledgeBaseIds: ['kb1'],
+        tags: i % 2 ? ['odd'] : [],
+        metadata: {},
+        uploadedAt: 0,
+        principals: ['user:u'],
+      },
+    });
+    const ids = async (text: string, extra: { filter?: object; principals?: string[] } = {}) =>
+      (
+        await index.search(space, {
+          text,
+          topK: 10,
+          ...(extra.principals ? { principals: extra.principals } : {}),
+          ...(extra.filter ? { filter: parseFilter(extra.filter)! } : {}),
+        })
+      )
+        .map((m) => m.documentId)
+        .sort();
+
+    beforeAll(() =>
+      index.upsert(
+        space,
+        texts.map((_, i) => chunk(i)),
+      ),
+    );
+
+    it('keeps an identifier whole: only the chunk that contains it', async () => {
+      expect(await ids('ERR_CONNECTION_RESET')).toEqual(['d0']);
+      // as plain words they would match the prose about connection resets too
+      expect(await ids('err connection reset')).toEqual(['d0', 'd1']);
+      expect(await ids('foo.bar()')).toEqual(['d2']);
+      // Postgres reads foo.bar as one token, so plain words miss it
+      expect(await ids('foo bar')).toEqual(['d3']);
+    });
+
+    it('matches a quoted phrase in order, adjacent (stemmed)', async () => {
+      // ERR_CONNECTION_RESET is err, connect, reset in a row to the stemmer: a phrase matches it
+      expect(await ids('"connection reset"')).toEqual(['d0', 'd1']);
+      expect(await ids('"connection reset" peer')).toEqual(['d0', 'd1']);
+      expect(await ids('"reset connection"')).toEqual([]);
+      expect(await ids('"cache is warmed" boot')).toEqual(['d2', 'd3']);
+      expect(await ids('"warmed at boot"')).toEqual(['d3']);
+    });
+
+    it('applies AND, OR, NOT and -term; excluded terms do not score', async () => {
+      expect(await ids('cache AND memory')).toEqual(['d4', 'd5']);
+      expect(await ids('cache memory -postgres')).toEqual(['d2', 'd3', 'd4']);
+      expect(await ids('cache NOT (redis OR postgres)')).toEqual(['d2', 'd3']);
+      expect(await ids('redis OR socket')).toEqual(['d0', 'd1', 'd4']);
+      expect(await ids('-cache')).toEqual([]); // nothing left to score
+    });
+
+    it('checks the constraint with the scope: ACL, knowledge bases and filters still apply', async () => {
+      expect(await ids('cache AND memory', { principals: ['user:someone-else'] })).toEqual([]);
+      expect(await ids('cache -redis', { filter: { tags: { $in: ['odd'] } } })).toEqual([
+        'd3',
+        'd5',
+      ]);
+    });
+
+    it('degrades malformed syntax to words instead of failing', async () => {
+      expect(await ids('"connection reset')).toEqual(['d0', 'd1']);
+      expect(await ids('(cache OR redis')).toEqual(['d2', 'd3', 'd4', 'd5']);
+      expect(await ids('cache AND')).toEqual(['d2', 'd3', 'd4', 'd5']);
+    });
+  });
 });

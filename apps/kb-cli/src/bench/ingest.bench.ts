@@ -15,7 +15,13 @@ export interface IngestBenchOptions extends Omit<KbEndpoints, 'token'> {
   databaseUrl: string;
   /** embedding-service's HTTP root, whose metrics count embedding-cache hits. */
   embeddingUrl: string;
-  model: { dir: string; name: string; pooling: 'mean' | 'cls'; threads: number; batchSize: number };
+  model: {
+    dir: string;
+    name: string;
+    pooling: 'mean' | 'cls' | undefined;
+    threads: number;
+    batchSize: number;
+  };
   log: (line: string) => void;
 }
 
@@ -75,7 +81,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<objec
     const hitsBefore = await cacheHits(options.embeddingUrl);
     const started = performance.now();
     await ingest(client, corpus, { concurrency: options.concurrency, log: options.log });
-    await waitIndexed(client, corpus, options.log, 1000);
+    await waitIndexed(client, corpus, options.log, { pollMs: 1000 });
     const seconds = (performance.now() - started) / 1000;
     const documents = (await client.listAll()).filter((d) => d.status === 'indexed');
     const chunks = documents.reduce((sum, d) => sum + (d.chunkCount ?? 0), 0);

@@ -20,6 +20,7 @@ export interface DocumentSummary {
   failure: { reason: string; detail: string | null } | null;
   metadata: Record<string, unknown>;
   chunkCount: number | null;
+  filename?: string;
 }
 
 /** The public APIs as a caller sees them: REST for documents, gRPC for search. */
@@ -117,14 +118,18 @@ export class KbClient {
   }
 
   /** Creates a knowledge base (the default pipeline unless given). */
-  async createKnowledgeBase(id: string, name: string): Promise<void> {
+  async createKnowledgeBase(
+    id: string,
+    name: string,
+    pipeline: { embeddingModel?: string } = {},
+  ): Promise<void> {
     const response = await fetch(`${this.endpoints.documentsUrl}/v1/knowledge-bases`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${this.endpoints.token}`,
         'content-type': 'application/json',
       },
-      body: JSON.stringify({ id, name }),
+      body: JSON.stringify({ id, name, ...pipeline }),
     });
     if (!response.ok) {
       throw new Error(
@@ -189,11 +194,16 @@ export class KbClient {
   }
 
   /** Every document of the tenant, following the cursor. */
-  async listAll(): Promise<DocumentSummary[]> {
+  /** Every document the caller may read, or those of one knowledge base. */
+  async listAll(knowledgeBaseId?: string): Promise<DocumentSummary[]> {
     const all: DocumentSummary[] = [];
     let cursor: string | null = null;
     do {
-      const url = new URL(`${this.endpoints.documentsUrl}/v1/documents`);
+      const url = new URL(
+        knowledgeBaseId
+          ? `${this.endpoints.documentsUrl}/v1/knowledge-bases/${encodeURIComponent(knowledgeBaseId)}/documents`
+          : `${this.endpoints.documentsUrl}/v1/documents`,
+      );
       url.searchParams.set('limit', '100');
       if (cursor) url.searchParams.set('cursor', cursor);
       const response = await fetch(url, {

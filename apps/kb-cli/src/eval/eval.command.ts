@@ -5,10 +5,10 @@ import { basename } from 'node:path';
 import { kbv1 } from '@kb/contracts';
 
 import { KbClient, type KbEndpoints, localToken, mapPool } from '../client/kb-client';
-import { loadBeir } from './beir';
-import { evaluate, type Ranking } from './metrics';
+import { contentOf, loadBeir } from './beir';
+import { evaluate, perModeLosers, type Ranking } from './metrics';
 
-export type EvalMode = 'hybrid' | 'semantic' | 'lexical';
+export type EvalMode = 'hybrid' | 'semantic' | 'lexical' | 'auto';
 
 export interface EvalOptions extends Omit<KbEndpoints, 'token'> {
   dataset: string;
@@ -16,6 +16,17 @@ export interface EvalOptions extends Omit<KbEndpoints, 'token'> {
   runOut?: string;
   /** Reuse a tenant that already holds this corpus instead of ingesting it again. */
   tenant?: string;
+  /**
+   * Evaluate a knowledge base that already holds the corpus (documents named `<corpus id>.<ext>`
+   * or with metadata `externalId`); nothing is uploaded.
+   */
+  knowledgeBase?: string;
+  /** Bearer token for an existing knowledge base (default: a local admin token of `tenant`). */
+  token?: string;
+  /** Embedding model of the knowledge base the evaluation creates (default: the deployment's). */
+  model?: string;
+  /** Queries listed per mode where it lost most nDCG@10 to the best other mode. */
+  losers?: number;
   concurrency: number;
   log: (line: string) => void;
 }
@@ -24,31 +35,81 @@ const GRPC_MODE: Record<EvalMode, kbv1.SearchMode> = {
   hybrid: kbv1.SearchMode.SEARCH_MODE_HYBRID,
   semantic: kbv1.SearchMode.SEARCH_MODE_SEMANTIC,
   lexical: kbv1.SearchMode.SEARCH_MODE_LEXICAL,
+  auto: kbv1.SearchMode.SEARCH_MODE_AUTO,
 };
 
 /**
- * BEIR evaluation through the public APIs: ingest every corpus entry as one document over REST
- * into a fresh knowledge base (its `_id` kept as metadata `externalId`), wait until all are
- * indexed, run every query through gRPC Search scoped to that knowledge base for 100 chunks, keep
- * each document's best chunk, and score the ranking.
- * Prints one JSON line per mode; writes a TREC run file per mode when asked.
+ * BEIR evaluation through the public APIs: ingest every non-empty corpus entry as one document
+ * over REST into a fresh knowledge base (its `_id` kept as metadata `externalId`), wait until all
+ * are indexed (documents the pipeline refuses, e.g. `no_text`, are counted and left out), run
+ * every query through gRPC Search scoped to that knowledge base for 100 chunks, keep each
+ * document's best chunk, and score the ranking. With `knowledgeBase`, an existing knowledge base
+ * is evaluated instead.
+ * Prints one JSON line per mode (with the queries it lost most on); writes a TREC run file per
+ * mode when asked.
  */
 export async function runEval(options: EvalOptions): Promise<void> {
   const dataset = await loadBeir(options.dataset);
+  const skips = dataset.skipped;
+  if (skips.emptyDocuments || skips.queriesWithoutText || skips.unknownJudgedDocuments) {
+    options.log(
+      `skipped ${skips.emptyDocuments} empty documents and ${skips.queriesWithoutText} queries without text; ${skips.unknownJudgedDocuments} judgments name ids not in the corpus`,
+    );
+  }
   const tenant = options.tenant ?? `eval-${randomUUID().slice(0, 8)}`;
   // A tenant admin: the evaluation measures ranking, not access control.
-  const token = await localToken({ tenant, user: 'eval', roles: ['admin'] });
+  const token = options.token ?? (await localToken({ tenant, user: 'eval', roles: ['admin'] }));
   const client = new KbClient({ ...options, token });
-  const knowledgeBaseId = `${basename(options.dataset)}-${randomUUID().slice(0, 8)}`;
+  const existing = options.knowledgeBase ?? (options.tenant ? undefined : null);
+  const knowledgeBaseId =
+    options.knowledgeBase ?? `${basename(options.dataset)}-${randomUUID().slice(0, 8)}`;
+  let uploadFailures = 0;
+  let refused = new Set<string>();
+  const ingestStarted = performance.now();
   try {
-    if (!options.tenant) {
-      await client.createKnowledgeBase(knowledgeBaseId, `${basename(options.dataset)} evaluation`);
-      await ingest(client, dataset.corpus, { ...options, knowledgeBaseId });
+    if (existing === null) {
+      await client.createKnowledgeBase(
+        knowledgeBaseId,
+        `${basename(options.dataset)} evaluation`,
+        options.model ? { embeddingModel: options.model } : {},
+      );
+      ({ failed: uploadFailures, refused } = await ingest(client, dataset.corpus, {
+        ...options,
+        knowledgeBaseId,
+        tolerateFailures: true,
+      }));
     }
-    const externalIds = await waitIndexed(client, dataset.corpus, options.log);
+    // Documents the API refused are not waited for.
+    const { documents: externalIds, failed } = await waitIndexed(
+      client,
+      dataset.corpus.filter((entry) => !refused.has(entry._id)),
+      options.log,
+      {
+        allowFailed: true,
+        ...(existing === undefined ? {} : { knowledgeBaseId }),
+        // A reused tenant or knowledge base: wait for what it holds, not for the whole corpus.
+        expectAll: existing === null,
+      },
+    );
+    // Throughput of this run's ingest (upload to indexed), when it ingested.
+    const ingestSeconds = (performance.now() - ingestStarted) / 1000;
+    const chunks =
+      existing === null
+        ? (await client.listAll(knowledgeBaseId)).reduce((sum, d) => sum + (d.chunkCount ?? 0), 0)
+        : undefined;
+    const ingestFigures =
+      chunks === undefined
+        ? {}
+        : {
+            chunks,
+            ingest_s: Math.round(ingestSeconds),
+            ingest_chunks_per_s: Math.round((chunks / ingestSeconds) * 10) / 10,
+          };
+    const perMode = new Map<EvalMode, Map<string, Ranking>>();
     for (const mode of options.modes) {
       const rankings = new Map<string, Ranking>();
       const scores = new Map<string, number[]>();
+      const types = new Map<string, number>();
       const started = performance.now();
       await mapPool(dataset.queries, 4, async (query) => {
         const response = await client.search({
@@ -56,8 +117,10 @@ export async function runEval(options: EvalOptions): Promise<void> {
           topK: 100,
           mode: GRPC_MODE[mode],
           // A reused tenant holds the corpus in an earlier run's knowledge base: search them all.
-          knowledgeBaseIds: options.tenant ? [] : [knowledgeBaseId],
+          knowledgeBaseIds: existing === undefined ? [] : [knowledgeBaseId],
         });
+        if (response.queryType)
+          types.set(response.queryType, (types.get(response.queryType) ?? 0) + 1);
         const seen = new Map<string, number>();
         for (const hit of response.hits) {
           // Corpus entries with identical text share one document (duplicate detection).
@@ -68,6 +131,7 @@ export async function runEval(options: EvalOptions): Promise<void> {
         rankings.set(query._id, [...seen.keys()]);
         scores.set(query._id, [...seen.values()]);
       });
+      perMode.set(mode, rankings);
       const elapsed = performance.now() - started;
       if (options.runOut) {
         const file =
@@ -80,18 +144,40 @@ export async function runEval(options: EvalOptions): Promise<void> {
         dataset: basename(options.dataset),
         mode,
         tenant,
+        knowledge_base: existing === undefined ? null : knowledgeBaseId,
+        ...(options.model ? { model: options.model } : {}),
         documents: dataset.corpus.length,
+        skipped_empty_documents: skips.emptyDocuments,
+        failed_documents: failed + uploadFailures,
+        unknown_judged_ids: skips.unknownJudgedDocuments,
+        ...ingestFigures,
         queries: dataset.queries.length,
         ...evaluate(rankings, dataset.qrels),
+        ...(mode === 'auto' ? { query_types: Object.fromEntries(types) } : {}),
         mean_query_ms: Math.round((elapsed / dataset.queries.length) * 10) / 10,
       };
       process.stdout.write(`${JSON.stringify(line)}\n`);
+    }
+    if (perMode.size > 1) {
+      for (const [mode, losers] of perModeLosers(perMode, dataset.qrels, options.losers ?? 5)) {
+        const texts = new Map(dataset.queries.map((q) => [q._id, q.text]));
+        process.stdout.write(
+          `${JSON.stringify({
+            mode,
+            losers: losers.map((l) => ({ ...l, query: texts.get(l.queryId)?.slice(0, 120) })),
+          })}\n`,
+        );
+      }
     }
   } finally {
     client.close();
   }
 }
 
+/**
+ * Uploads every entry. With `tolerateFailures`, an upload the API refuses is logged and counted
+ * (the first few with their error code) instead of ending the run.
+ */
 export async function ingest(
   client: KbClient,
   corpus: { _id: string; title: string; text: string }[],
@@ -99,38 +185,73 @@ export async function ingest(
     knowledgeBaseId?: string;
     /** Readers of each entry, by position in the corpus. */
     aclOf?: (index: number) => { groups?: string[]; tenant?: boolean };
+    tolerateFailures?: boolean;
   },
-) {
+): Promise<{ failed: number; refused: Set<string> }> {
   const started = performance.now();
+  let failed = 0;
+  const refused = new Set<string>();
   await mapPool(corpus, options.concurrency, async (entry, i) => {
-    await client.upload(`${entry._id}.txt`, contentOf(entry), {
-      title: entry.title || entry._id,
-      metadata: { externalId: entry._id },
-      ...(options.knowledgeBaseId ? { knowledgeBaseIds: [options.knowledgeBaseId] } : {}),
-      ...(options.aclOf ? { acl: options.aclOf(i) } : {}),
-    });
+    try {
+      await withRetries(() =>
+        client.upload(`${entry._id}.txt`, contentOf(entry), {
+          title: entry.title || entry._id,
+          metadata: { externalId: entry._id },
+          ...(options.knowledgeBaseId ? { knowledgeBaseIds: [options.knowledgeBaseId] } : {}),
+          ...(options.aclOf ? { acl: options.aclOf(i) } : {}),
+        }),
+      );
+    } catch (error) {
+      if (!options.tolerateFailures) throw error;
+      refused.add(entry._id);
+      if (++failed <= 5) options.log(`skipped: ${(error as Error).message}`);
+    }
     if ((i + 1) % 250 === 0) options.log(`uploaded ${i + 1}/${corpus.length}`);
   });
   options.log(
-    `uploaded ${corpus.length} documents in ${Math.round(performance.now() - started)} ms`,
+    `uploaded ${corpus.length - failed} documents in ${Math.round(performance.now() - started)} ms` +
+      (failed ? ` (${failed} refused, skipped)` : ''),
   );
+  return { failed, refused };
 }
 
-/** The text a corpus entry is uploaded as. */
-export const contentOf = (entry: { title: string; text: string }): string =>
-  entry.title ? `${entry.title}\n\n${entry.text}` : entry.text;
+export { contentOf };
+
+/**
+ * Retries an upload the API refused for a passing reason (429, 5xx: a service still starting or
+ * overloaded), 4 times with 1, 2, 4, 8 s between; any other refusal is final at once.
+ */
+async function withRetries<T>(upload: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await upload();
+    } catch (error) {
+      const transient = / failed: (429|5\d\d) /.test((error as Error).message);
+      if (!transient || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** (attempt - 1)));
+    }
+  }
+}
 
 /**
  * Waits until every distinct text of the corpus is an indexed document; identical entries are one
  * document (the upload reports the rest as duplicates). Returns document id → the corpus ids of
- * its text.
+ * its text, found by metadata `externalId` or else the file name without its extension.
+ * A failed document ends the wait with an error unless `allowFailed`, which counts it instead.
+ * Without `expectAll` (an existing knowledge base), the wait ends when nothing is still in flight.
  */
 export async function waitIndexed(
   client: KbClient,
   corpus: { _id: string; title: string; text: string }[],
   log: (line: string) => void,
-  pollMs = 2000,
-): Promise<Map<string, string[]>> {
+  options: {
+    pollMs?: number;
+    allowFailed?: boolean;
+    knowledgeBaseId?: string;
+    expectAll?: boolean;
+  } = {},
+): Promise<{ documents: Map<string, string[]>; failed: number }> {
+  const { pollMs = 2000, allowFailed = false, expectAll = true } = options;
   const idsByContent = new Map<string, string[]>();
   for (const entry of corpus) {
     const content = contentOf(entry);
@@ -142,26 +263,37 @@ export async function waitIndexed(
   const expected = idsByContent.size;
   const started = performance.now();
   for (;;) {
-    const documents = await client.listAll();
+    const documents = await client.listAll(options.knowledgeBaseId);
     const indexed = documents.filter((d) => d.status === 'indexed');
     const failed = documents.filter((d) => d.status === 'failed');
-    if (failed.length > 0) {
+    if (failed.length > 0 && !allowFailed) {
       throw new Error(
         `${failed.length} documents failed, e.g. ${JSON.stringify(failed[0]?.failure)}`,
       );
     }
-    if (indexed.length >= expected) {
+    const settled = expectAll
+      ? indexed.length + failed.length >= expected
+      : indexed.length + failed.length === documents.length;
+    if (settled) {
       log(
-        `all ${expected} distinct documents indexed after ${Math.round(performance.now() - started)} ms of waiting`,
+        `${indexed.length} distinct documents indexed after ${Math.round(performance.now() - started)} ms of waiting` +
+          (failed.length
+            ? `; ${failed.length} failed and left out, e.g. ${JSON.stringify(failed[0]?.failure)}`
+            : ''),
       );
-      return new Map(
-        indexed.map((d) => {
-          const externalId = String(d.metadata['externalId'] ?? d.id);
-          return [d.id, idsOf.get(externalId) ?? [externalId]];
-        }),
-      );
+      return {
+        documents: new Map(
+          indexed.map((d) => {
+            const externalId = String(
+              d.metadata['externalId'] ?? d.filename?.replace(/\.[^.]*$/, '') ?? d.id,
+            );
+            return [d.id, idsOf.get(externalId) ?? [externalId]];
+          }),
+        ),
+        failed: failed.length,
+      };
     }
-    log(`indexed ${indexed.length}/${expected}`);
+    log(`indexed ${indexed.length}/${expectAll ? expected : documents.length}`);
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }

@@ -1,4 +1,4 @@
-import { evaluate, mrrAt, ndcgAt, recallAt } from './metrics';
+import { evaluate, mrrAt, ndcgAt, perModeLosers, recallAt } from './metrics';
 
 const judged = new Map([
   ['a', 1],
@@ -29,5 +29,43 @@ describe('retrieval metrics', () => {
     ]);
     const scores = evaluate(new Map([['q1', ['a', 'b']]]), qrels);
     expect(scores).toEqual({ 'ndcg@10': 0.5, 'recall@100': 0.5, 'mrr@10': 0.5 });
+  });
+});
+
+describe('per-mode losers', () => {
+  it('lists the queries a mode lost most nDCG@10 on, against the best other mode', () => {
+    const qrels = new Map([
+      ['q1', new Map([['a', 1]])],
+      ['q2', new Map([['b', 1]])],
+      ['q3', new Map([['c', 1]])],
+    ]);
+    const rankings = new Map([
+      [
+        'hybrid',
+        new Map([
+          ['q1', ['x', 'a']],
+          ['q2', ['b']],
+          ['q3', ['x', 'y', 'c']],
+        ]),
+      ],
+      [
+        'lexical',
+        new Map([
+          ['q1', ['a']],
+          ['q2', ['x', 'b']],
+          ['q3', ['c']],
+        ]),
+      ],
+    ]);
+    const losers = perModeLosers(rankings, qrels, 5);
+    expect(losers.get('hybrid')?.map((l) => l.queryId)).toEqual(['q3', 'q1']);
+    expect(losers.get('hybrid')?.[0]).toEqual({
+      queryId: 'q3',
+      'ndcg@10': 0.5,
+      bestOther: 'lexical',
+      'bestOther_ndcg@10': 1,
+    });
+    expect(losers.get('lexical')?.map((l) => l.queryId)).toEqual(['q2']);
+    expect(perModeLosers(rankings, qrels, 1).get('hybrid')).toHaveLength(1);
   });
 });

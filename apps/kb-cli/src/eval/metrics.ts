@@ -55,3 +55,51 @@ export function evaluate(
 }
 
 const round = (x: number): number => Math.round(x * 10_000) / 10_000;
+
+export interface Loser {
+  queryId: string;
+  'ndcg@10': number;
+  /** The other mode that did best on this query, and its nDCG@10. */
+  bestOther: string;
+  'bestOther_ndcg@10': number;
+}
+
+/**
+ * For each mode, the judged queries on which it lost most nDCG@10 to the best of the other modes
+ * (ties and wins are not losses), worst first, at most `limit`.
+ */
+export function perModeLosers<M extends string>(
+  rankings: Map<M, Map<string, Ranking>>,
+  qrels: Map<string, Map<string, number>>,
+  limit: number,
+): Map<M, Loser[]> {
+  const ndcg = (mode: M, id: string) =>
+    ndcgAt(10, rankings.get(mode)?.get(id) ?? [], qrels.get(id)!);
+  const out = new Map<M, Loser[]>();
+  for (const mode of rankings.keys()) {
+    const losers: Loser[] = [];
+    for (const id of qrels.keys()) {
+      const own = ndcg(mode, id);
+      let bestOther: M | undefined;
+      let best = -1;
+      for (const other of rankings.keys()) {
+        if (other === mode) continue;
+        const score = ndcg(other, id);
+        if (score > best) [best, bestOther] = [score, other];
+      }
+      if (bestOther !== undefined && best > own) {
+        losers.push({
+          queryId: id,
+          'ndcg@10': round(own),
+          bestOther,
+          'bestOther_ndcg@10': round(best),
+        });
+      }
+    }
+    losers.sort(
+      (a, b) => b['bestOther_ndcg@10'] - b['ndcg@10'] - (a['bestOther_ndcg@10'] - a['ndcg@10']),
+    );
+    out.set(mode, losers.slice(0, limit));
+  }
+  return out;
+}

@@ -4,6 +4,13 @@ describe('classifyQuery', () => {
   it.each<[string, QueryType]>([
     ['"index generation" bump', 'phrase'],
     ['where is “blue green swap” described', 'phrase'],
+    ['cache AND redis', 'boolean'],
+    ['cache -redis', 'boolean'],
+    ['(eviction OR expiry) NOT memcached', 'boolean'],
+    ['ERR_CONNECTION_RESET OR ECONNRESET', 'boolean'],
+    // lower-case "or", "not" are words; a malformed query is plain words
+    ['salt or pepper', 'keywords'],
+    ['cache AND', 'keywords'],
     ['ORA-00942 table or view does not exist', 'error'],
     ['E1234', 'error'],
     ['connect ECONNREFUSED 127.0.0.1:5432', 'error'],
@@ -32,6 +39,7 @@ describe('classifyQuery', () => {
 describe('semanticWeightFor', () => {
   it('leans exact strings lexical and questions semantic, and leaves keywords alone', () => {
     expect(semanticWeightFor('phrase', 0.7)).toBe(0.3);
+    expect(semanticWeightFor('boolean', 0.7)).toBe(0.3);
     expect(semanticWeightFor('error', 0.7)).toBe(0.3);
     expect(semanticWeightFor('identifier', 0.7)).toBe(0.3);
     expect(semanticWeightFor('question', 0.7)).toBe(0.85);

@@ -1,8 +1,12 @@
+import { type LexicalConstraint, parseLexicalQuery } from '@kb/lexical-index';
+
 /**
  * What kind of query a search is, guessed from its text alone (no model, no index statistics), so
  * that `mode: auto` can lean the hybrid fusion toward the strategy that suits it (docs/adr/0022).
  *
  * - `phrase`: a quoted span ("…", “…”): the words are meant together, exactly;
+ * - `boolean`: operators of the lexical query language (AND, OR, NOT, -term, +term; see
+ *   @kb/lexical-index's parser), which only the lexical side can honour;
  * - `error`: an error code or message (ORA-00942, E1234, ECONNREFUSED, TypeError, "error: …");
  * - `identifier`: code names (snake_case, SCREAMING_CASE, camelCase, PascalCase, dotted.names, f());
  * - `question`: a natural-language question (a question word first, or a question mark);
@@ -12,7 +16,14 @@
  * close to that of any text about searching), so they lean lexical; questions lean semantic
  * (paraphrases share few words with the passages that answer them).
  */
-export const QUERY_TYPES = ['phrase', 'error', 'identifier', 'question', 'keywords'] as const;
+export const QUERY_TYPES = [
+  'phrase',
+  'boolean',
+  'error',
+  'identifier',
+  'question',
+  'keywords',
+] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
 // Double quotes only: single ones are too often apostrophes ("the user's id").
@@ -72,10 +83,29 @@ const QUESTION_WORDS = new Set([
   'describe',
 ]);
 
-/** The query's type; the first of phrase, error, identifier, question that applies, else keywords. */
+/** Whether the parsed query has a boolean operator (AND, OR, NOT, -term, +term). */
+function hasOperators(constraint: LexicalConstraint | null): boolean {
+  if (!constraint) return false;
+  switch (constraint.kind) {
+    case 'and':
+    case 'not':
+      return true;
+    case 'or':
+      return constraint.items.some((item) => item.kind !== 'word') || constraint.items.length > 1;
+    default:
+      return false;
+  }
+}
+
+/**
+ * The query's type; the first of phrase, boolean, error, identifier, question that applies, else
+ * keywords.
+ */
 export function classifyQuery(query: string): QueryType {
   const text = query.trim();
   if (QUOTED.test(text)) return 'phrase';
+  const parsed = parseLexicalQuery(text);
+  if (parsed.syntax === 'structured' && hasOperators(parsed.constraint)) return 'boolean';
   if (ERROR_PATTERNS.some((p) => p.test(text))) return 'error';
   if (IDENTIFIER_PATTERNS.some((p) => p.test(text))) return 'identifier';
   const first =
@@ -99,6 +129,7 @@ export const SEMANTIC_LEANING_WEIGHT = 0.85;
 export function semanticWeightFor(type: QueryType, deploymentWeight: number): number {
   switch (type) {
     case 'phrase':
+    case 'boolean':
     case 'error':
     case 'identifier':
       return Math.min(deploymentWeight, LEXICAL_LEANING_WEIGHT);

@@ -47,6 +47,22 @@ describe('QueryEmbedder', () => {
     expect(extra).toHaveLength(8);
   });
 
+  it("embeds with the model's query form when it has one (bge, e5 prefixes)", async () => {
+    const provider = new TestEmbeddingProvider();
+    const asQuery = jest.fn(async (texts: string[]) =>
+      provider.embed(texts.map((t) => `query: ${t}`)),
+    );
+    const embed = jest.spyOn(provider, 'embed');
+    const embedder = new QueryEmbedder(
+      { ...models, main: Object.assign(provider, { embedQueries: asQuery }) },
+      null,
+    );
+    const vector = await embedder.embed('sail rigging', undefined);
+    expect(asQuery).toHaveBeenCalledWith(['sail rigging']);
+    expect(vector).toEqual((await new TestEmbeddingProvider().embed(['query: sail rigging']))[0]);
+    expect(embed).toHaveBeenCalledTimes(1); // once, inside embedQueries
+  });
+
   it('rejects a model it does not serve', async () => {
     await expect(new QueryEmbedder(models, null).embed('q', 'e5-large')).rejects.toThrow(
       'model "e5-large" is not served by query-service',

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import type { EmbeddingProvider } from '@kb/embeddings';
+import { type EmbeddingProvider, embedQueries } from '@kb/embeddings';
 import { withSpan } from '@kb/observability';
 
 import type { SearchCache } from '../cache/search.cache';
@@ -51,8 +51,9 @@ export class QueryEmbedder {
       const bytes = Buffer.from(cached, 'base64');
       return Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4));
     }
+    // With the model's query prefix (bge, e5): passages were embedded with theirs.
     const [vector] = await withSpan('kb.embed_query', { 'kb.model': embedder.model }, () =>
-      embedder.embed([text]),
+      embedQueries(embedder, [text]),
     );
     if (!vector) throw new Error('embedding provider returned no vector');
     await this.cache?.set(key, Buffer.from(new Float32Array(vector).buffer).toString('base64'));

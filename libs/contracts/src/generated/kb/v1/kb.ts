@@ -338,8 +338,8 @@ export interface SearchResponse {
     | number
     | undefined;
   /**
-   * The query's detected type: "phrase", "error", "identifier", "question" or "keywords". Under
-   * SEARCH_MODE_AUTO it chose the fusion weight.
+   * The query's detected type: "phrase", "boolean", "error", "identifier", "question" or
+   * "keywords". Under SEARCH_MODE_AUTO it chose the fusion weight.
    */
   queryType: string;
   /** How many hits the search ranked, all pages (neighbours not counted). */

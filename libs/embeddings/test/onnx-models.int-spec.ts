@@ -1,0 +1,123 @@
+/**
+ * @jest-environment ./test/support/onnx.environment.js
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+import {
+  cosine,
+  type EmbeddingProvider,
+  extraEmbeddingProviders,
+  ONNX_MODELS,
+  OnnxEmbeddingProvider,
+  TestEmbeddingProvider,
+} from '../src';
+
+jest.setTimeout(300_000);
+
+const MODEL_DIR = process.env['EMBEDDING_MODEL_DIR'] ?? '';
+
+const QUERY = 'how do vaccines train the immune system';
+const RELEVANT =
+  'A vaccine exposes the body to a harmless part of a pathogen so that the immune system learns to recognise it and produces antibodies.';
+const UNRELATED =
+  'The railway timetable lists the departures of every train from the central station on weekdays.';
+
+/**
+ * Every model of the catalogue, loaded offline from the folder scripts/infra/fetch-model.sh fills
+ * (`npm run infra:up`): its dimension, its pooling and prefixes as trained, and a ranking a
+ * real sentence encoder gets right (the FAKE hashing embedder would rank the "train" sentence
+ * first, on a shared word).
+ */
+describe.each(Object.keys(ONNX_MODELS))('local model %s', (model) => {
+  let provider: OnnxEmbeddingProvider;
+
+  beforeAll(async () => {
+    if (!existsSync(join(MODEL_DIR, model, 'onnx', 'model_quantized.onnx'))) {
+      throw new Error(`no model at ${MODEL_DIR}/${model}: run npm run infra:up (it fetches it)`);
+    }
+    provider = await OnnxEmbeddingProvider.load({ modelDir: MODEL_DIR, model });
+  });
+  afterAll(() => provider?.close());
+
+  it('embeds unit-length 384-dimensional vectors', async () => {
+    const [vector] = await provider.embed([RELEVANT]);
+    expect(provider.dimension).toBe(384);
+    expect(vector).toHaveLength(384);
+    expect(Math.hypot(...vector!)).toBeCloseTo(1, 5);
+  });
+
+  it('ranks the paraphrasing passage above the one sharing a word', async () => {
+    const [query] = await provider.embedQueries([QUERY]);
+    const [relevant, unrelated] = await provider.embed([RELEVANT, UNRELATED]);
+    expect(cosine(query!, relevant!)).toBeGreaterThan(cosine(query!, unrelated!) + 0.1);
+  });
+
+  it('puts the query prefix before queries and the passage prefix before passages', async () => {
+    const spec = ONNX_MODELS[model]!;
+    const [asQuery] = await provider.embedQueries([QUERY]);
+    const [asPassage] = await provider.embed([QUERY]);
+    if (spec.queryPrefix === spec.passagePrefix) {
+      expect(cosine(asQuery!, asPassage!)).toBeCloseTo(1, 5);
+    } else {
+      expect(cosine(asQuery!, asPassage!)).toBeLessThan(0.999);
+      // The same as running the model on the prefixed texts, with no prefix of its own.
+      const bare = await OnnxEmbeddingProvider.load({
+        modelDir: MODEL_DIR,
+        model,
+        queryPrefix: '',
+        passagePrefix: '',
+      });
+      try {
+        const [manual] = await bare.embed([spec.queryPrefix + QUERY]);
+        expect(cosine(asQuery!, manual!)).toBeCloseTo(1, 5);
+      } finally {
+        await bare.close();
+      }
+    }
+  });
+});
+
+describe('extra models of a deployment', () => {
+  it('loads local models by name, each with its own pooling', async () => {
+    const providers: EmbeddingProvider[] = await extraEmbeddingProviders(
+      ['bge-small-en-v1.5', 'test-hashing-384'],
+      384,
+      { EMBEDDING_MODEL_DIR: MODEL_DIR, EMBEDDING_THREADS: 1 },
+    );
+    try {
+      expect(providers.map((p) => p.model)).toEqual(['bge-small-en-v1.5', 'test-hashing-384']);
+      expect(providers[1]).toBeInstanceOf(TestEmbeddingProvider);
+      // CLS pooling (the catalogue's) differs from mean pooling of the same model.
+      const mean = await OnnxEmbeddingProvider.load({
+        modelDir: MODEL_DIR,
+        model: 'bge-small-en-v1.5',
+        pooling: 'mean',
+      });
+      const [cls] = await providers[0]!.embed([RELEVANT]);
+      const [averaged] = await mean.embed([RELEVANT]);
+      await mean.close();
+      expect(cosine(cls!, averaged!)).toBeLessThan(0.99);
+    } finally {
+      await Promise.all(providers.map((p) => p.close?.()));
+    }
+  });
+
+  it('refuses a model of another dimension and one that is not installed, at boot', async () => {
+    await expect(
+      extraEmbeddingProviders(['e5-small-v2'], 768, {
+        EMBEDDING_MODEL_DIR: MODEL_DIR,
+        EMBEDDING_THREADS: 1,
+      }),
+    ).rejects.toThrow('"e5-small-v2" has 384 dimensions; the configured model has 768');
+    await expect(
+      extraEmbeddingProviders(['no-such-model'], 384, {
+        EMBEDDING_MODEL_DIR: MODEL_DIR,
+        EMBEDDING_THREADS: 1,
+      }),
+    ).rejects.toThrow();
+    await expect(
+      extraEmbeddingProviders(['test-hashing-64'], 384, { EMBEDDING_THREADS: 1 }),
+    ).rejects.toThrow('"test-hashing-64" has 64 dimensions');
+  });
+});
