@@ -62,14 +62,14 @@ export const webhookEventDataSchemas = {
   ]),
   'document.deleted': z.object({ documentId: z.uuid() }),
   'knowledge_base.emptied': z.object({
-    knowledgeBaseId: z.uuid(),
+    knowledgeBaseId: z.string().min(1),
     deletedCount: z.number().int().nonnegative(),
     jobId: z.uuid(),
   }),
   'source.synced': z.object({
     sourceId: z.uuid(),
     syncId: z.uuid(),
-    knowledgeBaseId: z.uuid(),
+    knowledgeBaseId: z.string().min(1),
     counts: syncCountsSchema,
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime(),

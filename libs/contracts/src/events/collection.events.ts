@@ -6,7 +6,8 @@ import { z } from 'zod';
  * follow these; per-document events stay on `kb.document.v1` and `kb.document.status.v1`.
  */
 export const knowledgeBaseEmptiedSchema = z.object({
-  knowledgeBaseId: z.uuid(),
+  /** A knowledge base id is a label its creator chose (`default`, `handbook`), not a UUID. */
+  knowledgeBaseId: z.string().min(1),
   /** Documents removed from the knowledge base (deleted, or unlinked when they belong elsewhere). */
   deletedCount: z.number().int().nonnegative(),
   /** The emptying job, so a receiver can correlate it with the REST answer. */
@@ -15,7 +16,8 @@ export const knowledgeBaseEmptiedSchema = z.object({
 export type KnowledgeBaseEmptied = z.infer<typeof knowledgeBaseEmptiedSchema>;
 
 export const knowledgeBaseDeletedSchema = z.object({
-  knowledgeBaseId: z.uuid(),
+  /** A knowledge base id is a label its creator chose (`default`, `handbook`), not a UUID. */
+  knowledgeBaseId: z.string().min(1),
   cascade: z.boolean(),
   deletedCount: z.number().int().nonnegative(),
   unlinkedCount: z.number().int().nonnegative(),
@@ -35,6 +37,7 @@ export const sourceSyncedSchema = z.object({
   sourceId: z.uuid(),
   syncId: z.uuid(),
   /** A knowledge base id is the tenant's own label (`default`, `kb-docs`), not a UUID. */
+  /** A knowledge base id is a label its creator chose (`default`, `handbook`), not a UUID. */
   knowledgeBaseId: z.string().min(1),
   counts: syncCountsSchema,
   startedAt: z.iso.datetime(),
