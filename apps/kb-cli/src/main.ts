@@ -72,7 +72,7 @@ program
 program
   .command('bench-query')
   .description(
-    'Search latency (cache miss and hit; concurrency 1, 8, 32) through gRPC; prints one JSON object.',
+    'Search latency (cache miss and hit; concurrency 1, 8, 32) through gRPC, with the query-embedding floor of the model run alone; prints one JSON object.',
   )
   .requiredOption(
     '--dataset <folder>',
@@ -98,12 +98,23 @@ program
       documentsUrl: string;
       grpc: string;
     }) => {
+      const modelDir = process.env['EMBEDDING_MODEL_DIR'];
       const result = await runQueryBench({
         dataset: options.dataset,
         ...(options.tenant ? { tenant: options.tenant } : {}),
         rounds: options.rounds,
         documentsUrl: options.documentsUrl,
         grpcAddress: options.grpc,
+        // The independent reference (embed_floor) needs the model folder the services read.
+        ...(modelDir
+          ? {
+              model: {
+                dir: modelDir,
+                model: process.env['EMBEDDING_MODEL'] ?? 'all-MiniLM-L6-v2',
+                pooling: process.env['EMBEDDING_POOLING'] === 'cls' ? ('cls' as const) : 'mean',
+              },
+            }
+          : {}),
         log: (line) => process.stderr.write(`bench: ${line}\n`),
       });
       process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -184,7 +195,7 @@ program
 program
   .command('bench-ingest')
   .description(
-    'Ingestion throughput through REST until every document is indexed, against the model alone; prints one JSON object.',
+    'Ingestion throughput through REST until every document is indexed, against the model run alone with onnxruntime (reference_chunks_per_s); prints one JSON object.',
   )
   .requiredOption('--dataset <folder>', 'BEIR folder whose corpus is ingested')
   .option('--concurrency <n>', 'uploads in flight', (v) => Number.parseInt(v, 10), 8)
@@ -210,7 +221,6 @@ program
         dir: env('EMBEDDING_MODEL_DIR'),
         name: env('EMBEDDING_MODEL', 'all-MiniLM-L6-v2'),
         pooling: env('EMBEDDING_POOLING', 'mean') === 'cls' ? 'cls' : 'mean',
-        threads: Number(env('EMBEDDING_THREADS', '1')),
         batchSize: Number(env('EMBEDDING_BATCH_SIZE', '32')),
       },
       log: (line) => process.stderr.write(`bench: ${line}\n`),

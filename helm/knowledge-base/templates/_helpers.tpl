@@ -208,6 +208,8 @@ EMBEDDING_MODEL_DIR: {{ $v.embedding.modelVolume.mountPath | quote }}
 EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
 EMBEDDING_POOLING: {{ $v.embedding.pooling | quote }}
 EMBEDDING_THREADS: {{ $v.embedding.threads | quote }}
+EMBEDDING_MAX_BATCH: {{ $v.embedding.maxBatch | quote }}
+EMBEDDING_MAX_QUEUE: {{ $v.embedding.maxQueue | quote }}
 {{- end }}
 {{- end }}
 {{- if eq $name "embedding-service" }}

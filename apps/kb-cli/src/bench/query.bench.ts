@@ -6,11 +6,15 @@ import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
 import { type LatencySummary, measure } from './latency';
+import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
 
 export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   dataset: string;
+  /** Reuse this tenant: ingested into only when it holds no document yet. */
   tenant?: string;
   rounds: number;
+  /** The embedding model the services run, for the independent `embed_floor` reference. */
+  model?: ReferenceModelOptions;
   log: (line: string) => void;
 }
 
@@ -31,6 +35,7 @@ const READER_GROUPS = Array.from({ length: 17 }, (_, i) => `team-${i}`);
 export async function runQueryBench(options: QueryBenchOptions): Promise<object> {
   const dataset = await loadBeir(options.dataset);
   const tenant = options.tenant ?? `bench-${randomUUID().slice(0, 8)}`;
+  options.log(`tenant ${tenant} (rerun on it with --tenant ${tenant})`);
   // The admin ingests and searches unfiltered (ACL off); the reader has a realistic principal set:
   // user, 17 groups, 2 roles and the tenant, 21 in all, and sees documents of 17 of 24 teams.
   const admin = new KbClient({
@@ -47,7 +52,8 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
     }),
   });
   try {
-    if (!options.tenant) {
+    const held = options.tenant ? (await admin.listAll()).length : 0;
+    if (held === 0) {
       await ingest(admin, dataset.corpus, {
         concurrency: 8,
         log: options.log,
@@ -55,6 +61,12 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       });
     }
     await waitIndexed(admin, dataset.corpus, options.log);
+    const documents = (await admin.listAll()).filter((d) => d.status === 'indexed');
+    const corpus = {
+      documents: documents.length,
+      chunks: documents.reduce((sum, d) => sum + (d.chunkCount ?? 0), 0),
+    };
+    options.log(`tenant ${tenant}: ${corpus.documents} documents, ${corpus.chunks} chunks`);
     const search =
       (query: string, topK: number, as = client) =>
       async () => {
@@ -66,6 +78,7 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
         return response;
       };
     const queries = dataset.queries.map((q) => q.text);
+    const shortQueries = queries.map(shortQuery);
     // A suffix of this run's own, so no pass can hit results cached by an earlier run.
     const run = randomUUID().slice(0, 6);
     const miss: Record<string, LatencySummary> = {};
@@ -86,6 +99,12 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       miss[`c${c}`] = await measure(requests, c);
       options.log(`miss c${c}: ${JSON.stringify(miss[`c${c}`])}`);
     }
+    // The issue's short queries (first 12 words), cache misses at concurrency 1.
+    const shortMiss = await measure(
+      shortQueries.map((q) => search(`${q} (${run} short)`, TOP_K)),
+      1,
+    );
+    options.log(`short-query miss c1: ${JSON.stringify(shortMiss)}`);
     const embeddingCached = await measure(
       queries.map((q) => search(`${q} (${run} 0)`, TOP_K + 1 + pass)),
       1,
@@ -123,9 +142,23 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       throw new Error(
         'the hit pass was not served from the cache: is REDIS_URL set for query-service?',
       );
+    // The independent reference, run after the services' passes so they do not compete: the same
+    // model embedding the same query texts directly with onnxruntime-node.
+    const floor = options.model
+      ? {
+          cisi: await embedFloor(options.model, queries),
+          short: await embedFloor(options.model, shortQueries),
+        }
+      : undefined;
+    if (floor) options.log(`embed_floor: ${JSON.stringify(floor)}`);
+    const diff = (a: number, b: number): number => Math.round((a - b) * 100) / 100;
+    const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
     return {
+      tenant,
+      corpus,
       query: {
         miss,
+        miss_short: { c1: shortMiss },
         hit,
         miss_embedding_cached: { c1: embeddingCached },
         acl: {
@@ -133,6 +166,18 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
           off: { p50_ms: acl.off.p50_ms, p95_ms: acl.off.p95_ms },
         },
       },
+      ...(floor
+        ? {
+            embed_floor: floor,
+            // The figures the issue watches: what a miss costs above the model, and how much of
+            // the model's throughput the service keeps.
+            over_floor: {
+              miss_p95_minus_floor_p95_ms: diff(miss['c1']!.p95_ms, floor.cisi.p95_ms),
+              short_miss_p95_minus_floor_p95_ms: diff(shortMiss.p95_ms, floor.short.p95_ms),
+              miss_c32_qps_over_floor_qps: ratio(miss['c32']!.qps, floor.cisi.qps),
+            },
+          }
+        : {}),
     };
   } finally {
     client.close();
