@@ -81,6 +81,11 @@ program
   .option('--tenant <id>', 'reuse a tenant that already holds the corpus (skips ingestion)')
   .option('--rounds <n>', 'times each query is asked per pass', (v) => Number.parseInt(v, 10), 3)
   .option(
+    '--scale <copies>',
+    'bench <tenant>-x<copies> instead: that many copies of the corpus, written directly into both indexes (10: 10x CISI; 52: ~100,000 chunks)',
+    (v) => Number.parseInt(v, 10),
+  )
+  .option(
     '--documents-url <url>',
     'document-service base URL',
     process.env['KB_DOCUMENTS_URL'] ?? 'http://127.0.0.1:3001',
@@ -95,9 +100,15 @@ program
       dataset: string;
       tenant?: string;
       rounds: number;
+      scale?: number;
       documentsUrl: string;
       grpc: string;
     }) => {
+      const need = (name: string): string => {
+        const value = process.env[name];
+        if (!value) throw new Error(`${name} is not set (source scripts/infra/env.sh)`);
+        return value;
+      };
       const modelDir = process.env['EMBEDDING_MODEL_DIR'];
       const result = await runQueryBench({
         dataset: options.dataset,
@@ -112,6 +123,16 @@ program
                 dir: modelDir,
                 model: process.env['EMBEDDING_MODEL'] ?? 'all-MiniLM-L6-v2',
                 pooling: process.env['EMBEDDING_POOLING'] === 'cls' ? ('cls' as const) : 'mean',
+              },
+            }
+          : {}),
+        ...(options.scale
+          ? {
+              scale: {
+                copies: options.scale,
+                databaseUrl: need('DATABASE_URL'),
+                vectorDatabaseUrl: need('VECTOR_DATABASE_URL'),
+                dimension: Number(process.env['KB_BENCH_DIMENSION'] ?? 384),
               },
             }
           : {}),

@@ -7,6 +7,7 @@ import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
 import { type LatencySummary, measure } from './latency';
 import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
+import { type ScaleOptions, scaledTenant } from './scale';
 
 export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   dataset: string;
@@ -15,7 +16,36 @@ export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   rounds: number;
   /** The embedding model the services run, for the independent `embed_floor` reference. */
   model?: ReferenceModelOptions;
+  /**
+   * Bench a tenant holding `copies` copies of the corpus instead, written directly into both
+   * indexes (`<tenant>-x<copies>`, kept for reruns): 10 for 10× CISI, 52 for ~100,000 chunks.
+   */
+  scale?: { copies: number } & Omit<ScaleOptions, 'log'>;
   log: (line: string) => void;
+}
+
+/** The benchmark's two callers of a tenant: the admin (no ACL filter) and the reader. */
+async function callersOf(
+  options: QueryBenchOptions,
+  tenant: string,
+): Promise<{ admin: KbClient; reader: KbClient }> {
+  // The admin ingests and searches unfiltered (ACL off); the reader has a realistic principal set:
+  // user, 17 groups, 2 roles and the tenant, 21 in all, and sees documents of 17 of 24 teams.
+  return {
+    admin: new KbClient({
+      ...options,
+      token: await localToken({ tenant, user: 'bench-admin', roles: ['admin'] }),
+    }),
+    reader: new KbClient({
+      ...options,
+      token: await localToken({
+        tenant,
+        user: 'bench-reader',
+        roles: ['viewer', 'analyst'],
+        groups: READER_GROUPS,
+      }),
+    }),
+  };
 }
 
 const CONCURRENCY = [1, 8, 32] as const;
@@ -36,21 +66,9 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
   const dataset = await loadBeir(options.dataset);
   const tenant = options.tenant ?? `bench-${randomUUID().slice(0, 8)}`;
   options.log(`tenant ${tenant} (rerun on it with --tenant ${tenant})`);
-  // The admin ingests and searches unfiltered (ACL off); the reader has a realistic principal set:
-  // user, 17 groups, 2 roles and the tenant, 21 in all, and sees documents of 17 of 24 teams.
-  const admin = new KbClient({
-    ...options,
-    token: await localToken({ tenant, user: 'bench-admin', roles: ['admin'] }),
-  });
-  const client = new KbClient({
-    ...options,
-    token: await localToken({
-      tenant,
-      user: 'bench-reader',
-      roles: ['viewer', 'analyst'],
-      groups: READER_GROUPS,
-    }),
-  });
+  const base = await callersOf(options, tenant);
+  let admin = base.admin;
+  let client = base.reader;
   try {
     const held = options.tenant ? (await admin.listAll()).length : 0;
     if (held === 0) {
@@ -62,11 +80,26 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
     }
     await waitIndexed(admin, dataset.corpus, options.log);
     const documents = (await admin.listAll()).filter((d) => d.status === 'indexed');
-    const corpus = {
+    let benched = tenant;
+    let corpus = {
       documents: documents.length,
       chunks: documents.reduce((sum, d) => sum + (d.chunkCount ?? 0), 0),
     };
     options.log(`tenant ${tenant}: ${corpus.documents} documents, ${corpus.chunks} chunks`);
+    if (options.scale) {
+      benched = `${tenant}-x${options.scale.copies}`;
+      const chunks = await scaledTenant(
+        { ...options.scale, log: options.log },
+        tenant,
+        benched,
+        options.scale.copies,
+      );
+      corpus = { documents: corpus.documents * options.scale.copies, chunks };
+      ({ admin, reader: client } = await callersOf(options, benched));
+      base.admin.close();
+      base.reader.close();
+      options.log(`benching ${benched}: ${corpus.documents} documents, ${corpus.chunks} chunks`);
+    }
     const search =
       (query: string, topK: number, as = client) =>
       async () => {
@@ -154,7 +187,8 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
     const diff = (a: number, b: number): number => Math.round((a - b) * 100) / 100;
     const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
     return {
-      tenant,
+      tenant: benched,
+      ...(benched === tenant ? {} : { copied_from: tenant }),
       corpus,
       query: {
         miss,
