@@ -7,7 +7,7 @@ import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
 import { type LatencySummary, measure } from './latency';
 import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
-import { type ScaleOptions, scaledTenant } from './scale';
+import { scaledTenant, type ScaleOptions } from './scale';
 
 export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   dataset: string;
