@@ -26,6 +26,8 @@ export async function scaledTenant(
   const lexical = new Client({ connectionString: options.databaseUrl });
   const vectors = new Client({ connectionString: options.vectorDatabaseUrl });
   await Promise.all([lexical.connect(), vectors.connect()]);
+  // The lexical index's triggers name its tables unqualified.
+  await lexical.query('SET search_path = search_index');
   const table = `kb_vectors_${options.dimension}`;
   try {
     const count = async (): Promise<number> =>
@@ -52,7 +54,8 @@ export async function scaledTenant(
                  FROM unnest(v.embedding::real[]) WITH ORDINALITY AS u(x, i))::vector,
               v.kb_ids, v.tags, v.uploaded_at, v.metadata, v.principals
          FROM ${table} v CROSS JOIN generate_series(1, $3::integer) g
-        WHERE v.namespace = $1`,
+        WHERE v.namespace = $1
+       ON CONFLICT (namespace, id) DO NOTHING`,
       [source, target, copies],
     );
     await vectors.query(`ANALYZE ${table}`);
