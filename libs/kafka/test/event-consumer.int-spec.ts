@@ -180,10 +180,11 @@ describe('EventConsumer against Kafka', () => {
     const batches: string[][] = [];
     const single: string[] = [];
     const letters: DeadLetter[] = [];
+    let consumer!: EventConsumer;
     const finished = new Promise<void>((resolve) => {
       const mine = (event: TopicEnvelope<typeof Topics.documentStatus>) =>
         ids.includes(event.payload.documentId);
-      const consumer = new EventConsumer(kafka, {
+      consumer = new EventConsumer(kafka, {
         groupId,
         initialBackoffMs: 10,
         handlers: {
@@ -210,8 +211,15 @@ describe('EventConsumer against Kafka', () => {
       consumers.push(consumer);
       void consumer.start();
     });
-    // Give the group time to join at the end of the topic, then send all at once (one partition).
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const until = async (condition: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 60_000;
+      while (!condition()) {
+        if (Date.now() > deadline) throw new Error('condition not reached in time');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    // In the group first, so the first three arrive together in one fetch (one produce request).
+    await until(() => consumer.isJoined);
     const raw = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
     await raw.connect();
     const send = (part: string[]) =>
@@ -223,8 +231,8 @@ describe('EventConsumer against Kafka', () => {
         })),
       });
     await send(ids.slice(0, 3));
-    // The first three as one batch (no poison among them), unless the consumer fetched early.
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    // The first three as one batch (no poison among them); then the rest, poison included.
+    await until(() => batches.flat().length + single.length >= 3);
     await send(ids.slice(3));
     await raw.disconnect();
     await finished;
