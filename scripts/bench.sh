@@ -5,6 +5,8 @@
 # build, then the benchmark against the running services (started for the run when `npm start`
 # is not running them, so peak memory figures cover the run alone).
 # The last line of output is one JSON object. Datasets come from ../shared/datasets (CISI).
+# The services run on ports of their own, from KB_SERVICES_PORT_BASE (7400: HTTP 7401-7406, gRPC
+# 7451 and 7461), clear of the defaults and of the e2e suites' ports.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 kind="${1:-}"
@@ -28,4 +30,5 @@ case "$kind" in
 esac
 bash scripts/infra/up.sh >&2
 npx nx run-many -t build --output-style=static >/dev/null
+export KB_SERVICES_PORT_BASE="${KB_SERVICES_PORT_BASE:-7400}"
 exec node scripts/with-services.js "${command[@]}"

@@ -1,29 +1,30 @@
 // Runs a command against the running suite: uses the services `npm start` runs when they answer,
 // otherwise starts them (logs in $KB_HOME/logs/services), runs the command, and stops them.
 // Usage: node scripts/with-services.js <command> [args...]
-// KB_SERVICE_PORT_BASE=<n> starts them on ports n+1… instead (beside another checkout's suite on a
-// shared machine) and points the command at them (KB_DOCUMENTS_URL, KB_GRPC_ADDRESS).
+// KB_SERVICES_PORT_BASE=<b> puts the services on ports of their own (HTTP b+1 … b+6, query-service
+// gRPC b+51, acl-service gRPC b+61) and tells the command through KB_DOCUMENTS_URL,
+// KB_EMBEDDING_URL and KB_GRPC_ADDRESS, so a run never talks to another checkout's services.
 'use strict';
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { SERVICES, startServices, waitReady, stopServices } = require('./lib/services');
 
-const base = Number(process.env.KB_SERVICE_PORT_BASE ?? 0);
-/** Every service's ports: the defaults, or base+1… (HTTP) and base+51… (gRPC). */
-const PORTS = Object.fromEntries(
-  SERVICES.map((s, i) => [
-    s.name,
-    base
-      ? { port: base + 1 + i, ...(s.grpcPort ? { grpcPort: base + 51 + i } : {}) }
-      : { port: s.port, ...(s.grpcPort ? { grpcPort: s.grpcPort } : {}) },
-  ]),
-);
+/** The ports of KB_SERVICES_PORT_BASE, by service; {} (the defaults) when it is unset. */
+function portsOf(base) {
+  if (!base) return {};
+  return Object.fromEntries(
+    SERVICES.map((s, i) => [
+      s.name,
+      { port: base + i + 1, ...(s.grpcPort ? { grpcPort: base + (s.grpcPort % 100) } : {}) },
+    ]),
+  );
+}
 
-async function allReady() {
+async function allReady(ports) {
   const answers = await Promise.all(
     SERVICES.map((s) =>
-      fetch(`http://127.0.0.1:${PORTS[s.name].port}/health/ready`).then(
+      fetch(`http://127.0.0.1:${ports[s.name]?.port ?? s.port}/health/ready`).then(
         (r) => r.ok,
         () => false,
       ),
@@ -35,23 +36,23 @@ async function allReady() {
 async function main() {
   const [command, ...args] = process.argv.slice(2);
   if (!command) throw new Error('usage: with-services.js <command> [args...]');
+  const base = Number(process.env.KB_SERVICES_PORT_BASE ?? 0);
+  const ports = portsOf(base);
+  const env = { ...process.env };
+  if (base) {
+    env.KB_DOCUMENTS_URL = `http://127.0.0.1:${ports['document-service'].port}`;
+    env.KB_EMBEDDING_URL = `http://127.0.0.1:${ports['embedding-service'].port}`;
+    env.KB_GRPC_ADDRESS = `127.0.0.1:${ports['query-service'].grpcPort}`;
+  }
   let procs = [];
-  if (!(await allReady())) {
+  if (!(await allReady(ports))) {
     const logDir = path.join(process.env.KB_HOME ?? '.', 'logs', 'services');
     fs.mkdirSync(logDir, { recursive: true });
     process.stderr.write(`starting the services (logs in ${logDir})\n`);
-    procs = startServices({ logDir, ports: PORTS });
+    procs = startServices({ logDir, ports });
     await waitReady(procs);
   }
-  const child = spawn(command, args, {
-    stdio: 'inherit',
-    env: {
-      ...process.env,
-      KB_DOCUMENTS_URL: `http://127.0.0.1:${PORTS['document-service'].port}`,
-      KB_GRPC_ADDRESS: `127.0.0.1:${PORTS['query-service'].grpcPort}`,
-      KB_EMBEDDING_URL: `http://127.0.0.1:${PORTS['embedding-service'].port}`,
-    },
-  });
+  const child = spawn(command, args, { stdio: 'inherit', env });
   const code = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
   await stopServices(procs);
   process.exit(code);

@@ -38,6 +38,8 @@ export EMBEDDING_MODEL_DIR="${EMBEDDING_MODEL_DIR:-$KB_HOME/models}"
 export EMBEDDING_MODEL="${EMBEDDING_MODEL:-all-MiniLM-L6-v2}"
 # Served beside it, for knowledge bases that name them (fetch-model.sh installs all three).
 export EMBEDDING_EXTRA_MODELS="${EMBEDDING_EXTRA_MODELS-bge-small-en-v1.5,e5-small-v2}"
+# Both cores of a developer machine for the model (one run at a time, batched: docs/adr/0029).
+export EMBEDDING_THREADS="${EMBEDDING_THREADS:-2}"
 
 # Local HS256 signing secret for bearer tokens (`kb token` mints them): random per machine,
 # generated on first use under KB_HOME, never committed. Production uses AUTH_JWKS_URL (RS256).

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { onnxModelSpec } from '@kb/embeddings';
 import { Command, InvalidArgumentError, Option } from 'commander';
 
 import { runIngestBench } from './bench/ingest.bench';
@@ -93,7 +94,7 @@ program
 program
   .command('bench-query')
   .description(
-    'Search latency (cache miss and hit; concurrency 1, 8, 32) through gRPC; prints one JSON object.',
+    'Search latency (cache miss and hit; concurrency 1, 8, 32) through gRPC, with the query-embedding floor of the model run alone; prints one JSON object.',
   )
   .requiredOption(
     '--dataset <folder>',
@@ -101,6 +102,11 @@ program
   )
   .option('--tenant <id>', 'reuse a tenant that already holds the corpus (skips ingestion)')
   .option('--rounds <n>', 'times each query is asked per pass', (v) => Number.parseInt(v, 10), 3)
+  .option(
+    '--scale <copies>',
+    'bench <tenant>-x<copies> instead: that many copies of the corpus, written directly into both indexes (10: 10x CISI; 52: ~100,000 chunks)',
+    (v) => Number.parseInt(v, 10),
+  )
   .option(
     '--documents-url <url>',
     'document-service base URL',
@@ -116,15 +122,42 @@ program
       dataset: string;
       tenant?: string;
       rounds: number;
+      scale?: number;
       documentsUrl: string;
       grpc: string;
     }) => {
+      const need = (name: string): string => {
+        const value = process.env[name];
+        if (!value) throw new Error(`${name} is not set (source scripts/infra/env.sh)`);
+        return value;
+      };
+      const modelDir = process.env['EMBEDDING_MODEL_DIR'];
       const result = await runQueryBench({
         dataset: options.dataset,
         ...(options.tenant ? { tenant: options.tenant } : {}),
         rounds: options.rounds,
         documentsUrl: options.documentsUrl,
         grpcAddress: options.grpc,
+        // The independent reference (embed_floor) needs the model folder the services read.
+        ...(modelDir
+          ? {
+              model: {
+                dir: modelDir,
+                model: process.env['EMBEDDING_MODEL'] ?? 'all-MiniLM-L6-v2',
+                pooling: process.env['EMBEDDING_POOLING'] === 'cls' ? ('cls' as const) : 'mean',
+              },
+            }
+          : {}),
+        ...(options.scale
+          ? {
+              scale: {
+                copies: options.scale,
+                databaseUrl: need('DATABASE_URL'),
+                vectorDatabaseUrl: need('VECTOR_DATABASE_URL'),
+                dimension: Number(process.env['KB_BENCH_DIMENSION'] ?? 384),
+              },
+            }
+          : {}),
         log: (line) => process.stderr.write(`bench: ${line}\n`),
       });
       process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -259,7 +292,7 @@ program
 program
   .command('bench-ingest')
   .description(
-    'Ingestion throughput through REST until every document is indexed, against the model alone; prints one JSON object.',
+    'Ingestion throughput through REST until every document is indexed, against the model run alone with onnxruntime (reference_chunks_per_s); prints one JSON object.',
   )
   .requiredOption('--dataset <folder>', 'BEIR folder whose corpus is ingested')
   .option('--concurrency <n>', 'uploads in flight', (v) => Number.parseInt(v, 10), 8)
@@ -285,8 +318,10 @@ program
         dir: env('EMBEDDING_MODEL_DIR'),
         name: env('EMBEDDING_MODEL', 'all-MiniLM-L6-v2'),
         // Unset: the model's own pooling (the catalogue in @kb/embeddings).
-        pooling: (['mean', 'cls'] as const).find((p) => p === process.env['EMBEDDING_POOLING']),
-        threads: Number(env('EMBEDDING_THREADS', '1')),
+        pooling:
+          (['mean', 'cls'] as const).find((p) => p === process.env['EMBEDDING_POOLING']) ??
+          onnxModelSpec(env('EMBEDDING_MODEL', 'all-MiniLM-L6-v2'))?.pooling ??
+          'mean',
         batchSize: Number(env('EMBEDDING_BATCH_SIZE', '32')),
       },
       log: (line) => process.stderr.write(`bench: ${line}\n`),

@@ -14,7 +14,11 @@ import {
   READINESS_CHECKS,
   ResourceCloser,
 } from '@kb/http';
-import type { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
+import {
+  CoalescingGenerationReads,
+  type PgDocumentIndexState,
+  type PgIndexGenerations,
+} from '@kb/index-state';
 import {
   EVENT_CONSUMERS,
   type EventConsumer,
@@ -121,7 +125,9 @@ export class AppModule {
         { provide: QUERY_CONFIG, useValue: deps.config },
         { provide: VECTOR_STORE, useValue: deps.vectors },
         { provide: LEXICAL_INDEX, useValue: deps.lexical },
-        { provide: GENERATIONS, useValue: deps.generations },
+        // One generation read per tenant on its way at a time, shared by the searches that
+        // arrive meanwhile (docs/adr/0029).
+        { provide: GENERATIONS, useValue: new CoalescingGenerationReads(deps.generations) },
         { provide: INDEX_STATE, useValue: deps.indexState },
         { provide: SEARCH_CACHE, useValue: deps.cache },
         {

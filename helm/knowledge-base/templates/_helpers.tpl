@@ -220,6 +220,8 @@ EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
 EMBEDDING_POOLING: {{ $v.embedding.pooling | quote }}
 {{- end }}
 EMBEDDING_THREADS: {{ $v.embedding.threads | quote }}
+EMBEDDING_MAX_BATCH: {{ $v.embedding.maxBatch | quote }}
+EMBEDDING_MAX_QUEUE: {{ $v.embedding.maxQueue | quote }}
 {{- if $v.embedding.extraModels }}
 # Served beside EMBEDDING_MODEL, for knowledge bases that name them (docs/adr/0028).
 EMBEDDING_EXTRA_MODELS: {{ join "," $v.embedding.extraModels | quote }}

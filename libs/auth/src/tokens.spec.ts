@@ -56,6 +56,36 @@ describe('TokenVerifier', () => {
     await expect(attempt).rejects.toThrow(reason);
   });
 
+  it('remembers a verified token until its expiry or maximum age, whichever comes first', async () => {
+    const cached = new TokenVerifier({ secret: SECRET, maxTokenAgeSeconds: 3600 });
+    const key = new TextEncoder().encode(SECRET);
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (exp: number) =>
+      new SignJWT({ tenant: 't1' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('a')
+        .setIssuedAt(now)
+        .setExpirationTime(exp)
+        .sign(key);
+    const shortLived = await sign(now + 60);
+    const longLived = await sign(now + 86_400);
+    const first = await cached.verify(shortLived);
+    // The second answer is the remembered one, not a new verification.
+    expect(await cached.verify(shortLived)).toBe(first);
+    await cached.verify(longLived);
+    // Only the clock is faked (Date), not the timers the verification's promises need.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'setTimeout'] });
+    try {
+      jest.setSystemTime((now + 61) * 1000);
+      await expect(cached.verify(shortLived)).rejects.toThrow(/token expired/);
+      await expect(cached.verify(longLived)).resolves.toMatchObject({ userId: 'a' });
+      jest.setSystemTime((now + 3601) * 1000); // past the maximum age, not the expiry
+      await expect(cached.verify(longLived)).rejects.toThrow(/token expired/);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('refuses a token issued longer ago than the maximum age, or without an issue time', async () => {
     const hourly = new TokenVerifier({ secret: SECRET, maxTokenAgeSeconds: 3600 });
     const key = new TextEncoder().encode(SECRET);

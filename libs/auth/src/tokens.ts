@@ -55,7 +55,16 @@ export class AuthenticationError extends AuthError {
  * `maxTokenAgeSeconds`) are always checked; issuer and audience when configured, and always with
  * a JWKS.
  */
+/** Verified tokens remembered at most (oldest dropped first). */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 export class TokenVerifier {
+  /**
+   * Tokens already verified, with the caller and the moment they stop being valid (expiry or
+   * maximum age, whichever is first): a repeated token skips the signature check and the claim
+   * parsing (docs/adr/0029). Keyed by the whole token, so only the very bytes verified match.
+   */
+  private readonly verified = new Map<string, { caller: Caller; validUntilMs: number }>();
   private readonly secret?: Uint8Array;
   private readonly jwks?: JWTVerifyGetKey;
   private readonly publicKey?: { key: KeyObject; algorithm: 'RS256' | 'ES256' };
@@ -76,6 +85,11 @@ export class TokenVerifier {
   }
 
   async verify(token: string): Promise<Caller> {
+    const known = this.verified.get(token);
+    if (known) {
+      if (Date.now() < known.validUntilMs) return known.caller;
+      this.verified.delete(token);
+    }
     const algorithm = headerAlgorithm(token);
     const checks = {
       ...(this.options.issuer ? { issuer: this.options.issuer } : {}),
@@ -112,13 +126,21 @@ export class TokenVerifier {
         `invalid token claim ${issue?.path.join('.')}: ${issue?.message}`,
       );
     }
-    return {
+    const caller: Caller = {
       tenantId: claims.data.tenant as Caller['tenantId'],
       userId: claims.data.sub,
       roles: [...new Set(claims.data.roles)],
       groups: [...new Set(claims.data.groups)],
       token,
     };
+    // exp and iat are required claims, checked above.
+    const maxAge = this.options.maxTokenAgeSeconds ?? DEFAULT_MAX_TOKEN_AGE_SECONDS;
+    const validUntilMs = Math.min(Number(payload.exp), Number(payload.iat) + maxAge) * 1000;
+    if (this.verified.size >= VERIFIED_CACHE_SIZE) {
+      this.verified.delete(this.verified.keys().next().value!);
+    }
+    this.verified.set(token, { caller, validUntilMs });
+    return caller;
   }
 }
 

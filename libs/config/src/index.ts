@@ -127,6 +127,10 @@ export const embeddingConfigSchema = z.object({
   /** Unset: the model's own (bge: cls; MiniLM, e5: mean), see @kb/embeddings' model catalogue. */
   EMBEDDING_POOLING: z.enum(['mean', 'cls']).optional(),
   EMBEDDING_THREADS: env.positiveInt(1),
+  /** onnx: texts per model run at most, gathered from concurrent callers (docs/adr/0029). */
+  EMBEDDING_MAX_BATCH: env.positiveInt(32),
+  /** onnx: texts waiting for the model at most; beyond, embedding fails at once. */
+  EMBEDDING_MAX_QUEUE: env.positiveInt(1024),
   /** openai: the API root that `/embeddings` is appended to, e.g. `http://localhost:11434/v1`. */
   EMBEDDING_API_URL: z.url().optional(),
   /** openai: sent as a bearer token; a secret, never logged. Self-hosted servers need none. */

@@ -1,3 +1,4 @@
+import { BatchingEmbeddingProvider } from './batching-embedding-provider';
 import type { EmbeddingProvider } from './embedding-provider';
 import { OnnxEmbeddingProvider } from './onnx-embedding-provider';
 import { OpenAiCompatibleEmbeddingProvider } from './openai-compatible/openai-embedding-provider';
@@ -21,6 +22,10 @@ export interface EmbeddingProviderSettings {
   EMBEDDING_RATE_LIMIT_TPM?: number | undefined;
   /** Texts per request to a remote API. */
   EMBEDDING_BATCH_SIZE?: number | undefined;
+  /** onnx: texts per model run at most, gathered from concurrent callers (default 32). */
+  EMBEDDING_MAX_BATCH?: number | undefined;
+  /** onnx: texts waiting for the model at most; beyond, embedding fails at once (default 1024). */
+  EMBEDDING_MAX_QUEUE?: number | undefined;
 }
 
 /** Loads the configured provider: the local ONNX model, or an OpenAI-compatible API (probed once). */
@@ -32,12 +37,20 @@ export async function embeddingProviderFromConfig(
       if (!config.EMBEDDING_MODEL_DIR) {
         throw new Error('EMBEDDING_PROVIDER=onnx needs EMBEDDING_MODEL_DIR');
       }
-      return OnnxEmbeddingProvider.load({
-        modelDir: config.EMBEDDING_MODEL_DIR,
-        model: config.EMBEDDING_MODEL,
-        pooling: config.EMBEDDING_POOLING,
-        threads: config.EMBEDDING_THREADS,
-      });
+      // One run at a time on EMBEDDING_THREADS threads, fed with batches of what concurrent
+      // callers asked meanwhile, by similar length (docs/adr/0029).
+      return new BatchingEmbeddingProvider(
+        await OnnxEmbeddingProvider.load({
+          modelDir: config.EMBEDDING_MODEL_DIR,
+          model: config.EMBEDDING_MODEL,
+          pooling: config.EMBEDDING_POOLING,
+          threads: config.EMBEDDING_THREADS,
+        }),
+        {
+          maxBatch: config.EMBEDDING_MAX_BATCH ?? 32,
+          maxQueue: config.EMBEDDING_MAX_QUEUE ?? 1024,
+        },
+      );
     case 'openai':
       if (!config.EMBEDDING_API_URL || !config.EMBEDDING_API_MODEL) {
         throw new Error(

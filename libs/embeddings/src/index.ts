@@ -1,3 +1,4 @@
+export * from './batching-embedding-provider';
 export * from './embedding-provider';
 export * from './from-config';
 export * from './model-catalog';

@@ -48,6 +48,9 @@ export class OnnxEmbeddingProvider implements EmbeddingProvider {
         intraOpNumThreads: options.threads ?? 1,
         interOpNumThreads: 1,
         enableCpuMemArena: false,
+        // Idle intra-op threads sleep instead of spinning: on shared cores a spinning pool
+        // burns the CPU the rest of the service needs between runs (docs/adr/0029).
+        extra: { session: { intra_op: { allow_spinning: '0' } } },
       },
     });
     const spec = onnxModelSpec(options.model);

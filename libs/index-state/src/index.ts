@@ -1,3 +1,4 @@
+export * from './coalescing-generation-reads';
 export * from './document-index-state';
 export * from './index-generations';
 export { INDEX_STATE_SCHEMA, indexStateMigrations } from './migrations';

@@ -33,6 +33,14 @@ export type EventHandler<T extends Topic> = (event: TopicEnvelope<T>) => Promise
 
 export type HandlerMap = { [T in Topic]?: EventHandler<T> };
 
+/**
+ * Handles the well-formed events of one fetched batch of a partition at once (e.g. one multi-row
+ * INSERT instead of one per event). All or nothing: it must be idempotent as a whole.
+ */
+export type BatchEventHandler<T extends Topic> = (events: TopicEnvelope<T>[]) => Promise<void>;
+
+export type BatchHandlerMap = { [T in Topic]?: BatchEventHandler<T> };
+
 export interface DeadLetter {
   topic: string;
   key: string | null;
@@ -55,6 +63,13 @@ export interface DeadLetter {
 export interface ConsumerOptions {
   groupId: string;
   handlers: HandlerMap;
+  /**
+   * Topics whose messages are handled a fetched batch at a time (one call per partition batch)
+   * rather than one by one; they need a one-event handler in `handlers` too, which takes over
+   * when a batch fails for good (so the message at fault alone is dead-lettered) or when the
+   * previous delivery of a batch died without an outcome.
+   */
+  batchHandlers?: BatchHandlerMap;
   /** Attempts per delivery before a message that keeps failing (not transiently) is dead-lettered. */
   maxAttempts?: number;
   initialBackoffMs?: number;
@@ -244,11 +259,94 @@ export class EventConsumer {
       heartbeat,
       commit: commitOffsetsIfNecessary,
     };
-    for (const message of batch.messages) {
+    const messages = batch.messages;
+    const batchHandler = this.options.batchHandlers?.[batch.topic as Topic];
+    if (batchHandler && messages.length > 1 && isRunning() && !isStale() && !this.stopping) {
+      if (await this.handleAll(context, messages, batchHandler as BatchEventHandler<Topic>)) {
+        resolveOffset(messages[messages.length - 1]!.offset);
+        await heartbeat();
+        return;
+      }
+    }
+    for (const message of messages) {
       if (!isRunning() || isStale() || this.stopping) break;
       await withConsumedMessage(batch.topic, message.headers, () => this.handle(context, message));
       resolveOffset(message.offset);
       await heartbeat();
+    }
+  }
+
+  /**
+   * One batch handler call for a partition's batch; the delivery is counted once, on the batch's
+   * first offset. False (the caller goes one by one) when the last delivery of that batch died,
+   * when a message is malformed, or when the handler keeps failing (not transiently): each
+   * message then meets its own verdict.
+   */
+  private async handleAll(
+    context: BatchContext,
+    messages: KafkaMessage[],
+    handler: BatchEventHandler<Topic>,
+  ): Promise<boolean> {
+    const topic = context.topic as Topic;
+    const deliveries = await this.deliveries.begin(
+      topic,
+      context.partition,
+      messages[0]!.offset,
+      context.commit,
+    );
+    if (deliveries > 1) return false;
+    // Going one by one after this delivery survived: it must not count towards the poison limit
+    // of the batch's first message, whose own handling counts again.
+    const oneByOne = async (): Promise<false> => {
+      await this.deliveries.forgive(topic, context.partition, messages[0]!.offset, context.commit);
+      return false;
+    };
+    const envelopes: TopicEnvelope<Topic>[] = [];
+    for (const message of messages) {
+      try {
+        envelopes.push(parseEnvelope(topic, JSON.parse(message.value?.toString() ?? 'null')));
+      } catch {
+        return oneByOne();
+      }
+    }
+    const labels = { topic, group: this.options.groupId };
+    const started = performance.now();
+    let failures = 0;
+    let waits = 0;
+    try {
+      for (;;) {
+        try {
+          await this.withHeartbeats(context, () => handler(envelopes));
+          handled.add(envelopes.length, labels);
+          return true;
+        } catch (error) {
+          if (this.stopping) throw new ConsumerStoppingError(error);
+          const errorClass = classifyError(error);
+          if (errorClass === ErrorClass.Permanent || failures + 1 >= this.maxAttempts(errorClass)) {
+            this.options.log?.('batch handler failed, handling one by one', {
+              topic,
+              messages: messages.length,
+              error: String(error),
+            });
+            return oneByOne();
+          }
+          if (errorClass === ErrorClass.Transient) waits += 1;
+          else failures += 1;
+          retried.add(1, { ...labels, class: errorClass });
+          await this.pause(
+            context,
+            errorClass === ErrorClass.Transient
+              ? backoffDelay(
+                  waits,
+                  this.initialBackoffMs,
+                  this.options.maxTransientBackoffMs ?? 30_000,
+                )
+              : backoffDelay(failures, this.initialBackoffMs, 10_000),
+          );
+        }
+      }
+    } finally {
+      handleDuration.record(performance.now() - started, labels);
     }
   }
 

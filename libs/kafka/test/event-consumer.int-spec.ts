@@ -171,6 +171,78 @@ describe('EventConsumer against Kafka', () => {
     }
   }
 
+  it('hands a fetched batch to the batch handler at once, and goes one by one when it fails for good', async () => {
+    const groupId = `test-${randomUUID()}`;
+    await groupAtEnd(groupId);
+    const key = randomUUID();
+    const ids: string[] = Array.from({ length: 6 }, () => randomUUID());
+    const poison = ids[3]!;
+    const batches: string[][] = [];
+    const single: string[] = [];
+    const letters: DeadLetter[] = [];
+    let consumer!: EventConsumer;
+    const finished = new Promise<void>((resolve) => {
+      const mine = (event: TopicEnvelope<typeof Topics.documentStatus>) =>
+        ids.includes(event.payload.documentId);
+      consumer = new EventConsumer(kafka, {
+        groupId,
+        initialBackoffMs: 10,
+        handlers: {
+          [Topics.documentStatus]: async (event) => {
+            if (!mine(event)) return;
+            if (event.payload.documentId === poison) {
+              throw new PermanentError('no_text', 'nothing to read');
+            }
+            single.push(event.payload.documentId);
+            if (single.length + batches.flat().length >= ids.length - 1) resolve();
+          },
+        },
+        batchHandlers: {
+          [Topics.documentStatus]: async (events) => {
+            const own = events.filter(mine).map((e) => e.payload.documentId);
+            if (own.includes(poison)) throw new PermanentError('no_text', 'a poison in the batch');
+            batches.push(own);
+          },
+        },
+        onDeadLetter: async (letter) => {
+          if (letter.key === key) letters.push(letter);
+        },
+      });
+      consumers.push(consumer);
+      void consumer.start();
+    });
+    const until = async (condition: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 60_000;
+      while (!condition()) {
+        if (Date.now() > deadline) throw new Error('condition not reached in time');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    // In the group first, so the first three arrive together in one fetch (one produce request).
+    await until(() => consumer.isJoined);
+    const raw = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    await raw.connect();
+    const send = (part: string[]) =>
+      raw.send({
+        topic: Topics.documentStatus,
+        messages: part.map((id) => ({
+          key,
+          value: JSON.stringify(newEnvelope('kb.document.status', 't1', statusPayload(id))),
+        })),
+      });
+    await send(ids.slice(0, 3));
+    // The first three as one batch (no poison among them); then the rest, poison included.
+    await until(() => batches.flat().length + single.length >= 3);
+    await send(ids.slice(3));
+    await raw.disconnect();
+    await finished;
+    const stored = [...batches.flat(), ...single];
+    // Every message but the poison handled once, the poison alone dead-lettered.
+    expect(stored.sort()).toEqual(ids.filter((id) => id !== poison).sort());
+    expect(letters.map((l) => l.reason)).toEqual(['no_text']);
+    expect(batches.some((batch) => batch.length > 1)).toBe(true);
+  });
+
   const refused = () =>
     Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED' });
 

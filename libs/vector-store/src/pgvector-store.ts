@@ -7,9 +7,9 @@ import {
   pendingMigrations,
 } from '@kb/database';
 import { Kysely, PostgresDialect } from 'kysely';
-import { Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 
-import { vectorTable, vectorTableHistory } from './migrations';
+import { partitionFunction, vectorTable, vectorTableHistory } from './migrations';
 import type {
   ChunkKey,
   DocumentVersions,
@@ -32,6 +32,11 @@ export interface PgVectorOptions {
 }
 
 const LIST_PAGE = 500;
+/**
+ * hnsw.ef_search a connection starts with: twice the 100 candidates a hybrid search asks for
+ * (docs/adr/0005), so the usual query needs no SET of its own.
+ */
+const DEFAULT_EF_SEARCH = 200;
 const FILTER_COLUMNS: FilterColumns = {
   documentId: 'document_id',
   tags: 'tags',
@@ -40,11 +45,17 @@ const FILTER_COLUMNS: FilterColumns = {
 };
 
 /**
- * The self-hosted vector store: pgvector with an HNSW cosine index. Iterative index scans keep
- * a namespace-filtered search returning top-k rows (pgvector >= 0.8).
+ * The self-hosted vector store: pgvector, one partition per namespace with its own HNSW cosine
+ * index and the vectors inline (docs/adr/0029). Iterative index scans keep a filtered search
+ * returning top-k rows (pgvector >= 0.8). A query is one round trip: the HNSW settings are the
+ * connection's own (set at connect, `ef_search` changed only when a query needs another value).
  */
 export class PgVectorStore implements VectorStore {
   private readonly pool: Pool;
+  /** Namespaces whose partition exists (created by this process or found). */
+  private readonly partitions = new Set<string>();
+  /** Each connection's hnsw.ef_search, when changed from DEFAULT_EF_SEARCH. */
+  private readonly efSearch = new WeakMap<PoolClient, number>();
   /** Over the same pool, for the migrator only; never destroyed (`close` ends the pool). */
   private readonly db: Kysely<unknown>;
   private readonly migrate: boolean;
@@ -52,7 +63,12 @@ export class PgVectorStore implements VectorStore {
 
   constructor(options: PgVectorOptions) {
     this.pool = guardPool(
-      new Pool({ connectionString: options.url, max: options.maxConnections ?? 4 }),
+      new Pool({
+        connectionString: options.url,
+        max: options.maxConnections ?? 4,
+        // Session settings at connect (startup parameters): no SET on the query path.
+        options: `-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=${DEFAULT_EF_SEARCH}`,
+      }),
       'kb_vectors',
     );
     this.db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: this.pool }) });
@@ -80,6 +96,7 @@ export class PgVectorStore implements VectorStore {
   async upsert(namespace: string, records: VectorRecord[]): Promise<void> {
     if (records.length === 0) return;
     const table = this.table();
+    await this.ensurePartition(namespace);
     const columns = 15;
     const values: unknown[] = [];
     const rows = records.map((record, i) => {
@@ -121,21 +138,24 @@ export class PgVectorStore implements VectorStore {
 
   async query(namespace: string, query: VectorQuery): Promise<VectorMatch[]> {
     const table = this.table();
+    const params: unknown[] = [toVectorLiteral(query.vector), namespace, query.topK];
+    const kbs = query.knowledgeBaseIds?.length
+      ? `AND kb_ids && $${params.push(query.knowledgeBaseIds)}::text[]`
+      : '';
+    const acl = query.principals
+      ? `AND principals && $${params.push(query.principals)}::text[]`
+      : '';
+    const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
     const client = await this.pool.connect();
     try {
-      await client.query('BEGIN');
-      await client.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
-      await client.query(`SET LOCAL hnsw.ef_search = ${Math.max(40, query.topK * 2)}`);
-      const params: unknown[] = [toVectorLiteral(query.vector), namespace, query.topK];
-      const kbs = query.knowledgeBaseIds?.length
-        ? `AND kb_ids && $${params.push(query.knowledgeBaseIds)}::text[]`
-        : '';
-      const acl = query.principals
-        ? `AND principals && $${params.push(query.principals)}::text[]`
-        : '';
-      const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
-      // The filter sits inside the index scan (iterative scans keep going until k rows match);
-      // relaxed order means the outer query restores exact order.
+      const ef = Math.max(40, query.topK * 2);
+      if ((this.efSearch.get(client) ?? DEFAULT_EF_SEARCH) !== ef) {
+        await client.query(`SET hnsw.ef_search = ${ef}`);
+        this.efSearch.set(client, ef);
+      }
+      // `namespace = $2` prunes to the namespace's partition. The filter sits inside the index
+      // scan (iterative scans keep going until k rows match); relaxed order means the outer
+      // query restores exact order.
       const { rows } = await client.query<MatchRow>(
         `SELECT * FROM (
            SELECT document_id, document_version, chunk_index, title, text, start_offset, end_offset,
@@ -147,11 +167,7 @@ export class PgVectorStore implements VectorStore {
          ) nearest ORDER BY score DESC, document_id, chunk_index`,
         params,
       );
-      await client.query('COMMIT');
       return rows.map(toMatch);
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
     } finally {
       client.release();
     }
@@ -241,6 +257,13 @@ export class PgVectorStore implements VectorStore {
 
   async close(): Promise<void> {
     await this.pool.end();
+  }
+
+  /** Creates the namespace's partition unless this process knows it exists. */
+  private async ensurePartition(namespace: string): Promise<void> {
+    if (this.partitions.has(namespace)) return;
+    await this.pool.query(`SELECT "${partitionFunction(this.table())}"($1)`, [namespace]);
+    this.partitions.add(namespace);
   }
 
   private table(): string {

@@ -29,6 +29,28 @@ export class AuditRepository {
               ${event.documentIds}::text[], ${event.chunks}::text[])`.execute(this.db);
   }
 
+  /** Several records in one statement. */
+  async insertMany(records: Array<{ tenantId: string; event: AuditEvent }>): Promise<void> {
+    if (records.length === 0) return;
+    const rows = JSON.stringify(
+      records.map(({ tenantId, event }) => ({
+        tenant_id: tenantId,
+        at: event.at,
+        actor: event.actor,
+        action: event.action,
+        detail: event.detail,
+        document_ids: event.documentIds,
+        chunks: event.chunks,
+      })),
+    );
+    await sql`
+      INSERT INTO audit_log (tenant_id, at, actor, action, detail, document_ids, chunks)
+      SELECT r.tenant_id, r.at, r.actor, r.action, r.detail, r.document_ids, r.chunks
+        FROM jsonb_to_recordset(${rows}::jsonb) AS r(tenant_id text, at timestamptz, actor text,
+             action text, detail text, document_ids text[], chunks text[])
+       ORDER BY r.at`.execute(this.db);
+  }
+
   /** Newest first; every condition optional, all values bound as parameters. */
   async query(tenantId: string, q: AuditQuery): Promise<AuditRecord[]> {
     const { rows } = await sql<{

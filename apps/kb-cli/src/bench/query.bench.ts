@@ -6,12 +6,46 @@ import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
 import { type LatencySummary, measure } from './latency';
+import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
+import { scaledTenant, type ScaleOptions } from './scale';
 
 export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   dataset: string;
+  /** Reuse this tenant: ingested into only when it holds no document yet. */
   tenant?: string;
   rounds: number;
+  /** The embedding model the services run, for the independent `embed_floor` reference. */
+  model?: ReferenceModelOptions;
+  /**
+   * Bench a tenant holding `copies` copies of the corpus instead, written directly into both
+   * indexes (`<tenant>-x<copies>`, kept for reruns): 10 for 10× CISI, 52 for ~100,000 chunks.
+   */
+  scale?: { copies: number } & Omit<ScaleOptions, 'log'>;
   log: (line: string) => void;
+}
+
+/** The benchmark's two callers of a tenant: the admin (no ACL filter) and the reader. */
+async function callersOf(
+  options: QueryBenchOptions,
+  tenant: string,
+): Promise<{ admin: KbClient; reader: KbClient }> {
+  // The admin ingests and searches unfiltered (ACL off); the reader has a realistic principal set:
+  // user, 17 groups, 2 roles and the tenant, 21 in all, and sees documents of 17 of 24 teams.
+  return {
+    admin: new KbClient({
+      ...options,
+      token: await localToken({ tenant, user: 'bench-admin', roles: ['admin'] }),
+    }),
+    reader: new KbClient({
+      ...options,
+      token: await localToken({
+        tenant,
+        user: 'bench-reader',
+        roles: ['viewer', 'analyst'],
+        groups: READER_GROUPS,
+      }),
+    }),
+  };
 }
 
 const CONCURRENCY = [1, 8, 32] as const;
@@ -31,23 +65,13 @@ const READER_GROUPS = Array.from({ length: 17 }, (_, i) => `team-${i}`);
 export async function runQueryBench(options: QueryBenchOptions): Promise<object> {
   const dataset = await loadBeir(options.dataset);
   const tenant = options.tenant ?? `bench-${randomUUID().slice(0, 8)}`;
-  // The admin ingests and searches unfiltered (ACL off); the reader has a realistic principal set:
-  // user, 17 groups, 2 roles and the tenant, 21 in all, and sees documents of 17 of 24 teams.
-  const admin = new KbClient({
-    ...options,
-    token: await localToken({ tenant, user: 'bench-admin', roles: ['admin'] }),
-  });
-  const client = new KbClient({
-    ...options,
-    token: await localToken({
-      tenant,
-      user: 'bench-reader',
-      roles: ['viewer', 'analyst'],
-      groups: READER_GROUPS,
-    }),
-  });
+  options.log(`tenant ${tenant} (rerun on it with --tenant ${tenant})`);
+  const base = await callersOf(options, tenant);
+  let admin = base.admin;
+  let client = base.reader;
   try {
-    if (!options.tenant) {
+    const held = options.tenant ? (await admin.listAll()).length : 0;
+    if (held === 0) {
       await ingest(admin, dataset.corpus, {
         concurrency: 8,
         log: options.log,
@@ -55,6 +79,27 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       });
     }
     await waitIndexed(admin, dataset.corpus, options.log);
+    const documents = (await admin.listAll()).filter((d) => d.status === 'indexed');
+    let benched = tenant;
+    let corpus = {
+      documents: documents.length,
+      chunks: documents.reduce((sum, d) => sum + (d.chunkCount ?? 0), 0),
+    };
+    options.log(`tenant ${tenant}: ${corpus.documents} documents, ${corpus.chunks} chunks`);
+    if (options.scale) {
+      benched = `${tenant}-x${options.scale.copies}`;
+      const chunks = await scaledTenant(
+        { ...options.scale, log: options.log },
+        tenant,
+        benched,
+        options.scale.copies,
+      );
+      corpus = { documents: corpus.documents * options.scale.copies, chunks };
+      ({ admin, reader: client } = await callersOf(options, benched));
+      base.admin.close();
+      base.reader.close();
+      options.log(`benching ${benched}: ${corpus.documents} documents, ${corpus.chunks} chunks`);
+    }
     const search =
       (query: string, topK: number, as = client) =>
       async () => {
@@ -66,6 +111,7 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
         return response;
       };
     const queries = dataset.queries.map((q) => q.text);
+    const shortQueries = queries.map(shortQuery);
     // A suffix of this run's own, so no pass can hit results cached by an earlier run.
     const run = randomUUID().slice(0, 6);
     const miss: Record<string, LatencySummary> = {};
@@ -86,6 +132,12 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       miss[`c${c}`] = await measure(requests, c);
       options.log(`miss c${c}: ${JSON.stringify(miss[`c${c}`])}`);
     }
+    // The issue's short queries (first 12 words), cache misses at concurrency 1.
+    const shortMiss = await measure(
+      shortQueries.map((q) => search(`${q} (${run} short)`, TOP_K)),
+      1,
+    );
+    options.log(`short-query miss c1: ${JSON.stringify(shortMiss)}`);
     const embeddingCached = await measure(
       queries.map((q) => search(`${q} (${run} 0)`, TOP_K + 1 + pass)),
       1,
@@ -123,9 +175,24 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       throw new Error(
         'the hit pass was not served from the cache: is REDIS_URL set for query-service?',
       );
+    // The independent reference, run after the services' passes so they do not compete: the same
+    // model embedding the same query texts directly with onnxruntime-node.
+    const floor = options.model
+      ? {
+          cisi: await embedFloor(options.model, queries),
+          short: await embedFloor(options.model, shortQueries),
+        }
+      : undefined;
+    if (floor) options.log(`embed_floor: ${JSON.stringify(floor)}`);
+    const diff = (a: number, b: number): number => Math.round((a - b) * 100) / 100;
+    const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
     return {
+      tenant: benched,
+      ...(benched === tenant ? {} : { copied_from: tenant }),
+      corpus,
       query: {
         miss,
+        miss_short: { c1: shortMiss },
         hit,
         miss_embedding_cached: { c1: embeddingCached },
         acl: {
@@ -133,6 +200,18 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
           off: { p50_ms: acl.off.p50_ms, p95_ms: acl.off.p95_ms },
         },
       },
+      ...(floor
+        ? {
+            embed_floor: floor,
+            // The figures the issue watches: what a miss costs above the model, and how much of
+            // the model's throughput the service keeps.
+            over_floor: {
+              miss_p95_minus_floor_p95_ms: diff(miss['c1']!.p95_ms, floor.cisi.p95_ms),
+              short_miss_p95_minus_floor_p95_ms: diff(shortMiss.p95_ms, floor.short.p95_ms),
+              miss_c32_qps_over_floor_qps: ratio(miss['c32']!.qps, floor.cisi.qps),
+            },
+          }
+        : {}),
     };
   } finally {
     client.close();

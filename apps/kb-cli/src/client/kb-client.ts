@@ -58,11 +58,19 @@ export class KbClient {
     if (fields.knowledgeBaseIds) {
       form.append('knowledgeBaseIds', JSON.stringify(fields.knowledgeBaseIds));
     }
-    const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
-      method: 'POST',
-      body: form,
-      headers: { authorization: `Bearer ${this.endpoints.token}` },
-    });
+    // A busy suite may answer 503 (a dependency it asks first did not answer in time): nothing was
+    // stored, so the upload is tried again, up to five times, with growing pauses.
+    let response: Response;
+    for (let attempt = 1; ; attempt++) {
+      response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
+        method: 'POST',
+        body: form,
+        headers: { authorization: `Bearer ${this.endpoints.token}` },
+      });
+      if (response.status !== 503 || attempt === 5) break;
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+    }
     const body = (await response.json()) as UploadedDocument & {
       error?: { code: string; message: string };
     };
@@ -96,11 +104,19 @@ export class KbClient {
       form.append('knowledgeBaseIds', JSON.stringify(fields.knowledgeBaseIds));
     }
     if (fields.externalId) form.append('externalId', fields.externalId);
-    const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
-      method: 'POST',
-      body: form,
-      headers: { authorization: `Bearer ${this.endpoints.token}` },
-    });
+    // A busy suite may answer 503 (a dependency it asks first did not answer in time): nothing was
+    // stored, so the upload is tried again, up to five times, with growing pauses.
+    let response: Response;
+    for (let attempt = 1; ; attempt++) {
+      response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
+        method: 'POST',
+        body: form,
+        headers: { authorization: `Bearer ${this.endpoints.token}` },
+      });
+      if (response.status !== 503 || attempt === 5) break;
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+    }
     const body = (await response.json().catch(() => ({}))) as UploadedDocument & {
       duplicate?: boolean;
       unchanged?: boolean;

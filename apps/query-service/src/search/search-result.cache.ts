@@ -96,9 +96,11 @@ export class SearchResultCache {
     const response = await compute();
     // A degraded answer, or one whose rerank or MMR failed, is not kept: the next search may
     // find every part up again.
+    // Stored behind the answer, not before it: the write fails open anyway, and the entry names
+    // its generation, so a late write can never be served after a bump.
     if (isComplete(response)) {
       const fresh: CachedSearch<SearchResponse> = { generation, response };
-      await cache.set(key, JSON.stringify(fresh));
+      void cache.set(key, JSON.stringify(fresh));
     }
     return { ...response, cache: 'miss' };
   }

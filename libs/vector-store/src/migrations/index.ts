@@ -3,6 +3,9 @@ import type { MigrationHistory, MigrationPlan, Migrations } from '@kb/database';
 import { kbVectors } from './20261122T1530_kb_vectors';
 import { kbVectorsAttributes } from './20261122T2220_kb_vectors_attributes';
 import { kbVectorsPrincipals } from './20261122T2250_kb_vectors_principals';
+import { kbVectorsPartitions, partitionFunction } from './20261127T1200_kb_vectors_partitions';
+
+export { partitionFunction };
 
 /** One table per dimension (`kb_vectors_384`), in the vector database's default schema. */
 export function vectorTable(dimension: number): string {
@@ -20,6 +23,7 @@ export function vectorTableMigrations(dimension: number): Migrations {
     '20261122T1530_kb_vectors': kbVectors(table, dimension),
     '20261122T2220_kb_vectors_attributes': kbVectorsAttributes(table),
     '20261122T2250_kb_vectors_principals': kbVectorsPrincipals(table),
+    '20261127T1200_kb_vectors_partitions': kbVectorsPartitions(table),
   };
 }
 

@@ -1,0 +1,63 @@
+import { BatchingEmbeddingProvider, EmbeddingQueueFullError } from './batching-embedding-provider';
+import type { EmbeddingProvider } from './embedding-provider';
+
+/** A model that records each run's texts and answers when the test releases it. */
+function gatedModel() {
+  const runs: string[][] = [];
+  const gates: Array<() => void> = [];
+  const model: EmbeddingProvider = {
+    model: 'gated',
+    dimension: 1,
+    embed: async (texts) => {
+      runs.push(texts);
+      await new Promise<void>((resolve) => gates.push(resolve));
+      return texts.map((t) => [t.length]);
+    },
+  };
+  const release = async () => {
+    while (gates.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    gates.shift()!();
+  };
+  return { model, runs, release };
+}
+
+describe('BatchingEmbeddingProvider', () => {
+  it('runs the model once at a time, batching what arrives meanwhile by similar length', async () => {
+    const { model, runs, release } = gatedModel();
+    const batching = new BatchingEmbeddingProvider(model, { maxBatch: 2, maxQueue: 10 });
+    const first = batching.embed(['aaaa']);
+    const rest = [
+      batching.embed(['bbbbbbbbbb']),
+      batching.embed(['c']),
+      batching.embed(['dd']),
+      batching.embed(['eeeeeeeeee']),
+    ];
+    await release();
+    expect(await first).toEqual([[4]]);
+    // The oldest waiting ('bbbbbbbbbb') goes with the text nearest its length.
+    await release();
+    await release();
+    expect(await Promise.all(rest)).toEqual([[[10]], [[1]], [[2]], [[10]]]);
+    expect(runs).toEqual([['aaaa'], ['bbbbbbbbbb', 'eeeeeeeeee'], ['c', 'dd']]);
+  });
+
+  it('refuses texts beyond its queue bound at once, and passes model failures to every caller', async () => {
+    const { model, release } = gatedModel();
+    const batching = new BatchingEmbeddingProvider(model, { maxBatch: 4, maxQueue: 2 });
+    const running = batching.embed(['a']);
+    const queued = batching.embed(['b', 'c']);
+    await expect(batching.embed(['d'])).rejects.toBeInstanceOf(EmbeddingQueueFullError);
+    await release();
+    await release();
+    expect(await running).toEqual([[1]]);
+    expect(await queued).toEqual([[1], [1]]);
+
+    const failing = new BatchingEmbeddingProvider(
+      { model: 'x', dimension: 1, embed: () => Promise.reject(new Error('model crashed')) },
+      { maxBatch: 4, maxQueue: 4 },
+    );
+    await expect(Promise.all([failing.embed(['a']), failing.embed(['b'])])).rejects.toThrow(
+      'model crashed',
+    );
+  });
+});

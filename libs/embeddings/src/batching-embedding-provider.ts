@@ -1,0 +1,110 @@
+import type { EmbedContext, EmbeddingProvider } from './embedding-provider';
+
+export interface BatchingOptions {
+  /** Texts per model run at most. */
+  maxBatch: number;
+  /** Texts waiting at most; beyond it `embed` fails at once with `EmbeddingQueueFullError`. */
+  maxQueue: number;
+}
+
+/** The model's queue is full: the caller should shed the request rather than wait. */
+export class EmbeddingQueueFullError extends Error {
+  constructor(readonly queued: number) {
+    super(`the embedding queue is full (${queued} texts waiting)`);
+  }
+}
+
+interface Pending {
+  text: string;
+  context: EmbedContext | undefined;
+  resolve: (vector: number[] | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * One model run at a time, fed with what concurrent callers asked meanwhile (docs/adr/0029):
+ * while a run is in progress, new texts queue; the next run takes up to `maxBatch` of them, of
+ * similar lengths (the queue sorted by length, the window holding the oldest text), so a batch
+ * pads little. The model's own threads use the cores: one run of a two-thread session is the
+ * lowest latency for a lone query, and batching keeps throughput when many arrive together,
+ * instead of several runs competing for the same cores. The queue is bounded.
+ */
+export class BatchingEmbeddingProvider implements EmbeddingProvider {
+  readonly model: string;
+  readonly dimension: number;
+  private queue: Pending[] = [];
+  private running = false;
+
+  constructor(
+    private readonly inner: EmbeddingProvider,
+    private readonly options: BatchingOptions,
+  ) {
+    this.model = inner.model;
+    this.dimension = inner.dimension;
+    if (inner.countTokens) this.countTokens = (texts) => inner.countTokens!(texts);
+  }
+
+  countTokens?: (texts: string[]) => Promise<number>;
+
+  /** Texts waiting for a run (not counting the one in progress). */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  async embed(texts: string[], context?: EmbedContext): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    if (this.queue.length + texts.length > this.options.maxQueue) {
+      throw new EmbeddingQueueFullError(this.queue.length);
+    }
+    const waiting = texts.map(
+      (text) =>
+        new Promise<number[] | undefined>((resolve, reject) => {
+          this.queue.push({ text, context, resolve, reject });
+        }),
+    );
+    this.pump();
+    const vectors = await Promise.all(waiting);
+    return vectors.map((vector) => {
+      if (!vector) throw new Error('embedding provider returned no vector');
+      return vector;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close?.();
+  }
+
+  private pump(): void {
+    if (this.running || this.queue.length === 0) return;
+    const batch = this.nextBatch();
+    this.running = true;
+    // One context per run: texts of different callers share a run only when their contexts
+    // agree (a remote API's rate limit is kept per tenant).
+    void this.inner
+      .embed(
+        batch.map((p) => p.text),
+        batch[0]!.context,
+      )
+      .then(
+        (vectors) => batch.forEach((p, i) => p.resolve(vectors[i])),
+        (error: unknown) => batch.forEach((p) => p.reject(error)),
+      )
+      .finally(() => {
+        this.running = false;
+        this.pump();
+      });
+  }
+
+  /** Up to `maxBatch` texts of similar length, always including the oldest one waiting. */
+  private nextBatch(): Pending[] {
+    const oldest = this.queue[0]!;
+    const sameContext = this.queue.filter((p) => p.context?.tenantId === oldest.context?.tenantId);
+    const sorted = [...sameContext].sort((a, b) => a.text.length - b.text.length);
+    const at = sorted.indexOf(oldest);
+    const start = Math.max(0, Math.min(at, sorted.length - this.options.maxBatch));
+    const batch = sorted.slice(start, start + this.options.maxBatch);
+    const taken = new Set(batch);
+    this.queue = this.queue.filter((p) => !taken.has(p));
+    return batch;
+  }
+}
