@@ -28,6 +28,7 @@ import {
   type DocumentView,
 } from './document.model';
 import { type UploadedFile as File } from './document-content.storage';
+import { listQuerySchema, parseWhere } from './document-listing';
 import { DocumentReads } from './document-reads.service';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import { DocumentsService } from './documents.service';
@@ -83,10 +84,7 @@ export const uploadFieldsSchema = z.object({
 });
 
 /** A page of documents: `?limit&cursor`. */
-export const listQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().optional(),
-});
+export { listQuerySchema } from './document-listing';
 
 /** Uploading or replacing content needs `write` on documents in the caller's tenant. */
 const WRITE_DOCUMENTS: Permission = { action: 'write', resource: 'documents' };
@@ -206,8 +204,8 @@ export class DocumentsController {
     @CurrentAccess() access: Access,
     @Query() query: unknown,
   ): Promise<DocumentPage> {
-    const { limit, cursor } = parseBody(listQuerySchema, query);
-    return this.reads.list(caller.tenantId, access, limit, cursor);
+    const { limit, cursor, where } = parseBody(listQuerySchema, query);
+    return this.reads.list(caller.tenantId, access, limit, cursor, undefined, parseWhere(where));
   }
 
   @Get(':id')

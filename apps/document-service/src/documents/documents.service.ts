@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { Access, Action } from '@kb/auth';
 import {
+  type DocumentFilterNode,
   type DocumentStatusChanged,
   type EditableAttributes,
   type TenantId,
@@ -322,6 +323,7 @@ export class DocumentsService {
     limit: number,
     cursor?: string,
     knowledgeBaseId?: string,
+    filter?: DocumentFilterNode,
   ): Promise<DocumentPage> {
     const after = cursor ? decodeCursor(cursor) : undefined;
     const items = await this.documents.list(
@@ -330,6 +332,7 @@ export class DocumentsService {
       visibilityOf(access),
       after,
       knowledgeBaseId,
+      filter,
     );
     const page = items.slice(0, limit).map(toView);
     const last = page[page.length - 1];

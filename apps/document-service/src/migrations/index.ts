@@ -12,6 +12,7 @@ import { redrives } from './20261124T0900_redrives';
 import { tagRules } from './20261124T1000_tag_rules';
 import { embeddingDimension } from './20261125T0900_embedding_dimension';
 import { metaVersion } from './20261126T0900_meta_version';
+import { knowledgeBaseMetadata } from './20261127T0900_knowledge_base_metadata';
 
 /** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
@@ -24,6 +25,7 @@ export const migrations: Migrations = {
   '20261124T1000_tag_rules': tagRules,
   '20261125T0900_embedding_dimension': embeddingDimension,
   '20261126T0900_meta_version': metaVersion,
+  '20261127T0900_knowledge_base_metadata': knowledgeBaseMetadata,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */
