@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 
-import { status } from '@grpc/grpc-js';
+import { type ServiceError, status } from '@grpc/grpc-js';
 import type { TokenClaims } from '@kb/auth';
 
 import { grpcListDocuments, kbClient } from '../support/grpc-client';
@@ -165,11 +165,13 @@ describe('collections', () => {
     expect(page.documents.map((d) => d.id).sort()).toEqual([...mine].sort());
     const refused = await grpcListDocuments(client, suite.token, {
       filterJson: '{"status":{"$gt":1}}',
-    }).catch((error: { code: number; message: string }) => error);
+    }).catch((error: ServiceError) => error);
     expect(refused).toMatchObject({
       code: status.INVALID_ARGUMENT,
-      message: expect.stringContaining('invalid_filter'),
+      details: expect.stringContaining('$gt applies to times and numeric metadata only'),
     });
+    // The stable code travels in the `x-error-code` trailer, as for every gRPC error.
+    expect((refused as ServiceError).metadata.get('x-error-code')).toEqual(['invalid_filter']);
     client.close();
 
     // The CLI lists the same documents.
