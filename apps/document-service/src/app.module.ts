@@ -26,6 +26,8 @@ import type { Kafka } from 'kafkajs';
 import { type Kysely, sql } from 'kysely';
 
 import { AccessInvalidationConsumer } from './access/access-invalidation.consumer';
+import { CollectionsController } from './collections/collections.controller';
+import { CollectionsService } from './collections/collections.service';
 import { DOCUMENT_CONFIG, type DocumentConfig } from './config/document.config';
 import { DocumentContentController } from './document-content/document-content.controller';
 import { DocumentContentService } from './document-content/document-content.service';
@@ -99,6 +101,7 @@ export class AppModule {
       imports: [MulterModule.register(uploadOptions(config))],
       controllers: [
         DocumentsController,
+        CollectionsController,
         KnowledgeBasesController,
         KnowledgeBaseDocumentsController,
         PrecomputedChunksController,
@@ -160,6 +163,7 @@ export class AppModule {
         DocumentStatsService,
         DocumentReads,
         KnowledgeBasesService,
+        CollectionsService,
         { provide: MODEL_CATALOG, useClass: EmbeddingServiceCatalog },
         ReconciliationRepository,
         Reconciler,

@@ -10,6 +10,7 @@ import { buildOpenApiDocument, Public } from '@kb/http';
 import { Controller, Get } from '@nestjs/common';
 import { z } from 'zod';
 
+import { deleteQuerySchema, metadataValuesQuerySchema } from './collections/collections.controller';
 import { textQuerySchema } from './document-content/document-content.controller';
 import {
   documentAclSchema,
@@ -23,7 +24,9 @@ import { precomputedDocumentSchema } from './documents/precomputed-chunks.contro
 import {
   createKnowledgeBaseSchema,
   type KnowledgeBaseView,
+  listKnowledgeBasesQuerySchema,
   updateKnowledgeBaseSchema,
+  updateQuerySchema,
 } from './knowledge-bases/knowledge-base.model';
 import { createSourceSchema } from './sources/source.model';
 import { syncHistoryQuerySchema } from './sources/sources.controller';
@@ -95,9 +98,35 @@ const knowledgeBaseViewSchema = z.object({
   embeddingModel: z.string(),
   embeddingDimension: z.number().int().nullable(),
   tagRule: z.object({ anyOf: z.array(z.string()) }),
+  metadata: z.record(z.string(), z.unknown()),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
+
+const knowledgeBaseStatsSchema = z.object({
+  status: z
+    .enum(['indexing', 'active', 'error'])
+    .describe(
+      'indexing while a document is in the pipeline, else error when one failed, else active',
+    ),
+  documentCount: z.number().int(),
+  documentsByStatus: z.record(z.enum(DOCUMENT_STATUSES), z.number().int()),
+  chunkCount: z.number().int(),
+  bytes: z.number().int(),
+  lastIndexedAt: z.string().nullable(),
+  scope: z.enum(['readable', 'all']),
+});
+const knowledgeBasePageSchema = z.object({
+  items: z.array(knowledgeBaseViewSchema.extend({ stats: knowledgeBaseStatsSchema.optional() })),
+  total: z.number().int(),
+  nextCursor: z.string().nullable(),
+});
+const queryParameters = (schema: z.ZodObject) =>
+  Object.entries(schema.shape).map(([name, value]) => ({
+    name,
+    in: 'query' as const,
+    schema: value as z.ZodType,
+  }));
 
 const id = z.uuid().describe('The document id.');
 const counts = z.object({
@@ -166,6 +195,13 @@ const listParameters = [
     schema: listQuerySchema.shape.cursor,
     description: 'The `nextCursor` of the previous page.',
   },
+  {
+    name: 'where',
+    in: 'query' as const,
+    schema: listQuerySchema.shape.where,
+    description:
+      'A filter as JSON (docs/adr/0007): document_id, tags, status, content_type, created_at, updated_at (ISO 8601 or epoch ms; uploaded_at = created_at) and metadata.<key>, with $eq $ne $in $nin $gt $gte $lt $lte $exists $and $or. A bad filter is 400 invalid_filter.',
+  },
 ];
 
 /** The REST API's OpenAPI 3 document, generated from the schemas that validate requests. */
@@ -205,7 +241,7 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       path: '/v1/documents',
       operationId: 'listDocuments',
       summary:
-        'The documents the caller may read, newest first, a page at a time; with externalIdPrefix, every one whose external id starts with it (what a sync brought)',
+        'The documents the caller may read matching `where`, newest first, a page at a time (limit ≤ 1000, default 100); with externalIdPrefix, every one whose external id starts with it (what a sync brought)',
       parameters: [
         ...listParameters,
         {
@@ -217,6 +253,7 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       ],
       status: 200,
       response: documentPageSchema,
+      errors: [400],
     },
     {
       method: 'get',
@@ -291,9 +328,64 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       method: 'get',
       path: '/v1/knowledge-bases',
       operationId: 'listKnowledgeBases',
-      summary: 'The tenant\u2019s knowledge bases',
+      summary:
+        'A page of the tenant\u2019s knowledge bases by id (cursor or offset), filtered by `name`, with `total` and each one\u2019s stats over what the caller may read',
+      parameters: queryParameters(listKnowledgeBasesQuerySchema),
       status: 200,
-      response: z.object({ items: z.array(knowledgeBaseViewSchema) }),
+      response: knowledgeBasePageSchema,
+      errors: [400],
+    },
+    {
+      method: 'get',
+      path: '/v1/knowledge-bases/{id}/stats',
+      operationId: 'getKnowledgeBaseStats',
+      summary:
+        'Status, documents by status, chunks, bytes and last indexing, over what the caller may read',
+      parameters: [knowledgeBaseId],
+      status: 200,
+      response: knowledgeBaseStatsSchema.extend({ knowledgeBaseId: z.string() }),
+      errors: [404],
+    },
+    {
+      method: 'get',
+      path: '/v1/knowledge-bases/{id}/metadata-values',
+      operationId: 'getKnowledgeBaseMetadataValues',
+      summary:
+        'Distinct values of a metadata key (or tags) among the documents the caller may read, sorted, with counts',
+      parameters: [knowledgeBaseId, ...queryParameters(metadataValuesQuerySchema)],
+      status: 200,
+      response: z.object({
+        knowledgeBaseId: z.string(),
+        field: z.string(),
+        values: z.array(
+          z.object({
+            value: z.union([z.string(), z.number(), z.boolean()]),
+            count: z.number().int(),
+          }),
+        ),
+        truncated: z.boolean(),
+      }),
+      errors: [400, 404],
+    },
+    {
+      method: 'delete',
+      path: '/v1/knowledge-bases/{id}/documents',
+      operationId: 'emptyKnowledgeBase',
+      summary:
+        'Empty it, keeping its configuration: one job deleting the documents only it holds and unlinking the others (readable ones)',
+      parameters: [knowledgeBaseId],
+      status: 200,
+      response: z.object({
+        jobId: z.uuid(),
+        knowledgeBaseId: z.string(),
+        status: z.literal('completed'),
+        deletedCount: z.number().int(),
+        unlinkedCount: z.number().int(),
+        retainedCount: z.number().int(),
+        indexRemoval: z.literal('scheduled'),
+        tookMs: z.number().int(),
+      }),
+      errors: [403, 404],
     },
     {
       method: 'get',
@@ -309,8 +401,9 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       method: 'patch',
       path: '/v1/knowledge-bases/{id}',
       operationId: 'updateKnowledgeBase',
-      summary: 'Rename, describe or change the tag rule; chunker and model are immutable (409)',
-      parameters: [knowledgeBaseId],
+      summary:
+        'Rename, describe, change the tag rule or the metadata (merged unless merge=false); chunker and model are immutable (409)',
+      parameters: [knowledgeBaseId, ...queryParameters(updateQuerySchema.in)],
       body: updateKnowledgeBaseSchema,
       status: 200,
       response: knowledgeBaseViewSchema,
@@ -320,21 +413,29 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       method: 'delete',
       path: '/v1/knowledge-bases/{id}',
       operationId: 'deleteKnowledgeBase',
-      summary: 'Delete an empty knowledge base (409 while it has documents)',
-      parameters: [knowledgeBaseId],
+      summary:
+        'Delete a knowledge base: 409 while it holds a document the caller reads, unless cascade=true (deletes those only it holds, unlinks the others)',
+      parameters: [knowledgeBaseId, ...queryParameters(deleteQuerySchema.in)],
       status: 200,
-      response: z.object({ id: z.string() }),
+      response: z.object({
+        id: z.string(),
+        cascade: z.boolean(),
+        deletedCount: z.number().int(),
+        unlinkedCount: z.number().int(),
+        indexRemoval: z.literal('scheduled'),
+      }),
       errors: [403, 404, 409],
     },
     {
       method: 'get',
       path: '/v1/knowledge-bases/{id}/documents',
       operationId: 'listKnowledgeBaseDocuments',
-      summary: 'The knowledge base\u2019s documents the caller may read, newest first',
+      summary:
+        'The knowledge base\u2019s documents the caller may read matching `where`, newest first',
       parameters: [knowledgeBaseId, ...listParameters],
       status: 200,
       response: documentPageSchema,
-      errors: [404],
+      errors: [400, 404],
     },
     {
       method: 'post',

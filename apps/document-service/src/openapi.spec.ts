@@ -1,6 +1,7 @@
 import { controllerRoutes, documentedRoutes } from '@kb/http';
 import OpenAPISchemaValidator from 'openapi-schema-validator';
 
+import { CollectionsController } from './collections/collections.controller';
 import { DocumentContentController } from './document-content/document-content.controller';
 import { DocumentsController } from './documents/documents.controller';
 import { KnowledgeBaseDocumentsController } from './documents/knowledge-base-documents.controller';
@@ -101,6 +102,7 @@ describe('document-service OpenAPI document', () => {
     expect(documentedRoutes(DOCUMENT_OPENAPI)).toEqual(
       controllerRoutes(
         DocumentsController,
+        CollectionsController,
         KnowledgeBasesController,
         KnowledgeBaseDocumentsController,
         PrecomputedChunksController,

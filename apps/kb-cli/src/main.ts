@@ -2,10 +2,24 @@
 import { onnxModelSpec } from '@kb/embeddings';
 import { Command, InvalidArgumentError, Option } from 'commander';
 
+import { runEmptyBench } from './bench/empty.bench';
 import { runIngestBench } from './bench/ingest.bench';
 import { MEMORY_LIMITS_MB, runLargeBench } from './bench/large.bench';
 import { runQueryBench } from './bench/query.bench';
 import { localToken } from './client/kb-client';
+import {
+  createKnowledgeBase,
+  deleteKnowledgeBase,
+  documentsTable,
+  emptyKnowledgeBase,
+  knowledgeBasesTable,
+  knowledgeBaseStats,
+  listDocuments,
+  listKnowledgeBases,
+  type RestEndpoint,
+  statsTable,
+  summaryTable,
+} from './collections/collections.command';
 import { type EvalMode, runEval } from './eval/eval.command';
 import { formatSummary, runIngest } from './ingest/ingest.command';
 import { runMcpServer } from './mcp/mcp.command';
@@ -23,6 +37,156 @@ function parseModes(value: string): EvalMode[] {
 }
 
 const program = new Command('kb').description('Command-line client of the knowledge base.');
+
+/** `--token`, `KB_TOKEN`, and the document-service URL, as every REST command takes them. */
+function restOptions(command: Command): Command {
+  return command
+    .option('--token <jwt>', 'bearer token (default: KB_TOKEN)', process.env['KB_TOKEN'])
+    .option(
+      '--documents-url <url>',
+      'document-service base URL',
+      process.env['KB_DOCUMENTS_URL'] ?? 'http://127.0.0.1:3001',
+    )
+    .option('--json', 'print the result as one JSON object');
+}
+
+interface RestFlags {
+  token?: string;
+  documentsUrl: string;
+  json?: boolean;
+}
+
+function endpointOf(options: RestFlags): RestEndpoint {
+  if (!options.token) throw new Error('a token is required: --token or KB_TOKEN (see kb token)');
+  return { documentsUrl: options.documentsUrl, token: options.token };
+}
+
+const print = (options: RestFlags, value: unknown, text: () => string): void => {
+  process.stdout.write(options.json ? `${JSON.stringify(value)}\n` : text());
+};
+
+const kb = program.command('kb').description('Knowledge bases as collections.');
+
+restOptions(
+  kb
+    .command('create')
+    .description('Create a knowledge base.')
+    .argument('<id>', 'lower-case id')
+    .option('--name <name>', 'display name (default: the id)')
+    .option('--description <text>', 'description', '')
+    .option('--metadata <json>', 'free-form metadata, a JSON object')
+    .option('--model <model>', "embedding model (default: the deployment's)")
+    .option('--tag-rule <tags>', 'documents tagged with any of these comma-separated tags join'),
+).action(
+  async (
+    id: string,
+    options: RestFlags & {
+      name?: string;
+      description: string;
+      metadata?: string;
+      model?: string;
+      tagRule?: string;
+    },
+  ) => {
+    const created = await createKnowledgeBase(endpointOf(options), {
+      id,
+      name: options.name ?? id,
+      description: options.description,
+      ...(options.metadata
+        ? { metadata: JSON.parse(options.metadata) as Record<string, unknown> }
+        : {}),
+      ...(options.model ? { embeddingModel: options.model } : {}),
+      ...(options.tagRule ? { tagRule: { anyOf: options.tagRule.split(',') } } : {}),
+    });
+    print(options, created, () =>
+      summaryTable([
+        ['created', created.id],
+        ['name', created.name],
+      ]),
+    );
+  },
+);
+
+restOptions(
+  kb
+    .command('list')
+    .description('The knowledge bases with their status and counts (what you may read).')
+    .option('--name <text>', 'only those whose name or id holds this'),
+).action(async (options: RestFlags & { name?: string }) => {
+  const page = await listKnowledgeBases(endpointOf(options), {
+    ...(options.name ? { name: options.name } : {}),
+  });
+  print(options, page, () => knowledgeBasesTable(page.items, page.total));
+});
+
+restOptions(
+  kb.command('stats').description("One knowledge base's status and counts.").argument('<id>'),
+).action(async (id: string, options: RestFlags) => {
+  const stats = await knowledgeBaseStats(endpointOf(options), id);
+  print(options, stats, () => statsTable(id, stats));
+});
+
+restOptions(
+  kb
+    .command('empty')
+    .description('Remove every document (you may read) from a knowledge base, keeping it.')
+    .argument('<id>'),
+).action(async (id: string, options: RestFlags) => {
+  const result = await emptyKnowledgeBase(
+    endpointOf(options),
+    id,
+    process.stderr.isTTY === true && !options.json,
+  );
+  print(options, result, () =>
+    summaryTable([
+      ['knowledge base', result.knowledgeBaseId],
+      ['job', result.jobId],
+      ['deleted_count', result.deletedCount],
+      ['unlinked', result.unlinkedCount],
+      ['retained by tag rule', result.retainedCount],
+      ['took ms', result.tookMs],
+    ]),
+  );
+});
+
+restOptions(
+  kb
+    .command('delete')
+    .description('Delete a knowledge base (refused while it holds documents, unless --cascade).')
+    .argument('<id>')
+    .option('--cascade', 'delete the documents only it holds and unlink the others'),
+).action(async (id: string, options: RestFlags & { cascade?: boolean }) => {
+  const result = await deleteKnowledgeBase(endpointOf(options), id, options.cascade === true);
+  print(options, result, () =>
+    summaryTable([
+      ['deleted knowledge base', result.id],
+      ['documents deleted', result.deletedCount],
+      ['documents unlinked', result.unlinkedCount],
+    ]),
+  );
+});
+
+const docs = program.command('docs').description('Documents.');
+
+restOptions(
+  docs
+    .command('list')
+    .description('Documents you may read, newest first, optionally filtered.')
+    .option('--kb <id>', "only this knowledge base's")
+    .option(
+      '--where <filter>',
+      'a filter as JSON, e.g. \'{"tags":"hr","metadata.year":{"$gte":2024},"status":"indexed"}\'',
+    )
+    .option('--max <n>', 'at most this many', (v) => Number.parseInt(v, 10), 1000),
+).action(async (options: RestFlags & { kb?: string; where?: string; max: number }) => {
+  const items = await listDocuments(endpointOf(options), {
+    ...(options.kb ? { knowledgeBaseId: options.kb } : {}),
+    ...(options.where ? { where: options.where } : {}),
+    max: options.max,
+    progress: process.stderr.isTTY === true && !options.json,
+  });
+  print(options, { items }, () => documentsTable(items));
+});
 
 program
   .command('eval')
@@ -327,6 +491,31 @@ program
       log: (line) => process.stderr.write(`bench: ${line}\n`),
     });
     process.stdout.write(`${JSON.stringify(result)}\n`);
+  });
+
+program
+  .command('bench-empty')
+  .description(
+    'Empties a knowledge base of 50,000 documents (seeded in SQL) through REST and times it; prints one JSON object.',
+  )
+  .option('--documents <n>', 'documents to seed', (v) => Number.parseInt(v, 10), 50_000)
+  .option(
+    '--documents-url <url>',
+    'document-service base URL',
+    process.env['KB_DOCUMENTS_URL'] ?? 'http://127.0.0.1:3001',
+  )
+  .action(async (options: { documents: number; documentsUrl: string }) => {
+    const databaseUrl = process.env['DATABASE_URL'];
+    if (!databaseUrl) throw new Error('DATABASE_URL is not set (source scripts/infra/env.sh)');
+    const result = await runEmptyBench({
+      documentsUrl: options.documentsUrl,
+      databaseUrl,
+      schema: process.env['KB_DOCUMENT_SCHEMA'] ?? 'document_service',
+      documents: options.documents,
+      log: (line) => process.stderr.write(`bench-empty: ${line}\n`),
+    });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    if (!result.withinBudget) process.exitCode = 1;
   });
 
 program

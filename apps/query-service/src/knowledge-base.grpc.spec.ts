@@ -501,8 +501,25 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
     expect(tooLong.code).toBe(status.INVALID_ARGUMENT);
 
     const page = await grpcListDocuments(running.client, await token('alice'), { pageSize: 0 });
-    expect(documents.list).toHaveBeenLastCalledWith(expect.anything(), 20, undefined);
+    expect(documents.list).toHaveBeenLastCalledWith(expect.anything(), 100, undefined, {
+      where: undefined,
+      knowledgeBaseId: undefined,
+    });
     expect(page).toMatchObject({ nextPageToken: 'next-page', documents: [{ id: DOCUMENT_ID }] });
+    // The filter and the knowledge base go to document-service, which checks the filter.
+    await grpcListDocuments(running.client, await token('alice'), {
+      pageSize: 1000,
+      filterJson: '{"status":"indexed"}',
+      knowledgeBaseId: 'handbook',
+    });
+    expect(documents.list).toHaveBeenLastCalledWith(expect.anything(), 1000, undefined, {
+      where: '{"status":"indexed"}',
+      knowledgeBaseId: 'handbook',
+    });
+    const tooMany = await failure(
+      grpcListDocuments(running.client, await token('alice'), { pageSize: 1001 }),
+    );
+    expect(tooMany.code).toBe(status.INVALID_ARGUMENT);
   });
 });
 

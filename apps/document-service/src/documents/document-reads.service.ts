@@ -1,5 +1,5 @@
 import type { Access } from '@kb/auth';
-import type { TenantId } from '@kb/contracts';
+import type { DocumentFilterNode, TenantId } from '@kb/contracts';
 import { Injectable } from '@nestjs/common';
 
 import type { DocumentPage, DocumentView } from './document.model';
@@ -31,13 +31,26 @@ export class DocumentReads {
     limit: number,
     cursor?: string,
     knowledgeBaseId?: string,
+    filter?: DocumentFilterNode,
   ): Promise<DocumentPage> {
-    const page = await this.documents.list(tenantId, access, limit, cursor, knowledgeBaseId);
+    const page = await this.documents.list(
+      tenantId,
+      access,
+      limit,
+      cursor,
+      knowledgeBaseId,
+      filter,
+    );
     await this.audit.read(
       'documents_listed',
       access,
       page.items.map((item) => item.id),
-      { limit, ...(cursor ? { cursor } : {}), ...(knowledgeBaseId ? { knowledgeBaseId } : {}) },
+      {
+        limit,
+        ...(cursor ? { cursor } : {}),
+        ...(knowledgeBaseId ? { knowledgeBaseId } : {}),
+        ...(filter ? { filter } : {}),
+      },
     );
     return page;
   }

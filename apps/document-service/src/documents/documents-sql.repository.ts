@@ -1,4 +1,4 @@
-import type { DocumentMetadata, TenantId } from '@kb/contracts';
+import type { DocumentFilterNode, DocumentMetadata, TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   type Kysely,
@@ -17,9 +17,11 @@ import {
   FINAL_STATUSES,
   STATUS_RANK,
 } from './document.model';
+import { documentFilterSql } from './document-filter.sql';
 import { toRecord } from './document-row.mapper';
 import {
   type AttributesChange,
+  type DeletedDocument,
   DocumentsRepository,
   type MembershipDrift,
   type NewContent,
@@ -110,12 +112,14 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     visibility: Visibility,
     after?: { createdAt: string; id: string },
     knowledgeBaseId?: string,
+    filter?: DocumentFilterNode,
   ): Promise<DocumentRecord[]> {
     let query = this.db
       .selectFrom('documents')
       .selectAll()
       .where('tenant_id', '=', tenantId)
       .$call(visibleTo(visibility))
+      .where(documentFilterSql(filter))
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(limit);
@@ -131,6 +135,48 @@ export class SqlDocumentsRepository extends DocumentsRepository {
       );
     }
     return (await query.execute()).map(toRecord);
+  }
+
+  async deleteOnlyIn(
+    trx: Trx,
+    tenantId: TenantId,
+    knowledgeBaseId: string,
+    visibility: Visibility,
+  ): Promise<DeletedDocument[]> {
+    const only = sql.val([knowledgeBaseId]);
+    let query = sqlOf(trx)
+      .deleteFrom('documents')
+      .where('tenant_id', '=', tenantId)
+      .where(sql<boolean>`knowledge_base_ids @> ${only}::text[]`)
+      .where(sql<boolean>`knowledge_base_ids <@ ${only}::text[]`);
+    if (visibility !== 'all') {
+      query = query.where(sql<boolean>`principals && ${sql.val(visibility)}::text[]`);
+    }
+    const rows = await query.returning(['id', 'sha256', 'blob_key', 'meta_version']).execute();
+    return rows.map((row) => ({
+      id: row.id,
+      sha256: row.sha256,
+      blobKey: row.blob_key,
+      metaVersion: row.meta_version + 1,
+    }));
+  }
+
+  async lockMembers(
+    trx: Trx,
+    tenantId: TenantId,
+    knowledgeBaseId: string,
+    visibility: Visibility,
+  ): Promise<DocumentRecord[]> {
+    const rows = await sqlOf(trx)
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where(sql<boolean>`knowledge_base_ids @> ARRAY[${knowledgeBaseId}]::text[]`)
+      .$call(visibleTo(visibility))
+      .orderBy('id')
+      .forUpdate()
+      .execute();
+    return rows.map(toRecord);
   }
 
   async lockForUpdate(
@@ -271,7 +317,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     trx: Trx,
     tenantId: TenantId,
     id: string,
-  ): Promise<{ sha256: string; blobKey: string; metaVersion: number } | undefined> {
+  ): Promise<Omit<DeletedDocument, 'id'> | undefined> {
     const row = await sqlOf(trx)
       .deleteFrom('documents')
       .where('tenant_id', '=', tenantId)

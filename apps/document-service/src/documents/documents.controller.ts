@@ -42,6 +42,7 @@ import {
   uploadFieldsSchema,
   withCurrentNames,
 } from './document-fields';
+import { listQuerySchema, parseWhere } from './document-listing';
 import { DocumentReads } from './document-reads.service';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import { DocumentsService } from './documents.service';
@@ -49,11 +50,8 @@ import { RemoveSpooledFile } from './remove-spooled-file.interceptor';
 
 export { editSchema, uploadFieldsSchema } from './document-fields';
 
-/** A page of documents: `?limit&cursor`. */
-export const listQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().optional(),
-});
+/** A page of documents: `?limit&cursor&where`. */
+export { listQuerySchema } from './document-listing';
 
 /** `GET /v1/documents`: a page, or (`externalIdPrefix`) every document a sync brought. */
 export const documentListQuerySchema = listQuerySchema.extend({
@@ -220,8 +218,8 @@ export class DocumentsController {
       );
       return { items, nextCursor: null };
     }
-    const { limit, cursor } = rest;
-    return this.reads.list(caller.tenantId, access, limit, cursor);
+    const { limit, cursor, where } = rest;
+    return this.reads.list(caller.tenantId, access, limit, cursor, undefined, parseWhere(where));
   }
 
   @Get(':id')

@@ -6,6 +6,8 @@ export enum DocumentErrorCode {
   MissingFile = 'missing_file',
   InvalidMetadata = 'invalid_metadata',
   InvalidCursor = 'invalid_cursor',
+  /** `where` is not JSON, or not a filter of the language (docs/adr/0007, 0024). */
+  InvalidFilter = 'invalid_filter',
   PermissionDenied = 'permission_denied',
   /** Another document of the tenant, one the caller cannot read, holds this external id. */
   ExternalIdTaken = 'external_id_taken',
@@ -21,6 +23,7 @@ const KIND: Record<DocumentErrorCode, ErrorKind> = {
   [DocumentErrorCode.MissingFile]: ErrorKind.InvalidArgument,
   [DocumentErrorCode.InvalidMetadata]: ErrorKind.InvalidArgument,
   [DocumentErrorCode.InvalidCursor]: ErrorKind.InvalidArgument,
+  [DocumentErrorCode.InvalidFilter]: ErrorKind.InvalidArgument,
   [DocumentErrorCode.PermissionDenied]: ErrorKind.PermissionDenied,
   [DocumentErrorCode.ExternalIdTaken]: ErrorKind.AlreadyExists,
   [DocumentErrorCode.InvalidChunk]: ErrorKind.InvalidArgument,

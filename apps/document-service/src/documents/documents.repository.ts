@@ -1,5 +1,11 @@
 import type { Access } from '@kb/auth';
-import type { DocumentMetadata, DocumentStatus, FailureReason, TenantId } from '@kb/contracts';
+import type {
+  DocumentFilterNode,
+  DocumentMetadata,
+  DocumentStatus,
+  FailureReason,
+  TenantId,
+} from '@kb/contracts';
 
 import type { Trx } from '../platform/transaction.runner';
 import type { DocumentAcl, DocumentRecord, NewDocument } from './document.model';
@@ -36,6 +42,14 @@ export interface StatusChange {
   detail?: string;
   chunkCount?: number;
   at: Date;
+}
+
+/** A deleted row: its content, and the meta version of the delete (one past the row's). */
+export interface DeletedDocument {
+  id: string;
+  sha256: string;
+  blobKey: string;
+  metaVersion: number;
 }
 
 /** Tags, metadata and knowledge bases after an edit. */
@@ -92,13 +106,34 @@ export abstract class DocumentsRepository {
     id: string,
     visibility: Visibility,
   ): Promise<DocumentRecord | undefined>;
-  /** A page, newest first, after the cursor `after`, optionally in one knowledge base. */
+  /**
+   * A page, newest first, after the cursor `after`, optionally in one knowledge base and matching
+   * a filter (the language of docs/adr/0007 over a document's fields).
+   */
   abstract list(
     tenantId: TenantId,
     limit: number,
     visibility: Visibility,
     after?: { createdAt: string; id: string },
     knowledgeBaseId?: string,
+    filter?: DocumentFilterNode,
+  ): Promise<DocumentRecord[]>;
+  /**
+   * Deletes, in one statement, the documents `visibility` may read whose only knowledge base is
+   * `knowledgeBaseId`; what each delete left to clean up (as `delete` answers).
+   */
+  abstract deleteOnlyIn(
+    trx: Trx,
+    tenantId: TenantId,
+    knowledgeBaseId: string,
+    visibility: Visibility,
+  ): Promise<DeletedDocument[]>;
+  /** The documents in `knowledgeBaseId` that `visibility` may read, locked until `trx` ends. */
+  abstract lockMembers(
+    trx: Trx,
+    tenantId: TenantId,
+    knowledgeBaseId: string,
+    visibility: Visibility,
   ): Promise<DocumentRecord[]>;
   /** The document, locked until `trx` ends; undefined when it is gone. */
   abstract lockForUpdate(
@@ -146,7 +181,7 @@ export abstract class DocumentsRepository {
     trx: Trx,
     tenantId: TenantId,
     id: string,
-  ): Promise<{ sha256: string; blobKey: string; metaVersion: number } | undefined>;
+  ): Promise<Omit<DeletedDocument, 'id'> | undefined>;
   /** The tenant's documents whose membership no longer matches their tags and the tag rules. */
   abstract driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]>;
   /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { Access, Action } from '@kb/auth';
 import {
+  type DocumentFilterNode,
   type DocumentStatusChanged,
   type EditableAttributes,
   type TenantId,
@@ -425,6 +426,7 @@ export class DocumentsService {
     limit: number,
     cursor?: string,
     knowledgeBaseId?: string,
+    filter?: DocumentFilterNode,
   ): Promise<DocumentPage> {
     const after = cursor ? decodeCursor(cursor) : undefined;
     const items = await this.documents.list(
@@ -433,6 +435,7 @@ export class DocumentsService {
       visibilityOf(access),
       after,
       knowledgeBaseId,
+      filter,
     );
     const page = items.slice(0, limit).map(toView);
     const last = page[page.length - 1];

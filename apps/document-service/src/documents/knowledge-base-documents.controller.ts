@@ -4,8 +4,8 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import type { DocumentPage } from './document.model';
+import { listQuerySchema, parseWhere } from './document-listing';
 import { DocumentReads } from './document-reads.service';
-import { listQuerySchema } from './documents.controller';
 
 /** The documents of one knowledge base, beside the knowledge bases' own routes. */
 @Controller('v1/knowledge-bases')
@@ -15,7 +15,7 @@ export class KnowledgeBaseDocumentsController {
     private readonly knowledgeBases: KnowledgeBaseDirectory,
   ) {}
 
-  /** The knowledge base's documents the caller may read, newest first. */
+  /** The knowledge base's documents the caller may read, newest first, matching `where`. */
   @Get(':id/documents')
   @Authenticated({ access: true })
   async listDocuments(
@@ -25,7 +25,7 @@ export class KnowledgeBaseDocumentsController {
     @Query() query: unknown,
   ): Promise<DocumentPage> {
     await this.knowledgeBases.requireFound(caller.tenantId, id);
-    const { limit, cursor } = parseBody(listQuerySchema, query);
-    return this.documents.list(caller.tenantId, access, limit, cursor, id);
+    const { limit, cursor, where } = parseBody(listQuerySchema, query);
+    return this.documents.list(caller.tenantId, access, limit, cursor, id, parseWhere(where));
   }
 }

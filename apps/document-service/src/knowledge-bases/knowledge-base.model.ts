@@ -1,4 +1,4 @@
-import { type ChunkerConfig, chunkerConfigSchema } from '@kb/contracts';
+import { type ChunkerConfig, chunkerConfigSchema, type DocumentStatus } from '@kb/contracts';
 import { z } from 'zod';
 
 /** Documents tagged with any of `anyOf` belong to the knowledge base; `[]`, no rule. */
@@ -17,6 +17,16 @@ const tagRuleSchema = z
   })
   .strict();
 
+/**
+ * A knowledge base's own free-form metadata (owner, purpose, links…): any JSON values under up to
+ * 64 keys, at most 16 KiB as JSON. Not filtered on: it describes the collection, not documents.
+ */
+export const knowledgeBaseMetadataSchema = z
+  .record(z.string().min(1).max(128), z.unknown())
+  .refine((m) => Object.keys(m).length <= 64, 'at most 64 metadata keys')
+  .refine((m) => JSON.stringify(m).length <= 16_384, 'metadata is at most 16 KiB as JSON');
+export type KnowledgeBaseMetadata = Record<string, unknown>;
+
 export const createKnowledgeBaseSchema = z
   .object({
     id: z
@@ -31,9 +41,13 @@ export const createKnowledgeBaseSchema = z
     chunker: chunkerConfigSchema.optional(),
     embeddingModel: z.string().min(1).max(200).optional(),
     tagRule: tagRuleSchema.default({ anyOf: [] }),
+    metadata: knowledgeBaseMetadataSchema.default({}),
   })
   .strict();
-export type CreateKnowledgeBase = z.infer<typeof createKnowledgeBaseSchema>;
+export type CreateKnowledgeBase = Omit<z.infer<typeof createKnowledgeBaseSchema>, 'metadata'> & {
+  /** Absent: `{}`. */
+  metadata?: KnowledgeBaseMetadata;
+};
 
 /** `chunker` and `embeddingModel` are accepted only to answer 409 when they differ. */
 export const updateKnowledgeBaseSchema = z
@@ -43,9 +57,50 @@ export const updateKnowledgeBaseSchema = z
     chunker: z.unknown().optional(),
     embeddingModel: z.unknown().optional(),
     tagRule: tagRuleSchema.optional(),
+    /** Merged into the current map (`?merge=true`, the default; a null value removes its key) or replacing it. */
+    metadata: z.record(z.string().min(1).max(128), z.unknown()).optional(),
   })
   .strict();
 export type UpdateKnowledgeBase = z.infer<typeof updateKnowledgeBaseSchema>;
+
+/** `PATCH /v1/knowledge-bases/{id}?merge=true|false`. */
+export const updateQuerySchema = z
+  .object({ merge: z.enum(['true', 'false']).default('true') })
+  .strict()
+  .transform(({ merge }) => ({ merge: merge === 'true' }));
+
+/** `GET /v1/knowledge-bases`: a page by id, by `cursor` (the previous page's) or by `offset`. */
+export const listKnowledgeBasesQuerySchema = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    cursor: z.string().max(200).optional(),
+    offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
+    /** Case-insensitive part of the name or id. */
+    name: z.string().trim().min(1).max(200).optional(),
+    /** `false` leaves out the per-knowledge-base counts (cheaper). */
+    stats: z.enum(['true', 'false']).default('true'),
+  })
+  .strict()
+  .refine((q) => !(q.cursor && q.offset !== undefined), 'give cursor or offset, not both');
+export type ListKnowledgeBasesQuery = z.infer<typeof listKnowledgeBasesQuerySchema>;
+
+/** `indexing` while a document is in the pipeline, else `error` when one failed, else `active`. */
+export type KnowledgeBaseStatus = 'indexing' | 'active' | 'error';
+
+/** What a knowledge base holds, counted over the documents the caller may read. */
+export interface KnowledgeBaseStats {
+  status: KnowledgeBaseStatus;
+  documentCount: number;
+  /** Every document status, 0 when none has it. */
+  documentsByStatus: Record<DocumentStatus, number>;
+  chunkCount: number;
+  /** The originals' sizes. */
+  bytes: number;
+  /** When its most recently indexed document became searchable; null when none has. */
+  lastIndexedAt: string | null;
+  /** `readable`: only documents the caller may read are counted; `all` for a tenant admin. */
+  scope: 'readable' | 'all';
+}
 
 export interface KnowledgeBaseView {
   id: string;
@@ -58,6 +113,15 @@ export interface KnowledgeBaseView {
   embeddingDimension: number | null;
   /** Mutable: changing it adds and removes documents (their indexes update in place). */
   tagRule: { anyOf: string[] };
+  metadata: KnowledgeBaseMetadata;
   createdAt: string;
   updatedAt: string;
+}
+
+export interface KnowledgeBasePage {
+  items: Array<KnowledgeBaseView & { stats?: KnowledgeBaseStats }>;
+  /** Knowledge bases matching `name` (all of the tenant's without it). */
+  total: number;
+  /** For the next page; null on the last one (and with `offset`, which pages by offset). */
+  nextCursor: string | null;
 }

@@ -9,6 +9,7 @@ import { sqlOf, type Trx } from '../platform/transaction.runner';
 import type { KnowledgeBaseView } from './knowledge-base.model';
 import {
   type KnowledgeBaseChange,
+  type KnowledgeBasePageQuery,
   KnowledgeBasesRepository,
   type NewKnowledgeBase,
 } from './knowledge-bases.repository';
@@ -36,6 +37,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
         embedding_model: knowledgeBase.embeddingModel,
         embedding_dimension: knowledgeBase.embeddingDimension,
         tag_rule: knowledgeBase.tagRule,
+        metadata: JSON.stringify(knowledgeBase.metadata),
         created_at: knowledgeBase.now,
         updated_at: knowledgeBase.now,
       })
@@ -65,6 +67,27 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
     return rows.map(toView);
   }
 
+  async page(
+    tenantId: TenantId,
+    query: KnowledgeBasePageQuery,
+  ): Promise<{ items: KnowledgeBaseView[]; total: number }> {
+    let matching = this.db.selectFrom('knowledge_bases').where('tenant_id', '=', tenantId);
+    if (query.name) {
+      const pattern = `%${query.name.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      matching = matching.where((eb) =>
+        eb.or([eb('name', 'ilike', pattern), eb('id', 'ilike', pattern)]),
+      );
+    }
+    let page = matching.selectAll().orderBy('id').limit(query.limit);
+    if (query.afterId !== undefined) page = page.where('id', '>', query.afterId);
+    if (query.offset !== undefined) page = page.offset(query.offset);
+    const [rows, count] = await Promise.all([
+      page.execute(),
+      matching.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { items: rows.map(toView), total: count.n };
+  }
+
   async update(
     trx: Trx,
     tenantId: TenantId,
@@ -79,6 +102,12 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
         name: change.name,
         description: change.description,
         tag_rule: change.tagRule,
+        metadata:
+          change.metadata === undefined
+            ? undefined
+            : change.metadata.merge
+              ? sql<string>`jsonb_strip_nulls(metadata || ${JSON.stringify(change.metadata.values)}::jsonb)`
+              : JSON.stringify(change.metadata.values),
         updated_at: now,
       })
       .where('tenant_id', '=', tenantId)
@@ -99,12 +128,13 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
     return member !== undefined;
   }
 
-  async delete(tenantId: TenantId, id: string): Promise<void> {
-    await this.db
+  async delete(trx: Trx, tenantId: TenantId, id: string): Promise<boolean> {
+    const result = await sqlOf(trx)
       .deleteFrom('knowledge_bases')
       .where('tenant_id', '=', tenantId)
       .where('id', '=', id)
-      .execute();
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 
   async existingIds(tenantId: TenantId, ids: string[]): Promise<string[]> {
@@ -157,6 +187,7 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   embeddingModel: row.embedding_model,
   embeddingDimension: row.embedding_dimension,
   tagRule: { anyOf: row.tag_rule },
+  metadata: row.metadata,
   createdAt: new Date(row.created_at).toISOString(),
   updatedAt: new Date(row.updated_at).toISOString(),
 });

@@ -17,6 +17,8 @@ import {
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 
+import { CollectionsController } from '../collections/collections.controller';
+import { CollectionsService } from '../collections/collections.service';
 import { DocumentReads } from '../documents/document-reads.service';
 import { DocumentsService } from '../documents/documents.service';
 import { KnowledgeBaseDocumentsController } from '../documents/knowledge-base-documents.controller';
@@ -67,9 +69,14 @@ describe('knowledge-base routes through @Authenticated({ access: true })', () =>
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
-      controllers: [KnowledgeBasesController, KnowledgeBaseDocumentsController],
+      controllers: [
+        CollectionsController,
+        KnowledgeBasesController,
+        KnowledgeBaseDocumentsController,
+      ],
       providers: [
         { provide: KnowledgeBasesService, useValue: f.knowledgeBases },
+        { provide: CollectionsService, useValue: f.collections },
         { provide: DocumentsService, useValue: f.documents },
         { provide: DocumentReads, useValue: f.reads },
         {
@@ -104,7 +111,11 @@ describe('knowledge-base routes through @Authenticated({ access: true })', () =>
     expect(created.status).toBe(201);
     expect(await created.json()).toMatchObject({ id: 'handbooks', name: 'Handbooks' });
     expect((await call('bob', '/handbooks')).status).toBe(200);
-    expect(await (await call('bob', '')).json()).toMatchObject({ items: [{ id: 'handbooks' }] });
+    expect(await (await call('bob', '')).json()).toMatchObject({
+      items: [{ id: 'handbooks', stats: { status: 'active', documentCount: 0 } }],
+      total: 1,
+      nextCursor: null,
+    });
     expect(await (await call('bob', '/handbooks/documents')).json()).toEqual({
       items: [],
       nextCursor: null,

@@ -1,17 +1,19 @@
 import type { Access, Caller } from '@kb/auth';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
-import { Body, Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Get, Param, Patch, Post, Query } from '@nestjs/common';
 
 import {
   createKnowledgeBaseSchema,
   type KnowledgeBaseView,
   updateKnowledgeBaseSchema,
+  updateQuerySchema,
 } from './knowledge-base.model';
 import { KnowledgeBasesService } from './knowledge-bases.service';
 
 /**
- * REST CRUD of a tenant's knowledge bases. The documents of one, a page at a time, are served by
- * `KnowledgeBaseDocumentsController` in `documents/`.
+ * Creating, reading and changing a tenant's knowledge bases. Listing, stats, emptying and
+ * deleting them are `CollectionsController`'s (`collections/`); the documents of one, a page at a
+ * time, `KnowledgeBaseDocumentsController`'s in `documents/`.
  */
 @Controller('v1/knowledge-bases')
 export class KnowledgeBasesController {
@@ -31,19 +33,17 @@ export class KnowledgeBasesController {
     );
   }
 
-  @Get()
-  @Authenticated({ access: true })
-  async list(@CurrentCaller() caller: Caller): Promise<{ items: KnowledgeBaseView[] }> {
-    return { items: await this.knowledgeBases.list(caller.tenantId) };
-  }
-
   @Get(':id')
   @Authenticated({ access: true })
   async get(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<KnowledgeBaseView> {
     return this.knowledgeBases.get(caller.tenantId, id);
   }
 
-  /** Name and description change; chunker or embedding model changes are 409 `immutable_field`. */
+  /**
+   * Name, description, tag rule and metadata change (`?merge=false` replaces the metadata map;
+   * by default it is merged, a null value removing its key); chunker or embedding model changes
+   * are 409 `immutable_field`.
+   */
   @Patch(':id')
   @Authenticated({ access: true, rateLimit: 'admin' })
   async update(
@@ -51,22 +51,15 @@ export class KnowledgeBasesController {
     @CurrentAccess() access: Access,
     @Param('id') id: string,
     @Body() body: unknown,
+    @Query() query: unknown,
   ): Promise<KnowledgeBaseView> {
+    const { merge } = parseBody(updateQuerySchema, query);
     return this.knowledgeBases.update(
       caller.tenantId,
       access,
       id,
       parseBody(updateKnowledgeBaseSchema, body),
+      merge,
     );
-  }
-
-  @Delete(':id')
-  @Authenticated({ access: true, rateLimit: 'admin' })
-  async delete(
-    @CurrentCaller() caller: Caller,
-    @CurrentAccess() access: Access,
-    @Param('id') id: string,
-  ): Promise<{ id: string }> {
-    return this.knowledgeBases.delete(caller.tenantId, access, id);
   }
 }

@@ -10,6 +10,9 @@ export enum KnowledgeBaseErrorCode {
   /** Chunker or embedding model: fixed once a knowledge base is created. */
   ImmutableField = 'immutable_field',
   NotEmpty = 'knowledge_base_not_empty',
+  InvalidCursor = 'invalid_cursor',
+  /** `metadata-values` names no field, or one that is not `tags`, `metadata.<key>` or `<key>`. */
+  InvalidField = 'invalid_field',
   /** embedding-service could not say which models it serves. */
   EmbeddingServiceUnavailable = 'embedding_service_unavailable',
 }
@@ -22,6 +25,8 @@ const KIND: Record<KnowledgeBaseErrorCode, ErrorKind> = {
   [KnowledgeBaseErrorCode.Exists]: ErrorKind.AlreadyExists,
   [KnowledgeBaseErrorCode.ImmutableField]: ErrorKind.FailedPrecondition,
   [KnowledgeBaseErrorCode.NotEmpty]: ErrorKind.FailedPrecondition,
+  [KnowledgeBaseErrorCode.InvalidCursor]: ErrorKind.InvalidArgument,
+  [KnowledgeBaseErrorCode.InvalidField]: ErrorKind.InvalidArgument,
   [KnowledgeBaseErrorCode.EmbeddingServiceUnavailable]: ErrorKind.Unavailable,
 };
 

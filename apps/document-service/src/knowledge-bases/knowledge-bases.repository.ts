@@ -2,7 +2,7 @@ import type { ChunkerConfig, TenantId } from '@kb/contracts';
 
 import type { PipelineSetting, TagRule } from '../pipelines/pipeline.model';
 import type { Trx } from '../platform/transaction.runner';
-import type { KnowledgeBaseView } from './knowledge-base.model';
+import type { KnowledgeBaseMetadata, KnowledgeBaseView } from './knowledge-base.model';
 
 export interface NewKnowledgeBase {
   id: string;
@@ -13,6 +13,7 @@ export interface NewKnowledgeBase {
   embeddingDimension: number;
   /** Distinct tags. */
   tagRule: string[];
+  metadata: KnowledgeBaseMetadata;
   now: Date;
 }
 
@@ -21,6 +22,18 @@ export interface KnowledgeBaseChange {
   name?: string | undefined;
   description?: string | undefined;
   tagRule?: string[] | undefined;
+  /** Merged into the current metadata (null values remove their key) or replacing it. */
+  metadata?: { values: KnowledgeBaseMetadata; merge: boolean } | undefined;
+}
+
+/** Which knowledge bases a page holds. */
+export interface KnowledgeBasePageQuery {
+  limit: number;
+  /** After this id (ids ascending). */
+  afterId?: string | undefined;
+  offset?: number | undefined;
+  /** Case-insensitive part of the name or id. */
+  name?: string | undefined;
 }
 
 /**
@@ -37,6 +50,11 @@ export abstract class KnowledgeBasesRepository {
   abstract find(tenantId: TenantId, id: string): Promise<KnowledgeBaseView | undefined>;
   /** By id. */
   abstract list(tenantId: TenantId): Promise<KnowledgeBaseView[]>;
+  /** One page by id, and how many match the query in all. */
+  abstract page(
+    tenantId: TenantId,
+    query: KnowledgeBasePageQuery,
+  ): Promise<{ items: KnowledgeBaseView[]; total: number }>;
   /** The changed knowledge base, or undefined when it is gone. */
   abstract update(
     trx: Trx,
@@ -47,7 +65,8 @@ export abstract class KnowledgeBasesRepository {
   ): Promise<KnowledgeBaseView | undefined>;
   /** Whether any of the tenant's documents belongs to it. */
   abstract hasDocuments(tenantId: TenantId, id: string): Promise<boolean>;
-  abstract delete(tenantId: TenantId, id: string): Promise<void>;
+  /** Deletes it in `trx`; whether it was there. */
+  abstract delete(trx: Trx, tenantId: TenantId, id: string): Promise<boolean>;
   /** Those of `ids` the tenant has created. */
   abstract existingIds(tenantId: TenantId, ids: string[]): Promise<string[]>;
   /** The tenant's tag rules, by knowledge base id (knowledge bases without one are left out). */

@@ -39,6 +39,7 @@ describe('KnowledgeBasesService', () => {
       id: 'handbooks',
       name: 'handbooks',
       description: '',
+      metadata: {},
       chunker: DEFAULT_CHUNKER,
       embeddingModel: DEFAULTS.model,
       embeddingDimension: 384,
@@ -144,20 +145,23 @@ describe('KnowledgeBasesService', () => {
     expect(attributesChanged()).toHaveLength(2);
   });
 
-  it('deletes a knowledge base only when no document belongs to it', async () => {
+  it('deletes a knowledge base only when no document the caller reads belongs to it', async () => {
     await f.knowledgeBases.create(TENANT, alice, input({ id: 'empty' }));
     await f.knowledgeBases.create(TENANT, alice, input({ id: 'used' }));
     await f.documents.upload(TENANT, alice, files.file('x'), { knowledgeBaseIds: ['used'] });
 
-    expect(await f.knowledgeBases.delete(TENANT, alice, 'empty')).toEqual({ id: 'empty' });
+    expect(await f.collections.delete(TENANT, alice, 'empty', false)).toMatchObject({
+      id: 'empty',
+      deletedCount: 0,
+    });
     await expect(f.knowledgeBases.get(TENANT, 'empty')).rejects.toMatchObject({
       kind: ErrorKind.NotFound,
     });
-    await expect(f.knowledgeBases.delete(TENANT, alice, 'used')).rejects.toMatchObject({
+    await expect(f.collections.delete(TENANT, alice, 'used', false)).rejects.toMatchObject({
       kind: ErrorKind.FailedPrecondition,
       code: 'knowledge_base_not_empty',
     });
-    await expect(f.knowledgeBases.delete(TENANT, alice, 'gone')).rejects.toMatchObject({
+    await expect(f.collections.delete(TENANT, alice, 'gone', false)).rejects.toMatchObject({
       kind: ErrorKind.NotFound,
     });
   });

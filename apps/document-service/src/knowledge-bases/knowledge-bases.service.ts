@@ -74,6 +74,7 @@ export class KnowledgeBasesService {
         embeddingModel: model,
         embeddingDimension: dimension,
         tagRule: [...new Set(input.tagRule.anyOf)],
+        metadata: input.metadata ?? {},
         now,
       });
       if (!created) {
@@ -104,6 +105,7 @@ export class KnowledgeBasesService {
     access: Access,
     id: string,
     input: UpdateKnowledgeBase,
+    merge = true,
   ): Promise<KnowledgeBaseView> {
     requireWrite(access);
     const current = await this.get(tenantId, id);
@@ -131,6 +133,7 @@ export class KnowledgeBasesService {
           name: input.name,
           description: input.description,
           tagRule: input.tagRule && [...new Set(input.tagRule.anyOf)],
+          metadata: input.metadata && { values: input.metadata, merge },
         },
         now,
       );
@@ -141,19 +144,5 @@ export class KnowledgeBasesService {
     });
     if (changed.length > 0) this.outbox.wake();
     return updated;
-  }
-
-  /** Refused (409) while documents still belong to it. */
-  async delete(tenantId: TenantId, access: Access, id: string): Promise<{ id: string }> {
-    requireWrite(access);
-    await this.get(tenantId, id);
-    if (await this.knowledgeBases.hasDocuments(tenantId, id)) {
-      throw new KnowledgeBaseError(
-        KnowledgeBaseErrorCode.NotEmpty,
-        `knowledge base ${id} still has documents: move or delete them first`,
-      );
-    }
-    await this.knowledgeBases.delete(tenantId, id);
-    return { id };
   }
 }

@@ -35,4 +35,23 @@ export class OutboxWriter {
       headers: captureTraceHeaders(),
     });
   }
+
+  /** Many events of one topic at once, each with its key, in their order. */
+  async enqueueMany<T extends Topic>(
+    trx: Trx,
+    topic: T,
+    tenantId: TenantId,
+    events: Array<{ key: string; payload: TopicPayload<T> }>,
+  ): Promise<void> {
+    const headers = captureTraceHeaders();
+    await this.outbox.insertMany(
+      trx,
+      events.map(({ key, payload }) => ({
+        topic,
+        key,
+        payload: JSON.stringify(newEnvelope(topicEventTypes[topic], tenantId, payload)),
+        headers,
+      })),
+    );
+  }
 }

@@ -62,6 +62,8 @@ export interface KnowledgeBasesTable {
   embedding_dimension: ColumnType<number | null, number | null | undefined, number | null>;
   /** Documents carrying any of these tags belong to the knowledge base; empty, no rule. */
   tag_rule: ColumnType<string[], string[] | undefined, string[]>;
+  /** Free-form, the knowledge manager's own (docs/adr/0024). */
+  metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

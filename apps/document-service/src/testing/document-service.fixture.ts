@@ -6,6 +6,7 @@ import type { Access, Action } from '@kb/auth';
 import { DEFAULT_CHUNKER, type PipelineDefaults, type TenantId, toTenantId } from '@kb/contracts';
 import { MemoryBlobStore } from '@kb/testing';
 
+import { CollectionsService } from '../collections/collections.service';
 import { DocumentAudit } from '../documents/document-audit';
 import type { UploadedFile } from '../documents/document-content.storage';
 import { DocumentMembershipService } from '../documents/document-membership.service';
@@ -17,6 +18,7 @@ import { KnowledgeBasesService } from '../knowledge-bases/knowledge-bases.servic
 import type { ModelCatalog } from '../knowledge-bases/model-catalog.client';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { InMemoryDatabase } from './in-memory.database';
+import { InMemoryDocumentStatsRepository } from './in-memory-document-stats.repository';
 import { InMemoryDocumentsRepository } from './in-memory-documents.repository';
 import { InMemoryKnowledgeBasesRepository } from './in-memory-knowledge-bases.repository';
 import { InMemoryOutboxRepository } from './in-memory-outbox.repository';
@@ -80,6 +82,19 @@ export function documentServiceFixture(
     clock,
     defaults,
   );
+  const stats = new InMemoryDocumentStatsRepository(db);
+  const collections = new CollectionsService(
+    knowledgeBasesRepository,
+    documentsRepository,
+    stats,
+    membership,
+    transactions,
+    writer,
+    relay,
+    blobs,
+    clock,
+    audit,
+  );
   return Object.assign(fixture, {
     db,
     transactions,
@@ -93,6 +108,7 @@ export function documentServiceFixture(
     reads,
     precomputed,
     knowledgeBases,
+    collections,
   });
 }
 

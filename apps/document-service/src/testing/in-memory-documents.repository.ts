@@ -1,4 +1,9 @@
-import type { TenantId } from '@kb/contracts';
+import {
+  type DocumentFilterableFields,
+  type DocumentFilterNode,
+  matchesDocumentFilter,
+  type TenantId,
+} from '@kb/contracts';
 
 import {
   type DocumentAcl,
@@ -8,6 +13,7 @@ import {
 } from '../documents/document.model';
 import {
   type AttributesChange,
+  type DeletedDocument,
   DocumentsRepository,
   type MembershipDrift,
   type NewContent,
@@ -78,10 +84,12 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     visibility: Visibility,
     after?: { createdAt: string; id: string },
     knowledgeBaseId?: string,
+    filter?: DocumentFilterNode,
   ): Promise<DocumentRecord[]> {
     const afterTime = after ? new Date(after.createdAt).getTime() : undefined;
     return this.tenantDocuments(tenantId)
       .filter((d) => visible(d, visibility))
+      .filter((d) => matchesDocumentFilter(filter, filterableOf(d)))
       .filter((d) => !knowledgeBaseId || d.knowledgeBaseIds.includes(knowledgeBaseId))
       .filter(
         (d) =>
@@ -91,6 +99,39 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
       )
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
       .slice(0, limit);
+  }
+
+  async deleteOnlyIn(
+    trx: Trx,
+    tenantId: TenantId,
+    knowledgeBaseId: string,
+    visibility: Visibility,
+  ): Promise<DeletedDocument[]> {
+    openTrx(trx);
+    const doomed = this.tenantDocuments(tenantId).filter(
+      (d) =>
+        visible(d, visibility) &&
+        d.knowledgeBaseIds.length > 0 &&
+        d.knowledgeBaseIds.every((id) => id === knowledgeBaseId),
+    );
+    const deleted: DeletedDocument[] = [];
+    for (const document of doomed) {
+      const row = await this.delete(trx, tenantId, document.id);
+      if (row) deleted.push({ id: document.id, ...row });
+    }
+    return deleted;
+  }
+
+  async lockMembers(
+    trx: Trx,
+    tenantId: TenantId,
+    knowledgeBaseId: string,
+    visibility: Visibility,
+  ): Promise<DocumentRecord[]> {
+    openTrx(trx);
+    return this.tenantDocuments(tenantId)
+      .filter((d) => visible(d, visibility) && d.knowledgeBaseIds.includes(knowledgeBaseId))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
   async lockForUpdate(
@@ -286,3 +327,15 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     return clone(document);
   }
 }
+
+/** A document as the listing filter sees it. */
+const filterableOf = (d: DocumentRecord): DocumentFilterableFields => ({
+  documentId: d.id,
+  tags: d.tags,
+  uploadedAt: d.createdAt.getTime(),
+  metadata: d.metadata,
+  status: d.status,
+  contentType: d.contentType,
+  createdAt: d.createdAt.getTime(),
+  updatedAt: d.updatedAt.getTime(),
+});

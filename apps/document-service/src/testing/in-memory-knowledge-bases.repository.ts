@@ -3,6 +3,7 @@ import type { TenantId } from '@kb/contracts';
 import type { KnowledgeBaseView } from '../knowledge-bases/knowledge-base.model';
 import {
   type KnowledgeBaseChange,
+  type KnowledgeBasePageQuery,
   KnowledgeBasesRepository,
   type NewKnowledgeBase,
 } from '../knowledge-bases/knowledge-bases.repository';
@@ -39,6 +40,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       embeddingModel: knowledgeBase.embeddingModel,
       embeddingDimension: knowledgeBase.embeddingDimension,
       tagRule: { anyOf: knowledgeBase.tagRule },
+      metadata: knowledgeBase.metadata,
       createdAt: at,
       updatedAt: at,
     };
@@ -64,6 +66,22 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
     return this.of(tenantId).map((kb) => kb.view);
   }
 
+  async page(
+    tenantId: TenantId,
+    query: KnowledgeBasePageQuery,
+  ): Promise<{ items: KnowledgeBaseView[]; total: number }> {
+    const needle = query.name?.toLowerCase();
+    const matching = this.of(tenantId)
+      .map((kb) => kb.view)
+      .filter(
+        (kb) =>
+          !needle || kb.name.toLowerCase().includes(needle) || kb.id.toLowerCase().includes(needle),
+      );
+    const after = matching.filter((kb) => query.afterId === undefined || kb.id > query.afterId);
+    const start = query.offset ?? 0;
+    return { items: after.slice(start, start + query.limit), total: matching.length };
+  }
+
   async update(
     trx: Trx,
     tenantId: TenantId,
@@ -79,6 +97,15 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       name: change.name ?? stored.view.name,
       description: change.description ?? stored.view.description,
       tagRule: change.tagRule ? { anyOf: change.tagRule } : stored.view.tagRule,
+      metadata: change.metadata
+        ? change.metadata.merge
+          ? Object.fromEntries(
+              Object.entries({ ...stored.view.metadata, ...change.metadata.values }).filter(
+                ([, value]) => value !== null,
+              ),
+            )
+          : change.metadata.values
+        : stored.view.metadata,
       updatedAt: now.toISOString(),
     };
     this.db.knowledgeBases.set(keyOf(tenantId, id), clone({ ...stored, view }));
@@ -92,8 +119,10 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
     );
   }
 
-  async delete(tenantId: TenantId, id: string): Promise<void> {
-    this.db.knowledgeBases.delete(keyOf(tenantId, id));
+  async delete(trx: Trx, tenantId: TenantId, id: string): Promise<boolean> {
+    const { id: trxId } = openTrx(trx);
+    this.db.writes.push({ trx: trxId, table: 'knowledge_bases', op: 'delete', key: id });
+    return this.db.knowledgeBases.delete(keyOf(tenantId, id));
   }
 
   async existingIds(tenantId: TenantId, ids: string[]): Promise<string[]> {

@@ -21,6 +21,10 @@ export class InMemoryOutboxRepository extends OutboxRepository {
     this.db.writes.push({ trx: trxId, table: 'outbox', op: 'insert', key: message.key });
   }
 
+  async insertMany(trx: Trx, messages: OutboxMessage[]): Promise<void> {
+    for (const message of messages) await this.insert(trx, message);
+  }
+
   async claim(trx: Trx, limit: number): Promise<StoredOutboxMessage[]> {
     openTrx(trx);
     return this.db.outbox.slice(0, limit).map(({ trx: _trx, ...message }) => message);

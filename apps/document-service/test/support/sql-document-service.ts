@@ -1,6 +1,7 @@
 import { MemoryBlobStore } from '@kb/testing';
 import type { Kysely } from 'kysely';
 
+import { CollectionsService } from '../../src/collections/collections.service';
 import type { DocumentConfig } from '../../src/config/document.config';
 import { DocumentAudit } from '../../src/documents/document-audit';
 import { DocumentMembershipService } from '../../src/documents/document-membership.service';
@@ -17,6 +18,7 @@ import { SqlTransactionRunner } from '../../src/platform/transaction.runner';
 import { AccessReconciler } from '../../src/reconciliation/access.reconciler';
 import { Reconciler } from '../../src/reconciliation/reconciler.service';
 import { ReconciliationRepository } from '../../src/reconciliation/reconciliation.repository';
+import { SqlDocumentStatsRepository } from '../../src/stats/document-stats-sql.repository';
 import { servedModels } from '../../src/testing/document-service.fixture';
 
 /**
@@ -47,8 +49,21 @@ export function sqlDocumentService(
     dimensionOf: async () => undefined,
   });
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
+  const audit = new DocumentAudit(writer, transactions, relay, clock);
   return {
     defaults,
+    collections: new CollectionsService(
+      knowledgeBasesRepository,
+      documentsRepository,
+      new SqlDocumentStatsRepository(db),
+      membership,
+      transactions,
+      writer,
+      relay,
+      blobs,
+      clock,
+      audit,
+    ),
     transactions,
     documentsRepository,
     relay,
@@ -62,7 +77,7 @@ export function sqlDocumentService(
       relay,
       blobs,
       clock,
-      new DocumentAudit(writer, transactions, relay, clock),
+      audit,
     ),
     knowledgeBases: new KnowledgeBasesService(
       knowledgeBasesRepository,

@@ -69,9 +69,22 @@ export class DocumentsClient {
     return this.request(caller, `/v1/documents/${encodeURIComponent(documentId)}`);
   }
 
-  list(caller: Caller, limit: number, cursor?: string): Promise<DocumentRecordPage> {
-    const query = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
-    return this.request(caller, `/v1/documents?${query.toString()}`);
+  /** A page of the caller's documents, optionally matching `where` and in one knowledge base. */
+  list(
+    caller: Caller,
+    limit: number,
+    cursor?: string,
+    scope: { where?: string | undefined; knowledgeBaseId?: string | undefined } = {},
+  ): Promise<DocumentRecordPage> {
+    const query = new URLSearchParams({
+      limit: String(limit),
+      ...(cursor ? { cursor } : {}),
+      ...(scope.where ? { where: scope.where } : {}),
+    });
+    const path = scope.knowledgeBaseId
+      ? `/v1/knowledge-bases/${encodeURIComponent(scope.knowledgeBaseId)}/documents`
+      : '/v1/documents';
+    return this.request(caller, `${path}?${query.toString()}`);
   }
 
   text(

@@ -30,11 +30,20 @@ const listDocumentsSchema = z.object({
   pageSize: z
     .number()
     .int()
-    .max(100, 'page_size must be at most 100')
-    .transform((n) => (n === 0 ? 20 : n)),
+    .max(1000, 'page_size must be at most 1000')
+    .transform((n) => (n === 0 ? 100 : n)),
   pageToken: z
     .string()
-    .max(512)
+    .max(1000)
+    .transform((t) => t || undefined),
+  // Checked by document-service, which answers invalid_filter (relayed as INVALID_ARGUMENT).
+  filterJson: z
+    .string()
+    .max(16_384)
+    .transform((t) => t || undefined),
+  knowledgeBaseId: z
+    .string()
+    .max(63)
     .transform((t) => t || undefined),
 });
 
@@ -84,11 +93,16 @@ export class DocumentsGrpcController {
     @Payload() message: kbv1.ListDocumentsRequest,
     @CurrentCaller() caller: Caller,
   ): Promise<kbv1.ListDocumentsResponse> {
-    const { pageSize, pageToken } = parseBody(listDocumentsSchema, {
+    const { pageSize, pageToken, filterJson, knowledgeBaseId } = parseBody(listDocumentsSchema, {
       pageSize: message.pageSize,
       pageToken: message.pageToken,
+      filterJson: message.filterJson,
+      knowledgeBaseId: message.knowledgeBaseId,
     });
-    const page = await this.documents.list(caller, pageSize, pageToken);
+    const page = await this.documents.list(caller, pageSize, pageToken, {
+      where: filterJson,
+      knowledgeBaseId,
+    });
     return { documents: page.items.map(toDocument), nextPageToken: page.nextCursor ?? '' };
   }
 }

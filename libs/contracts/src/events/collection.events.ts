@@ -5,9 +5,11 @@ import { z } from 'zod';
  * (or source) id: a knowledge base emptied or deleted, a source synced. Webhooks and other systems
  * follow these; per-document events stay on `kb.document.v1` and `kb.document.status.v1`.
  */
+/** A knowledge base's id: the tenant's own slug (`handbook`, `default`), not a UUID. */
+const knowledgeBaseIdSchema = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/);
+
 export const knowledgeBaseEmptiedSchema = z.object({
-  /** A knowledge base id is a label its creator chose (`default`, `handbook`), not a UUID. */
-  knowledgeBaseId: z.string().min(1),
+  knowledgeBaseId: knowledgeBaseIdSchema,
   /** Documents removed from the knowledge base (deleted, or unlinked when they belong elsewhere). */
   deletedCount: z.number().int().nonnegative(),
   /** The emptying job, so a receiver can correlate it with the REST answer. */
@@ -16,8 +18,7 @@ export const knowledgeBaseEmptiedSchema = z.object({
 export type KnowledgeBaseEmptied = z.infer<typeof knowledgeBaseEmptiedSchema>;
 
 export const knowledgeBaseDeletedSchema = z.object({
-  /** A knowledge base id is a label its creator chose (`default`, `handbook`), not a UUID. */
-  knowledgeBaseId: z.string().min(1),
+  knowledgeBaseId: knowledgeBaseIdSchema,
   cascade: z.boolean(),
   deletedCount: z.number().int().nonnegative(),
   unlinkedCount: z.number().int().nonnegative(),
@@ -36,9 +37,7 @@ export type SyncCounts = z.infer<typeof syncCountsSchema>;
 export const sourceSyncedSchema = z.object({
   sourceId: z.uuid(),
   syncId: z.uuid(),
-  /** A knowledge base id is the tenant's own label (`default`, `kb-docs`), not a UUID. */
-  /** A knowledge base id is a label its creator chose (`default`, `handbook`), not a UUID. */
-  knowledgeBaseId: z.string().min(1),
+  knowledgeBaseId: knowledgeBaseIdSchema,
   counts: syncCountsSchema,
   startedAt: z.iso.datetime(),
   finishedAt: z.iso.datetime(),

@@ -45,7 +45,7 @@ describe('filter language', () => {
     [{ owner: 'ann' }, 'owner', 'unknown field "owner"'],
     [{ 'metadata.a b': 1 }, 'metadata.a b', 'a metadata key starts with a letter'],
     [{ 'metadata.x': { $gt: '2024' } }, 'metadata.x.$gt', '$gt takes a number'],
-    [{ tags: { $gt: 1 } }, 'tags.$gt', '$gt applies to uploaded_at and numeric metadata only'],
+    [{ tags: { $gt: 1 } }, 'tags.$gt', '$gt applies to times and numeric metadata only'],
     [{ tags: ['a', 'b'] }, 'tags', 'tags takes string values'],
     [{ tags: { $in: [] } }, 'tags.$in', '$in takes a non-empty array'],
     [{ tags: { $in: 'a' } }, 'tags.$in', '$in takes a non-empty array'],

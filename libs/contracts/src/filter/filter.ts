@@ -32,15 +32,42 @@ export type FilterField =
   | { kind: 'uploaded_at' }
   | { kind: 'metadata'; key: string };
 
-export type FilterNode =
-  | { kind: 'and' | 'or'; children: FilterNode[] }
+/**
+ * The fields a document listing filters on besides a chunk's (`GET /v1/documents?where=`): the
+ * document's pipeline status, its content type and its creation and last-change times.
+ * `uploaded_at` is the same time as `created_at` there.
+ */
+export type DocumentFilterField =
+  | FilterField
+  | { kind: 'status' }
+  | { kind: 'content_type' }
+  | { kind: 'created_at' }
+  | { kind: 'updated_at' };
+
+export type FilterNode<F extends { kind: string } = FilterField> =
+  | { kind: 'and' | 'or'; children: FilterNode<F>[] }
   | {
       kind: 'compare';
-      field: FilterField;
+      field: F;
       operator: Exclude<ComparisonOperator, '$exists'>;
       value: ScalarValue | ScalarValue[];
     }
-  | { kind: 'exists'; field: Extract<FilterField, { kind: 'metadata' }>; exists: boolean };
+  | { kind: 'exists'; field: Extract<F, { kind: 'metadata' }>; exists: boolean };
+
+/** A parsed document-listing filter: the language over `DocumentFilterField`s. */
+export type DocumentFilterNode = FilterNode<DocumentFilterField>;
+
+/** Which fields a filter may name: a chunk's (search) or a document's (listing). */
+type FieldSet = 'chunk' | 'document';
+const CHUNK_FIELDS = ['document_id', 'tags', 'uploaded_at'] as const;
+const DOCUMENT_FIELDS = [
+  ...CHUNK_FIELDS,
+  'status',
+  'content_type',
+  'created_at',
+  'updated_at',
+] as const;
+const TIME_FIELDS = new Set(['uploaded_at', 'created_at', 'updated_at']);
 
 export const FILTER_LIMITS = {
   depth: 6,
@@ -85,8 +112,20 @@ const join = (path: string, key: string): string => (path ? `${path}.${key}` : k
  * value belongs, a nesting too deep) is a FilterError naming where it is.
  */
 export function parseFilter(input: unknown): FilterNode | undefined {
+  return parseWith(input, 'chunk') as FilterNode | undefined;
+}
+
+/**
+ * The same language for listing documents: besides a chunk's fields, `status`, `content_type`
+ * (strings) and `created_at`, `updated_at` (times, like `uploaded_at`).
+ */
+export function parseDocumentFilter(input: unknown): DocumentFilterNode | undefined {
+  return parseWith(input, 'document');
+}
+
+function parseWith(input: unknown, fields: FieldSet): DocumentFilterNode | undefined {
   if (input === undefined || input === null) return undefined;
-  const counter = { conditions: 0 };
+  const counter = { conditions: 0, fields };
   const node = parseObject(input, '', 1, counter);
   return node.kind !== 'compare' && node.kind !== 'exists' && node.children.length === 0
     ? undefined
@@ -97,13 +136,13 @@ function parseObject(
   input: unknown,
   path: string,
   depth: number,
-  counter: { conditions: number },
-): FilterNode {
+  counter: Counter,
+): DocumentFilterNode {
   if (!isPlainObject(input)) throw new FilterError(path, 'must be a JSON object');
   if (depth > FILTER_LIMITS.depth) {
     throw new FilterError(path, `nested deeper than ${FILTER_LIMITS.depth} levels`);
   }
-  const children: FilterNode[] = [];
+  const children: DocumentFilterNode[] = [];
   for (const [key, value] of Object.entries(input)) {
     if (key === '$and' || key === '$or') {
       const where = join(path, key);
@@ -127,13 +166,14 @@ function parseObject(
   return children.length === 1 ? children[0]! : { kind: 'and', children };
 }
 
-function parseFieldName(name: string, path: string): FilterField {
-  switch (name) {
-    case 'document_id':
-    case 'tags':
-    case 'uploaded_at':
-      return { kind: name };
-  }
+interface Counter {
+  conditions: number;
+  fields: FieldSet;
+}
+
+function parseFieldName(name: string, path: string, fields: FieldSet): DocumentFilterField {
+  const known: readonly string[] = fields === 'document' ? DOCUMENT_FIELDS : CHUNK_FIELDS;
+  if (known.includes(name)) return { kind: name } as DocumentFilterField;
   if (name.startsWith('metadata.')) {
     const key = name.slice('metadata.'.length);
     if (!FILTER_LIMITS.metadataKey.test(key)) {
@@ -146,7 +186,7 @@ function parseFieldName(name: string, path: string): FilterField {
   }
   throw new FilterError(
     path,
-    `unknown field "${name}" (fields: document_id, tags, uploaded_at, metadata.<key>)`,
+    `unknown field "${name}" (fields: ${known.join(', ')}, metadata.<key>)`,
   );
 }
 
@@ -154,9 +194,9 @@ function parseField(
   name: string,
   condition: unknown,
   path: string,
-  counter: { conditions: number },
-): FilterNode[] {
-  const field = parseFieldName(name, path);
+  counter: Counter,
+): DocumentFilterNode[] {
+  const field = parseFieldName(name, path, counter.fields);
   // `{ field: value }` is shorthand for `{ field: { $eq: value } }`.
   const operators = isPlainObject(condition) ? condition : { $eq: condition };
   const entries = Object.entries(operators);
@@ -185,7 +225,7 @@ function parseField(
 }
 
 function parseValue(
-  field: FilterField,
+  field: DocumentFilterField,
   operator: Exclude<ComparisonOperator, '$exists'>,
   value: unknown,
   path: string,
@@ -203,25 +243,25 @@ function parseValue(
 }
 
 function parseScalar(
-  field: FilterField,
+  field: DocumentFilterField,
   operator: string,
   value: unknown,
   path: string,
 ): ScalarValue {
-  if (field.kind === 'uploaded_at') {
-    // Upload time is compared as epoch milliseconds; an ISO 8601 timestamp is accepted too.
+  if (TIME_FIELDS.has(field.kind)) {
+    // Times are compared as epoch milliseconds; an ISO 8601 timestamp is accepted too.
     const millis = typeof value === 'string' ? Date.parse(value) : value;
     if (typeof millis !== 'number' || !Number.isSafeInteger(millis)) {
       throw new FilterError(
         path,
-        'uploaded_at takes an ISO 8601 timestamp or integer epoch milliseconds',
+        `${field.kind} takes an ISO 8601 timestamp or integer epoch milliseconds`,
       );
     }
     return millis;
   }
   if (RANGE.has(operator)) {
     if (field.kind !== 'metadata') {
-      throw new FilterError(path, `${operator} applies to uploaded_at and numeric metadata only`);
+      throw new FilterError(path, `${operator} applies to times and numeric metadata only`);
     }
     if (typeof value !== 'number' || !Number.isFinite(value)) {
       throw new FilterError(path, `${operator} takes a number`);
@@ -243,8 +283,21 @@ function parseScalar(
   throw new FilterError(path, 'takes a string, a finite number or a boolean');
 }
 
+/** What a document-listing filter is evaluated against: a document's row. */
+export interface DocumentFilterableFields extends FilterableFields {
+  status: string;
+  contentType: string;
+  /** Milliseconds since the epoch (the same as `uploadedAt`). */
+  createdAt: number;
+  updatedAt: number;
+}
+
 /** The value(s) a field holds on a record: list fields hold many, a missing metadata key none. */
-function valuesOf(field: FilterField, record: FilterableFields): ScalarValue[] | undefined {
+function valuesOf(
+  field: DocumentFilterField,
+  record: FilterableFields | DocumentFilterableFields,
+): ScalarValue[] | undefined {
+  const doc = record as Partial<DocumentFilterableFields>;
   switch (field.kind) {
     case 'document_id':
       return [record.documentId];
@@ -252,6 +305,14 @@ function valuesOf(field: FilterField, record: FilterableFields): ScalarValue[] |
       return record.tags;
     case 'uploaded_at':
       return [record.uploadedAt];
+    case 'status':
+      return doc.status === undefined ? undefined : [doc.status];
+    case 'content_type':
+      return doc.contentType === undefined ? undefined : [doc.contentType];
+    case 'created_at':
+      return doc.createdAt === undefined ? undefined : [doc.createdAt];
+    case 'updated_at':
+      return doc.updatedAt === undefined ? undefined : [doc.updatedAt];
     case 'metadata': {
       const value = record.metadata[field.key];
       if (value === undefined) return undefined;
@@ -270,12 +331,27 @@ function valuesOf(field: FilterField, record: FilterableFields): ScalarValue[] |
  * - a range operator matches numbers only.
  */
 export function matchesFilter(node: FilterNode | undefined, record: FilterableFields): boolean {
+  return matches(node, record);
+}
+
+/** `matchesFilter` for a document listing's filter: the reference its SQL reproduces. */
+export function matchesDocumentFilter(
+  node: DocumentFilterNode | undefined,
+  record: DocumentFilterableFields,
+): boolean {
+  return matches(node, record);
+}
+
+function matches(
+  node: DocumentFilterNode | undefined,
+  record: FilterableFields | DocumentFilterableFields,
+): boolean {
   if (!node) return true;
   switch (node.kind) {
     case 'and':
-      return node.children.every((child) => matchesFilter(child, record));
+      return node.children.every((child) => matches(child, record));
     case 'or':
-      return node.children.some((child) => matchesFilter(child, record));
+      return node.children.some((child) => matches(child, record));
     case 'exists':
       return (record.metadata[node.field.key] !== undefined) === node.exists;
     case 'compare': {

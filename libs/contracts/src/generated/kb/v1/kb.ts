@@ -186,10 +186,18 @@ export interface GetDocumentContentResponse {
 }
 
 export interface ListDocumentsRequest {
-  /** 1..100; 0 means 20. */
+  /** 1..1000; 0 means 100. */
   pageSize: number;
   /** From the previous response's next_page_token; empty for the first page. */
   pageToken: string;
+  /**
+   * A filter as JSON in the one filter language (docs/adr/0007, 0024): document_id, tags, status,
+   * content_type, created_at, updated_at and metadata.<key>; empty for none. A bad filter is
+   * INVALID_ARGUMENT with code invalid_filter.
+   */
+  filterJson: string;
+  /** Only the documents of this knowledge base; empty for all. */
+  knowledgeBaseId: string;
 }
 
 export interface ListDocumentsResponse {
@@ -1230,7 +1238,7 @@ export const GetDocumentContentResponse: MessageFns<GetDocumentContentResponse> 
 };
 
 function createBaseListDocumentsRequest(): ListDocumentsRequest {
-  return { pageSize: 0, pageToken: "" };
+  return { pageSize: 0, pageToken: "", filterJson: "", knowledgeBaseId: "" };
 }
 
 export const ListDocumentsRequest: MessageFns<ListDocumentsRequest> = {
@@ -1240,6 +1248,12 @@ export const ListDocumentsRequest: MessageFns<ListDocumentsRequest> = {
     }
     if (message.pageToken !== "") {
       writer.uint32(18).string(message.pageToken);
+    }
+    if (message.filterJson !== "") {
+      writer.uint32(26).string(message.filterJson);
+    }
+    if (message.knowledgeBaseId !== "") {
+      writer.uint32(34).string(message.knowledgeBaseId);
     }
     return writer;
   },
@@ -1273,6 +1287,22 @@ export const ListDocumentsRequest: MessageFns<ListDocumentsRequest> = {
             message.pageToken = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.filterJson = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.knowledgeBaseId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1297,6 +1327,16 @@ export const ListDocumentsRequest: MessageFns<ListDocumentsRequest> = {
         : isSet(object.page_token)
         ? globalThis.String(object.page_token)
         : "",
+      filterJson: isSet(object.filterJson)
+        ? globalThis.String(object.filterJson)
+        : isSet(object.filter_json)
+        ? globalThis.String(object.filter_json)
+        : "",
+      knowledgeBaseId: isSet(object.knowledgeBaseId)
+        ? globalThis.String(object.knowledgeBaseId)
+        : isSet(object.knowledge_base_id)
+        ? globalThis.String(object.knowledge_base_id)
+        : "",
     };
   },
 
@@ -1308,6 +1348,12 @@ export const ListDocumentsRequest: MessageFns<ListDocumentsRequest> = {
     if (message.pageToken !== "") {
       obj.pageToken = message.pageToken;
     }
+    if (message.filterJson !== "") {
+      obj.filterJson = message.filterJson;
+    }
+    if (message.knowledgeBaseId !== "") {
+      obj.knowledgeBaseId = message.knowledgeBaseId;
+    }
     return obj;
   },
 
@@ -1318,6 +1364,8 @@ export const ListDocumentsRequest: MessageFns<ListDocumentsRequest> = {
     const message = createBaseListDocumentsRequest();
     message.pageSize = object.pageSize ?? 0;
     message.pageToken = object.pageToken ?? "";
+    message.filterJson = object.filterJson ?? "";
+    message.knowledgeBaseId = object.knowledgeBaseId ?? "";
     return message;
   },
 };
@@ -3829,7 +3877,10 @@ export const KnowledgeBaseService = {
       Buffer.from(GetDocumentContentResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetDocumentContentResponse => GetDocumentContentResponse.decode(value),
   },
-  /** The tenant's documents, newest first, a page at a time. */
+  /**
+   * The tenant's documents the caller may read, newest first, a page at a time, optionally
+   * matching a filter (the REST listing's `where`) and in one knowledge base.
+   */
   listDocuments: {
     path: "/kb.v1.KnowledgeBase/ListDocuments" as const,
     requestStream: false as const,
@@ -3865,7 +3916,10 @@ export interface KnowledgeBaseServer extends UntypedServiceImplementation {
    * carries its content type, size, SHA-256 and file name. NOT_FOUND as for GetDocument.
    */
   getDocumentContent: handleServerStreamingCall<GetDocumentContentRequest, GetDocumentContentResponse>;
-  /** The tenant's documents, newest first, a page at a time. */
+  /**
+   * The tenant's documents the caller may read, newest first, a page at a time, optionally
+   * matching a filter (the REST listing's `where`) and in one knowledge base.
+   */
   listDocuments: handleUnaryCall<ListDocumentsRequest, ListDocumentsResponse>;
 }
 
@@ -3956,7 +4010,10 @@ export interface KnowledgeBaseClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<GetDocumentContentResponse>;
-  /** The tenant's documents, newest first, a page at a time. */
+  /**
+   * The tenant's documents the caller may read, newest first, a page at a time, optionally
+   * matching a filter (the REST listing's `where`) and in one knowledge base.
+   */
   listDocuments(
     request: ListDocumentsRequest,
     callback: (error: ServiceError | null, response: ListDocumentsResponse) => void,

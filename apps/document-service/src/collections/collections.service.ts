@@ -1,0 +1,384 @@
+import { randomUUID } from 'node:crypto';
+
+import type { Access } from '@kb/auth';
+import { DOCUMENT_STATUSES, type DocumentStatus, type TenantId, Topics } from '@kb/contracts';
+import type { BlobStore } from '@kb/storage';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+
+import { DocumentAudit } from '../documents/document-audit';
+import { deletedEventOf } from '../documents/document-events.builder';
+import { DocumentMembershipService } from '../documents/document-membership.service';
+import {
+  type DeletedDocument,
+  DocumentsRepository,
+  type Visibility,
+  visibilityOf,
+} from '../documents/documents.repository';
+import type {
+  KnowledgeBasePage,
+  KnowledgeBaseStats,
+  ListKnowledgeBasesQuery,
+} from '../knowledge-bases/knowledge-base.model';
+import {
+  KnowledgeBaseError,
+  KnowledgeBaseErrorCode,
+  knowledgeBaseNotFound,
+} from '../knowledge-bases/knowledge-bases.errors';
+import { KnowledgeBasesRepository } from '../knowledge-bases/knowledge-bases.repository';
+import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
+import { OutboxWriter } from '../outbox/outbox.writer';
+import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
+import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
+import { TransactionRunner, type Trx } from '../platform/transaction.runner';
+import {
+  DocumentStatsRepository,
+  type KnowledgeBaseStatusCount,
+  type ValueCount,
+} from '../stats/document-stats.repository';
+import { decodeKnowledgeBaseCursor, encodeKnowledgeBaseCursor } from './collections.cursor';
+
+/** What emptying a knowledge base did, as far as the caller may read. */
+export interface EmptyResult {
+  jobId: string;
+  knowledgeBaseId: string;
+  status: 'completed';
+  /** Documents removed from it: deleted (it was their only one) plus unlinked (they stay elsewhere). */
+  deletedCount: number;
+  /** Of those, the documents that belonged to other knowledge bases too and stay there. */
+  unlinkedCount: number;
+  /** Documents its tag rule still holds (they are in other knowledge bases too): retag them. */
+  retainedCount: number;
+  /** indexing-service drops the deleted documents' chunks when it reads their events. */
+  indexRemoval: 'scheduled';
+  tookMs: number;
+}
+
+export interface DeleteKnowledgeBaseResult {
+  id: string;
+  cascade: boolean;
+  /** Documents deleted with it (`cascade=true`: those it was the only knowledge base of). */
+  deletedCount: number;
+  /** Documents that stay, in their other knowledge bases. */
+  unlinkedCount: number;
+  indexRemoval: 'scheduled';
+}
+
+export interface MetadataValues {
+  knowledgeBaseId: string;
+  field: string;
+  values: ValueCount[];
+  /** True when there were more distinct values than `limit`. */
+  truncated: boolean;
+}
+
+/** Audit records name at most this many documents each (a Kafka message stays small). */
+const AUDIT_BATCH = 1000;
+
+function requireAction(access: Access, action: 'write' | 'delete'): void {
+  if (!access.documentActions.has(action)) {
+    throw new KnowledgeBaseError(
+      KnowledgeBaseErrorCode.PermissionDenied,
+      `${action} is not granted to ${access.userId}`,
+    );
+  }
+}
+
+/** A knowledge base's state from the counts of its documents (docs/adr/0024). */
+export function statsOf(
+  rows: KnowledgeBaseStatusCount[],
+  scope: KnowledgeBaseStats['scope'],
+): KnowledgeBaseStats {
+  const byStatus = Object.fromEntries(DOCUMENT_STATUSES.map((s) => [s, 0])) as Record<
+    DocumentStatus,
+    number
+  >;
+  let chunkCount = 0;
+  let bytes = 0;
+  let lastIndexedAt: string | null = null;
+  for (const row of rows) {
+    byStatus[row.status] += row.documents;
+    chunkCount += row.chunks;
+    bytes += row.bytes;
+    if (row.lastIndexedAt && (!lastIndexedAt || row.lastIndexedAt > lastIndexedAt)) {
+      lastIndexedAt = row.lastIndexedAt;
+    }
+  }
+  const inFlight = byStatus.pending + byStatus.parsing + byStatus.embedding + byStatus.indexing;
+  return {
+    status: inFlight > 0 ? 'indexing' : byStatus.failed > 0 ? 'error' : 'active',
+    documentCount: Object.values(byStatus).reduce((a, b) => a + b, 0),
+    documentsByStatus: byStatus,
+    chunkCount,
+    bytes,
+    lastIndexedAt,
+    scope,
+  };
+}
+
+/**
+ * Knowledge bases as collections (docs/adr/0024): their state and counts, the values their
+ * documents' metadata takes, emptying one and deleting one with its documents. Every count and
+ * value covers only the documents the caller may read, so none reveals a document they cannot.
+ */
+@Injectable()
+export class CollectionsService {
+  private readonly logger = new Logger(CollectionsService.name);
+
+  constructor(
+    private readonly knowledgeBases: KnowledgeBasesRepository,
+    private readonly documents: DocumentsRepository,
+    private readonly counts: DocumentStatsRepository,
+    private readonly membership: DocumentMembershipService,
+    private readonly transactions: TransactionRunner,
+    private readonly events: OutboxWriter,
+    @Inject(OutboxRelay) private readonly outbox: OutboxWake,
+    @Inject(BLOB_STORE) private readonly blobs: Pick<BlobStore, 'delete'>,
+    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly audit: DocumentAudit,
+  ) {}
+
+  /** A page of knowledge bases (by id), with `total` and each one's stats unless `stats=false`. */
+  async list(
+    tenantId: TenantId,
+    access: Access,
+    query: ListKnowledgeBasesQuery,
+  ): Promise<KnowledgeBasePage> {
+    const afterId = query.cursor ? decodeKnowledgeBaseCursor(query.cursor) : undefined;
+    const { items, total } = await this.knowledgeBases.page(tenantId, {
+      limit: query.limit + 1,
+      afterId,
+      offset: query.offset,
+      name: query.name,
+    });
+    const page = items.slice(0, query.limit);
+    const last = page[page.length - 1];
+    const nextCursor =
+      items.length > query.limit && last && query.offset === undefined
+        ? encodeKnowledgeBaseCursor(last.id)
+        : null;
+    if (query.stats === 'false') return { items: page, total, nextCursor };
+    const visibility = visibilityOf(access);
+    const rows = await this.counts.countInKnowledgeBases(
+      tenantId,
+      visibility,
+      page.map((kb) => kb.id),
+    );
+    return {
+      items: page.map((kb) => ({
+        ...kb,
+        stats: statsOf(
+          rows.filter((row) => row.knowledgeBaseId === kb.id),
+          scopeOf(visibility),
+        ),
+      })),
+      total,
+      nextCursor,
+    };
+  }
+
+  async stats(tenantId: TenantId, access: Access, id: string): Promise<KnowledgeBaseStats> {
+    await this.requireFound(tenantId, id);
+    const visibility = visibilityOf(access);
+    const rows = await this.counts.countInKnowledgeBases(tenantId, visibility, [id]);
+    return statsOf(rows, scopeOf(visibility));
+  }
+
+  /** The distinct values of `field` (`metadata.<key>`, `<key>` or `tags`) with their counts. */
+  async metadataValues(
+    tenantId: TenantId,
+    access: Access,
+    id: string,
+    field: { kind: 'tags' } | { kind: 'metadata'; key: string },
+    limit: number,
+  ): Promise<MetadataValues> {
+    await this.requireFound(tenantId, id);
+    const values = await this.counts.valuesOf(tenantId, visibilityOf(access), id, field, limit + 1);
+    return {
+      knowledgeBaseId: id,
+      field: field.kind === 'tags' ? 'tags' : `metadata.${field.key}`,
+      values: values.slice(0, limit),
+      truncated: values.length > limit,
+    };
+  }
+
+  /**
+   * Empties a knowledge base and keeps it (its pipeline, tag rule and metadata): the documents
+   * the caller may read whose only knowledge base it is are deleted in one statement, the others
+   * leave it. One transaction: the rows, their `deleted` and `attributes_changed` events, the
+   * audit records and `knowledge_base_emptied` commit together. Documents the caller cannot read
+   * stay (a tenant admin reads them all).
+   */
+  async empty(tenantId: TenantId, access: Access, id: string): Promise<EmptyResult> {
+    requireAction(access, 'delete');
+    await this.requireFound(tenantId, id);
+    const started = Date.now();
+    const jobId = randomUUID();
+    const visibility = visibilityOf(access);
+    const now = this.clock();
+    const outcome = await this.transactions.run(async (trx) => {
+      const deleted = await this.deleteOnlyIn(trx, tenantId, access, id, visibility);
+      const { unlinked, retained } = await this.unlink(trx, tenantId, id, visibility, now);
+      const removed = deleted.length + unlinked;
+      await this.events.enqueue(trx, Topics.collection, tenantId, id, {
+        kind: 'knowledge_base_emptied',
+        knowledgeBaseId: id,
+        deletedCount: removed,
+        jobId,
+      });
+      return { deleted, unlinked, retained };
+    });
+    this.outbox.wake();
+    this.cleanUpBlobs(outcome.deleted);
+    const result: EmptyResult = {
+      jobId,
+      knowledgeBaseId: id,
+      status: 'completed',
+      deletedCount: outcome.deleted.length + outcome.unlinked,
+      unlinkedCount: outcome.unlinked,
+      retainedCount: outcome.retained,
+      indexRemoval: 'scheduled',
+      tookMs: Date.now() - started,
+    };
+    this.logger.log(`emptied knowledge base ${id}: ${JSON.stringify(result)}`);
+    return result;
+  }
+
+  /**
+   * Deletes a knowledge base. Without `cascade`, a knowledge base holding a document the caller
+   * may read is refused (409 `knowledge_base_not_empty`); with it, those documents are deleted
+   * when it is their only knowledge base and leave it otherwise. Documents the caller cannot read
+   * are never deleted and never counted: they leave it (into `default` when it was their only
+   * one), so a refusal never tells the caller that a document they cannot read exists.
+   */
+  async delete(
+    tenantId: TenantId,
+    access: Access,
+    id: string,
+    cascade: boolean,
+  ): Promise<DeleteKnowledgeBaseResult> {
+    requireAction(access, 'write');
+    if (cascade) requireAction(access, 'delete');
+    await this.requireFound(tenantId, id);
+    const visibility = visibilityOf(access);
+    const now = this.clock();
+    const outcome = await this.transactions.run(async (trx) => {
+      const readable = await this.documents.lockMembers(trx, tenantId, id, visibility);
+      if (readable.length > 0 && !cascade) {
+        throw new KnowledgeBaseError(
+          KnowledgeBaseErrorCode.NotEmpty,
+          `knowledge base ${id} still has ${readable.length} document(s) you can read: delete with cascade=true, empty it, or move them first`,
+        );
+      }
+      // Gone first, so that its tag rule no longer holds anything.
+      if (!(await this.knowledgeBases.delete(trx, tenantId, id))) throw knowledgeBaseNotFound(id);
+      const deleted = cascade ? await this.deleteOnlyIn(trx, tenantId, access, id, visibility) : [];
+      const mine = await this.unlink(trx, tenantId, id, visibility, now);
+      // Whatever is left is hidden from the caller: it leaves too, and is not reported to them.
+      const hidden = await this.unlink(trx, tenantId, id, 'all', now);
+      await this.events.enqueue(trx, Topics.collection, tenantId, id, {
+        kind: 'knowledge_base_deleted',
+        knowledgeBaseId: id,
+        cascade,
+        deletedCount: deleted.length,
+        unlinkedCount: mine.unlinked + hidden.unlinked,
+      });
+      return { deleted, unlinked: mine.unlinked };
+    });
+    this.outbox.wake();
+    this.cleanUpBlobs(outcome.deleted);
+    return {
+      id,
+      cascade,
+      deletedCount: outcome.deleted.length,
+      unlinkedCount: outcome.unlinked,
+      indexRemoval: 'scheduled',
+    };
+  }
+
+  private async requireFound(tenantId: TenantId, id: string): Promise<void> {
+    if (id === DEFAULT_KNOWLEDGE_BASE) return;
+    if (!(await this.knowledgeBases.find(tenantId, id))) throw knowledgeBaseNotFound(id);
+  }
+
+  /** One DELETE for the rows, then their `deleted` events and audit records in few INSERTs. */
+  private async deleteOnlyIn(
+    trx: Trx,
+    tenantId: TenantId,
+    access: Access,
+    id: string,
+    visibility: Visibility,
+  ): Promise<DeletedDocument[]> {
+    const deleted = await this.documents.deleteOnlyIn(trx, tenantId, id, visibility);
+    await this.events.enqueueMany(
+      trx,
+      Topics.document,
+      tenantId,
+      deleted.map((row) => ({ key: row.id, payload: deletedEventOf(row.id, row.metaVersion) })),
+    );
+    for (let at = 0; at < deleted.length; at += AUDIT_BATCH) {
+      const ids = deleted.slice(at, at + AUDIT_BATCH).map((row) => row.id);
+      await this.audit.record(trx, 'document_deleted', access, ids, { knowledgeBaseId: id });
+    }
+    return deleted;
+  }
+
+  /**
+   * The documents of `id` that `visibility` may read leave it (its id leaves their explicit
+   * ones; `default` when none would be left and `id` is not `default`), each with its
+   * `attributes_changed` event. Those its tag rule still holds are retained.
+   */
+  private async unlink(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    visibility: Visibility,
+    now: Date,
+  ): Promise<{ unlinked: number; retained: number }> {
+    let unlinked = 0;
+    let retained = 0;
+    for (const document of await this.documents.lockMembers(trx, tenantId, id, visibility)) {
+      const rest = document.explicitKnowledgeBaseIds.filter((kb) => kb !== id);
+      const others = document.knowledgeBaseIds.filter((kb) => kb !== id);
+      const explicit =
+        rest.length > 0 || others.length > 0 || id === DEFAULT_KNOWLEDGE_BASE
+          ? rest
+          : [DEFAULT_KNOWLEDGE_BASE];
+      const changed = await this.membership.editAttributes(
+        trx,
+        document,
+        { knowledgeBaseIds: explicit },
+        now,
+      );
+      if (changed.knowledgeBaseIds.includes(id)) retained += 1;
+      else unlinked += 1;
+    }
+    return { unlinked, retained };
+  }
+
+  /**
+   * Originals no document points at any more are deleted from S3 after the commit, a few at a
+   * time; a failure is logged (the object stays, unreferenced) and never undoes the delete.
+   */
+  private cleanUpBlobs(deleted: DeletedDocument[]): void {
+    const candidates = [...new Map(deleted.map((row) => [row.blobKey, row])).values()];
+    if (candidates.length === 0) return;
+    void (async () => {
+      let removed = 0;
+      const queue = [...candidates];
+      const worker = async () => {
+        for (let row = queue.shift(); row; row = queue.shift()) {
+          if (await this.documents.isBlobReferenced(row.sha256, row.blobKey)) continue;
+          await this.blobs.delete(row.blobKey);
+          removed += 1;
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, worker));
+      this.logger.log(`removed ${removed} original(s) of ${deleted.length} deleted document(s)`);
+    })().catch((error: unknown) =>
+      this.logger.warn(`originals of deleted documents were not all removed: ${String(error)}`),
+    );
+  }
+}
+
+const scopeOf = (visibility: Visibility): KnowledgeBaseStats['scope'] =>
+  visibility === 'all' ? 'all' : 'readable';

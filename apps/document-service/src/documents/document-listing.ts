@@ -1,0 +1,36 @@
+import { type DocumentFilterNode, FilterError, parseDocumentFilter } from '@kb/contracts';
+import { z } from 'zod';
+
+import { DocumentError, DocumentErrorCode } from './documents.errors';
+
+/** `GET /v1/documents` and `GET /v1/knowledge-bases/{id}/documents`. */
+export const listQuerySchema = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    cursor: z.string().max(1000).optional(),
+    /** A filter of the one language (docs/adr/0007) over document fields, as JSON. */
+    where: z.string().max(16_384).optional(),
+  })
+  .strict();
+
+/**
+ * The `where` of a listing, parsed: JSON that is not a filter of the language (an unknown field
+ * or operator, a range over strings…) is 400 `invalid_filter`, naming where it is wrong.
+ */
+export function parseWhere(where: string | undefined): DocumentFilterNode | undefined {
+  if (where === undefined || where.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(where);
+  } catch {
+    throw new DocumentError(DocumentErrorCode.InvalidFilter, 'where is not valid JSON');
+  }
+  try {
+    return parseDocumentFilter(value);
+  } catch (error) {
+    if (error instanceof FilterError) {
+      throw new DocumentError(DocumentErrorCode.InvalidFilter, error.message);
+    }
+    throw error;
+  }
+}
