@@ -16,12 +16,12 @@ MODELS=(
 
 complete() { [[ -f "$1/onnx/model_quantized.onnx" && -f "$1/tokenizer.json" && -f "$1/config.json" ]]; }
 
-missing=0
+incomplete=0
 for spec in "${MODELS[@]}"; do
   IFS='|' read -r id _ _ _ _ <<<"$spec"
-  complete "$EMBEDDING_MODEL_DIR/$id" || missing=1
+  complete "$EMBEDDING_MODEL_DIR/$id" || incomplete=1
 done
-if [[ $missing == 0 ]]; then exit 0; fi
+if [[ $incomplete == 0 ]]; then exit 0; fi
 maven_fetch model
 
 for spec in "${MODELS[@]}"; do
