@@ -58,19 +58,7 @@ export class KbClient {
     if (fields.knowledgeBaseIds) {
       form.append('knowledgeBaseIds', JSON.stringify(fields.knowledgeBaseIds));
     }
-    // A busy suite may answer 503 (a dependency it asks first did not answer in time): nothing was
-    // stored, so the upload is tried again, up to five times, with growing pauses.
-    let response: Response;
-    for (let attempt = 1; ; attempt++) {
-      response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
-        method: 'POST',
-        body: form,
-        headers: { authorization: `Bearer ${this.endpoints.token}` },
-      });
-      if (response.status !== 503 || attempt === 5) break;
-      await response.body?.cancel();
-      await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
-    }
+    const response = await this.postUpload(form);
     const body = (await response.json()) as UploadedDocument & {
       error?: { code: string; message: string };
     };
@@ -79,6 +67,23 @@ export class KbClient {
         `upload of ${filename} failed: ${response.status} ${body.error?.code}: ${body.error?.message}`,
       );
     return body;
+  }
+
+  /**
+   * POST /v1/documents. A busy suite may answer 503 (a dependency it asks first did not answer in
+   * time): nothing was stored, so the upload is tried again, up to five times, with growing pauses.
+   */
+  private async postUpload(form: FormData): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
+        method: 'POST',
+        body: form,
+        headers: { authorization: `Bearer ${this.endpoints.token}` },
+      });
+      if (response.status !== 503 || attempt === 5) return response;
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+    }
   }
 
   /**
@@ -104,19 +109,7 @@ export class KbClient {
       form.append('knowledgeBaseIds', JSON.stringify(fields.knowledgeBaseIds));
     }
     if (fields.externalId) form.append('externalId', fields.externalId);
-    // A busy suite may answer 503 (a dependency it asks first did not answer in time): nothing was
-    // stored, so the upload is tried again, up to five times, with growing pauses.
-    let response: Response;
-    for (let attempt = 1; ; attempt++) {
-      response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
-        method: 'POST',
-        body: form,
-        headers: { authorization: `Bearer ${this.endpoints.token}` },
-      });
-      if (response.status !== 503 || attempt === 5) break;
-      await response.body?.cancel();
-      await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
-    }
+    const response = await this.postUpload(form);
     const body = (await response.json().catch(() => ({}))) as UploadedDocument & {
       duplicate?: boolean;
       unchanged?: boolean;

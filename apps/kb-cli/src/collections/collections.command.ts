@@ -1,5 +1,6 @@
 import { Presets, SingleBar } from 'cli-progress';
 
+import { restCall } from '../client/rest-call';
 import { formatTable } from './table';
 
 /** Where the REST API is and who calls it. */
@@ -36,37 +37,10 @@ export interface DocumentItem {
 }
 
 /** An answer that is not 2xx, with the API's stable code. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(`${status} ${code}: ${message}`);
-  }
-}
+export { ApiError } from '../client/rest-call';
 
-async function call<T>(endpoint: RestEndpoint, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${endpoint.documentsUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${endpoint.token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const json = (await response.json().catch(() => ({}))) as T & {
-    error?: { code: string; message: string };
-  };
-  if (!response.ok) {
-    throw new ApiError(
-      response.status,
-      json.error?.code ?? 'error',
-      json.error?.message ?? response.statusText,
-    );
-  }
-  return json as T;
-}
+const call = <T>(endpoint: RestEndpoint, method: string, path: string, body?: unknown) =>
+  restCall<T>(endpoint.documentsUrl, endpoint.token, method, path, body);
 
 const kbPath = (id: string) => `/v1/knowledge-bases/${encodeURIComponent(id)}`;
 

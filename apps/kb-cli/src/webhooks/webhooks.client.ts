@@ -1,5 +1,7 @@
 import type { WebhookEventType } from '@kb/contracts';
 
+import { restCall } from '../client/rest-call';
+
 export interface Webhook {
   id: string;
   url: string;
@@ -33,15 +35,7 @@ export interface Delivery {
 }
 
 /** An answer other than 2xx, with the API's stable error code. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(`${status} ${code}: ${message}`);
-  }
-}
+export { ApiError } from '../client/rest-call';
 
 /** webhook-service's REST API as a tenant admin calls it. */
 export class WebhooksClient {
@@ -90,25 +84,7 @@ export class WebhooksClient {
     return this.call('POST', `/v1/webhooks/${encodeURIComponent(id)}/test`);
   }
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${this.token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const answer = (await response.json().catch(() => ({}))) as T & {
-      error?: { code: string; message: string };
-    };
-    if (!response.ok) {
-      throw new ApiError(
-        response.status,
-        answer.error?.code ?? 'unknown',
-        answer.error?.message ?? response.statusText,
-      );
-    }
-    return answer;
+  private call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return restCall<T>(this.baseUrl, this.token, method, path, body);
   }
 }
