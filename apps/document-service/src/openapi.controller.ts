@@ -247,7 +247,7 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
         {
           name: 'externalIdPrefix',
           in: 'query' as const,
-          schema: z.string().min(1).max(1024),
+          schema: z.string().min(1).max(200),
           description: 'Only documents whose externalId starts with this, all in one page.',
         },
       ],

@@ -164,6 +164,12 @@ export function buildOpenApiDocument(
               },
             ]),
           ),
+          // A query string can be longer than Node's limit on the request line and headers (16 KiB
+          // by default, percent-encoding included) whatever the parameters' own bounds: Node's
+          // HTTP parser then answers 431 itself, before any route, without a body.
+          ...(parameters.some((p) => p.in === 'query')
+            ? { 431: { description: 'Request line and headers over the server limit (no body)' } }
+            : {}),
         },
       },
     };

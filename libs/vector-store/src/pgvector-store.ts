@@ -188,8 +188,8 @@ export class PgVectorStore implements VectorStore {
     documentId: string,
     attributes: EditableAttributes,
   ): Promise<number> {
-    const result = await this.pool.query(
-      `UPDATE ${this.table()} SET kb_ids = $3::text[], tags = $4::text[], metadata = $5::jsonb
+    return this.inEveryTable(
+      (table) => `UPDATE ${table} SET kb_ids = $3::text[], tags = $4::text[], metadata = $5::jsonb
         WHERE namespace = $1 AND document_id = $2`,
       [
         namespace,
@@ -199,7 +199,6 @@ export class PgVectorStore implements VectorStore {
         JSON.stringify(attributes.metadata),
       ],
     );
-    return result.rowCount ?? 0;
   }
 
   async setPrincipals(
@@ -207,20 +206,19 @@ export class PgVectorStore implements VectorStore {
     documentId: string,
     principals: string[],
   ): Promise<number> {
-    const result = await this.pool.query(
-      `UPDATE ${this.table()} SET principals = $3::text[] WHERE namespace = $1 AND document_id = $2`,
+    return this.inEveryTable(
+      (table) =>
+        `UPDATE ${table} SET principals = $3::text[] WHERE namespace = $1 AND document_id = $2`,
       [namespace, documentId, principals],
     );
-    return result.rowCount ?? 0;
   }
 
   async deleteDocument(namespace: string, documentId: string, olderThan?: number): Promise<number> {
-    const result = await this.pool.query(
-      `DELETE FROM ${this.table()} WHERE namespace = $1 AND document_id = $2
+    return this.inEveryTable(
+      (table) => `DELETE FROM ${table} WHERE namespace = $1 AND document_id = $2
          AND ($3::integer IS NULL OR document_version < $3::integer)`,
       [namespace, documentId, olderThan ?? null],
     );
-    return result.rowCount ?? 0;
   }
 
   isReady(): boolean {
@@ -264,6 +262,27 @@ export class PgVectorStore implements VectorStore {
     if (this.partitions.has(namespace)) return;
     await this.pool.query(`SELECT "${partitionFunction(this.table())}"($1)`, [namespace]);
     this.partitions.add(namespace);
+  }
+
+  /**
+   * Runs an in-place change (a delete, new attributes or principals) in every vector table of the
+   * schema and sums the rows it touched. A document's vectors are in the table of its model's
+   * dimension, which a process that has not indexed yet does not know: indexing-service restarted,
+   * then a document's delete arrives before any vectors. Naming the namespace and document keeps
+   * the change to that document's rows whichever table holds them; with no table, nothing to do.
+   */
+  private async inEveryTable(statement: (table: string) => string, values: unknown[]) {
+    const { rows } = await this.pool.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
+          AND c.relname ~ '^kb_vectors_[0-9]+$'`,
+    );
+    let touched = 0;
+    for (const { name } of rows) {
+      const result = await this.pool.query(statement(`"${name}"`), values);
+      touched += result.rowCount ?? 0;
+    }
+    return touched;
   }
 
   private table(): string {

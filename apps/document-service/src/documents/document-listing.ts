@@ -3,13 +3,22 @@ import { z } from 'zod';
 
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 
+/** The longest `where` a listing takes (characters of its JSON). */
+export const WHERE_MAX_LENGTH = 800;
+
 /** `GET /v1/documents` and `GET /v1/knowledge-bases/{id}/documents`. */
 export const listQuerySchema = z
   .object({
     limit: z.coerce.number().int().min(1).max(1000).default(100),
-    cursor: z.string().max(1000).optional(),
-    /** A filter of the one language (docs/adr/0007) over document fields, as JSON. */
-    where: z.string().max(16_384).optional(),
+    /** Opaque, base64url (document.cursor.ts); one holds about 110 characters. */
+    cursor: z.string().max(200).optional(),
+    /**
+     * A filter of the one language (docs/adr/0007) over document fields, as JSON. Bounded so that
+     * a request line with every parameter at its longest (where, cursor, externalIdPrefix) stays
+     * under Node's 16 KiB header limit even percent-encoded (up to 12 bytes a character): past that
+     * limit Node answers 431 and resets the connection before any route.
+     */
+    where: z.string().max(WHERE_MAX_LENGTH).optional(),
   })
   .strict();
 

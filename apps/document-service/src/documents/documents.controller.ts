@@ -55,7 +55,7 @@ export { listQuerySchema } from './document-listing';
 
 /** `GET /v1/documents`: a page, or (`externalIdPrefix`) every document a sync brought. */
 export const documentListQuerySchema = listQuerySchema.extend({
-  externalIdPrefix: z.string().min(1).max(1024).optional(),
+  externalIdPrefix: z.string().min(1).max(200).optional(),
 });
 
 /** Uploading or replacing content needs `write` on documents in the caller's tenant. */
