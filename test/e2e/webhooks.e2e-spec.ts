@@ -339,4 +339,53 @@ describe('webhooks', () => {
     expect(await cli('delete', down.id)).toEqual({ id: down.id });
     expect((await api('GET', `/v1/webhooks/${down.id}`)).status).toBe(404);
   });
+
+  it('rotates the signing secret with a grace period in which both secrets sign (CLI)', async () => {
+    const rotating = await subscribe(receiver.script('/rotating', []), ['source.synced']);
+    const rotated = (await cli('rotate-secret', rotating.id, '--grace-seconds', '600')) as {
+      secret: string;
+      previousSecretExpiresAt: string | null;
+    };
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(rotating.secret);
+    expect(Date.parse(rotated.previousSecretExpiresAt!) - Date.now()).toBeGreaterThan(500_000);
+
+    const testMessage = async (count: number) => {
+      expect((await api('POST', `/v1/webhooks/${rotating.id}/test`)).status).toBe(202);
+      return (
+        await waitFor(
+          async () => receiver.at('/rotating'),
+          (requests) => requests.length === count,
+          30_000,
+        )
+      )[count - 1]!;
+    };
+    // During the grace period: two signatures, each secret verifies.
+    const during = await testMessage(1);
+    expect(during.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    for (const key of [rotating.secret, rotated.secret]) {
+      expect(new Webhook(key).verify(during.body, during.headers)).toMatchObject({
+        type: 'webhook.test',
+      });
+    }
+
+    // Grace 0: only the newest secret signs from now on.
+    const immediate = (await cli('rotate-secret', rotating.id, '--grace-seconds', '0')) as {
+      secret: string;
+      previousSecretExpiresAt: string | null;
+    };
+    expect(immediate.previousSecretExpiresAt).toBeNull();
+    const after = await testMessage(2);
+    expect(verified(after, immediate.secret).type).toBe('webhook.test');
+    expect(() => new Webhook(rotated.secret).verify(after.body, after.headers)).toThrow();
+    expect((await api('GET', `/v1/webhooks/${rotating.id}`)).body['secretRotatedAt']).toEqual(
+      expect.any(String),
+    );
+    // A bad secret is refused with its code.
+    const refused = await api('POST', `/v1/webhooks/${rotating.id}/rotate-secret`, {
+      secret: 'whsec_short',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error?.code).toBe('invalid_webhook_secret');
+  });
 });

@@ -20,6 +20,7 @@ import { type Kysely, sql } from 'kysely';
 import { WEBHOOK_CONFIG, type WebhookConfig } from './config/webhook.config';
 import { DeliveriesRepository } from './deliveries/deliveries.repository';
 import { DeliveryDispatcher } from './deliveries/delivery.dispatcher';
+import { DeliveryRetention } from './deliveries/delivery.retention';
 import type { ReceiverSender } from './deliveries/receiver.sender';
 import { WebhookEventsConsumer } from './deliveries/webhook-events.consumer';
 import { migrationPlans } from './migrations';
@@ -74,6 +75,7 @@ export class AppModule {
         DeliveriesRepository,
         WebhooksService,
         DeliveryDispatcher,
+        DeliveryRetention,
         WebhookEventsConsumer,
         {
           provide: EVENT_CONSUMERS,

@@ -7,6 +7,8 @@ import {
   createWebhookSchema,
   deliveriesQuerySchema,
   deliveryViewSchema,
+  rotatedSecretSchema,
+  rotateSecretSchema,
   updateWebhookSchema,
   webhookIdSchema,
   webhookViewSchema,
@@ -93,6 +95,18 @@ export const WEBHOOK_OPENAPI = buildOpenApiDocument(
       status: 200,
       response: z.object({ items: z.array(deliveryViewSchema) }),
       errors: [403, 404],
+    },
+    {
+      method: 'post',
+      path: '/v1/webhooks/{id}/rotate-secret',
+      operationId: 'rotateWebhookSecret',
+      summary:
+        'Replace the signing secret (shown once); the old one keeps signing beside it for graceSeconds (default 86400), so deliveries carry both signatures meanwhile',
+      parameters: [idParameter],
+      body: rotateSecretSchema,
+      status: 200,
+      response: rotatedSecretSchema,
+      errors: [403, 404, 413],
     },
     {
       method: 'post',

@@ -10,6 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import type { WebhookConfig } from '../src/config/webhook.config';
 import { DeliveriesRepository } from '../src/deliveries/deliveries.repository';
 import { DeliveryDispatcher } from '../src/deliveries/delivery.dispatcher';
+import { DeliveryRetention } from '../src/deliveries/delivery.retention';
 import { HttpReceiverSender } from '../src/deliveries/receiver.sender';
 import { messageIdOf, type WebhookEvent } from '../src/deliveries/webhook-event.mapper';
 import { migrations } from '../src/migrations';
@@ -281,6 +282,105 @@ describe('webhooks on Postgres', () => {
     expect(
       (await deliveries.claimDue(now, 10, 30_000)).filter((d) => d.webhookId === webhook.id),
     ).toEqual([]);
+  });
+
+  it('signs with the old and the new secret during a rotation\u2019s grace, then the new one only', async () => {
+    // Receivers check the timestamp against their own clock: sign at the real time.
+    now = new Date();
+    const webhook = await service.create(tenant, {
+      url: receiver.script('/rotating', []),
+      events: ['document.indexed'],
+      description: '',
+    });
+    const rotated = await service.rotateSecret(tenant, webhook.id, { graceSeconds: 3_600 });
+    expect(rotated.secret).not.toBe(webhook.secret);
+    expect(rotated.previousSecretExpiresAt).toBe(new Date(now.getTime() + 3_600_000).toISOString());
+    expect(await service.get(tenant, webhook.id)).toMatchObject({
+      secretRotatedAt: now.toISOString(),
+      previousSecretExpiresAt: rotated.previousSecretExpiresAt,
+    });
+
+    const received = async (documentId: string) => {
+      await service.record(tenant, indexedEvent(documentId, now));
+      await dispatcher.dispatchDue();
+      const request = receiver.requests.filter((r) => r.path === '/rotating').at(-1)!;
+      expect(JSON.parse(request.body)).toMatchObject({ data: { documentId } });
+      return request;
+    };
+    const during = await received(randomUUID());
+    expect(during.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    for (const secret of [webhook.secret, rotated.secret]) {
+      expect(() => new Webhook(secret).verify(during.body, during.headers)).not.toThrow();
+    }
+
+    // Past the grace period only the new secret signs.
+    now = new Date(now.getTime() + 3_600_001);
+    const after = await received(randomUUID());
+    expect(after.headers['webhook-signature']!.split(' ')).toHaveLength(1);
+    // Signed an hour ahead of real time, so compare signatures rather than verify (tolerance).
+    const signedAt = new Date(Number(after.headers['webhook-timestamp']) * 1000);
+    expect(
+      new Webhook(rotated.secret).sign(after.headers['webhook-id']!, signedAt, after.body),
+    ).toBe(after.headers['webhook-signature']);
+    expect(
+      new Webhook(webhook.secret).sign(after.headers['webhook-id']!, signedAt, after.body),
+    ).not.toBe(after.headers['webhook-signature']);
+
+    // Grace 0: the replaced secret stops signing at once; a rotation needs the tenant's webhook.
+    now = new Date();
+    const immediate = await service.rotateSecret(tenant, webhook.id, { graceSeconds: 0 });
+    expect(immediate.previousSecretExpiresAt).toBeNull();
+    const next = await received(randomUUID());
+    expect(() => new Webhook(immediate.secret).verify(next.body, next.headers)).not.toThrow();
+    expect(() => new Webhook(rotated.secret).verify(next.body, next.headers)).toThrow();
+    await expect(
+      service.rotateSecret('another-tenant', webhook.id, { graceSeconds: 0 }),
+    ).rejects.toMatchObject({ code: 'webhook_not_found' });
+    await expect(
+      service.rotateSecret(tenant, webhook.id, { secret: 'whsec_short', graceSeconds: 0 }),
+    ).rejects.toMatchObject({ code: 'invalid_webhook_secret' });
+    await service.delete(tenant, webhook.id);
+  });
+
+  it('prunes finished deliveries past the retention period with their tries, never pending ones', async () => {
+    now = new Date();
+    const webhook = await service.create(tenant, {
+      url: receiver.script('/retained', []),
+      events: ['document.indexed'],
+      description: '',
+    });
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    for (const id of ids) await service.record(tenant, indexedEvent(id, now));
+    await dispatcher.dispatchDue();
+    const log = await service.deliveriesOf(tenant, webhook.id, { limit: 10 });
+    expect(log.map((d) => d.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    // One finished 40 days ago, one 10 days ago; a fourth is still pending from 40 days ago.
+    const [old, recent] = log;
+    const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000);
+    await sql`UPDATE deliveries SET updated_at = ${daysAgo(40)} WHERE id = ${old!.id}`.execute(db);
+    await sql`UPDATE deliveries SET updated_at = ${daysAgo(10)} WHERE id = ${recent!.id}`.execute(
+      db,
+    );
+    await service.record(tenant, indexedEvent(randomUUID(), now));
+    await sql`UPDATE deliveries SET updated_at = ${daysAgo(40)}, next_attempt_at = ${daysAgo(-1)}
+               WHERE webhook_id = ${webhook.id} AND status = 'pending'`.execute(db);
+
+    const retention = new DeliveryRetention(
+      deliveries,
+      { WEBHOOK_DELIVERY_RETENTION_DAYS: 30, WEBHOOK_RETENTION_INTERVAL_MS: 60_000 },
+      clock,
+    );
+    // Other tests' deliveries are recent: only the 40-day-old finished one goes.
+    expect(await retention.prune()).toBe(1);
+    const left = await service.deliveriesOf(tenant, webhook.id, { limit: 10 });
+    expect(left.map((d) => d.id)).not.toContain(old!.id);
+    expect(left.map((d) => d.id)).toContain(recent!.id);
+    expect(left.filter((d) => d.status === 'pending')).toHaveLength(1);
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM delivery_attempts WHERE delivery_id = ${old!.id}`.execute(db);
+    expect(rows[0]!.n).toBe(0);
+    expect(await retention.prune()).toBe(0);
+    await service.delete(tenant, webhook.id);
   });
 
   it('keeps tenants apart and answers not found for another tenant\u2019s webhook', async () => {

@@ -174,6 +174,7 @@ WEBHOOK_RETRY_MAX_MS: {{ $v.webhooks.retryMaxMs | quote }}
 WEBHOOK_DISABLE_AFTER_FAILURES: {{ $v.webhooks.disableAfterFailures | quote }}
 WEBHOOK_DISABLE_AFTER_MS: {{ $v.webhooks.disableAfterMs | quote }}
 WEBHOOK_TIMEOUT_MS: {{ $v.webhooks.timeoutMs | quote }}
+WEBHOOK_DELIVERY_RETENTION_DAYS: {{ $v.webhooks.deliveryRetentionDays | quote }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.schemaServices" .)) }}
 # The pre-install/pre-upgrade Job migrates every schema; without it each service migrates its own at

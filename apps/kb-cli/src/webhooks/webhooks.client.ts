@@ -11,6 +11,8 @@ export interface Webhook {
   disabledReason: string | null;
   disabledAt: string | null;
   consecutiveFailures: number;
+  secretRotatedAt: string | null;
+  previousSecretExpiresAt: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -78,6 +80,13 @@ export class WebhooksClient {
     if (query.limit) params.set('limit', String(query.limit));
     const path = `/v1/webhooks/${encodeURIComponent(id)}/deliveries?${params.toString()}`;
     return (await this.call<{ items: Delivery[] }>('GET', path)).items;
+  }
+
+  rotateSecret(
+    id: string,
+    input: { secret?: string; graceSeconds?: number },
+  ): Promise<{ id: string; secret: string; previousSecretExpiresAt: string | null }> {
+    return this.call('POST', `/v1/webhooks/${encodeURIComponent(id)}/rotate-secret`, input);
   }
 
   test(id: string): Promise<{ deliveryId: string; messageId: string }> {

@@ -59,7 +59,7 @@ const print = (json: boolean | undefined, value: unknown, rows: () => object[]):
   else console.table(table);
 };
 
-/** `kb webhooks create|list|get|enable|disable|delete|deliveries|test` (tenant admins). */
+/** `kb webhooks create|list|get|enable|disable|delete|rotate-secret|deliveries|test` (tenant admins). */
 export function registerWebhooksCommand(program: Command): void {
   const webhooks = program
     .command('webhooks')
@@ -152,6 +152,34 @@ export function registerWebhooksCommand(program: Command): void {
       const deleted = await api.delete(id);
       if (json) process.stdout.write(`${JSON.stringify(deleted)}\n`);
       else process.stdout.write(`deleted ${deleted.id}\n`);
+    });
+
+  webhooks
+    .command('rotate-secret')
+    .argument('<id>', 'webhook id')
+    .description(
+      'Replace the signing secret (printed once); the old one keeps signing beside it for the grace period.',
+    )
+    .option('--secret <whsec>', 'the new secret, whsec_ + base64 (default: generated)')
+    .option(
+      '--grace-seconds <n>',
+      'how long the old secret also signs (0: stops at once; at most 604800)',
+      (v) => Number.parseInt(v, 10),
+      86_400,
+    )
+    .action(async (id: string, options: { secret?: string; graceSeconds: number }) => {
+      const { api, json } = client();
+      const rotated = await api.rotateSecret(id, {
+        graceSeconds: options.graceSeconds,
+        ...(options.secret ? { secret: options.secret } : {}),
+      });
+      if (json) process.stdout.write(`${JSON.stringify(rotated)}\n`);
+      else {
+        const until = rotated.previousSecretExpiresAt;
+        process.stdout.write(
+          `secret: ${rotated.secret}\n${until ? `the previous secret also signs until ${until}` : 'the previous secret no longer signs'}\n`,
+        );
+      }
     });
 
   webhooks

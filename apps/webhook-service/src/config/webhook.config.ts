@@ -48,6 +48,12 @@ export const webhookConfigSchema = baseConfigSchema
     /** How often the dispatcher looks for due deliveries, and how many it sends at once. */
     WEBHOOK_DISPATCH_INTERVAL_MS: env.positiveInt(500),
     WEBHOOK_DISPATCH_CONCURRENCY: env.positiveInt(16),
+    /**
+     * Finished deliveries (succeeded or given up) and their tries are kept this many days, then
+     * pruned, oldest first, every WEBHOOK_RETENTION_INTERVAL_MS. Pending ones are never pruned.
+     */
+    WEBHOOK_DELIVERY_RETENTION_DAYS: env.positiveInt(30),
+    WEBHOOK_RETENTION_INTERVAL_MS: env.positiveInt(3_600_000),
   });
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
 export const WEBHOOK_CONFIG = Symbol('WEBHOOK_CONFIG');

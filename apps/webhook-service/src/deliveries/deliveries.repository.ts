@@ -16,7 +16,8 @@ export interface ClaimedDelivery {
   body: string;
   attemptCount: number;
   url: string;
-  secret: string;
+  /** The secrets that sign it: the current one, and the one before it while its grace lasts. */
+  secrets: string[];
 }
 
 /** The outcome of one try. */
@@ -97,6 +98,7 @@ export class DeliveriesRepository {
       attempt_count: number;
       url: string;
       secret: string;
+      previous_secret: string | null;
     }>`
       WITH due AS (
         SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -108,7 +110,9 @@ export class DeliveriesRepository {
         FROM due, webhooks w
        WHERE d.id = due.id AND w.id = d.webhook_id
       RETURNING d.id, d.tenant_id, d.webhook_id, d.message_id, d.event_type, d.body,
-                d.attempt_count, w.url, w.secret`.execute(this.db);
+                d.attempt_count, w.url, w.secret,
+                CASE WHEN w.previous_secret_expires_at > ${now} THEN w.previous_secret END
+                  AS previous_secret`.execute(this.db);
     return rows.map((row) => ({
       id: row.id,
       tenantId: row.tenant_id,
@@ -118,7 +122,7 @@ export class DeliveriesRepository {
       body: row.body,
       attemptCount: row.attempt_count,
       url: row.url,
-      secret: row.secret,
+      secrets: row.previous_secret ? [row.secret, row.previous_secret] : [row.secret],
     }));
   }
 
@@ -228,5 +232,19 @@ export class DeliveriesRepository {
         durationMs: a.duration_ms,
       })),
     }));
+  }
+
+  /**
+   * Deletes up to `limit` finished (succeeded or failed) deliveries last touched before `before`,
+   * oldest first, with their tries; returns how many. Pending ones are never pruned.
+   */
+  async pruneFinished(before: Date, limit: number): Promise<number> {
+    const result = await sql`
+      DELETE FROM deliveries WHERE id IN (
+        SELECT id FROM deliveries
+         WHERE status <> 'pending' AND updated_at < ${before}
+         ORDER BY updated_at
+         LIMIT ${limit})`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
   }
 }

@@ -99,7 +99,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     const began = performance.now();
     const result = await this.sender.post(
       delivery.url,
-      { ...signedHeaders(delivery.secret, delivery.messageId, started, delivery.body) },
+      { ...signedHeaders(delivery.secrets, delivery.messageId, started, delivery.body) },
       delivery.body,
     );
     const durationMs = Math.round(performance.now() - began);

@@ -30,19 +30,23 @@ export interface SignatureHeaders {
 }
 
 /**
- * Signs `body` for a receiver: `v1,` + base64 HMAC-SHA256 over `id.timestamp.body` with the
- * decoded secret, through the Standard Webhooks reference library.
+ * Signs `body` for a receiver: `v1,` + base64 HMAC-SHA256 over `id.timestamp.body` with each
+ * decoded secret, through the Standard Webhooks reference library. Several secrets (during a
+ * rotation) give several signatures, space-separated: a receiver holding either secret verifies.
  */
 export function signedHeaders(
-  secret: string,
+  secrets: readonly string[],
   messageId: string,
   at: Date,
   body: string,
 ): SignatureHeaders {
   const timestamp = Math.floor(at.getTime() / 1000);
+  const signedAt = new Date(timestamp * 1000);
   return {
     'webhook-id': messageId,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': new Webhook(secret).sign(messageId, new Date(timestamp * 1000), body),
+    'webhook-signature': secrets
+      .map((secret) => new Webhook(secret).sign(messageId, signedAt, body))
+      .join(' '),
   };
 }

@@ -22,6 +22,30 @@ export const updateWebhookSchema = z.strictObject({
 });
 export type UpdateWebhook = z.infer<typeof updateWebhookSchema>;
 
+/** The longest a replaced secret may keep signing: a week. */
+export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
+
+/**
+ * `POST /v1/webhooks/{id}/rotate-secret`: a new signing secret (generated unless given). The old
+ * one keeps signing beside it for `graceSeconds` (default a day; 0 ends it at once), so a receiver
+ * can switch to the new secret without refusing a message in between.
+ */
+export const rotateSecretSchema = z.strictObject({
+  secret: createWebhookSchema.shape.secret,
+  graceSeconds: z.number().int().min(0).max(MAX_ROTATION_GRACE_SECONDS).default(86_400),
+});
+export type RotateSecret = z.infer<typeof rotateSecretSchema>;
+
+export const rotatedSecretSchema = z.object({
+  id: z.uuid(),
+  /** The new secret, shown this once. */
+  secret: z.string(),
+  /** Until when the previous secret also signs; null when it stopped at once. */
+  previousSecretExpiresAt: z.string().nullable(),
+  rotatedAt: z.string(),
+});
+export type RotatedSecret = z.infer<typeof rotatedSecretSchema>;
+
 export const deliveriesQuerySchema = z.object({
   status: z.enum(['pending', 'succeeded', 'failed']).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
@@ -41,6 +65,10 @@ export const webhookViewSchema = z.object({
   disabledAt: z.string().nullable(),
   /** Failed tries in a row; a success resets it. */
   consecutiveFailures: z.number().int(),
+  /** When the signing secret was last rotated (null: never). */
+  secretRotatedAt: z.string().nullable(),
+  /** While set and in the future, the secret before the last rotation also signs. */
+  previousSecretExpiresAt: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

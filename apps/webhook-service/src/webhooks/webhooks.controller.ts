@@ -8,6 +8,8 @@ import {
   createWebhookSchema,
   deliveriesQuerySchema,
   type DeliveryView,
+  type RotatedSecret,
+  rotateSecretSchema,
   updateWebhookSchema,
   webhookIdSchema,
   type WebhookView,
@@ -80,6 +82,22 @@ export class WebhooksController {
         parseBody(deliveriesQuerySchema, query),
       ),
     };
+  }
+
+  /** A new signing secret, shown once; the old one keeps signing during the grace period. */
+  @Post(':id/rotate-secret')
+  @HttpCode(200)
+  @Authenticated({ permission: ADMINISTER_WEBHOOKS, rateLimit: 'admin' })
+  rotateSecret(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Body() body: unknown,
+  ): Promise<RotatedSecret> {
+    return this.webhooks.rotateSecret(
+      caller.tenantId,
+      parseBody(webhookIdSchema, id),
+      parseBody(rotateSecretSchema, body ?? {}),
+    );
   }
 
   /** Sends a `webhook.test` message through the same queue, signature and retries. */

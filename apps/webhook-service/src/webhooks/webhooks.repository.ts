@@ -23,6 +23,8 @@ interface WebhookRow {
   disabled_reason: string | null;
   disabled_at: Date | null;
   consecutive_failures: number;
+  secret_rotated_at: Date | null;
+  previous_secret_expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -38,12 +40,14 @@ export const toWebhookView = (row: WebhookRow): WebhookView => ({
   disabledReason: row.disabled_reason,
   disabledAt: iso(row.disabled_at),
   consecutiveFailures: row.consecutive_failures,
+  secretRotatedAt: iso(row.secret_rotated_at),
+  previousSecretExpiresAt: iso(row.previous_secret_expires_at),
   createdAt: iso(row.created_at)!,
   updatedAt: iso(row.updated_at)!,
 });
 
 const COLUMNS = sql`id, url, events, description, enabled, disabled_reason, disabled_at,
-  consecutive_failures, created_at, updated_at`;
+  consecutive_failures, secret_rotated_at, previous_secret_expires_at, created_at, updated_at`;
 
 /** A tenant's subscriptions; every query is scoped by the tenant. */
 @Injectable()
@@ -99,6 +103,29 @@ export class WebhooksRepository {
         failing_since = CASE WHEN ${enabled}::boolean IS TRUE THEN NULL ELSE failing_since END,
         events = COALESCE(${change.events ?? null}::text[], events),
         description = COALESCE(${change.description ?? null}::text, description),
+        updated_at = ${at}
+       WHERE tenant_id = ${tenantId} AND id = ${id}
+      RETURNING ${COLUMNS}`.execute(this.db);
+    return rows[0] ? toWebhookView(rows[0]) : undefined;
+  }
+
+  /**
+   * Replaces the signing secret; the one it replaces keeps signing until `previousUntil`
+   * (none when null). A rotation during another's grace drops the oldest secret: two at most.
+   */
+  async rotateSecret(
+    tenantId: string,
+    id: string,
+    secret: string,
+    previousUntil: Date | null,
+    at: Date,
+  ): Promise<WebhookView | undefined> {
+    const { rows } = await sql<WebhookRow>`
+      UPDATE webhooks SET
+        previous_secret = CASE WHEN ${previousUntil}::timestamptz IS NULL THEN NULL ELSE secret END,
+        previous_secret_expires_at = ${previousUntil}::timestamptz,
+        secret = ${secret},
+        secret_rotated_at = ${at},
         updated_at = ${at}
        WHERE tenant_id = ${tenantId} AND id = ${id}
       RETURNING ${COLUMNS}`.execute(this.db);

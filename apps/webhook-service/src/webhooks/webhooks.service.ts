@@ -14,6 +14,8 @@ import type {
   CreateWebhook,
   DeliveriesQuery,
   DeliveryView,
+  RotatedSecret,
+  RotateSecret,
   UpdateWebhook,
   WebhookView,
 } from './webhook.model';
@@ -65,6 +67,22 @@ export class WebhooksService {
     const updated = await this.webhooks.update(tenantId, id, change, this.clock());
     if (!updated) throw webhookNotFound(id);
     return updated;
+  }
+
+  /** A new signing secret; the old one also signs for `graceSeconds` more. */
+  async rotateSecret(tenantId: string, id: string, input: RotateSecret): Promise<RotatedSecret> {
+    const secret = input.secret === undefined ? newSecret() : checkSecret(input.secret);
+    const at = this.clock();
+    const previousUntil =
+      input.graceSeconds > 0 ? new Date(at.getTime() + input.graceSeconds * 1000) : null;
+    const rotated = await this.webhooks.rotateSecret(tenantId, id, secret, previousUntil, at);
+    if (!rotated) throw webhookNotFound(id);
+    return {
+      id,
+      secret,
+      previousSecretExpiresAt: rotated.previousSecretExpiresAt,
+      rotatedAt: at.toISOString(),
+    };
   }
 
   async delete(tenantId: string, id: string): Promise<{ id: string }> {
