@@ -3,7 +3,7 @@
  * an S3 bucket and prefix synced by the server (added, updated, unchanged, deleted, and the
  * history), a second sync of an unchanged source that changes nothing, and `kb sync <dir>`.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -174,6 +174,57 @@ describe('sources that sync', () => {
     store.destroy();
   });
 
+  it('syncs in the background with wait=false, one sync of a source at a time', async () => {
+    const bucket = `kb-src-${randomUUID().slice(0, 8)}`;
+    const store = new S3BlobStore({
+      endpoint: suite.env['S3_ENDPOINT'],
+      region: suite.env['S3_REGION'] ?? 'us-east-1',
+      bucket,
+      accessKeyId: suite.env['S3_ACCESS_KEY_ID'],
+      secretAccessKey: suite.env['S3_SECRET_ACCESS_KEY'],
+    });
+    await store.ensureBucket();
+    for (let i = 0; i < 20; i++) {
+      await store.put(`notes/n${i}.md`, `# Note ${i}\n\nTide table ${i} for the harbour ${i * 7}.`);
+    }
+    const created = await api('/v1/sources', {
+      method: 'POST',
+      body: { name: 'Background', kind: 's3', bucket, knowledgeBaseId: 'default' },
+    });
+    const source = created.body as unknown as { id: string; externalIdPrefix: string };
+
+    // Two at once: one starts (202, running), the other is refused while it runs.
+    const [a, b] = await Promise.all(
+      [1, 2].map(() => api(`/v1/sources/${source.id}/sync?wait=false`, { method: 'POST' })),
+    );
+    expect([a!.status, b!.status].sort()).toEqual([202, 409]);
+    const [started, refused] = a!.status === 202 ? [a!, b!] : [b!, a!];
+    expect(started.body).toMatchObject({ status: 'running', finishedAt: null });
+    expect(refused.body.error.code).toBe('sync_in_progress');
+    const syncId = started.body['id'] as string;
+
+    const finished = await waitFor(
+      async () => (await api(`/v1/sources/${source.id}/syncs/${syncId}`)).body,
+      (sync) => sync['status'] !== 'running',
+      120_000,
+      250,
+    );
+    expect(finished).toMatchObject({ status: 'succeeded', counts: counts({ added: 20 }) });
+    expect(finished['finishedAt']).toEqual(expect.any(String));
+    expect((await documentsOf(source.externalIdPrefix)).length).toBe(20);
+    // Finished: the next sync may run, and changes nothing.
+    const again = await api(`/v1/sources/${source.id}/sync`, { method: 'POST' });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ status: 'succeeded', counts: counts({ unchanged: 20 }) });
+    expect((await api(`/v1/sources/${source.id}/syncs/${randomUUID()}`)).body.error.code).toBe(
+      'sync_not_found',
+    );
+    expect((await api(`/v1/sources/${source.id}/sync?wait=maybe`, { method: 'POST' })).status).toBe(
+      400,
+    );
+    store.destroy();
+  });
+
   it('syncs a folder with the built CLI, and a second run changes nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kb-sync-'));
     mkdirSync(join(dir, 'nested'));
@@ -181,40 +232,43 @@ describe('sources that sync', () => {
     writeFileSync(join(dir, 'nested', 'two.txt'), 'Two: basalt columns line the cove.');
     writeFileSync(join(dir, 'skip.log'), 'excluded');
     await api('/v1/knowledge-bases', { method: 'POST', body: { id: 'kb-cli', name: 'Cli' } });
+    // Asynchronously: a synchronous spawn would block this process's event loop for the CLI's
+    // whole run, and a keep-alive socket the server closed meanwhile would fail the next fetch.
     const kb = (json: boolean) =>
-      spawnSync(
-        process.execPath,
-        [
-          'apps/kb-cli/dist/main.js',
-          'sync',
-          dir,
-          '--kb',
-          'kb-cli',
-          '--prefix',
-          'folder:e2e/',
-          '--exclude',
-          '*.log',
-          ...(json ? ['--json'] : []),
-        ],
-        {
-          encoding: 'utf8',
-          env: { ...process.env, KB_TOKEN: suite.token, KB_DOCUMENTS_URL: suite.documentUrl },
-        },
-      );
-    const run = () => {
-      const result = kb(true);
+      new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          [
+            'apps/kb-cli/dist/main.js',
+            'sync',
+            dir,
+            '--kb',
+            'kb-cli',
+            '--prefix',
+            'folder:e2e/',
+            '--exclude',
+            '*.log',
+            ...(json ? ['--json'] : []),
+          ],
+          { env: { ...process.env, KB_TOKEN: suite.token, KB_DOCUMENTS_URL: suite.documentUrl } },
+          (error, stdout, stderr) =>
+            resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const run = async () => {
+      const result = await kb(true);
       expect(result.stderr).not.toContain('Error');
       return JSON.parse(result.stdout) as { counts: Counts };
     };
     try {
-      expect(run().counts).toEqual(counts({ added: 2 }));
+      expect((await run()).counts).toEqual(counts({ added: 2 }));
       await allIndexed('folder:e2e/', 2);
-      expect(run().counts).toEqual(counts({ unchanged: 2 }));
+      expect((await run()).counts).toEqual(counts({ unchanged: 2 }));
 
       writeFileSync(join(dir, 'one.md'), '# One\n\nLantern fish glow brighter in the trench.');
       unlinkSync(join(dir, 'nested', 'two.txt'));
       writeFileSync(join(dir, 'three.md'), '# Three\n\nKelp forests sway.');
-      const table = kb(false);
+      const table = await kb(false);
       expect(table.status).toBe(0);
       expect(table.stdout).toMatch(/\| added\s+\|\s+1 \|/);
       expect(table.stdout).toMatch(/\| updated\s+\|\s+1 \|/);
@@ -224,7 +278,7 @@ describe('sources that sync', () => {
         'folder:e2e/one.md': 2,
         'folder:e2e/three.md': 1,
       });
-      expect(run().counts).toEqual(counts({ unchanged: 2 }));
+      expect((await run()).counts).toEqual(counts({ unchanged: 2 }));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -29,7 +29,7 @@ import {
   updateQuerySchema,
 } from './knowledge-bases/knowledge-base.model';
 import { createSourceSchema } from './sources/source.model';
-import { syncHistoryQuerySchema } from './sources/sources.controller';
+import { syncHistoryQuerySchema, syncQuerySchema } from './sources/sources.controller';
 
 /** A document as the API shows it (`DocumentView`), for the OpenAPI document. */
 export const documentViewSchema = z.object({
@@ -494,11 +494,25 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       path: '/v1/sources/{id}/sync',
       operationId: 'syncSource',
       summary:
-        'Sync an S3 source now: new files uploaded, changed ones a new version, removed ones deleted; answers the sync with its counts',
-      parameters: [sourceId],
+        'Sync an S3 source now: new files uploaded, changed ones a new version, removed ones deleted; answers the finished sync with its counts (200), or with wait=false the running sync at once (202, follow it at /v1/sources/{id}/syncs/{syncId}). One sync per source at a time: 409 sync_in_progress',
+      parameters: [sourceId, { name: 'wait', in: 'query', schema: syncQuerySchema.shape.wait }],
       status: 200,
+      alsoStatuses: [202],
       response: syncViewSchema,
       errors: [403, 404, 409],
+    },
+    {
+      method: 'get',
+      path: '/v1/sources/{id}/syncs/{syncId}',
+      operationId: 'getSourceSync',
+      summary: 'One sync of the source: running, or finished with its counts and failures',
+      parameters: [
+        sourceId,
+        { name: 'syncId', in: 'path', schema: z.uuid(), description: 'The sync id.' },
+      ],
+      status: 200,
+      response: syncViewSchema,
+      errors: [404],
     },
     {
       method: 'get',

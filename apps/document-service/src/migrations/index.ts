@@ -15,6 +15,7 @@ import { metaVersion } from './20261126T0900_meta_version';
 import { knowledgeBaseMetadata } from './20261127T0900_knowledge_base_metadata';
 import { externalIdsAndInactive } from './20261127T1000_external_ids_and_inactive';
 import { sources } from './20261127T1010_sources';
+import { oneRunningSync } from './20261128T1210_one_running_sync';
 
 /** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
@@ -30,6 +31,7 @@ export const migrations: Migrations = {
   '20261127T0900_knowledge_base_metadata': knowledgeBaseMetadata,
   '20261127T1000_external_ids_and_inactive': externalIdsAndInactive,
   '20261127T1010_sources': sources,
+  '20261128T1210_one_running_sync': oneRunningSync,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */

@@ -110,4 +110,5 @@ export interface SourceSyncsTable {
   failures: ColumnType<Array<{ path: string; reason: string }>, string | undefined, string>;
   started_at: Timestamp;
   finished_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  heartbeat_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }

@@ -22,7 +22,13 @@ import { CLOCK, type Clock } from '../platform/tokens';
 import { TransactionRunner } from '../platform/transaction.runner';
 import { type SourceView, type SyncView } from './source.model';
 import { selects } from './source-globs';
+import { SourceError, SourceErrorCode } from './sources.errors';
 import { SourcesRepository } from './sources.repository';
+
+/** A running sync renews its heartbeat this often... */
+export const SYNC_HEARTBEAT_MS = 30_000;
+/** ...and one whose heartbeat is older than this was abandoned by a process that died. */
+export const SYNC_STALE_AFTER_MS = 5 * 60_000;
 
 /** Opens a bucket of the deployment's S3 server (not the documents bucket: sources are refused it). */
 export type SourceStores = (bucket: string) => BlobStore & { destroy?: () => void };
@@ -52,8 +58,56 @@ export class SourceSyncService {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async sync(tenantId: TenantId, access: Access, source: SourceView): Promise<SyncView> {
-    const started = await this.sources.startSync(tenantId, source.id, randomUUID(), this.clock());
+  /**
+   * Records the source's sync as running; 409 `sync_in_progress` when one already runs (one at a
+   * time: two would race to upload the same paths).
+   */
+  async start(tenantId: TenantId, source: SourceView): Promise<SyncView> {
+    const now = this.clock();
+    const outcome = await this.sources.startSync(
+      tenantId,
+      source.id,
+      randomUUID(),
+      now,
+      new Date(now.getTime() - SYNC_STALE_AFTER_MS),
+    );
+    if ('running' in outcome) {
+      throw new SourceError(
+        SourceErrorCode.SyncInProgress,
+        `source ${source.id} is already syncing (sync ${outcome.running.id}, started ${outcome.running.startedAt}): wait for it to finish`,
+      );
+    }
+    return outcome.started;
+  }
+
+  /** Runs a sync `start` recorded, renewing its heartbeat until it is finished. */
+  async run(
+    tenantId: TenantId,
+    access: Access,
+    source: SourceView,
+    started: SyncView,
+  ): Promise<SyncView> {
+    const heartbeat = setInterval(() => {
+      this.sources
+        .heartbeat(tenantId, started.id, this.clock())
+        .catch((error: unknown) =>
+          this.logger.warn(`sync ${started.id}: heartbeat failed: ${String(error)}`),
+        );
+    }, SYNC_HEARTBEAT_MS);
+    heartbeat.unref();
+    try {
+      return await this.work(tenantId, access, source, started);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async work(
+    tenantId: TenantId,
+    access: Access,
+    source: SourceView,
+    started: SyncView,
+  ): Promise<SyncView> {
     const counts: SyncCounts = { added: 0, updated: 0, unchanged: 0, deleted: 0, failed: 0 };
     const failures: SyncView['failures'] = [];
     const fail = (path: string, error: unknown) => {

@@ -10,7 +10,9 @@ import {
   ParseUUIDPipe,
   Post,
   Query,
+  Res,
 } from '@nestjs/common';
+import type { Response } from 'express';
 import { z } from 'zod';
 
 import { createSourceSchema, type SourceView, type SyncView } from './source.model';
@@ -18,6 +20,11 @@ import { SourcesService } from './sources.service';
 
 export const syncHistoryQuerySchema = z
   .object({ limit: z.coerce.number().int().min(1).max(100).default(20) })
+  .strict();
+
+/** `wait=false`: answer 202 with the running sync at once; it goes on in the background. */
+export const syncQuerySchema = z
+  .object({ wait: z.enum(['true', 'false']).default('true') })
   .strict();
 
 const uuid = new ParseUUIDPipe({ version: '4' });
@@ -60,16 +67,34 @@ export class SourcesController {
     return this.sources.delete(caller.tenantId, access, id);
   }
 
-  /** Runs a sync now and answers with its record: counts, failures, times. */
+  /**
+   * Runs a sync now and answers with its record (200): counts, failures, times. With
+   * `wait=false`, answers 202 with the running sync and goes on in the background.
+   */
   @Post(':id/sync')
   @Authenticated({ access: true, rateLimit: 'upload' })
-  @HttpCode(200)
-  sync(
+  async sync(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
     @Param('id', uuid) id: string,
+    @Query() query: unknown,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<SyncView> {
-    return this.sources.sync(caller.tenantId, access, id);
+    const { wait } = parseBody(syncQuerySchema, query);
+    const outcome = await this.sources.sync(caller.tenantId, access, id, wait === 'true');
+    response.status(outcome.finished ? 200 : 202);
+    return outcome.sync;
+  }
+
+  /** One sync: `running` until it has finished, then its counts and failures. */
+  @Get(':id/syncs/:syncId')
+  @Authenticated({ access: true })
+  getSync(
+    @CurrentCaller() caller: Caller,
+    @Param('id', uuid) id: string,
+    @Param('syncId', uuid) syncId: string,
+  ): Promise<SyncView> {
+    return this.sources.getSync(caller.tenantId, id, syncId);
   }
 
   /** The source's syncs, newest first. */

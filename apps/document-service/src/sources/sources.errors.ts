@@ -6,12 +6,17 @@ export enum SourceErrorCode {
   NotSyncable = 'source_not_syncable',
   /** The bucket is the service's own (originals of every tenant) or cannot be read. */
   BucketRefused = 'source_bucket_refused',
+  /** A sync of this source is running: one at a time. */
+  SyncInProgress = 'sync_in_progress',
+  SyncNotFound = 'sync_not_found',
 }
 
 const KIND: Record<SourceErrorCode, ErrorKind> = {
   [SourceErrorCode.NotFound]: ErrorKind.NotFound,
   [SourceErrorCode.NotSyncable]: ErrorKind.FailedPrecondition,
   [SourceErrorCode.BucketRefused]: ErrorKind.InvalidArgument,
+  [SourceErrorCode.SyncInProgress]: ErrorKind.FailedPrecondition,
+  [SourceErrorCode.SyncNotFound]: ErrorKind.NotFound,
 };
 
 export class SourceError extends DomainError<SourceErrorCode> {

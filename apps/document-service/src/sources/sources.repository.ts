@@ -72,19 +72,76 @@ export class SourcesRepository {
     return Number(result.numDeletedRows) > 0;
   }
 
-  async startSync(tenantId: TenantId, sourceId: string, id: string, now: Date): Promise<SyncView> {
+  /**
+   * Records a running sync of the source, or answers the one already running (and records
+   * nothing). A running sync whose heartbeat is older than `staleBefore` was abandoned by a process
+   * that died: it is closed as failed (`sync_abandoned`) and replaced.
+   */
+  async startSync(
+    tenantId: TenantId,
+    sourceId: string,
+    id: string,
+    now: Date,
+    staleBefore: Date,
+  ): Promise<{ started: SyncView } | { running: SyncView }> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('source_syncs')
+        .set({
+          status: 'failed',
+          finished_at: now,
+          failures: JSON.stringify([{ path: '/', reason: 'sync_abandoned' }]),
+        })
+        .where('tenant_id', '=', tenantId)
+        .where('source_id', '=', sourceId)
+        .where('status', '=', 'running')
+        .where('heartbeat_at', '<', staleBefore)
+        .execute();
+      const row = await trx
+        .insertInto('source_syncs')
+        .values({
+          id,
+          tenant_id: tenantId,
+          source_id: sourceId,
+          status: 'running',
+          started_at: now,
+          heartbeat_at: now,
+        })
+        .onConflict((oc) => oc.column('source_id').where('status', '=', 'running').doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (row) return { started: toSync(row) };
+      const running = await trx
+        .selectFrom('source_syncs')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('source_id', '=', sourceId)
+        .where('status', '=', 'running')
+        .executeTakeFirstOrThrow();
+      return { running: toSync(running) };
+    });
+  }
+
+  /** The running sync is still at work (see `startSync`). */
+  async heartbeat(tenantId: TenantId, id: string, now: Date): Promise<void> {
+    await this.db
+      .updateTable('source_syncs')
+      .set({ heartbeat_at: now })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .where('status', '=', 'running')
+      .execute();
+  }
+
+  async findSync(tenantId: TenantId, sourceId: string, id: string): Promise<SyncView | undefined> {
     const row = await this.db
-      .insertInto('source_syncs')
-      .values({
-        id,
-        tenant_id: tenantId,
-        source_id: sourceId,
-        status: 'running',
-        started_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return toSync(row);
+      .selectFrom('source_syncs')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('source_id', '=', sourceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? toSync(row) : undefined;
   }
 
   async finishSync(

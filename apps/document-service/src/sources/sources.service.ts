@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { Access } from '@kb/auth';
 import type { TenantId } from '@kb/contracts';
-import { Inject, Injectable } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 import { DocumentError, DocumentErrorCode } from '../documents/documents.errors';
@@ -23,8 +23,18 @@ function requireWrite(access: Access): void {
   }
 }
 
+/** What `sync` answers: the finished sync, or (not waiting) the one just started. */
+export interface SyncOutcome {
+  sync: SyncView;
+  finished: boolean;
+}
+
 @Injectable()
-export class SourcesService {
+export class SourcesService implements BeforeApplicationShutdown {
+  private readonly logger = new Logger(SourcesService.name);
+  /** Syncs running in the background, awaited at shutdown. */
+  private readonly background = new Set<Promise<unknown>>();
+
   constructor(
     private readonly sources: SourcesRepository,
     private readonly syncs: SourceSyncService,
@@ -70,7 +80,11 @@ export class SourcesService {
     return { sourceId: id };
   }
 
-  async sync(tenantId: TenantId, access: Access, id: string): Promise<SyncView> {
+  /**
+   * Syncs an S3 source as the caller. With `wait`, answers the finished sync; without, answers
+   * the running one at once and goes on in the background (`GET …/syncs/{syncId}` follows it).
+   */
+  async sync(tenantId: TenantId, access: Access, id: string, wait: boolean): Promise<SyncOutcome> {
     requireWrite(access);
     const source = await this.get(tenantId, id);
     if (source.kind !== 's3') {
@@ -79,7 +93,34 @@ export class SourcesService {
         `source ${id} is a folder: sync it with "kb sync <dir> --source ${id}"`,
       );
     }
-    return this.syncs.sync(tenantId, access, source);
+    const started = await this.syncs.start(tenantId, source);
+    const running = this.syncs.run(tenantId, access, source, started);
+    if (wait) return { sync: await running, finished: true };
+    const tracked = running
+      .catch((error: unknown) =>
+        // Left running; its heartbeat stops, so the next sync takes it over as abandoned.
+        this.logger.error(`sync ${started.id} of source ${id} failed: ${String(error)}`),
+      )
+      .finally(() => this.background.delete(tracked));
+    this.background.add(tracked);
+    return { sync: started, finished: false };
+  }
+
+  async getSync(tenantId: TenantId, id: string, syncId: string): Promise<SyncView> {
+    await this.get(tenantId, id);
+    const sync = await this.sources.findSync(tenantId, id, syncId);
+    if (!sync) {
+      throw new SourceError(
+        SourceErrorCode.SyncNotFound,
+        `sync ${syncId} of source ${id} not found`,
+      );
+    }
+    return sync;
+  }
+
+  /** Lets background syncs finish (their files and counts recorded) before the process exits. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.background);
   }
 
   async history(tenantId: TenantId, id: string, limit: number): Promise<{ items: SyncView[] }> {

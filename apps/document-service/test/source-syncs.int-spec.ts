@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+
+import { toTenantId } from '@kb/contracts';
+import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { type Kysely, sql } from 'kysely';
+import type { Pool } from 'pg';
+
+import { migrations } from '../src/migrations';
+import type { DocumentDatabase } from '../src/platform/db.types';
+import { SourcesRepository } from '../src/sources/sources.repository';
+
+jest.setTimeout(60_000);
+
+const tenant = toTenantId('t1');
+const minutes = (n: number) => n * 60_000;
+
+/** One running sync per source, in Postgres: refused while one runs, taken over once abandoned. */
+describe('source syncs in SQL', () => {
+  const schema = `source_syncs_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  let pool: Pool;
+  let db: Kysely<DocumentDatabase>;
+  let sources: SourcesRepository;
+  const t0 = new Date('2026-11-28T10:00:00Z');
+  const at = (ms: number) => new Date(t0.getTime() + ms);
+
+  beforeAll(async () => {
+    pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 6 });
+    db = createDatabase<DocumentDatabase>(pool);
+    await migrateToLatest(db, schema, migrations);
+    sources = new SourcesRepository(db);
+  });
+  afterAll(async () => {
+    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(db);
+    await pool.end();
+  });
+
+  const newSource = async () =>
+    (
+      await sources.insert(tenant, {
+        id: randomUUID(),
+        name: 's',
+        knowledgeBaseId: 'default',
+        kind: 's3',
+        bucket: 'bucket-a',
+        prefix: '',
+        include: [],
+        exclude: [],
+        createdBy: 'alice',
+        now: t0,
+      })
+    ).id;
+
+  it('starts one sync of a source at a time, even when two start at once', async () => {
+    const source = await newSource();
+    const outcomes = await Promise.all(
+      [1, 2, 3].map(() => sources.startSync(tenant, source, randomUUID(), t0, at(-minutes(5)))),
+    );
+    const started = outcomes.filter((o) => 'started' in o);
+    expect(started).toHaveLength(1);
+    const runningId = 'started' in started[0]! ? started[0].started.id : '';
+    for (const outcome of outcomes.filter((o) => 'running' in o)) {
+      expect('running' in outcome && outcome.running.id).toBe(runningId);
+    }
+    // Another source is not held up.
+    expect(
+      'started' in (await sources.startSync(tenant, await newSource(), randomUUID(), t0, t0)),
+    ).toBe(true);
+  });
+
+  it('takes over a sync whose heartbeat stopped, and not one whose heartbeat goes on', async () => {
+    const source = await newSource();
+    const first = await sources.startSync(tenant, source, randomUUID(), t0, at(-minutes(5)));
+    const firstId = 'started' in first ? first.started.id : '';
+    // Four minutes on, its heartbeat renewed at minute 3: still at work.
+    await sources.heartbeat(tenant, firstId, at(minutes(3)));
+    const refused = await sources.startSync(
+      tenant,
+      source,
+      randomUUID(),
+      at(minutes(6)),
+      at(minutes(1)),
+    );
+    expect('running' in refused && refused.running.id).toBe(firstId);
+    // Nine minutes on, no heartbeat since minute 3: abandoned, closed and replaced.
+    const takeover = await sources.startSync(
+      tenant,
+      source,
+      randomUUID(),
+      at(minutes(9)),
+      at(minutes(4)),
+    );
+    expect('started' in takeover).toBe(true);
+    expect(await sources.findSync(tenant, source, firstId)).toMatchObject({
+      status: 'failed',
+      failures: [{ path: '/', reason: 'sync_abandoned' }],
+      finishedAt: at(minutes(9)).toISOString(),
+    });
+    // A finished sync's heartbeat is not renewed, and another tenant does not see it.
+    await sources.heartbeat(tenant, firstId, at(minutes(10)));
+    expect((await sources.findSync(tenant, source, firstId))?.status).toBe('failed');
+    expect(await sources.findSync(toTenantId('t2'), source, firstId)).toBeUndefined();
+  });
+});
