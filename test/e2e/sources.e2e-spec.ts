@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 import { S3BlobStore } from '@kb/storage';
 
@@ -212,10 +213,28 @@ describe('sources that sync', () => {
     expect(finished).toMatchObject({ status: 'succeeded', counts: counts({ added: 20 }) });
     expect(finished['finishedAt']).toEqual(expect.any(String));
     expect((await documentsOf(source.externalIdPrefix)).length).toBe(20);
-    // Finished: the next sync may run, and changes nothing.
-    const again = await api(`/v1/sources/${source.id}/sync`, { method: 'POST' });
-    expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ status: 'succeeded', counts: counts({ unchanged: 20 }) });
+    // Finished: the next sync may run, and changes nothing (the CLI starts it in the background
+    // and follows it to the end).
+    const cli = async (...args: string[]) =>
+      JSON.parse(
+        (
+          await promisify(execFile)(
+            process.execPath,
+            ['apps/kb-cli/dist/main.js', 'sources', ...args, '--json'],
+            { env: { ...process.env, KB_TOKEN: suite.token, KB_DOCUMENTS_URL: suite.documentUrl } },
+          )
+        ).stdout,
+      ) as Record<string, unknown>;
+    expect(await cli('sync', source.id, '--poll-ms', '200')).toMatchObject({
+      status: 'succeeded',
+      counts: counts({ unchanged: 20 }),
+    });
+    expect(((await cli('list')) as { items: Array<{ id: string }> }).items).toContainEqual(
+      expect.objectContaining({ id: source.id, bucket }),
+    );
+    const history = (await cli('syncs', source.id)) as { items: Array<{ id: string }> };
+    expect(history.items.map((h) => h.id)).toHaveLength(2);
+    expect(history.items[1]!.id).toBe(syncId);
     expect((await api(`/v1/sources/${source.id}/syncs/${randomUUID()}`)).body.error.code).toBe(
       'sync_not_found',
     );

@@ -7,6 +7,7 @@ import { runIngestBench } from './bench/ingest.bench';
 import { MEMORY_LIMITS_MB, runLargeBench } from './bench/large.bench';
 import { runQueryBench } from './bench/query.bench';
 import { localToken } from './client/kb-client';
+import { endpointOf, printResult, type RestFlags, restOptions } from './client/rest-options';
 import {
   createKnowledgeBase,
   deleteKnowledgeBase,
@@ -16,13 +17,13 @@ import {
   knowledgeBaseStats,
   listDocuments,
   listKnowledgeBases,
-  type RestEndpoint,
   statsTable,
   summaryTable,
 } from './collections/collections.command';
 import { type EvalMode, runEval } from './eval/eval.command';
 import { formatSummary, runIngest } from './ingest/ingest.command';
 import { runMcpServer } from './mcp/mcp.command';
+import { registerSourcesCommand } from './sources/sources.command';
 import { formatSyncSummary, runSync } from './sync/sync.command';
 import { registerWebhooksCommand } from './webhooks/webhooks.command';
 
@@ -37,33 +38,6 @@ function parseModes(value: string): EvalMode[] {
 }
 
 const program = new Command('kb').description('Command-line client of the knowledge base.');
-
-/** `--token`, `KB_TOKEN`, and the document-service URL, as every REST command takes them. */
-function restOptions(command: Command): Command {
-  return command
-    .option('--token <jwt>', 'bearer token (default: KB_TOKEN)', process.env['KB_TOKEN'])
-    .option(
-      '--documents-url <url>',
-      'document-service base URL',
-      process.env['KB_DOCUMENTS_URL'] ?? 'http://127.0.0.1:3001',
-    )
-    .option('--json', 'print the result as one JSON object');
-}
-
-interface RestFlags {
-  token?: string;
-  documentsUrl: string;
-  json?: boolean;
-}
-
-function endpointOf(options: RestFlags): RestEndpoint {
-  if (!options.token) throw new Error('a token is required: --token or KB_TOKEN (see kb token)');
-  return { documentsUrl: options.documentsUrl, token: options.token };
-}
-
-const print = (options: RestFlags, value: unknown, text: () => string): void => {
-  process.stdout.write(options.json ? `${JSON.stringify(value)}\n` : text());
-};
 
 const kb = program.command('kb').description('Knowledge bases as collections.');
 
@@ -98,7 +72,7 @@ restOptions(
       ...(options.model ? { embeddingModel: options.model } : {}),
       ...(options.tagRule ? { tagRule: { anyOf: options.tagRule.split(',') } } : {}),
     });
-    print(options, created, () =>
+    printResult(options, created, () =>
       summaryTable([
         ['created', created.id],
         ['name', created.name],
@@ -116,14 +90,14 @@ restOptions(
   const page = await listKnowledgeBases(endpointOf(options), {
     ...(options.name ? { name: options.name } : {}),
   });
-  print(options, page, () => knowledgeBasesTable(page.items, page.total));
+  printResult(options, page, () => knowledgeBasesTable(page.items, page.total));
 });
 
 restOptions(
   kb.command('stats').description("One knowledge base's status and counts.").argument('<id>'),
 ).action(async (id: string, options: RestFlags) => {
   const stats = await knowledgeBaseStats(endpointOf(options), id);
-  print(options, stats, () => statsTable(id, stats));
+  printResult(options, stats, () => statsTable(id, stats));
 });
 
 restOptions(
@@ -137,7 +111,7 @@ restOptions(
     id,
     process.stderr.isTTY === true && !options.json,
   );
-  print(options, result, () =>
+  printResult(options, result, () =>
     summaryTable([
       ['knowledge base', result.knowledgeBaseId],
       ['job', result.jobId],
@@ -157,7 +131,7 @@ restOptions(
     .option('--cascade', 'delete the documents only it holds and unlink the others'),
 ).action(async (id: string, options: RestFlags & { cascade?: boolean }) => {
   const result = await deleteKnowledgeBase(endpointOf(options), id, options.cascade === true);
-  print(options, result, () =>
+  printResult(options, result, () =>
     summaryTable([
       ['deleted knowledge base', result.id],
       ['documents deleted', result.deletedCount],
@@ -185,7 +159,7 @@ restOptions(
     max: options.max,
     progress: process.stderr.isTTY === true && !options.json,
   });
-  print(options, { items }, () => documentsTable(items));
+  printResult(options, { items }, () => documentsTable(items));
 });
 
 program
@@ -584,6 +558,7 @@ program
     );
   });
 
+registerSourcesCommand(program);
 registerWebhooksCommand(program);
 
 program.parseAsync().catch((error: unknown) => {
