@@ -66,7 +66,8 @@ describe('sources that sync', () => {
       500,
     );
 
-  it('syncs an S3 prefix: adds, versions, leaves and deletes, and keeps the history', async () => {
+  /** A bucket of its own on the suite's S3 server. */
+  const newBucket = async () => {
     const bucket = `kb-src-${randomUUID().slice(0, 8)}`;
     const store = new S3BlobStore({
       endpoint: suite.env['S3_ENDPOINT'],
@@ -76,6 +77,11 @@ describe('sources that sync', () => {
       secretAccessKey: suite.env['S3_SECRET_ACCESS_KEY'],
     });
     await store.ensureBucket();
+    return { bucket, store };
+  };
+
+  it('syncs an S3 prefix: adds, versions, leaves and deletes, and keeps the history', async () => {
+    const { bucket, store } = await newBucket();
     await store.put('docs/a.md', '# Alpha\n\nThe quarry bell rings at dawn for the cutters.');
     await store.put('docs/b.txt', 'Brine shrimp hatch in the salt pans of the old works.');
     await store.put('docs/sub/c.md', '# Gamma\n\nCopper flues carry smoke over the ridge.');
@@ -176,15 +182,7 @@ describe('sources that sync', () => {
   });
 
   it('syncs in the background with wait=false, one sync of a source at a time', async () => {
-    const bucket = `kb-src-${randomUUID().slice(0, 8)}`;
-    const store = new S3BlobStore({
-      endpoint: suite.env['S3_ENDPOINT'],
-      region: suite.env['S3_REGION'] ?? 'us-east-1',
-      bucket,
-      accessKeyId: suite.env['S3_ACCESS_KEY_ID'],
-      secretAccessKey: suite.env['S3_SECRET_ACCESS_KEY'],
-    });
-    await store.ensureBucket();
+    const { bucket, store } = await newBucket();
     for (let i = 0; i < 20; i++) {
       await store.put(`notes/n${i}.md`, `# Note ${i}\n\nTide table ${i} for the harbour ${i * 7}.`);
     }

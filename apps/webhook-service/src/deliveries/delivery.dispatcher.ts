@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config/webhook.config';
+import { IntervalTask } from '../platform/interval-task';
 import { CLOCK, type Clock, RECEIVER_SENDER } from '../platform/tokens';
 import { retryDelayMs, type RetryPolicy } from './backoff';
 import { type ClaimedDelivery, DeliveriesRepository } from './deliveries.repository';
@@ -34,9 +35,7 @@ const disabled = meter().createCounter('kb_webhooks_disabled_total', {
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(DeliveryDispatcher.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private stopping = false;
+  private readonly task: IntervalTask;
   private readonly policy: RetryPolicy;
 
   constructor(
@@ -50,26 +49,21 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
       baseMs: config.WEBHOOK_RETRY_BASE_MS,
       maxMs: config.WEBHOOK_RETRY_MAX_MS,
     };
+    this.task = new IntervalTask(
+      'dispatch',
+      config.WEBHOOK_DISPATCH_INTERVAL_MS,
+      () => this.dispatchDue(),
+      this.logger,
+    );
   }
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => this.tick(), this.config.WEBHOOK_DISPATCH_INTERVAL_MS);
-    this.timer.unref();
+    this.task.start();
   }
 
   /** Stops claiming and waits for the tries in flight to be logged. */
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.timer);
-    await this.running;
-  }
-
-  private tick(): void {
-    if (this.running || this.stopping) return;
-    this.running = this.dispatchDue()
-      .then(() => undefined)
-      .catch((error: unknown) => this.logger.error(`dispatch failed: ${String(error)}`))
-      .finally(() => (this.running = undefined));
+  beforeApplicationShutdown(): Promise<void> {
+    return this.task.stop();
   }
 
   /** Claims and sends due deliveries until none is left (or shutdown); returns how many. */
@@ -78,7 +72,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     const limit = this.config.WEBHOOK_DISPATCH_CONCURRENCY;
     // Long enough for every try of a batch to time out and be logged.
     const leaseMs = this.config.WEBHOOK_TIMEOUT_MS * 2 + 5_000;
-    while (!this.stopping) {
+    while (!this.task.stopping) {
       const batch = await this.deliveries.claimDue(this.clock(), limit, leaseMs);
       await Promise.all(
         batch.map((delivery) =>

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config/webhook.config';
+import { IntervalTask } from '../platform/interval-task';
 import { CLOCK, type Clock } from '../platform/tokens';
 import { DeliveriesRepository } from './deliveries.repository';
 
@@ -26,9 +27,7 @@ const PRUNE_BATCH = 1_000;
 @Injectable()
 export class DeliveryRetention implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(DeliveryRetention.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private stopping = false;
+  private readonly task: IntervalTask;
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
@@ -38,27 +37,24 @@ export class DeliveryRetention implements OnApplicationBootstrap, BeforeApplicat
       'WEBHOOK_DELIVERY_RETENTION_DAYS' | 'WEBHOOK_RETENTION_INTERVAL_MS'
     >,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+  ) {
+    this.task = new IntervalTask(
+      'pruning deliveries',
+      config.WEBHOOK_RETENTION_INTERVAL_MS,
+      async () => {
+        const count = await this.prune();
+        if (count > 0) this.logger.log(`pruned ${count} finished deliveries`);
+      },
+      this.logger,
+    );
+  }
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => this.tick(), this.config.WEBHOOK_RETENTION_INTERVAL_MS);
-    this.timer.unref();
+    this.task.start();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.timer);
-    await this.running;
-  }
-
-  private tick(): void {
-    if (this.running || this.stopping) return;
-    this.running = this.prune()
-      .then((count) => {
-        if (count > 0) this.logger.log(`pruned ${count} finished deliveries`);
-      })
-      .catch((error: unknown) => this.logger.error(`pruning deliveries failed: ${String(error)}`))
-      .finally(() => (this.running = undefined));
+  beforeApplicationShutdown(): Promise<void> {
+    return this.task.stop();
   }
 
   /** Deletes every finished delivery past the retention period; returns how many. */
@@ -66,7 +62,7 @@ export class DeliveryRetention implements OnApplicationBootstrap, BeforeApplicat
     const days = this.config.WEBHOOK_DELIVERY_RETENTION_DAYS;
     const before = new Date(this.clock().getTime() - days * 86_400_000);
     let total = 0;
-    while (!this.stopping) {
+    while (!this.task.stopping) {
       const count = await this.deliveries.pruneFinished(before, PRUNE_BATCH);
       total += count;
       pruned.add(count);
