@@ -63,7 +63,8 @@ export class RedisSearchCache implements SearchCache {
 
   /** AUTH and TLS as the settings say (`rediss://`, REDIS_USERNAME / REDIS_PASSWORD). */
   static connect(settings: RedisSettings, ttlSeconds: number): RedisSearchCache {
-    const client = createRedisClient(settings);
+    // Every command of this cache is bounded here (`withTimeout`, 250 ms).
+    const client = createRedisClient(settings, { boundsOwnCommands: true });
     const cache = new RedisSearchCache(client, ttlSeconds);
     // Not awaited: with Redis down the service still starts, and the client keeps reconnecting.
     void client.connect().catch(() => undefined);
