@@ -4,6 +4,7 @@ import 'reflect-metadata';
 import { migrateAtStart } from '@kb/database';
 import { bootHttpService } from '@kb/http';
 import {
+  MirroredIndexGenerations,
   PgDocumentIndexState,
   PgIndexGenerations,
   SettlingIndexGenerations,
@@ -33,14 +34,20 @@ async function main(): Promise<void> {
   // A dimension's table is migrated when its first vectors arrive, or only checked (see config).
   const vectors = vectorStoreFromEnv(config, { migrate: config.MIGRATE_ON_START });
   const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
-  const generations = new SettlingIndexGenerations(
-    new PgIndexGenerations({ url: config.DATABASE_URL }),
-    config.GENERATION_SETTLE_MS ?? (config.VECTOR_STORE === 'pinecone' ? 10_000 : 0),
-  );
-  const indexState = new PgDocumentIndexState({ url: config.DATABASE_URL });
   const searchCache = config.REDIS_URL
     ? RedisSearchCachePurger.connect({ ...config, REDIS_URL: config.REDIS_URL })
     : noSearchCache;
+  // Every bump (the settled repeats too) is raised in the Redis mirror query-service reads with
+  // each cached result (docs/adr/0029).
+  const generations = new SettlingIndexGenerations(
+    new MirroredIndexGenerations(
+      new PgIndexGenerations({ url: config.DATABASE_URL }),
+      searchCache,
+      (error) => logger.warn(`generation mirror not raised: ${String(error)}`, 'Generations'),
+    ),
+    config.GENERATION_SETTLE_MS ?? (config.VECTOR_STORE === 'pinecone' ? 10_000 : 0),
+  );
+  const indexState = new PgDocumentIndexState({ url: config.DATABASE_URL });
   await bootHttpService({
     module: AppModule.register({
       config,

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
-import { searchCachePrefix, toTenantId } from '@kb/contracts';
+import {
+  SEARCH_GENERATION_TTL_MS,
+  searchCachePrefix,
+  searchGenerationKey,
+  toTenantId,
+} from '@kb/contracts';
 import { createClient } from 'redis';
 
 import { RedisSearchCachePurger } from '../src/removal/search-cache.purger';
@@ -20,7 +25,7 @@ describe('RedisSearchCachePurger', () => {
   });
 
   afterAll(async () => {
-    await client.del([`${searchCachePrefix(similar)}kept`]);
+    await client.del([`${searchCachePrefix(similar)}kept`, searchGenerationKey(tenant)]);
     await client.close();
     await purger.close();
   });
@@ -44,5 +49,26 @@ describe('RedisSearchCachePurger', () => {
     expect(await client.exists(keys)).toBe(0);
     expect(await client.exists(`${searchCachePrefix(similar)}kept`)).toBe(1);
     expect(await purger.purgeTenant(tenant)).toBe(0);
+  });
+
+  it('raises the mirrored generation, never lowers it, and lets it expire', async () => {
+    const key = searchGenerationKey(tenant);
+    for (let tries = 0; tries < 50; tries++) {
+      const raised = await purger.raiseGeneration(tenant, 4).then(
+        () => true,
+        () => false,
+      );
+      if (raised) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await client.get(key)).toBe('4');
+    const ttl = await client.pTTL(key);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(SEARCH_GENERATION_TTL_MS);
+    // A late raise from an earlier bump (another replica, a retried event) changes nothing.
+    await purger.raiseGeneration(tenant, 3);
+    expect(await client.get(key)).toBe('4');
+    await purger.raiseGeneration(tenant, 9);
+    expect(await client.get(key)).toBe('9');
   });
 });

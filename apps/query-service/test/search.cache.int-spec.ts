@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
+import { searchGenerationKey } from '@kb/contracts';
+import { createClient } from 'redis';
+
 import { RedisSearchCache } from '../src/cache/search.cache';
 
 jest.setTimeout(20_000);
@@ -17,10 +20,42 @@ describe('RedisSearchCache', () => {
     await cache.close();
   });
 
+  it('reads the mirrored generation and the entry in one MGET, and raises the mirror only upward', async () => {
+    const cache = RedisSearchCache.connect({ REDIS_URL: process.env['REDIS_URL']! }, 60);
+    const redis = createClient({ url: process.env['REDIS_URL']! });
+    await redis.connect();
+    for (let i = 0; i < 250 && !cache.isReady; i++) await new Promise((r) => setTimeout(r, 20));
+    const tenant = `t-${randomUUID().slice(0, 8)}`;
+    const key = `kb:test:${randomUUID()}`;
+    try {
+      expect(await cache.lookup(tenant, key)).toEqual({ generation: undefined, value: undefined });
+      await cache.raiseGeneration(tenant, 5);
+      await cache.set(key, '{"generation":5}');
+      const before = Number(
+        (await redis.info('commandstats')).match(/cmdstat_mget:calls=(\d+)/)?.[1] ?? 0,
+      );
+      expect(await cache.lookup(tenant, key)).toEqual({ generation: 5, value: '{"generation":5}' });
+      const after = Number(
+        (await redis.info('commandstats')).match(/cmdstat_mget:calls=(\d+)/)?.[1] ?? 0,
+      );
+      expect(after - before).toBeGreaterThanOrEqual(1);
+      // A raise from an older Postgres read, arriving after indexing raised it further: ignored.
+      await cache.raiseGeneration(tenant, 4);
+      expect((await cache.lookup(tenant, key)).generation).toBe(5);
+      expect(await redis.pTTL(searchGenerationKey(tenant))).toBeGreaterThan(0);
+    } finally {
+      await redis.del([key, searchGenerationKey(tenant)]);
+      await redis.close();
+      await cache.close();
+    }
+  });
+
   it('fails open when Redis is unreachable: misses fast, never throws', async () => {
     const cache = RedisSearchCache.connect({ REDIS_URL: 'redis://127.0.0.1:1' }, 60);
     const started = performance.now();
     expect(await cache.get('k')).toBeUndefined();
+    expect(await cache.lookup('t', 'k')).toEqual({ generation: undefined, value: undefined });
+    await cache.raiseGeneration('t', 1);
     await cache.set('k', 'v');
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(cache.counters.errors).toBeGreaterThan(0);

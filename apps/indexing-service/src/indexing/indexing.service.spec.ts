@@ -65,6 +65,7 @@ function setup() {
   const purged: string[] = [];
   const searchCache = {
     purgeTenant: async (tenantId: string) => (purged.push(tenantId), 3),
+    raiseGeneration: async () => undefined,
     close: async () => undefined,
   };
   const published: OutgoingEvent<Topic>[] = [];

@@ -1,5 +1,12 @@
-import { searchCachePrefix, type TenantId } from '@kb/contracts';
+import {
+  RAISE_SEARCH_GENERATION_LUA,
+  SEARCH_GENERATION_TTL_MS,
+  searchCachePrefix,
+  searchGenerationKey,
+  type TenantId,
+} from '@kb/contracts';
 import { createRedisClient, type RedisSettings } from '@kb/http';
+import type { GenerationMirror } from '@kb/index-state';
 import { Logger } from '@nestjs/common';
 import type { RedisClientType } from 'redis';
 
@@ -8,7 +15,7 @@ import type { RedisClientType } from 'redis';
  * delete, the generation bump already stops them being served, and this removes them, so the
  * deleted text is not left in Redis until the TTL (docs/adr/0019).
  */
-export interface SearchCachePurger {
+export interface SearchCachePurger extends GenerationMirror {
   /** Removes every cached result of the tenant; returns how many. */
   purgeTenant(tenantId: TenantId): Promise<number>;
   close(): Promise<void>;
@@ -17,6 +24,7 @@ export interface SearchCachePurger {
 /** No Redis configured (REDIS_URL unset): query-service caches nothing either. */
 export const noSearchCache: SearchCachePurger = {
   purgeTenant: async () => 0,
+  raiseGeneration: async () => undefined,
   close: async () => undefined,
 };
 
@@ -47,6 +55,18 @@ export class RedisSearchCachePurger implements SearchCachePurger {
       if (keys.length > 0) removed += await this.client.unlink(keys);
     }
     return removed;
+  }
+
+  /**
+   * Raises the tenant's generation mirrored beside its cached results (query-service reads both in
+   * one MGET: docs/adr/0029); never lowers it, so a late raise from an earlier bump is harmless.
+   * Throws when Redis fails (`MirroredIndexGenerations` logs it; the mirror then expires).
+   */
+  async raiseGeneration(tenantId: TenantId, generation: number): Promise<void> {
+    await this.client.eval(RAISE_SEARCH_GENERATION_LUA, {
+      keys: [searchGenerationKey(tenantId)],
+      arguments: [String(generation), String(SEARCH_GENERATION_TTL_MS)],
+    });
   }
 
   async close(): Promise<void> {

@@ -1,3 +1,8 @@
+import {
+  RAISE_SEARCH_GENERATION_LUA,
+  SEARCH_GENERATION_TTL_MS,
+  searchGenerationKey,
+} from '@kb/contracts';
 import { createRedisClient, type RedisSettings } from '@kb/http';
 import { Logger } from '@nestjs/common';
 import type { RedisClientType } from 'redis';
@@ -8,6 +13,12 @@ export interface CacheCounters {
   errors: number;
 }
 
+/** What `lookup` found: the mirrored generation and the entry, each when present. */
+export interface CacheLookup {
+  generation: number | undefined;
+  value: string | undefined;
+}
+
 /**
  * The cache port, holding search results and query embeddings: fail-open, so an outage costs
  * latency, never an answer.
@@ -15,6 +26,14 @@ export interface CacheCounters {
 export interface SearchCache {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;
+  /**
+   * The tenant's mirrored index generation and the entry under `key`, in one round trip (one
+   * MGET): a cache hit needs nothing else (docs/adr/0029). Either is undefined when absent, and
+   * both when Redis fails.
+   */
+  lookup(tenantId: string, key: string): Promise<CacheLookup>;
+  /** Raises the tenant's mirrored generation to one read from Postgres (never lowers it). */
+  raiseGeneration(tenantId: string, generation: number): Promise<void>;
   readonly counters: CacheCounters;
   /** Connected and accepting commands (readiness reports it; the cache works without). */
   readonly isReady: boolean;
@@ -44,7 +63,8 @@ export class RedisSearchCache implements SearchCache {
 
   /** AUTH and TLS as the settings say (`rediss://`, REDIS_USERNAME / REDIS_PASSWORD). */
   static connect(settings: RedisSettings, ttlSeconds: number): RedisSearchCache {
-    const client = createRedisClient(settings);
+    // Every command of this cache is bounded here (`withTimeout`, 250 ms).
+    const client = createRedisClient(settings, { boundsOwnCommands: true });
     const cache = new RedisSearchCache(client, ttlSeconds);
     // Not awaited: with Redis down the service still starts, and the client keeps reconnecting.
     void client.connect().catch(() => undefined);
@@ -70,6 +90,42 @@ export class RedisSearchCache implements SearchCache {
       this.counters.misses++;
       this.logger.debug?.(`cache get failed: ${String(error)}`);
       return undefined;
+    }
+  }
+
+  async lookup(tenantId: string, key: string): Promise<CacheLookup> {
+    try {
+      const [generation, value] = await withTimeout(
+        this.client.mGet([searchGenerationKey(tenantId), key]),
+        250,
+      );
+      if (value === null || value === undefined) this.counters.misses++;
+      else this.counters.hits++;
+      return {
+        generation:
+          generation === null || generation === undefined ? undefined : Number(generation),
+        value: value ?? undefined,
+      };
+    } catch (error) {
+      this.counters.errors++;
+      this.counters.misses++;
+      this.logger.debug?.(`cache lookup failed: ${String(error)}`);
+      return { generation: undefined, value: undefined };
+    }
+  }
+
+  async raiseGeneration(tenantId: string, generation: number): Promise<void> {
+    try {
+      await withTimeout(
+        this.client.eval(RAISE_SEARCH_GENERATION_LUA, {
+          keys: [searchGenerationKey(tenantId)],
+          arguments: [String(generation), String(SEARCH_GENERATION_TTL_MS)],
+        }),
+        250,
+      );
+    } catch (error) {
+      this.counters.errors++;
+      this.logger.debug?.(`generation raise failed: ${String(error)}`);
     }
   }
 

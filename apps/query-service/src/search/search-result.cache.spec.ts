@@ -54,7 +54,7 @@ const request = (input: Partial<SearchRequest> = {}): SearchRequest => ({
 
 describe('SearchResultCache', () => {
   it('serves a cached result only at the generation it was computed at', async () => {
-    const { cache } = memoryCache();
+    const { cache, generations: mirror } = memoryCache();
     const { reader, state } = generations(1);
     const results = new SearchResultCache(cache, reader, DEFAULT_SEARCH_TUNING);
     const search = counted();
@@ -62,12 +62,41 @@ describe('SearchResultCache', () => {
       (await results.getOrCompute(tenant, undefined, request(), search.compute)).cache;
     expect(await outcome()).toBe('miss');
     expect(await outcome()).toBe('hit');
-    state.generation = 2; // indexing changed something
+    // Indexing changed something: it bumps Postgres and raises the mirror.
+    state.generation = 2;
+    await cache.raiseGeneration(tenant, 2);
     expect(await outcome()).toBe('miss');
     expect(await outcome()).toBe('hit');
-    state.generation = -1; // unreadable: no cache, still an answer
+    // A raise that was lost: the old entry answers until the mirror expires, then Postgres rules.
+    state.generation = 3;
+    expect(await outcome()).toBe('hit');
+    mirror.delete(tenant);
+    expect(await outcome()).toBe('miss');
+    expect(mirror.get(tenant)).toBe(3);
+    mirror.delete(tenant);
+    state.generation = -1; // no mirror and Postgres unreadable: no cache, still an answer
     expect(await outcome()).toBe('off');
-    expect(search.runs()).toBe(3);
+    expect(search.runs()).toBe(4);
+  });
+
+  it('answers a hit with one cache round trip and no Postgres read while the mirror holds the generation', async () => {
+    const { cache, rounds } = memoryCache();
+    const { reader, state } = generations(7);
+    const results = new SearchResultCache(cache, reader, DEFAULT_SEARCH_TUNING);
+    const search = counted();
+    expect((await results.getOrCompute(tenant, undefined, request(), search.compute)).cache).toBe(
+      'miss',
+    );
+    // The miss found no mirrored generation: one Postgres read, raised into the mirror.
+    expect(state.reads).toBe(1);
+    expect(rounds).toEqual({ lookups: 1, raises: 1 });
+    for (let i = 0; i < 5; i++) {
+      expect((await results.getOrCompute(tenant, undefined, request(), search.compute)).cache).toBe(
+        'hit',
+      );
+    }
+    expect(state.reads).toBe(1);
+    expect(rounds).toEqual({ lookups: 6, raises: 1 });
   });
 
   it('answers a hit with the stored response', async () => {

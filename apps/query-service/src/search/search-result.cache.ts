@@ -20,8 +20,9 @@ export type IndexGenerationReader = Pick<IndexGenerations, 'current'>;
 
 /**
  * Builds the key: tenant, the caller's principals and the request. The index generation is not
- * in the key but in the entry (`CachedSearch`): the current generation is read from Postgres and
- * the entry from Redis at once, and the entry is served only when the two agree.
+ * in the key but in the entry (`CachedSearch`): the tenant's current generation (mirrored in
+ * Redis, `searchGenerationKey`) and the entry are read in one MGET, and the entry is served only
+ * when the two agree.
  */
 export function searchCacheKey(parts: {
   tenantId: string;
@@ -42,8 +43,11 @@ export interface CachedSearch<T> {
 
 /**
  * Search results in the Redis cache. An entry answers only when it was computed at the tenant's
- * current index generation, so a result is never served after its content changed; with no
- * Redis, or no readable generation, every search is computed (`cache: 'off'`).
+ * current index generation, so a result is not served after its content changed. The generation
+ * comes from its Redis mirror, which indexing-service raises after every bump (a raise that is
+ * lost is made up within `SEARCH_GENERATION_TTL_MS`, when the mirror expires and Postgres is read
+ * again: docs/adr/0029); with no Redis, or no readable generation, every search is computed
+ * (`cache: 'off'`).
  */
 @Injectable()
 export class SearchResultCache {
@@ -85,9 +89,19 @@ export class SearchResultCache {
         this.reranker?.model ?? null,
       ],
     });
-    const [generation, cached] = await Promise.all([this.generation(tenantId), cache.get(key)]);
-    if (generation === undefined) return this.uncached(compute);
-    const entry = cached ? (JSON.parse(cached) as CachedSearch<SearchResponse>) : undefined;
+    // One round trip: the tenant's generation as mirrored in Redis and the entry. Postgres is read
+    // only when the mirror holds no generation (expired, never raised, Redis failing), and the
+    // generation read there is raised into the mirror for the searches after this one.
+    const found = await cache.lookup(tenantId, key);
+    let generation = found.generation;
+    if (generation === undefined) {
+      generation = await this.generation(tenantId);
+      if (generation === undefined) return this.uncached(compute);
+      void cache.raiseGeneration(tenantId, generation);
+    }
+    const entry = found.value
+      ? (JSON.parse(found.value) as CachedSearch<SearchResponse>)
+      : undefined;
     if (entry?.generation === generation) {
       annotateActiveSpan({ 'kb.cache': 'hit' });
       return { ...entry.response, cache: 'hit' };

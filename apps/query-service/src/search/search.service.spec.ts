@@ -56,7 +56,7 @@ function searchService(setup: Setup = {}) {
     new NeighborsStep(lexical),
     new HitDetailsStep(lexical, documents.reader),
   );
-  return { service, calls, reads: documents.reads };
+  return { service, calls, reads: documents.reads, documentCalls: documents.calls };
 }
 
 const tenant = toTenantId('t1');
@@ -294,13 +294,17 @@ describe('SearchService', () => {
     });
 
     it('leaves a deleted document’s hit bare, and says skipped when document-service fails', async () => {
-      const gone = await searchService(contents).service.search(
+      const setup = searchService(contents);
+      const gone = await setup.service.search(
         tenant,
         searchRequestSchema.parse({ query: 'q', mode: 'semantic' }),
         undefined,
         caller,
       );
       expect(gone.details).toBe('applied');
+      // Both hits' documents in one call to document-service, not one call each.
+      expect(setup.documentCalls).toEqual({ get: 0, getMany: 1 });
+      expect(setup.reads.map((r) => r.id).sort()).toEqual(['d1', 'gone']);
       expect(gone.hits[1]).not.toHaveProperty('tags');
       expect(gone.hits[1]).toHaveProperty('page', 2);
       const down = await searchService({ ...contents, documentsDown: true }).service.search(

@@ -46,17 +46,30 @@ export const newHit = (
   ...overrides,
 });
 
-/** The Redis cache as a Map. */
+/**
+ * The Redis cache as Maps: entries, and the mirrored generations by tenant (raised, never
+ * lowered, never expiring: a test removes one from `generations` to model the expiry).
+ */
 export function memoryCache() {
   const entries = new Map<string, string>();
+  const generations = new Map<string, number>();
+  const rounds = { lookups: 0, raises: 0 };
   const cache: SearchCache = {
     get: async (key) => entries.get(key),
     set: async (key, value) => void entries.set(key, value),
+    lookup: async (tenantId, key) => {
+      rounds.lookups++;
+      return { generation: generations.get(tenantId), value: entries.get(key) };
+    },
+    raiseGeneration: async (tenantId, generation) => {
+      rounds.raises++;
+      generations.set(tenantId, Math.max(generations.get(tenantId) ?? 0, generation));
+    },
     counters: { hits: 0, misses: 0, errors: 0 },
     isReady: true,
     close: async () => undefined,
   };
-  return { cache, entries };
+  return { cache, entries, generations, rounds };
 }
 
 export interface IndexContents {
@@ -163,8 +176,11 @@ export function fakeDocuments(
   options: { down?: boolean } = {},
 ) {
   const reads: Array<{ token: string; id: string }> = [];
+  /** Calls made to document-service: one per `get`, one per `getMany`. */
+  const calls = { get: 0, getMany: 0 };
   const reader: DocumentReader = {
     get: async (caller, id) => {
+      calls.get++;
       reads.push({ token: caller.token, id });
       if (options.down) throw DocumentServiceError.unavailable('document-service is unreachable');
       const record = records.find((r) => r.id === id);
@@ -172,6 +188,12 @@ export function fakeDocuments(
         throw DocumentServiceError.relayed(404, 'document_not_found', 'no such document');
       return record;
     },
+    getMany: async (caller, ids) => {
+      calls.getMany++;
+      for (const id of ids) reads.push({ token: caller.token, id });
+      if (options.down) throw DocumentServiceError.unavailable('document-service is unreachable');
+      return new Map(records.filter((r) => ids.includes(r.id)).map((r) => [r.id, r]));
+    },
   };
-  return { reader, reads };
+  return { reader, reads, calls };
 }

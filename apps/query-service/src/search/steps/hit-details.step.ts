@@ -1,6 +1,5 @@
 import type { Caller } from '@kb/auth';
 import type { IndexSpace } from '@kb/contracts';
-import { DomainError, ErrorKind } from '@kb/errors';
 import type { ChunkLocation, LexicalIndex } from '@kb/lexical-index';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
@@ -11,19 +10,16 @@ import type { StepResult } from './step.model';
 
 export type DetailsSkipReason = 'documents_unavailable' | 'locations_unavailable';
 
-/** Documents read at once from document-service. */
-const CONCURRENCY = 8;
-
 /** The document-service reads this step makes, with the caller's own token. */
-export type DocumentReader = Pick<DocumentsClient, 'get'>;
+export type DocumentReader = Pick<DocumentsClient, 'get' | 'getMany'>;
 
 /**
  * What a caller needs beside a hit's text: where the chunk sits (page, heading path, kept by the
  * lexical index) and its document's tags, metadata, content type, file name and times (read
  * from document-service, which owns them, with the caller's token: the same ACL applies, and an
- * edit shows at once). Runs on the final page only. A document that is gone (404) leaves its
- * hits as they are; any other failure does too, and the outcome says `skipped` so the answer is
- * not cached.
+ * edit shows at once; one listing call for the page's documents). Runs on the final page only. A
+ * document that is gone or unreadable leaves its hits as they are; a failed read does too, and
+ * the outcome says `skipped` so the answer is not cached.
  */
 @Injectable()
 export class HitDetailsStep {
@@ -79,28 +75,20 @@ export class HitDetailsStep {
     }
   }
 
-  /** The documents by id; `failed` when some could not be read for a reason other than 404. */
+  /**
+   * The documents by id, read in one call (`getMany`); `failed` when they could not be read.
+   * Documents the caller may no longer read, or that are gone, are absent: nothing to add.
+   */
   private async read(
     caller: Caller,
     ids: string[],
   ): Promise<{ records: Map<string, DocumentRecord>; failed: boolean }> {
-    const records = new Map<string, DocumentRecord>();
-    let failed = false;
-    const queue = [...ids];
-    const worker = async (): Promise<void> => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-        try {
-          records.set(id, await this.documents.get(caller, id));
-        } catch (error) {
-          // Deleted (or made unreadable) since it was indexed: nothing to add, nothing wrong.
-          if (error instanceof DomainError && error.kind === ErrorKind.NotFound) continue;
-          this.logger.warn(`document ${id} unreadable for hit details: ${String(error)}`);
-          failed = true;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, ids.length) }, worker));
-    return { records, failed };
+    try {
+      return { records: await this.documents.getMany(caller, ids), failed: false };
+    } catch (error) {
+      this.logger.warn(`documents unreadable for hit details: ${String(error)}`);
+      return { records: new Map(), failed: true };
+    }
   }
 }
 
