@@ -45,6 +45,15 @@ export interface DocumentIndexState {
    * spaces holding it. Idempotent.
    */
   forgetDocument(tenantId: TenantId, documentId: string, spaces: IndexSpace[]): Promise<void>;
+  /** `tombstone` for many documents in one statement (emptying a knowledge base, ADR 24). */
+  tombstoneMany(tenantId: TenantId, documentIds: string[]): Promise<void>;
+  /**
+   * `spacesOf` for many documents at once: each space holding any of them, with the ids it holds.
+   * The tenant's own space always counts, for every id.
+   */
+  spacesOfMany(tenantId: TenantId, documentIds: string[]): Promise<Map<IndexSpace, string[]>>;
+  /** `forgetDocument` for many documents, set-based; `spaces` are every space they were in. */
+  forgetDocuments(tenantId: TenantId, documentIds: string[], spaces: IndexSpace[]): Promise<void>;
 
   /**
    * Claims an index space for `version` of a document: true when it is the newest seen so far (or

@@ -76,6 +76,51 @@ export class PgDocumentIndexState implements DocumentIndexState {
     );
   }
 
+  async tombstoneMany(tenantId: TenantId, documentIds: string[]): Promise<void> {
+    if (documentIds.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO ${this.tombstones} (tenant_id, document_id)
+       SELECT $1, id FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING`,
+      [tenantId, documentIds],
+    );
+  }
+
+  async spacesOfMany(
+    tenantId: TenantId,
+    documentIds: string[],
+  ): Promise<Map<IndexSpace, string[]>> {
+    const bySpace = new Map<IndexSpace, string[]>();
+    if (documentIds.length === 0) return bySpace;
+    bySpace.set(tenantSpace(tenantId), [...new Set(documentIds)]);
+    const { rows } = await this.pool.query<{ space: IndexSpace; ids: string[] }>(
+      `SELECT space, array_agg(DISTINCT document_id) AS ids FROM ${this.spaces}
+        WHERE tenant_id = $1 AND document_id = ANY($2::text[]) AND space <> $3
+        GROUP BY space ORDER BY space`,
+      [tenantId, documentIds, tenantSpace(tenantId)],
+    );
+    for (const row of rows) bySpace.set(row.space, row.ids);
+    return bySpace;
+  }
+
+  async forgetDocuments(
+    tenantId: TenantId,
+    documentIds: string[],
+    spaces: IndexSpace[],
+  ): Promise<void> {
+    if (documentIds.length === 0) return;
+    await this.pool.query(
+      `WITH principals AS (
+         DELETE FROM ${this.principals} WHERE tenant_id = $1 AND document_id = ANY($2::text[])
+       ), attributes AS (
+         DELETE FROM ${this.attributes} WHERE tenant_id = $1 AND document_id = ANY($2::text[])
+       ), versions AS (
+         DELETE FROM ${this.versions} WHERE tenant_id = ANY($3::text[]) AND document_id = ANY($2::text[])
+       )
+       DELETE FROM ${this.spaces} WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
+      [tenantId, documentIds, spaces],
+    );
+  }
+
   // `indexed_versions.tenant_id` holds the space: the column predates pipelines.
   async claimVersion(space: IndexSpace, documentId: string, version: number): Promise<boolean> {
     const { rows } = await this.pool.query(

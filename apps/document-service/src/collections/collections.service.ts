@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Access } from '@kb/auth';
-import { DOCUMENT_STATUSES, type DocumentStatus, type TenantId, Topics } from '@kb/contracts';
+import {
+  DOCUMENT_STATUSES,
+  DOCUMENTS_REMOVED_BATCH,
+  type DocumentStatus,
+  type TenantId,
+  Topics,
+} from '@kb/contracts';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { DocumentAudit } from '../documents/document-audit';
-import { deletedEventOf } from '../documents/document-events.builder';
 import { DocumentMembershipService } from '../documents/document-membership.service';
 import {
   type DeletedDocument,
@@ -216,7 +221,10 @@ export class CollectionsService {
     const visibility = visibilityOf(access);
     const now = this.clock();
     const outcome = await this.transactions.run(async (trx) => {
-      const deleted = await this.deleteOnlyIn(trx, tenantId, access, id, visibility);
+      const deleted = await this.deleteOnlyIn(trx, tenantId, access, id, visibility, {
+        jobId,
+        cause: 'emptied',
+      });
       const { unlinked, retained } = await this.unlink(trx, tenantId, id, visibility, now);
       const removed = deleted.length + unlinked;
       await this.events.enqueue(trx, Topics.collection, tenantId, id, {
@@ -271,7 +279,12 @@ export class CollectionsService {
       }
       // Gone first, so that its tag rule no longer holds anything.
       if (!(await this.knowledgeBases.delete(trx, tenantId, id))) throw knowledgeBaseNotFound(id);
-      const deleted = cascade ? await this.deleteOnlyIn(trx, tenantId, access, id, visibility) : [];
+      const deleted = cascade
+        ? await this.deleteOnlyIn(trx, tenantId, access, id, visibility, {
+            jobId: randomUUID(),
+            cause: 'knowledge_base_deleted',
+          })
+        : [];
       const mine = await this.unlink(trx, tenantId, id, visibility, now);
       // Whatever is left is hidden from the caller: it leaves too, and is not reported to them.
       const hidden = await this.unlink(trx, tenantId, id, 'all', now);
@@ -300,20 +313,42 @@ export class CollectionsService {
     if (!(await this.knowledgeBases.find(tenantId, id))) throw knowledgeBaseNotFound(id);
   }
 
-  /** One DELETE for the rows, then their `deleted` events and audit records in few INSERTs. */
+  /**
+   * One DELETE for the rows, then their removal as `documents_removed` events of ≤ 1,000 ids
+   * (indexing-service drops each batch with set-based deletes, ADR 24) and their audit records,
+   * in few INSERTs. Each batch is keyed by its first id, so the batches spread over the
+   * partitions as the documents' own events would.
+   */
   private async deleteOnlyIn(
     trx: Trx,
     tenantId: TenantId,
     access: Access,
     id: string,
     visibility: Visibility,
+    job: { jobId: string; cause: 'emptied' | 'knowledge_base_deleted' },
   ): Promise<DeletedDocument[]> {
     const deleted = await this.documents.deleteOnlyIn(trx, tenantId, id, visibility);
+    const batches = Math.ceil(deleted.length / DOCUMENTS_REMOVED_BATCH);
     await this.events.enqueueMany(
       trx,
       Topics.document,
       tenantId,
-      deleted.map((row) => ({ key: row.id, payload: deletedEventOf(row.id, row.metaVersion) })),
+      Array.from({ length: batches }, (_, batch) => {
+        const documentIds = deleted
+          .slice(batch * DOCUMENTS_REMOVED_BATCH, (batch + 1) * DOCUMENTS_REMOVED_BATCH)
+          .map((row) => row.id);
+        return {
+          key: documentIds[0]!,
+          payload: {
+            kind: 'documents_removed' as const,
+            documentIds,
+            knowledgeBaseId: id,
+            ...job,
+            batch,
+            batches,
+          },
+        };
+      }),
     );
     for (let at = 0; at < deleted.length; at += AUDIT_BATCH) {
       const ids = deleted.slice(at, at + AUDIT_BATCH).map((row) => row.id);

@@ -37,6 +37,9 @@ export function derivedVersionOf(prefix: string, key: string): number | undefine
   return match ? Number(match[1]) : undefined;
 }
 
+/** Documents of a bulk removal whose derived objects are listed and deleted at once. */
+const DERIVED_CONCURRENCY = 16;
+
 export interface Removed {
   vectors: number;
   lexical: number;
@@ -57,11 +60,21 @@ export class DocumentRemovalService {
 
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-    @Inject(VECTOR_STORE) private readonly vectors: Pick<VectorStore, 'deleteDocument'>,
-    @Inject(LEXICAL_INDEX) private readonly lexical: Pick<LexicalIndex, 'deleteDocument'>,
+    @Inject(VECTOR_STORE)
+    private readonly vectors: Pick<VectorStore, 'deleteDocument' | 'deleteDocuments'>,
+    @Inject(LEXICAL_INDEX)
+    private readonly lexical: Pick<LexicalIndex, 'deleteDocument' | 'deleteDocuments'>,
     @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
     @Inject(INDEX_STATE)
-    private readonly state: Pick<DocumentIndexState, 'tombstone' | 'spacesOf' | 'forgetDocument'>,
+    private readonly state: Pick<
+      DocumentIndexState,
+      | 'tombstone'
+      | 'spacesOf'
+      | 'forgetDocument'
+      | 'tombstoneMany'
+      | 'spacesOfMany'
+      | 'forgetDocuments'
+    >,
     @Inject(SEARCH_CACHE_PURGER) private readonly cache: SearchCachePurger,
   ) {}
 
@@ -86,6 +99,46 @@ export class DocumentRemovalService {
     documentsRemoved.add(1);
     this.logger.log(
       `deleted document ${documentId}: ${removed.vectors} vectors, ${removed.lexical} lexical rows, ${removed.derived} derived objects, ${removed.cached} cached results`,
+    );
+    return removed;
+  }
+
+  /**
+   * What `removeDocument` does, for a batch of documents (`documents_removed`, ≤ 1,000 ids, from
+   * emptying or cascade-deleting a knowledge base; docs/adr/0024), set-based: one tombstone
+   * INSERT, one DELETE per index and space for the whole batch, one forget, one generation bump
+   * and one cache purge. The derived objects are the only per-document step (S3 lists by
+   * prefix), run a few documents at a time. Same order and idempotence as a single delete: the
+   * tombstones go first, the bookkeeping is forgotten only once every space is empty.
+   */
+  async removeDocuments(tenantId: TenantId, documentIds: string[]): Promise<Removed> {
+    const ids = [...new Set(documentIds)];
+    const removed: Removed = { vectors: 0, lexical: 0, derived: 0, cached: 0 };
+    if (ids.length === 0) return removed;
+    await this.state.tombstoneMany(tenantId, ids);
+    const bySpace = await this.state.spacesOfMany(tenantId, ids);
+    for (const [space, held] of bySpace) {
+      const [vectors, lexical] = await Promise.all([
+        this.vectors.deleteDocuments(space, held),
+        this.lexical.deleteDocuments(space, held),
+      ]);
+      removed.vectors += vectors;
+      removed.lexical += lexical;
+    }
+    const queue = [...ids];
+    await Promise.all(
+      Array.from({ length: DERIVED_CONCURRENCY }, async () => {
+        for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+          removed.derived += await this.removeDerived(tenantId, id, 'deleted');
+        }
+      }),
+    );
+    await this.state.forgetDocuments(tenantId, ids, [...bySpace.keys()]);
+    await this.generations.bump(tenantId);
+    removed.cached = await this.cache.purgeTenant(tenantId);
+    documentsRemoved.add(ids.length);
+    this.logger.log(
+      `removed ${ids.length} documents at once: ${removed.vectors} vectors, ${removed.lexical} lexical rows, ${removed.derived} derived objects, ${removed.cached} cached results`,
     );
     return removed;
   }

@@ -54,6 +54,31 @@ export class MemoryDocumentIndexState implements DocumentIndexState {
     this.spaces.delete(key(tenantId, documentId));
   }
 
+  async tombstoneMany(tenantId: TenantId, documentIds: string[]): Promise<void> {
+    for (const documentId of documentIds) await this.tombstone(tenantId, documentId);
+  }
+
+  async spacesOfMany(
+    tenantId: TenantId,
+    documentIds: string[],
+  ): Promise<Map<IndexSpace, string[]>> {
+    const bySpace = new Map<IndexSpace, string[]>();
+    for (const documentId of new Set(documentIds)) {
+      for (const space of await this.spacesOf(tenantId, documentId)) {
+        bySpace.set(space, [...(bySpace.get(space) ?? []), documentId]);
+      }
+    }
+    return bySpace;
+  }
+
+  async forgetDocuments(
+    tenantId: TenantId,
+    documentIds: string[],
+    spaces: IndexSpace[],
+  ): Promise<void> {
+    for (const documentId of documentIds) await this.forgetDocument(tenantId, documentId, spaces);
+  }
+
   async claimVersion(space: IndexSpace, documentId: string, version: number): Promise<boolean> {
     const claimed = this.versions.get(key(space, documentId));
     if (claimed !== undefined && claimed > version) return false;
