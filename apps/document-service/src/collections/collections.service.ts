@@ -8,6 +8,7 @@ import {
   type TenantId,
   Topics,
 } from '@kb/contracts';
+import type { IndexGenerations } from '@kb/index-state';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
@@ -33,7 +34,7 @@ import { KnowledgeBasesRepository } from '../knowledge-bases/knowledge-bases.rep
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
-import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
+import { BLOB_STORE, CLOCK, type Clock, GENERATIONS } from '../platform/tokens';
 import { TransactionRunner, type Trx } from '../platform/transaction.runner';
 import {
   DocumentStatsRepository,
@@ -140,6 +141,7 @@ export class CollectionsService {
     @Inject(BLOB_STORE) private readonly blobs: Pick<BlobStore, 'delete'>,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly audit: DocumentAudit,
+    @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
   ) {}
 
   /** A page of knowledge bases (by id), with `total` and each one's stats unless `stats=false`. */
@@ -236,6 +238,7 @@ export class CollectionsService {
       return { deleted, unlinked, retained };
     });
     this.outbox.wake();
+    await this.retireCachedResults(tenantId, outcome.deleted.length);
     this.cleanUpBlobs(outcome.deleted);
     const result: EmptyResult = {
       jobId,
@@ -298,6 +301,7 @@ export class CollectionsService {
       return { deleted, unlinked: mine.unlinked };
     });
     this.outbox.wake();
+    await this.retireCachedResults(tenantId, outcome.deleted.length);
     this.cleanUpBlobs(outcome.deleted);
     return {
       id,
@@ -388,6 +392,22 @@ export class CollectionsService {
       else unlinked += 1;
     }
     return { unlinked, retained };
+  }
+
+  /**
+   * Search leaves deleted documents out at once, before indexing-service has dropped their chunks
+   * (docs/adr/0024): query-service drops the hits of documents this service answers 404 for, and
+   * this bump, after the commit, retires every search result cached before it (they are served
+   * only at the generation they were computed at). A failed bump is logged, not thrown: the rows
+   * are gone and the answer stands; indexing-service bumps again once the chunks are gone.
+   */
+  private async retireCachedResults(tenantId: TenantId, deleted: number): Promise<void> {
+    if (deleted === 0) return;
+    try {
+      await this.generations.bump(tenantId);
+    } catch (error) {
+      this.logger.warn(`index generation not bumped after ${deleted} deletes: ${String(error)}`);
+    }
   }
 
   /**

@@ -21,9 +21,11 @@ export type DocumentReader = Pick<DocumentsClient, 'get'>;
  * What a caller needs beside a hit's text: where the chunk sits (page, heading path, kept by the
  * lexical index) and its document's tags, metadata, content type, file name and times (read
  * from document-service, which owns them, with the caller's token: the same ACL applies, and an
- * edit shows at once). Runs on the final page only. A document that is gone (404) leaves its
- * hits as they are; any other failure does too, and the outcome says `skipped` so the answer is
- * not cached.
+ * edit shows at once). Runs on the final page only. A document that is gone (404: deleted, or no
+ * longer readable by the caller) takes its hits with it: the indexes trail a delete by as long as
+ * indexing-service takes to apply it (after emptying a knowledge base, seconds), and the
+ * document's owner says at once (docs/adr/0024). Any other failure leaves the hits as they are,
+ * and the outcome says `skipped` so the answer is not cached.
  */
 @Injectable()
 export class HitDetailsStep {
@@ -39,27 +41,31 @@ export class HitDetailsStep {
     hits: SearchHit[],
     spaceOf: (hit: SearchHit) => IndexSpace,
     caller: Caller | undefined,
-  ): Promise<StepResult<DetailsSkipReason>> {
-    if (hits.length === 0) return { hits, outcome: 'applied' };
+  ): Promise<StepResult<DetailsSkipReason> & { gone: Set<string> }> {
+    const gone = new Set<string>();
+    if (hits.length === 0) return { hits, outcome: 'applied', gone };
     const [locations, documents] = await Promise.all([
       this.locate(hits, spaceOf),
       caller ? this.read(caller, [...new Set(hits.map((h) => h.documentId))]) : undefined,
     ]);
-    const described = hits.map((hit) => {
-      const location = locations?.get(chunkKey(hit));
-      const document = documents?.records.get(hit.documentId);
-      return {
-        ...hit,
-        ...(location ? locationFields(location) : {}),
-        ...(document ? documentFields(document) : {}),
-      };
-    });
+    for (const id of documents?.gone ?? []) gone.add(id);
+    const described = hits
+      .filter((hit) => !gone.has(hit.documentId))
+      .map((hit) => {
+        const location = locations?.get(chunkKey(hit));
+        const document = documents?.records.get(hit.documentId);
+        return {
+          ...hit,
+          ...(location ? locationFields(location) : {}),
+          ...(document ? documentFields(document) : {}),
+        };
+      });
     const reason: DetailsSkipReason | undefined = !locations
       ? 'locations_unavailable'
       : documents?.failed
         ? 'documents_unavailable'
         : undefined;
-    return { hits: described, outcome: reason ? { skipped: reason } : 'applied' };
+    return { hits: described, outcome: reason ? { skipped: reason } : 'applied', gone };
   }
 
   private async locate(
@@ -79,12 +85,16 @@ export class HitDetailsStep {
     }
   }
 
-  /** The documents by id; `failed` when some could not be read for a reason other than 404. */
+  /**
+   * The documents by id; `gone`: those answered 404; `failed` when some could not be read for
+   * another reason.
+   */
   private async read(
     caller: Caller,
     ids: string[],
-  ): Promise<{ records: Map<string, DocumentRecord>; failed: boolean }> {
+  ): Promise<{ records: Map<string, DocumentRecord>; gone: Set<string>; failed: boolean }> {
     const records = new Map<string, DocumentRecord>();
+    const gone = new Set<string>();
     let failed = false;
     const queue = [...ids];
     const worker = async (): Promise<void> => {
@@ -92,15 +102,18 @@ export class HitDetailsStep {
         try {
           records.set(id, await this.documents.get(caller, id));
         } catch (error) {
-          // Deleted (or made unreadable) since it was indexed: nothing to add, nothing wrong.
-          if (error instanceof DomainError && error.kind === ErrorKind.NotFound) continue;
+          // Deleted (or made unreadable) since it was indexed: its hits go.
+          if (error instanceof DomainError && error.kind === ErrorKind.NotFound) {
+            gone.add(id);
+            continue;
+          }
           this.logger.warn(`document ${id} unreadable for hit details: ${String(error)}`);
           failed = true;
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, ids.length) }, worker));
-    return { records, failed };
+    return { records, gone, failed };
   }
 }
 
