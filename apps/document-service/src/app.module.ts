@@ -13,13 +13,13 @@ import {
   ResourceCloser,
   TOKEN_VERIFIER,
 } from '@kb/http';
+import type { IndexGenerations } from '@kb/index-state';
 import {
   EVENT_CONSUMERS,
   type EventConsumer,
   EventConsumersHost,
   type EventProducer,
 } from '@kb/kafka';
-import type { IndexGenerations } from '@kb/index-state';
 import { type S3BlobStore, s3BlobStoreFromEnv } from '@kb/storage';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
