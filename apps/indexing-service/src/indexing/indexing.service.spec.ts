@@ -24,6 +24,7 @@ import {
 import type { VectorRecord } from '@kb/vector-store';
 import { Logger } from '@nestjs/common';
 
+import { DerivedCleanupTask } from '../removal/derived-cleanup.task';
 import { DocumentRemovalService } from '../removal/document-removal.service';
 import { AccessReconciliationService, needsRepair } from './access-reconciliation.service';
 import { IndexingService } from './indexing.service';
@@ -178,6 +179,7 @@ function setup() {
 
   return {
     service,
+    removal,
     access,
     vectors,
     lexical,
@@ -329,7 +331,7 @@ describe('IndexingService', () => {
     });
 
     it('removes a batch of documents from every space like single deletes, and keeps them out', async () => {
-      const { service, state, generations, purged, embedded, held, derived } = setup();
+      const { service, removal, state, generations, purged, embedded, held, derived } = setup();
       const [a, b, kept] = [randomUUID(), randomUUID(), randomUUID()];
       const spaces = [own, other];
       for (const doc of [a, b, kept]) {
@@ -347,21 +349,24 @@ describe('IndexingService', () => {
       for (const doc of [a, b]) {
         expect(await held(own, doc)).toEqual({ vectors: [], lexical: [] });
         expect(await held(other, doc)).toEqual({ vectors: [], lexical: [] });
-        expect(derived(doc)).toEqual([]);
         expect(await state.spacesOf(tenant, doc)).toEqual([own]);
         expect(await state.isTombstoned(tenant, doc)).toBe(true);
       }
       expect(await state.principalsOf(tenant, a)).toBeUndefined();
       expect(await held(own, kept)).toEqual({ vectors: [1], lexical: [1] });
+      // The derived objects are queued, then removed off the partition (DerivedCleanupTask).
+      expect(derived(a)).not.toEqual([]);
+      expect(await new DerivedCleanupTask(removal).drain()).toBe(2);
+      expect(await new DerivedCleanupTask(removal).drain()).toBe(0);
+      for (const doc of [a, b]) expect(derived(doc)).toEqual([]);
       expect(derived(kept)).toHaveLength(1);
       expect(await generations.current(tenant)).toBe(before + 1); // one bump for the batch
       expect(purged).toEqual([tenant]); // one purge for the batch
 
       // A redelivery removes nothing more; a late version or ACL change stays out.
-      expect(await service['removal'].removeDocuments(tenant, [a, b])).toMatchObject({
+      expect(await removal.removeDocuments(tenant, [a, b])).toMatchObject({
         vectors: 0,
         lexical: 0,
-        derived: 0,
       });
       await service.indexDocument(tenant, await embedded(a, 3));
       await service.onDocumentEvent(tenant, { kind: 'acl_changed', documentId: b, principals: [] });

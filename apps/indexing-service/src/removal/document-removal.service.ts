@@ -37,8 +37,11 @@ export function derivedVersionOf(prefix: string, key: string): number | undefine
   return match ? Number(match[1]) : undefined;
 }
 
-/** Documents of a bulk removal whose derived objects are listed and deleted at once. */
+/** Documents whose derived objects are listed and deleted at once. */
 const DERIVED_CONCURRENCY = 16;
+/** Queued documents one pass of the derived cleanup takes, and how long it holds them. */
+export const DERIVED_CLAIM = 500;
+const DERIVED_LEASE_MS = 5 * 60_000;
 
 export interface Removed {
   vectors: number;
@@ -74,6 +77,9 @@ export class DocumentRemovalService {
       | 'tombstoneMany'
       | 'spacesOfMany'
       | 'forgetDocuments'
+      | 'queueDerivedCleanup'
+      | 'claimDerivedCleanup'
+      | 'derivedCleanupDone'
     >,
     @Inject(SEARCH_CACHE_PURGER) private readonly cache: SearchCachePurger,
   ) {}
@@ -115,8 +121,11 @@ export class DocumentRemovalService {
     const ids = [...new Set(documentIds)];
     const removed: Removed = { vectors: 0, lexical: 0, derived: 0, cached: 0 };
     if (ids.length === 0) return removed;
+    const started = performance.now();
+    const lap = (since: number) => Math.round(performance.now() - since);
     await this.state.tombstoneMany(tenantId, ids);
     const bySpace = await this.state.spacesOfMany(tenantId, ids);
+    const indexesStarted = performance.now();
     for (const [space, held] of bySpace) {
       const [vectors, lexical] = await Promise.all([
         this.vectors.deleteDocuments(space, held),
@@ -125,22 +134,47 @@ export class DocumentRemovalService {
       removed.vectors += vectors;
       removed.lexical += lexical;
     }
-    const queue = [...ids];
+    const indexesMs = lap(indexesStarted);
+    // Listing 1,000 prefixes in S3 takes seconds: queued (same transaction of intent as the
+    // tombstones) and removed by `removeQueuedDerived` off the partition (DerivedCleanupTask).
+    await this.state.queueDerivedCleanup(tenantId, ids);
+    await this.state.forgetDocuments(tenantId, ids, [...bySpace.keys()]);
+    await this.generations.bump(tenantId);
+    const purgeStarted = performance.now();
+    removed.cached = await this.cache.purgeTenant(tenantId);
+    const purgeMs = lap(purgeStarted);
+    documentsRemoved.add(ids.length);
+    this.logger.log(
+      `removed ${ids.length} documents at once in ${lap(started)} ms (indexes ${indexesMs} ms, cache ${purgeMs} ms): ${removed.vectors} vectors, ${removed.lexical} lexical rows, ${removed.cached} cached results; derived objects queued`,
+    );
+    return removed;
+  }
+
+  /**
+   * Removes the derived objects of up to `limit` documents queued by `removeDocuments`, a few
+   * documents at a time, and takes them off the queue; returns how many documents it took. A
+   * failure leaves them queued (their lease runs out and another pass takes them again).
+   */
+  async removeQueuedDerived(limit = DERIVED_CLAIM): Promise<number> {
+    const claimed = await this.state.claimDerivedCleanup(limit, DERIVED_LEASE_MS);
+    const queue = [...claimed];
+    const done = new Map<TenantId, string[]>();
+    let objects = 0;
     await Promise.all(
       Array.from({ length: DERIVED_CONCURRENCY }, async () => {
-        for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-          removed.derived += await this.removeDerived(tenantId, id, 'deleted');
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          objects += await this.removeDerived(next.tenantId, next.documentId, 'deleted');
+          done.set(next.tenantId, [...(done.get(next.tenantId) ?? []), next.documentId]);
         }
       }),
     );
-    await this.state.forgetDocuments(tenantId, ids, [...bySpace.keys()]);
-    await this.generations.bump(tenantId);
-    removed.cached = await this.cache.purgeTenant(tenantId);
-    documentsRemoved.add(ids.length);
-    this.logger.log(
-      `removed ${ids.length} documents at once: ${removed.vectors} vectors, ${removed.lexical} lexical rows, ${removed.derived} derived objects, ${removed.cached} cached results`,
-    );
-    return removed;
+    for (const [tenantId, ids] of done) await this.state.derivedCleanupDone(tenantId, ids);
+    if (claimed.length > 0) {
+      this.logger.log(
+        `removed ${objects} derived objects of ${claimed.length} documents removed in bulk`,
+      );
+    }
+    return claimed.length;
   }
 
   /**

@@ -320,4 +320,28 @@ export function documentIndexStateConformance(getState: () => DocumentIndexState
     expect(await state.spacesOf(tenant, kept)).toEqual([tenantSpace(tenant), p1]);
     expect(await state.principalsOf(tenant, kept)).toEqual(['u:ann']);
   });
+
+  it('queues derived cleanups, leases each to one claimer, and takes them back when done', async () => {
+    const state = getState();
+    const tenant = newTenant();
+    const [a, b] = [randomUUID(), randomUUID()];
+    await state.queueDerivedCleanup(tenant, [a, b]);
+    await state.queueDerivedCleanup(tenant, [a]); // a redelivery
+    const mine = (claimed: Array<{ tenantId: TenantId; documentId: string }>) =>
+      sorted(claimed.filter((c) => c.tenantId === tenant).map((c) => c.documentId));
+    // Other tests' tenants may be queued too: claim generously, look at this tenant's.
+    expect(mine(await state.claimDerivedCleanup(10_000, 60_000))).toEqual(sorted([a, b]));
+    // Leased: a second claimer gets neither.
+    expect(mine(await state.claimDerivedCleanup(10_000, 60_000))).toEqual([]);
+    await state.derivedCleanupDone(tenant, [a]);
+    // A lease that runs out (its claimer died) gives the row back; b's is still running.
+    const c = randomUUID();
+    await state.queueDerivedCleanup(tenant, [c]);
+    expect(mine(await state.claimDerivedCleanup(10_000, 1))).toEqual([c]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(mine(await state.claimDerivedCleanup(10_000, 60_000))).toEqual([c]);
+    await state.derivedCleanupDone(tenant, [b, c]);
+    await state.derivedCleanupDone(tenant, []);
+    expect(mine(await state.claimDerivedCleanup(10_000, 1))).toEqual([]);
+  });
 }
