@@ -29,14 +29,14 @@ export interface EmptyBenchOptions {
 const DIMENSION = 384;
 const VECTOR_TABLE = `kb_vectors_${DIMENSION}`;
 const LEXICAL_SCHEMA = 'search_index';
-/** Words seeded chunks are made of: 2,000 made-up words, each chunk 120 of them. */
+/** Words seeded chunks are made of: 2,000 made-up words, each chunk 80 of them (about an 800-character chunk's 78 distinct terms). */
 const VOCABULARY = Array.from({ length: 2000 }, (_, i) => {
   const syllables = ['ka', 'ro', 'mi', 'te', 'lu', 'san', 'dor', 'vel', 'ith', 'qua'];
   let word = '';
   for (let n = i + 11; n > 0; n = Math.floor(n / 10)) word += syllables[n % 10];
   return word;
 });
-const WORDS_PER_CHUNK = 120;
+const WORDS_PER_CHUNK = 80;
 /** Documents seeded per statement, so progress shows and no statement holds 50,000 rows. */
 const SEED_BATCH = 2500;
 const POLL_MS = 250;
@@ -92,6 +92,12 @@ export async function runEmptyBench(options: EmptyBenchOptions): Promise<EmptyBe
   });
   if (!created.ok) throw new Error(`creating the knowledge base: ${created.status}`);
   const pool = createPool({ url: options.databaseUrl, schema: options.schema, maxConnections: 2 });
+  // The lexical index's trigger names its postings table unqualified: its own search path.
+  const lexicalPool = createPool({
+    url: options.databaseUrl,
+    schema: LEXICAL_SCHEMA,
+    maxConnections: 1,
+  });
   // pgvector's tables are in the vector database's default schema.
   const vectorPool = new Pool({ connectionString: options.vectorDatabaseUrl, max: 1 });
   try {
@@ -110,7 +116,7 @@ export async function runEmptyBench(options: EmptyBenchOptions): Promise<EmptyBe
       [tenant, id, options.documents],
     );
     const seeded = await seedIndexRows(
-      pool,
+      lexicalPool,
       vectorPool,
       tenant,
       id,
@@ -133,7 +139,7 @@ export async function runEmptyBench(options: EmptyBenchOptions): Promise<EmptyBe
     }
     const result = (await response.json()) as { deletedCount: number; tookMs: number };
     const [cleaned, other] = await Promise.all([
-      waitForCleanIndexes(pool, vectorPool, tenant, answered, options),
+      waitForCleanIndexes(lexicalPool, vectorPool, tenant, answered, options),
       otherTenantIndexed(options),
     ]);
     const after = await knowledgeBaseStats(endpoint, id);
@@ -152,14 +158,14 @@ export async function runEmptyBench(options: EmptyBenchOptions): Promise<EmptyBe
       withinBudget: totalMs !== null && totalMs < 30_000 && after.documentCount === 0,
     };
   } finally {
-    await Promise.all([pool.end(), vectorPool.end()]);
+    await Promise.all([pool.end(), lexicalPool.end(), vectorPool.end()]);
   }
 }
 
 /**
  * The emptied documents' index rows, as indexing-service writes them: `chunks` vectors each of
  * 384 dimensions in the tenant's partition of `kb_vectors_384` (HNSW index maintained), and as
- * many lexical chunks of 120 words, whose postings the index's own trigger writes.
+ * many lexical chunks of 80 words, whose postings the index's own trigger writes.
  */
 async function seedIndexRows(
   pool: Pool,
