@@ -10,6 +10,8 @@ import { randomUUID } from 'node:crypto';
 
 import { type ServiceError, status } from '@grpc/grpc-js';
 import type { TokenClaims } from '@kb/auth';
+import { tenantSpace, toTenantId } from '@kb/contracts';
+import { PgLexicalIndex } from '@kb/lexical-index';
 
 import { grpcListDocuments, kbClient } from '../support/grpc-client';
 import { useSuite } from '../support/suite';
@@ -288,5 +290,56 @@ describe('collections', () => {
       (r) => r.hits.map((h) => h.documentId).join() === shared,
       60_000,
     );
+  });
+
+  // The last defect of issue 13 (ADR 24): emptying answers at once, and search must not wait for
+  // indexing-service to drop the chunks, nor serve a result cached before the empty.
+  it('leaves search at once when emptied, cached results included, then leaves both indexes', async () => {
+    kb(['kb', 'create', 'instant']);
+    const word = `${run}qx`;
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) {
+      ids.push(
+        await uploadIndexed(`instant-${n}.txt`, `Instant note ${n}: ${word} about anchors.`, {
+          knowledgeBaseIds: ['instant'],
+        }),
+      );
+    }
+    const query = { query: word, topK: 10, mode: 'lexical' };
+    const before = await suite.search(query);
+    expect(before.hits.map((h) => h.documentId).sort()).toEqual([...ids].sort());
+    expect((await suite.search(query)).cache).toBe('hit');
+
+    const emptied = await rest('/v1/knowledge-bases/instant/documents', { method: 'DELETE' });
+    expect(emptied.status).toBe(200);
+    expect(emptied.body).toMatchObject({ deletedCount: 3, status: 'completed' });
+    // Right after the answer: none of them, and not the cached answer from before.
+    const after = await suite.search(query);
+    expect(after.hits).toEqual([]);
+    expect(after.cache).not.toBe('hit');
+    const inKb = await suite.search({ ...query, knowledgeBaseIds: ['instant'] });
+    expect(inKb.hits).toEqual([]);
+
+    // Then indexing-service drops their chunks from both indexes (one documents_removed event).
+    const space = tenantSpace(toTenantId(suite.tenant));
+    const lexical = new PgLexicalIndex({ url: suite.env['DATABASE_URL']! });
+    try {
+      await waitFor(
+        async () => {
+          let rows = 0;
+          for (const id of ids) {
+            rows +=
+              (await suite.vectors.countDocument(space, id)) +
+              (await lexical.countDocument(space, id));
+          }
+          return rows;
+        },
+        (rows) => rows === 0,
+        60_000,
+      );
+    } finally {
+      await lexical.close();
+    }
+    expect((await suite.search(query)).hits).toEqual([]);
   });
 });

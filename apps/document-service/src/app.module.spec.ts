@@ -3,7 +3,7 @@ import { createDatabase, createPool } from '@kb/database';
 import { ACCESS_POLICY, FlexibleRateLimiter, RATE_LIMITER, TOKEN_VERIFIER } from '@kb/http';
 import { EVENT_CONSUMERS, type EventConsumer, kafkaFromConfig } from '@kb/kafka';
 import { s3BlobStoreFromEnv } from '@kb/storage';
-import { MemoryEventProducer } from '@kb/testing';
+import { MemoryEventProducer, MemoryIndexGenerations } from '@kb/testing';
 import { Test } from '@nestjs/testing';
 
 import { AppModule } from './app.module';
@@ -43,6 +43,7 @@ describe('AppModule', () => {
       blobs: s3BlobStoreFromEnv(config),
       verifier,
       rateLimiter: FlexibleRateLimiter.fromConfig(config),
+      generations: new MemoryIndexGenerations(),
     };
     const app = await Test.createTestingModule({
       imports: [AppModule.register(deps)],

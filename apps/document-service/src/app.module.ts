@@ -13,6 +13,7 @@ import {
   ResourceCloser,
   TOKEN_VERIFIER,
 } from '@kb/http';
+import type { IndexGenerations } from '@kb/index-state';
 import {
   EVENT_CONSUMERS,
   type EventConsumer,
@@ -58,7 +59,7 @@ import { KnowledgeBaseDirectory } from './pipelines/knowledge-base-directory.por
 import { pipelineDefaultsProvider } from './pipelines/pipeline-defaults.provider';
 import { TagRuleMembership } from './pipelines/tag-rule-membership.port';
 import type { DocumentDatabase } from './platform/db.types';
-import { BLOB_STORE, CLOCK, DB, EVENT_PRODUCER, KAFKA } from './platform/tokens';
+import { BLOB_STORE, CLOCK, DB, EVENT_PRODUCER, GENERATIONS, KAFKA } from './platform/tokens';
 import { SqlTransactionRunner, TransactionRunner } from './platform/transaction.runner';
 import { AccessReconciler } from './reconciliation/access.reconciler';
 import { Reconciler } from './reconciliation/reconciler.service';
@@ -80,6 +81,8 @@ export interface DocumentDeps {
   producer: EventProducer;
   blobs: S3BlobStore;
   verifier: TokenVerifier;
+  /** Bumped when documents are deleted in bulk, so no cached search result shows them. */
+  generations: Pick<IndexGenerations, 'bump'> & { close?: () => Promise<void> };
   /** Upload and knowledge-base budgets (@Authenticated({ rateLimit })). */
   rateLimiter: FlexibleRateLimiter;
 }
@@ -95,6 +98,7 @@ export class AppModule {
       () => deps.blobs.destroy(),
       () => deps.db.destroy(),
       () => deps.rateLimiter.close(),
+      async () => deps.generations.close?.(),
     ];
     return {
       module: AppModule,
@@ -119,6 +123,7 @@ export class AppModule {
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: BLOB_STORE, useValue: deps.blobs },
         { provide: CLOCK, useValue: () => new Date() },
+        { provide: GENERATIONS, useValue: deps.generations },
         { provide: CLOSERS, useValue: closers },
         { provide: RATE_LIMITER, useValue: deps.rateLimiter },
         ResourceCloser,

@@ -4,6 +4,7 @@ import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { bootHttpService, FlexibleRateLimiter } from '@kb/http';
+import { PgIndexGenerations } from '@kb/index-state';
 import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
@@ -40,6 +41,8 @@ async function main(): Promise<void> {
       producer,
       blobs,
       verifier,
+      // indexing-service's table (same database): emptying retires cached search results at once.
+      generations: new PgIndexGenerations({ url: config.DATABASE_URL, maxConnections: 1 }),
       rateLimiter: FlexibleRateLimiter.fromConfig(config),
     }),
     logger,

@@ -372,7 +372,7 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       path: '/v1/knowledge-bases/{id}/documents',
       operationId: 'emptyKnowledgeBase',
       summary:
-        'Empty it, keeping its configuration: one job deleting the documents only it holds and unlinking the others (readable ones)',
+        'Empty it, keeping its configuration: one job deleting the documents only it holds and unlinking the others (readable ones). They leave search when it answers; their chunks leave the indexes right after, in batches of 1,000 (indexRemoval: scheduled)',
       parameters: [knowledgeBaseId],
       status: 200,
       response: z.object({

@@ -224,9 +224,22 @@ describe('collections in SQL', () => {
       deletedCount: 1,
       unlinkedCount: 2,
     });
+    // The deleted document reaches the indexes as one bulk removal, not a `deleted` event.
+    const removals = await sql<{ payload: string }>`
+      SELECT payload FROM outbox WHERE topic = 'kb.document.v1'
+        AND payload::jsonb -> 'payload' ->> 'knowledgeBaseId' = 'doomed'`.execute(db);
+    expect(removals.rows.map((row) => JSON.parse(row.payload).payload)).toEqual([
+      expect.objectContaining({
+        kind: 'documents_removed',
+        documentIds: [only],
+        cause: 'knowledge_base_deleted',
+        batch: 0,
+        batches: 1,
+      }),
+    ]);
   });
 
-  it('empties 50,000 documents in one job, with a deleted event for each', async () => {
+  it('empties 50,000 documents in one job, with 50 documents_removed events of 1,000 ids', async () => {
     await kb('big');
     await kb('keep');
     const kept = await add('alice', ['big', 'keep']);
@@ -241,9 +254,13 @@ describe('collections in SQL', () => {
         '{"users":[],"groups":[],"roles":[],"tenant":false}'::jsonb, ARRAY['u:alice'],
         '{}'::jsonb, now(), now()
       FROM generate_series(1, 50000) AS n`.execute(db);
-    const before = await sql<{ n: number }>`SELECT count(*)::int AS n FROM outbox`.execute(db);
+    const before = await sql<{ maxId: string }>`
+      SELECT coalesce(max(id), 0) AS "maxId" FROM outbox`.execute(db);
+    const generation = await service.generations.current(tenant);
     const started = Date.now();
     const result = await service.collections.empty(tenant, alice, 'big');
+    // Cached search results from before are retired before the answer (ADR 24).
+    expect(await service.generations.current(tenant)).toBe(generation + 1);
     const tookMs = Date.now() - started;
     expect(result).toMatchObject({ deletedCount: 50_001, unlinkedCount: 1, retainedCount: 0 });
     expect(tookMs).toBeLessThan(30_000);
@@ -255,14 +272,31 @@ describe('collections in SQL', () => {
     expect(
       (await service.documentsRepository.findById(tenant, kept, 'all'))?.knowledgeBaseIds,
     ).toEqual(['keep']);
-    const deletedEvents = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM outbox
-      WHERE topic = 'kb.document.v1' AND payload::jsonb -> 'payload' ->> 'kind' = 'deleted'`.execute(
-      db,
+    const removed = await sql<{ key: string; payload: string }>`
+      SELECT message_key AS key, payload FROM outbox
+      WHERE topic = 'kb.document.v1' AND id > ${before.rows[0]!.maxId}
+      ORDER BY id`.execute(db);
+    const batches = removed.rows.map((row) => ({
+      key: row.key,
+      ...(JSON.parse(row.payload) as { payload: Record<string, unknown> }).payload,
+    })) as Array<{ key: string; kind: string; documentIds: string[]; jobId: string }>;
+    // No per-document `deleted` event any more; the one `attributes_changed` is the unlinked one.
+    expect(batches.filter((b) => b.kind === 'deleted')).toEqual([]);
+    const bulk = batches.filter((b) => b.kind === 'documents_removed');
+    expect(bulk).toHaveLength(50);
+    expect(bulk.every((b) => b.documentIds.length === 1000 && b.key === b.documentIds[0])).toBe(
+      true,
     );
-    expect(deletedEvents.rows[0]!.n).toBeGreaterThanOrEqual(50_000);
-    const after = await sql<{ n: number }>`SELECT count(*)::int AS n FROM outbox`.execute(db);
-    expect(after.rows[0]!.n - before.rows[0]!.n).toBeGreaterThan(50_000);
+    expect(new Set(bulk.flatMap((b) => b.documentIds)).size).toBe(50_000);
+    expect(bulk.every((b) => b.jobId === result.jobId)).toBe(true);
+    expect(bulk[49]).toMatchObject({
+      knowledgeBaseId: 'big',
+      cause: 'emptied',
+      batch: 49,
+      batches: 50,
+    });
+    // Every message stays far below Kafka's 1 MB default.
+    expect(Math.max(...removed.rows.map((row) => row.payload.length))).toBeLessThan(100_000);
     // The knowledge base and its configuration stay.
     expect(await service.knowledgeBases.get(tenant, 'big')).toMatchObject({ id: 'big' });
     process.stdout.write(`empty of 50,001 documents took ${tookMs} ms\n`);

@@ -32,6 +32,7 @@ import {
   SEARCH_CACHE_PURGER,
   VECTOR_STORE,
 } from './platform/tokens';
+import { DerivedCleanupTask } from './removal/derived-cleanup.task';
 import { DocumentRemovalService } from './removal/document-removal.service';
 import type { SearchCachePurger } from './removal/search-cache.purger';
 
@@ -76,6 +77,7 @@ export class AppModule {
         { provide: CLOSERS, useValue: closers },
         ResourceCloser,
         DocumentRemovalService,
+        DerivedCleanupTask,
         IndexingService,
         AccessReconciliationService,
         OrphanSweeper,

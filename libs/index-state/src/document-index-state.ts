@@ -45,6 +45,27 @@ export interface DocumentIndexState {
    * spaces holding it. Idempotent.
    */
   forgetDocument(tenantId: TenantId, documentId: string, spaces: IndexSpace[]): Promise<void>;
+  /** `tombstone` for many documents in one statement (emptying a knowledge base, ADR 24). */
+  tombstoneMany(tenantId: TenantId, documentIds: string[]): Promise<void>;
+  /**
+   * `spacesOf` for many documents at once: each space holding any of them, with the ids it holds.
+   * The tenant's own space always counts, for every id.
+   */
+  spacesOfMany(tenantId: TenantId, documentIds: string[]): Promise<Map<IndexSpace, string[]>>;
+  /** `forgetDocument` for many documents, set-based; `spaces` are every space they were in. */
+  forgetDocuments(tenantId: TenantId, documentIds: string[], spaces: IndexSpace[]): Promise<void>;
+  /** Queues the S3 cleanup of these documents' derived objects (bulk removal). Idempotent. */
+  queueDerivedCleanup(tenantId: TenantId, documentIds: string[]): Promise<void>;
+  /**
+   * Up to `limit` queued documents, each leased to the caller for `leaseMs` (another replica
+   * skips them; they come back if the caller dies before `derivedCleanupDone`).
+   */
+  claimDerivedCleanup(
+    limit: number,
+    leaseMs: number,
+  ): Promise<Array<{ tenantId: TenantId; documentId: string }>>;
+  /** These documents' derived objects are gone: they leave the queue. */
+  derivedCleanupDone(tenantId: TenantId, documentIds: string[]): Promise<void>;
 
   /**
    * Claims an index space for `version` of a document: true when it is the newest seen so far (or

@@ -26,6 +26,7 @@ export class PgDocumentIndexState implements DocumentIndexState {
   private readonly versions: string;
   private readonly spaces: string;
   private readonly kbSpaces: string;
+  private readonly derivedCleanup: string;
 
   constructor(options: { url: string; schema?: string; maxConnections?: number }) {
     const schema = options.schema ?? INDEX_STATE_SCHEMA;
@@ -41,6 +42,7 @@ export class PgDocumentIndexState implements DocumentIndexState {
     this.versions = `${quoteIdent(schema)}.indexed_versions`;
     this.spaces = `${quoteIdent(schema)}.document_spaces`;
     this.kbSpaces = `${quoteIdent(schema)}.knowledge_base_spaces`;
+    this.derivedCleanup = `${quoteIdent(schema)}.derived_cleanup`;
   }
 
   async tombstone(tenantId: TenantId, documentId: string): Promise<void> {
@@ -73,6 +75,84 @@ export class PgDocumentIndexState implements DocumentIndexState {
        )
        DELETE FROM ${this.spaces} WHERE tenant_id = $1 AND document_id = $2`,
       [tenantId, documentId, spaces],
+    );
+  }
+
+  async tombstoneMany(tenantId: TenantId, documentIds: string[]): Promise<void> {
+    if (documentIds.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO ${this.tombstones} (tenant_id, document_id)
+       SELECT $1, id FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING`,
+      [tenantId, documentIds],
+    );
+  }
+
+  async spacesOfMany(
+    tenantId: TenantId,
+    documentIds: string[],
+  ): Promise<Map<IndexSpace, string[]>> {
+    const bySpace = new Map<IndexSpace, string[]>();
+    if (documentIds.length === 0) return bySpace;
+    bySpace.set(tenantSpace(tenantId), [...new Set(documentIds)]);
+    const { rows } = await this.pool.query<{ space: IndexSpace; ids: string[] }>(
+      `SELECT space, array_agg(DISTINCT document_id) AS ids FROM ${this.spaces}
+        WHERE tenant_id = $1 AND document_id = ANY($2::text[]) AND space <> $3
+        GROUP BY space ORDER BY space`,
+      [tenantId, documentIds, tenantSpace(tenantId)],
+    );
+    for (const row of rows) bySpace.set(row.space, row.ids);
+    return bySpace;
+  }
+
+  async forgetDocuments(
+    tenantId: TenantId,
+    documentIds: string[],
+    spaces: IndexSpace[],
+  ): Promise<void> {
+    if (documentIds.length === 0) return;
+    await this.pool.query(
+      `WITH principals AS (
+         DELETE FROM ${this.principals} WHERE tenant_id = $1 AND document_id = ANY($2::text[])
+       ), attributes AS (
+         DELETE FROM ${this.attributes} WHERE tenant_id = $1 AND document_id = ANY($2::text[])
+       ), versions AS (
+         DELETE FROM ${this.versions} WHERE tenant_id = ANY($3::text[]) AND document_id = ANY($2::text[])
+       )
+       DELETE FROM ${this.spaces} WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
+      [tenantId, documentIds, spaces],
+    );
+  }
+
+  async queueDerivedCleanup(tenantId: TenantId, documentIds: string[]): Promise<void> {
+    if (documentIds.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO ${this.derivedCleanup} (tenant_id, document_id)
+       SELECT $1, id FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING`,
+      [tenantId, documentIds],
+    );
+  }
+
+  async claimDerivedCleanup(
+    limit: number,
+    leaseMs: number,
+  ): Promise<Array<{ tenantId: TenantId; documentId: string }>> {
+    const { rows } = await this.pool.query<{ tenant_id: TenantId; document_id: string }>(
+      `UPDATE ${this.derivedCleanup} d SET claimed_until = now() + $2 * interval '1 millisecond'
+        WHERE (d.tenant_id, d.document_id) IN (
+          SELECT tenant_id, document_id FROM ${this.derivedCleanup}
+           WHERE claimed_until IS NULL OR claimed_until < now()
+           ORDER BY queued_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING d.tenant_id, d.document_id`,
+      [limit, leaseMs],
+    );
+    return rows.map((row) => ({ tenantId: row.tenant_id, documentId: row.document_id }));
+  }
+
+  async derivedCleanupDone(tenantId: TenantId, documentIds: string[]): Promise<void> {
+    if (documentIds.length === 0) return;
+    await this.pool.query(
+      `DELETE FROM ${this.derivedCleanup} WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
+      [tenantId, documentIds],
     );
   }
 

@@ -57,6 +57,12 @@ export interface LexicalIndex {
   search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]>;
   /** Removes a document's rows, or only those of versions older than `olderThan`. */
   deleteDocument(space: IndexSpace, documentId: string, olderThan?: number): Promise<number>;
+  /**
+   * Removes every row of these documents (all versions) set-based: emptying a knowledge base
+   * (docs/adr/0024). The statistics are counted at query time from the rows left, so they stay
+   * right (docs/adr/0019). Idempotent; returns the chunks removed.
+   */
+  deleteDocuments(space: IndexSpace, documentIds: string[]): Promise<number>;
   /** Every document of the space with the versions it holds, by document id (orphan sweep). */
   documentVersions(space: IndexSpace): AsyncIterable<{ documentId: string; versions: number[] }>;
   /** Replaces a document's knowledge bases, tags and metadata on its chunks, in place. */

@@ -218,6 +218,34 @@ export class PgLexicalIndex implements LexicalIndex {
     return result.rowCount ?? 0;
   }
 
+  /**
+   * The postings go first in one statement over their (tenant, document) index, then the chunks:
+   * left to the foreign key's cascade, each chunk row would delete its postings on its own. One
+   * transaction, so a search never sees chunks without their postings' counterparts half gone.
+   */
+  async deleteDocuments(space: IndexSpace, documentIds: string[]): Promise<number> {
+    if (documentIds.length === 0) return 0;
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `DELETE FROM ${this.postings} WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
+        [space, documentIds],
+      );
+      const result = await client.query(
+        `DELETE FROM ${this.table} WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
+        [space, documentIds],
+      );
+      await client.query('COMMIT');
+      return result.rowCount ?? 0;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
   async *documentVersions(
     space: IndexSpace,
   ): AsyncIterable<{ documentId: string; versions: number[] }> {

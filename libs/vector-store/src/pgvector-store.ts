@@ -221,6 +221,15 @@ export class PgVectorStore implements VectorStore {
     );
   }
 
+  /** One DELETE per vector table for the whole batch, pruned to the namespace's partition. */
+  async deleteDocuments(namespace: string, documentIds: string[]): Promise<number> {
+    if (documentIds.length === 0) return 0;
+    return this.inEveryTable(
+      (table) => `DELETE FROM ${table} WHERE namespace = $1 AND document_id = ANY($2::text[])`,
+      [namespace, documentIds],
+    );
+  }
+
   isReady(): boolean {
     return this.dimension !== undefined;
   }

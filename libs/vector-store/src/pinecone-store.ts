@@ -47,6 +47,8 @@ const prefixed = (metadata: Record<string, unknown>) =>
     ]),
   );
 const DELETE_BATCH = 1000;
+/** Documents whose ids are listed at once when many are deleted together. */
+const LIST_CONCURRENCY = 8;
 
 /** The version inside a record id `<document>#<version>#<chunk>`. */
 const versionOf = (id: string): number => Number(id.split('#')[1]);
@@ -206,6 +208,33 @@ export class PineconeStore implements VectorStore {
       await ns.deleteMany({ ids: ids.slice(i, i + DELETE_BATCH) });
     }
     return ids.length;
+  }
+
+  /**
+   * Pinecone deletes by id only (serverless indexes take no metadata filter): each document's ids
+   * are listed by prefix, a few documents at a time, and deleted `DELETE_BATCH` ids per call.
+   */
+  async deleteDocuments(namespace: string, documentIds: string[]): Promise<number> {
+    const ns = this.index.namespace(namespace);
+    const queue = [...documentIds];
+    const pending: string[] = [];
+    let removed = 0;
+    const flush = async (all: boolean) => {
+      while (pending.length >= DELETE_BATCH || (all && pending.length > 0)) {
+        const ids = pending.splice(0, DELETE_BATCH);
+        await ns.deleteMany({ ids });
+        removed += ids.length;
+      }
+    };
+    const lister = async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        pending.push(...(await this.listDocumentIds(namespace, id)));
+        await flush(false);
+      }
+    };
+    await Promise.all(Array.from({ length: LIST_CONCURRENCY }, lister));
+    await flush(true);
+    return removed;
   }
 
   async countDocument(namespace: string, documentId: string): Promise<number> {

@@ -70,6 +70,11 @@ export interface VectorStore {
    * version, which a concurrent write may be putting in). Returns how many went.
    */
   deleteDocument(space: IndexSpace, documentId: string, olderThan?: number): Promise<number>;
+  /**
+   * Removes every vector of these documents (all versions) in set-based calls: emptying a
+   * knowledge base (docs/adr/0024). Idempotent; returns how many went.
+   */
+  deleteDocuments(space: IndexSpace, documentIds: string[]): Promise<number>;
   countDocument(space: IndexSpace, documentId: string): Promise<number>;
   /** Whether `ensureReady` has prepared the store (pgvector: it knows its table). */
   isReady(): boolean;

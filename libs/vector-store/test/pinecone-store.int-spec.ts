@@ -19,6 +19,40 @@ describe('PineconeStore against the FAKE Pinecone data plane', () => {
 
   vectorStoreConformance(() => store);
 
+  it('deletes many documents in calls of at most 1,000 ids (Pinecone refuses more)', async () => {
+    const space = toIndexSpace(`bulk-${randomUUID().slice(0, 8)}`);
+    const docs = [randomUUID(), randomUUID(), randomUUID()];
+    const attributes = {
+      knowledgeBaseIds: ['kb'],
+      tags: [],
+      metadata: {},
+      uploadedAt: 0,
+      principals: ['u:owner'],
+    };
+    await store.upsert(
+      space,
+      docs.flatMap((documentId) =>
+        Array.from({ length: 700 }, (_, chunkIndex) => ({
+          documentId,
+          documentVersion: 1,
+          chunkIndex,
+          vector: [1, 0, 0, 0, 0, 0, 0, chunkIndex / 700],
+          title: 't',
+          text: `chunk ${chunkIndex}`,
+          startOffset: 0,
+          endOffset: 1,
+          attributes,
+        })),
+      ),
+    );
+    fake.deleteCalls.length = 0;
+    expect(await store.deleteDocuments(space, docs)).toBe(2100);
+    expect(fake.deleteCalls.reduce((a, b) => a + b, 0)).toBe(2100);
+    expect(Math.max(...fake.deleteCalls)).toBeLessThanOrEqual(1000);
+    expect(fake.deleteCalls.length).toBeGreaterThanOrEqual(3);
+    for (const doc of docs) expect(await store.countDocument(space, doc)).toBe(0);
+  });
+
   it('never writes back principals an eventually consistent fetch read (review M8)', async () => {
     const space = toIndexSpace(`m8-${randomUUID().slice(0, 8)}`);
     const doc = randomUUID();

@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Access } from '@kb/auth';
-import { DOCUMENT_STATUSES, type DocumentStatus, type TenantId, Topics } from '@kb/contracts';
+import {
+  DOCUMENT_STATUSES,
+  DOCUMENTS_REMOVED_BATCH,
+  type DocumentStatus,
+  type TenantId,
+  Topics,
+} from '@kb/contracts';
+import type { IndexGenerations } from '@kb/index-state';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { DocumentAudit } from '../documents/document-audit';
-import { deletedEventOf } from '../documents/document-events.builder';
 import { DocumentMembershipService } from '../documents/document-membership.service';
 import {
   type DeletedDocument,
@@ -28,7 +34,7 @@ import { KnowledgeBasesRepository } from '../knowledge-bases/knowledge-bases.rep
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
-import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
+import { BLOB_STORE, CLOCK, type Clock, GENERATIONS } from '../platform/tokens';
 import { TransactionRunner, type Trx } from '../platform/transaction.runner';
 import {
   DocumentStatsRepository,
@@ -135,6 +141,7 @@ export class CollectionsService {
     @Inject(BLOB_STORE) private readonly blobs: Pick<BlobStore, 'delete'>,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly audit: DocumentAudit,
+    @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
   ) {}
 
   /** A page of knowledge bases (by id), with `total` and each one's stats unless `stats=false`. */
@@ -216,7 +223,10 @@ export class CollectionsService {
     const visibility = visibilityOf(access);
     const now = this.clock();
     const outcome = await this.transactions.run(async (trx) => {
-      const deleted = await this.deleteOnlyIn(trx, tenantId, access, id, visibility);
+      const deleted = await this.deleteOnlyIn(trx, tenantId, access, id, visibility, {
+        jobId,
+        cause: 'emptied',
+      });
       const { unlinked, retained } = await this.unlink(trx, tenantId, id, visibility, now);
       const removed = deleted.length + unlinked;
       await this.events.enqueue(trx, Topics.collection, tenantId, id, {
@@ -228,6 +238,7 @@ export class CollectionsService {
       return { deleted, unlinked, retained };
     });
     this.outbox.wake();
+    await this.retireCachedResults(tenantId, outcome.deleted.length);
     this.cleanUpBlobs(outcome.deleted);
     const result: EmptyResult = {
       jobId,
@@ -271,7 +282,12 @@ export class CollectionsService {
       }
       // Gone first, so that its tag rule no longer holds anything.
       if (!(await this.knowledgeBases.delete(trx, tenantId, id))) throw knowledgeBaseNotFound(id);
-      const deleted = cascade ? await this.deleteOnlyIn(trx, tenantId, access, id, visibility) : [];
+      const deleted = cascade
+        ? await this.deleteOnlyIn(trx, tenantId, access, id, visibility, {
+            jobId: randomUUID(),
+            cause: 'knowledge_base_deleted',
+          })
+        : [];
       const mine = await this.unlink(trx, tenantId, id, visibility, now);
       // Whatever is left is hidden from the caller: it leaves too, and is not reported to them.
       const hidden = await this.unlink(trx, tenantId, id, 'all', now);
@@ -285,6 +301,7 @@ export class CollectionsService {
       return { deleted, unlinked: mine.unlinked };
     });
     this.outbox.wake();
+    await this.retireCachedResults(tenantId, outcome.deleted.length);
     this.cleanUpBlobs(outcome.deleted);
     return {
       id,
@@ -300,20 +317,42 @@ export class CollectionsService {
     if (!(await this.knowledgeBases.find(tenantId, id))) throw knowledgeBaseNotFound(id);
   }
 
-  /** One DELETE for the rows, then their `deleted` events and audit records in few INSERTs. */
+  /**
+   * One DELETE for the rows, then their removal as `documents_removed` events of ≤ 1,000 ids
+   * (indexing-service drops each batch with set-based deletes, ADR 24) and their audit records,
+   * in few INSERTs. Each batch is keyed by its first id, so the batches spread over the
+   * partitions as the documents' own events would.
+   */
   private async deleteOnlyIn(
     trx: Trx,
     tenantId: TenantId,
     access: Access,
     id: string,
     visibility: Visibility,
+    job: { jobId: string; cause: 'emptied' | 'knowledge_base_deleted' },
   ): Promise<DeletedDocument[]> {
     const deleted = await this.documents.deleteOnlyIn(trx, tenantId, id, visibility);
+    const batches = Math.ceil(deleted.length / DOCUMENTS_REMOVED_BATCH);
     await this.events.enqueueMany(
       trx,
       Topics.document,
       tenantId,
-      deleted.map((row) => ({ key: row.id, payload: deletedEventOf(row.id, row.metaVersion) })),
+      Array.from({ length: batches }, (_, batch) => {
+        const documentIds = deleted
+          .slice(batch * DOCUMENTS_REMOVED_BATCH, (batch + 1) * DOCUMENTS_REMOVED_BATCH)
+          .map((row) => row.id);
+        return {
+          key: documentIds[0]!,
+          payload: {
+            kind: 'documents_removed' as const,
+            documentIds,
+            knowledgeBaseId: id,
+            ...job,
+            batch,
+            batches,
+          },
+        };
+      }),
     );
     for (let at = 0; at < deleted.length; at += AUDIT_BATCH) {
       const ids = deleted.slice(at, at + AUDIT_BATCH).map((row) => row.id);
@@ -353,6 +392,22 @@ export class CollectionsService {
       else unlinked += 1;
     }
     return { unlinked, retained };
+  }
+
+  /**
+   * Search leaves deleted documents out at once, before indexing-service has dropped their chunks
+   * (docs/adr/0024): query-service drops the hits of documents this service answers 404 for, and
+   * this bump, after the commit, retires every search result cached before it (they are served
+   * only at the generation they were computed at). A failed bump is logged, not thrown: the rows
+   * are gone and the answer stands; indexing-service bumps again once the chunks are gone.
+   */
+  private async retireCachedResults(tenantId: TenantId, deleted: number): Promise<void> {
+    if (deleted === 0) return;
+    try {
+      await this.generations.bump(tenantId);
+    } catch (error) {
+      this.logger.warn(`index generation not bumped after ${deleted} deletes: ${String(error)}`);
+    }
   }
 
   /**

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import type { Access, Action } from '@kb/auth';
 import { DEFAULT_CHUNKER, type PipelineDefaults, type TenantId, toTenantId } from '@kb/contracts';
-import { MemoryBlobStore } from '@kb/testing';
+import { MemoryBlobStore, MemoryIndexGenerations } from '@kb/testing';
 
 import { CollectionsService } from '../collections/collections.service';
 import { DocumentAudit } from '../documents/document-audit';
@@ -83,6 +83,7 @@ export function documentServiceFixture(
     defaults,
   );
   const stats = new InMemoryDocumentStatsRepository(db);
+  const generations = new MemoryIndexGenerations();
   const collections = new CollectionsService(
     knowledgeBasesRepository,
     documentsRepository,
@@ -94,8 +95,10 @@ export function documentServiceFixture(
     blobs,
     clock,
     audit,
+    generations,
   );
   return Object.assign(fixture, {
+    generations,
     db,
     transactions,
     documentsRepository,

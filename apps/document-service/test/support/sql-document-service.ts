@@ -1,4 +1,4 @@
-import { MemoryBlobStore } from '@kb/testing';
+import { MemoryBlobStore, MemoryIndexGenerations } from '@kb/testing';
 import type { Kysely } from 'kysely';
 
 import { CollectionsService } from '../../src/collections/collections.service';
@@ -50,8 +50,10 @@ export function sqlDocumentService(
   });
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
   const audit = new DocumentAudit(writer, transactions, relay, clock);
+  const generations = new MemoryIndexGenerations();
   return {
     defaults,
+    generations,
     collections: new CollectionsService(
       knowledgeBasesRepository,
       documentsRepository,
@@ -63,6 +65,7 @@ export function sqlDocumentService(
       blobs,
       clock,
       audit,
+      generations,
     ),
     transactions,
     documentsRepository,

@@ -24,6 +24,7 @@ import {
 import type { VectorRecord } from '@kb/vector-store';
 import { Logger } from '@nestjs/common';
 
+import { DerivedCleanupTask } from '../removal/derived-cleanup.task';
 import { DocumentRemovalService } from '../removal/document-removal.service';
 import { AccessReconciliationService, needsRepair } from './access-reconciliation.service';
 import { IndexingService } from './indexing.service';
@@ -179,6 +180,7 @@ function setup() {
 
   return {
     service,
+    removal,
     access,
     vectors,
     lexical,
@@ -315,6 +317,62 @@ describe('IndexingService', () => {
       expect(await held(own, doc)).toEqual({ vectors: [], lexical: [] });
       expect(derived(doc)).toEqual([]);
       expect(statuses(doc).map((s) => s.status)).toEqual(['indexing']); // never `indexed`
+    });
+  });
+
+  describe('bulk removal (documents_removed, ADR 24)', () => {
+    const removedEvent = (documentIds: string[]) => ({
+      kind: 'documents_removed' as const,
+      documentIds,
+      knowledgeBaseId: 'kb1',
+      cause: 'emptied' as const,
+      jobId: randomUUID(),
+      batch: 0,
+      batches: 1,
+    });
+
+    it('removes a batch of documents from every space like single deletes, and keeps them out', async () => {
+      const { service, removal, state, generations, purged, embedded, held, derived } = setup();
+      const [a, b, kept] = [randomUUID(), randomUUID(), randomUUID()];
+      const spaces = [own, other];
+      for (const doc of [a, b, kept]) {
+        await service.indexDocument(tenant, await embedded(doc, 1, { versionSpaces: spaces }));
+      }
+      await service.indexDocument(
+        tenant,
+        await embedded(b, 1, { space: other, versionSpaces: spaces }),
+      );
+      await service.setPrincipals(tenant, a, ['g:eng']);
+      await embedded(a, 2); // a version still in the pipeline
+      const before = await generations.current(tenant);
+
+      await service.onDocumentEvent(tenant, removedEvent([a, b]));
+      for (const doc of [a, b]) {
+        expect(await held(own, doc)).toEqual({ vectors: [], lexical: [] });
+        expect(await held(other, doc)).toEqual({ vectors: [], lexical: [] });
+        expect(await state.spacesOf(tenant, doc)).toEqual([own]);
+        expect(await state.isTombstoned(tenant, doc)).toBe(true);
+      }
+      expect(await state.principalsOf(tenant, a)).toBeUndefined();
+      expect(await held(own, kept)).toEqual({ vectors: [1], lexical: [1] });
+      // The derived objects are queued, then removed off the partition (DerivedCleanupTask).
+      expect(derived(a)).not.toEqual([]);
+      expect(await new DerivedCleanupTask(removal).drain()).toBe(2);
+      expect(await new DerivedCleanupTask(removal).drain()).toBe(0);
+      for (const doc of [a, b]) expect(derived(doc)).toEqual([]);
+      expect(derived(kept)).toHaveLength(1);
+      expect(await generations.current(tenant)).toBe(before + 1); // one bump for the batch
+      expect(purged).toEqual([tenant]); // one purge for the batch
+
+      // A redelivery removes nothing more; a late version or ACL change stays out.
+      expect(await removal.removeDocuments(tenant, [a, b])).toMatchObject({
+        vectors: 0,
+        lexical: 0,
+      });
+      await service.indexDocument(tenant, await embedded(a, 3));
+      await service.onDocumentEvent(tenant, { kind: 'acl_changed', documentId: b, principals: [] });
+      expect(await held(own, a)).toEqual({ vectors: [], lexical: [] });
+      expect(await state.principalsOf(tenant, b)).toBeUndefined();
     });
   });
 

@@ -206,6 +206,8 @@ export class IndexingService {
   ): Promise<void> {
     if (event.kind === 'deleted') {
       await this.deleteDocument(tenantId, event.documentId);
+    } else if (event.kind === 'documents_removed') {
+      await this.removal.removeDocuments(tenantId, event.documentIds);
     } else if (event.kind === 'uploaded') {
       return; // the pipeline's business: indexing waits for its embeddings
     } else if (await this.state.isTombstoned(tenantId, event.documentId)) {

@@ -37,6 +37,12 @@ export function derivedVersionOf(prefix: string, key: string): number | undefine
   return match ? Number(match[1]) : undefined;
 }
 
+/** Documents whose derived objects are listed and deleted at once. */
+const DERIVED_CONCURRENCY = 16;
+/** Queued documents one pass of the derived cleanup takes, and how long it holds them. */
+export const DERIVED_CLAIM = 500;
+const DERIVED_LEASE_MS = 5 * 60_000;
+
 export interface Removed {
   vectors: number;
   lexical: number;
@@ -57,11 +63,24 @@ export class DocumentRemovalService {
 
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-    @Inject(VECTOR_STORE) private readonly vectors: Pick<VectorStore, 'deleteDocument'>,
-    @Inject(LEXICAL_INDEX) private readonly lexical: Pick<LexicalIndex, 'deleteDocument'>,
+    @Inject(VECTOR_STORE)
+    private readonly vectors: Pick<VectorStore, 'deleteDocument' | 'deleteDocuments'>,
+    @Inject(LEXICAL_INDEX)
+    private readonly lexical: Pick<LexicalIndex, 'deleteDocument' | 'deleteDocuments'>,
     @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
     @Inject(INDEX_STATE)
-    private readonly state: Pick<DocumentIndexState, 'tombstone' | 'spacesOf' | 'forgetDocument'>,
+    private readonly state: Pick<
+      DocumentIndexState,
+      | 'tombstone'
+      | 'spacesOf'
+      | 'forgetDocument'
+      | 'tombstoneMany'
+      | 'spacesOfMany'
+      | 'forgetDocuments'
+      | 'queueDerivedCleanup'
+      | 'claimDerivedCleanup'
+      | 'derivedCleanupDone'
+    >,
     @Inject(SEARCH_CACHE_PURGER) private readonly cache: SearchCachePurger,
   ) {}
 
@@ -88,6 +107,74 @@ export class DocumentRemovalService {
       `deleted document ${documentId}: ${removed.vectors} vectors, ${removed.lexical} lexical rows, ${removed.derived} derived objects, ${removed.cached} cached results`,
     );
     return removed;
+  }
+
+  /**
+   * What `removeDocument` does, for a batch of documents (`documents_removed`, ≤ 1,000 ids, from
+   * emptying or cascade-deleting a knowledge base; docs/adr/0024), set-based: one tombstone
+   * INSERT, one DELETE per index and space for the whole batch, one forget, one generation bump
+   * and one cache purge. The derived objects are the only per-document step (S3 lists by
+   * prefix), run a few documents at a time. Same order and idempotence as a single delete: the
+   * tombstones go first, the bookkeeping is forgotten only once every space is empty.
+   */
+  async removeDocuments(tenantId: TenantId, documentIds: string[]): Promise<Removed> {
+    const ids = [...new Set(documentIds)];
+    const removed: Removed = { vectors: 0, lexical: 0, derived: 0, cached: 0 };
+    if (ids.length === 0) return removed;
+    const started = performance.now();
+    const lap = (since: number) => Math.round(performance.now() - since);
+    await this.state.tombstoneMany(tenantId, ids);
+    const bySpace = await this.state.spacesOfMany(tenantId, ids);
+    const indexesStarted = performance.now();
+    for (const [space, held] of bySpace) {
+      const [vectors, lexical] = await Promise.all([
+        this.vectors.deleteDocuments(space, held),
+        this.lexical.deleteDocuments(space, held),
+      ]);
+      removed.vectors += vectors;
+      removed.lexical += lexical;
+    }
+    const indexesMs = lap(indexesStarted);
+    // Listing 1,000 prefixes in S3 takes seconds: queued (same transaction of intent as the
+    // tombstones) and removed by `removeQueuedDerived` off the partition (DerivedCleanupTask).
+    await this.state.queueDerivedCleanup(tenantId, ids);
+    await this.state.forgetDocuments(tenantId, ids, [...bySpace.keys()]);
+    await this.generations.bump(tenantId);
+    const purgeStarted = performance.now();
+    removed.cached = await this.cache.purgeTenant(tenantId);
+    const purgeMs = lap(purgeStarted);
+    documentsRemoved.add(ids.length);
+    this.logger.log(
+      `removed ${ids.length} documents at once in ${lap(started)} ms (indexes ${indexesMs} ms, cache ${purgeMs} ms): ${removed.vectors} vectors, ${removed.lexical} lexical rows, ${removed.cached} cached results; derived objects queued`,
+    );
+    return removed;
+  }
+
+  /**
+   * Removes the derived objects of up to `limit` documents queued by `removeDocuments`, a few
+   * documents at a time, and takes them off the queue; returns how many documents it took. A
+   * failure leaves them queued (their lease runs out and another pass takes them again).
+   */
+  async removeQueuedDerived(limit = DERIVED_CLAIM): Promise<number> {
+    const claimed = await this.state.claimDerivedCleanup(limit, DERIVED_LEASE_MS);
+    const queue = [...claimed];
+    const done = new Map<TenantId, string[]>();
+    let objects = 0;
+    await Promise.all(
+      Array.from({ length: DERIVED_CONCURRENCY }, async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          objects += await this.removeDerived(next.tenantId, next.documentId, 'deleted');
+          done.set(next.tenantId, [...(done.get(next.tenantId) ?? []), next.documentId]);
+        }
+      }),
+    );
+    for (const [tenantId, ids] of done) await this.state.derivedCleanupDone(tenantId, ids);
+    if (claimed.length > 0) {
+      this.logger.log(
+        `removed ${objects} derived objects of ${claimed.length} documents removed in bulk`,
+      );
+    }
+    return claimed.length;
   }
 
   /**

@@ -196,7 +196,9 @@ export class SearchService {
       rerank: describeOutcome(reranked.outcome),
       mmr: describeOutcome(diversified.outcome),
       details: describeOutcome(described.outcome),
-      total: diversified.hits.length,
+      // Hits of documents deleted since they were indexed left the page (HitDetailsStep).
+      total:
+        diversified.hits.length - page.filter((hit) => described.gone.has(hit.documentId)).length,
       totalRelation: saturated ? 'gte' : 'eq',
       ...(hasMore ? { nextOffset: window } : {}),
       degraded: degradedReason !== undefined,

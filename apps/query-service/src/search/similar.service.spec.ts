@@ -1,7 +1,12 @@
 import { activeOnly, toIndexSpace, toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
 
-import { fakeDocuments, fakeIndexes, newMatch } from '../../test/support/search.fakes';
+import {
+  fakeDocuments,
+  fakeIndexes,
+  newDocumentRecord,
+  newMatch,
+} from '../../test/support/search.fakes';
 import { HybridRetrieval } from './hybrid.retrieval';
 import { QueryEmbedder } from './query.embedder';
 import { DEFAULT_SEARCH_TUNING } from './search.model';
@@ -26,7 +31,7 @@ function similarService(options: { storedChunks?: number } = {}) {
       newMatch(0, 0.7, { documentId: 'd3' }),
     ],
   });
-  const documents = fakeDocuments();
+  const documents = fakeDocuments(['d1', 'd2', 'd3'].map((id) => newDocumentRecord(id)));
   const index = {
     knowledgeBaseSpaces: async () => [{ space: toIndexSpace('t1'), model: undefined }],
   };

@@ -115,6 +115,22 @@ describe('Kafka events → webhook events', () => {
     ).toBeUndefined();
   });
 
+  it('does not fan an emptied knowledge base out into one document.deleted per document', () => {
+    expect(
+      fromDocumentEvent(
+        envelope('document', {
+          kind: 'documents_removed',
+          documentIds: [documentId],
+          knowledgeBaseId: 'handbook',
+          cause: 'emptied',
+          jobId: documentId,
+          batch: 0,
+          batches: 1,
+        }),
+      ),
+    ).toBeUndefined();
+  });
+
   it('delivers emptied knowledge bases and synced sources, not deleted knowledge bases', () => {
     const knowledgeBaseId = randomUUID();
     const jobId = randomUUID();

@@ -107,6 +107,10 @@ export function fromDocumentEvent(
       return event('document.deleted', occurredAt, [tenantId, payload.documentId], {
         documentId: payload.documentId,
       });
+    // Emptying or cascade-deleting a knowledge base (ADR 24): not fanned out to one
+    // `document.deleted` per document. Emptying is offered once, as `knowledge_base.emptied`
+    // from kb.collection.v1 (ADR 27).
+    case 'documents_removed':
     case 'access_snapshot':
       return undefined;
   }

@@ -41,6 +41,28 @@ export const documentDeletedSchema = z.object({
 });
 export type DocumentDeleted = z.infer<typeof documentDeletedSchema>;
 
+/** The most document ids one `documents_removed` event names: its message stays near 40 KB. */
+export const DOCUMENTS_REMOVED_BATCH = 1000;
+
+/**
+ * Many documents deleted at once, by emptying a knowledge base or deleting it with `cascade`
+ * (docs/adr/0024): the indexes drop them with set-based deletes, one statement per index space
+ * for the whole batch, instead of one `deleted` event per document. One transaction enqueues
+ * every batch of the job. Each id was deleted exactly as by `deleted`; tombstones make the order
+ * against the documents' other events irrelevant, and a redelivery removes nothing more.
+ */
+export const documentsRemovedSchema = z.object({
+  documentIds: z.array(z.uuid()).min(1).max(DOCUMENTS_REMOVED_BATCH),
+  /** The knowledge base emptied or deleted, and what happened to it. */
+  knowledgeBaseId: z.string().min(1),
+  cause: z.enum(['emptied', 'knowledge_base_deleted']),
+  /** The job the batch belongs to (the REST answer's `jobId`), and its place in it. */
+  jobId: z.uuid(),
+  batch: z.number().int().nonnegative(),
+  batches: z.number().int().positive(),
+});
+export type DocumentsRemoved = z.infer<typeof documentsRemovedSchema>;
+
 /** Who may read a document changed: the indexes update its chunks in place, nothing is re-embedded. */
 export const documentAclChangedSchema = z.object({
   documentId: z.uuid(),
@@ -79,6 +101,7 @@ export type DocumentAccessSnapshot = z.infer<typeof documentAccessSnapshotSchema
 export const documentEventSchema = z.discriminatedUnion('kind', [
   documentUploadedSchema.extend({ kind: z.literal('uploaded') }),
   documentDeletedSchema.extend({ kind: z.literal('deleted') }),
+  documentsRemovedSchema.extend({ kind: z.literal('documents_removed') }),
   documentAclChangedSchema.extend({ kind: z.literal('acl_changed') }),
   documentAttributesChangedSchema.extend({ kind: z.literal('attributes_changed') }),
   documentAccessSnapshotSchema.extend({ kind: z.literal('access_snapshot') }),

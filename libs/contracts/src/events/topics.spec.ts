@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { DOCUMENTS_REMOVED_BATCH } from './document.events';
 import { newEnvelope } from './envelope';
 import { deadLetterTopic, parseEnvelope, Topics } from './topics';
 
@@ -54,6 +55,27 @@ describe('parseEnvelope', () => {
         newEnvelope('kb.document', 't1', { kind: 'renamed', documentId }),
       ),
     ).toThrow();
+  });
+
+  it('carries at most 1,000 document ids in one documents_removed event', () => {
+    const removed = (documentIds: string[]) =>
+      newEnvelope('kb.document', 't1', {
+        kind: 'documents_removed',
+        documentIds,
+        knowledgeBaseId: 'handbook',
+        cause: 'emptied',
+        jobId: documentId,
+        batch: 0,
+        batches: 1,
+      });
+    const ids = Array.from({ length: DOCUMENTS_REMOVED_BATCH }, () => randomUUID());
+    const parsed = parseEnvelope(Topics.document, removed(ids)).payload;
+    expect(parsed.kind === 'documents_removed' && parsed.documentIds).toHaveLength(1000);
+    // Well under Kafka's 1 MB default message size.
+    expect(JSON.stringify(removed(ids)).length).toBeLessThan(60_000);
+    expect(() => parseEnvelope(Topics.document, removed([...ids, randomUUID()]))).toThrow();
+    expect(() => parseEnvelope(Topics.document, removed([]))).toThrow();
+    expect(() => parseEnvelope(Topics.document, removed(['not-a-uuid']))).toThrow();
   });
 
   it('names a dead-letter topic per consumer group', () => {

@@ -7,6 +7,7 @@ import { documentAttributes } from './20261123T1500_document_attributes';
 import { indexedVersions } from './20261124T0900_indexed_versions';
 import { documentSpaces } from './20261125T0900_document_spaces';
 import { metaVersions } from './20261126T0900_meta_versions';
+import { derivedCleanup } from './20261128T1000_derived_cleanup';
 
 /**
  * The tables of the index state live in the lexical index's schema, where they were created
@@ -25,4 +26,5 @@ export const indexStateMigrations: Migrations = {
   '20261124T0900_indexed_versions': indexedVersions,
   '20261125T0900_document_spaces': documentSpaces,
   '20261126T0900_meta_versions': metaVersions,
+  '20261128T1000_derived_cleanup': derivedCleanup,
 };

@@ -276,4 +276,72 @@ export function documentIndexStateConformance(getState: () => DocumentIndexState
     expect(await state.principalsOf(tenant, kept)).toEqual(['u:ann']);
     expect(await state.spacesOf(tenant, kept)).toEqual([tenantSpace(tenant), pipeline]);
   });
+
+  it('tombstones, finds the spaces of and forgets many documents at once (emptying, ADR 24)', async () => {
+    const state = getState();
+    const [tenant, other] = [newTenant(), newTenant()];
+    const [a, b, c, kept] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const [p1, p2] = [pipelineSpace(tenant, '0123456789ab'), pipelineSpace(tenant, 'ba9876543210')];
+    for (const id of [a, b, c, kept]) {
+      await state.claimVersion(p1, id, 1);
+      await state.recordSpace(tenant, id, p1, 1, 2);
+      await state.recordPrincipals(tenant, id, ['u:ann']);
+    }
+    await state.recordSpace(tenant, b, p2, 1, 2);
+    await state.recordAttributes(tenant, a, { knowledgeBaseIds: ['kb'], tags: [], metadata: {} });
+    await state.tombstone(tenant, a); // a single delete got there first
+    await state.tombstoneMany(tenant, [a, b, c]);
+    await state.tombstoneMany(tenant, [a, b, c]); // a redelivery
+    await state.tombstoneMany(tenant, []);
+    for (const id of [a, b, c]) expect(await state.isTombstoned(tenant, id)).toBe(true);
+    expect(await state.isTombstoned(tenant, kept)).toBe(false);
+    expect(await state.isTombstoned(other, a)).toBe(false);
+
+    const spaces = await state.spacesOfMany(tenant, [a, b, c]);
+    expect(sorted(spaces.keys())).toEqual(sorted([tenantSpace(tenant), p1, p2]));
+    expect(sorted(spaces.get(tenantSpace(tenant))!)).toEqual(sorted([a, b, c]));
+    expect(sorted(spaces.get(p1)!)).toEqual(sorted([a, b, c]));
+    expect(spaces.get(p2)).toEqual([b]);
+    expect(await state.spacesOfMany(tenant, [])).toEqual(new Map());
+
+    await state.forgetDocuments(tenant, [a, b, c], [...spaces.keys()]);
+    await state.forgetDocuments(tenant, [a, b, c], [...spaces.keys()]); // a redelivery
+    for (const id of [a, b, c]) {
+      expect(await state.spacesOf(tenant, id)).toEqual([tenantSpace(tenant)]);
+      expect(await state.principalsOf(tenant, id)).toBeUndefined();
+    }
+    expect(await state.attributesOf(tenant, a)).toBeUndefined();
+    expect(await state.indexStates(p1, [a, kept])).toEqual(
+      new Map([
+        [a, { deleted: true }],
+        [kept, { version: 1, deleted: false }],
+      ]),
+    );
+    expect(await state.spacesOf(tenant, kept)).toEqual([tenantSpace(tenant), p1]);
+    expect(await state.principalsOf(tenant, kept)).toEqual(['u:ann']);
+  });
+
+  it('queues derived cleanups, leases each to one claimer, and takes them back when done', async () => {
+    const state = getState();
+    const tenant = newTenant();
+    const [a, b] = [randomUUID(), randomUUID()];
+    await state.queueDerivedCleanup(tenant, [a, b]);
+    await state.queueDerivedCleanup(tenant, [a]); // a redelivery
+    const mine = (claimed: Array<{ tenantId: TenantId; documentId: string }>) =>
+      sorted(claimed.filter((c) => c.tenantId === tenant).map((c) => c.documentId));
+    // Other tests' tenants may be queued too: claim generously, look at this tenant's.
+    expect(mine(await state.claimDerivedCleanup(10_000, 60_000))).toEqual(sorted([a, b]));
+    // Leased: a second claimer gets neither.
+    expect(mine(await state.claimDerivedCleanup(10_000, 60_000))).toEqual([]);
+    await state.derivedCleanupDone(tenant, [a]);
+    // A lease that runs out (its claimer died) gives the row back; b's is still running.
+    const c = randomUUID();
+    await state.queueDerivedCleanup(tenant, [c]);
+    expect(mine(await state.claimDerivedCleanup(10_000, 1))).toEqual([c]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(mine(await state.claimDerivedCleanup(10_000, 60_000))).toEqual([c]);
+    await state.derivedCleanupDone(tenant, [b, c]);
+    await state.derivedCleanupDone(tenant, []);
+    expect(mine(await state.claimDerivedCleanup(10_000, 1))).toEqual([]);
+  });
 }

@@ -126,6 +126,37 @@ export function lexicalIndexConformance(getIndex: () => LexicalIndex): void {
     expect(await index.countDocument(tenant, doc)).toBe(1);
   });
 
+  // Emptying a knowledge base (ADR 24): the statistics count what is left, as if the removed
+  // documents had never been indexed (ADR 19).
+  it('removes many documents at once, and scores what is left as if they had never been there', async () => {
+    const index = getIndex();
+    const run = randomUUID().slice(0, 8);
+    const space = toIndexSpace(`bulk-${run}`);
+    const fresh = toIndexSpace(`bulk-fresh-${run}`);
+    const keptDoc = randomUUID();
+    const kept = [
+      { ...record(0, 'Shelving rules for rare maps.'), documentId: keptDoc },
+      { ...record(1, 'Maps of the reading room.'), documentId: keptDoc },
+    ];
+    const gone = [randomUUID(), randomUUID(), randomUUID()];
+    await index.upsert(space, [
+      ...kept,
+      ...gone.flatMap((documentId, i) => [
+        { ...record(0, `Maps and atlases, box ${i}.`), documentId },
+        { ...record(1, `More maps and a long list of other words, box ${i}.`, 2), documentId },
+      ]),
+    ]);
+    await index.upsert(fresh, kept);
+    expect(await index.deleteDocuments(space, [...gone, randomUUID()])).toBe(6);
+    for (const documentId of gone) expect(await index.countDocument(space, documentId)).toBe(0);
+    expect(await index.countDocument(space, keptDoc)).toBe(2);
+    const scores = async (s: typeof space) =>
+      (await index.search(s, { text: 'maps', topK: 10 })).map((m) => [m.chunkIndex, m.score]);
+    expect(await scores(space)).toEqual(await scores(fresh));
+    expect(await index.deleteDocuments(space, gone)).toBe(0);
+    expect(await index.deleteDocuments(space, [])).toBe(0);
+  });
+
   // Review M3: with statistics over the whole space, a reader could solve idf for df and learn
   // how many chunks they cannot read contain a term.
   it('scores a term the same whatever unreadable chunks contain it', async () => {

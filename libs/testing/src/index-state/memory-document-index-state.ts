@@ -54,6 +54,62 @@ export class MemoryDocumentIndexState implements DocumentIndexState {
     this.spaces.delete(key(tenantId, documentId));
   }
 
+  async tombstoneMany(tenantId: TenantId, documentIds: string[]): Promise<void> {
+    for (const documentId of documentIds) await this.tombstone(tenantId, documentId);
+  }
+
+  async spacesOfMany(
+    tenantId: TenantId,
+    documentIds: string[],
+  ): Promise<Map<IndexSpace, string[]>> {
+    const bySpace = new Map<IndexSpace, string[]>();
+    for (const documentId of new Set(documentIds)) {
+      for (const space of await this.spacesOf(tenantId, documentId)) {
+        bySpace.set(space, [...(bySpace.get(space) ?? []), documentId]);
+      }
+    }
+    return bySpace;
+  }
+
+  async forgetDocuments(
+    tenantId: TenantId,
+    documentIds: string[],
+    spaces: IndexSpace[],
+  ): Promise<void> {
+    for (const documentId of documentIds) await this.forgetDocument(tenantId, documentId, spaces);
+  }
+
+  /** Queued derived cleanups by `tenant/document`, with the time their lease ends (0: none). */
+  private readonly derivedQueue = new Map<
+    string,
+    { tenantId: TenantId; documentId: string; claimedUntil: number }
+  >();
+
+  async queueDerivedCleanup(tenantId: TenantId, documentIds: string[]): Promise<void> {
+    for (const documentId of documentIds) {
+      const id = key(tenantId, documentId);
+      if (!this.derivedQueue.has(id)) {
+        this.derivedQueue.set(id, { tenantId, documentId, claimedUntil: 0 });
+      }
+    }
+  }
+
+  async claimDerivedCleanup(
+    limit: number,
+    leaseMs: number,
+  ): Promise<Array<{ tenantId: TenantId; documentId: string }>> {
+    const now = Date.now();
+    const claimed = [...this.derivedQueue.values()]
+      .filter((entry) => entry.claimedUntil < now)
+      .slice(0, limit);
+    for (const entry of claimed) entry.claimedUntil = now + leaseMs;
+    return claimed.map(({ tenantId, documentId }) => ({ tenantId, documentId }));
+  }
+
+  async derivedCleanupDone(tenantId: TenantId, documentIds: string[]): Promise<void> {
+    for (const documentId of documentIds) this.derivedQueue.delete(key(tenantId, documentId));
+  }
+
   async claimVersion(space: IndexSpace, documentId: string, version: number): Promise<boolean> {
     const claimed = this.versions.get(key(space, documentId));
     if (claimed !== undefined && claimed > version) return false;

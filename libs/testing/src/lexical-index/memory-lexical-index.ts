@@ -95,6 +95,14 @@ export class MemoryLexicalIndex implements LexicalIndex {
     return removed;
   }
 
+  async deleteDocuments(space: IndexSpace, documentIds: string[]): Promise<number> {
+    let removed = 0;
+    for (const documentId of new Set(documentIds)) {
+      removed += await this.deleteDocument(space, documentId);
+    }
+    return removed;
+  }
+
   async *documentVersions(
     space: IndexSpace,
   ): AsyncIterable<{ documentId: string; versions: number[] }> {

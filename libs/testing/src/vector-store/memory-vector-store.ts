@@ -84,6 +84,14 @@ export class MemoryVectorStore implements VectorStore {
     return removed;
   }
 
+  async deleteDocuments(space: IndexSpace, documentIds: string[]): Promise<number> {
+    let removed = 0;
+    for (const documentId of new Set(documentIds)) {
+      removed += await this.deleteDocument(space, documentId);
+    }
+    return removed;
+  }
+
   async countDocument(space: IndexSpace, documentId: string): Promise<number> {
     return this.ofDocument(space, documentId).length;
   }

@@ -91,6 +91,26 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
     expect(await store.countDocument(tenant, doc)).toBe(0);
   });
 
+  it('removes many documents at once, every version, and nothing of the others; again removes nothing', async () => {
+    const store = getStore();
+    const ns = toIndexSpace(`${tenant}-bulk`);
+    const gone = [randomUUID(), randomUUID(), randomUUID()];
+    const kept = randomUUID();
+    await store.upsert(ns, [
+      ...gone.flatMap((doc) => [record(doc, 1, 0, unit(1)), record(doc, 2, 0, unit(2))]),
+      record(gone[0]!, 2, 1, unit(3)),
+      record(kept, 1, 0, unit(4)),
+    ]);
+    await store.upsert(tenant, [record(gone[1]!, 1, 0, unit(5))]);
+    expect(await store.deleteDocuments(ns, [...gone, randomUUID()])).toBe(7);
+    for (const doc of gone) expect(await store.countDocument(ns, doc)).toBe(0);
+    expect(await store.countDocument(ns, kept)).toBe(1);
+    // Another namespace's copy of a document is not touched.
+    expect(await store.countDocument(tenant, gone[1]!)).toBe(1);
+    expect(await store.deleteDocuments(ns, gone)).toBe(0);
+    expect(await store.deleteDocuments(ns, [])).toBe(0);
+  });
+
   it('lists each document of a namespace once, with every version it holds', async () => {
     const store = getStore();
     const ns = toIndexSpace(`${tenant}-listing`);

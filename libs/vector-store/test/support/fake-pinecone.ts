@@ -14,6 +14,8 @@ interface StoredVector {
  * Pinecone, independently of the adapter's translation, so a wrong translation fails the suite.
  */
 export class FakePineconeDataPlane {
+  /** How many ids each delete call named (batching is checked against Pinecone's limit). */
+  readonly deleteCalls: number[] = [];
   private readonly namespaces = new Map<string, Map<string, StoredVector>>();
   /** While set, fetch answers from this earlier copy: Pinecone's reads are eventually consistent. */
   private lagging?: Map<string, Map<string, StoredVector>>;
@@ -123,6 +125,12 @@ export class FakePineconeDataPlane {
       }
       case 'POST /vectors/delete': {
         const vectors = this.ns(body['namespace'] as string);
+        const ids = (body['ids'] as string[] | undefined) ?? [];
+        // Pinecone refuses more than 1,000 ids in one delete.
+        if (ids.length > 1000) {
+          return send(res, 400, { message: `${ids.length} ids in one delete: at most 1000` });
+        }
+        this.deleteCalls.push(ids.length);
         if (body['deleteAll']) vectors.clear();
         for (const id of (body['ids'] as string[] | undefined) ?? []) vectors.delete(id);
         return send(res, 200, {});

@@ -17,9 +17,11 @@ export type DocumentReader = Pick<DocumentsClient, 'get' | 'getMany'>;
  * What a caller needs beside a hit's text: where the chunk sits (page, heading path, kept by the
  * lexical index) and its document's tags, metadata, content type, file name and times (read
  * from document-service, which owns them, with the caller's token: the same ACL applies, and an
- * edit shows at once; one listing call for the page's documents). Runs on the final page only. A
- * document that is gone or unreadable leaves its hits as they are; a failed read does too, and
- * the outcome says `skipped` so the answer is not cached.
+ * edit shows at once; one listing call for the page's documents). Runs on the final page only. A document that is gone (404: deleted, or no
+ * longer readable by the caller) takes its hits with it: the indexes trail a delete by as long as
+ * indexing-service takes to apply it (after emptying a knowledge base, seconds), and the
+ * document's owner says at once (docs/adr/0024). Any other failure leaves the hits as they are,
+ * and the outcome says `skipped` so the answer is not cached.
  */
 @Injectable()
 export class HitDetailsStep {
@@ -35,27 +37,31 @@ export class HitDetailsStep {
     hits: SearchHit[],
     spaceOf: (hit: SearchHit) => IndexSpace,
     caller: Caller | undefined,
-  ): Promise<StepResult<DetailsSkipReason>> {
-    if (hits.length === 0) return { hits, outcome: 'applied' };
+  ): Promise<StepResult<DetailsSkipReason> & { gone: Set<string> }> {
+    const gone = new Set<string>();
+    if (hits.length === 0) return { hits, outcome: 'applied', gone };
     const [locations, documents] = await Promise.all([
       this.locate(hits, spaceOf),
       caller ? this.read(caller, [...new Set(hits.map((h) => h.documentId))]) : undefined,
     ]);
-    const described = hits.map((hit) => {
-      const location = locations?.get(chunkKey(hit));
-      const document = documents?.records.get(hit.documentId);
-      return {
-        ...hit,
-        ...(location ? locationFields(location) : {}),
-        ...(document ? documentFields(document) : {}),
-      };
-    });
+    for (const id of documents?.gone ?? []) gone.add(id);
+    const described = hits
+      .filter((hit) => !gone.has(hit.documentId))
+      .map((hit) => {
+        const location = locations?.get(chunkKey(hit));
+        const document = documents?.records.get(hit.documentId);
+        return {
+          ...hit,
+          ...(location ? locationFields(location) : {}),
+          ...(document ? documentFields(document) : {}),
+        };
+      });
     const reason: DetailsSkipReason | undefined = !locations
       ? 'locations_unavailable'
       : documents?.failed
         ? 'documents_unavailable'
         : undefined;
-    return { hits: described, outcome: reason ? { skipped: reason } : 'applied' };
+    return { hits: described, outcome: reason ? { skipped: reason } : 'applied', gone };
   }
 
   private async locate(
@@ -76,18 +82,22 @@ export class HitDetailsStep {
   }
 
   /**
-   * The documents by id, read in one call (`getMany`); `failed` when they could not be read.
-   * Documents the caller may no longer read, or that are gone, are absent: nothing to add.
+   * The documents by id, read in one call (`getMany`: the caller's listing, so documents that are
+   * gone or that the caller may no longer read are absent); `gone`: those absent; `failed` when
+   * they could not be read at all.
    */
   private async read(
     caller: Caller,
     ids: string[],
-  ): Promise<{ records: Map<string, DocumentRecord>; failed: boolean }> {
+  ): Promise<{ records: Map<string, DocumentRecord>; gone: Set<string>; failed: boolean }> {
     try {
-      return { records: await this.documents.getMany(caller, ids), failed: false };
+      const records = await this.documents.getMany(caller, ids);
+      // Deleted (or made unreadable) since it was indexed: its hits go.
+      const gone = new Set(ids.filter((id) => !records.has(id)));
+      return { records, gone, failed: false };
     } catch (error) {
       this.logger.warn(`documents unreadable for hit details: ${String(error)}`);
-      return { records: new Map(), failed: true };
+      return { records: new Map(), gone: new Set(), failed: true };
     }
   }
 }
