@@ -5,8 +5,9 @@
  * delete deletes what only the knowledge base holds and unlinks the rest; emptying reports its
  * count and the documents leave search.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 
 import { type ServiceError, status } from '@grpc/grpc-js';
 import type { TokenClaims } from '@kb/auth';
@@ -35,16 +36,22 @@ describe('collections', () => {
     });
     return { status: response.status, body: await response.json() };
   };
-  const kb = (args: string[], caller?: string) => {
-    const result = spawnSync(process.execPath, ['apps/kb-cli/dist/main.js', ...args, '--json'], {
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        KB_TOKEN: caller ?? suite.token,
-        KB_DOCUMENTS_URL: suite.documentUrl,
+  // Asynchronously: a synchronous spawn blocks this process's event loop for the CLI's whole run,
+  // and a keep-alive socket the server closed meanwhile fails the next fetch.
+  const kb = async (args: string[], caller?: string) => {
+    const result = await promisify(execFile)(
+      process.execPath,
+      ['apps/kb-cli/dist/main.js', ...args, '--json'],
+      {
+        env: {
+          ...process.env,
+          KB_TOKEN: caller ?? suite.token,
+          KB_DOCUMENTS_URL: suite.documentUrl,
+        },
       },
+    ).catch((error: { stderr?: string }) => {
+      throw new Error(`kb ${args.join(' ')}: ${error.stderr ?? String(error)}`);
     });
-    if (result.status !== 0) throw new Error(`kb ${args.join(' ')}: ${result.stderr}`);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON answers, checked by matchers
     return JSON.parse(result.stdout) as any;
   };
@@ -66,7 +73,7 @@ describe('collections', () => {
   const hidden = { user: 'stranger' };
 
   it('reports stats, metadata values and filtered listings over what the caller reads', async () => {
-    const created = kb([
+    const created = await kb([
       'kb',
       'create',
       'reports',
@@ -107,7 +114,7 @@ describe('collections', () => {
     expect(stats.body.lastIndexedAt).toEqual(expect.any(String));
     const ofAdmin = await rest('/v1/knowledge-bases/reports/stats', {}, { roles: ['admin'] });
     expect(ofAdmin.body).toMatchObject({ documentCount: 3, scope: 'all' });
-    expect(kb(['kb', 'stats', 'reports'])).toMatchObject({ documentCount: 2 });
+    expect(await kb(['kb', 'stats', 'reports'])).toMatchObject({ documentCount: 2 });
 
     const values = await rest('/v1/knowledge-bases/reports/metadata-values?field=team');
     expect(values.body.values).toEqual([
@@ -177,7 +184,7 @@ describe('collections', () => {
     client.close();
 
     // The CLI lists the same documents.
-    const cli = kb(['docs', 'list', '--kb', 'reports', '--where', '{"tags":"finance"}']);
+    const cli = await kb(['docs', 'list', '--kb', 'reports', '--where', '{"tags":"finance"}']);
     expect(cli.items.map((d: { id: string }) => d.id).sort()).toEqual([...mine].sort());
 
     // Metadata: merged by default, replaced with merge=false.
@@ -193,7 +200,7 @@ describe('collections', () => {
     expect(replaced.body.metadata).toEqual({ owner: 'legal' });
 
     // Paging, name search and total.
-    kb(['kb', 'create', 'reports-archive', '--name', 'Archived reports']);
+    await kb(['kb', 'create', 'reports-archive', '--name', 'Archived reports']);
     const first = await rest('/v1/knowledge-bases?name=REPORTS&limit=1');
     expect(first.body).toMatchObject({ total: 2, items: [{ id: 'reports' }] });
     const second = await rest(
@@ -206,7 +213,7 @@ describe('collections', () => {
     });
     const byOffset = await rest('/v1/knowledge-bases?name=reports&offset=1');
     expect(byOffset.body.items.map((k: { id: string }) => k.id)).toEqual(['reports-archive']);
-    const listedByCli = kb(['kb', 'list', '--name', 'reports']);
+    const listedByCli = await kb(['kb', 'list', '--name', 'reports']);
     expect(listedByCli.items[0].stats).toMatchObject({ documentCount: 2 });
 
     // Without cascade, a knowledge base holding documents the caller reads is refused; the
@@ -230,8 +237,8 @@ describe('collections', () => {
   });
 
   it('empties a knowledge base and deletes one with cascade, through the CLI', async () => {
-    kb(['kb', 'create', 'scratch']);
-    kb(['kb', 'create', 'keeper']);
+    await kb(['kb', 'create', 'scratch']);
+    await kb(['kb', 'create', 'keeper']);
     const word = `${run}zq`;
     const only = await uploadIndexed('only.txt', `Scratch note ${word} about rigging.`, {
       knowledgeBaseIds: ['scratch'],
@@ -242,7 +249,7 @@ describe('collections', () => {
     const found = await suite.search({ query: word, topK: 10, mode: 'lexical' });
     expect(found.hits.map((h) => h.documentId).sort()).toEqual([only, shared].sort());
 
-    const emptied = kb(['kb', 'empty', 'scratch']);
+    const emptied = await kb(['kb', 'empty', 'scratch']);
     expect(emptied).toMatchObject({
       knowledgeBaseId: 'scratch',
       deletedCount: 2,
@@ -267,7 +274,7 @@ describe('collections', () => {
     );
 
     // Cascade: the document only it holds goes; the shared one is unlinked.
-    kb(['kb', 'create', 'doomed']);
+    await kb(['kb', 'create', 'doomed']);
     const doomedOnly = await uploadIndexed('doomed.txt', `Doomed ${word} ballast.`, {
       knowledgeBaseIds: ['doomed'],
     });
@@ -275,7 +282,7 @@ describe('collections', () => {
       method: 'PATCH',
       body: JSON.stringify({ knowledge_base_ids: ['keeper', 'doomed'] }),
     });
-    const deleted = kb(['kb', 'delete', 'doomed', '--cascade']);
+    const deleted = await kb(['kb', 'delete', 'doomed', '--cascade']);
     expect(deleted).toMatchObject({
       id: 'doomed',
       cascade: true,
@@ -295,7 +302,7 @@ describe('collections', () => {
   // The last defect of issue 13 (ADR 24): emptying answers at once, and search must not wait for
   // indexing-service to drop the chunks, nor serve a result cached before the empty.
   it('leaves search at once when emptied, cached results included, then leaves both indexes', async () => {
-    kb(['kb', 'create', 'instant']);
+    await kb(['kb', 'create', 'instant']);
     const word = `${run}qx`;
     const ids: string[] = [];
     for (const n of [1, 2, 3]) {

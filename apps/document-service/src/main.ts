@@ -3,8 +3,12 @@ import 'reflect-metadata';
 
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
-import { bootHttpService, FlexibleRateLimiter } from '@kb/http';
-import { PgIndexGenerations } from '@kb/index-state';
+import { bootHttpService, createRedisClient, FlexibleRateLimiter } from '@kb/http';
+import {
+  MirroredIndexGenerations,
+  PgIndexGenerations,
+  RedisGenerationMirror,
+} from '@kb/index-state';
 import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
@@ -33,6 +37,20 @@ async function main(): Promise<void> {
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();
   const verifier = tokenVerifierFrom(config);
+  // indexing-service's table (same database): emptying retires cached search results at once,
+  // raised in the Redis mirror query-service reads with each cached result (docs/adr/0029).
+  const pgGenerations = new PgIndexGenerations({ url: config.DATABASE_URL, maxConnections: 1 });
+  const redis = config.REDIS_URL
+    ? createRedisClient({ ...config, REDIS_URL: config.REDIS_URL })
+    : undefined;
+  redis?.on('error', (error: unknown) => logger.warn(`redis: ${String(error)}`, 'Generations'));
+  // Not awaited: with Redis down the service still starts, and the client keeps reconnecting.
+  void redis?.connect().catch(() => undefined);
+  const generations = redis
+    ? new MirroredIndexGenerations(pgGenerations, new RedisGenerationMirror(redis), (error) =>
+        logger.warn(`generation mirror not raised: ${String(error)}`, 'Generations'),
+      )
+    : pgGenerations;
   await bootHttpService({
     module: AppModule.register({
       config,
@@ -41,8 +59,14 @@ async function main(): Promise<void> {
       producer,
       blobs,
       verifier,
-      // indexing-service's table (same database): emptying retires cached search results at once.
-      generations: new PgIndexGenerations({ url: config.DATABASE_URL, maxConnections: 1 }),
+      generations: {
+        bump: (tenantId) => generations.bump(tenantId),
+        close: async () => {
+          await generations.close();
+          if (redis?.isReady) await redis.close().catch(() => undefined);
+          else if (redis?.isOpen) redis.destroy();
+        },
+      },
       rateLimiter: FlexibleRateLimiter.fromConfig(config),
     }),
     logger,

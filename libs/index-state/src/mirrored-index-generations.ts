@@ -1,4 +1,9 @@
-import type { TenantId } from '@kb/contracts';
+import {
+  RAISE_SEARCH_GENERATION_LUA,
+  SEARCH_GENERATION_TTL_MS,
+  searchGenerationKey,
+  type TenantId,
+} from '@kb/contracts';
 
 import type { IndexGenerations } from './index-generations';
 
@@ -39,5 +44,27 @@ export class MirroredIndexGenerations implements IndexGenerations {
 
   close(): Promise<void> {
     return this.inner.close();
+  }
+}
+
+/** The one Redis call a mirror makes (node-redis's `eval`); kept structural, no client here. */
+export interface RedisEval {
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+}
+
+/**
+ * The mirror in Redis, beside the tenant's cached search results: query-service reads both in one
+ * MGET (docs/adr/0029). A raise never lowers the key, so a late raise of an earlier bump is
+ * harmless; the key expires after `SEARCH_GENERATION_TTL_MS`, after which readers go to Postgres.
+ * Throws when Redis fails (`MirroredIndexGenerations` logs it).
+ */
+export class RedisGenerationMirror implements GenerationMirror {
+  constructor(private readonly client: RedisEval) {}
+
+  async raiseGeneration(tenantId: TenantId, generation: number): Promise<void> {
+    await this.client.eval(RAISE_SEARCH_GENERATION_LUA, {
+      keys: [searchGenerationKey(tenantId)],
+      arguments: [String(generation), String(SEARCH_GENERATION_TTL_MS)],
+    });
   }
 }

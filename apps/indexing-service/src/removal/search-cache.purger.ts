@@ -1,12 +1,6 @@
-import {
-  RAISE_SEARCH_GENERATION_LUA,
-  SEARCH_GENERATION_TTL_MS,
-  searchCachePrefix,
-  searchGenerationKey,
-  type TenantId,
-} from '@kb/contracts';
+import { searchCachePrefix, type TenantId } from '@kb/contracts';
 import { createRedisClient, type RedisSettings } from '@kb/http';
-import type { GenerationMirror } from '@kb/index-state';
+import { type GenerationMirror, RedisGenerationMirror } from '@kb/index-state';
 import { Logger } from '@nestjs/common';
 import type { RedisClientType } from 'redis';
 
@@ -35,8 +29,10 @@ export const noSearchCache: SearchCachePurger = {
  */
 export class RedisSearchCachePurger implements SearchCachePurger {
   private readonly logger = new Logger(RedisSearchCachePurger.name);
+  private readonly mirror: RedisGenerationMirror;
 
   private constructor(private readonly client: RedisClientType) {
+    this.mirror = new RedisGenerationMirror(client);
     this.client.on('error', (error: unknown) => this.logger.warn(`redis: ${String(error)}`));
   }
 
@@ -62,11 +58,8 @@ export class RedisSearchCachePurger implements SearchCachePurger {
    * one MGET: docs/adr/0029); never lowers it, so a late raise from an earlier bump is harmless.
    * Throws when Redis fails (`MirroredIndexGenerations` logs it; the mirror then expires).
    */
-  async raiseGeneration(tenantId: TenantId, generation: number): Promise<void> {
-    await this.client.eval(RAISE_SEARCH_GENERATION_LUA, {
-      keys: [searchGenerationKey(tenantId)],
-      arguments: [String(generation), String(SEARCH_GENERATION_TTL_MS)],
-    });
+  raiseGeneration(tenantId: TenantId, generation: number): Promise<void> {
+    return this.mirror.raiseGeneration(tenantId, generation);
   }
 
   async close(): Promise<void> {
