@@ -97,10 +97,11 @@ const words = (text) => text.trim().split(/\s+/).filter(Boolean).length;
  * How far a list's best score stands out from the rest of its candidates (its top z-score, 0 when
  * flat): a per-query confidence that needs no judged data.
  */
-const standout = (list) => {
-  if (list.length < 2) return 0;
-  const z = zscore(list);
-  return Math.max(0, z.get(list[0].doc) ?? 0);
+const standout = (list, depth = list.length) => {
+  const top = list.slice(0, depth);
+  if (top.length < 2) return 0;
+  const z = zscore(top);
+  return Math.max(0, z.get(top[0].doc) ?? 0);
 };
 
 /** Every candidate rule: name → (semantic list, lexical list, query text) → ranking. */
@@ -134,16 +135,18 @@ function candidateRules() {
   // Per-query weights from each list's own confidence (its top hit's z-score).
   for (const norm of ['minmax', 'rrf10', 'rrf60']) {
     const n = norm === 'minmax' ? minmax : rrf(Number(norm.slice(3)));
-    for (const prior of [0.5, 0.6, 0.7]) {
-      rules.push({
-        name: `standout-${norm}-p${prior}`,
-        rank: (s, l) => {
-          const cs = prior * standout(s);
-          const cl = (1 - prior) * standout(l);
-          const ws = cs + cl > 0 ? cs / (cs + cl) : prior;
-          return combine(n(s), n(l), ws, 1 - ws);
-        },
-      });
+    for (const prior of [0.5, 0.55, 0.6, 0.65, 0.7]) {
+      for (const depth of [20, 100]) {
+        rules.push({
+          name: `standout${depth}-${norm}-p${prior}`,
+          rank: (s, l) => {
+            const cs = prior * standout(s, depth);
+            const cl = (1 - prior) * standout(l, depth);
+            const ws = cs + cl > 0 ? cs / (cs + cl) : prior;
+            return combine(n(s), n(l), ws, 1 - ws);
+          },
+        });
+      }
     }
   }
   // Query-length weights: short queries (≤ n words) lean one way, longer ones the other.
