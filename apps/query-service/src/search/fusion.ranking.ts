@@ -117,6 +117,13 @@ export function standout(scores: number[]): number {
 }
 
 /**
+ * The adaptive rule's prior α₀: the semantic share when neither list stands out more than the
+ * other. 0.6 had the best worst case over the judged collections (docs/adr/0028); the fixed-α
+ * convex rule keeps HYBRID_SEMANTIC_WEIGHT (0.7).
+ */
+export const ADAPTIVE_PRIOR = 0.6;
+
+/**
  * The semantic share α of one query's fusion: the prior α₀ (the deployment's, or the query
  * type's under `mode: auto`) scaled by each list's standout,
  * α = α₀·z_sem / (α₀·z_sem + (1 − α₀)·z_lex); α₀ when neither list stands out or one is missing.

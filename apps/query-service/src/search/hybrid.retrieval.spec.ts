@@ -46,9 +46,9 @@ const order = (hits: Array<{ chunkIndex: number }>) => hits.map((h) => h.chunkIn
 describe('HybridRetrieval', () => {
   it('fuses adaptively by default: a lexical hit that stands out outweighs a flat semantic list', async () => {
     // Semantic: 20 evenly spread scores, chunk 1 first, chunk 2 last (top z ≈ 1.66). Lexical:
-    // chunk 2 far above 19 equal others (top z = √19 ≈ 4.36). α = 0.7·1.66 / (0.7·1.66 + 0.3·4.36)
-    // ≈ 0.47, so chunk 2 (0.53) leads chunk 1 (0.47); the fixed α = 0.7 puts chunk 1 first
-    // and chunk 2 below the semantic runners-up.
+    // chunk 2 far above 19 equal others (top z = √19 ≈ 4.36). With the prior α₀ = 0.6,
+    // α = 0.6·1.65 / (0.6·1.65 + 0.4·4.36) ≈ 0.36, so chunk 2 (0.64) leads chunk 1 (0.36); the
+    // fixed α = 0.7 puts chunk 1 first and chunk 2 below the semantic runners-up.
     const ids = Array.from({ length: 20 }, (_, i) => i + 1);
     const others = ids.filter((id) => id !== 2);
     const contents = {

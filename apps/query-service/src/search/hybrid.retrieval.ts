@@ -6,6 +6,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { INDEX_STATE, LEXICAL_INDEX, SEARCH_TUNING, VECTOR_STORE } from '../platform/tokens';
 import {
+  ADAPTIVE_PRIOR,
   adaptiveCombination,
   convexCombination,
   type Ranked,
@@ -107,12 +108,12 @@ export class HybridRetrieval {
     };
   }
 
-  /** α (the prior α₀ of the adaptive rule): the deployment's, or under `auto` the query type's. */
-  private semanticWeightOf(request: SearchRequest): number {
-    const deployment = this.tuning.semanticWeight;
-    return request.mode === 'auto'
-      ? semanticWeightFor(classifyQuery(request.query), deployment)
-      : deployment;
+  /**
+   * α of the fixed convex rule (the deployment's), or the prior α₀ of the adaptive rule
+   * (ADAPTIVE_PRIOR); under `auto`, either moved by the query type.
+   */
+  private semanticWeightOf(request: SearchRequest, base: number): number {
+    return request.mode === 'auto' ? semanticWeightFor(classifyQuery(request.query), base) : base;
   }
 
   /** Both lists fused by the request's rule (adaptive unless it asks for another). */
@@ -121,9 +122,13 @@ export class HybridRetrieval {
       case 'rrf':
         return reciprocalRankFusion(lists, chunkKey);
       case 'convex':
-        return convexCombination(lists, chunkKey, this.semanticWeightOf(request));
+        return convexCombination(
+          lists,
+          chunkKey,
+          this.semanticWeightOf(request, this.tuning.semanticWeight),
+        );
       case 'adaptive':
-        return adaptiveCombination(lists, chunkKey, this.semanticWeightOf(request));
+        return adaptiveCombination(lists, chunkKey, this.semanticWeightOf(request, ADAPTIVE_PRIOR));
     }
   }
 
