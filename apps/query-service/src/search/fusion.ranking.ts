@@ -144,8 +144,8 @@ export function adaptiveSemanticWeight<T extends Scored>(
 
 /**
  * The default hybrid fusion (docs/adr/0028): the convex combination of min-max-normalized scores
- * with α chosen per query by adaptiveSemanticWeight. Chosen by its worst case over three judged
- * collections and two models, where every fixed α or RRF weight lost to it on some collection.
+ * with α chosen per query by adaptiveSemanticWeight. Chosen by its worst case over CISI and a second
+ * judged collection with three models: every fixed α and RRF weighting tried did worse somewhere.
  */
 export function adaptiveCombination<T extends Scored>(
   lists: Ranked<T>[],
