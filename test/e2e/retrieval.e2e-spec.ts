@@ -34,6 +34,35 @@ describe('retrieval', () => {
     );
   });
 
+  it('fuses adaptively by default; fixed-α convex and RRF stay selectable, an unknown rule is refused', async () => {
+    const search = async (fusion?: string) =>
+      fetch(`${suite.queryUrl}/v1/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+        body: JSON.stringify({ query: 'Hohmann transfer between orbits', topK: 5, fusion }),
+      });
+    type Body = { hits: Array<{ text: string; score: number; strategies: string[] }> };
+    const byDefault = (await (await search()).json()) as Body;
+    const adaptive = (await (await search('adaptive')).json()) as Body;
+    expect(byDefault.hits.map((h) => [h.text, h.score])).toEqual(
+      adaptive.hits.map((h) => [h.text, h.score]),
+    );
+    expect(byDefault.hits[0]!.text).toContain('Hohmann transfer');
+    expect(byDefault.hits[0]!.strategies).toEqual(expect.arrayContaining(['semantic', 'lexical']));
+    // Convex-combination scores lie in [0, 1] whatever α is.
+    for (const hit of byDefault.hits) expect(hit.score).toBeLessThanOrEqual(1);
+    for (const fusion of ['convex', 'rrf']) {
+      const response = await search(fusion);
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as Body).hits[0]!.text).toContain('Hohmann transfer');
+    }
+    const unknown = await search('borda');
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({
+      error: { code: 'invalid_argument', message: expect.stringMatching(/fusion/) },
+    });
+  });
+
   it('serves a repeated search from the cache until the index changes', async () => {
     const search = async () => {
       const response = await fetch(`${suite.queryUrl}/v1/search`, {

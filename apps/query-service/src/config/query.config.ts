@@ -31,9 +31,9 @@ export const queryConfigSchema = baseConfigSchema
     DATABASE_URL: env.url(),
     SEARCH_CACHE_TTL_SECONDS: env.positiveInt(300),
     /**
-     * α of the hybrid convex combination: α·semantic + (1 − α)·lexical. 0.7 was chosen on CISI,
-     * the one relevance collection here (docs/adr/0005-hybrid-retrieval.md); tune it on your own
-     * judgments with `npm run eval`.
+     * α of the fixed-α convex combination (`fusion: convex`): α·semantic + (1 − α)·lexical. 0.7
+     * was chosen on CISI (docs/adr/0005-hybrid-retrieval.md); the default rule, `adaptive`, sets α
+     * per query instead (docs/adr/0028). Tune it on your own judgments with `npm run eval`.
      */
     HYBRID_SEMANTIC_WEIGHT: z.coerce.number().min(0).max(1).default(0.7),
     /**

@@ -63,7 +63,7 @@ describe('ContextService', () => {
           neighbors: 0,
           minScore: 0,
           rerank: false,
-          fusion: 'convex',
+          fusion: 'adaptive',
         },
         principals: ['user:a'],
       },

@@ -44,11 +44,33 @@ async function retrieve(
 const order = (hits: Array<{ chunkIndex: number }>) => hits.map((h) => h.chunkIndex);
 
 describe('HybridRetrieval', () => {
-  it('fuses with a convex combination by default, weighting semantic by 0.7', async () => {
-    const { hits } = await retrieve({
-      vector: [newMatch(1, 0.9), newMatch(2, 0.8), newMatch(5, 0.1)],
-      lexical: [newMatch(2, 3), newMatch(3, 2), newMatch(4, 1)],
-    });
+  it('fuses adaptively by default: a lexical hit that stands out outweighs a flat semantic list', async () => {
+    // Semantic: 20 evenly spread scores, chunk 1 first, chunk 2 last (top z ≈ 1.66). Lexical:
+    // chunk 2 far above 19 equal others (top z = √19 ≈ 4.36). With the prior α₀ = 0.6,
+    // α = 0.6·1.65 / (0.6·1.65 + 0.4·4.36) ≈ 0.36, so chunk 2 (0.64) leads chunk 1 (0.36); the
+    // fixed α = 0.7 puts chunk 1 first and chunk 2 below the semantic runners-up.
+    const ids = Array.from({ length: 20 }, (_, i) => i + 1);
+    const others = ids.filter((id) => id !== 2);
+    const contents = {
+      vector: [...others.map((id, i) => newMatch(id, 0.9 - i / 100)), newMatch(2, 0.9 - 19 / 100)],
+      lexical: [newMatch(2, 10), ...others.map((id) => newMatch(id, 1))],
+    };
+    const adaptive = await retrieve(contents);
+    expect(order(adaptive.hits).slice(0, 2)).toEqual([2, 1]);
+    expect(adaptive.hits[0]!.score).toBeGreaterThan(0.5);
+    const fixed = await retrieve(contents, { fusion: 'convex' });
+    expect(order(fixed.hits)[0]).toBe(1);
+    expect(order(fixed.hits).indexOf(2)).toBeGreaterThan(1);
+  });
+
+  it('fuses with a fixed-α convex combination when asked, weighting semantic by 0.7', async () => {
+    const { hits } = await retrieve(
+      {
+        vector: [newMatch(1, 0.9), newMatch(2, 0.8), newMatch(5, 0.1)],
+        lexical: [newMatch(2, 3), newMatch(3, 2), newMatch(4, 1)],
+      },
+      { fusion: 'convex' },
+    );
     // semantic 1 → 1, 2 → .875, 5 → 0; lexical 2 → 1, 3 → .5, 4 → 0
     expect(order(hits)).toEqual([2, 1, 3, 5, 4]);
     const expected = [0.7 * 0.875 + 0.3, 0.7, 0.3 * 0.5, 0, 0];
@@ -60,8 +82,8 @@ describe('HybridRetrieval', () => {
       vector: [newMatch(1, 0.9), newMatch(2, 0.1)],
       lexical: [newMatch(2, 3), newMatch(1, 1)],
     };
-    expect(order((await retrieve(contents, {}, 0.8)).hits)).toEqual([1, 2]);
-    expect(order((await retrieve(contents, {}, 0.2)).hits)).toEqual([2, 1]);
+    expect(order((await retrieve(contents, { fusion: 'convex' }, 0.8)).hits)).toEqual([1, 2]);
+    expect(order((await retrieve(contents, { fusion: 'convex' }, 0.2)).hits)).toEqual([2, 1]);
   });
 
   it('fuses both strategies with RRF when asked, and names who found each hit', async () => {

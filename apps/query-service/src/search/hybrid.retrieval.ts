@@ -5,7 +5,13 @@ import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { INDEX_STATE, LEXICAL_INDEX, SEARCH_TUNING, VECTOR_STORE } from '../platform/tokens';
-import { convexCombination, type Ranked, reciprocalRankFusion } from './fusion.ranking';
+import {
+  ADAPTIVE_PRIOR,
+  adaptiveCombination,
+  convexCombination,
+  type Ranked,
+  reciprocalRankFusion,
+} from './fusion.ranking';
 import { QueryEmbedder } from './query.embedder';
 import { classifyQuery, semanticWeightFor } from './query-type.classifier';
 import { SearchError, SearchErrorCode } from './search.errors';
@@ -50,7 +56,7 @@ export const exposedLexicalScore = (score: number): number => Math.round(score *
 
 /**
  * Hybrid retrieval over the index spaces of a search: in each space, vector and BM25 search run
- * in parallel and are fused (convex combination by default, or RRF). When one side fails, the
+ * in parallel and are fused (adaptive convex combination by default, or fixed α, or RRF). When one side fails, the
  * other's results come back marked degraded; when every side of every space fails, 503.
  */
 @Injectable()
@@ -102,12 +108,28 @@ export class HybridRetrieval {
     };
   }
 
-  /** α of the convex combination: the deployment's, or under `auto` the query type's. */
-  private semanticWeightOf(request: SearchRequest): number {
-    const deployment = this.tuning.semanticWeight;
-    return request.mode === 'auto'
-      ? semanticWeightFor(classifyQuery(request.query), deployment)
-      : deployment;
+  /**
+   * α of the fixed convex rule (the deployment's), or the prior α₀ of the adaptive rule
+   * (ADAPTIVE_PRIOR); under `auto`, either moved by the query type.
+   */
+  private semanticWeightOf(request: SearchRequest, base: number): number {
+    return request.mode === 'auto' ? semanticWeightFor(classifyQuery(request.query), base) : base;
+  }
+
+  /** Both lists fused by the request's rule (adaptive unless it asks for another). */
+  private fuse(lists: Ranked<Candidate>[], request: SearchRequest) {
+    switch (request.fusion) {
+      case 'rrf':
+        return reciprocalRankFusion(lists, chunkKey);
+      case 'convex':
+        return convexCombination(
+          lists,
+          chunkKey,
+          this.semanticWeightOf(request, this.tuning.semanticWeight),
+        );
+      case 'adaptive':
+        return adaptiveCombination(lists, chunkKey, this.semanticWeightOf(request, ADAPTIVE_PRIOR));
+    }
   }
 
   /**
@@ -155,10 +177,12 @@ export class HybridRetrieval {
             strategies: [lists[0]!.strategy],
             isMatch: true,
           }))
-        : (request.fusion === 'rrf'
-            ? reciprocalRankFusion(lists, chunkKey)
-            : convexCombination(lists, chunkKey, this.semanticWeightOf(request))
-          ).map(({ item, score, strategies }) => ({ ...item, score, strategies, isMatch: true }))
+        : this.fuse(lists, request).map(({ item, score, strategies }) => ({
+            ...item,
+            score,
+            strategies,
+            isMatch: true,
+          }))
     ).filter((hit) => hit.score >= request.minScore);
     return { hits, failures, saturated };
   }

@@ -5,6 +5,7 @@ import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http
 import { GrpcMethod, Payload } from '@nestjs/microservices';
 
 import { SearchAudit } from '../audit/search-audit.publisher';
+import type { FusionMethod } from './fusion.ranking';
 import {
   type SearchHit,
   type SearchMode,
@@ -24,8 +25,9 @@ const MODES: Record<kbv1.SearchMode, SearchMode | undefined> = {
   [kbv1.SearchMode.UNRECOGNIZED]: undefined,
 };
 
-const FUSIONS: Record<kbv1.FusionMethod, 'convex' | 'rrf' | undefined> = {
+const FUSIONS: Record<kbv1.FusionMethod, FusionMethod | undefined> = {
   [kbv1.FusionMethod.FUSION_METHOD_UNSPECIFIED]: undefined,
+  [kbv1.FusionMethod.FUSION_METHOD_ADAPTIVE]: 'adaptive',
   [kbv1.FusionMethod.FUSION_METHOD_CONVEX]: 'convex',
   [kbv1.FusionMethod.FUSION_METHOD_RRF]: 'rrf',
   [kbv1.FusionMethod.UNRECOGNIZED]: undefined,

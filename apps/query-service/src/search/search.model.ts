@@ -2,7 +2,7 @@ import { FilterError, type FilterNode, parseFilter } from '@kb/contracts';
 import { type ChunkKey, vectorId } from '@kb/vector-store';
 import { z } from 'zod';
 
-import type { FusionMethod, Strategy } from './fusion.ranking';
+import { FUSION_METHODS, type Strategy } from './fusion.ranking';
 import { QUERY_TYPES } from './query-type.classifier';
 
 export const MAX_TOP_K = 100;
@@ -16,7 +16,7 @@ export type SearchMode = (typeof SEARCH_MODES)[number];
 
 /** Deployment-wide ranking settings (query-service config). */
 export interface SearchTuning {
-  /** α of the convex combination: α·semantic + (1 − α)·lexical. */
+  /** α of the convex combination, α·semantic + (1 − α)·lexical; the adaptive rule's prior. */
   semanticWeight: number;
   /** How many of the best fused candidates the cross-encoder re-scores. */
   rerankCandidates: number;
@@ -110,9 +110,11 @@ export const searchRequestSchema = z
       .default(false)
       .describe('Cross-encoder reranking when a reranker model is installed.'),
     fusion: z
-      .enum(['convex', 'rrf'] satisfies FusionMethod[])
-      .default('convex')
-      .describe('How hybrid mode fuses the two lists.'),
+      .enum(FUSION_METHODS)
+      .default('adaptive')
+      .describe(
+        'How hybrid mode fuses the two lists: adaptive (α per query from how far each list’s best hit stands out), convex (fixed α) or rrf (k = 60).',
+      ),
   })
   .refine((r) => r.offset + r.topK <= MAX_RESULT_WINDOW, {
     message: `offset + topK must be at most ${MAX_RESULT_WINDOW}`,

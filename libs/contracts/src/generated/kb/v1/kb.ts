@@ -27,11 +27,17 @@ export const protobufPackage = "kb.v1";
 export const protobufFileName = "kb/v1/kb.proto";
 
 export enum FusionMethod {
+  /** FUSION_METHOD_UNSPECIFIED - The service's default: adaptive. */
   FUSION_METHOD_UNSPECIFIED = 0,
-  /** FUSION_METHOD_CONVEX - Equal-weight convex combination of min-max-normalized scores. */
+  /** FUSION_METHOD_CONVEX - Convex combination of min-max-normalized scores with the deployment's fixed semantic weight. */
   FUSION_METHOD_CONVEX = 1,
   /** FUSION_METHOD_RRF - Reciprocal rank fusion, k = 60. */
   FUSION_METHOD_RRF = 2,
+  /**
+   * FUSION_METHOD_ADAPTIVE - Convex combination whose semantic weight is set per query from how far each list's best
+   * candidate stands out of its list (docs/adr/0028).
+   */
+  FUSION_METHOD_ADAPTIVE = 3,
   UNRECOGNIZED = -1,
 }
 
@@ -46,6 +52,9 @@ export function fusionMethodFromJSON(object: any): FusionMethod {
     case 2:
     case "FUSION_METHOD_RRF":
       return FusionMethod.FUSION_METHOD_RRF;
+    case 3:
+    case "FUSION_METHOD_ADAPTIVE":
+      return FusionMethod.FUSION_METHOD_ADAPTIVE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -61,6 +70,8 @@ export function fusionMethodToJSON(object: FusionMethod): string {
       return "FUSION_METHOD_CONVEX";
     case FusionMethod.FUSION_METHOD_RRF:
       return "FUSION_METHOD_RRF";
+    case FusionMethod.FUSION_METHOD_ADAPTIVE:
+      return "FUSION_METHOD_ADAPTIVE";
     case FusionMethod.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
