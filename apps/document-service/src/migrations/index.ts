@@ -16,6 +16,7 @@ import { knowledgeBaseMetadata } from './20261127T0900_knowledge_base_metadata';
 import { externalIdsAndInactive } from './20261127T1000_external_ids_and_inactive';
 import { sources } from './20261127T1010_sources';
 import { oneRunningSync } from './20261128T1210_one_running_sync';
+import { outboxLanes } from './20261128T1220_outbox_lanes';
 
 /** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
@@ -32,6 +33,7 @@ export const migrations: Migrations = {
   '20261127T1000_external_ids_and_inactive': externalIdsAndInactive,
   '20261127T1010_sources': sources,
   '20261128T1210_one_running_sync': oneRunningSync,
+  '20261128T1220_outbox_lanes': outboxLanes,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */

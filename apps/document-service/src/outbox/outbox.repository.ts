@@ -1,3 +1,4 @@
+import { Topics } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { type Kysely, sql } from 'kysely';
 
@@ -27,7 +28,10 @@ export abstract class OutboxRepository {
   abstract insert(trx: Trx, message: OutboxMessage): Promise<void>;
   /** Many messages, in their order, in few statements (emptying a knowledge base). */
   abstract insertMany(trx: Trx, messages: OutboxMessage[]): Promise<void>;
-  /** The oldest `limit` messages, locked until `trx` ends; those other relays hold are skipped. */
+  /**
+   * The oldest `limit` messages, audit records after every other message (two lanes, each in
+   * insertion order), locked until `trx` ends; those other relays hold are skipped.
+   */
   abstract claim(trx: Trx, limit: number): Promise<StoredOutboxMessage[]>;
   abstract delete(trx: Trx, ids: string[]): Promise<void>;
   /** Messages waiting to be published. */
@@ -75,6 +79,8 @@ export class SqlOutboxRepository extends OutboxRepository {
     const rows = await sqlOf(trx)
       .selectFrom('outbox')
       .selectAll()
+      // A burst of audit records (one per search) must not hold up document events.
+      .orderBy(sql`(topic = ${sql.lit(Topics.audit)})`)
       .orderBy('id')
       .limit(limit)
       .forUpdate()

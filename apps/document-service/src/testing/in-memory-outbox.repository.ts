@@ -1,4 +1,4 @@
-import { parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
+import { parseEnvelope, type Topic, type TopicEnvelope, Topics } from '@kb/contracts';
 
 import {
   type OutboxMessage,
@@ -27,7 +27,11 @@ export class InMemoryOutboxRepository extends OutboxRepository {
 
   async claim(trx: Trx, limit: number): Promise<StoredOutboxMessage[]> {
     openTrx(trx);
-    return this.db.outbox.slice(0, limit).map(({ trx: _trx, ...message }) => message);
+    // As in SQL: audit records after every other message, each lane in insertion order.
+    const isAudit = (message: OutboxMessage) => message.topic === Topics.audit;
+    return [...this.db.outbox.filter((m) => !isAudit(m)), ...this.db.outbox.filter(isAudit)]
+      .slice(0, limit)
+      .map(({ trx: _trx, ...message }) => message);
   }
 
   async delete(trx: Trx, ids: string[]): Promise<void> {

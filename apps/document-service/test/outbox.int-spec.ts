@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+
+import { Topics } from '@kb/contracts';
+import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { type Kysely, sql } from 'kysely';
+import type { Pool } from 'pg';
+
+import { migrations } from '../src/migrations';
+import { SqlOutboxRepository } from '../src/outbox/outbox.repository';
+import type { DocumentDatabase } from '../src/platform/db.types';
+import { SqlTransactionRunner } from '../src/platform/transaction.runner';
+
+jest.setTimeout(60_000);
+
+/** The outbox's two lanes in Postgres: document events are claimed before audit records. */
+describe('outbox in SQL', () => {
+  const schema = `outbox_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  let pool: Pool;
+  let db: Kysely<DocumentDatabase>;
+  let outbox: SqlOutboxRepository;
+  let transactions: SqlTransactionRunner;
+
+  beforeAll(async () => {
+    pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 4 });
+    db = createDatabase<DocumentDatabase>(pool);
+    await migrateToLatest(db, schema, migrations);
+    outbox = new SqlOutboxRepository(db);
+    transactions = new SqlTransactionRunner(db);
+  });
+  afterAll(async () => {
+    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(db);
+    await pool.end();
+  });
+
+  const message = (topic: string, key: string) => ({ topic, key, payload: key, headers: {} });
+
+  it('claims document events before audit records written earlier, each lane in order', async () => {
+    await transactions.run((trx) =>
+      outbox.insertMany(trx, [
+        ...Array.from({ length: 500 }, (_, i) => message(Topics.audit, `audit-${i}`)),
+        message(Topics.document, 'doc-1'),
+        message(Topics.audit, 'audit-late'),
+        message(Topics.document, 'doc-2'),
+      ]),
+    );
+    const keys = async (limit: number) =>
+      transactions.run(async (trx) => (await outbox.claim(trx, limit)).map((m) => m.key));
+    expect(await keys(4)).toEqual(['doc-1', 'doc-2', 'audit-0', 'audit-1']);
+
+    // The claim reads the lanes' index in order: no sort over the whole backlog.
+    const plan = await sql<{ 'QUERY PLAN': string }>`
+      EXPLAIN SELECT * FROM outbox ORDER BY (topic = ${sql.lit(Topics.audit)}), id
+       LIMIT 100 FOR UPDATE SKIP LOCKED`.execute(db);
+    const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+    expect(text).toContain('outbox_lanes');
+    expect(text).not.toMatch(/\bSort\b/);
+  });
+});
