@@ -2,7 +2,8 @@ import { type TopicEnvelope, Topics } from '@kb/contracts';
 
 import { concurrentBatchHandler } from './concurrent-batch';
 
-type Parsed = TopicEnvelope<typeof Topics.documentParsed>;
+type P = typeof Topics.documentParsed;
+type Parsed = TopicEnvelope<P>;
 
 const event = (documentId: string, chunkCount = 1, version = 1): Parsed =>
   ({ tenantId: 't1', payload: { documentId, version, chunkCount } }) as unknown as Parsed;
@@ -44,7 +45,7 @@ describe('concurrentBatchHandler', () => {
     const b = event('b');
     const c = event('c');
     const d = event('d');
-    const batch = concurrentBatchHandler(handler, {
+    const batch = concurrentBatchHandler<P>(handler, {
       keyOf: (e) => e.payload.documentId,
       budget: 3,
     });
@@ -68,7 +69,7 @@ describe('concurrentBatchHandler', () => {
     const small = event('s', 2);
     const heavy = event('h', 100);
     const next = event('n', 2);
-    const batch = concurrentBatchHandler(handler, {
+    const batch = concurrentBatchHandler<P>(handler, {
       keyOf: (e) => e.payload.documentId,
       weightOf: (e) => e.payload.chunkCount,
       budget: 10,
@@ -89,7 +90,7 @@ describe('concurrentBatchHandler', () => {
   it('after a failure starts nothing new, waits for the running ones, throws; a retry skips what succeeded', async () => {
     const { handler, started, open } = gate();
     const [a, b, c] = [event('a'), event('b'), event('c')];
-    const batch = concurrentBatchHandler(handler, {
+    const batch = concurrentBatchHandler<P>(handler, {
       keyOf: (e) => e.payload.documentId,
       budget: 2,
     });
@@ -116,7 +117,7 @@ describe('concurrentBatchHandler', () => {
   });
 
   it('turns a handler that throws at once into a failed batch', async () => {
-    const batch = concurrentBatchHandler<typeof Topics.documentParsed>(
+    const batch = concurrentBatchHandler<P>(
       () => {
         throw new Error('sync failure');
       },
@@ -127,7 +128,7 @@ describe('concurrentBatchHandler', () => {
 
   it('handles an empty batch', async () => {
     const handler = jest.fn(async () => undefined);
-    await concurrentBatchHandler(handler, { keyOf: () => 'k', budget: 1 })([]);
+    await concurrentBatchHandler<P>(handler, { keyOf: () => 'k', budget: 1 })([]);
     expect(handler).not.toHaveBeenCalled();
   });
 });
