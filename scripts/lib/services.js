@@ -50,6 +50,15 @@ function startService(name, { env = process.env, ports = {}, logDir, onLine } = 
       // Local receivers (the tests', a developer's) listen on loopback: allowed here, never by
       // default in a cluster (docs/adr/0027).
       WEBHOOK_ALLOW_PRIVATE_URLS: env.WEBHOOK_ALLOW_PRIVATE_URLS ?? 'true',
+      // embedding-service embeds chunks for throughput: two one-thread runs at once, in worker
+      // threads, use both cores and leave its event loop free; query-service keeps one run of
+      // EMBEDDING_THREADS for a lone query's latency (docs/adr/0029, Ingest).
+      ...(service.name === 'embedding-service'
+        ? {
+            EMBEDDING_RUNS: env.KB_EMBEDDING_SERVICE_RUNS ?? '2',
+            EMBEDDING_THREADS: env.KB_EMBEDDING_SERVICE_THREADS ?? '1',
+          }
+        : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

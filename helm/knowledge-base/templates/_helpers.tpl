@@ -221,6 +221,7 @@ EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
 EMBEDDING_POOLING: {{ $v.embedding.pooling | quote }}
 {{- end }}
 EMBEDDING_THREADS: {{ $v.embedding.threads | quote }}
+EMBEDDING_RUNS: {{ $v.embedding.runs | quote }}
 EMBEDDING_MAX_BATCH: {{ $v.embedding.maxBatch | quote }}
 EMBEDDING_MAX_QUEUE: {{ $v.embedding.maxQueue | quote }}
 {{- if $v.embedding.extraModels }}

@@ -127,6 +127,11 @@ export const embeddingConfigSchema = z.object({
   /** Unset: the model's own (bge: cls; MiniLM, e5: mean), see @kb/embeddings' model catalogue. */
   EMBEDDING_POOLING: z.enum(['mean', 'cls']).optional(),
   EMBEDDING_THREADS: env.positiveInt(1),
+  /**
+   * onnx: model runs at once, each in a worker thread of its own with EMBEDDING_THREADS threads;
+   * 1 runs the model in the main thread (docs/adr/0029).
+   */
+  EMBEDDING_RUNS: env.positiveInt(1),
   /** onnx: texts per model run at most, gathered from concurrent callers (docs/adr/0029). */
   EMBEDDING_MAX_BATCH: env.positiveInt(32),
   /** onnx: texts waiting for the model at most; beyond, embedding fails at once. */

@@ -41,6 +41,27 @@ describe('BatchingEmbeddingProvider', () => {
     expect(runs).toEqual([['aaaa'], ['bbbbbbbbbb', 'eeeeeeeeee'], ['c', 'dd']]);
   });
 
+  it('with parallelRuns keeps that many runs going, each taking the next batch as it frees', async () => {
+    const { model, runs, release } = gatedModel();
+    const batching = new BatchingEmbeddingProvider(model, {
+      maxBatch: 2,
+      maxQueue: 10,
+      parallelRuns: 2,
+    });
+    const first = batching.embed(['a']);
+    const second = batching.embed(['bb']);
+    const later = batching.embed(['ccc', 'dddd']);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Two runs at once (one text each: nothing else was waiting when each started), a third waits.
+    expect(runs).toEqual([['a'], ['bb']]);
+    await release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toEqual([['a'], ['bb'], ['ccc', 'dddd']]);
+    await release();
+    await release();
+    expect(await Promise.all([first, second, later])).toEqual([[[1]], [[2]], [[3], [4]]]);
+  });
+
   it('refuses texts beyond its queue bound at once, and passes model failures to every caller', async () => {
     const { model, release } = gatedModel();
     const batching = new BatchingEmbeddingProvider(model, { maxBatch: 4, maxQueue: 2 });

@@ -5,6 +5,11 @@ export interface BatchingOptions {
   maxBatch: number;
   /** Texts waiting at most; beyond it `embed` fails at once with `EmbeddingQueueFullError`. */
   maxQueue: number;
+  /**
+   * Model runs at once (default 1): more only when the inner provider runs them on threads of
+   * their own (`OnnxWorkerPool`); each run takes the next batch as it frees.
+   */
+  parallelRuns?: number;
 }
 
 /** The model's queue is full: the caller should shed the request rather than wait. */
@@ -22,7 +27,8 @@ interface Pending {
 }
 
 /**
- * One model run at a time, fed with what concurrent callers asked meanwhile (docs/adr/0029):
+ * One model run at a time (or `parallelRuns` on worker threads), fed with what concurrent callers
+ * asked meanwhile (docs/adr/0029):
  * while a run is in progress, new texts queue; the next run takes up to `maxBatch` of them, of
  * similar lengths (the queue sorted by length, the window holding the oldest text), so a batch
  * pads little. The model's own threads use the cores: one run of a two-thread session is the
@@ -33,7 +39,7 @@ export class BatchingEmbeddingProvider implements EmbeddingProvider {
   readonly model: string;
   readonly dimension: number;
   private queue: Pending[] = [];
-  private running = false;
+  private running = 0;
 
   constructor(
     private readonly inner: EmbeddingProvider,
@@ -75,9 +81,14 @@ export class BatchingEmbeddingProvider implements EmbeddingProvider {
   }
 
   private pump(): void {
-    if (this.running || this.queue.length === 0) return;
+    while (this.running < (this.options.parallelRuns ?? 1) && this.queue.length > 0) {
+      this.startRun();
+    }
+  }
+
+  private startRun(): void {
     const batch = this.nextBatch();
-    this.running = true;
+    this.running += 1;
     // One context per run: texts of different callers share a run only when their contexts
     // agree (a remote API's rate limit is kept per tenant).
     void this.inner
@@ -90,7 +101,7 @@ export class BatchingEmbeddingProvider implements EmbeddingProvider {
         (error: unknown) => batch.forEach((p) => p.reject(error)),
       )
       .finally(() => {
-        this.running = false;
+        this.running -= 1;
         this.pump();
       });
   }

@@ -1,6 +1,7 @@
 import { BatchingEmbeddingProvider } from './batching-embedding-provider';
 import type { EmbeddingProvider } from './embedding-provider';
 import { OnnxEmbeddingProvider } from './onnx-embedding-provider';
+import { OnnxWorkerPool } from './onnx-worker-pool';
 import { OpenAiCompatibleEmbeddingProvider } from './openai-compatible/openai-embedding-provider';
 import { TestEmbeddingProvider } from './test-embedding-provider';
 
@@ -12,6 +13,11 @@ export interface EmbeddingProviderSettings {
   /** Unset: the model catalogue's pooling (model-catalog.ts), else mean. */
   EMBEDDING_POOLING?: 'mean' | 'cls' | undefined;
   EMBEDDING_THREADS: number;
+  /**
+   * onnx: model runs at once, each in a worker thread of its own with EMBEDDING_THREADS threads
+   * (default 1: one run, in the service's main thread).
+   */
+  EMBEDDING_RUNS?: number | undefined;
   EMBEDDING_API_URL?: string | undefined;
   EMBEDDING_API_KEY?: string | undefined;
   EMBEDDING_API_MODEL?: string | undefined;
@@ -37,20 +43,28 @@ export async function embeddingProviderFromConfig(
       if (!config.EMBEDDING_MODEL_DIR) {
         throw new Error('EMBEDDING_PROVIDER=onnx needs EMBEDDING_MODEL_DIR');
       }
-      // One run at a time on EMBEDDING_THREADS threads, fed with batches of what concurrent
-      // callers asked meanwhile, by similar length (docs/adr/0029).
-      return new BatchingEmbeddingProvider(
-        await OnnxEmbeddingProvider.load({
+      {
+        // EMBEDDING_RUNS runs at a time (worker threads when more than one) on EMBEDDING_THREADS
+        // threads each, fed with batches of what concurrent callers asked meanwhile, by similar
+        // length (docs/adr/0029).
+        const options = {
           modelDir: config.EMBEDDING_MODEL_DIR,
           model: config.EMBEDDING_MODEL,
           pooling: config.EMBEDDING_POOLING,
           threads: config.EMBEDDING_THREADS,
-        }),
-        {
-          maxBatch: config.EMBEDDING_MAX_BATCH ?? 32,
-          maxQueue: config.EMBEDDING_MAX_QUEUE ?? 1024,
-        },
-      );
+        };
+        const runs = config.EMBEDDING_RUNS ?? 1;
+        return new BatchingEmbeddingProvider(
+          runs > 1
+            ? await OnnxWorkerPool.load(options, runs)
+            : await OnnxEmbeddingProvider.load(options),
+          {
+            maxBatch: config.EMBEDDING_MAX_BATCH ?? 32,
+            maxQueue: config.EMBEDDING_MAX_QUEUE ?? 1024,
+            parallelRuns: runs,
+          },
+        );
+      }
     case 'openai':
       if (!config.EMBEDDING_API_URL || !config.EMBEDDING_API_MODEL) {
         throw new Error(

@@ -3,6 +3,7 @@ export * from './embedding-provider';
 export * from './from-config';
 export * from './model-catalog';
 export * from './onnx-embedding-provider';
+export * from './onnx-worker-pool';
 export {
   EmbeddingApiError,
   type EmbeddingApiErrorCode,

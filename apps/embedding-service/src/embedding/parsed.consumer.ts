@@ -1,5 +1,11 @@
-import { Topics } from '@kb/contracts';
-import { consumerLog, EventConsumer, type EventProducer, markFailedOnDeadLetter } from '@kb/kafka';
+import { type TopicEnvelope, Topics } from '@kb/contracts';
+import {
+  concurrentBatchHandler,
+  consumerLog,
+  EventConsumer,
+  type EventProducer,
+  markFailedOnDeadLetter,
+} from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 
@@ -8,8 +14,17 @@ import { EVENT_PRODUCER, KAFKA } from '../platform/tokens';
 import { EmbeddingService } from './embedding.service';
 
 /**
- * Kafka in: validated `kb.document.parsed.v1` events, one service call each. A document whose
- * event is dead-lettered is marked failed (`embedding_error` unless the error names a known reason).
+ * Chunks of a partition's fetched batch in flight at once: enough for the model's batches
+ * (`EMBEDDING_MAX_BATCH`, 32) to fill from several documents while others are read or written.
+ */
+export const EMBEDDING_CHUNKS_IN_FLIGHT = 64;
+
+/**
+ * Kafka in: validated `kb.document.parsed.v1` events, one service call each; a partition's fetched
+ * batch is handled concurrently, documents overlapping up to `EMBEDDING_CHUNKS_IN_FLIGHT` chunks
+ * (docs/adr/0029, Ingest), so their chunks share model runs and their S3 and Kafka round trips
+ * overlap. A document whose event is dead-lettered is marked failed (`embedding_error` unless the
+ * error names a known reason).
  */
 @Injectable()
 export class ParsedConsumer {
@@ -21,10 +36,17 @@ export class ParsedConsumer {
     @Inject(EVENT_PRODUCER) producer: EventProducer,
     embedding: EmbeddingService,
   ) {
+    const embed = (event: TopicEnvelope<typeof Topics.documentParsed>) =>
+      embedding.embedDocument(event.tenantId, event.payload);
     this.consumer = new EventConsumer(kafka, {
       groupId: config.KAFKA_GROUP_ID,
-      handlers: {
-        [Topics.documentParsed]: (event) => embedding.embedDocument(event.tenantId, event.payload),
+      handlers: { [Topics.documentParsed]: embed },
+      batchHandlers: {
+        [Topics.documentParsed]: concurrentBatchHandler(embed, {
+          keyOf: (event) => `${event.tenantId}/${event.payload.documentId}`,
+          weightOf: (event) => event.payload.chunkCount,
+          budget: EMBEDDING_CHUNKS_IN_FLIGHT,
+        }),
       },
       onDeadLetter: markFailedOnDeadLetter(producer, 'embedding_error'),
       log: consumerLog(ParsedConsumer.name),

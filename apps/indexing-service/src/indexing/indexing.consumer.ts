@@ -1,5 +1,11 @@
-import { Topics, toTenantId } from '@kb/contracts';
-import { consumerLog, EventConsumer, type EventProducer, markFailedOnDeadLetter } from '@kb/kafka';
+import { type TopicEnvelope, Topics, toTenantId } from '@kb/contracts';
+import {
+  concurrentBatchHandler,
+  consumerLog,
+  EventConsumer,
+  type EventProducer,
+  markFailedOnDeadLetter,
+} from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 
@@ -9,8 +15,17 @@ import { AccessReconciliationService } from './access-reconciliation.service';
 import { IndexingService } from './indexing.service';
 
 /**
+ * Documents of a partition's fetched `chunks embedded` batch indexed at once (a document of more
+ * than 32 chunks counts as several): each costs a dozen round trips to Postgres, S3 and Kafka, which
+ * overlap instead of adding up (docs/adr/0029, Ingest).
+ */
+export const INDEXING_DOCUMENTS_IN_FLIGHT = 8;
+
+/**
  * Thin Kafka adapter: `chunks embedded` and document lifecycle events in, one service call each.
- * Both topics share one consumer (one group, as before), so their offsets carry on.
+ * Both topics share one consumer (one group, as before), so their offsets carry on. A partition's
+ * `chunks embedded` batch is handled concurrently, one document's events in order; lifecycle
+ * events (deletes, ACL and attribute changes) stay one at a time.
  */
 @Injectable()
 export class IndexingConsumer {
@@ -23,11 +38,19 @@ export class IndexingConsumer {
     indexing: IndexingService,
     access: AccessReconciliationService,
   ) {
+    const index = (event: TopicEnvelope<typeof Topics.chunksEmbedded>) =>
+      indexing.indexDocument(toTenantId(event.tenantId), event.payload);
     this.consumer = new EventConsumer(kafka, {
       groupId: config.KAFKA_GROUP_ID,
+      batchHandlers: {
+        [Topics.chunksEmbedded]: concurrentBatchHandler(index, {
+          keyOf: (event) => `${event.tenantId}/${event.payload.documentId}`,
+          weightOf: (event) => Math.ceil(event.payload.chunkCount / 32),
+          budget: INDEXING_DOCUMENTS_IN_FLIGHT,
+        }),
+      },
       handlers: {
-        [Topics.chunksEmbedded]: (event) =>
-          indexing.indexDocument(toTenantId(event.tenantId), event.payload),
+        [Topics.chunksEmbedded]: index,
         [Topics.document]: async ({ tenantId, payload }) => {
           if (payload.kind === 'access_snapshot') {
             await access.reconcile(toTenantId(tenantId), payload);

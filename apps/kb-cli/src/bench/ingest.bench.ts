@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
 
 import { Client } from 'pg';
 
@@ -28,12 +28,9 @@ const SERVICES = [
   'acl-service',
 ];
 
-/**
- * Peak resident memory (VmHWM) of each service process on this machine, in MB: the services'
- * high-water mark since they started, found by their command line.
- */
-export async function peakRssMb(): Promise<Record<string, number>> {
-  const peaks: Record<string, number> = {};
+/** The service processes on this machine whose working directory is this checkout's, by pid. */
+async function servicePids(): Promise<Array<{ pid: string; service: string }>> {
+  const found: Array<{ pid: string; service: string }> = [];
   for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
     let cmdline: string;
     try {
@@ -42,12 +39,53 @@ export async function peakRssMb(): Promise<Record<string, number>> {
       continue; // gone
     }
     const service = SERVICES.find((s) => cmdline.includes(`apps/${s}/dist/main.js`));
-    if (!service) continue;
+    // Other checkouts on the machine run the same services: only this one's are measured.
+    const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => '');
+    if (service && cwd === process.cwd()) found.push({ pid, service });
+  }
+  return found;
+}
+
+/**
+ * Peak resident memory (VmHWM) of each service process on this machine, in MB: the services'
+ * high-water mark since they started, found by their command line.
+ */
+export async function peakRssMb(): Promise<Record<string, number>> {
+  const peaks: Record<string, number> = {};
+  for (const { pid, service } of await servicePids()) {
     const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
     const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
     peaks[service] = Math.max(peaks[service] ?? 0, Math.round((kb / 1024) * 10) / 10);
   }
   return peaks;
+}
+
+/** CPU time (user + system) each service process has used so far, in ms, from /proc. */
+export async function cpuMs(): Promise<Record<string, number>> {
+  const used: Record<string, number> = {};
+  for (const { pid, service } of await servicePids()) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and
+    // 13th, in clock ticks of 10 ms (USER_HZ is 100 on Linux).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+    used[service] = (used[service] ?? 0) + ticks * 10;
+  }
+  return used;
+}
+
+/** CPU ms per chunk of each service between two `cpuMs` readings. */
+function cpuPerChunk(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  chunks: number,
+): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after).map(([service, ms]) => [
+      service,
+      Math.round(((ms - (before[service] ?? 0)) / Math.max(chunks, 1)) * 100) / 100,
+    ]),
+  );
 }
 
 /**
@@ -75,10 +113,12 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<objec
       text: entry.text.replace(/(^|\. )/g, `$1${tag} `),
     }));
     const hitsBefore = await cacheHits(options.embeddingUrl);
+    const cpuBefore = await cpuMs();
     const started = performance.now();
     await ingest(client, corpus, { concurrency: options.concurrency, log: options.log });
     await waitIndexed(client, corpus, options.log, { pollMs: 1000 });
     const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = await cpuMs();
     const documents = (await client.listAll()).filter((d) => d.status === 'indexed');
     const chunks = documents.reduce((sum, d) => sum + (d.chunkCount ?? 0), 0);
     const peak = await peakRssMb();
@@ -110,6 +150,8 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<objec
         ...reference,
         chunks_per_s_over_reference:
           Math.round((chunksPerS / reference.reference_chunks_per_s) * 100) / 100,
+        // Per process, what load on the machine does not distort as it does wall-clock figures.
+        cpu_ms_per_chunk: cpuPerChunk(cpuBefore, cpuAfter, chunks),
         embedding_cache_hits: hits,
         peak_rss_mb: peak,
       },
