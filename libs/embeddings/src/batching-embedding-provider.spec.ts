@@ -81,4 +81,30 @@ describe('BatchingEmbeddingProvider', () => {
       'model crashed',
     );
   });
+
+  it('runs queries through the model\u2019s embedQueries, never in a run with passages', async () => {
+    const runs: Array<{ kind: string; texts: string[] }> = [];
+    const model: EmbeddingProvider = {
+      model: 'prefixed',
+      dimension: 1,
+      embed: async (texts) => (runs.push({ kind: 'passage', texts }), texts.map(() => [0])),
+      embedQueries: async (texts) => (runs.push({ kind: 'query', texts }), texts.map(() => [1])),
+    };
+    const batching = new BatchingEmbeddingProvider(model, { maxBatch: 8, maxQueue: 10 });
+    const [passages, queries, more] = await Promise.all([
+      batching.embed(['p1', 'p2']),
+      batching.embedQueries(['q1']),
+      batching.embed(['p3']),
+    ]);
+    expect(passages).toEqual([[0], [0]]);
+    expect(queries).toEqual([[1]]);
+    expect(more).toEqual([[0]]);
+    expect(runs.filter((r) => r.kind === 'query')).toEqual([{ kind: 'query', texts: ['q1'] }]);
+    expect(
+      runs
+        .filter((r) => r.kind === 'passage')
+        .flatMap((r) => r.texts)
+        .sort(),
+    ).toEqual(['p1', 'p2', 'p3']);
+  });
 });

@@ -1,4 +1,4 @@
-import type { EmbedContext, EmbeddingProvider } from './embedding-provider';
+import { type EmbedContext, type EmbeddingProvider, embedQueries } from './embedding-provider';
 
 export interface BatchingOptions {
   /** Texts per model run at most. */
@@ -21,6 +21,8 @@ export class EmbeddingQueueFullError extends Error {
 
 interface Pending {
   text: string;
+  /** Queries and passages never share a run: a query takes the model's query prefix. */
+  query: boolean;
   context: EmbedContext | undefined;
   resolve: (vector: number[] | undefined) => void;
   reject: (error: unknown) => void;
@@ -57,7 +59,20 @@ export class BatchingEmbeddingProvider implements EmbeddingProvider {
     return this.queue.length;
   }
 
-  async embed(texts: string[], context?: EmbedContext): Promise<number[][]> {
+  embed(texts: string[], context?: EmbedContext): Promise<number[][]> {
+    return this.enqueue(texts, false, context);
+  }
+
+  /** Search queries, run through the model's own `embedQueries` (bge and e5 prefix them). */
+  embedQueries(texts: string[], context?: EmbedContext): Promise<number[][]> {
+    return this.enqueue(texts, true, context);
+  }
+
+  private async enqueue(
+    texts: string[],
+    query: boolean,
+    context: EmbedContext | undefined,
+  ): Promise<number[][]> {
     if (texts.length === 0) return [];
     if (this.queue.length + texts.length > this.options.maxQueue) {
       throw new EmbeddingQueueFullError(this.queue.length);
@@ -65,7 +80,7 @@ export class BatchingEmbeddingProvider implements EmbeddingProvider {
     const waiting = texts.map(
       (text) =>
         new Promise<number[] | undefined>((resolve, reject) => {
-          this.queue.push({ text, context, resolve, reject });
+          this.queue.push({ text, query, context, resolve, reject });
         }),
     );
     this.pump();
@@ -91,11 +106,14 @@ export class BatchingEmbeddingProvider implements EmbeddingProvider {
     this.running += 1;
     // One context per run: texts of different callers share a run only when their contexts
     // agree (a remote API's rate limit is kept per tenant).
-    void this.inner
-      .embed(
-        batch.map((p) => p.text),
-        batch[0]!.context,
-      )
+    const texts = batch.map((p) => p.text);
+    const { query, context } = batch[0]!;
+    const run = query
+      ? embedQueries(this.inner, texts, context)
+      : context
+        ? this.inner.embed(texts, context)
+        : this.inner.embed(texts);
+    void run
       .then(
         (vectors) => batch.forEach((p, i) => p.resolve(vectors[i])),
         (error: unknown) => batch.forEach((p) => p.reject(error)),
@@ -109,7 +127,9 @@ export class BatchingEmbeddingProvider implements EmbeddingProvider {
   /** Up to `maxBatch` texts of similar length, always including the oldest one waiting. */
   private nextBatch(): Pending[] {
     const oldest = this.queue[0]!;
-    const sameContext = this.queue.filter((p) => p.context?.tenantId === oldest.context?.tenantId);
+    const sameContext = this.queue.filter(
+      (p) => p.query === oldest.query && p.context?.tenantId === oldest.context?.tenantId,
+    );
     const sorted = [...sameContext].sort((a, b) => a.text.length - b.text.length);
     const at = sorted.indexOf(oldest);
     const start = Math.max(0, Math.min(at, sorted.length - this.options.maxBatch));
