@@ -337,17 +337,23 @@ describe('EventConsumer against Kafka', () => {
       die();
       await stopped;
     }
+    // The third process must dead-letter the message without handling it. Should its handler be
+    // called instead (a lost count), the test fails at once on `calls` rather than hanging there.
     const letters: DeadLetter[] = [];
-    const lettered = new Promise<void>((resolve) => {
-      const { consumer } = startProcess(async (letter) => {
+    const outcome = new Promise<void>((resolve, reject) => {
+      const { consumer, inHandler, die } = startProcess(async (letter) => {
         if (letter.key !== documentId) return;
         letters.push(letter);
         resolve();
       });
       consumers.push(consumer);
-      void consumer.start();
+      void inHandler.then(() => {
+        die();
+        resolve();
+      });
+      consumer.start().catch(reject);
     });
-    await lettered;
+    await outcome;
     expect(calls).toBe(maxDeliveries);
     expect(letters).toEqual([
       expect.objectContaining({ reason: 'delivery_limit', key: documentId, permanent: false }),
