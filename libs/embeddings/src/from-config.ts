@@ -15,7 +15,7 @@ export interface EmbeddingProviderSettings {
   EMBEDDING_THREADS: number;
   /**
    * onnx: model runs at once, each in a worker thread of its own with EMBEDDING_THREADS threads
-   * (default 1: one run, in the service's main thread).
+   * (default 1: one run, in a worker thread too, so the event loop never waits for the model).
    */
   EMBEDDING_RUNS?: number | undefined;
   EMBEDDING_API_URL?: string | undefined;
@@ -44,9 +44,11 @@ export async function embeddingProviderFromConfig(
         throw new Error('EMBEDDING_PROVIDER=onnx needs EMBEDDING_MODEL_DIR');
       }
       {
-        // EMBEDDING_RUNS runs at a time (worker threads when more than one) on EMBEDDING_THREADS
+        // EMBEDDING_RUNS runs at a time, each in a worker thread of its own, on EMBEDDING_THREADS
         // threads each, fed with batches of what concurrent callers asked meanwhile, by similar
-        // length (docs/adr/0029).
+        // length (docs/adr/0029). One run is in a worker too: onnxruntime-node runs a session
+        // synchronously, so in the main thread a search's model run held back its BM25 and index
+        // queries, and every other request, for as long as it lasted.
         const options = {
           modelDir: config.EMBEDDING_MODEL_DIR,
           model: config.EMBEDDING_MODEL,
@@ -54,16 +56,11 @@ export async function embeddingProviderFromConfig(
           threads: config.EMBEDDING_THREADS,
         };
         const runs = config.EMBEDDING_RUNS ?? 1;
-        return new BatchingEmbeddingProvider(
-          runs > 1
-            ? await OnnxWorkerPool.load(options, runs)
-            : await OnnxEmbeddingProvider.load(options),
-          {
-            maxBatch: config.EMBEDDING_MAX_BATCH ?? 32,
-            maxQueue: config.EMBEDDING_MAX_QUEUE ?? 1024,
-            parallelRuns: runs,
-          },
-        );
+        return new BatchingEmbeddingProvider(await OnnxWorkerPool.load(options, runs), {
+          maxBatch: config.EMBEDDING_MAX_BATCH ?? 32,
+          maxQueue: config.EMBEDDING_MAX_QUEUE ?? 1024,
+          parallelRuns: runs,
+        });
       }
     case 'openai':
       if (!config.EMBEDDING_API_URL || !config.EMBEDDING_API_MODEL) {

@@ -119,7 +119,12 @@ export class PgLexicalIndex implements LexicalIndex {
     // instead of scanning the tenant's chunks once per hit (1.6 s instead of 14 ms, measured).
     // The chunks the caller may read are found in one pass over the space's chunks, which also
     // gives N and avgdl; postings join them by hash. (A primary-key lookup per posting cost two
-    // buffers each: 6,371 buffers and twice the time for a CISI query, docs/adr/0029.)
+    // buffers each: 6,371 buffers and twice the time for a CISI query, docs/adr/0029.) Both reads
+    // are index-only (`chunks_readable`, the postings' key INCLUDEs tf and doc_len). `scored` is
+    // ordered as the answer is, and the planner keeps that order through the nested loop, so
+    // the chunk rows are read for the best-scored chunks only, until k pass the scope (before,
+    // every scored chunk's row was read and the whole set sorted: 890 lookups for a CISI query).
+    // Arithmetic in float8 (a literal like 0.9 alone is numeric, slower and cast back).
     const readable =
       acl === 'TRUE'
         ? ''
@@ -144,13 +149,14 @@ export class PgLexicalIndex implements LexicalIndex {
        ), scored AS MATERIALIZED (
          SELECT p.document_id, p.document_version, p.chunk_index,
                 sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
-                    * (p.tf * (${K1} + 1))
-                    / (p.tf + ${K1} * (1 - ${B} + ${B} * p.doc_len / s.avgdl))) AS score
+                    * (p.tf * ${K1 + 1}::float8)
+                    / (p.tf + ${K1}::float8 * (1 - ${B}::float8 + ${B}::float8 * p.doc_len / s.avgdl))) AS score
            FROM matched p
            JOIN df ON df.lexeme = p.lexeme
            CROSS JOIN stats s
           GROUP BY p.document_id, p.document_version, p.chunk_index
-          ${scoped ? '' : 'ORDER BY score DESC, p.document_id, p.chunk_index LIMIT $3'}
+          ORDER BY score DESC, p.document_id, p.chunk_index
+          ${scoped ? '' : 'LIMIT $3'}
        )
        SELECT c.document_id, c.document_version, c.chunk_index, c.title, c.text, c.start_offset,
               c.end_offset, scored.score
@@ -162,7 +168,7 @@ export class PgLexicalIndex implements LexicalIndex {
              AND ${kbs} AND ${acl} AND ${filter} AND ${matches}
            LIMIT 1
         ) c
-        ORDER BY scored.score DESC, c.document_id, c.chunk_index
+        ORDER BY scored.score DESC, scored.document_id, scored.chunk_index
         LIMIT $3`,
       params,
     );
@@ -273,10 +279,17 @@ export class PgLexicalIndex implements LexicalIndex {
       page: number | null;
       heading_path: string[];
     }>(
+      // One primary-key lookup per chunk (LATERAL … LIMIT 1 keeps it parameterized): joined
+      // plainly, the planner takes the recordset for 100 rows and hashes a scan of the space's
+      // every chunk row (350 buffers for a page of 10 in a CISI tenant, docs/adr/0029).
       `SELECT c.document_id, c.document_version, c.chunk_index, c.page, c.heading_path
          FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
-         JOIN ${this.table} c ON c.tenant_id = $1 AND c.document_id = a.document_id
-          AND c.document_version = a.document_version AND c.chunk_index = a.chunk_index`,
+        CROSS JOIN LATERAL (
+          SELECT * FROM ${this.table} c
+           WHERE c.tenant_id = $1 AND c.document_id = a.document_id
+             AND c.document_version = a.document_version AND c.chunk_index = a.chunk_index
+           LIMIT 1
+        ) c`,
       [space, JSON.stringify(chunks.map(toRefRow))],
     );
     return new Map(
@@ -297,11 +310,17 @@ export class PgLexicalIndex implements LexicalIndex {
   ): Promise<LexicalRecord[]> {
     if (anchors.length === 0 || radius <= 0) return [];
     const { rows } = await this.pool.query<Omit<Row, 'score'>>(
+      // A range of the primary key per anchor (OFFSET 0 keeps the subquery parameterized, as in
+      // `locations`).
       `SELECT DISTINCT c.document_id, c.document_version, c.chunk_index, c.title, c.text, c.start_offset, c.end_offset
          FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
-         JOIN ${this.table} c ON c.tenant_id = $1 AND c.document_id = a.document_id
-          AND c.document_version = a.document_version
-          AND c.chunk_index BETWEEN a.chunk_index - $3 AND a.chunk_index + $3
+        CROSS JOIN LATERAL (
+          SELECT * FROM ${this.table} c
+           WHERE c.tenant_id = $1 AND c.document_id = a.document_id
+             AND c.document_version = a.document_version
+             AND c.chunk_index BETWEEN a.chunk_index - $3 AND a.chunk_index + $3
+          OFFSET 0
+        ) c
         ORDER BY c.document_id, c.chunk_index`,
       [space, JSON.stringify(anchors.map(toRefRow)), radius],
     );

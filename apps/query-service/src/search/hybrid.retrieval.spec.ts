@@ -184,6 +184,56 @@ describe('HybridRetrieval', () => {
     expect(calls.query.map((c) => c.space)).not.toContain('t1~def');
   });
 
+  it('starts the embedding before the spaces are known only when the main model is the only one', async () => {
+    const { vectors, lexical, calls } = fakeIndexes({ vector: [newMatch(1, 0.9)] });
+    const main = new TestEmbeddingProvider();
+    const embed = jest.spyOn(main, 'embed');
+    const spaces: IndexSpaceReader = { knowledgeBaseSpaces: async () => own };
+    const only = new HybridRetrieval(
+      new QueryEmbedder({ main, mainName: 'all-MiniLM-L6-v2', extra: [] }, null),
+      vectors,
+      lexical,
+      spaces,
+      DEFAULT_SEARCH_TUNING,
+    );
+    const request = searchRequestSchema.parse({ query: 'sail rigging' });
+    const embedded = only.embedEarly(request);
+    expect(embedded).toBeDefined();
+    const twoSpaces: SpaceToSearch[] = [
+      { space: toIndexSpace('t1'), model: undefined },
+      { space: toIndexSpace('t1~abc'), model: 'all-MiniLM-L6-v2' },
+    ];
+    const { bySpace } = await only.retrieve(twoSpaces, request, {}, 100, embedded);
+    // One model run for both spaces: the one started early.
+    expect(embed).toHaveBeenCalledTimes(1);
+    expect(bySpace.map((s) => s.hits.length)).toEqual([1, 1]);
+    expect(calls.query[0]!.query.vector).toEqual(await embedded);
+    // Lexical searches and other models' spaces cannot use it: nothing starts early.
+    expect(only.embedEarly(searchRequestSchema.parse({ query: 'q', mode: 'lexical' }))).toBe(
+      undefined,
+    );
+    const { retrieval: withExtra } = retrieval({});
+    expect(withExtra.embedEarly(request)).toBeUndefined();
+  });
+
+  it('reports an early embedding that failed as a vector search outage, BM25 still answering', async () => {
+    const { vectors, lexical } = fakeIndexes({ lexical: [newMatch(2, 3)] });
+    const main = new TestEmbeddingProvider();
+    jest.spyOn(main, 'embed').mockRejectedValue(new Error('model crashed'));
+    const only = new HybridRetrieval(
+      new QueryEmbedder({ main, mainName: 'all-MiniLM-L6-v2', extra: [] }, null),
+      vectors,
+      lexical,
+      { knowledgeBaseSpaces: async () => own },
+      DEFAULT_SEARCH_TUNING,
+    );
+    const request = searchRequestSchema.parse({ query: 'q' });
+    const embedded = only.embedEarly(request);
+    const { bySpace, degradedReason } = await only.retrieve(own, request, {}, 100, embedded);
+    expect(degradedReason).toBe('vector_search_unavailable');
+    expect(bySpace[0]!.hits.map((h) => h.chunkIndex)).toEqual([2]);
+  });
+
   it('lists the spaces of the knowledge bases, or the tenant’s own when they cannot be read', async () => {
     const { vectors, lexical } = fakeIndexes();
     const embedder = new QueryEmbedder({ main: second, mainName: 'x', extra: [] }, null);

@@ -82,17 +82,42 @@ export class HybridRetrieval {
     }
   }
 
-  /** Each space searched and fused on its own, with its own model, `depth` candidates a side. */
+  /**
+   * The query's embedding, started before the index spaces are read (docs/adr/0029), when every
+   * space can only use the main model (no other is served); undefined otherwise, or when the
+   * search embeds nothing (`lexical`). A failure surfaces where `retrieve` awaits it.
+   */
+  embedEarly(request: SearchRequest): Promise<number[]> | undefined {
+    if (request.mode === 'lexical' || !this.embedder.mainIsOnly(undefined)) return undefined;
+    const embedding = this.embedder.embed(request.query, undefined);
+    embedding.catch(() => undefined); // awaited (and reported) by searchSpace
+    return embedding;
+  }
+
+  /**
+   * Each space searched and fused on its own, with its own model, `depth` candidates a side.
+   * `embedded`: the main model's embedding of the query, already under way (`embedEarly`).
+   */
   async retrieve(
     spaces: SpaceToSearch[],
     request: SearchRequest,
     scope: SearchScope,
     depth: number,
+    embedded?: Promise<number[]>,
   ): Promise<Retrieved> {
     // Inactive documents stay indexed but are never found (docs/adr/0025).
     const active = { ...scope, filter: activeOnly(scope.filter) };
     const outcomes = await Promise.all(
-      spaces.map(({ space, model }) => this.searchSpace(space, model, request, active, depth)),
+      spaces.map(({ space, model }) =>
+        this.searchSpace(
+          space,
+          model,
+          request,
+          active,
+          depth,
+          embedded && this.embedder.mainIsOnly(model) ? embedded : undefined,
+        ),
+      ),
     );
     const failures = [...new Set(outcomes.flatMap((o) => o.failures))];
     if (outcomes.every((o) => o.hits === undefined)) {
@@ -142,13 +167,14 @@ export class HybridRetrieval {
     request: SearchRequest,
     scope: SearchScope,
     depth: number,
+    embedded: Promise<number[]> | undefined,
   ): Promise<{ hits: SearchHit[] | undefined; failures: DegradedReason[]; saturated: boolean }> {
     const [semantic, lexical] = await Promise.allSettled([
       request.mode === 'lexical'
         ? Promise.resolve(null)
-        : this.embedder
-            .embed(request.query, model)
-            .then((vector) => this.vectors.query(space, { vector, topK: depth, ...scope })),
+        : (embedded ?? this.embedder.embed(request.query, model)).then((vector) =>
+            this.vectors.query(space, { vector, topK: depth, ...scope }),
+          ),
       request.mode === 'semantic'
         ? Promise.resolve(null)
         : this.lexical.search(space, { text: request.query, topK: depth, ...scope }),

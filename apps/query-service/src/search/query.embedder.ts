@@ -40,6 +40,17 @@ export class QueryEmbedder {
     return [...this.byName].map(([name, provider]) => ({ name, dimension: provider.dimension }));
   }
 
+  /**
+   * True when `model` (undefined: the tenant's own space) is embedded by the main model and no
+   * other is served: a search may then start embedding before it knows its index spaces.
+   */
+  mainIsOnly(model: string | undefined): boolean {
+    return (
+      this.models.extra.length === 0 &&
+      (model === undefined || this.byName.get(model) === this.models.main)
+    );
+  }
+
   /** `model` undefined: the main model, the one of the tenant's own index space. */
   async embed(query: string, model: string | undefined): Promise<number[]> {
     const embedder = model === undefined ? this.models.main : this.byName.get(model);
@@ -56,7 +67,8 @@ export class QueryEmbedder {
       embedQueries(embedder, [text]),
     );
     if (!vector) throw new Error('embedding provider returned no vector');
-    await this.cache?.set(key, Buffer.from(new Float32Array(vector).buffer).toString('base64'));
+    // Behind the answer: the write fails open, and the next search of the text only needs it.
+    void this.cache?.set(key, Buffer.from(new Float32Array(vector).buffer).toString('base64'));
     return vector;
   }
 }

@@ -108,6 +108,33 @@ describe('SearchResultCache', () => {
     expect(hit).toEqual({ ...miss, cache: 'hit' });
   });
 
+  it('serves what Redis holds: a repeated entry is parsed once, a changed one again', async () => {
+    const { cache, entries } = memoryCache();
+    const results = new SearchResultCache(cache, generations(1).reader, DEFAULT_SEARCH_TUNING);
+    const search = counted();
+    await results.getOrCompute(tenant, undefined, request(), search.compute);
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      const first = await results.getOrCompute(tenant, undefined, request(), search.compute);
+      const second = await results.getOrCompute(tenant, undefined, request(), search.compute);
+      expect(parse).not.toHaveBeenCalled();
+      expect(second.hits).toBe(first.hits);
+      // Shared between hits, so nobody may change it.
+      expect(Object.isFrozen(first.hits)).toBe(true);
+      // Another replica (or a later search) wrote the key: its text is served, not the memory.
+      const [key, raw] = [...entries].find(([k]) => k.startsWith('kb:search'))!;
+      const stored = JSON.parse(raw) as { generation: number; response: SearchResponse };
+      entries.set(key, JSON.stringify({ ...stored, response: { ...stored.response, tookMs: 42 } }));
+      parse.mockClear();
+      const changed = await results.getOrCompute(tenant, undefined, request(), search.compute);
+      expect(parse).toHaveBeenCalledTimes(1);
+      expect(changed).toMatchObject({ cache: 'hit', tookMs: 42 });
+      expect(search.runs()).toBe(1);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
   it('keys entries by the semantic weight: a changed setting computes a fresh ranking', async () => {
     const { cache } = memoryCache();
     const search = counted();

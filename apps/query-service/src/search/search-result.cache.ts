@@ -41,6 +41,9 @@ export interface CachedSearch<T> {
   response: T;
 }
 
+/** Entries kept parsed in memory, most recently used last (see `SearchResultCache.parse`). */
+const PARSED_ENTRIES = 1_000;
+
 /**
  * Search results in the Redis cache. An entry answers only when it was computed at the tenant's
  * current index generation, so a result is not served after its content changed. The generation
@@ -52,6 +55,8 @@ export interface CachedSearch<T> {
 @Injectable()
 export class SearchResultCache {
   private readonly logger = new Logger(SearchResultCache.name);
+  /** The last entries read or written, by key: the stored text and its parsed (frozen) form. */
+  private readonly parsed = new Map<string, { raw: string; entry: CachedSearch<SearchResponse> }>();
 
   constructor(
     /** Null when no Redis is configured (REDIS_URL unset). */
@@ -99,9 +104,7 @@ export class SearchResultCache {
       if (generation === undefined) return this.uncached(compute);
       void cache.raiseGeneration(tenantId, generation);
     }
-    const entry = found.value
-      ? (JSON.parse(found.value) as CachedSearch<SearchResponse>)
-      : undefined;
+    const entry = found.value ? this.parse(key, found.value) : undefined;
     if (entry?.generation === generation) {
       annotateActiveSpan({ 'kb.cache': 'hit' });
       return { ...entry.response, cache: 'hit' };
@@ -114,9 +117,38 @@ export class SearchResultCache {
     // its generation, so a late write can never be served after a bump.
     if (isComplete(response)) {
       const fresh: CachedSearch<SearchResponse> = { generation, response };
-      void cache.set(key, JSON.stringify(fresh));
+      const raw = JSON.stringify(fresh);
+      void cache.set(key, raw);
+      this.remember(key, raw, JSON.parse(raw) as CachedSearch<SearchResponse>);
     }
     return { ...response, cache: 'miss' };
+  }
+
+  /**
+   * The entry Redis returned, parsed. What is served is always what Redis holds at the
+   * tenant's current generation: an entry is parsed again unless its text is the very text
+   * parsed last time for the key (a string comparison, where parsing ~10 kB of hits and the
+   * garbage it leaves were the largest share of a hit's own CPU, docs/adr/0029).
+   */
+  private parse(key: string, raw: string): CachedSearch<SearchResponse> {
+    const known = this.parsed.get(key);
+    if (known?.raw === raw) {
+      this.parsed.delete(key);
+      this.parsed.set(key, known);
+      return known.entry;
+    }
+    const entry = JSON.parse(raw) as CachedSearch<SearchResponse>;
+    this.remember(key, raw, entry);
+    return entry;
+  }
+
+  /** Shared by every hit on the key from now on, so frozen: no caller can change it for others. */
+  private remember(key: string, raw: string, entry: CachedSearch<SearchResponse>): void {
+    this.parsed.delete(key);
+    this.parsed.set(key, { raw, entry: deepFreeze(entry) });
+    if (this.parsed.size > PARSED_ENTRIES) {
+      this.parsed.delete(this.parsed.keys().next().value as string);
+    }
   }
 
   private async uncached(compute: () => Promise<SearchResponse>): Promise<SearchResponse> {
@@ -143,4 +175,12 @@ function isComplete(response: SearchResponse): boolean {
     response.mmr !== 'skipped: vector_search_unavailable' &&
     !response.details.startsWith('skipped')
   );
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }

@@ -151,6 +151,8 @@ export class SearchService {
       knowledgeBaseIds: request.knowledgeBaseIds,
       principals,
     };
+    // The query embedding starts now, while the index spaces are read (docs/adr/0029).
+    const embedded = this.retrieval.embedEarly(request);
     // One index space per pipeline (chunker, model) among the knowledge bases searched; nearly
     // always one. Each is searched and fused on its own, with its own model (docs/adr/0012).
     const spaces = await this.retrieval.spacesFor(tenantId, request.knowledgeBaseIds);
@@ -159,6 +161,7 @@ export class SearchService {
       request,
       scope,
       depth,
+      embedded,
     );
     const merged =
       bySpace.length === 1 ? bySpace[0]!.hits : mergeSpaces(bySpace.map((s) => s.hits));

@@ -8,6 +8,7 @@ import { principals } from './20261123T1000_principals';
 import { tenantLengths } from './20261123T1300_tenant_lengths';
 import { dropTenantLengths } from './20261123T1310_drop_tenant_lengths';
 import { chunkLocations } from './20261126T1000_chunk_locations';
+import { bm25CoveringIndexes } from './20261129T1100_bm25_covering_indexes';
 
 /**
  * Schema of the lexical index in the suite's Postgres; indexing-service applies its migrations,
@@ -25,4 +26,5 @@ export const lexicalIndexMigrations: Migrations = {
   '20261123T1300_tenant_lengths': tenantLengths,
   '20261123T1310_drop_tenant_lengths': dropTenantLengths,
   '20261126T1000_chunk_locations': chunkLocations,
+  '20261129T1100_bm25_covering_indexes': bm25CoveringIndexes,
 };
