@@ -134,6 +134,7 @@ export class AppModule {
           provide: SEARCH_TUNING,
           useValue: {
             semanticWeight: deps.config.HYBRID_SEMANTIC_WEIGHT,
+            feedback: deps.config.PSEUDO_RELEVANCE_FEEDBACK,
             rerankCandidates: deps.config.RERANK_CANDIDATES,
           },
         },

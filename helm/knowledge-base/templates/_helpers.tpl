@@ -250,6 +250,7 @@ GRPC_PORT: {{ $v.containerPorts.grpc | quote }}
 # GetDocument / ListDocuments over gRPC read document-service's REST API in-cluster.
 DOCUMENT_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "root" .root "name" "document-service")) | quote }}
 HYBRID_SEMANTIC_WEIGHT: {{ $v.search.semanticWeight | quote }}
+PSEUDO_RELEVANCE_FEEDBACK: {{ $v.search.pseudoRelevanceFeedback | quote }}
 SEARCH_CACHE_TTL_SECONDS: {{ $v.search.cacheTtlSeconds | quote }}
 RERANK_CANDIDATES: {{ $v.search.rerankCandidates | quote }}
 {{- if $v.search.rerankerModel }}

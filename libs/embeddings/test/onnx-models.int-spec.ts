@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import {
   cosine,
   type EmbeddingProvider,
+  embeddingProviderFromConfig,
+  embedQueries,
   extraEmbeddingProviders,
   ONNX_MODELS,
   OnnxEmbeddingProvider,
@@ -121,3 +123,52 @@ describe('extra models of a deployment', () => {
     ).rejects.toThrow('"test-hashing-64" has 64 dimensions');
   });
 });
+
+/**
+ * What query-service runs: the deployment's model comes wrapped in BatchingEmbeddingProvider (here
+ * one run in the main thread; onnx-worker-pool.int-spec.ts covers the worker threads), extra
+ * models bare. Either way a bge
+ * or e5 query must reach the model with its query prefix, as `embedQueries` sends it (until main
+ * c57e8b3 the wrapper had no embedQueries and a main bge/e5 model lost its query prefix).
+ */
+describe.each(['bge-small-en-v1.5', 'e5-small-v2'])(
+  'queries of %s through the configured provider',
+  (model) => {
+    it('carry the model\u2019s query prefix, as main and as extra model', async () => {
+      const spec = ONNX_MODELS[model]!;
+      const main = await embeddingProviderFromConfig({
+        EMBEDDING_PROVIDER: 'onnx',
+        EMBEDDING_MODEL_DIR: MODEL_DIR,
+        EMBEDDING_MODEL: model,
+        EMBEDDING_THREADS: 1,
+        EMBEDDING_API_TIMEOUT_MS: 1000,
+        EMBEDDING_API_MAX_RETRIES: 0,
+      });
+      const [extra] = await extraEmbeddingProviders([model], 384, {
+        EMBEDDING_MODEL_DIR: MODEL_DIR,
+        EMBEDDING_THREADS: 1,
+      });
+      const bare = await OnnxEmbeddingProvider.load({
+        modelDir: MODEL_DIR,
+        model,
+        queryPrefix: '',
+        passagePrefix: '',
+      });
+      try {
+        // One text per run: padding in a batch moves a quantized model's vectors slightly.
+        const [prefixed] = await bare.embed([spec.queryPrefix + QUERY]);
+        const [unprefixed] = await bare.embed([QUERY]);
+        const [asPassage] = await bare.embed([spec.passagePrefix + QUERY]);
+        for (const provider of [main, extra!]) {
+          const [query] = await embedQueries(provider, [QUERY]);
+          const [passage] = await provider.embed([QUERY]);
+          expect(cosine(query!, prefixed!)).toBeCloseTo(1, 5);
+          expect(cosine(query!, unprefixed!)).toBeLessThan(0.99);
+          expect(cosine(passage!, asPassage!)).toBeCloseTo(1, 5);
+        }
+      } finally {
+        await Promise.all([main.close?.(), extra?.close?.(), bare.close()]);
+      }
+    });
+  },
+);

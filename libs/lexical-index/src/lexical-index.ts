@@ -35,6 +35,27 @@ export interface LexicalQuery {
   knowledgeBaseIds?: string[] | undefined;
   /** The caller's principals: only chunks whose document grants one of them. Absent: no ACL filter. */
   principals?: string[] | undefined;
+  /**
+   * Pseudo-relevance feedback (RM3, docs/adr/0028): BM25 then scores the query's own terms with
+   * `queryWeight` shared equally among them, plus the feedback terms with their weights. Absent:
+   * every query term weighs 1 (plain BM25). The query text still gives the constraint (phrases,
+   * operators, identifiers).
+   */
+  expansion?: QueryExpansion | undefined;
+}
+
+/** Terms pseudo-relevance feedback adds to a query: lexemes as the index stores them. */
+export interface QueryExpansion {
+  /** λ: the share of the query's own terms. */
+  queryWeight: number;
+  /** Feedback terms and their weights; a term of the query listed here adds to its weight. */
+  terms: Array<{ lexeme: string; weight: number }>;
+}
+
+/** A chunk's indexed terms: lexeme → count, and its length in lexemes (BM25's document length). */
+export interface TermVector {
+  length: number;
+  terms: Map<string, number>;
 }
 
 export interface LexicalMatch extends LexicalRecord {
@@ -76,6 +97,11 @@ export interface LexicalIndex {
   countDocument(space: IndexSpace, documentId: string): Promise<number>;
   /** The locations of these chunks, by `<document>#<version>#<chunk>`; unknown chunks are absent. */
   locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>>;
+  /**
+   * The indexed terms of these chunks, by `<document>#<version>#<chunk>` (pseudo-relevance
+   * feedback reads the best hits' terms); unknown chunks are absent.
+   */
+  termVectors(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, TermVector>>;
   /** Chunks of the same document version within `radius` of each anchor (anchors included). */
   chunksAround(space: IndexSpace, anchors: ChunkRef[], radius: number): Promise<LexicalRecord[]>;
   /** Resolves when the index answers (readiness). */

@@ -10,6 +10,7 @@ import type {
   LexicalQuery,
   LexicalRecord,
   LexicalWrite,
+  TermVector,
 } from './lexical-index';
 import { type LexicalConstraint, parseLexicalQuery } from './lexical-query.parser';
 import { LEXICAL_SCHEMA } from './migrations';
@@ -131,10 +132,25 @@ export class PgLexicalIndex implements LexicalIndex {
         : `JOIN readable r ON r.document_id = p.document_id
              AND r.document_version = p.document_version AND r.chunk_index = p.chunk_index`;
     const statsOver = acl === 'TRUE' ? `${this.table} c WHERE c.tenant_id = $1` : 'readable';
+    // Each term's weight: 1 (plain BM25), or with pseudo-relevance feedback (RM3) λ shared by the
+    // query's terms plus each feedback term's own weight.
+    const expansion = query.expansion;
+    const queryTermWeight = expansion
+      ? `$${params.push(expansion.queryWeight)}::float8 / greatest((SELECT count(*) FROM query_terms), 1)`
+      : '1';
+    const feedbackTerms = expansion
+      ? `UNION ALL SELECT * FROM unnest($${params.push(expansion.terms.map((t) => t.lexeme))}::text[],
+                                       $${params.push(expansion.terms.map((t) => t.weight))}::float8[])`
+      : '';
     const { rows } = await this.pool.query<Row>(
-      `WITH terms AS (
-         SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes
-           FROM unnest(to_tsvector('english', $2))
+      `WITH query_terms AS MATERIALIZED (
+         SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2))
+       ), weights AS MATERIALIZED (
+         SELECT lexeme, sum(w)::float8 AS w
+           FROM (SELECT lexeme, ${queryTermWeight} AS w FROM query_terms ${feedbackTerms}) t
+          GROUP BY lexeme
+       ), terms AS (
+         SELECT coalesce(array_agg(lexeme), '{}') AS lexemes FROM weights
        ), readable AS MATERIALIZED (
          SELECT c.document_id, c.document_version, c.chunk_index, c.doc_len
            FROM ${this.table} c WHERE c.tenant_id = $1 AND ${acl}
@@ -144,15 +160,16 @@ export class PgLexicalIndex implements LexicalIndex {
        ), matched AS MATERIALIZED (
          SELECT p.* FROM ${this.postings} p ${readable}
           WHERE p.tenant_id = $1 AND p.lexeme = ANY((SELECT lexemes FROM terms)::text[])
-       ), df AS (
+       ), df AS MATERIALIZED (
          SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme
        ), scored AS MATERIALIZED (
          SELECT p.document_id, p.document_version, p.chunk_index,
-                sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
+                sum(wt.w * ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
                     * (p.tf * ${K1 + 1}::float8)
                     / (p.tf + ${K1}::float8 * (1 - ${B}::float8 + ${B}::float8 * p.doc_len / s.avgdl))) AS score
            FROM matched p
            JOIN df ON df.lexeme = p.lexeme
+           JOIN weights wt ON wt.lexeme = p.lexeme
            CROSS JOIN stats s
           GROUP BY p.document_id, p.document_version, p.chunk_index
           ORDER BY score DESC, p.document_id, p.chunk_index
@@ -268,6 +285,32 @@ export class PgLexicalIndex implements LexicalIndex {
       if (rows.length < page) return;
       after = rows[rows.length - 1]!.document_id;
     }
+  }
+
+  async termVectors(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, TermVector>> {
+    if (chunks.length === 0) return new Map();
+    const { rows } = await this.pool.query<{
+      document_id: string;
+      document_version: number;
+      chunk_index: number;
+      lexeme: string;
+      tf: number;
+      doc_len: number;
+    }>(
+      `SELECT p.document_id, p.document_version, p.chunk_index, p.lexeme, p.tf, p.doc_len
+         FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
+         JOIN ${this.postings} p ON p.tenant_id = $1 AND p.document_id = a.document_id
+          AND p.document_version = a.document_version AND p.chunk_index = a.chunk_index`,
+      [space, JSON.stringify(chunks.map(toRefRow))],
+    );
+    const vectors = new Map<string, TermVector>();
+    for (const row of rows) {
+      const key = `${row.document_id}#${row.document_version}#${row.chunk_index}`;
+      const vector = vectors.get(key) ?? { length: row.doc_len, terms: new Map<string, number>() };
+      vector.terms.set(row.lexeme, row.tf);
+      vectors.set(key, vector);
+    }
+    return vectors;
   }
 
   async locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>> {

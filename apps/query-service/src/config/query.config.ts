@@ -14,6 +14,8 @@ import {
 } from '@kb/config';
 import { z } from 'zod';
 
+import { FEEDBACK_METHODS } from '../search/feedback';
+
 export const queryConfigSchema = baseConfigSchema
   .extend(httpConfigSchema(3005).shape)
   .extend(embeddingConfigSchema.shape)
@@ -36,6 +38,12 @@ export const queryConfigSchema = baseConfigSchema
      * per query instead (docs/adr/0028). Tune it on your own judgments with `npm run eval`.
      */
     HYBRID_SEMANTIC_WEIGHT: z.coerce.number().min(0).max(1).default(0.7),
+    /**
+     * Pseudo-relevance feedback of hybrid searches: `rm3` (default) searches the lexical side again
+     * with the query expanded from the best fused hits and fuses again; `none` keeps the first
+     * pass (the behaviour before, one lexical search per query). docs/adr/0028.
+     */
+    PSEUDO_RELEVANCE_FEEDBACK: z.enum(FEEDBACK_METHODS).default('rm3'),
     /**
      * Cross-encoder for `rerank: true`: a sub-folder of RERANKER_MODEL_DIR (default: the embedding
      * model folder) holding a BERT sequence classifier in ONNX; it also serves POST /v1/rerank.

@@ -255,4 +255,100 @@ describe('HybridRetrieval', () => {
     expect(await of(false)).toEqual(recorded);
     expect(await of(true)).toEqual([{ space: toIndexSpace('t1'), model: undefined }]);
   });
+
+  describe('pseudo-relevance feedback (RM3)', () => {
+    // First pass: semantic ranks chunks 1 and 2, BM25 ranks 3 then 1. The second BM25 pass (with
+    // the expansion) finds chunk 4, which shares the feedback hits' terms but not the query's.
+    function withFeedback(feedback: 'rm3' | 'none' | undefined) {
+      const { vectors, lexical, calls } = fakeIndexes({
+        vector: [newMatch(1, 0.9), newMatch(2, 0.8), newMatch(5, 0.1)],
+        lexical: [newMatch(3, 5), newMatch(1, 1)],
+      });
+      const terms: Record<number, Record<string, number>> = {
+        1: { catalog: 3, librari: 1 },
+        2: { catalog: 1, index: 1 },
+        3: { librari: 2 },
+      };
+      const termVectorCalls: string[][] = [];
+      const withTerms = {
+        ...lexical,
+        search: async (space: never, query: Parameters<typeof lexical.search>[1]) =>
+          query.expansion
+            ? (calls.search.push({ space, query }), [newMatch(4, 7), newMatch(1, 2)])
+            : lexical.search(space, query),
+        termVectors: async (_space: unknown, chunks: Array<{ chunkIndex: number }>) => {
+          termVectorCalls.push(chunks.map((c) => String(c.chunkIndex)));
+          return new Map(
+            chunks.flatMap((c) => {
+              const t = terms[c.chunkIndex];
+              if (!t) return [];
+              const entries = Object.entries(t);
+              return [
+                [
+                  `d1#1#${c.chunkIndex}`,
+                  { length: entries.reduce((n, [, tf]) => n + tf, 0), terms: new Map(entries) },
+                ] as const,
+              ];
+            }),
+          );
+        },
+      };
+      const embedder = new QueryEmbedder(
+        { main: new TestEmbeddingProvider(), mainName: 'all-MiniLM-L6-v2', extra: [] },
+        null,
+      );
+      const tuning = { ...DEFAULT_SEARCH_TUNING, feedback };
+      const r = new HybridRetrieval(
+        embedder,
+        vectors,
+        withTerms,
+        { knowledgeBaseSpaces: async () => own },
+        tuning,
+      );
+      return { r, calls, termVectorCalls };
+    }
+
+    it('searches the lexical side again with the best hits\u2019 terms by default, and fuses that', async () => {
+      const { r, calls, termVectorCalls } = withFeedback(undefined);
+      const { bySpace } = await r.retrieve(own, searchRequestSchema.parse({ query: 'q' }), {}, 100);
+      const hits = bySpace[0]!.hits;
+      // The feedback is the first fusion's hits (all five here, fewer than RM3.documents).
+      expect(termVectorCalls).toHaveLength(1);
+      expect(termVectorCalls[0]!.sort()).toEqual(['1', '2', '3', '5']);
+      expect(calls.search).toHaveLength(2);
+      const expansion = calls.search[1]!.query.expansion!;
+      expect(expansion.queryWeight).toBe(0.7);
+      expect(expansion.terms.map((t) => t.lexeme).sort()).toEqual(['catalog', 'index', 'librari']);
+      const total = expansion.terms.reduce((sum, t) => sum + t.weight, 0);
+      expect(total).toBeCloseTo(0.3, 10);
+      expect(calls.search[1]!.query.text).toBe('q');
+      expect(calls.search[1]!.query.topK).toBe(100);
+      // The second pass replaced the first lexical list: chunk 4 is found, chunk 3 is not.
+      expect(order(hits)).toContain(4);
+      expect(order(hits)).not.toContain(3);
+    });
+
+    it('keeps the first pass with PSEUDO_RELEVANCE_FEEDBACK=none, and in a single mode', async () => {
+      const off = withFeedback('none');
+      const { bySpace } = await off.r.retrieve(
+        own,
+        searchRequestSchema.parse({ query: 'q' }),
+        {},
+        100,
+      );
+      expect(off.calls.search).toHaveLength(1);
+      expect(off.termVectorCalls).toHaveLength(0);
+      expect(order(bySpace[0]!.hits)).toContain(3);
+      expect(order(bySpace[0]!.hits)).not.toContain(4);
+      const lexicalOnly = withFeedback('rm3');
+      await lexicalOnly.r.retrieve(
+        own,
+        searchRequestSchema.parse({ query: 'q', mode: 'lexical' }),
+        {},
+        100,
+      );
+      expect(lexicalOnly.calls.search).toHaveLength(1);
+      expect(lexicalOnly.termVectorCalls).toHaveLength(0);
+    });
+  });
 });

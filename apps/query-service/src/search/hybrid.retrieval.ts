@@ -5,6 +5,7 @@ import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { INDEX_STATE, LEXICAL_INDEX, SEARCH_TUNING, VECTOR_STORE } from '../platform/tokens';
+import { type FeedbackHit, RM3, rm3Expansion } from './feedback';
 import {
   ADAPTIVE_PRIOR,
   adaptiveCombination,
@@ -66,7 +67,10 @@ export class HybridRetrieval {
   constructor(
     private readonly embedder: QueryEmbedder,
     @Inject(VECTOR_STORE) private readonly vectors: Pick<VectorStore, 'query'>,
-    @Inject(LEXICAL_INDEX) private readonly lexical: Pick<LexicalIndex, 'search'>,
+    /** `termVectors` absent (some test doubles): no pseudo-relevance feedback. */
+    @Inject(LEXICAL_INDEX)
+    private readonly lexical: Pick<LexicalIndex, 'search'> &
+      Partial<Pick<LexicalIndex, 'termVectors'>>,
     @Inject(INDEX_STATE) private readonly spaces: IndexSpaceReader,
     @Inject(SEARCH_TUNING) private readonly tuning: SearchTuning,
   ) {}
@@ -158,6 +162,47 @@ export class HybridRetrieval {
   }
 
   /**
+   * Pseudo-relevance feedback (RM3, docs/adr/0028): the lexical side searched again with the
+   * query expanded from the terms of the best hits of the first fusion, so the lists can be fused
+   * again. Off (`PSEUDO_RELEVANCE_FEEDBACK=none`), or when the second search fails, the first
+   * pass's lists are kept.
+   */
+  private async withFeedback(
+    space: IndexSpace,
+    request: SearchRequest,
+    scope: SearchScope,
+    depth: number,
+    lists: Ranked<Candidate>[],
+  ): Promise<Ranked<Candidate>[]> {
+    if ((this.tuning.feedback ?? 'rm3') !== 'rm3' || !this.lexical.termVectors) return lists;
+    try {
+      const best = this.fuse(lists, request).slice(0, RM3.documents);
+      const vectors = await this.lexical.termVectors(
+        space,
+        best.map(({ item }) => item),
+      );
+      const hits: FeedbackHit[] = best.flatMap(({ item, score }) => {
+        const terms = vectors.get(`${item.documentId}#${item.documentVersion}#${item.chunkIndex}`);
+        return terms ? [{ score, terms }] : [];
+      });
+      const expansion = rm3Expansion(hits);
+      if (!expansion) return lists;
+      const lexical = await this.lexical.search(space, {
+        text: request.query,
+        topK: depth,
+        ...scope,
+        expansion,
+      });
+      return lists.map((list) =>
+        list.strategy === 'lexical' ? { strategy: 'lexical', items: lexical } : list,
+      );
+    } catch (error) {
+      this.logger.warn(`pseudo-relevance feedback failed, first pass kept: ${String(error)}`);
+      return lists;
+    }
+  }
+
+  /**
    * Vector and BM25 search of one index space in parallel, fused. `hits` is undefined when both
    * sides failed; `failures` says which did.
    */
@@ -195,6 +240,8 @@ export class HybridRetrieval {
     }
     if (lists.length === 0) return { hits: undefined, failures, saturated: false };
     const saturated = lists.some((list) => list.items.length >= depth);
+    const fused =
+      lists.length === 2 ? await this.withFeedback(space, request, scope, depth, lists) : lists;
     const hits: SearchHit[] = (
       lists.length === 1
         ? lists[0]!.items.map((item) => ({
@@ -203,7 +250,7 @@ export class HybridRetrieval {
             strategies: [lists[0]!.strategy],
             isMatch: true,
           }))
-        : this.fuse(lists, request).map(({ item, score, strategies }) => ({
+        : this.fuse(fused, request).map(({ item, score, strategies }) => ({
             ...item,
             score,
             strategies,

@@ -150,6 +150,22 @@ describe('SearchResultCache', () => {
     expect(await outcome(0.2)).toBe('hit');
   });
 
+  it('keys entries by the pseudo-relevance feedback setting: turning it off computes afresh', async () => {
+    const { cache } = memoryCache();
+    const search = counted();
+    const outcome = async (feedback: 'rm3' | 'none' | undefined) =>
+      (
+        await new SearchResultCache(cache, generations(1).reader, {
+          ...DEFAULT_SEARCH_TUNING,
+          feedback,
+        }).getOrCompute(tenant, undefined, request(), search.compute)
+      ).cache;
+    expect(await outcome('rm3')).toBe('miss');
+    expect(await outcome(undefined)).toBe('hit'); // absent means rm3
+    expect(await outcome('none')).toBe('miss');
+    expect(await outcome('none')).toBe('hit');
+  });
+
   it('shares entries between callers with the same principals and the same normalized request', async () => {
     const { cache } = memoryCache();
     const results = new SearchResultCache(cache, generations(1).reader, DEFAULT_SEARCH_TUNING);

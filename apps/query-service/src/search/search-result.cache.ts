@@ -86,11 +86,12 @@ export class SearchResultCache {
       tenantId,
       // Callers with the same principal set see the same documents, so they share entries.
       principals: principals ?? ['*unfiltered'],
-      // The fusion weight and the reranker rank the results too: a changed setting or model
-      // must not serve old rankings.
+      // The fusion weight, pseudo-relevance feedback and the reranker rank the results too: a
+      // changed setting or model must not serve old rankings.
       request: [
         normalizeRequest(request),
         this.tuning.semanticWeight,
+        this.tuning.feedback ?? 'rm3',
         this.reranker?.model ?? null,
       ],
     });

@@ -2,6 +2,7 @@ import { FilterError, type FilterNode, parseFilter } from '@kb/contracts';
 import { type ChunkKey, vectorId } from '@kb/vector-store';
 import { z } from 'zod';
 
+import type { FeedbackMethod } from './feedback';
 import { FUSION_METHODS, type Strategy } from './fusion.ranking';
 import { QUERY_TYPES } from './query-type.classifier';
 
@@ -20,9 +21,15 @@ export interface SearchTuning {
   semanticWeight: number;
   /** How many of the best fused candidates the cross-encoder re-scores. */
   rerankCandidates: number;
+  /** Pseudo-relevance feedback of hybrid searches (docs/adr/0028); absent means `rm3`. */
+  feedback?: FeedbackMethod | undefined;
 }
 
-export const DEFAULT_SEARCH_TUNING: SearchTuning = { semanticWeight: 0.7, rerankCandidates: 30 };
+export const DEFAULT_SEARCH_TUNING: SearchTuning = {
+  semanticWeight: 0.7,
+  rerankCandidates: 30,
+  feedback: 'rm3',
+};
 
 /** The filter language of docs/adr/0007, parsed and validated into a tree at the edge. */
 export const filterSchema = z

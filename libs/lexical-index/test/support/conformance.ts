@@ -55,6 +55,48 @@ export function lexicalIndexConformance(getIndex: () => LexicalIndex): void {
     expect(matches[0]!.score).toBeGreaterThan(matches[matches.length - 1]!.score);
   });
 
+  it('gives the indexed terms of chunks, with counts and the chunk length', async () => {
+    const vectors = await getIndex().termVectors(tenant, [
+      { documentId: doc, documentVersion: 1, chunkIndex: 1 },
+      { documentId: doc, documentVersion: 1, chunkIndex: 9 },
+    ]);
+    expect([...vectors.keys()]).toEqual([`${doc}#1#1`]);
+    const vector = vectors.get(`${doc}#1#1`)!;
+    // "Citation indexing links papers that cite each other." (and its title)
+    expect(vector.terms.size).toBeGreaterThanOrEqual(5);
+    const counted = [...vector.terms.values()].reduce((a, b) => a + b, 0);
+    expect(vector.length).toBe(counted);
+    expect(
+      await getIndex().termVectors(otherTenant, [
+        { documentId: doc, documentVersion: 1, chunkIndex: 1 },
+      ]),
+    ).toEqual(new Map());
+  });
+
+  it('scores feedback terms of an expansion, weighted, beside the query terms (RM3)', async () => {
+    const index = getIndex();
+    const query = { text: 'Dewey classification', topK: 10 };
+    const plain = await index.search(tenant, query);
+    expect(plain.map((m) => m.chunkIndex).sort()).toEqual([0, 2]);
+    // The citation chunk's own terms as feedback: it is found although it shares no query word.
+    const citation = (
+      await index.termVectors(tenant, [{ documentId: doc, documentVersion: 1, chunkIndex: 1 }])
+    ).get(`${doc}#1#1`)!;
+    const terms = [...citation.terms.keys()].map((lexeme) => ({ lexeme, weight: 0.3 }));
+    const expanded = await index.search(tenant, {
+      ...query,
+      expansion: { queryWeight: 0.7, terms },
+    });
+    expect(expanded.map((m) => m.chunkIndex)).toContain(1);
+    // Without feedback terms, λ shared by the query's two terms scales every score alike.
+    const scaled = await index.search(tenant, {
+      ...query,
+      expansion: { queryWeight: 0.7, terms: [] },
+    });
+    expect(scaled.map((m) => m.chunkIndex)).toEqual(plain.map((m) => m.chunkIndex));
+    scaled.forEach((m, i) => expect(m.score).toBeCloseTo((plain[i]!.score * 0.7) / 2, 6));
+  });
+
   it('treats query text as words, never as syntax', async () => {
     const index = getIndex();
     expect(

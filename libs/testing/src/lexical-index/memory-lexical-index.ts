@@ -7,6 +7,7 @@ import type {
   LexicalQuery,
   LexicalRecord,
   LexicalWrite,
+  TermVector,
 } from '@kb/lexical-index';
 
 import { documentVersionsOf, inScope } from '../shared/chunk-scope';
@@ -64,7 +65,18 @@ export class MemoryLexicalIndex implements LexicalIndex {
     const chunks = this.chunks(space).filter((chunk) =>
       inScope(chunk, { principals: query.principals }),
     );
-    const terms = [...new Set(englishTerms(query.text))];
+    const queryTerms = [...new Set(englishTerms(query.text))];
+    // 1 each (plain BM25), or RM3's λ shared by the query's terms plus the feedback terms' weights.
+    const weights = new Map<string, number>(
+      queryTerms.map((t) => [
+        t,
+        query.expansion ? query.expansion.queryWeight / queryTerms.length : 1,
+      ]),
+    );
+    for (const { lexeme, weight } of query.expansion?.terms ?? []) {
+      weights.set(lexeme, (weights.get(lexeme) ?? 0) + weight);
+    }
+    const terms = [...weights.keys()];
     const n = chunks.length;
     const avgdl = Math.max(chunks.reduce((sum, c) => sum + c.length, 0) / Math.max(n, 1), 1);
     const df = new Map(terms.map((t) => [t, chunks.filter((c) => c.terms.has(t)).length]));
@@ -76,7 +88,9 @@ export class MemoryLexicalIndex implements LexicalIndex {
       for (const term of matched) {
         const tf = chunk.terms.get(term)!;
         const idf = Math.log(1 + (n - df.get(term)! + 0.5) / (df.get(term)! + 0.5));
-        score += (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * chunk.length) / avgdl));
+        score +=
+          (weights.get(term)! * idf * (tf * (K1 + 1))) /
+          (tf + K1 * (1 - B + (B * chunk.length) / avgdl));
       }
       scored.push({ ...recordOf(chunk), score });
     }
@@ -133,6 +147,18 @@ export class MemoryLexicalIndex implements LexicalIndex {
 
   async countDocument(space: IndexSpace, documentId: string): Promise<number> {
     return this.ofDocument(space, documentId).length;
+  }
+
+  async termVectors(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, TermVector>> {
+    const held = this.spaces.get(space);
+    return new Map(
+      chunks.flatMap((ref) => {
+        const chunk = held?.get(keyOf(ref));
+        return chunk
+          ? [[keyOf(ref), { length: chunk.length, terms: new Map(chunk.terms) }] as const]
+          : [];
+      }),
+    );
   }
 
   async locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>> {
