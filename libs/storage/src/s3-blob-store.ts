@@ -114,17 +114,24 @@ export class S3BlobStore implements BlobStore {
   }
 
   async list(prefix: string): Promise<string[]> {
-    const keys: string[] = [];
+    return (await this.listEntries(prefix)).map((entry) => entry.key);
+  }
+
+  /** `list` with each object's last write time (whole seconds, as S3 keeps it). */
+  async listEntries(prefix: string): Promise<Array<{ key: string; lastModified: Date | null }>> {
+    const entries: Array<{ key: string; lastModified: Date | null }> = [];
     let token: string | undefined;
     do {
       const page = await this.client.send(
         new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
       );
       // A key ending in `/` is a folder that servers over a file system list; it holds nothing.
-      for (const { Key: key } of page.Contents ?? []) if (key && !key.endsWith('/')) keys.push(key);
+      for (const { Key: key, LastModified: lastModified } of page.Contents ?? []) {
+        if (key && !key.endsWith('/')) entries.push({ key, lastModified: lastModified ?? null });
+      }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    return keys.sort();
+    return entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   async ping(): Promise<void> {

@@ -34,4 +34,20 @@ describe('S3BlobStore', () => {
     );
     expect((await store.get('big.bin')).equals(body)).toBe(true);
   });
+
+  it('lists keys with their last write time, in key order', async () => {
+    const store = storeFor(`kb-test-${randomUUID().slice(0, 8)}`);
+    await store.ensureBucket();
+    const before = Date.now();
+    await store.put('a/2.txt', Buffer.from('two'));
+    await store.put('a/1.txt', Buffer.from('one'));
+    await store.put('b/3.txt', Buffer.from('three'));
+    const entries = await store.listEntries('a/');
+    expect(entries.map((e) => e.key)).toEqual(['a/1.txt', 'a/2.txt']);
+    for (const { lastModified } of entries) {
+      // S3 keeps whole seconds.
+      expect(lastModified!.getTime()).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+      expect(lastModified!.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+    }
+  });
 });
