@@ -264,12 +264,14 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
       // Spans export in batches, a parent after its children: wait for every one this test names.
       (spans) =>
         searchNames.every((name) => spans.some((s) => s.name === name)) &&
-        spans.filter((s) => isIndexQuery(s.name)).length >= 2,
+        spans.filter((s) => isIndexQuery(s.name)).length >= 3,
       30_000,
     );
     const names = searchSpans.map((s) => s.name);
     expect(names).toEqual(expect.arrayContaining(searchNames));
-    expect(names.filter(isIndexQuery)).toHaveLength(2);
+    // One vector query and two BM25 queries: the second with the RM3 feedback terms (ADR 28).
+    expect(names.filter(isIndexQuery)).toHaveLength(3);
+    expect(names.filter((name) => name.startsWith('pg.query:WITH'))).toHaveLength(2);
     // The caller's principals come from acl-service (when not cached) inside the same trace.
     expect(searchSpans.every((s) => ['query-service', 'acl-service'].includes(s.service))).toBe(
       true,

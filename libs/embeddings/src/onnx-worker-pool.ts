@@ -27,9 +27,8 @@ export class OnnxWorkerPool implements EmbeddingProvider {
   static async load(
     options: OnnxEmbeddingOptions,
     runs: number,
-    workerFile = join(__dirname, 'onnx.worker.js'),
+    workerFile = builtWorker(),
   ): Promise<OnnxWorkerPool> {
-    // Services run from dist, where the build puts the worker beside this file.
     if (!existsSync(workerFile)) throw new Error(`the model worker ${workerFile} is not built`);
     const pool = new Piscina<OnnxWorkerTask, OnnxWorkerAnswer>({
       filename: workerFile,
@@ -76,4 +75,13 @@ export class OnnxWorkerPool implements EmbeddingProvider {
     const { vectors, dimension } = answer;
     return texts.map((_, i) => Array.from(vectors.subarray(i * dimension, (i + 1) * dimension)));
   }
+}
+
+/**
+ * The compiled worker. Services run from dist, where the build puts it beside this file; code run
+ * from source (tests under ts-jest) finds it in the library's dist, which `npm test` builds first.
+ */
+function builtWorker(): string {
+  const beside = join(__dirname, 'onnx.worker.js');
+  return existsSync(beside) ? beside : join(__dirname, '..', 'dist', 'onnx.worker.js');
 }

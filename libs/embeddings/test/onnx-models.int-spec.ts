@@ -126,8 +126,7 @@ describe('extra models of a deployment', () => {
 
 /**
  * What query-service runs: the deployment's model comes wrapped in BatchingEmbeddingProvider (here
- * one run in the main thread; onnx-worker-pool.int-spec.ts covers the worker threads), extra
- * models bare. Either way a bge
+ * one run, in a worker thread; onnx-worker-pool.int-spec.ts covers several), extra models bare. Either way a bge
  * or e5 query must reach the model with its query prefix, as `embedQueries` sends it (until main
  * c57e8b3 the wrapper had no embedQueries and a main bge/e5 model lost its query prefix).
  */
