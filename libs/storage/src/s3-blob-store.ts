@@ -134,6 +134,35 @@ export class S3BlobStore implements BlobStore {
     return entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
+  /**
+   * One level under `prefix`, as a file browser shows it: the objects directly under it and the
+   * `folders` (common prefixes up to the next `/`) below it.
+   */
+  async listLevel(prefix: string): Promise<{
+    folders: string[];
+    entries: Array<{ key: string; lastModified: Date | null }>;
+  }> {
+    const folders: string[] = [];
+    const entries: Array<{ key: string; lastModified: Date | null }> = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix,
+          Delimiter: '/',
+          ContinuationToken: token,
+        }),
+      );
+      for (const { Prefix: folder } of page.CommonPrefixes ?? []) if (folder) folders.push(folder);
+      for (const { Key: key, LastModified: lastModified } of page.Contents ?? []) {
+        if (key && !key.endsWith('/')) entries.push({ key, lastModified: lastModified ?? null });
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return { folders: folders.sort(), entries };
+  }
+
   async ping(): Promise<void> {
     await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
   }

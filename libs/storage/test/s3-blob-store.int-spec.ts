@@ -50,4 +50,18 @@ describe('S3BlobStore', () => {
       expect(lastModified!.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
     }
   });
+
+  it('lists one level: the objects directly under a prefix and the folders below it', async () => {
+    const store = storeFor(`kb-test-${randomUUID().slice(0, 8)}`);
+    await store.ensureBucket();
+    for (const key of ['top.txt', 'a/x/1.txt', 'a/y/2.txt', 'a/loose.txt', 'b/3.txt']) {
+      await store.put(key, Buffer.from(key));
+    }
+    const root = await store.listLevel('');
+    expect(root.folders).toEqual(['a/', 'b/']);
+    expect(root.entries.map((e) => e.key)).toEqual(['top.txt']);
+    const a = await store.listLevel('a/');
+    expect(a.folders).toEqual(['a/x/', 'a/y/']);
+    expect(a.entries.map((e) => e.key)).toEqual(['a/loose.txt']);
+  });
 });
