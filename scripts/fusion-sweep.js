@@ -12,6 +12,7 @@
 // per document the two agree; otherwise this is an estimate.)
 'use strict';
 const fs = require('node:fs');
+const { readRun } = require('./trec-run');
 
 const argv = process.argv.slice(2);
 const values = (name) =>
@@ -27,19 +28,6 @@ function readQrels(file) {
     qrels.get(q).set(d, Number(s));
   }
   return qrels;
-}
-
-/** qid → [{doc, score}] best first. */
-function readRun(file) {
-  const run = new Map();
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    const [q, , d, rank, score] = line.trim().split(/\s+/);
-    if (!q || !d) continue;
-    if (!run.has(q)) run.set(q, []);
-    run.get(q).push({ doc: d, rank: Number(rank), score: Number(score) });
-  }
-  for (const list of run.values()) list.sort((a, b) => a.rank - b.rank);
-  return run;
 }
 
 const ndcg = (ranking, judged, k = 10) => {

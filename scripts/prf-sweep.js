@@ -21,6 +21,7 @@ const { OnnxEmbeddingProvider } = require('../libs/embeddings/dist');
 const { loadBeir, contentOf } = require('../apps/kb-cli/dist/eval/beir');
 const { ndcgAt } = require('../apps/kb-cli/dist/eval/metrics');
 const { parseLexicalQuery } = require('../libs/lexical-index/dist');
+const { readRun } = require('./trec-run');
 
 const argv = process.argv.slice(2);
 const values = (name) =>
@@ -30,19 +31,6 @@ const modelDir = process.env.EMBEDDING_MODEL_DIR ?? path.join(kbHome, 'models');
 const outDir = values('out')[0] ?? path.join(kbHome, 'runs');
 const databaseUrl = process.env.DATABASE_URL ?? 'postgres://kb:kb@127.0.0.1:5432/kb';
 const vectorUrl = process.env.VECTOR_DATABASE_URL ?? 'postgres://kb:kb@127.0.0.1:5432/kb_vectors';
-
-/** qid → [{doc, score}] best first (a TREC run). */
-function readRun(file) {
-  const run = new Map();
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    const [q, , d, rank, score] = line.trim().split(/\s+/);
-    if (!q || !d) continue;
-    if (!run.has(q)) run.set(q, []);
-    run.get(q).push({ doc: d, rank: Number(rank), score: Number(score) });
-  }
-  for (const list of run.values()) list.sort((a, b) => a.rank - b.rank);
-  return run;
-}
 
 const normalize = (v) => {
   const n = Math.sqrt(v.reduce((s, x) => s + x * x, 0)) || 1;
