@@ -18,7 +18,7 @@ const common = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   // Libraries are tested from source; services under e2e run from their build output.
   moduleNameMapper: {
-    '^@kb/observability/telemetry$': '<rootDir>/libs/observability/src/telemetry.ts',
+    '^@kb/observability/(server-timing|telemetry)$': '<rootDir>/libs/observability/src/$1.ts',
     '^@kb/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
   },
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],

@@ -184,6 +184,11 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     const restBody = (await rest.json()) as { hits: Array<{ documentId: string; text: string }> };
     expect(restBody.hits[0]).toMatchObject({ documentId: created.id });
     expect(restBody.hits[0]!.text).toContain('seventy metres');
+    // Where the search spent its time, per stage (a miss: the retrieval stages ran).
+    const stages = (rest.headers.get('server-timing') ?? '')
+      .split(', ')
+      .map((s) => s.split(';')[0]);
+    expect(stages).toEqual(expect.arrayContaining(['cache', 'vector', 'lexical', 'total']));
   });
 
   it('links one upload’s spans in every pipeline service under one trace id', async () => {

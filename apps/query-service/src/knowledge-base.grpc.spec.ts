@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import {
   type Access,
@@ -23,6 +25,7 @@ import {
   RateLimitError,
   TOKEN_VERIFIER,
 } from '@kb/http';
+import { parseServerTiming, timedStage } from '@kb/observability';
 import { Test } from '@nestjs/testing';
 
 import { SearchAudit } from './audit/search-audit.publisher';
@@ -338,6 +341,28 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
       'moons of Saturn',
       expect.any(Array),
     );
+  });
+
+  it('reports where the search spent its time in a server-timing response header', async () => {
+    search.answer = async () => {
+      await timedStage('lexical', () => sleep(15));
+      return response();
+    };
+    const metadata = new Metadata();
+    metadata.set('authorization', `Bearer ${await token('alice')}`);
+    const headers = await new Promise<Metadata>((resolve, reject) => {
+      const call = running.client.search(
+        kbv1.SearchRequest.fromPartial({ query: 'moons' }),
+        metadata,
+        (error) => error && reject(error),
+      );
+      call.on('metadata', resolve);
+    });
+    const stages = parseServerTiming(String(headers.get('server-timing')[0]));
+    expect(stages.map((stage) => stage.name)).toEqual(['lexical', 'total']);
+    expect(stages[0]!.ms).toBeGreaterThanOrEqual(10);
+    // `total` is the search's own tookMs.
+    expect(stages[1]).toEqual({ name: 'total', ms: 4 });
   });
 
   it('lets a tenant admin search without a principal filter', async () => {

@@ -1,4 +1,11 @@
-import { applyDecorators, Controller, UseFilters } from '@nestjs/common';
+import { Metadata, type ServerUnaryCall } from '@grpc/grpc-js';
+import {
+  applyDecorators,
+  Controller,
+  createParamDecorator,
+  type ExecutionContext,
+  UseFilters,
+} from '@nestjs/common';
 
 import { GrpcExceptionFilter } from './grpc-exception.filter';
 
@@ -9,3 +16,21 @@ import { GrpcExceptionFilter } from './grpc-exception.filter';
  */
 export const GrpcService = (): ClassDecorator =>
   applyDecorators(Controller(), UseFilters(GrpcExceptionFilter));
+
+/** What a handler may do with the call it serves beyond answering it. */
+export type GrpcCall = Pick<ServerUnaryCall<unknown, unknown>, 'sendMetadata'>;
+
+/**
+ * The call a `@GrpcMethod` handler serves (Nest passes the message, its metadata and the call),
+ * for what only the call can do, such as sending response headers (`sendResponseHeaders`).
+ */
+export const CurrentGrpcCall = createParamDecorator(
+  (_: unknown, context: ExecutionContext): GrpcCall => context.getArgByIndex(2),
+);
+
+/** Sends response headers (initial metadata) on a call; must come before its response. */
+export function sendResponseHeaders(call: GrpcCall, headers: Record<string, string>): void {
+  const metadata = new Metadata();
+  for (const [name, value] of Object.entries(headers)) metadata.set(name, value);
+  call.sendMetadata(metadata);
+}

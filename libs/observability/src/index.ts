@@ -1,2 +1,3 @@
 export * from './logger';
+export * from './server-timing';
 export * from './telemetry';

@@ -39,3 +39,43 @@ export async function measure(
     qps: round(requests.length / seconds),
   };
 }
+
+export interface StageSummary {
+  p50_ms: number;
+  p95_ms: number;
+  /** Requests that reported the stage (a hit reports no retrieval stages, for one). */
+  count: number;
+}
+
+/**
+ * The per-stage times the service reported (its Server-Timing header) for each request of a
+ * pass, summarized per stage: where a search spends its time, as the service saw it.
+ */
+export class StageSamples {
+  private readonly samples = new Map<string, number[]>();
+
+  readonly record = (stages: Array<{ name: string; ms: number }>): void => {
+    for (const { name, ms } of stages) {
+      const list = this.samples.get(name) ?? [];
+      list.push(ms);
+      this.samples.set(name, list);
+    }
+  };
+
+  summary(): Record<string, StageSummary> {
+    const round = (x: number): number => Math.round(x * 100) / 100;
+    return Object.fromEntries(
+      [...this.samples].map(([name, list]) => {
+        const sorted = [...list].sort((a, b) => a - b);
+        return [
+          name,
+          {
+            p50_ms: round(percentile(sorted, 50)),
+            p95_ms: round(percentile(sorted, 95)),
+            count: sorted.length,
+          },
+        ];
+      }),
+    );
+  }
+}

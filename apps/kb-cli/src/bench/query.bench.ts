@@ -5,7 +5,7 @@ import { kbv1 } from '@kb/contracts';
 import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
-import { type LatencySummary, measure } from './latency';
+import { type LatencySummary, measure, StageSamples } from './latency';
 import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
 import { scaledTenant, type ScaleOptions } from './scale';
 
@@ -101,15 +101,16 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       options.log(`benching ${benched}: ${corpus.documents} documents, ${corpus.chunks} chunks`);
     }
     const search =
-      (query: string, topK: number, as = client) =>
-      async () => {
-        const response = await as.search({
-          query,
-          topK,
-          mode: kbv1.SearchMode.SEARCH_MODE_HYBRID,
-        });
-        return response;
-      };
+      (query: string, topK: number, as = client, stages?: StageSamples) =>
+      async () =>
+        as.search({ query, topK, mode: kbv1.SearchMode.SEARCH_MODE_HYBRID }, stages?.record);
+    // Where the service says a search spent its time (its Server-Timing), per pass at c1.
+    const stages = {
+      miss_c1: new StageSamples(),
+      miss_short_c1: new StageSamples(),
+      miss_embedding_cached_c1: new StageSamples(),
+      hit_c1: new StageSamples(),
+    };
     const queries = dataset.queries.map((q) => q.text);
     const shortQueries = queries.map(shortQuery);
     // A suffix of this run's own, so no pass can hit results cached by an earlier run.
@@ -127,19 +128,24 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       // Each round asks for a top-k (11, 12, …) and a text of its own, so every cache key is new.
       const requests = Array.from({ length: options.rounds }, () => {
         const round = pass++;
-        return queries.map((q) => search(`${q} (${run} ${round})`, TOP_K + 1 + round));
+        const recorder = c === 1 ? stages.miss_c1 : undefined;
+        return queries.map((q) =>
+          search(`${q} (${run} ${round})`, TOP_K + 1 + round, client, recorder),
+        );
       }).flat();
       miss[`c${c}`] = await measure(requests, c);
       options.log(`miss c${c}: ${JSON.stringify(miss[`c${c}`])}`);
     }
     // The issue's short queries (first 12 words), cache misses at concurrency 1.
     const shortMiss = await measure(
-      shortQueries.map((q) => search(`${q} (${run} short)`, TOP_K)),
+      shortQueries.map((q) => search(`${q} (${run} short)`, TOP_K, client, stages.miss_short_c1)),
       1,
     );
     options.log(`short-query miss c1: ${JSON.stringify(shortMiss)}`);
     const embeddingCached = await measure(
-      queries.map((q) => search(`${q} (${run} 0)`, TOP_K + 1 + pass)),
+      queries.map((q) =>
+        search(`${q} (${run} 0)`, TOP_K + 1 + pass, client, stages.miss_embedding_cached_c1),
+      ),
       1,
     );
     options.log(`miss with cached query embeddings c1: ${JSON.stringify(embeddingCached)}`);
@@ -148,8 +154,9 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       4,
     ); // warm the cache
     for (const c of CONCURRENCY) {
+      const recorder = c === 1 ? stages.hit_c1 : undefined;
       const requests = Array.from({ length: options.rounds }, () =>
-        queries.map((q) => search(q, TOP_K)),
+        queries.map((q) => search(q, TOP_K, client, recorder)),
       ).flat();
       hit[`c${c}`] = await measure(requests, c);
       options.log(`hit c${c}: ${JSON.stringify(hit[`c${c}`])}`);
@@ -167,6 +174,9 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       ),
     };
     options.log(`acl: ${JSON.stringify(acl)}`);
+    for (const [pass, samples] of Object.entries(stages)) {
+      options.log(`stages ${pass}: ${JSON.stringify(samples.summary())}`);
+    }
     const probe = await client.search({ query: queries[0]!, topK: TOP_K });
     if (probe.hits.length === 0) {
       throw new Error('the ACL reader found nothing: were the documents shared with its groups?');
@@ -199,6 +209,9 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
           on: { p50_ms: acl.on.p50_ms, p95_ms: acl.on.p95_ms },
           off: { p50_ms: acl.off.p50_ms, p95_ms: acl.off.p95_ms },
         },
+        stages: Object.fromEntries(
+          Object.entries(stages).map(([pass, samples]) => [pass, samples.summary()]),
+        ),
       },
       ...(floor
         ? {

@@ -1,6 +1,7 @@
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { mintToken, type TokenClaims } from '@kb/auth';
 import { kbv1 } from '@kb/contracts';
+import { parseServerTiming, type StageTiming } from '@kb/observability/server-timing';
 
 export interface KbEndpoints {
   documentsUrl: string;
@@ -229,14 +230,29 @@ export class KbClient {
     return all;
   }
 
-  search(request: Partial<kbv1.SearchRequest>): Promise<kbv1.SearchResponse> {
+  /**
+   * `onTimings`: called with the stages the service reports for the search (its `server-timing`
+   * response header), when it reports any.
+   */
+  search(
+    request: Partial<kbv1.SearchRequest>,
+    onTimings?: (stages: StageTiming[]) => void,
+  ): Promise<kbv1.SearchResponse> {
     const metadata = new Metadata();
     metadata.set('authorization', `Bearer ${this.endpoints.token}`);
-    return new Promise((resolve, reject) =>
-      this.grpc.search(kbv1.SearchRequest.fromPartial(request), metadata, (error, response) =>
-        error ? reject(error) : resolve(response),
-      ),
-    );
+    return new Promise((resolve, reject) => {
+      const call = this.grpc.search(
+        kbv1.SearchRequest.fromPartial(request),
+        metadata,
+        (error, response) => (error ? reject(error) : resolve(response)),
+      );
+      if (onTimings) {
+        call.on('metadata', (headers: Metadata) => {
+          const [value] = headers.get('server-timing');
+          if (typeof value === 'string') onTimings(parseServerTiming(value));
+        });
+      }
+    });
   }
 
   close(): void {

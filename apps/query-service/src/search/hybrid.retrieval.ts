@@ -1,6 +1,7 @@
 import { activeOnly, type IndexSpace, type TenantId, tenantSpace } from '@kb/contracts';
 import type { DocumentIndexState, KnowledgeBaseSpace } from '@kb/index-state';
 import type { LexicalIndex } from '@kb/lexical-index';
+import { timedStage } from '@kb/observability';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
@@ -78,7 +79,9 @@ export class HybridRetrieval {
   /** The index spaces to search: one per pipeline among the knowledge bases asked for. */
   async spacesFor(tenantId: TenantId, knowledgeBaseIds: string[]): Promise<SpaceToSearch[]> {
     try {
-      return await this.spaces.knowledgeBaseSpaces(tenantId, knowledgeBaseIds);
+      return await timedStage('spaces', () =>
+        this.spaces.knowledgeBaseSpaces(tenantId, knowledgeBaseIds),
+      );
     } catch (error) {
       // Without the index state, the tenant's own space.
       this.logger.warn(`index spaces unavailable, searching the tenant's own: ${String(error)}`);
@@ -218,11 +221,15 @@ export class HybridRetrieval {
       request.mode === 'lexical'
         ? Promise.resolve(null)
         : (embedded ?? this.embedder.embed(request.query, model)).then((vector) =>
-            this.vectors.query(space, { vector, topK: depth, ...scope }),
+            timedStage('vector', () =>
+              this.vectors.query(space, { vector, topK: depth, ...scope }),
+            ),
           ),
       request.mode === 'semantic'
         ? Promise.resolve(null)
-        : this.lexical.search(space, { text: request.query, topK: depth, ...scope }),
+        : timedStage('lexical', () =>
+            this.lexical.search(space, { text: request.query, topK: depth, ...scope }),
+          ),
     ]);
     const lists: Ranked<Candidate>[] = [];
     const failures: DegradedReason[] = [];
@@ -241,7 +248,9 @@ export class HybridRetrieval {
     if (lists.length === 0) return { hits: undefined, failures, saturated: false };
     const saturated = lists.some((list) => list.items.length >= depth);
     const fused =
-      lists.length === 2 ? await this.withFeedback(space, request, scope, depth, lists) : lists;
+      lists.length === 2
+        ? await timedStage('feedback', () => this.withFeedback(space, request, scope, depth, lists))
+        : lists;
     const hits: SearchHit[] = (
       lists.length === 1
         ? lists[0]!.items.map((item) => ({

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import { type EmbeddingProvider, embedQueries } from '@kb/embeddings';
-import { withSpan } from '@kb/observability';
+import { timedStage, withSpan } from '@kb/observability';
 
 import type { SearchCache } from '../cache/search.cache';
 
@@ -57,14 +57,16 @@ export class QueryEmbedder {
     if (!embedder) throw new Error(`model "${model}" is not served by query-service`);
     const text = query.trim().replace(/\s+/g, ' ');
     const key = `kb:qemb:v1:${embedder.model}:${createHash('sha256').update(text).digest('base64url')}`;
-    const cached = await this.cache?.get(key);
+    const cached = await timedStage('embed_cache', async () => this.cache?.get(key));
     if (cached) {
       const bytes = Buffer.from(cached, 'base64');
       return Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4));
     }
     // With the model's query prefix (bge, e5): passages were embedded with theirs.
-    const [vector] = await withSpan('kb.embed_query', { 'kb.model': embedder.model }, () =>
-      embedQueries(embedder, [text]),
+    const [vector] = await timedStage('embed', () =>
+      withSpan('kb.embed_query', { 'kb.model': embedder.model }, () =>
+        embedQueries(embedder, [text]),
+      ),
     );
     if (!vector) throw new Error('embedding provider returned no vector');
     // Behind the answer: the write fails open, and the next search of the text only needs it.

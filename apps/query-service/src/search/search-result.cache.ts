@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 import { searchCachePrefix, type TenantId } from '@kb/contracts';
 import type { IndexGenerations } from '@kb/index-state';
-import { annotateActiveSpan } from '@kb/observability';
+import { annotateActiveSpan, timedStage } from '@kb/observability';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 
 import type { SearchCache } from '../cache/search.cache';
@@ -98,10 +98,10 @@ export class SearchResultCache {
     // One round trip: the tenant's generation as mirrored in Redis and the entry. Postgres is read
     // only when the mirror holds no generation (expired, never raised, Redis failing), and the
     // generation read there is raised into the mirror for the searches after this one.
-    const found = await cache.lookup(tenantId, key);
+    const found = await timedStage('cache', () => cache.lookup(tenantId, key));
     let generation = found.generation;
     if (generation === undefined) {
-      generation = await this.generation(tenantId);
+      generation = await timedStage('generation', () => this.generation(tenantId));
       if (generation === undefined) return this.uncached(compute);
       void cache.raiseGeneration(tenantId, generation);
     }

@@ -1,6 +1,8 @@
 import { type Access, type Caller, readFilterOf } from '@kb/auth';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
-import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { collectStageTimings } from '@kb/observability';
+import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 
 import { SearchAudit } from '../audit/search-audit.publisher';
 import { searchRequestSchema, type SearchResponse } from './search.model';
@@ -42,8 +44,9 @@ export class SearchController {
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
     @Body() body: unknown,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<SearchResponse> {
-    return this.execute(caller, access, body);
+    return this.execute(caller, access, body, response);
   }
 
   /** The same search for simple clients: `?q=…&limit=…&offset=…&mode=…&kb=…`. */
@@ -53,8 +56,9 @@ export class SearchController {
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
     @Query() query: Record<string, unknown>,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<SearchResponse> {
-    return this.execute(caller, access, searchQueryOf(query));
+    return this.execute(caller, access, searchQueryOf(query), response);
   }
 
   /** Chunks or documents similar to a text or to a document (which is left out). */
@@ -73,15 +77,20 @@ export class SearchController {
     return response;
   }
 
-  private async execute(caller: Caller, access: Access, body: unknown): Promise<SearchResponse> {
+  private async execute(
+    caller: Caller,
+    access: Access,
+    body: unknown,
+    http: Pick<Response, 'setHeader'>,
+  ): Promise<SearchResponse> {
     const request = parseBody(searchRequestSchema, body);
-    const response = await this.search.search(
-      caller.tenantId,
-      request,
-      readFilterOf(access),
-      caller,
+    const { result: response, timings } = await collectStageTimings(() =>
+      this.search.search(caller.tenantId, request, readFilterOf(access), caller),
     );
     this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits);
+    // Where the time went, per stage (docs/adr/0029).
+    timings.add('total', response.tookMs);
+    http.setHeader('Server-Timing', timings.header());
     return response;
   }
 }

@@ -1,7 +1,8 @@
 import { type Access, type Caller, readFilterOf } from '@kb/auth';
 import { kbv1 } from '@kb/contracts';
-import { GrpcService } from '@kb/grpc';
+import { CurrentGrpcCall, type GrpcCall, GrpcService, sendResponseHeaders } from '@kb/grpc';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import { collectStageTimings } from '@kb/observability';
 import { GrpcMethod, Payload } from '@nestjs/microservices';
 
 import { SearchAudit } from '../audit/search-audit.publisher';
@@ -52,6 +53,7 @@ export class SearchGrpcController {
     @Payload() message: kbv1.SearchRequest,
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
+    @CurrentGrpcCall() call: GrpcCall,
   ): Promise<kbv1.SearchResponse> {
     const request = parseBody(searchRequestSchema, {
       query: message.query,
@@ -67,13 +69,13 @@ export class SearchGrpcController {
       mmr: message.mmr,
       mmrLambda: message.mmrLambda,
     });
-    const response = await this.search.search(
-      caller.tenantId,
-      request,
-      readFilterOf(access),
-      caller,
+    const { result: response, timings } = await collectStageTimings(() =>
+      this.search.search(caller.tenantId, request, readFilterOf(access), caller),
     );
     this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits);
+    // Where the time went, as HTTP's Server-Timing header (docs/adr/0029).
+    timings.add('total', response.tookMs);
+    sendResponseHeaders(call, { 'server-timing': timings.header() });
     return toSearchResponse(response);
   }
 

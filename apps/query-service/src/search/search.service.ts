@@ -1,6 +1,6 @@
 import type { Caller } from '@kb/auth';
 import { type TenantId, tenantSpace } from '@kb/contracts';
-import { meter, withSpan } from '@kb/observability';
+import { meter, timedStage, withSpan } from '@kb/observability';
 import { Injectable } from '@nestjs/common';
 
 import { HybridRetrieval } from './hybrid.retrieval';
@@ -166,12 +166,14 @@ export class SearchService {
     const merged =
       bySpace.length === 1 ? bySpace[0]!.hits : mergeSpaces(bySpace.map((s) => s.hits));
     const latest = latestVersionsOnly(merged);
-    const reranked = await this.reranker.run(latest, request);
-    const diversified = await this.diversifier.run(
-      reranked.hits,
-      spaces.map((s) => s.space),
-      request,
-      depth,
+    const reranked = await timedStage('rerank', () => this.reranker.run(latest, request));
+    const diversified = await timedStage('mmr', () =>
+      this.diversifier.run(
+        reranked.hits,
+        spaces.map((s) => s.space),
+        request,
+        depth,
+      ),
     );
     const window = request.offset + request.topK;
     const page = diversified.hits.slice(request.offset, window);
@@ -180,14 +182,18 @@ export class SearchService {
       bySpace.flatMap(({ space, hits }) => hits.map((hit) => [chunkKey(hit), space] as const)),
     );
     const spaceOfHit = (hit: SearchHit) => spaceOf.get(chunkKey(hit)) ?? tenantSpace(tenantId);
-    const withNeighbors = await this.neighbors.run(page, request.neighbors, spaceOfHit);
+    const withNeighbors = await timedStage('neighbors', () =>
+      this.neighbors.run(page, request.neighbors, spaceOfHit),
+    );
     // A neighbour lives in the space of the hit it was read around: same document version.
     const versionKey = (hit: SearchHit) => `${hit.documentId}#${hit.documentVersion}`;
     const spaceOfVersion = new Map(page.map((hit) => [versionKey(hit), spaceOfHit(hit)]));
-    const described = await this.details.run(
-      withNeighbors.hits,
-      (hit) => spaceOfVersion.get(versionKey(hit)) ?? spaceOfHit(hit),
-      caller,
+    const described = await timedStage('details', () =>
+      this.details.run(
+        withNeighbors.hits,
+        (hit) => spaceOfVersion.get(versionKey(hit)) ?? spaceOfHit(hit),
+        caller,
+      ),
     );
     return {
       hits: described.hits,

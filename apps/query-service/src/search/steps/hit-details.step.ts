@@ -1,6 +1,7 @@
 import type { Caller } from '@kb/auth';
 import type { IndexSpace } from '@kb/contracts';
 import type { ChunkLocation, LexicalIndex } from '@kb/lexical-index';
+import { timedStage } from '@kb/observability';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { type DocumentRecord, DocumentsClient } from '../../documents/documents.client';
@@ -41,8 +42,12 @@ export class HitDetailsStep {
     const gone = new Set<string>();
     if (hits.length === 0) return { hits, outcome: 'applied', gone };
     const [locations, documents] = await Promise.all([
-      this.locate(hits, spaceOf),
-      caller ? this.read(caller, [...new Set(hits.map((h) => h.documentId))]) : undefined,
+      timedStage('locations', () => this.locate(hits, spaceOf)),
+      caller
+        ? timedStage('documents', () =>
+            this.read(caller, [...new Set(hits.map((h) => h.documentId))]),
+          )
+        : undefined,
     ]);
     for (const id of documents?.gone ?? []) gone.add(id);
     const described = hits
