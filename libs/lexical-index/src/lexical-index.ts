@@ -42,6 +42,12 @@ export interface LexicalQuery {
    * operators, identifiers).
    */
   expansion?: QueryExpansion | undefined;
+  /**
+   * False: matches come back with empty `title` and `text`, for a ranking whose texts are not
+   * shown (the first pass before pseudo-relevance feedback): the texts are neither read from
+   * storage nor sent. Default true.
+   */
+  withText?: boolean | undefined;
 }
 
 /** Terms pseudo-relevance feedback adds to a query: lexemes as the index stores them. */

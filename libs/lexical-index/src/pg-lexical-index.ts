@@ -142,6 +142,8 @@ export class PgLexicalIndex implements LexicalIndex {
       ? `UNION ALL SELECT * FROM unnest($${params.push(expansion.terms.map((t) => t.lexeme))}::text[],
                                        $${params.push(expansion.terms.map((t) => t.weight))}::float8[])`
       : '';
+    // Reading and sending 100 chunk texts was ~3.5 of the ~10 ms of a CISI query (docs/adr/0029).
+    const texts = query.withText === false ? `'' AS title, '' AS text` : 'c.title, c.text';
     const { rows } = await this.pool.query<Row>(
       `WITH query_terms AS MATERIALIZED (
          SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2))
@@ -175,7 +177,7 @@ export class PgLexicalIndex implements LexicalIndex {
           ORDER BY score DESC, p.document_id, p.chunk_index
           ${scoped ? '' : 'LIMIT $3'}
        )
-       SELECT c.document_id, c.document_version, c.chunk_index, c.title, c.text, c.start_offset,
+       SELECT c.document_id, c.document_version, c.chunk_index, ${texts}, c.start_offset,
               c.end_offset, scored.score
          FROM scored
         CROSS JOIN LATERAL (

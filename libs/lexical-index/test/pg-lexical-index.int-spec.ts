@@ -75,6 +75,15 @@ describe('PgLexicalIndex', () => {
       ),
     );
 
+    it('ranks the same without reading the texts when none are asked for', async () => {
+      const query = { text: 'cache memory', topK: 10, principals: ['user:u'] };
+      const full = await index.search(space, query);
+      const textless = await index.search(space, { ...query, withText: false });
+      expect(full.length).toBeGreaterThan(1);
+      expect(full.every((m) => m.text.length > 0)).toBe(true);
+      expect(textless).toEqual(full.map((m) => ({ ...m, title: '', text: '' })));
+    });
+
     it('keeps an identifier whole: only the chunk that contains it', async () => {
       expect(await ids('ERR_CONNECTION_RESET')).toEqual(['d0']);
       // as plain words they would match the prose about connection resets too

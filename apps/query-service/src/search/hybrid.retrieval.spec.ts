@@ -259,10 +259,14 @@ describe('HybridRetrieval', () => {
   describe('pseudo-relevance feedback (RM3)', () => {
     // First pass: semantic ranks chunks 1 and 2, BM25 ranks 3 then 1. The second BM25 pass (with
     // the expansion) finds chunk 4, which shares the feedback hits' terms but not the query's.
-    function withFeedback(feedback: 'rm3' | 'none' | undefined) {
+    function withFeedback(
+      feedback: 'rm3' | 'none' | undefined,
+      options: { vectorDown?: boolean; secondPassFails?: boolean } = {},
+    ) {
       const { vectors, lexical, calls } = fakeIndexes({
         vector: [newMatch(1, 0.9), newMatch(2, 0.8), newMatch(5, 0.1)],
         lexical: [newMatch(3, 5), newMatch(1, 1)],
+        down: { vector: options.vectorDown },
       });
       const terms: Record<number, Record<string, number>> = {
         1: { catalog: 3, librari: 1 },
@@ -272,10 +276,18 @@ describe('HybridRetrieval', () => {
       const termVectorCalls: string[][] = [];
       const withTerms = {
         ...lexical,
-        search: async (space: never, query: Parameters<typeof lexical.search>[1]) =>
-          query.expansion
-            ? (calls.search.push({ space, query }), [newMatch(4, 7), newMatch(1, 2)])
-            : lexical.search(space, query),
+        search: async (space: never, query: Parameters<typeof lexical.search>[1]) => {
+          if (!query.expansion) {
+            const found = await lexical.search(space, query);
+            // As the index does: no texts when none are asked for.
+            return query.withText === false
+              ? found.map((match) => ({ ...match, title: '', text: '' }))
+              : found;
+          }
+          calls.search.push({ space, query });
+          if (options.secondPassFails) throw new Error('postgres down');
+          return [newMatch(4, 7), newMatch(1, 2)];
+        },
         termVectors: async (_space: unknown, chunks: Array<{ chunkIndex: number }>) => {
           termVectorCalls.push(chunks.map((c) => String(c.chunkIndex)));
           return new Map(
@@ -326,6 +338,28 @@ describe('HybridRetrieval', () => {
       // The second pass replaced the first lexical list: chunk 4 is found, chunk 3 is not.
       expect(order(hits)).toContain(4);
       expect(order(hits)).not.toContain(3);
+      // The first pass only ranked, so its texts were not read; the second pass's were.
+      expect(calls.search[0]!.query.withText).toBe(false);
+      expect(calls.search[1]!.query.withText).toBeUndefined();
+      expect(hits.every((hit) => hit.text === `chunk ${hit.chunkIndex}`)).toBe(true);
+    });
+
+    it('reads the first pass again with its texts when feedback does not replace it', async () => {
+      for (const options of [{ vectorDown: true }, { secondPassFails: true }]) {
+        const { r, calls } = withFeedback(undefined, options);
+        const { bySpace } = await r.retrieve(
+          own,
+          searchRequestSchema.parse({ query: 'q' }),
+          {},
+          100,
+        );
+        const hits = bySpace[0]!.hits;
+        expect(order(hits)).toContain(3);
+        expect(hits.every((hit) => hit.text === `chunk ${hit.chunkIndex}`)).toBe(true);
+        const lastSearch = calls.search[calls.search.length - 1]!.query;
+        expect(lastSearch.withText).toBeUndefined();
+        expect(lastSearch.expansion).toBeUndefined();
+      }
     });
 
     it('keeps the first pass with PSEUDO_RELEVANCE_FEEDBACK=none, and in a single mode', async () => {

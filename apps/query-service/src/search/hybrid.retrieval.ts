@@ -177,10 +177,10 @@ export class HybridRetrieval {
     depth: number,
     lists: Ranked<Candidate>[],
   ): Promise<Ranked<Candidate>[]> {
-    if ((this.tuning.feedback ?? 'rm3') !== 'rm3' || !this.lexical.termVectors) return lists;
+    if (!this.feedbackOn()) return lists;
     try {
       const best = this.fuse(lists, request).slice(0, RM3.documents);
-      const vectors = await this.lexical.termVectors(
+      const vectors = await this.lexical.termVectors!(
         space,
         best.map(({ item }) => item),
       );
@@ -205,6 +205,40 @@ export class HybridRetrieval {
     }
   }
 
+  private feedbackOn(): boolean {
+    return (this.tuning.feedback ?? 'rm3') === 'rm3' && this.lexical.termVectors !== undefined;
+  }
+
+  /**
+   * The lists with texts: a first BM25 pass read without its texts (`withText: false`) that
+   * feedback did not replace (the vector side failed, feedback failed or added nothing) is read
+   * again with them; if that fails, the answer goes on without the lexical side.
+   */
+  private async withTexts(
+    space: IndexSpace,
+    request: SearchRequest,
+    scope: SearchScope,
+    depth: number,
+    lists: Ranked<Candidate>[],
+    textless: Candidate[],
+    failures: DegradedReason[],
+  ): Promise<Ranked<Candidate>[]> {
+    const kept = lists.findIndex((list) => list.items === textless);
+    if (kept < 0) return lists;
+    try {
+      const items = await this.lexical.search(space, {
+        text: request.query,
+        topK: depth,
+        ...scope,
+      });
+      return lists.map((list, i) => (i === kept ? { strategy: 'lexical', items } : list));
+    } catch (error) {
+      this.logger.warn(`lexical search failed: ${String(error)}`);
+      failures.push('lexical_search_unavailable');
+      return lists.filter((_, i) => i !== kept);
+    }
+  }
+
   /**
    * Vector and BM25 search of one index space in parallel, fused. `hits` is undefined when both
    * sides failed; `failures` says which did.
@@ -217,6 +251,9 @@ export class HybridRetrieval {
     depth: number,
     embedded: Promise<number[]> | undefined,
   ): Promise<{ hits: SearchHit[] | undefined; failures: DegradedReason[]; saturated: boolean }> {
+    // With feedback to come, the first BM25 pass only ranks (its list is replaced by the second
+    // pass's): its texts are not read unless that list is kept after all (docs/adr/0029).
+    const textless = request.mode !== 'semantic' && request.mode !== 'lexical' && this.feedbackOn();
     const [semantic, lexical] = await Promise.allSettled([
       request.mode === 'lexical'
         ? Promise.resolve(null)
@@ -228,7 +265,12 @@ export class HybridRetrieval {
       request.mode === 'semantic'
         ? Promise.resolve(null)
         : timedStage('lexical', () =>
-            this.lexical.search(space, { text: request.query, topK: depth, ...scope }),
+            this.lexical.search(space, {
+              text: request.query,
+              topK: depth,
+              ...scope,
+              ...(textless ? { withText: false } : {}),
+            }),
           ),
     ]);
     const lists: Ranked<Candidate>[] = [];
@@ -247,16 +289,21 @@ export class HybridRetrieval {
     }
     if (lists.length === 0) return { hits: undefined, failures, saturated: false };
     const saturated = lists.some((list) => list.items.length >= depth);
-    const fused =
+    const ranked =
       lists.length === 2
         ? await timedStage('feedback', () => this.withFeedback(space, request, scope, depth, lists))
         : lists;
+    const fused =
+      textless && lexical.status === 'fulfilled' && lexical.value
+        ? await this.withTexts(space, request, scope, depth, ranked, lexical.value, failures)
+        : ranked;
+    if (fused.length === 0) return { hits: undefined, failures, saturated: false };
     const hits: SearchHit[] = (
-      lists.length === 1
-        ? lists[0]!.items.map((item) => ({
+      fused.length === 1
+        ? fused[0]!.items.map((item) => ({
             ...item,
-            score: lists[0]!.strategy === 'lexical' ? exposedLexicalScore(item.score) : item.score,
-            strategies: [lists[0]!.strategy],
+            score: fused[0]!.strategy === 'lexical' ? exposedLexicalScore(item.score) : item.score,
+            strategies: [fused[0]!.strategy],
             isMatch: true,
           }))
         : this.fuse(fused, request).map(({ item, score, strategies }) => ({
