@@ -34,7 +34,12 @@ function startService(name, { env = process.env, ports = {}, logDir, onLine } = 
   const grpcPort = ports[service.name]?.grpcPort ?? service.grpcPort;
   const entry = path.join(ROOT, 'apps', service.name, 'dist', 'main.js');
   if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: run 'npm run build' first`);
-  const child = spawn(process.execPath, [entry], {
+  // KB_CPU_PROFILE_DIR: each service writes a V8 CPU profile there when it exits (its worker
+  // threads too), for `npm run bench` runs worth profiling; `--cpu-prof` is refused in NODE_OPTIONS.
+  const profile = env.KB_CPU_PROFILE_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${path.join(env.KB_CPU_PROFILE_DIR, name)}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, entry], {
     cwd: ROOT,
     env: {
       ...env,
