@@ -5,6 +5,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { runEmptyBench } from './bench/empty.bench';
 import { runIngestBench } from './bench/ingest.bench';
 import { MEMORY_LIMITS_MB, runLargeBench } from './bench/large.bench';
+import { withMachineState } from './bench/machine';
 import { runQueryBench } from './bench/query.bench';
 import { localToken } from './client/kb-client';
 import { endpointOf, printResult, type RestFlags, restOptions } from './client/rest-options';
@@ -270,34 +271,36 @@ program
         return value;
       };
       const modelDir = process.env['EMBEDDING_MODEL_DIR'];
-      const result = await runQueryBench({
-        dataset: options.dataset,
-        ...(options.tenant ? { tenant: options.tenant } : {}),
-        rounds: options.rounds,
-        documentsUrl: options.documentsUrl,
-        grpcAddress: options.grpc,
-        // The independent reference (embed_floor) needs the model folder the services read.
-        ...(modelDir
-          ? {
-              model: {
-                dir: modelDir,
-                model: process.env['EMBEDDING_MODEL'] ?? 'all-MiniLM-L6-v2',
-                pooling: process.env['EMBEDDING_POOLING'] === 'cls' ? ('cls' as const) : 'mean',
-              },
-            }
-          : {}),
-        ...(options.scale
-          ? {
-              scale: {
-                copies: options.scale,
-                databaseUrl: need('DATABASE_URL'),
-                vectorDatabaseUrl: need('VECTOR_DATABASE_URL'),
-                dimension: Number(process.env['KB_BENCH_DIMENSION'] ?? 384),
-              },
-            }
-          : {}),
-        log: (line) => process.stderr.write(`bench: ${line}\n`),
-      });
+      const result = await withMachineState(() =>
+        runQueryBench({
+          dataset: options.dataset,
+          ...(options.tenant ? { tenant: options.tenant } : {}),
+          rounds: options.rounds,
+          documentsUrl: options.documentsUrl,
+          grpcAddress: options.grpc,
+          // The independent reference (embed_floor) needs the model folder the services read.
+          ...(modelDir
+            ? {
+                model: {
+                  dir: modelDir,
+                  model: process.env['EMBEDDING_MODEL'] ?? 'all-MiniLM-L6-v2',
+                  pooling: process.env['EMBEDDING_POOLING'] === 'cls' ? ('cls' as const) : 'mean',
+                },
+              }
+            : {}),
+          ...(options.scale
+            ? {
+                scale: {
+                  copies: options.scale,
+                  databaseUrl: need('DATABASE_URL'),
+                  vectorDatabaseUrl: need('VECTOR_DATABASE_URL'),
+                  dimension: Number(process.env['KB_BENCH_DIMENSION'] ?? 384),
+                },
+              }
+            : {}),
+          log: (line) => process.stderr.write(`bench: ${line}\n`),
+        }),
+      );
       process.stdout.write(`${JSON.stringify(result)}\n`);
     },
   );
@@ -445,25 +448,27 @@ program
       if (value === undefined) throw new Error(`${name} is not set (source scripts/infra/env.sh)`);
       return value;
     };
-    const result = await runIngestBench({
-      dataset: options.dataset,
-      concurrency: options.concurrency,
-      documentsUrl: options.documentsUrl,
-      grpcAddress: '',
-      databaseUrl: env('DATABASE_URL'),
-      embeddingUrl: env('KB_EMBEDDING_URL', 'http://127.0.0.1:3003'),
-      model: {
-        dir: env('EMBEDDING_MODEL_DIR'),
-        name: env('EMBEDDING_MODEL', 'all-MiniLM-L6-v2'),
-        // Unset: the model's own pooling (the catalogue in @kb/embeddings).
-        pooling:
-          (['mean', 'cls'] as const).find((p) => p === process.env['EMBEDDING_POOLING']) ??
-          onnxModelSpec(env('EMBEDDING_MODEL', 'all-MiniLM-L6-v2'))?.pooling ??
-          'mean',
-        batchSize: Number(env('EMBEDDING_BATCH_SIZE', '32')),
-      },
-      log: (line) => process.stderr.write(`bench: ${line}\n`),
-    });
+    const result = await withMachineState(() =>
+      runIngestBench({
+        dataset: options.dataset,
+        concurrency: options.concurrency,
+        documentsUrl: options.documentsUrl,
+        grpcAddress: '',
+        databaseUrl: env('DATABASE_URL'),
+        embeddingUrl: env('KB_EMBEDDING_URL', 'http://127.0.0.1:3003'),
+        model: {
+          dir: env('EMBEDDING_MODEL_DIR'),
+          name: env('EMBEDDING_MODEL', 'all-MiniLM-L6-v2'),
+          // Unset: the model's own pooling (the catalogue in @kb/embeddings).
+          pooling:
+            (['mean', 'cls'] as const).find((p) => p === process.env['EMBEDDING_POOLING']) ??
+            onnxModelSpec(env('EMBEDDING_MODEL', 'all-MiniLM-L6-v2'))?.pooling ??
+            'mean',
+          batchSize: Number(env('EMBEDDING_BATCH_SIZE', '32')),
+        },
+        log: (line) => process.stderr.write(`bench: ${line}\n`),
+      }),
+    );
     process.stdout.write(`${JSON.stringify(result)}\n`);
   });
 
