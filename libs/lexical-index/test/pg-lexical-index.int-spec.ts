@@ -30,6 +30,32 @@ describe('PgLexicalIndex', () => {
 
   lexicalIndexConformance(() => index);
 
+  it('has its postings and chunks vacuumed after a fixed number of inserts, not a share of the table', async () => {
+    const pool = createPool({ url, schema, maxConnections: 1 });
+    const { rows } = await pool.query<{ relname: string; reloptions: string[] }>(
+      `SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relname IN ('postings', 'chunks') ORDER BY c.relname`,
+      [schema],
+    );
+    await pool.end();
+    expect(rows).toEqual([
+      {
+        relname: 'chunks',
+        reloptions: expect.arrayContaining([
+          'autovacuum_vacuum_insert_scale_factor=0',
+          'autovacuum_vacuum_insert_threshold=1000',
+        ]),
+      },
+      {
+        relname: 'postings',
+        reloptions: expect.arrayContaining([
+          'autovacuum_vacuum_insert_scale_factor=0',
+          'autovacuum_vacuum_insert_threshold=20000',
+        ]),
+      },
+    ]);
+  });
+
   describe('the query language (phrases, operators, identifiers)', () => {
     const space = toIndexSpace(`q-${randomUUID().slice(0, 8)}`);
     const texts = [
