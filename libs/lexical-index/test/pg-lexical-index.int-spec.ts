@@ -30,7 +30,7 @@ describe('PgLexicalIndex', () => {
 
   lexicalIndexConformance(() => index);
 
-  it('has its postings and chunks vacuumed after a fixed number of inserts, not a share of the table', async () => {
+  it('has its postings and chunks vacuumed and analyzed after a fixed number of writes, not a share of the table', async () => {
     const pool = createPool({ url, schema, maxConnections: 1 });
     const { rows } = await pool.query<{ relname: string; reloptions: string[] }>(
       `SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -44,6 +44,8 @@ describe('PgLexicalIndex', () => {
         reloptions: expect.arrayContaining([
           'autovacuum_vacuum_insert_scale_factor=0',
           'autovacuum_vacuum_insert_threshold=1000',
+          'autovacuum_analyze_scale_factor=0',
+          'autovacuum_analyze_threshold=1000',
         ]),
       },
       {
@@ -51,6 +53,8 @@ describe('PgLexicalIndex', () => {
         reloptions: expect.arrayContaining([
           'autovacuum_vacuum_insert_scale_factor=0',
           'autovacuum_vacuum_insert_threshold=20000',
+          'autovacuum_analyze_scale_factor=0',
+          'autovacuum_analyze_threshold=20000',
         ]),
       },
     ]);

@@ -10,6 +10,7 @@ import { dropTenantLengths } from './20261123T1310_drop_tenant_lengths';
 import { chunkLocations } from './20261126T1000_chunk_locations';
 import { bm25CoveringIndexes } from './20261129T1100_bm25_covering_indexes';
 import { vacuumAfterInserts } from './20261130T1000_vacuum_after_inserts';
+import { analyzeAfterWrites } from './20261130T1010_analyze_after_writes';
 
 /**
  * Schema of the lexical index in the suite's Postgres; indexing-service applies its migrations,
@@ -29,4 +30,5 @@ export const lexicalIndexMigrations: Migrations = {
   '20261126T1000_chunk_locations': chunkLocations,
   '20261129T1100_bm25_covering_indexes': bm25CoveringIndexes,
   '20261130T1000_vacuum_after_inserts': vacuumAfterInserts,
+  '20261130T1010_analyze_after_writes': analyzeAfterWrites,
 };
