@@ -1,3 +1,4 @@
+export * from './claim-check';
 export * from './concurrent-batch';
 export * from './consumers.host';
 export * from './dead-letter';

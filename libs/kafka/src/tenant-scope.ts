@@ -1,4 +1,4 @@
-import { type IndexSpace, isIndexSpace, tenantOfSpace } from '@kb/contracts';
+import { type IndexSpace, type InlineOrRef, isIndexSpace, tenantOfSpace } from '@kb/contracts';
 
 import { PermanentError } from './errors';
 
@@ -25,6 +25,16 @@ export function keyOfTenant(key: string, prefixes: string[], reason: string): st
     throw new PermanentError(reason, `object key "${key}" is outside the event's tenant`);
   }
   return key;
+}
+
+/** A claim an event names: carried inline, or a key under the tenant's derived prefix. */
+export function claimOfTenant<T>(
+  claim: InlineOrRef<T>,
+  tenantId: string,
+  reason: string,
+): InlineOrRef<T> {
+  if (!('inline' in claim)) keyOfTenant(claim.key, [derivedPrefix(tenantId)], reason);
+  return claim;
 }
 
 /** Where a tenant's derived objects (parse output, embeddings) live. */

@@ -7,7 +7,7 @@ import {
   Topics,
 } from '@kb/contracts';
 import { type EmbeddingProvider, TestEmbeddingProvider } from '@kb/embeddings';
-import { PermanentError } from '@kb/kafka';
+import { INLINE_PAYLOAD_MAX_BYTES, PermanentError } from '@kb/kafka';
 import { putJson } from '@kb/storage';
 import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
 
@@ -73,11 +73,12 @@ function setUp(options: { batchSize?: number } = {}) {
     [other.model, new CachedEmbedder(other, cache, options.batchSize ?? 32)],
   ]);
   const service = new EmbeddingService(blobs, producer, embedders);
-  /** Stores the chunks of a parsed document and returns its `parsed` event for `model`. */
+  /** The `parsed` event of a document's chunks for `model`, carried inline or stored by reference. */
   const parsedEvent = async (
     texts: string[],
     model = main.model,
     tenant = 't1',
+    carried: 'inline' | 'stored' = 'inline',
   ): Promise<DocumentParsed> => {
     const documentId = randomUUID();
     const parsed: ParsedDocument = {
@@ -95,13 +96,13 @@ function setUp(options: { batchSize?: number } = {}) {
       })),
     };
     const key = `derived/${tenant}/${documentId}/v3/chunks.abc.json`;
-    await putJson(blobs, key, parsed);
+    if (carried === 'stored') await putJson(blobs, key, parsed);
     return {
       documentId,
       version: 3,
       title: 'Tides',
       chunkCount: texts.length,
-      chunks: { bucket: blobs.bucket, key },
+      chunks: carried === 'stored' ? { bucket: blobs.bucket, key } : { inline: parsed },
       attributes: {
         knowledgeBaseIds: ['kb'],
         tags: ['sea'],
@@ -122,7 +123,7 @@ function setUp(options: { batchSize?: number } = {}) {
 }
 
 describe('EmbeddingService', () => {
-  it('stores a vector per chunk and announces them for the pipeline, after an embedding status', async () => {
+  it('announces a vector per chunk in the event for the pipeline, after an embedding status', async () => {
     const { blobs, producer, main, service, parsedEvent } = setUp();
     const event = await parsedEvent(['the moon pulls the sea', 'spring tides are highest']);
     await service.embedDocument('t1', event);
@@ -138,23 +139,55 @@ describe('EmbeddingService', () => {
       model: main.model,
       dimension: 8,
       chunkCount: 2,
-      embeddings: {
-        bucket: blobs.bucket,
-        key: `derived/t1/${event.documentId}/v3/embeddings.${main.model}.abcdef123456.json`,
-      },
+      embeddings: { inline: expect.objectContaining({ title: 'Tides', model: main.model }) },
       attributes: event.attributes,
       pipeline: event.pipeline,
     });
-    const stored = embeddedChunksSchema.parse(
-      JSON.parse((await blobs.get(embedded!.payload.embeddings.key)).toString()),
-    );
-    expect(stored.chunks.map((c) => [c.text, c.vector.length])).toEqual([
+    const carried = embedded!.payload.embeddings;
+    if (!('inline' in carried)) throw new Error('expected the embeddings in the event');
+    expect(carried.inline.chunks.map((c) => [c.text, c.vector.length])).toEqual([
       ['the moon pulls the sea', 8],
       ['spring tides are highest', 8],
     ]);
-    expect(stored.chunks[0]!.vector).toEqual(
+    expect(carried.inline.chunks[0]!.vector).toEqual(
       (await new TestEmbeddingProvider(8).embed(['the moon pulls the sea']))[0],
     );
+    // Small enough to carry: no claim-check object was written.
+    expect(blobs.keys()).toEqual([]);
+  });
+
+  it('reads chunks stored by reference, and stores embeddings too large to carry', async () => {
+    const { blobs, producer, main, service, parsedEvent } = setUp();
+    // 8 dimensions a chunk: about 2,000 chunks' vectors and texts pass the inline limit.
+    const texts = Array.from(
+      { length: 2500 },
+      (_, i) => `tide table entry number ${i} for the bay`,
+    );
+    const event = await parsedEvent(texts, main.model, 't1', 'stored');
+    await service.embedDocument('t1', event);
+
+    const [embedded] = producer.events(Topics.chunksEmbedded);
+    const key = `derived/t1/${event.documentId}/v3/embeddings.${main.model}.abcdef123456.json`;
+    expect(embedded!.payload.embeddings).toEqual({ bucket: blobs.bucket, key });
+    const stored = embeddedChunksSchema.parse(JSON.parse((await blobs.get(key)).toString()));
+    expect(Buffer.byteLength(JSON.stringify(stored))).toBeGreaterThan(INLINE_PAYLOAD_MAX_BYTES);
+    expect(stored.chunks).toHaveLength(2500);
+    expect(stored.chunks[7]!.text).toBe('tide table entry number 7 for the bay');
+    expect(stored.chunks[7]!.vector).toEqual(
+      (await new TestEmbeddingProvider(8).embed([texts[7]!]))[0],
+    );
+  });
+
+  it('dead-letters a reference to another tenant’s chunks before anything is published', async () => {
+    const { main, producer, service, parsedEvent } = setUp();
+    const event = await parsedEvent(['the moon pulls the sea'], main.model, 't2', 'stored');
+    await expect(
+      service.embedDocument('t1', {
+        ...event,
+        pipeline: { ...event.pipeline, space: 't1~abcdef123456' },
+      }),
+    ).rejects.toThrow(PermanentError);
+    expect(producer.messages).toEqual([]);
   });
 
   it('sends only texts the model has not embedded before, each once, in batches', async () => {

@@ -6,21 +6,22 @@ import {
   Topics,
 } from '@kb/contracts';
 import {
-  derivedPrefix,
+  checkIn,
+  checkOut,
+  claimOfTenant,
   type EventProducer,
-  keyOfTenant,
   PermanentError,
   spaceOfTenant,
 } from '@kb/kafka';
 import { meter, withSpan } from '@kb/observability';
-import { type BlobStore, getJson, putJson } from '@kb/storage';
+import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import type { CachedEmbedder } from '../cache/cached.embedder';
 import { BLOB_STORE, EMBEDDER, EVENT_PRODUCER } from '../platform/tokens';
 import { toConsumerError } from './embedding.errors';
 
-/** Where the embeddings of one document version are stored (claim check). */
+/** Where the embeddings of one document version are stored when too large to carry. */
 export const embeddingsKey = (
   tenantId: string,
   documentId: string,
@@ -78,7 +79,7 @@ export class EmbeddingService {
     const { pipeline } = parsed;
     // The chunks read and the space named must be this tenant's (dead-lettered otherwise).
     spaceOfTenant(tenantId, pipeline.space, 'embedding_error');
-    keyOfTenant(parsed.chunks.key, [derivedPrefix(tenantId)], 'embedding_error');
+    const claim = claimOfTenant(parsed.chunks, tenantId, 'embedding_error');
     await this.producer.publish({
       topic: Topics.documentStatus,
       tenantId,
@@ -87,7 +88,7 @@ export class EmbeddingService {
     });
     const embedder = this.embedderFor(pipeline);
     const { model, dimension } = embedder.provider;
-    const document = parsedDocumentSchema.parse(await getJson(this.blobs, parsed.chunks.key));
+    const document = await checkOut(this.blobs, claim, parsedDocumentSchema);
     const started = performance.now();
     // Through the cache: unchanged chunk texts (any tenant, document or version) skip the model.
     // The tenant keys a remote API's rate limit.
@@ -115,7 +116,8 @@ export class EmbeddingService {
     chunksEmbedded.add(output.chunks.length, { model });
     embeddingDuration.record(performance.now() - started, { model });
     const key = embeddingsKey(tenantId, documentId, version, `${model}.${pipeline.key}`);
-    await putJson(this.blobs, key, output);
+    // Carried in the event when small (most documents), stored in S3 when not (ADR 4).
+    const embeddings = await checkIn(this.blobs, key, output);
     await this.producer.publish({
       topic: Topics.chunksEmbedded,
       tenantId,
@@ -126,7 +128,7 @@ export class EmbeddingService {
         model,
         dimension,
         chunkCount: output.chunks.length,
-        embeddings: { bucket: this.blobs.bucket, key },
+        embeddings,
         attributes: parsed.attributes,
         pipeline,
       },

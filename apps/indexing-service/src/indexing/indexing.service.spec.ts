@@ -92,13 +92,18 @@ function setup() {
     removal,
   );
 
-  /** Stores a version's embeddings and returns its `chunks embedded` event. */
+  /** A version's `chunks embedded` event, its embeddings stored by reference or carried inline. */
   const embedded = async (
     documentId: string,
     version: number,
-    options: { chunks?: number; space?: IndexSpace; versionSpaces?: IndexSpace[] } = {},
+    options: {
+      chunks?: number;
+      space?: IndexSpace;
+      versionSpaces?: IndexSpace[];
+      carried?: 'inline' | 'stored';
+    } = {},
   ): Promise<ChunksEmbedded> => {
-    const { chunks = 2, space = own, versionSpaces = [space] } = options;
+    const { chunks = 2, space = own, versionSpaces = [space], carried = 'stored' } = options;
     const key = `derived/${tenant}/${documentId}/v${version}/embeddings.${space}.json`;
     const document: EmbeddedChunks = {
       documentId,
@@ -119,14 +124,14 @@ function setup() {
         vector: Array.from({ length: DIM }, (_, i) => (i === index % DIM ? 1 : 0)),
       })),
     };
-    await blobs.put(key, JSON.stringify(document));
+    if (carried === 'stored') await blobs.put(key, JSON.stringify(document));
     return {
       documentId,
       version,
       model: 'test-model',
       dimension: DIM,
       chunkCount: chunks,
-      embeddings: { bucket: 'test', key },
+      embeddings: carried === 'stored' ? { bucket: 'test', key } : { inline: document },
       attributes: {
         knowledgeBaseIds: ['kb1'],
         tags: ['draft'],
@@ -216,6 +221,33 @@ describe('IndexingService', () => {
       { version: 1, status: 'indexed', chunkCount: 3 },
     ]);
     expect(await generations.current(tenant)).toBe(1);
+  });
+
+  it('indexes embeddings carried in the event like stored ones', async () => {
+    const { service, lexical, embedded, statuses, held, visible } = setup();
+    const doc = randomUUID();
+    await service.indexDocument(tenant, await embedded(doc, 1, { chunks: 3, carried: 'inline' }));
+    expect(await held(own, doc)).toEqual({ vectors: [1], lexical: [1] });
+    expect(await visible(own, ['u:ann'])).toEqual({ vectors: 3, lexical: 3 });
+    expect(
+      await lexical.locations(own, [{ documentId: doc, documentVersion: 1, chunkIndex: 0 }]),
+    ).toEqual(new Map([[`${doc}#1#0`, { page: 2, headingPath: ['Handbook', 'Day one'] }]]));
+    expect(statuses(doc).at(-1)).toEqual({ version: 1, status: 'indexed', chunkCount: 3 });
+  });
+
+  it('dead-letters a reference to another tenant’s embeddings, writing nothing', async () => {
+    const { service, embedded, held } = setup();
+    const doc = randomUUID();
+    const event = await embedded(doc, 1);
+    const forged = {
+      ...event,
+      embeddings: { bucket: 'test', key: `derived/globex/${doc}/v1/e.json` },
+    };
+    await expect(service.indexDocument(tenant, forged)).rejects.toMatchObject({
+      name: 'PermanentError',
+      reason: 'indexing_error',
+    });
+    expect(await held(own, doc)).toEqual({ vectors: [], lexical: [] });
   });
 
   it('indexes a replayed event once', async () => {

@@ -8,10 +8,10 @@ import {
   Topics,
 } from '@kb/contracts';
 import type { DocumentIndexState, IndexGenerations } from '@kb/index-state';
-import { derivedPrefix, type EventProducer, keyOfTenant, spaceOfTenant } from '@kb/kafka';
+import { checkOut, claimOfTenant, type EventProducer, spaceOfTenant } from '@kb/kafka';
 import type { LexicalIndex } from '@kb/lexical-index';
 import { meter, withSpan } from '@kb/observability';
-import { type BlobStore, getJson } from '@kb/storage';
+import type { BlobStore } from '@kb/storage';
 import type { VectorRecord, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
@@ -69,7 +69,7 @@ export class IndexingService {
     const versionSpaces = pipeline.versionSpaces.map((s) =>
       spaceOfTenant(tenantId, s, 'indexing_error'),
     );
-    keyOfTenant(embedded.embeddings.key, [derivedPrefix(tenantId)], 'indexing_error');
+    const claim = claimOfTenant(embedded.embeddings, tenantId, 'indexing_error');
     if (await this.state.isTombstoned(tenantId, documentId)) {
       // Parsed and embedded after the delete removed the document's derived objects: these go too.
       const late = await this.removal.removeLateDerived(tenantId, documentId);
@@ -93,7 +93,7 @@ export class IndexingService {
       key: documentId,
       payload: { documentId, version, status: 'indexing' },
     });
-    const document = embeddedChunksSchema.parse(await getJson(this.blobs, embedded.embeddings.key));
+    const document = await checkOut(this.blobs, claim, embeddedChunksSchema);
     await this.ensureReady(document.dimension);
     // An ACL changed while this version was in the pipeline wins over the upload's.
     const [changedAcl, edited] = await Promise.all([

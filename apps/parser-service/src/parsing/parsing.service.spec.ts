@@ -11,7 +11,7 @@ import {
   type TopicEnvelope,
   Topics,
 } from '@kb/contracts';
-import { markFailedOnDeadLetter, PermanentError } from '@kb/kafka';
+import { INLINE_PAYLOAD_MAX_BYTES, markFailedOnDeadLetter, PermanentError } from '@kb/kafka';
 import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 
@@ -79,7 +79,7 @@ function setUp() {
 }
 
 describe('ParsingService', () => {
-  it('chunks with the chunker the event carries and stores chunks with heading paths', async () => {
+  it('chunks with the chunker the event carries and sends small chunk lists in the event', async () => {
     const { blobs, producer, service, upload } = setUp();
     const document = await upload('tides.md', GUIDE, {
       strategy: 'markdown',
@@ -89,15 +89,10 @@ describe('ParsingService', () => {
     });
     const parsed = await service.parse('t1', document);
     expect(parsed.chunks.map((c) => c.headingPath)).toEqual([['Tides'], ['Tides', 'Spring tides']]);
-    const [pipeline] = document.pipelines!;
-    const stored = parsedDocumentSchema.parse(
-      JSON.parse(
-        (
-          await blobs.get(`derived/t1/${document.documentId}/v1/chunks.${pipeline!.key}.json`)
-        ).toString(),
-      ),
-    );
-    expect(stored).toEqual(parsed);
+    const [event] = producer.events(Topics.documentParsed);
+    expect(event!.payload.chunks).toEqual({ inline: parsed });
+    // Nothing to fetch back: no claim-check object was written.
+    expect(blobs.keys().filter((k) => k.includes('/chunks.'))).toEqual([]);
     expect(producer.messages.map((m) => m.topic)).toEqual([
       'kb.document.status.v1',
       'kb.document.parsed.v1',
@@ -105,6 +100,21 @@ describe('ParsingService', () => {
     expect(producer.events(Topics.documentStatus).map((e) => e.payload.status)).toEqual([
       'parsing',
     ]);
+  });
+
+  it('stores a chunk list larger than an event may carry and sends its key', async () => {
+    const { blobs, producer, service, upload } = setUp();
+    const paragraph = 'The moon pulls the water twice a day, and the sea follows it. ';
+    const text = Array.from({ length: 40 }, (_, i) => `# Part ${i}\n\n${paragraph.repeat(120)}`);
+    const document = await upload('long.md', text.join('\n\n'));
+    const parsed = await service.parse('t1', document);
+    expect(Buffer.byteLength(JSON.stringify(parsed))).toBeGreaterThan(INLINE_PAYLOAD_MAX_BYTES);
+    const [event] = producer.events(Topics.documentParsed);
+    const [pipeline] = document.pipelines;
+    const key = `derived/t1/${document.documentId}/v1/chunks.${pipeline!.key}.json`;
+    expect(event!.payload.chunks).toEqual({ bucket: blobs.bucket, key });
+    const stored = parsedDocumentSchema.parse(JSON.parse((await blobs.get(key)).toString()));
+    expect(stored).toEqual(parsed);
   });
 
   it('stores the extracted text once per version, with the headings every chunk offset points into', async () => {
@@ -173,7 +183,7 @@ describe('ParsingService', () => {
   });
 
   it('chunks once per distinct chunker and publishes one parsed event per pipeline', async () => {
-    const { blobs, producer, service, upload } = setUp();
+    const { producer, service, upload } = setUp();
     const markdown: ChunkerConfig = {
       strategy: 'markdown',
       size: 1000,
@@ -198,11 +208,9 @@ describe('ParsingService', () => {
         versionSpaces: pipelines.map((q) => q.space),
       })),
     );
-    // Two chunkings stored, the third pipeline reusing the first's.
-    const chunkFiles = blobs.keys().filter((k) => k.includes('/chunks.'));
-    expect(chunkFiles).toHaveLength(2);
-    expect(parsedEvents[2]!.chunks.key).toBe(parsedEvents[0]!.chunks.key);
-    expect(parsedEvents[1]!.chunks.key).not.toBe(parsedEvents[0]!.chunks.key);
+    // Two chunkings, the third pipeline reusing the first's.
+    expect(parsedEvents[2]!.chunks).toEqual(parsedEvents[0]!.chunks);
+    expect(parsedEvents[1]!.chunks).not.toEqual(parsedEvents[0]!.chunks);
   });
 
   it('splits source code where definitions end, each chunk slicing back exactly', async () => {

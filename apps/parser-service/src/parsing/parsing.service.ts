@@ -2,11 +2,18 @@ import {
   type DocumentUploaded,
   type ExtractedText,
   extractedTextKey,
+  type InlineOrRef,
   type ParsedDocument,
   type TopicEnvelope,
   Topics,
 } from '@kb/contracts';
-import { type EventProducer, keyOfTenant, originalPrefixes, spaceOfTenant } from '@kb/kafka';
+import {
+  checkIn,
+  type EventProducer,
+  keyOfTenant,
+  originalPrefixes,
+  spaceOfTenant,
+} from '@kb/kafka';
 import { withSpan } from '@kb/observability';
 import { type BlobStore, putJson } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -21,7 +28,7 @@ import type { Format, TextExtractor } from './extraction.model';
 /** Formats whose extracted text marks headings as Markdown `#` lines. */
 const HEADED_FORMATS: ReadonlySet<Format> = new Set(['markdown', 'html', 'docx']);
 
-/** Where the chunks of one document version for one chunker are stored (claim check). */
+/** Where the chunks of one document version for one chunker are stored when too large to carry. */
 export const chunksKey = (
   tenantId: string,
   documentId: string,
@@ -90,7 +97,10 @@ export class ParsingService {
     await putJson(this.blobs, extractedTextKey(tenantId, documentId, version), extracted);
     const versionSpaces = pipelines.map((p) => p.space);
     // Chunked once per distinct chunker; each pipeline gets its own event, so each model embeds.
-    const chunkings = new Map<string, { key: string; parsed: ParsedDocument }>();
+    const chunkings = new Map<
+      string,
+      { claim: InlineOrRef<ParsedDocument>; parsed: ParsedDocument }
+    >();
     let first: ParsedDocument | undefined;
     for (const pipeline of pipelines) {
       const chunkerId = JSON.stringify(pipeline.chunker);
@@ -106,9 +116,9 @@ export class ParsingService {
             this.tokens,
           ),
         };
+        // Carried in the event when small (most documents), stored in S3 when not (ADR 4).
         const key = chunksKey(tenantId, documentId, version, pipeline.key);
-        await putJson(this.blobs, key, parsed);
-        chunking = { key, parsed };
+        chunking = { claim: await checkIn(this.blobs, key, parsed), parsed };
         chunkings.set(chunkerId, chunking);
       }
       first ??= chunking.parsed;
@@ -121,7 +131,7 @@ export class ParsingService {
           version,
           title: document.title,
           chunkCount: chunking.parsed.chunks.length,
-          chunks: { bucket: this.blobs.bucket, key: chunking.key },
+          chunks: chunking.claim,
           attributes: document.attributes,
           pipeline: {
             key: pipeline.key,

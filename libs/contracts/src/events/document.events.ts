@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 import { documentAttributesSchema } from '../filter/filter';
 import { pipelineRefSchema, pipelineSchema } from '../pipeline';
+import { embeddedChunksSchema, parsedDocumentSchema } from './chunk';
 
 /** A stored object: payloads too large for a Kafka message travel by reference (claim check). */
 export const blobRefSchema = z.object({
@@ -9,6 +10,15 @@ export const blobRefSchema = z.object({
   key: z.string().min(1),
 });
 export type BlobRef = z.infer<typeof blobRefSchema>;
+
+/**
+ * A payload carried in the event itself when it is small, by reference when it is not (claim
+ * check). Most documents' chunks and vectors fit in a few kilobytes: carrying them saves a PUT and
+ * a GET per stage (docs/adr/0004). Events written before `inline` existed hold a `BlobRef`.
+ */
+export const inlineOrRefSchema = <T extends z.ZodType>(inline: T) =>
+  z.union([blobRefSchema, z.object({ inline })]);
+export type InlineOrRef<T> = BlobRef | { inline: T };
 
 export const documentUploadedSchema = z.object({
   documentId: z.uuid(),
@@ -113,7 +123,7 @@ export const documentParsedSchema = z.object({
   version: z.number().int().positive(),
   title: z.string(),
   chunkCount: z.number().int().nonnegative(),
-  chunks: blobRefSchema,
+  chunks: inlineOrRefSchema(parsedDocumentSchema),
   attributes: documentAttributesSchema.prefault({}),
   /** The pipeline these chunks belong to, and so the index space they go to. */
   pipeline: pipelineRefSchema,
@@ -126,7 +136,7 @@ export const chunksEmbeddedSchema = z.object({
   model: z.string().min(1),
   dimension: z.number().int().positive(),
   chunkCount: z.number().int().nonnegative(),
-  embeddings: blobRefSchema,
+  embeddings: inlineOrRefSchema(embeddedChunksSchema),
   attributes: documentAttributesSchema.prefault({}),
   pipeline: pipelineRefSchema,
 });
