@@ -203,6 +203,16 @@ describe('agent retrieval', () => {
     expect(grpc.passages[0]!.documentId).toBe(ids.embeddings);
   });
 
+  it('holds both sides of a hybrid search to an exclusion', async () => {
+    const ask = async (query: string) =>
+      ((await (await post('/v1/search', { query, topK: 10 })).json()) as { hits: Hit[] }).hits;
+    expect((await ask('how is it cached')).map((h) => h.documentId)).toContain(ids.thumbnails);
+    // The thumbnails text is the closest in meaning, but says "thumbnail": neither side keeps it.
+    const excluded = await ask('how is it cached -thumbnail');
+    expect(excluded.map((h) => h.documentId)).toContain(ids.embeddings);
+    expect(excluded.map((h) => h.documentId)).not.toContain(ids.thumbnails);
+  });
+
   it('detects the query type under mode auto and names it', async () => {
     const ask = async (query: string) =>
       (await (await post('/v1/search', { query, mode: 'auto', topK: 3 })).json()) as {

@@ -108,6 +108,12 @@ export interface LexicalIndex {
    * feedback reads the best hits' terms); unknown chunks are absent.
    */
   termVectors(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, TermVector>>;
+  /**
+   * Which of these chunks satisfy the syntax typed in the query (`typedConstraint`: phrases,
+   * operators, exclusions), by `<document>#<version>#<chunk>`; every chunk when it has none. How
+   * hybrid search holds the semantic side's candidates to what the query demands.
+   */
+  matching(space: IndexSpace, query: string, chunks: ChunkRef[]): Promise<Set<string>>;
   /** Chunks of the same document version within `radius` of each anchor (anchors included). */
   chunksAround(space: IndexSpace, anchors: ChunkRef[], radius: number): Promise<LexicalRecord[]>;
   /** Resolves when the index answers (readiness). */

@@ -1,4 +1,4 @@
-import { isIdentifier, parseLexicalQuery } from './lexical-query.parser';
+import { isIdentifier, parseLexicalQuery, typedConstraint } from './lexical-query.parser';
 
 const word = (text: string) => ({ kind: 'word', text });
 const phrase = (text: string) => ({ kind: 'phrase', text });
@@ -101,6 +101,45 @@ describe('parseLexicalQuery', () => {
 
   it('reads a minus inside or before a number as part of the word', () => {
     expect(parseLexicalQuery('well-known -5 degrees').constraint).toBeNull();
+  });
+
+  it('reads a spaced double dash as punctuation and a command-line flag as a word', () => {
+    // Package synopses: "GNU Privacy Guard -- minimalist public key operations".
+    expect(parseLexicalQuery('GNU Privacy Guard -- public key operations')).toMatchObject({
+      constraint: null,
+      syntax: 'plain',
+    });
+    expect(
+      parseLexicalQuery('messaging system (systemd --user integration)').constraint,
+    ).toBeNull();
+    expect(parseLexicalQuery('cache -- -redis').constraint).toEqual({
+      kind: 'not',
+      item: word('redis'),
+    });
+    expect(parseLexicalQuery('cache -(redis OR memcached)').constraint).toEqual({
+      kind: 'not',
+      item: { kind: 'or', items: [word('redis'), word('memcached')] },
+    });
+  });
+
+  it('keeps for the semantic side only the syntax that was typed', () => {
+    const typed = (query: string) => typedConstraint(parseLexicalQuery(query).constraint);
+    // An identifier spotted in plain text is BM25's requirement, not an operator.
+    expect(typed('GnuPG archive keys')).toBeNull();
+    expect(typed('ERR_CONNECTION_RESET retry')).toBeNull();
+    expect(typed('tides')).toBeNull();
+    // Exclusions (identifiers included), phrases and operators stay.
+    expect(typed('retry -ERR_CONNECTION_RESET')).toEqual({
+      kind: 'not',
+      item: { kind: 'literal', text: 'ERR_CONNECTION_RESET' },
+    });
+    expect(typed('GnuPG "archive keys"')).toEqual(phrase('archive keys'));
+    expect(typed('cache AND redis')).toEqual({
+      kind: 'and',
+      items: [word('cache'), word('redis')],
+    });
+    // An alternative that constrains nothing makes the whole OR hold.
+    expect(typed('GnuPG OR gpg')).toBeNull();
   });
 
   it('degrades malformed syntax to plain words, never throwing', () => {

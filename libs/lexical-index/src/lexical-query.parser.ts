@@ -99,9 +99,9 @@ function tokenize(query: string): Token[] {
     while (end < query.length && !/[\s"“”]/.test(query[end]!)) end++;
     let run = query.slice(i, end);
     i = end;
-    // A sign before a word or a quote: exclude / require. A lone "-" is punctuation.
-    // (`-5` is a number, not an exclusion.)
-    if (/^[-+](?!\d)/.test(run) && (run.length > 1 || OPENING_QUOTES.has(query[i] ?? ''))) {
+    // A sign before a word, a parenthesis or a quote: exclude / require. A lone "-" or a "--"
+    // is punctuation, `--user` a command-line flag and `-5` a number, none an exclusion.
+    if (/^[-+][\p{L}_(]/u.test(run) || (/^[-+]$/.test(run) && OPENING_QUOTES.has(query[i] ?? ''))) {
       tokens.push({ t: run.startsWith('-') ? 'minus' : 'plus' });
       run = run.slice(1);
       if (!run) continue;
@@ -275,4 +275,38 @@ function plainWords(query: string): string {
     .map((word) => word.replace(/^[-+]+/, ''))
     .filter((word) => word && word !== 'AND' && word !== 'OR' && word !== 'NOT')
     .join(' ');
+}
+
+/**
+ * The part of a constraint the person typed as syntax: phrases, `AND` / `OR` / `NOT`, `+term` and
+ * exclusions, an identifier only where it is excluded. An identifier recognized in plain text
+ * (`GnuPG archive keys`) is a lexical requirement BM25 ranks by, not an operator; held to it, the
+ * semantic side would lose what it finds by meaning. Null when nothing of it is left.
+ */
+export function typedConstraint(constraint: LexicalConstraint | null): LexicalConstraint | null {
+  const reduce = (c: LexicalConstraint, negated: boolean): LexicalConstraint | null => {
+    switch (c.kind) {
+      case 'word':
+      case 'phrase':
+        return c;
+      case 'literal':
+        return negated ? c : null;
+      case 'not': {
+        const item = reduce(c.item, !negated);
+        return item && { kind: 'not', item };
+      }
+      case 'and': {
+        const items = c.items.map((item) => reduce(item, negated)).filter((item) => item !== null);
+        if (items.length <= 1) return items[0] ?? null;
+        return { kind: 'and', items };
+      }
+      case 'or': {
+        // An item that constrains nothing holds for every chunk, and so does the whole OR.
+        const items = c.items.map((item) => reduce(item, negated));
+        if (items.some((item) => item === null)) return null;
+        return { kind: 'or', items: items as LexicalConstraint[] };
+      }
+    }
+  };
+  return constraint && reduce(constraint, false);
 }

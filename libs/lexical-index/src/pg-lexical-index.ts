@@ -12,7 +12,7 @@ import type {
   LexicalWrite,
   TermVector,
 } from './lexical-index';
-import { type LexicalConstraint, parseLexicalQuery } from './lexical-query.parser';
+import { type LexicalConstraint, parseLexicalQuery, typedConstraint } from './lexical-query.parser';
 import { LEXICAL_SCHEMA } from './migrations';
 
 /** BM25 parameters: Anserini's defaults (k1 = 0.9, b = 0.4), also used by the dataset README's baseline. */
@@ -348,6 +348,30 @@ export class PgLexicalIndex implements LexicalIndex {
     );
   }
 
+  async matching(space: IndexSpace, query: string, chunks: ChunkRef[]): Promise<Set<string>> {
+    const constraint = typedConstraint(parseLexicalQuery(query).constraint);
+    const keys = chunks.map((c) => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`);
+    if (!constraint || chunks.length === 0) return new Set(keys);
+    const params: unknown[] = [space, JSON.stringify(chunks.map(toRefRow))];
+    const matches = constraintToSql(constraint, params);
+    const { rows } = await this.pool.query<ChunkRefRow>(
+      // A primary-key lookup per chunk, as in `locations`.
+      `SELECT c.document_id, c.document_version, c.chunk_index
+         FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
+        CROSS JOIN LATERAL (
+          SELECT * FROM ${this.table} c
+           WHERE c.tenant_id = $1 AND c.document_id = a.document_id
+             AND c.document_version = a.document_version AND c.chunk_index = a.chunk_index
+           LIMIT 1
+        ) c
+        WHERE ${matches}`,
+      params,
+    );
+    return new Set(
+      rows.map((row) => `${row.document_id}#${row.document_version}#${row.chunk_index}`),
+    );
+  }
+
   async chunksAround(
     space: IndexSpace,
     anchors: ChunkRef[],
@@ -441,3 +465,5 @@ interface Row {
   end_offset: number;
   score: number;
 }
+
+type ChunkRefRow = Pick<Row, 'document_id' | 'document_version' | 'chunk_index'>;

@@ -1,11 +1,13 @@
 import { activeOnly, toIndexSpace, toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
+import type { ChunkRef } from '@kb/lexical-index';
 
 import { fakeIndexes, type IndexContents, newMatch } from '../../test/support/search.fakes';
 import { HybridRetrieval, type IndexSpaceReader, type SpaceToSearch } from './hybrid.retrieval';
 import { QueryEmbedder } from './query.embedder';
 import { SearchError } from './search.errors';
 import {
+  chunkKey,
   DEFAULT_SEARCH_TUNING,
   type SearchRequestInput,
   searchRequestSchema,
@@ -130,6 +132,64 @@ describe('HybridRetrieval', () => {
     const noLexical = await retrieve({ vector: [newMatch(1, 0.9)], down: { lexical: true } });
     expect(noLexical.degradedReason).toBe('lexical_search_unavailable');
     expect(order(noLexical.hits)).toEqual([1]);
+  });
+
+  describe('query operators on the semantic side', () => {
+    /** Vector hits 1–3, BM25 hit 1; the index says chunk 2 fails the query's operators. */
+    function withOperators(failing: 'check' | 'none' = 'none') {
+      const { vectors, lexical } = fakeIndexes({
+        vector: [newMatch(1, 0.9), newMatch(2, 0.8), newMatch(3, 0.7)],
+        lexical: [newMatch(1, 3)],
+      });
+      const asked: string[] = [];
+      const matching = async (_space: unknown, query: string, chunks: ChunkRef[]) => {
+        asked.push(query);
+        if (failing === 'check') throw new Error('postgres down');
+        return new Set(chunks.filter((c) => c.chunkIndex !== 2).map(chunkKey));
+      };
+      const embedder = new QueryEmbedder(
+        { main: new TestEmbeddingProvider(), mainName: 'all-MiniLM-L6-v2', extra: [] },
+        null,
+      );
+      const r = new HybridRetrieval(
+        embedder,
+        vectors,
+        { ...lexical, matching },
+        { knowledgeBaseSpaces: async () => own },
+        DEFAULT_SEARCH_TUNING,
+      );
+      const search = async (input: SearchRequestInput) => {
+        const found = await r.retrieve(own, searchRequestSchema.parse(input), {}, 100);
+        return { hits: order(found.bySpace[0]!.hits), degradedReason: found.degradedReason };
+      };
+      return { search, asked };
+    }
+
+    it('holds vector hits to the query’s exclusions and phrases, as BM25’s are', async () => {
+      const { search, asked } = withOperators();
+      for (const mode of ['hybrid', 'auto'] as const) {
+        const { hits, degradedReason } = await search({ query: 'tides -moon', mode });
+        expect(hits.sort()).toEqual([1, 3]);
+        expect(degradedReason).toBeUndefined();
+      }
+      expect(asked).toEqual(['tides -moon', 'tides -moon']);
+    });
+
+    it('checks nothing for plain words, nor in semantic mode', async () => {
+      const { search, asked } = withOperators();
+      expect((await search({ query: 'tides and the moon' })).hits.sort()).toEqual([1, 2, 3]);
+      expect(
+        (await search({ query: '"spring tides" -moon', mode: 'semantic' })).hits.sort(),
+      ).toEqual([1, 2, 3]);
+      expect(asked).toEqual([]);
+    });
+
+    it('keeps the vector hits unchecked and says so when the check fails', async () => {
+      const { search } = withOperators('check');
+      const { hits, degradedReason } = await search({ query: 'tides -moon' });
+      expect(hits.sort()).toEqual([1, 2, 3]);
+      expect(degradedReason).toBe('lexical_search_unavailable');
+    });
   });
 
   it('answers 503 when nothing can serve the request', async () => {

@@ -1,6 +1,6 @@
 import { activeOnly, type IndexSpace, type TenantId, tenantSpace } from '@kb/contracts';
 import type { DocumentIndexState, KnowledgeBaseSpace } from '@kb/index-state';
-import type { LexicalIndex } from '@kb/lexical-index';
+import { type LexicalIndex, parseLexicalQuery, typedConstraint } from '@kb/lexical-index';
 import { timedStage } from '@kb/observability';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -68,10 +68,13 @@ export class HybridRetrieval {
   constructor(
     private readonly embedder: QueryEmbedder,
     @Inject(VECTOR_STORE) private readonly vectors: Pick<VectorStore, 'query'>,
-    /** `termVectors` absent (some test doubles): no pseudo-relevance feedback. */
+    /**
+     * `termVectors` absent (some test doubles): no pseudo-relevance feedback; `matching` absent:
+     * the semantic side is not held to the query's operators.
+     */
     @Inject(LEXICAL_INDEX)
     private readonly lexical: Pick<LexicalIndex, 'search'> &
-      Partial<Pick<LexicalIndex, 'termVectors'>>,
+      Partial<Pick<LexicalIndex, 'termVectors' | 'matching'>>,
     @Inject(INDEX_STATE) private readonly spaces: IndexSpaceReader,
     @Inject(SEARCH_TUNING) private readonly tuning: SearchTuning,
   ) {}
@@ -240,6 +243,33 @@ export class HybridRetrieval {
   }
 
   /**
+   * The semantic candidates that satisfy the syntax typed in the query (phrases, operators,
+   * exclusions), as the lexical side's do: `kubernetes -helm` finds no chunk that mentions helm
+   * on either side (docs/adr/0028). Identifiers recognized in plain text stay a lexical matter;
+   * plain words constrain nothing, and cost no lookup. If the check fails, the candidates are
+   * kept and the answer says the lexical side is unavailable.
+   */
+  private async meetingOperators(
+    space: IndexSpace,
+    query: string,
+    candidates: Candidate[],
+    failures: DegradedReason[],
+  ): Promise<Candidate[]> {
+    if (!this.lexical.matching || candidates.length === 0) return candidates;
+    if (typedConstraint(parseLexicalQuery(query).constraint) === null) return candidates;
+    try {
+      const matching = await timedStage('operators', () =>
+        this.lexical.matching!(space, query, candidates),
+      );
+      return candidates.filter((candidate) => matching.has(chunkKey(candidate)));
+    } catch (error) {
+      this.logger.warn(`operator check of vector hits failed, kept unchecked: ${String(error)}`);
+      failures.push('lexical_search_unavailable');
+      return candidates;
+    }
+  }
+
+  /**
    * Vector and BM25 search of one index space in parallel, fused. `hits` is undefined when both
    * sides failed; `failures` says which did.
    */
@@ -279,7 +309,11 @@ export class HybridRetrieval {
       this.logger.warn(`vector search failed: ${String(semantic.reason)}`);
       failures.push('vector_search_unavailable');
     } else if (semantic.value) {
-      lists.push({ strategy: 'semantic', items: semantic.value });
+      const items =
+        request.mode === 'semantic'
+          ? semantic.value
+          : await this.meetingOperators(space, request.query, semantic.value, failures);
+      lists.push({ strategy: 'semantic', items });
     }
     if (lexical.status === 'rejected') {
       this.logger.warn(`lexical search failed: ${String(lexical.reason)}`);

@@ -106,6 +106,27 @@ export function lexicalIndexConformance(getIndex: () => LexicalIndex): void {
     expect(await index.search(tenant, { text: 'the of and', topK: 5 })).toEqual([]); // stop words only
   });
 
+  it('tells which chunks satisfy a query’s phrases, exclusions and operators', async () => {
+    const index = getIndex();
+    const chunks = [0, 1, 2].map((chunkIndex) => ({
+      documentId: doc,
+      documentVersion: 1,
+      chunkIndex,
+    }));
+    const key = (chunkIndex: number) => `${doc}#1#${chunkIndex}`;
+    const matching = async (query: string) =>
+      [...(await index.matching(tenant, query, chunks))].sort();
+    // Plain words constrain nothing: every chunk asked about.
+    expect(await matching('indexing classification')).toEqual([0, 1, 2].map(key));
+    expect(await matching('indexing -citation')).toEqual([key(0), key(2)]);
+    expect(await matching('"decimal classification"')).toEqual([key(0)]);
+    expect(await matching('citation OR computers')).toEqual([key(1), key(2)]);
+    expect(await matching('indexing AND NOT computers')).toEqual([key(1)]);
+    // A chunk the index does not hold satisfies nothing.
+    const unknown = { documentId: randomUUID(), documentVersion: 1, chunkIndex: 0 };
+    expect([...(await index.matching(tenant, 'books -citation', [unknown]))]).toEqual([]);
+  });
+
   it('returns the chunks around anchors within the same document version only', async () => {
     const index = getIndex();
     const other = randomUUID();

@@ -1,13 +1,16 @@
 import type { EditableAttributes, IndexSpace } from '@kb/contracts';
-import type {
-  ChunkLocation,
-  ChunkRef,
-  LexicalIndex,
-  LexicalMatch,
-  LexicalQuery,
-  LexicalRecord,
-  LexicalWrite,
-  TermVector,
+import {
+  type ChunkLocation,
+  type ChunkRef,
+  type LexicalConstraint,
+  type LexicalIndex,
+  type LexicalMatch,
+  type LexicalQuery,
+  type LexicalRecord,
+  type LexicalWrite,
+  parseLexicalQuery,
+  type TermVector,
+  typedConstraint,
 } from '@kb/lexical-index';
 
 import { documentVersionsOf, inScope } from '../shared/chunk-scope';
@@ -176,6 +179,25 @@ export class MemoryLexicalIndex implements LexicalIndex {
     );
   }
 
+  /**
+   * The query's constraint checked on each chunk with this fake's rough terms: a word or phrase
+   * holds when its terms appear in the chunk in that order, an identifier when the chunk's title
+   * or text holds it as typed, case-insensitively. Postgres' phrase distance and stemming differ.
+   */
+  async matching(space: IndexSpace, query: string, chunks: ChunkRef[]): Promise<Set<string>> {
+    const constraint = typedConstraint(parseLexicalQuery(query).constraint);
+    const held = this.spaces.get(space);
+    return new Set(
+      chunks
+        .filter((ref) => {
+          if (!constraint) return true;
+          const chunk = held?.get(keyOf(ref));
+          return chunk !== undefined && holds(constraint, `${chunk.title}\n${chunk.text}`);
+        })
+        .map(keyOf),
+    );
+  }
+
   async chunksAround(
     space: IndexSpace,
     anchors: ChunkRef[],
@@ -205,5 +227,41 @@ export class MemoryLexicalIndex implements LexicalIndex {
 
   private ofDocument(space: IndexSpace, documentId: string): Stored[] {
     return this.chunks(space).filter((chunk) => chunk.documentId === documentId);
+  }
+}
+
+/**
+ * Whether a text satisfies a constraint, with the fake's terms (see `matching`), in SQL's
+ * three-valued logic as `constraintToSql` has it: a word or phrase without terms (stop words,
+ * punctuation) is unknown, and an unknown answer at the top holds.
+ */
+function holds(constraint: LexicalConstraint, text: string): boolean {
+  return truth(constraint, text) ?? true;
+}
+
+function truth(constraint: LexicalConstraint, text: string): boolean | null {
+  switch (constraint.kind) {
+    case 'word':
+    case 'phrase': {
+      const wanted = englishTerms(constraint.text);
+      if (wanted.length === 0) return null;
+      return ` ${englishTerms(text).join(' ')} `.includes(` ${wanted.join(' ')} `);
+    }
+    case 'literal':
+      return text.toLowerCase().includes(constraint.text.toLowerCase());
+    case 'and': {
+      const values = constraint.items.map((item) => truth(item, text));
+      if (values.includes(false)) return false;
+      return values.includes(null) ? null : true;
+    }
+    case 'or': {
+      const values = constraint.items.map((item) => truth(item, text));
+      if (values.includes(true)) return true;
+      return values.includes(null) ? null : false;
+    }
+    case 'not': {
+      const value = truth(constraint.item, text);
+      return value === null ? null : !value;
+    }
   }
 }
