@@ -1,4 +1,4 @@
-import { type EmbeddedChunks,embeddedChunksSchema } from '@kb/contracts';
+import { type EmbeddedChunks, embeddedChunksSchema } from '@kb/contracts';
 
 import { checkIn, checkOut, type ClaimStore, INLINE_PAYLOAD_MAX_BYTES } from './claim-check';
 import { PermanentError } from './errors';
