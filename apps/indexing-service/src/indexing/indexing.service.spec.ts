@@ -419,10 +419,14 @@ describe('IndexingService', () => {
     });
 
     it('replaces a version with a newer one, removing the older chunks and derived objects', async () => {
-      const { service, embedded, statuses, held, derived } = setup();
+      const { service, embedded, statuses, held, derived, blobs } = setup();
       const doc = randomUUID();
+      const listings = jest.spyOn(blobs, 'list');
       await service.indexDocument(tenant, await embedded(doc, 1, { chunks: 3 }));
+      // A first version has nothing older to look for.
+      expect(listings).not.toHaveBeenCalled();
       await service.indexDocument(tenant, await embedded(doc, 2, { chunks: 1 }));
+      expect(listings).toHaveBeenCalledWith(`derived/${tenant}/${doc}/`);
       expect(await held(own, doc)).toEqual({ vectors: [2], lexical: [2] });
       expect(statuses(doc).at(-1)).toEqual({ version: 2, status: 'indexed', chunkCount: 1 });
       expect(derived(doc)).toEqual([`derived/${tenant}/${doc}/v2/embeddings.${own}.json`]);

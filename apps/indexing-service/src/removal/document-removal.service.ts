@@ -194,6 +194,8 @@ export class DocumentRemovalService {
     documentId: string,
     version: number,
   ): Promise<number> {
+    // A first version has none older: no listing (one S3 request per new document).
+    if (version <= 1) return 0;
     return this.removeDerived(tenantId, documentId, 'superseded', version);
   }
 
