@@ -49,9 +49,10 @@ describe('PrecomputedChunksService', () => {
       chunkCount: 2,
       attributes: { knowledgeBaseIds: ['own'], tags: ['ops'], principals: ['u:alice'] },
     });
-    const stored = embeddedChunksSchema.parse(
-      await getJson(f.blobs, embedded!.payload.embeddings.key),
-    );
+    // Precomputed vectors go through the outbox (a Postgres row): stored by reference (ADR 4).
+    const claim = embedded!.payload.embeddings;
+    if ('inline' in claim) throw new Error('expected the embeddings stored by reference');
+    const stored = embeddedChunksSchema.parse(await getJson(f.blobs, claim.key));
     expect(stored.chunks.map((c) => [c.index, c.text, c.start, c.end, c.page])).toEqual([
       [0, 'Restart the queue.', 0, 18, undefined],
       [1, 'Then drain it.', 20, 34, 2],
