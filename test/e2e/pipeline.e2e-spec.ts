@@ -126,13 +126,12 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
       .filter((e) => e.topic === Topics.documentStatus)
       .map((e) => e.value.payload['status']);
     expect(statuses).toEqual(['parsing', 'embedding', 'indexing', 'indexed']);
+    // A small document's chunks and vectors travel in the events themselves (ADR 4).
     const parsedEvent = events.find((e) => e.topic === Topics.documentParsed)!;
+    const embeddedEvent = events.find((e) => e.topic === Topics.chunksEmbedded)!;
+    expect(Object.keys(embeddedEvent.value.payload['embeddings'] as object)).toEqual(['inline']);
     const parsed = parsedDocumentSchema.parse(
-      JSON.parse(
-        (
-          await suite.blobs.get((parsedEvent.value.payload['chunks'] as { key: string }).key)
-        ).toString(),
-      ),
+      (parsedEvent.value.payload['chunks'] as { inline: unknown }).inline,
     );
     expect(parsed.chunks).toHaveLength(chunkCount);
     const venusChunk = parsed.chunks.find((c) => c.text.includes('forty-one times'))!;
