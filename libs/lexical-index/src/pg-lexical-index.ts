@@ -328,13 +328,7 @@ export class PgLexicalIndex implements LexicalIndex {
       // plainly, the planner takes the recordset for 100 rows and hashes a scan of the space's
       // every chunk row (350 buffers for a page of 10 in a CISI tenant, docs/adr/0029).
       `SELECT c.document_id, c.document_version, c.chunk_index, c.page, c.heading_path
-         FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
-        CROSS JOIN LATERAL (
-          SELECT * FROM ${this.table} c
-           WHERE c.tenant_id = $1 AND c.document_id = a.document_id
-             AND c.document_version = a.document_version AND c.chunk_index = a.chunk_index
-           LIMIT 1
-        ) c`,
+         ${this.chunksOfRecordset()}`,
       [space, JSON.stringify(chunks.map(toRefRow))],
     );
     return new Map(
@@ -348,6 +342,20 @@ export class PgLexicalIndex implements LexicalIndex {
     );
   }
 
+  /**
+   * The chunk rows `c` of the refs in parameter $2 (a JSON recordset) in space $1, one
+   * primary-key lookup each: `locations` and `matching` read them so.
+   */
+  private chunksOfRecordset(): string {
+    return `FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
+        CROSS JOIN LATERAL (
+          SELECT * FROM ${this.table} c
+           WHERE c.tenant_id = $1 AND c.document_id = a.document_id
+             AND c.document_version = a.document_version AND c.chunk_index = a.chunk_index
+           LIMIT 1
+        ) c`;
+  }
+
   async matching(space: IndexSpace, query: string, chunks: ChunkRef[]): Promise<Set<string>> {
     const constraint = typedConstraint(parseLexicalQuery(query).constraint);
     const keys = chunks.map((c) => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`);
@@ -355,15 +363,8 @@ export class PgLexicalIndex implements LexicalIndex {
     const params: unknown[] = [space, JSON.stringify(chunks.map(toRefRow))];
     const matches = constraintToSql(constraint, params);
     const { rows } = await this.pool.query<ChunkRefRow>(
-      // A primary-key lookup per chunk, as in `locations`.
       `SELECT c.document_id, c.document_version, c.chunk_index
-         FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
-        CROSS JOIN LATERAL (
-          SELECT * FROM ${this.table} c
-           WHERE c.tenant_id = $1 AND c.document_id = a.document_id
-             AND c.document_version = a.document_version AND c.chunk_index = a.chunk_index
-           LIMIT 1
-        ) c
+         ${this.chunksOfRecordset()}
         WHERE ${matches}`,
       params,
     );
