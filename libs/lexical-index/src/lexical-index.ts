@@ -109,8 +109,8 @@ export interface LexicalIndex {
    */
   termVectors(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, TermVector>>;
   /**
-   * Which of these chunks satisfy the syntax typed in the query (`typedConstraint`: phrases,
-   * operators, exclusions), by `<document>#<version>#<chunk>`; every chunk when it has none. How
+   * Which of these chunks satisfy the syntax typed in the query (its parsed `constraint`:
+   * phrases, operators, exclusions, identifiers typed as operands), by `<document>#<version>#<chunk>`; every chunk when it has none. How
    * hybrid search holds the semantic side's candidates to what the query demands.
    */
   matching(space: IndexSpace, query: string, chunks: ChunkRef[]): Promise<Set<string>>;

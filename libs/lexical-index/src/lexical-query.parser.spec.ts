@@ -1,4 +1,4 @@
-import { isIdentifier, parseLexicalQuery, typedConstraint } from './lexical-query.parser';
+import { isIdentifier, parseLexicalQuery } from './lexical-query.parser';
 
 const word = (text: string) => ({ kind: 'word', text });
 const phrase = (text: string) => ({ kind: 'phrase', text });
@@ -9,6 +9,7 @@ describe('parseLexicalQuery', () => {
     expect(parseLexicalQuery('sail rigging, of ships')).toEqual({
       scoringText: 'sail rigging, of ships',
       constraint: null,
+      preferred: [],
       syntax: 'plain',
     });
     // lower-case "and"/"or"/"not" are words (stop words), not operators
@@ -20,12 +21,13 @@ describe('parseLexicalQuery', () => {
     expect(parseLexicalQuery('"connection reset" timeout')).toEqual({
       scoringText: 'connection reset timeout',
       constraint: phrase('connection reset'),
+      preferred: [],
       syntax: 'structured',
     });
     expect(parseLexicalQuery('“smart quotes” too').constraint).toEqual(phrase('smart quotes'));
   });
 
-  it('keeps identifiers and error strings whole, as literals', () => {
+  it('keeps identifiers and error strings whole, preferred among plain words', () => {
     for (const id of [
       'ERR_CONNECTION_RESET',
       'foo.bar()',
@@ -38,16 +40,46 @@ describe('parseLexicalQuery', () => {
       'std::vector',
       'parse(input)',
     ]) {
-      expect(parseLexicalQuery(`why ${id}`).constraint).toEqual(literal(id));
+      expect(parseLexicalQuery(`why ${id}`)).toEqual({
+        scoringText: `why ${id}`,
+        constraint: null,
+        preferred: [id],
+        syntax: 'structured',
+      });
     }
     // trailing sentence punctuation is not part of it
-    expect(parseLexicalQuery('calls foo.bar().').constraint).toEqual(literal('foo.bar()'));
+    expect(parseLexicalQuery('calls foo.bar().').preferred).toEqual(['foo.bar()']);
     expect(parseLexicalQuery('ERR_CONNECTION_RESET, again').scoringText).toBe(
       'ERR_CONNECTION_RESET again',
     );
     for (const plain of ['e.g.', 'U.S.', 'well-known', 'Hello', 'COVID']) {
       expect(isIdentifier(plain)).toBe(false);
     }
+  });
+
+  it('requires an identifier typed with syntax: +, AND, a group, a top-level OR', () => {
+    const required = (query: string) => parseLexicalQuery(query);
+    expect(required('+ERR_CONNECTION_RESET retry')).toMatchObject({
+      constraint: literal('ERR_CONNECTION_RESET'),
+      preferred: [],
+    });
+    expect(required('ERR_CONNECTION_RESET AND retry')).toMatchObject({
+      constraint: { kind: 'and', items: [literal('ERR_CONNECTION_RESET'), word('retry')] },
+      preferred: [],
+    });
+    expect(required('(GnuPG keys) archive').constraint).toEqual(literal('GnuPG'));
+    expect(required('GnuPG OR gpg')).toMatchObject({
+      constraint: { kind: 'or', items: [literal('GnuPG'), word('gpg')] },
+      preferred: [],
+    });
+    // beside other typed syntax, the identifier stays preferred and the syntax required
+    expect(required('GnuPG "archive keys" -expired')).toMatchObject({
+      constraint: {
+        kind: 'and',
+        items: [phrase('archive keys'), { kind: 'not', item: word('expired') }],
+      },
+      preferred: ['GnuPG'],
+    });
   });
 
   it('reads AND, OR, NOT, -term, +term and parentheses', () => {
@@ -62,6 +94,7 @@ describe('parseLexicalQuery', () => {
     expect(parseLexicalQuery('cache -redis')).toEqual({
       scoringText: 'cache',
       constraint: { kind: 'not', item: word('redis') },
+      preferred: [],
       syntax: 'structured',
     });
     expect(parseLexicalQuery('cache NOT "redis cluster"').constraint).toEqual({
@@ -78,6 +111,7 @@ describe('parseLexicalQuery', () => {
           { kind: 'not', item: word('redis') },
         ],
       },
+      preferred: [],
       syntax: 'structured',
     });
     // an optional word beside an AND group still scores
@@ -90,6 +124,7 @@ describe('parseLexicalQuery', () => {
     expect(parseLexicalQuery(prose)).toEqual({
       scoringText: prose,
       constraint: null,
+      preferred: [],
       syntax: 'plain',
     });
     expect(parseLexicalQuery('MEDLARS (NICSEM) thesaurus').constraint).toBeNull();
@@ -122,24 +157,22 @@ describe('parseLexicalQuery', () => {
     });
   });
 
-  it('keeps for the semantic side only the syntax that was typed', () => {
-    const typed = (query: string) => typedConstraint(parseLexicalQuery(query).constraint);
-    // An identifier spotted in plain text is BM25's requirement, not an operator.
-    expect(typed('GnuPG archive keys')).toBeNull();
-    expect(typed('ERR_CONNECTION_RESET retry')).toBeNull();
-    expect(typed('tides')).toBeNull();
+  it('leaves in the constraint only syntax that was typed (what the semantic side is held to)', () => {
+    const constraint = (query: string) => parseLexicalQuery(query).constraint;
+    // An identifier spotted in plain text is a preference, not an operator.
+    expect(constraint('GnuPG archive keys')).toBeNull();
+    expect(constraint('ERR_CONNECTION_RESET retry')).toBeNull();
+    expect(constraint('tides')).toBeNull();
     // Exclusions (identifiers included), phrases and operators stay.
-    expect(typed('retry -ERR_CONNECTION_RESET')).toEqual({
+    expect(constraint('retry -ERR_CONNECTION_RESET')).toEqual({
       kind: 'not',
-      item: { kind: 'literal', text: 'ERR_CONNECTION_RESET' },
+      item: literal('ERR_CONNECTION_RESET'),
     });
-    expect(typed('GnuPG "archive keys"')).toEqual(phrase('archive keys'));
-    expect(typed('cache AND redis')).toEqual({
+    expect(constraint('GnuPG "archive keys"')).toEqual(phrase('archive keys'));
+    expect(constraint('cache AND redis')).toEqual({
       kind: 'and',
       items: [word('cache'), word('redis')],
     });
-    // An alternative that constrains nothing makes the whole OR hold.
-    expect(typed('GnuPG OR gpg')).toBeNull();
   });
 
   it('degrades malformed syntax to plain words, never throwing', () => {
@@ -156,6 +189,7 @@ describe('parseLexicalQuery', () => {
       expect(parseLexicalQuery(query)).toEqual({
         scoringText: words,
         constraint: null,
+        preferred: [],
         syntax: 'malformed',
       });
     }

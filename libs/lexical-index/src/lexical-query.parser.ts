@@ -4,14 +4,18 @@
  * - words: `sail rigging` — any of them may match; BM25 ranks by all of them;
  * - phrases: `"exact phrase"` (or “…”) — the words in this order, adjacent (after stemming);
  * - identifiers and error strings, kept whole: `ERR_CONNECTION_RESET`, `foo.bar()`, `fooBar`,
- *   `ORA-00942`, `0xC0000005`, `std::vector` — the chunk must contain the string itself
- *   (case-insensitively); BM25 still scores its parts;
+ *   `ORA-00942`, `0xC0000005`, `std::vector`. Typed among plain words they are `preferred`: a
+ *   chunk that contains the string itself (case-insensitively) ranks above every chunk that only
+ *   shares its parts, which BM25 still scores. Typed with syntax (`+ERR_X`, `ERR_X AND retry`,
+ *   `-ERR_X`, inside an operator group or beside a top-level OR) they are required or excluded;
  * - `AND`, `OR`, `NOT` (upper case), `-term` / `-"phrase"` (exclude), `+term` (require), and
  *   parentheses.
  *
- * Juxtaposed items: phrases, identifiers, `+terms`, exclusions and parenthesized or operator
- * groups must all hold; bare words are optional (at least one must match when nothing else is
- * required), as in a search engine's default OR. `a AND b` requires both, `a OR b` either.
+ * Juxtaposed items: phrases, `+terms`, exclusions and parenthesized or operator groups must all
+ * hold; bare words are optional (at least one must match when nothing else is required), as in a
+ * search engine's default OR; identifiers are preferred at the top, required inside a group.
+ * `a AND b` requires both, `a OR b` either. What is left in `constraint` is syntax the person
+ * typed, so the semantic side of a hybrid search is held to it too.
  *
  * Malformed syntax (an unclosed quote, an unbalanced parenthesis, an operator with nothing on one
  * side) never fails: the whole query is read as plain words, with no constraint.
@@ -29,6 +33,11 @@ export interface ParsedLexicalQuery {
   scoringText: string;
   /** What a chunk must satisfy; null for plain words (sharing any term is enough). */
   constraint: LexicalConstraint | null;
+  /**
+   * Identifiers typed among plain words at the top of the query: not required, but a chunk that
+   * contains them whole ranks above every chunk that does not (docs/adr/0028).
+   */
+  preferred: string[];
   /** `plain` words, `structured` syntax, or `malformed` syntax read as plain words. */
   syntax: 'plain' | 'structured' | 'malformed';
 }
@@ -137,6 +146,8 @@ function tokenize(query: string): Token[] {
 interface Item {
   constraint: LexicalConstraint;
   optional: boolean;
+  /** A bare identifier among juxtaposed items: preferred at the top of the query. */
+  identifier?: string;
 }
 
 class Parser {
@@ -144,9 +155,24 @@ class Parser {
   private negations = 0;
   /** The texts of every word, phrase and identifier met outside a NOT: what BM25 scores. */
   readonly positive: string[] = [];
-  constructor(private readonly tokens: Token[]) {}
+  /** The identifiers preferred rather than required (see `ParsedLexicalQuery.preferred`). */
+  readonly preferred: string[] = [];
+  private depth = 0;
+  /** Whether the top level is one sequence: beside a top-level OR, an identifier is an operand. */
+  private readonly oneTopSequence: boolean;
 
-  parse(): LexicalConstraint {
+  constructor(private readonly tokens: Token[]) {
+    let depth = 0;
+    let topOr = false;
+    for (const token of tokens) {
+      if (token.t === 'lparen') depth++;
+      else if (token.t === 'rparen') depth--;
+      else if (token.t === 'or' && depth === 0) topOr = true;
+    }
+    this.oneTopSequence = !topOr;
+  }
+
+  parse(): LexicalConstraint | null {
     const result = this.orExpr();
     if (this.at < this.tokens.length) throw new Malformed('unexpected token');
     return result;
@@ -156,17 +182,23 @@ class Parser {
     return this.tokens[this.at];
   }
 
-  private orExpr(): LexicalConstraint {
-    const items = [this.sequence()];
+  private orExpr(): LexicalConstraint | null {
+    const first = this.sequence();
+    if (this.peek()?.t !== 'or') return first;
+    // Only a lone top-level sequence prefers identifiers and can leave nothing required.
+    const items = [first!];
     while (this.peek()?.t === 'or') {
       this.at++;
-      items.push(this.sequence());
+      items.push(this.sequence()!);
     }
-    return items.length === 1 ? items[0]! : { kind: 'or', items };
+    return { kind: 'or', items };
   }
 
-  /** Juxtaposed and AND-ed items up to OR, `)` or the end. */
-  private sequence(): LexicalConstraint {
+  /**
+   * Juxtaposed and AND-ed items up to OR, `)` or the end. Null only for the query's lone top-level
+   * sequence when its identifiers are preferred and nothing else is required.
+   */
+  private sequence(): LexicalConstraint | null {
     const items: Item[] = [];
     for (;;) {
       const next = this.peek();
@@ -176,12 +208,26 @@ class Parser {
         this.at++;
         const right = this.unary();
         const left = items.pop()!;
+        // The operands of AND are required, identifiers included.
         items.push({ constraint: and([left.constraint, right.constraint]), optional: false });
         continue;
       }
       items.push(this.unary());
     }
     if (items.length === 0) throw new Malformed('empty expression');
+    if (this.depth === 0 && this.oneTopSequence) {
+      const identifiers = items.filter((item) => item.identifier !== undefined);
+      if (identifiers.length > 0) {
+        this.preferred.push(...identifiers.map((item) => item.identifier!));
+        // Bare words stay optional and BM25 needs a shared term anyway: what is left to require
+        // is the typed syntax (phrases, +terms, exclusions, groups).
+        const required = items.filter((item) => !item.optional && item.identifier === undefined);
+        if (required.length === 0) return null;
+        return required.length === 1
+          ? required[0]!.constraint
+          : and(required.map((i) => i.constraint));
+      }
+    }
     const required = items.filter((item) => !item.optional).map((item) => item.constraint);
     const optional = items.filter((item) => item.optional).map((item) => item.constraint);
     if (required.length === 0) {
@@ -201,6 +247,7 @@ class Parser {
     }
     if (next?.t === 'plus') {
       this.at++;
+      // `+ERR_X` is required, not preferred.
       return { constraint: this.unary().constraint, optional: false };
     }
     return this.atom();
@@ -213,12 +260,18 @@ class Parser {
       case 'word':
         return { constraint: { kind: 'word', text: token.text }, optional: true };
       case 'ident':
-        return { constraint: { kind: 'literal', text: token.text }, optional: false };
+        return {
+          constraint: { kind: 'literal', text: token.text },
+          optional: false,
+          identifier: token.text,
+        };
       case 'phrase':
         return { constraint: { kind: 'phrase', text: token.text }, optional: false };
       case 'lparen': {
         const from = this.at;
-        const inner = this.orExpr();
+        this.depth++;
+        const inner = this.orExpr()!;
+        this.depth--;
         if (this.tokens[this.at++]?.t !== 'rparen') throw new Malformed('unclosed parenthesis');
         // Without an operator inside, parentheses are punctuation: "(MEDLARS)" is a word.
         const operators = this.tokens
@@ -247,7 +300,7 @@ export const PROSE_WORDS = 12;
 
 export function parseLexicalQuery(query: string): ParsedLexicalQuery {
   if (query.trim().split(/\s+/).length > PROSE_WORDS) {
-    return { scoringText: query, constraint: null, syntax: 'plain' };
+    return { scoringText: query, constraint: null, preferred: [], syntax: 'plain' };
   }
   try {
     const tokens = tokenize(query);
@@ -256,14 +309,19 @@ export function parseLexicalQuery(query: string): ParsedLexicalQuery {
     if (
       tokens.every((token) => token.t === 'word' || token.t === 'lparen' || token.t === 'rparen')
     ) {
-      return { scoringText: query, constraint: null, syntax: 'plain' };
+      return { scoringText: query, constraint: null, preferred: [], syntax: 'plain' };
     }
     const parser = new Parser(tokens);
     const constraint = parser.parse();
-    return { scoringText: parser.positive.join(' '), constraint, syntax: 'structured' };
+    return {
+      scoringText: parser.positive.join(' '),
+      constraint,
+      preferred: parser.preferred,
+      syntax: 'structured',
+    };
   } catch (error) {
     if (!(error instanceof Malformed)) throw error;
-    return { scoringText: plainWords(query), constraint: null, syntax: 'malformed' };
+    return { scoringText: plainWords(query), constraint: null, preferred: [], syntax: 'malformed' };
   }
 }
 
@@ -275,38 +333,4 @@ function plainWords(query: string): string {
     .map((word) => word.replace(/^[-+]+/, ''))
     .filter((word) => word && word !== 'AND' && word !== 'OR' && word !== 'NOT')
     .join(' ');
-}
-
-/**
- * The part of a constraint the person typed as syntax: phrases, `AND` / `OR` / `NOT`, `+term` and
- * exclusions, an identifier only where it is excluded. An identifier recognized in plain text
- * (`GnuPG archive keys`) is a lexical requirement BM25 ranks by, not an operator; held to it, the
- * semantic side would lose what it finds by meaning. Null when nothing of it is left.
- */
-export function typedConstraint(constraint: LexicalConstraint | null): LexicalConstraint | null {
-  const reduce = (c: LexicalConstraint, negated: boolean): LexicalConstraint | null => {
-    switch (c.kind) {
-      case 'word':
-      case 'phrase':
-        return c;
-      case 'literal':
-        return negated ? c : null;
-      case 'not': {
-        const item = reduce(c.item, !negated);
-        return item && { kind: 'not', item };
-      }
-      case 'and': {
-        const items = c.items.map((item) => reduce(item, negated)).filter((item) => item !== null);
-        if (items.length <= 1) return items[0] ?? null;
-        return { kind: 'and', items };
-      }
-      case 'or': {
-        // An item that constrains nothing holds for every chunk, and so does the whole OR.
-        const items = c.items.map((item) => reduce(item, negated));
-        if (items.some((item) => item === null)) return null;
-        return { kind: 'or', items: items as LexicalConstraint[] };
-      }
-    }
-  };
-  return constraint && reduce(constraint, false);
 }

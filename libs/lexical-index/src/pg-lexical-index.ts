@@ -12,7 +12,7 @@ import type {
   LexicalWrite,
   TermVector,
 } from './lexical-index';
-import { type LexicalConstraint, parseLexicalQuery, typedConstraint } from './lexical-query.parser';
+import { type LexicalConstraint, parseLexicalQuery } from './lexical-query.parser';
 import { LEXICAL_SCHEMA } from './migrations';
 
 /** BM25 parameters: Anserini's defaults (k1 = 0.9, b = 0.4), also used by the dataset README's baseline. */
@@ -105,7 +105,16 @@ export class PgLexicalIndex implements LexicalIndex {
       : 'TRUE';
     const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
     const matches = parsed.constraint ? constraintToSql(parsed.constraint, params) : 'TRUE';
-    const scoped = kbs !== 'TRUE' || filter !== 'TRUE' || matches !== 'TRUE';
+    // Identifiers typed among plain words: each one a chunk contains whole adds the best BM25
+    // score of the query, so it ranks above every chunk that only shares the identifier's parts.
+    // That needs every scored chunk's row, so the cut to top-k waits for it (docs/adr/0028).
+    const preferred = parsed.preferred.length
+      ? parsed.preferred.map((text) => `${literalSql(text, params)}::int`).join(' + ')
+      : null;
+    const scoped = kbs !== 'TRUE' || filter !== 'TRUE' || matches !== 'TRUE' || preferred !== null;
+    const score = preferred
+      ? `scored.score + (${preferred}) * (SELECT max(score) FROM scored)`
+      : 'scored.score';
     // The statistics (N, avgdl, df) count only the chunks the caller may read (docs/adr/0019):
     // counted over the whole space, a term's idf told a reader how many chunks they cannot read
     // contain it. So every posting of the query's terms is joined with the chunks the caller may
@@ -178,7 +187,7 @@ export class PgLexicalIndex implements LexicalIndex {
           ${scoped ? '' : 'LIMIT $3'}
        )
        SELECT c.document_id, c.document_version, c.chunk_index, ${texts}, c.start_offset,
-              c.end_offset, scored.score
+              c.end_offset, ${score} AS score
          FROM scored
         CROSS JOIN LATERAL (
           SELECT * FROM ${this.table} c
@@ -187,7 +196,7 @@ export class PgLexicalIndex implements LexicalIndex {
              AND ${kbs} AND ${acl} AND ${filter} AND ${matches}
            LIMIT 1
         ) c
-        ORDER BY scored.score DESC, scored.document_id, scored.chunk_index
+        ORDER BY ${score} DESC, scored.document_id, scored.chunk_index
         LIMIT $3`,
       params,
     );
@@ -357,7 +366,7 @@ export class PgLexicalIndex implements LexicalIndex {
   }
 
   async matching(space: IndexSpace, query: string, chunks: ChunkRef[]): Promise<Set<string>> {
-    const constraint = typedConstraint(parseLexicalQuery(query).constraint);
+    const constraint = parseLexicalQuery(query).constraint;
     const keys = chunks.map((c) => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`);
     if (!constraint || chunks.length === 0) return new Set(keys);
     const params: unknown[] = [space, JSON.stringify(chunks.map(toRefRow))];
@@ -438,7 +447,7 @@ export function constraintToSql(constraint: LexicalConstraint, params: unknown[]
         return `(CASE WHEN numnode(${q}) = 0 THEN NULL ELSE c.tsv @@ ${q} END)`;
       }
       case 'literal':
-        return `(strpos(lower(c.title || E'\\n' || c.text), lower($${params.push(c.text)}::text)) > 0)`;
+        return literalSql(c.text, params);
       case 'and':
         return `(${c.items.map(node).join(' AND ')})`;
       case 'or':
@@ -448,6 +457,11 @@ export function constraintToSql(constraint: LexicalConstraint, params: unknown[]
     }
   };
   return `coalesce(${node(constraint)}, TRUE)`;
+}
+
+/** Whether the chunk row `c` holds the text as typed in its title or text, case-insensitively. */
+function literalSql(text: string, params: unknown[]): string {
+  return `(strpos(lower(c.title || E'\\n' || c.text), lower($${params.push(text)}::text)) > 0)`;
 }
 
 const toRefRow = (ref: ChunkRef) => ({

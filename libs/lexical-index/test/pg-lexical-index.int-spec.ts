@@ -114,13 +114,23 @@ describe('PgLexicalIndex', () => {
       expect(textless).toEqual(full.map((m) => ({ ...m, title: '', text: '' })));
     });
 
-    it('keeps an identifier whole: only the chunk that contains it', async () => {
-      expect(await ids('ERR_CONNECTION_RESET')).toEqual(['d0']);
-      // as plain words they would match the prose about connection resets too
-      expect(await ids('err connection reset')).toEqual(['d0', 'd1']);
-      expect(await ids('foo.bar()')).toEqual(['d2']);
+    const ranked = async (text: string) =>
+      (await index.search(space, { text, topK: 10 })).map((m) => m.documentId);
+
+    it('ranks the chunk that holds an identifier whole above those sharing only its parts', async () => {
+      // d1 shares more of the words (connection, reset, peer, socket, retried) and outscores d0
+      // on BM25 alone; d0 holds ERR_CONNECTION_RESET itself.
+      expect(await ranked('err connection reset peer socket retried')).toEqual(['d1', 'd0']);
+      expect(await ranked('ERR_CONNECTION_RESET peer socket retried')).toEqual(['d0', 'd1']);
+      expect(await ranked('foo.bar()')).toEqual(['d2']);
       // Postgres reads foo.bar as one token, so plain words miss it
       expect(await ids('foo bar')).toEqual(['d3']);
+    });
+
+    it('requires an identifier typed with +, AND or OR', async () => {
+      expect(await ids('+ERR_CONNECTION_RESET peer socket')).toEqual(['d0']);
+      expect(await ids('ERR_CONNECTION_RESET AND socket')).toEqual(['d0']);
+      expect(await ids('ERR_CONNECTION_RESET OR redis')).toEqual(['d0', 'd4']);
     });
 
     it('matches a quoted phrase in order, adjacent (stemmed)', async () => {

@@ -1,6 +1,6 @@
 import { activeOnly, type IndexSpace, type TenantId, tenantSpace } from '@kb/contracts';
 import type { DocumentIndexState, KnowledgeBaseSpace } from '@kb/index-state';
-import { type LexicalIndex, parseLexicalQuery, typedConstraint } from '@kb/lexical-index';
+import { type LexicalIndex, parseLexicalQuery } from '@kb/lexical-index';
 import { timedStage } from '@kb/observability';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -245,8 +245,8 @@ export class HybridRetrieval {
   /**
    * The semantic candidates that satisfy the syntax typed in the query (phrases, operators,
    * exclusions), as the lexical side's do: `kubernetes -helm` finds no chunk that mentions helm
-   * on either side (docs/adr/0028). Identifiers recognized in plain text stay a lexical matter;
-   * plain words constrain nothing, and cost no lookup. If the check fails, the candidates are
+   * on either side (docs/adr/0028). Identifiers among plain words are a lexical preference, not a
+   * requirement; plain words constrain nothing, and cost no lookup. If the check fails, the candidates are
    * kept and the answer says the lexical side is unavailable.
    */
   private async meetingOperators(
@@ -256,7 +256,7 @@ export class HybridRetrieval {
     failures: DegradedReason[],
   ): Promise<Candidate[]> {
     if (!this.lexical.matching || candidates.length === 0) return candidates;
-    if (typedConstraint(parseLexicalQuery(query).constraint) === null) return candidates;
+    if (parseLexicalQuery(query).constraint === null) return candidates;
     try {
       const matching = await timedStage('operators', () =>
         this.lexical.matching!(space, query, candidates),

@@ -10,7 +10,6 @@ import {
   type LexicalWrite,
   parseLexicalQuery,
   type TermVector,
-  typedConstraint,
 } from '@kb/lexical-index';
 
 import { documentVersionsOf, inScope } from '../shared/chunk-scope';
@@ -185,7 +184,7 @@ export class MemoryLexicalIndex implements LexicalIndex {
    * or text holds it as typed, case-insensitively. Postgres' phrase distance and stemming differ.
    */
   async matching(space: IndexSpace, query: string, chunks: ChunkRef[]): Promise<Set<string>> {
-    const constraint = typedConstraint(parseLexicalQuery(query).constraint);
+    const constraint = parseLexicalQuery(query).constraint;
     const held = this.spaces.get(space);
     return new Set(
       chunks
