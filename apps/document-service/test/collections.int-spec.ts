@@ -112,6 +112,11 @@ describe('collections in SQL', () => {
       { $or: [{ tags: 'legal' }, { 'metadata.author': 'ann' }] },
       { updated_at: { $gt: '2026-11-22T10:30:00Z' } },
       { created_at: { $lte: now.toISOString() }, tags: { $nin: ['legal'] } },
+      // Ids are compared as uuids: a malformed or upper-case spelling matches nothing, no error.
+      { document_id: ids[0]! },
+      { document_id: { $in: [ids[0]!, ids[2]!, 'not-a-uuid', ids[1]!.toUpperCase()] } },
+      { document_id: { $nin: [ids[1]!, 'not-a-uuid'] } },
+      { document_id: { $in: ['not-a-uuid'] } },
     ];
     const rows = await service.documentsRepository.list(tenant, 100, 'all', undefined, 'filters');
     for (const where of filters) {

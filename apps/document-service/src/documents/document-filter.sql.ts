@@ -43,7 +43,10 @@ const millis = (column: 'created_at' | 'updated_at') =>
 function equality(field: DocumentFilterField, values: ScalarValue[]): RawBuilder<boolean> {
   switch (field.kind) {
     case 'document_id':
-      return sql<boolean>`(id::text = ANY(${values}::text[]))`;
+      // Compared as uuid, so the primary key finds them: `id::text = ANY(…)` read every row the
+      // caller may see, 9 ms against 0.1 for a search's hit details in a CISI tenant (ADR 29).
+      // An id is only ever equal to the canonical lower-case form, so nothing else can match.
+      return sql<boolean>`(id = ANY(${values.filter(isCanonicalUuid)}::uuid[]))`;
     case 'tags':
       return sql<boolean>`(tags && ${values}::text[])`;
     case 'status':
@@ -65,6 +68,12 @@ function equality(field: DocumentFilterField, values: ScalarValue[]): RawBuilder
     }
   }
 }
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The text of a uuid as Postgres prints it; other spellings Postgres would accept never matched. */
+const isCanonicalUuid = (value: ScalarValue): value is string =>
+  typeof value === 'string' && CANONICAL_UUID.test(value);
 
 const RANGE = { $gt: sql`>`, $gte: sql`>=`, $lt: sql`<`, $lte: sql`<=` } as const;
 
