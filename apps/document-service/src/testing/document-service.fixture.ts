@@ -52,7 +52,7 @@ export function documentServiceFixture(
   const models = options.models ?? servedModels({ [defaults.model]: 384 });
   const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults, models);
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
-  const audit = new DocumentAudit(writer, transactions, relay, clock);
+  const audit = new DocumentAudit(writer, transactions, clock);
   const documents = new DocumentsService(
     documentsRepository,
     membership,

@@ -49,7 +49,7 @@ export function sqlDocumentService(
     dimensionOf: async () => undefined,
   });
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
-  const audit = new DocumentAudit(writer, transactions, relay, clock);
+  const audit = new DocumentAudit(writer, transactions, clock);
   const generations = new MemoryIndexGenerations();
   return {
     defaults,
