@@ -199,7 +199,7 @@ class Parser {
    * sequence when its identifiers are preferred and nothing else is required.
    */
   private sequence(): LexicalConstraint | null {
-    const items: Item[] = [];
+    let items: Item[] = [];
     for (;;) {
       const next = this.peek();
       if (!next || next.t === 'or' || next.t === 'rparen') break;
@@ -215,22 +215,18 @@ class Parser {
       items.push(this.unary());
     }
     if (items.length === 0) throw new Malformed('empty expression');
-    if (this.depth === 0 && this.oneTopSequence) {
-      const identifiers = items.filter((item) => item.identifier !== undefined);
-      if (identifiers.length > 0) {
-        this.preferred.push(...identifiers.map((item) => item.identifier!));
-        // Bare words stay optional and BM25 needs a shared term anyway: what is left to require
-        // is the typed syntax (phrases, +terms, exclusions, groups).
-        const required = items.filter((item) => !item.optional && item.identifier === undefined);
-        if (required.length === 0) return null;
-        return required.length === 1
-          ? required[0]!.constraint
-          : and(required.map((i) => i.constraint));
-      }
+    // At the top of a query without a top-level OR, identifiers are preferred, not required.
+    const preferring =
+      this.depth === 0 && this.oneTopSequence && items.some((item) => item.identifier);
+    if (preferring) {
+      this.preferred.push(...items.flatMap((item) => item.identifier ?? []));
+      items = items.filter((item) => item.identifier === undefined);
     }
     const required = items.filter((item) => !item.optional).map((item) => item.constraint);
     const optional = items.filter((item) => item.optional).map((item) => item.constraint);
     if (required.length === 0) {
+      // Beside a preferred identifier, bare words need no constraint: BM25 needs a shared term.
+      if (preferring) return null;
       return optional.length === 1 ? optional[0]! : { kind: 'or', items: optional };
     }
     return required.length === 1 ? required[0]! : { kind: 'and', items: required };
