@@ -1,3 +1,4 @@
+export { constraintToSql } from './lexical-constraint.sql';
 export * from './lexical-index';
 export * from './lexical-query.parser';
 export { LEXICAL_SCHEMA, lexicalIndexMigrations } from './migrations';

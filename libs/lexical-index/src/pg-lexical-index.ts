@@ -2,6 +2,7 @@ import type { EditableAttributes, IndexSpace } from '@kb/contracts';
 import { createPool, type FilterColumns, filterToSql, quoteIdent } from '@kb/database';
 import type { Pool } from 'pg';
 
+import { constraintToSql, literalSql } from './lexical-constraint.sql';
 import type {
   ChunkLocation,
   ChunkRef,
@@ -12,7 +13,7 @@ import type {
   LexicalWrite,
   TermVector,
 } from './lexical-index';
-import { type LexicalConstraint, parseLexicalQuery } from './lexical-query.parser';
+import { parseLexicalQuery } from './lexical-query.parser';
 import { LEXICAL_SCHEMA } from './migrations';
 
 /** BM25 parameters: Anserini's defaults (k1 = 0.9, b = 0.4), also used by the dataset README's baseline. */
@@ -429,39 +430,6 @@ export class PgLexicalIndex implements LexicalIndex {
   async close(): Promise<void> {
     await this.pool.end();
   }
-}
-
-/**
- * A parsed query's constraint as a condition on the chunk row `c`, every text a bound parameter.
- * Words and phrases go through the same `english` configuration as the index (`c.tsv`); a word or
- * phrase of stop words only has no lexeme and constrains nothing (NULL, read as true at the top).
- * Identifiers must appear in the chunk's title or text as typed, case-insensitively.
- */
-export function constraintToSql(constraint: LexicalConstraint, params: unknown[]): string {
-  const node = (c: LexicalConstraint): string => {
-    switch (c.kind) {
-      case 'word':
-      case 'phrase': {
-        const fn = c.kind === 'word' ? 'plainto_tsquery' : 'phraseto_tsquery';
-        const q = `${fn}('english', $${params.push(c.text)}::text)`;
-        return `(CASE WHEN numnode(${q}) = 0 THEN NULL ELSE c.tsv @@ ${q} END)`;
-      }
-      case 'literal':
-        return literalSql(c.text, params);
-      case 'and':
-        return `(${c.items.map(node).join(' AND ')})`;
-      case 'or':
-        return `(${c.items.map(node).join(' OR ')})`;
-      case 'not':
-        return `(NOT ${node(c.item)})`;
-    }
-  };
-  return `coalesce(${node(constraint)}, TRUE)`;
-}
-
-/** Whether the chunk row `c` holds the text as typed in its title or text, case-insensitively. */
-function literalSql(text: string, params: unknown[]): string {
-  return `(strpos(lower(c.title || E'\\n' || c.text), lower($${params.push(text)}::text)) > 0)`;
 }
 
 const toRefRow = (ref: ChunkRef) => ({
