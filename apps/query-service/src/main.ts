@@ -2,18 +2,23 @@ import './telemetry';
 import 'reflect-metadata';
 
 import { tokenVerifierFrom } from '@kb/auth';
+import { tenantOfSpace } from '@kb/contracts';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
 import { GrpcTransport } from '@kb/grpc';
 import { bootHttpService, FlexibleRateLimiter } from '@kb/http';
-import { PgDocumentIndexState, PgIndexGenerations } from '@kb/index-state';
+import {
+  CoalescingGenerationReads,
+  PgDocumentIndexState,
+  PgIndexGenerations,
+} from '@kb/index-state';
 import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
-import { PgLexicalIndex } from '@kb/lexical-index';
-import { createLogger } from '@kb/observability';
+import { type LexicalIndex, PgLexicalIndex, SnapshotLexicalIndex } from '@kb/lexical-index';
+import { annotateActiveSpan, createLogger } from '@kb/observability';
 import { vectorStoreFromEnv } from '@kb/vector-store';
 
 import { AppModule } from './app.module';
 import { RedisSearchCache } from './cache/search.cache';
-import { loadQueryConfig } from './config/query.config';
+import { loadQueryConfig, type QueryConfig } from './config/query.config';
 import { crossEncoderFromConfig, CrossEncoderLoadError } from './search/cross-encoder.reranker';
 
 async function main(): Promise<void> {
@@ -36,8 +41,8 @@ async function main(): Promise<void> {
       'Bootstrap',
     );
   });
-  const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
   const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
+  const lexical = lexicalIndex(config, generations);
   const indexState = new PgDocumentIndexState({ url: config.DATABASE_URL });
   const cache = config.REDIS_URL
     ? RedisSearchCache.connect(
@@ -75,6 +80,21 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     name: 'query-service',
+  });
+}
+
+/**
+ * The lexical index searches read: BM25 in memory over a snapshot of each space, kept while the
+ * tenant's index generation holds (docs/adr/0029), unless LEXICAL_MEMORY_CHUNKS is 0.
+ */
+function lexicalIndex(config: QueryConfig, generations: PgIndexGenerations): LexicalIndex {
+  const postgres = new PgLexicalIndex({ url: config.DATABASE_URL });
+  if (config.LEXICAL_MEMORY_CHUNKS === 0) return postgres;
+  const reads = new CoalescingGenerationReads(generations);
+  return new SnapshotLexicalIndex(postgres, {
+    generation: (space) => reads.current(tenantOfSpace(space)),
+    maxChunks: config.LEXICAL_MEMORY_CHUNKS,
+    onSearch: (path) => annotateActiveSpan({ 'kb.lexical': path }),
   });
 }
 

@@ -251,6 +251,7 @@ GRPC_PORT: {{ $v.containerPorts.grpc | quote }}
 DOCUMENT_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "root" .root "name" "document-service")) | quote }}
 HYBRID_SEMANTIC_WEIGHT: {{ $v.search.semanticWeight | quote }}
 PSEUDO_RELEVANCE_FEEDBACK: {{ $v.search.pseudoRelevanceFeedback | quote }}
+LEXICAL_MEMORY_CHUNKS: {{ $v.search.lexicalMemoryChunks | quote }}
 SEARCH_CACHE_TTL_SECONDS: {{ $v.search.cacheTtlSeconds | quote }}
 RERANK_CANDIDATES: {{ $v.search.rerankCandidates | quote }}
 {{- if $v.search.rerankerModel }}

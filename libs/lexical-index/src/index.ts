@@ -3,3 +3,4 @@ export * from './lexical-index';
 export * from './lexical-query.parser';
 export { LEXICAL_SCHEMA, lexicalIndexMigrations } from './migrations';
 export * from './pg-lexical-index';
+export * from './snapshot-lexical-index';

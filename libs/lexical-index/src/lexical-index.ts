@@ -64,6 +64,23 @@ export interface TermVector {
   terms: Map<string, number>;
 }
 
+/** A chunk as a snapshot of its space holds it (snapshot-lexical-index.ts): no text. */
+export interface SpaceChunk extends ChunkRef {
+  /** Its length in lexemes (BM25's document length). */
+  length: number;
+  startOffset: number;
+  endOffset: number;
+  /** Who may read it. */
+  principals: string[];
+  knowledgeBaseIds: string[];
+}
+
+/** One lexeme of one chunk, with its count there. */
+export interface Posting extends ChunkRef {
+  lexeme: string;
+  tf: number;
+}
+
 export interface LexicalMatch extends LexicalRecord {
   /**
    * Full-text rank (BM25 over the caller's readable chunks); comparable within one query only.

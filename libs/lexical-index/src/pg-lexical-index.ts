@@ -11,14 +11,18 @@ import type {
   LexicalQuery,
   LexicalRecord,
   LexicalWrite,
+  Posting,
+  SpaceChunk,
   TermVector,
 } from './lexical-index';
 import { parseLexicalQuery } from './lexical-query.parser';
 import { LEXICAL_SCHEMA } from './migrations';
 
 /** BM25 parameters: Anserini's defaults (k1 = 0.9, b = 0.4), also used by the dataset README's baseline. */
-const K1 = 0.9;
-const B = 0.4;
+export const BM25_K1 = 0.9;
+export const BM25_B = 0.4;
+const K1 = BM25_K1;
+const B = BM25_B;
 const FILTER_COLUMNS: FilterColumns = {
   documentId: 'c.document_id',
   tags: 'c.tags',
@@ -413,6 +417,86 @@ export class PgLexicalIndex implements LexicalIndex {
       startOffset: row.start_offset,
       endOffset: row.end_offset,
     }));
+  }
+
+  /** Every chunk of the space, with what BM25 and the scope read: a snapshot's rows. */
+  async spaceChunks(space: IndexSpace): Promise<SpaceChunk[]> {
+    const { rows } = await this.pool.query<{
+      document_id: string;
+      document_version: number;
+      chunk_index: number;
+      doc_len: number;
+      start_offset: number;
+      end_offset: number;
+      principals: string[];
+      kb_ids: string[];
+    }>(
+      `SELECT document_id, document_version, chunk_index, doc_len, start_offset, end_offset,
+              principals, kb_ids
+         FROM ${this.table} WHERE tenant_id = $1`,
+      [space],
+    );
+    return rows.map((row) => ({
+      documentId: row.document_id,
+      documentVersion: row.document_version,
+      chunkIndex: row.chunk_index,
+      length: row.doc_len,
+      startOffset: row.start_offset,
+      endOffset: row.end_offset,
+      principals: row.principals,
+      knowledgeBaseIds: row.kb_ids,
+    }));
+  }
+
+  /** The postings of these lexemes in the space, read by the postings' primary key. */
+  async postingsOf(space: IndexSpace, lexemes: string[]): Promise<Posting[]> {
+    if (lexemes.length === 0) return [];
+    const { rows } = await this.pool.query<{
+      lexeme: string;
+      document_id: string;
+      document_version: number;
+      chunk_index: number;
+      tf: number;
+    }>(
+      `SELECT lexeme, document_id, document_version, chunk_index, tf
+         FROM ${this.postings} WHERE tenant_id = $1 AND lexeme = ANY($2::text[])`,
+      [space, lexemes],
+    );
+    return rows.map((row) => ({
+      lexeme: row.lexeme,
+      documentId: row.document_id,
+      documentVersion: row.document_version,
+      chunkIndex: row.chunk_index,
+      tf: row.tf,
+    }));
+  }
+
+  /** The distinct lexemes the index's text search configuration makes of a text. */
+  async analyze(text: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ lexeme: string }>(
+      `SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $1))`,
+      [text],
+    );
+    return rows.map((row) => row.lexeme);
+  }
+
+  /** The title and text of these chunks, by `<document>#<version>#<chunk>`; unknown ones absent. */
+  async texts(
+    space: IndexSpace,
+    chunks: ChunkRef[],
+  ): Promise<Map<string, { title: string; text: string }>> {
+    if (chunks.length === 0) return new Map();
+    const { rows } = await this.pool.query<ChunkRefRow & { title: string; text: string }>(
+      `SELECT c.document_id, c.document_version, c.chunk_index, c.title, c.text
+         ${this.chunksOfRecordset()}`,
+      [space, JSON.stringify(chunks.map(toRefRow))],
+    );
+    return new Map(
+      rows.map((row) => [
+        `${row.document_id}#${row.document_version}#${row.chunk_index}`,
+        { title: row.title, text: row.text },
+      ]),
+    );
   }
 
   async countDocument(space: IndexSpace, documentId: string): Promise<number> {

@@ -45,6 +45,12 @@ export const queryConfigSchema = baseConfigSchema
      */
     PSEUDO_RELEVANCE_FEEDBACK: z.enum(FEEDBACK_METHODS).default('rm3'),
     /**
+     * Chunks of lexical index held in memory for BM25 (a snapshot per index space, kept while
+     * its index generation holds; docs/adr/0029). A larger space, typed syntax and filters are
+     * searched in Postgres. 0: every search in Postgres.
+     */
+    LEXICAL_MEMORY_CHUNKS: z.coerce.number().int().min(0).default(250_000),
+    /**
      * Cross-encoder for `rerank: true`: a sub-folder of RERANKER_MODEL_DIR (default: the embedding
      * model folder) holding a BERT sequence classifier in ONNX; it also serves POST /v1/rerank.
      * Unset: rerank requests answer "skipped: no_reranker_model" and /v1/rerank 503. Set but not

@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+
+import { type IndexSpace, toIndexSpace } from '@kb/contracts';
+import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { sql } from 'kysely';
+
+import {
+  lexicalIndexMigrations,
+  type LexicalMatch,
+  type LexicalQuery,
+  type LexicalWrite,
+  PgLexicalIndex,
+  SnapshotLexicalIndex,
+  type SnapshotOptions,
+} from '../src';
+import { lexicalIndexConformance } from './support/conformance';
+
+jest.setTimeout(30_000);
+
+/**
+ * Postgres stands in for indexing-service here: every write through this index moves the
+ * generation on, as indexing-service bumps it after each write it makes.
+ */
+class BumpingPgIndex extends PgLexicalIndex {
+  generation = 0;
+
+  override async upsert(...args: Parameters<PgLexicalIndex['upsert']>): Promise<void> {
+    await super.upsert(...args);
+    this.generation++;
+  }
+
+  override async deleteDocument(...args: Parameters<PgLexicalIndex['deleteDocument']>) {
+    return this.bumped(super.deleteDocument(...args));
+  }
+
+  override async deleteDocuments(...args: Parameters<PgLexicalIndex['deleteDocuments']>) {
+    return this.bumped(super.deleteDocuments(...args));
+  }
+
+  override async setAttributes(...args: Parameters<PgLexicalIndex['setAttributes']>) {
+    return this.bumped(super.setAttributes(...args));
+  }
+
+  override async setPrincipals(...args: Parameters<PgLexicalIndex['setPrincipals']>) {
+    return this.bumped(super.setPrincipals(...args));
+  }
+
+  private async bumped(write: Promise<number>): Promise<number> {
+    const count = await write;
+    this.generation++;
+    return count;
+  }
+}
+
+/** Real Postgres; this file migrates its own throw-away schema. */
+describe('SnapshotLexicalIndex', () => {
+  const schema = `lexical_snap_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const url = process.env['DATABASE_URL']!;
+  const pg = new BumpingPgIndex({ url, schema });
+  const paths = { memory: 0, index: 0 };
+  const snapshots = (options: Partial<SnapshotOptions> = {}) =>
+    new SnapshotLexicalIndex(pg, {
+      generation: async () => pg.generation,
+      onSearch: (path) => paths[path]++,
+      ...options,
+    });
+
+  beforeAll(async () => {
+    const pool = createPool({ url, schema, maxConnections: 1 });
+    await migrateToLatest(createDatabase(pool), schema, lexicalIndexMigrations);
+    await pool.end();
+  });
+
+  afterAll(async () => {
+    await pg.close();
+    const pool = createPool({ url, schema: 'public', maxConnections: 1 });
+    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(createDatabase(pool));
+    await pool.end();
+  });
+
+  describe('behaves as every lexical index does', () => {
+    const before = { ...paths };
+    lexicalIndexConformance(() => snapshots({ waitForSnapshot: true }));
+
+    it('answered the plain-word searches above from memory', () => {
+      expect(paths.memory - before.memory).toBeGreaterThanOrEqual(10);
+    });
+  });
+
+  describe('against BM25 in Postgres', () => {
+    const space = toIndexSpace(`same-${randomUUID().slice(0, 8)}`);
+    const vocabulary = [
+      'index', 'catalog', 'library', 'retrieval', 'query', 'citation', 'author', 'subject',
+      'thesaurus', 'classification', 'journal', 'abstract', 'search', 'user', 'record', 'term',
+    ]; // prettier-ignore
+    // A fixed pseudo-random corpus: chunks of 3–40 words, one of four principals, zero to two of
+    // three knowledge bases, some documents with two versions.
+    let seed = 7;
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const pick = <T>(values: T[]): T => values[Math.floor(random() * values.length)]!;
+    const writes: LexicalWrite[] = Array.from({ length: 240 }, (_, i) => {
+      const words = Array.from({ length: 3 + Math.floor(random() * 38) }, () => pick(vocabulary));
+      const text = words.join(' ');
+      return {
+        documentId: `doc-${String(Math.floor(i / 3)).padStart(3, '0')}`,
+        documentVersion: 1 + (i % 2),
+        chunkIndex: i % 3,
+        title: '',
+        text,
+        startOffset: i,
+        endOffset: i + text.length,
+        attributes: {
+          knowledgeBaseIds: ['kb-a', 'kb-b', 'kb-c'].filter(() => random() < 0.4),
+          tags: [],
+          metadata: {},
+          uploadedAt: 0,
+          principals: [pick(['group:a', 'group:b', 'group:c', 'user:z'])],
+        },
+      };
+    });
+    const queries: Array<Omit<LexicalQuery, 'topK'>> = [
+      { text: 'library catalog' },
+      { text: 'citation of journal abstracts', principals: ['group:a', 'user:z'] },
+      { text: 'subject thesaurus term', principals: ['group:b'], knowledgeBaseIds: ['kb-a'] },
+      { text: 'search the record', knowledgeBaseIds: ['kb-b', 'kb-c'] },
+      { text: 'retrieval query', principals: ['nobody'] },
+      { text: 'the of and' },
+      {
+        text: 'user query',
+        principals: ['group:c', 'group:a'],
+        expansion: {
+          queryWeight: 0.7,
+          terms: [
+            { lexeme: 'index', weight: 0.2 },
+            { lexeme: 'queri', weight: 0.05 },
+            { lexeme: 'unseen', weight: 0.05 },
+          ],
+        },
+      },
+    ];
+
+    beforeAll(async () => {
+      await pg.upsert(space, writes);
+    });
+
+    it.each(queries.flatMap((q) => [5, 500].map((topK) => ({ ...q, topK }))))(
+      'ranks "$text" for $principals in $knowledgeBaseIds, top $topK, as Postgres does',
+      async (query) => {
+        const index = snapshots({ waitForSnapshot: true });
+        const served = paths.memory;
+        const [expected, actual] = [
+          await pg.search(space, query),
+          await index.search(space, query),
+        ];
+        expect(paths.memory).toBe(served + 1);
+        const withoutScore = ({ score: _score, ...rest }: LexicalMatch) => rest;
+        expect(actual.map(withoutScore)).toEqual(expected.map(withoutScore));
+        actual.forEach((match, i) => expect(match.score).toBeCloseTo(expected[i]!.score, 10));
+        if (query.text !== 'the of and' && query.principals?.[0] !== 'nobody') {
+          expect(actual.length).toBeGreaterThan(0);
+        }
+      },
+    );
+
+    it('returns no text for a ranking that asked for none', async () => {
+      const query = { text: 'library catalog', topK: 3, withText: false };
+      const actual = await snapshots({ waitForSnapshot: true }).search(space, query);
+      expect(actual).toHaveLength(3);
+      expect(actual).toEqual(await pg.search(space, query));
+      expect(actual.every((m) => m.text === '' && m.title === '')).toBe(true);
+    });
+  });
+
+  describe('freshness', () => {
+    const record = (documentId: string, text: string, principals: string[]): LexicalWrite => ({
+      documentId,
+      documentVersion: 1,
+      chunkIndex: 0,
+      title: '',
+      text,
+      startOffset: 0,
+      endOffset: text.length,
+      attributes: { knowledgeBaseIds: [], tags: [], metadata: {}, uploadedAt: 0, principals },
+    });
+    const until = async (done: () => Promise<boolean>) => {
+      for (let i = 0; i < 100 && !(await done()); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    let space: IndexSpace;
+
+    beforeEach(async () => {
+      space = toIndexSpace(`fresh-${randomUUID().slice(0, 8)}`);
+      await pg.upsert(space, [record('d1', 'harbour cranes unload ships', ['group:crew'])]);
+    });
+
+    it('answers from Postgres until the snapshot of the current generation is built, then from memory', async () => {
+      const index = snapshots();
+      const query = { text: 'cranes', topK: 5, principals: ['group:crew'] };
+      const before = { ...paths };
+      expect(await index.search(space, query)).toHaveLength(1);
+      expect(paths.index).toBe(before.index + 1);
+      await until(async () => {
+        await index.search(space, query);
+        return paths.memory > before.memory;
+      });
+      expect(paths.memory).toBeGreaterThan(before.memory);
+
+      // A write moves the generation on: the next search sees it, though no snapshot has it yet.
+      await pg.upsert(space, [record('d2', 'cranes and cranes', ['group:crew'])]);
+      const afterWrite = await index.search(space, query);
+      expect(afterWrite.map((m) => m.documentId)).toEqual(['d2', 'd1']);
+    });
+
+    it('drops a chunk from a reader’s results as soon as their access is revoked', async () => {
+      const index = snapshots({ waitForSnapshot: true });
+      const query = { text: 'ships', topK: 5, principals: ['group:crew'] };
+      expect(await index.search(space, query)).toHaveLength(1);
+      await pg.setPrincipals(space, 'd1', ['group:owners']);
+      expect(await index.search(space, query)).toEqual([]);
+      await pg.deleteDocument(space, 'd1');
+      expect(await index.search(space, { text: 'ships', topK: 5 })).toEqual([]);
+    });
+
+    it('leaves a space larger than it may hold to Postgres', async () => {
+      const index = snapshots({ waitForSnapshot: true, maxChunks: 0 });
+      const before = { ...paths };
+      expect(await index.search(space, { text: 'ships', topK: 5 })).toHaveLength(1);
+      expect(paths).toEqual({ ...before, index: before.index + 1 });
+    });
+
+    it('leaves typed syntax, identifiers and filters to Postgres', async () => {
+      const index = snapshots({ waitForSnapshot: true });
+      const before = { ...paths };
+      for (const text of ['"harbour cranes"', 'cranes -ships', 'ERR_CRANE_DOWN cranes']) {
+        await index.search(space, { text, topK: 5 });
+      }
+      expect(paths).toEqual({ ...before, index: before.index + 3 });
+    });
+  });
+});
