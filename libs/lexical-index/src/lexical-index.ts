@@ -1,4 +1,10 @@
-import type { DocumentAttributes, EditableAttributes, FilterNode, IndexSpace } from '@kb/contracts';
+import type {
+  DocumentAttributes,
+  EditableAttributes,
+  FilterNode,
+  IndexSpace,
+  MetadataValue,
+} from '@kb/contracts';
 
 /** One chunk as the lexical index keeps it. */
 export interface LexicalRecord {
@@ -73,6 +79,10 @@ export interface SpaceChunk extends ChunkRef {
   /** Who may read it. */
   principals: string[];
   knowledgeBaseIds: string[];
+  /** What filters read (document id aside). */
+  tags: string[];
+  uploadedAt: number;
+  metadata: Record<string, MetadataValue>;
 }
 
 /** One lexeme of one chunk, with its count there. */

@@ -1,4 +1,4 @@
-import type { EditableAttributes, IndexSpace } from '@kb/contracts';
+import type { EditableAttributes, IndexSpace, MetadataValue } from '@kb/contracts';
 import { createPool, type FilterColumns, filterToSql, quoteIdent } from '@kb/database';
 import type { Pool } from 'pg';
 
@@ -430,9 +430,12 @@ export class PgLexicalIndex implements LexicalIndex {
       end_offset: number;
       principals: string[];
       kb_ids: string[];
+      tags: string[];
+      uploaded_at: string;
+      metadata: Record<string, MetadataValue>;
     }>(
       `SELECT document_id, document_version, chunk_index, doc_len, start_offset, end_offset,
-              principals, kb_ids
+              principals, kb_ids, tags, uploaded_at, metadata
          FROM ${this.table} WHERE tenant_id = $1`,
       [space],
     );
@@ -445,6 +448,9 @@ export class PgLexicalIndex implements LexicalIndex {
       endOffset: row.end_offset,
       principals: row.principals,
       knowledgeBaseIds: row.kb_ids,
+      tags: row.tags,
+      uploadedAt: Number(row.uploaded_at),
+      metadata: row.metadata,
     }));
   }
 

@@ -1,4 +1,9 @@
-import type { EditableAttributes, IndexSpace } from '@kb/contracts';
+import {
+  type EditableAttributes,
+  type FilterableFields,
+  type IndexSpace,
+  matchesFilter,
+} from '@kb/contracts';
 
 import type {
   ChunkLocation,
@@ -68,10 +73,10 @@ const READER_SETS = 32;
  * the generation it is filed under was read, and a search uses it only while that generation is
  * still current, so a bump (every write, ACL change and removal makes one) retires it at once.
  * Scores are the same BM25 as Postgres computes (same statistics over the caller's readable
- * chunks, same formula and order of operations; sums may differ in the last bit). Searches this
- * does not score in memory go to Postgres unchanged: a filter, typed syntax (phrases, operators,
- * exclusions) and identifiers, whose checks need the chunk text. Writes and the other reads are
- * passed through.
+ * chunks, same formula and order of operations; sums may differ in the last bit), and filters are
+ * checked with the reference semantics the SQL reproduces (`matchesFilter`). Searches with typed
+ * syntax (phrases, operators, exclusions) or identifiers, whose checks need the chunk text, go to
+ * Postgres unchanged. Writes and the other reads are passed through.
  */
 export class SnapshotLexicalIndex implements LexicalIndex {
   private readonly snapshots = new Map<IndexSpace, SpaceSnapshot>();
@@ -98,7 +103,7 @@ export class SnapshotLexicalIndex implements LexicalIndex {
 
   async search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
     const parsed = parseLexicalQuery(query.text);
-    const inMemory = !query.filter && !parsed.constraint && parsed.preferred.length === 0;
+    const inMemory = !parsed.constraint && parsed.preferred.length === 0;
     const snapshot = inMemory ? await this.snapshotOf(space) : undefined;
     if (!snapshot) {
       this.options.onSearch?.('index');
@@ -331,6 +336,9 @@ class SpaceSnapshot {
   private readonly ordinals = new Map<string, number>();
   private readonly principals: Memberships;
   private readonly knowledgeBases: Memberships;
+  /** What filters read, one entry per distinct set (a document's chunks share theirs). */
+  private readonly attributes: Array<Omit<FilterableFields, 'documentId'>> = [];
+  private readonly attributesOf: Int32Array;
   private readonly readers = new Map<string, Readers>();
   private readonly totalLength: number;
 
@@ -347,6 +355,8 @@ class SpaceSnapshot {
     this.lengths = new Int32Array(size);
     this.starts = new Int32Array(size);
     this.ends = new Int32Array(size);
+    this.attributesOf = new Int32Array(size);
+    const attributeIds = new Map<string, number>();
     let total = 0;
     rows.forEach((row, o) => {
       this.documentIds[o] = row.documentId;
@@ -357,6 +367,14 @@ class SpaceSnapshot {
       this.ends[o] = row.endOffset;
       total += row.length;
       this.ordinals.set(refKey(row), o);
+      const { tags, uploadedAt, metadata } = row;
+      const attributeKey = JSON.stringify([tags, uploadedAt, metadata]);
+      let id = attributeIds.get(attributeKey);
+      if (id === undefined) {
+        id = this.attributes.push({ tags, uploadedAt, metadata }) - 1;
+        attributeIds.set(attributeKey, id);
+      }
+      this.attributesOf[o] = id;
     });
     this.totalLength = total;
     this.principals = new Memberships(rows.map((row) => row.principals));
@@ -398,13 +416,13 @@ class SpaceSnapshot {
 
   /**
    * Okapi BM25 as `PgLexicalIndex.search` computes it: N, avgdl and each term's df over the
-   * chunks the caller may read; knowledge bases narrow the results only. Best first, ties by
-   * document id then chunk index; at most `topK`.
+   * chunks the caller may read; knowledge bases and the filter narrow the results only (before
+   * the cut to `topK`). Best first, ties by document id then chunk index.
    */
   rank(
     weights: Map<string, number>,
     lists: Map<string, PostingList>,
-    query: Pick<LexicalQuery, 'principals' | 'knowledgeBaseIds' | 'topK'>,
+    query: Pick<LexicalQuery, 'principals' | 'knowledgeBaseIds' | 'filter' | 'topK'>,
   ): Array<{ ordinal: number; score: number }> {
     const { mask, n, avgdl } = this.readersOf(query.principals);
     const scores = new Float64Array(this.size);
@@ -446,7 +464,19 @@ class SpaceSnapshot {
             ? 1
             : this.chunkIndexes[a]! - this.chunkIndexes[b]!),
     );
-    return candidates.slice(0, query.topK).map((o) => ({ ordinal: o, score: scores[o]! }));
+    const top: Array<{ ordinal: number; score: number }> = [];
+    for (const o of candidates) {
+      if (top.length >= query.topK) break;
+      const attributes = this.attributes[this.attributesOf[o]!]!;
+      if (
+        query.filter &&
+        !matchesFilter(query.filter, { documentId: this.documentIds[o]!, ...attributes })
+      ) {
+        continue;
+      }
+      top.push({ ordinal: o, score: scores[o]! });
+    }
+    return top;
   }
 
   private readersOf(principals: string[] | undefined): Readers {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { type IndexSpace, toIndexSpace } from '@kb/contracts';
+import { type IndexSpace, parseFilter, toIndexSpace } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { sql } from 'kysely';
 
@@ -111,9 +111,9 @@ describe('SnapshotLexicalIndex', () => {
         endOffset: i + text.length,
         attributes: {
           knowledgeBaseIds: ['kb-a', 'kb-b', 'kb-c'].filter(() => random() < 0.4),
-          tags: [],
-          metadata: {},
-          uploadedAt: 0,
+          tags: ['draft', 'inactive'].filter(() => random() < 0.3),
+          metadata: i % 4 === 0 ? {} : { year: 2000 + (i % 7), lang: pick(['en', 'fr']) },
+          uploadedAt: 1_700_000_000_000 + i,
           principals: [pick(['group:a', 'group:b', 'group:c', 'user:z'])],
         },
       };
@@ -125,6 +125,15 @@ describe('SnapshotLexicalIndex', () => {
       { text: 'search the record', knowledgeBaseIds: ['kb-b', 'kb-c'] },
       { text: 'retrieval query', principals: ['nobody'] },
       { text: 'the of and' },
+      {
+        text: 'library index record',
+        principals: ['group:a', 'group:b'],
+        filter: parseFilter({ tags: { $nin: ['inactive'] }, 'metadata.year': { $gte: 2003 } }),
+      },
+      {
+        text: 'catalog subject',
+        filter: parseFilter({ $or: [{ 'metadata.lang': 'fr' }, { tags: 'draft' }] }),
+      },
       {
         text: 'user query',
         principals: ['group:c', 'group:a'],
@@ -227,13 +236,27 @@ describe('SnapshotLexicalIndex', () => {
       expect(paths).toEqual({ ...before, index: before.index + 1 });
     });
 
-    it('leaves typed syntax, identifiers and filters to Postgres', async () => {
+    it('leaves typed syntax and identifiers to Postgres, and scores filtered searches itself', async () => {
       const index = snapshots({ waitForSnapshot: true });
       const before = { ...paths };
       for (const text of ['"harbour cranes"', 'cranes -ships', 'ERR_CRANE_DOWN cranes']) {
         await index.search(space, { text, topK: 5 });
       }
       expect(paths).toEqual({ ...before, index: before.index + 3 });
+      const filtered = (tag: string) =>
+        index.search(space, {
+          text: 'cranes',
+          topK: 5,
+          filter: parseFilter({ tags: { $nin: [tag] } }),
+        });
+      expect(await filtered('archived')).toHaveLength(1);
+      await pg.setAttributes(space, 'd1', {
+        knowledgeBaseIds: [],
+        tags: ['archived'],
+        metadata: {},
+      });
+      expect(await filtered('archived')).toEqual([]);
+      expect(paths).toEqual({ memory: before.memory + 2, index: before.index + 3 });
     });
   });
 });
