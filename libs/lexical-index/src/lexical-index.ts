@@ -85,9 +85,10 @@ export interface SpaceChunk extends ChunkRef {
   metadata: Record<string, MetadataValue>;
 }
 
-/** One lexeme of one chunk, with its count there. */
-export interface Posting extends ChunkRef {
+/** One lexeme of one chunk (by `<document>#<version>#<chunk>`), with its count there. */
+export interface Posting {
   lexeme: string;
+  chunk: string;
   tf: number;
 }
 

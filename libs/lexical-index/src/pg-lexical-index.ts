@@ -457,24 +457,13 @@ export class PgLexicalIndex implements LexicalIndex {
   /** The postings of these lexemes in the space, read by the postings' primary key. */
   async postingsOf(space: IndexSpace, lexemes: string[]): Promise<Posting[]> {
     if (lexemes.length === 0) return [];
-    const { rows } = await this.pool.query<{
-      lexeme: string;
-      document_id: string;
-      document_version: number;
-      chunk_index: number;
-      tf: number;
-    }>(
-      `SELECT lexeme, document_id, document_version, chunk_index, tf
+    // The chunk's key is built by Postgres: a cold CISI ×10 query reads ~30,000 postings.
+    const { rows } = await this.pool.query<Posting>(
+      `SELECT lexeme, document_id || '#' || document_version || '#' || chunk_index AS chunk, tf
          FROM ${this.postings} WHERE tenant_id = $1 AND lexeme = ANY($2::text[])`,
       [space, lexemes],
     );
-    return rows.map((row) => ({
-      lexeme: row.lexeme,
-      documentId: row.document_id,
-      documentVersion: row.document_version,
-      chunkIndex: row.chunk_index,
-      tf: row.tf,
-    }));
+    return rows;
   }
 
   /** The distinct lexemes the index's text search configuration makes of a text. */

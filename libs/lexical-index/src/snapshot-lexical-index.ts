@@ -396,7 +396,7 @@ class SpaceSnapshot {
       lexemes.map((lexeme) => [lexeme, { ordinals: [], tfs: [] }]),
     );
     for (const row of rows) {
-      const o = this.ordinals.get(refKey(row));
+      const o = this.ordinals.get(row.chunk);
       const list = grouped.get(row.lexeme);
       if (o === undefined || !list) continue;
       list.ordinals.push(o);
@@ -455,26 +455,37 @@ class SpaceSnapshot {
       ? this.knowledgeBases.mask(query.knowledgeBaseIds)
       : null;
     const candidates = inScope ? touched.filter((o) => inScope[o]) : touched;
-    candidates.sort(
-      (a, b) =>
-        scores[b]! - scores[a]! ||
-        (this.documentIds[a]! < this.documentIds[b]!
-          ? -1
-          : this.documentIds[a]! > this.documentIds[b]!
-            ? 1
-            : this.chunkIndexes[a]! - this.chunkIndexes[b]!),
-    );
+    const order = (a: number, b: number) =>
+      scores[b]! - scores[a]! ||
+      (this.documentIds[a]! < this.documentIds[b]!
+        ? -1
+        : this.documentIds[a]! > this.documentIds[b]!
+          ? 1
+          : this.chunkIndexes[a]! - this.chunkIndexes[b]!);
+    // Only the best are put in order: those scoring at least the k-th best score (found with a
+    // numeric sort, many times faster than sorting with `order`), then the rest if the filter
+    // leaves fewer than k of them.
+    let threshold = -Infinity;
+    if (candidates.length > 2 * query.topK && query.topK > 0) {
+      const sorted = Float64Array.from(candidates, (o) => scores[o]!).sort();
+      threshold = sorted[sorted.length - query.topK]!;
+    }
     const top: Array<{ ordinal: number; score: number }> = [];
-    for (const o of candidates) {
-      if (top.length >= query.topK) break;
-      const attributes = this.attributes[this.attributesOf[o]!]!;
-      if (
-        query.filter &&
-        !matchesFilter(query.filter, { documentId: this.documentIds[o]!, ...attributes })
-      ) {
-        continue;
+    const take = (pool: number[]) => {
+      for (const o of pool.sort(order)) {
+        if (top.length >= query.topK) return;
+        const attributes = this.attributes[this.attributesOf[o]!]!;
+        if (
+          !query.filter ||
+          matchesFilter(query.filter, { documentId: this.documentIds[o]!, ...attributes })
+        ) {
+          top.push({ ordinal: o, score: scores[o]! });
+        }
       }
-      top.push({ ordinal: o, score: scores[o]! });
+    };
+    take(candidates.filter((o) => scores[o]! >= threshold));
+    if (top.length < query.topK && threshold > -Infinity) {
+      take(candidates.filter((o) => scores[o]! < threshold));
     }
     return top;
   }
