@@ -178,7 +178,9 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       options.log(`stages ${pass}: ${JSON.stringify(samples.summary())}`);
     }
     const probe = await client.search({ query: queries[0]!, topK: TOP_K });
-    if (probe.hits.length === 0) {
+    // A scaled tenant's copies exist in the indexes only: document-service knows none of them, so
+    // every search ranks them and then drops them from the page as deleted documents.
+    if (probe.hits.length === 0 && !options.scale) {
       throw new Error('the ACL reader found nothing: were the documents shared with its groups?');
     }
     if (!probe.cacheHit)
