@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { type IndexSpace, parseFilter, toIndexSpace } from '@kb/contracts';
+import { type DocumentMetadata, type IndexSpace, parseFilter, toIndexSpace } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
 import { sql } from 'kysely';
 
@@ -112,7 +112,9 @@ describe('SnapshotLexicalIndex', () => {
         attributes: {
           knowledgeBaseIds: ['kb-a', 'kb-b', 'kb-c'].filter(() => random() < 0.4),
           tags: ['draft', 'inactive'].filter(() => random() < 0.3),
-          metadata: i % 4 === 0 ? {} : { year: 2000 + (i % 7), lang: pick(['en', 'fr']) },
+          metadata: (i % 4 === 0
+            ? {}
+            : { year: 2000 + (i % 7), lang: pick(['en', 'fr']) }) as DocumentMetadata,
           uploadedAt: 1_700_000_000_000 + i,
           principals: [pick(['group:a', 'group:b', 'group:c', 'user:z'])],
         },
