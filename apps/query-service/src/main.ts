@@ -13,7 +13,7 @@ import {
 } from '@kb/index-state';
 import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { type LexicalIndex, PgLexicalIndex, SnapshotLexicalIndex } from '@kb/lexical-index';
-import { annotateActiveSpan, createLogger } from '@kb/observability';
+import { annotateActiveSpan, createLogger, meter } from '@kb/observability';
 import { vectorStoreFromEnv } from '@kb/vector-store';
 
 import { AppModule } from './app.module';
@@ -91,10 +91,16 @@ function lexicalIndex(config: QueryConfig, generations: PgIndexGenerations): Lex
   const postgres = new PgLexicalIndex({ url: config.DATABASE_URL });
   if (config.LEXICAL_MEMORY_CHUNKS === 0) return postgres;
   const reads = new CoalescingGenerationReads(generations);
+  const searches = meter().createCounter('kb_lexical_searches_total', {
+    description: 'BM25 searches by where they ran: memory (a current snapshot) or index (Postgres)',
+  });
   return new SnapshotLexicalIndex(postgres, {
     generation: (space) => reads.current(tenantOfSpace(space)),
     maxChunks: config.LEXICAL_MEMORY_CHUNKS,
-    onSearch: (path) => annotateActiveSpan({ 'kb.lexical': path }),
+    onSearch: (path) => {
+      annotateActiveSpan({ 'kb.lexical': path });
+      searches.add(1, { path });
+    },
   });
 }
 
