@@ -463,13 +463,12 @@ class SpaceSnapshot {
           ? 1
           : this.chunkIndexes[a]! - this.chunkIndexes[b]!);
     // Only the best are put in order: those scoring at least the k-th best score (found with a
-    // numeric sort, many times faster than sorting with `order`), then the rest if the filter
-    // leaves fewer than k of them.
-    let threshold = -Infinity;
-    if (candidates.length > 2 * query.topK && query.topK > 0) {
-      const sorted = Float64Array.from(candidates, (o) => scores[o]!).sort();
-      threshold = sorted[sorted.length - query.topK]!;
-    }
+    // bounded heap, many times faster than sorting every candidate with `order`), then the rest
+    // if the filter leaves fewer than k of them.
+    const threshold =
+      candidates.length > 2 * query.topK && query.topK > 0
+        ? kthLargest(candidates, scores, query.topK)
+        : -Infinity;
     const top: Array<{ ordinal: number; score: number }> = [];
     const take = (pool: number[]) => {
       for (const o of pool.sort(order)) {
@@ -560,3 +559,36 @@ class Memberships {
 
 const refKey = (ref: ChunkRef): string =>
   `${ref.documentId}#${ref.documentVersion}#${ref.chunkIndex}`;
+
+/** The k-th largest score among the candidates (k ≥ 1, at most their number): a min-heap of k. */
+function kthLargest(candidates: number[], scores: Float64Array, k: number): number {
+  const heap = new Float64Array(k);
+  let size = 0;
+  for (const o of candidates) {
+    const score = scores[o]!;
+    if (size < k) {
+      // Sift up.
+      let i = size++;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (heap[parent]! <= score) break;
+        heap[i] = heap[parent]!;
+        i = parent;
+      }
+      heap[i] = score;
+    } else if (score > heap[0]!) {
+      // Replace the smallest and sift down.
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        if (left >= k) break;
+        const child = left + 1 < k && heap[left + 1]! < heap[left]! ? left + 1 : left;
+        if (heap[child]! >= score) break;
+        heap[i] = heap[child]!;
+        i = child;
+      }
+      heap[i] = score;
+    }
+  }
+  return heap[0]!;
+}
