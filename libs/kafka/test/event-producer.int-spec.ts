@@ -22,9 +22,22 @@ describe('KafkaEventProducer', () => {
     });
     await ensureTopics(kafka, Object.values(Topics));
     producer = new KafkaEventProducer(kafka);
-    reader = kafka.consumer({ groupId: `producer-test-${randomUUID()}` });
+    // The reader's group starts at every topic's end: read from the beginning, it went through
+    // the broker's whole history first (every audit record of earlier runs on this machine) and
+    // timed out before reaching what the test published.
+    const groupId = `producer-test-${randomUUID()}`;
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      for (const topic of Object.values(Topics)) {
+        await admin.resetOffsets({ groupId, topic, earliest: false });
+      }
+    } finally {
+      await admin.disconnect();
+    }
+    reader = kafka.consumer({ groupId });
     await reader.connect();
-    await reader.subscribe({ topics: Object.values(Topics), fromBeginning: true });
+    await reader.subscribe({ topics: Object.values(Topics) });
     await reader.run({
       eachMessage: async ({ topic, message }) => {
         const key = message.key?.toString() ?? '';
