@@ -1,7 +1,7 @@
 import { activeOnly, type IndexSpace, type TenantId, tenantSpace } from '@kb/contracts';
 import type { DocumentIndexState, KnowledgeBaseSpace } from '@kb/index-state';
-import { type LexicalIndex, parseLexicalQuery } from '@kb/lexical-index';
-import { timedStage } from '@kb/observability';
+import { type LexicalIndex, type LexicalQuery, parseLexicalQuery } from '@kb/lexical-index';
+import { timedStage, withSpan } from '@kb/observability';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
@@ -193,7 +193,7 @@ export class HybridRetrieval {
       });
       const expansion = rm3Expansion(hits);
       if (!expansion) return lists;
-      const lexical = await this.lexical.search(space, {
+      const lexical = await this.bm25(space, {
         text: request.query,
         topK: depth,
         ...scope,
@@ -206,6 +206,16 @@ export class HybridRetrieval {
       this.logger.warn(`pseudo-relevance feedback failed, first pass kept: ${String(error)}`);
       return lists;
     }
+  }
+
+  /**
+   * One BM25 search, as a span of its own: the lexical index says on it whether the search ran
+   * in memory or in Postgres (`kb.lexical`, docs/adr/0029).
+   */
+  private bm25(space: IndexSpace, query: LexicalQuery) {
+    return withSpan('kb.bm25', { 'kb.index_space': space }, () =>
+      this.lexical.search(space, query),
+    );
   }
 
   private feedbackOn(): boolean {
@@ -229,7 +239,7 @@ export class HybridRetrieval {
     const kept = lists.findIndex((list) => list.items === textless);
     if (kept < 0) return lists;
     try {
-      const items = await this.lexical.search(space, {
+      const items = await this.bm25(space, {
         text: request.query,
         topK: depth,
         ...scope,
@@ -295,7 +305,7 @@ export class HybridRetrieval {
       request.mode === 'semantic'
         ? Promise.resolve(null)
         : timedStage('lexical', () =>
-            this.lexical.search(space, {
+            this.bm25(space, {
               text: request.query,
               topK: depth,
               ...scope,
