@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 
 import { kbv1, parsedDocumentSchema, Topics } from '@kb/contracts';
-import { createKafka } from '@kb/kafka';
+import { createKafka, ensureTopics } from '@kb/kafka';
 import type { Consumer } from 'kafkajs';
 import { Client } from 'pg';
 
@@ -28,14 +28,23 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
   const observed: Observed[] = [];
 
   beforeAll(async () => {
-    observer = createKafka({
-      brokers: suite.env['KAFKA_BROKERS']!.split(','),
-      clientId: 'e2e',
-    }).consumer({
-      groupId: `e2e-observer-${randomUUID()}`,
-    });
+    const kafka = createKafka({ brokers: suite.env['KAFKA_BROKERS']!.split(','), clientId: 'e2e' });
+    // The observer's group starts at each topic's end: it sees what this suite makes, not the
+    // broker's whole history of earlier runs.
+    const groupId = `e2e-observer-${randomUUID()}`;
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await ensureTopics(kafka, Object.values(Topics));
+      for (const topic of Object.values(Topics)) {
+        await admin.resetOffsets({ groupId, topic, earliest: false });
+      }
+    } finally {
+      await admin.disconnect();
+    }
+    observer = kafka.consumer({ groupId });
     await observer.connect();
-    await observer.subscribe({ topics: Object.values(Topics), fromBeginning: true });
+    await observer.subscribe({ topics: Object.values(Topics) });
     await observer.run({
       eachMessage: async ({ topic, message }) => {
         observed.push({
