@@ -87,6 +87,12 @@ export interface ConsumerOptions {
   log?: (message: string, context: Record<string, unknown>) => void;
   /** Read a new group's topics from the start (default) or only what arrives from now on. */
   fromBeginning?: boolean;
+  /**
+   * How a fetch waits for messages: the broker answers once `minBytes` are there or after
+   * `maxWaitMs`. Default: at once (kafkajs' `minBytes` 1), right for work someone waits for; a
+   * consumer of records nobody waits for (the audit log) batches them and fetches less often.
+   */
+  fetch?: { minBytes: number; maxWaitMs: number };
 }
 
 /** Whether the consumer is in its group and hears from the broker (a readiness condition). */
@@ -186,6 +192,9 @@ export class EventConsumer {
       groupId: this.options.groupId,
       sessionTimeout: this.sessionTimeoutMs,
       heartbeatInterval: HEARTBEAT_MS,
+      ...(this.options.fetch
+        ? { minBytes: this.options.fetch.minBytes, maxWaitTimeInMs: this.options.fetch.maxWaitMs }
+        : {}),
     });
     const { events } = consumer;
     const contact = () => {

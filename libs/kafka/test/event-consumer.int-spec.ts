@@ -248,6 +248,59 @@ describe('EventConsumer against Kafka', () => {
     expect(single).toEqual(expect.arrayContaining(rest.filter((id) => id !== poison)));
   });
 
+  it('with a fetch wait, hands messages sent one by one within it over as one batch', async () => {
+    const groupId = `test-${randomUUID()}`;
+    await groupAtEnd(groupId);
+    const sent: string[] = [];
+    const batches: string[][] = [];
+    const single: string[] = [];
+    const consumer = new EventConsumer(kafka, {
+      groupId,
+      handlers: {
+        [Topics.documentStatus]: async (event) => {
+          if (sent.includes(event.payload.documentId)) single.push(event.payload.documentId);
+        },
+      },
+      batchHandlers: {
+        [Topics.documentStatus]: async (events) => {
+          const own = events.map((e) => e.payload.documentId).filter((id) => sent.includes(id));
+          if (own.length > 0) batches.push(own);
+        },
+      },
+      fetch: { minBytes: 1024 * 1024, maxWaitMs: 5_000 },
+    });
+    consumers.push(consumer);
+    void consumer.start();
+    const until = async (condition: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 60_000;
+      while (!condition()) {
+        if (Date.now() > deadline) throw new Error('condition not reached in time');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    await until(() => consumer.isJoined);
+    // Five produce requests 300 ms apart, one key (one partition: a fetch hands each partition
+    // its own batch). Answered at once, each would be a fetch of its own, a batch of one; a fetch
+    // that waits for 1 MiB or 5 s takes them together. A rebalance right after joining can make
+    // a batch stale (it then goes one by one): up to three rounds.
+    for (let round = 0; round < 3 && !batches.some((batch) => batch.length > 1); round++) {
+      for (let i = 0; i < 5; i++) {
+        const id = randomUUID();
+        sent.push(id);
+        await producer.publish({
+          topic: Topics.documentStatus,
+          tenantId: 't1',
+          key: groupId,
+          payload: statusPayload(id),
+        });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      await until(() => new Set([...batches.flat(), ...single]).size >= sent.length);
+    }
+    expect(new Set([...batches.flat(), ...single])).toEqual(new Set(sent));
+    expect(batches.some((batch) => batch.length > 1)).toBe(true);
+  });
+
   const refused = () =>
     Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED' });
 
