@@ -16,6 +16,15 @@ jest.setTimeout(90_000);
 
 const kafkaBrokers = () => process.env['KAFKA_BROKERS']!.split(',');
 
+/** Waits up to a minute for `condition`, checking every 50 ms. */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Runs against the real broker from `npm run infra:up`. Each test uses its own group and documents. */
 describe('EventConsumer against Kafka', () => {
   let kafka: Kafka;
@@ -207,13 +216,6 @@ describe('EventConsumer against Kafka', () => {
     });
     consumers.push(consumer);
     void consumer.start();
-    const until = async (condition: () => boolean): Promise<void> => {
-      const deadline = Date.now() + 60_000;
-      while (!condition()) {
-        if (Date.now() > deadline) throw new Error('condition not reached in time');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    };
     const handled = () => batches.flat().length + single.length + letters.length;
     // In the group first, so messages sent in one produce request arrive together in one fetch.
     await until(() => consumer.isJoined);
@@ -271,13 +273,6 @@ describe('EventConsumer against Kafka', () => {
     });
     consumers.push(consumer);
     void consumer.start();
-    const until = async (condition: () => boolean): Promise<void> => {
-      const deadline = Date.now() + 60_000;
-      while (!condition()) {
-        if (Date.now() > deadline) throw new Error('condition not reached in time');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    };
     await until(() => consumer.isJoined);
     // Five produce requests 300 ms apart, one key (one partition: a fetch hands each partition
     // its own batch). Answered at once, each would be a fetch of its own, a batch of one; a fetch
