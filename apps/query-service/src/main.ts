@@ -15,6 +15,7 @@ import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { type LexicalIndex, PgLexicalIndex, SnapshotLexicalIndex } from '@kb/lexical-index';
 import { annotateActiveSpan, createLogger, meter } from '@kb/observability';
 import { vectorStoreFromEnv } from '@kb/vector-store';
+import type { LoggerService } from '@nestjs/common';
 
 import { AppModule } from './app.module';
 import { RedisSearchCache } from './cache/search.cache';
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
     );
   });
   const generations = new PgIndexGenerations({ url: config.DATABASE_URL });
-  const lexical = lexicalIndex(config, generations);
+  const lexical = lexicalIndex(config, generations, logger);
   const indexState = new PgDocumentIndexState({ url: config.DATABASE_URL });
   const cache = config.REDIS_URL
     ? RedisSearchCache.connect(
@@ -87,7 +88,11 @@ async function main(): Promise<void> {
  * The lexical index searches read: BM25 in memory over a snapshot of each space, kept while the
  * tenant's index generation holds (docs/adr/0029), unless LEXICAL_MEMORY_CHUNKS is 0.
  */
-function lexicalIndex(config: QueryConfig, generations: PgIndexGenerations): LexicalIndex {
+function lexicalIndex(
+  config: QueryConfig,
+  generations: PgIndexGenerations,
+  logger: Pick<LoggerService, 'warn'>,
+): LexicalIndex {
   const postgres = new PgLexicalIndex({ url: config.DATABASE_URL });
   if (config.LEXICAL_MEMORY_CHUNKS === 0) return postgres;
   const reads = new CoalescingGenerationReads(generations);
@@ -97,6 +102,11 @@ function lexicalIndex(config: QueryConfig, generations: PgIndexGenerations): Lex
   return new SnapshotLexicalIndex(postgres, {
     generation: (space) => reads.current(tenantOfSpace(space)),
     maxChunks: config.LEXICAL_MEMORY_CHUNKS,
+    onBuildFailed: (space, error) =>
+      logger.warn(
+        `lexical snapshot of ${space} not built, BM25 in Postgres: ${String(error)}`,
+        'LexicalIndex',
+      ),
     onSearch: (path) => {
       annotateActiveSpan({ 'kb.lexical': path });
       searches.add(1, { path });

@@ -231,6 +231,27 @@ describe('SnapshotLexicalIndex', () => {
       expect(await index.search(space, { text: 'ships', topK: 5 })).toEqual([]);
     });
 
+    it('answers from Postgres and says so when a snapshot cannot be read', async () => {
+      class Unreadable extends BumpingPgIndex {
+        override async spaceChunks(): Promise<never> {
+          throw new Error('chunks unreadable');
+        }
+      }
+      const source = new Unreadable({ url, schema });
+      const failures: string[] = [];
+      const index = new SnapshotLexicalIndex(source, {
+        generation: async () => pg.generation,
+        waitForSnapshot: true,
+        onBuildFailed: (failed, error) => failures.push(`${failed}: ${String(error)}`),
+      });
+      try {
+        expect(await index.search(space, { text: 'ships', topK: 5 })).toHaveLength(1);
+        expect(failures).toEqual([`${space}: Error: chunks unreadable`]);
+      } finally {
+        await source.close();
+      }
+    });
+
     it('leaves a space larger than it may hold to Postgres', async () => {
       const index = snapshots({ waitForSnapshot: true, maxChunks: 0 });
       const before = { ...paths };
