@@ -1,5 +1,6 @@
 import type { EditableAttributes, IndexSpace } from '@kb/contracts';
 
+import { ChunkContentCache } from './chunk-content-cache';
 import type {
   ChunkLocation,
   ChunkRef,
@@ -56,6 +57,14 @@ const BUILD_BACKOFF = 4;
 /** How long a space too large to hold is not tried again. */
 const OVERSIZED_RETRY_MS = 10 * 60_000;
 const ANALYSES = 2_000;
+/**
+ * What the chunk-content caches hold at most: titles and texts 16 M characters (16–32 MB), term
+ * vectors 500,000 terms (the feedback's ten chunks a search, about 50 terms each), locations
+ * 100,000 chunks.
+ */
+const TEXT_CHARACTERS = 16_000_000;
+const TERM_VECTOR_TERMS = 500_000;
+const LOCATIONS = 100_000;
 
 /**
  * BM25 in memory over a snapshot of each space, taken at the space's index generation
@@ -72,7 +81,9 @@ const ANALYSES = 2_000;
  * chunks, same formula and order of operations; sums may differ in the last bit), and filters are
  * checked with the reference semantics the SQL reproduces (`matchesFilter`). Searches with typed
  * syntax (phrases, operators, exclusions) or identifiers, whose checks need the chunk text, go to
- * Postgres unchanged. Writes and the other reads are passed through.
+ * Postgres unchanged. A chunk's title, text, term vector and location, which its identity fixes,
+ * are kept across generations (`ChunkContentCache`). Writes and the other reads are passed
+ * through.
  */
 export class SnapshotLexicalIndex implements LexicalIndex {
   private readonly snapshots = new Map<IndexSpace, SpaceSnapshot>();
@@ -83,6 +94,16 @@ export class SnapshotLexicalIndex implements LexicalIndex {
   private readonly postings = new Map<string, PostingList>();
   private postingsHeld = 0;
   private readonly analyses = new Map<string, string[]>();
+  /** What a chunk's identity fixes (chunk-content-cache.ts): read once, kept across generations. */
+  private readonly texts = new ChunkContentCache<{ title: string; text: string }>(
+    TEXT_CHARACTERS,
+    ({ title, text }) => title.length + text.length,
+  );
+  private readonly vectors = new ChunkContentCache<TermVector>(
+    TERM_VECTOR_TERMS,
+    ({ terms }) => terms.size,
+  );
+  private readonly places = new ChunkContentCache<ChunkLocation>(LOCATIONS, () => 1);
   private nextSnapshotId = 1;
   private readonly maxChunks: number;
   private readonly maxPostings: number;
@@ -122,13 +143,15 @@ export class SnapshotLexicalIndex implements LexicalIndex {
     const texts =
       query.withText === false
         ? undefined
-        : await this.source.texts(
+        : await this.texts.get(
             space,
             ranked.map((r) => r.ref),
+            (missing) => this.source.texts(space, missing),
           );
     return ranked.flatMap(({ ref, key, startOffset, endOffset, score }) => {
       const text = texts ? texts.get(key) : { title: '', text: '' };
-      // A chunk removed since the snapshot (its bump not yet made) is left out, as Postgres would.
+      // A chunk removed since the snapshot (its bump not yet made) is left out, as Postgres would,
+      // unless its text is held: then it shows until the bump retires the snapshot.
       if (!text) return [];
       return [{ ...ref, ...text, startOffset, endOffset, score }];
     });
@@ -281,11 +304,11 @@ export class SnapshotLexicalIndex implements LexicalIndex {
   }
 
   locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>> {
-    return this.source.locations(space, chunks);
+    return this.places.get(space, chunks, (missing) => this.source.locations(space, missing));
   }
 
   termVectors(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, TermVector>> {
-    return this.source.termVectors(space, chunks);
+    return this.vectors.get(space, chunks, (missing) => this.source.termVectors(space, missing));
   }
 
   matching(space: IndexSpace, query: string, chunks: ChunkRef[]): Promise<Set<string>> {

@@ -231,6 +231,64 @@ describe('SnapshotLexicalIndex', () => {
       expect(await index.search(space, { text: 'ships', topK: 5 })).toEqual([]);
     });
 
+    it('reads a chunk’s text, term vector and location once, and keeps them across generations', async () => {
+      class Counting extends BumpingPgIndex {
+        readonly reads: Record<'texts' | 'termVectors' | 'locations', string[][]> = {
+          texts: [],
+          termVectors: [],
+          locations: [],
+        };
+        override texts(...args: Parameters<PgLexicalIndex['texts']>) {
+          this.reads.texts.push(args[1].map((c) => c.documentId));
+          return super.texts(...args);
+        }
+        override termVectors(...args: Parameters<PgLexicalIndex['termVectors']>) {
+          this.reads.termVectors.push(args[1].map((c) => c.documentId));
+          return super.termVectors(...args);
+        }
+        override locations(...args: Parameters<PgLexicalIndex['locations']>) {
+          this.reads.locations.push(args[1].map((c) => c.documentId));
+          return super.locations(...args);
+        }
+      }
+      const source = new Counting({ url, schema });
+      const index = new SnapshotLexicalIndex(source, {
+        generation: async () => pg.generation,
+        waitForSnapshot: true,
+      });
+      const query = { text: 'cranes', topK: 5, principals: ['group:crew'] };
+      const d1 = [{ documentId: 'd1', documentVersion: 1, chunkIndex: 0 }];
+      try {
+        expect((await index.search(space, query)).map((m) => m.text)).toEqual([
+          'harbour cranes unload ships',
+        ]);
+        expect(await index.termVectors(space, d1)).toEqual(await pg.termVectors(space, d1));
+        expect(await index.locations(space, d1)).toEqual(await pg.locations(space, d1));
+
+        // A write retires the snapshot, not what d1's identity fixes: only d2 is read.
+        await pg.upsert(space, [record('d2', 'cranes and cranes', ['group:crew'])]);
+        const after = await index.search(space, query);
+        expect(after.map((m) => [m.documentId, m.text])).toEqual([
+          ['d2', 'cranes and cranes'],
+          ['d1', 'harbour cranes unload ships'],
+        ]);
+        expect(await index.termVectors(space, d1)).toEqual(await pg.termVectors(space, d1));
+        expect(await index.locations(space, d1)).toEqual(await pg.locations(space, d1));
+        expect(source.reads).toEqual({
+          texts: [['d1'], ['d2']],
+          termVectors: [['d1']],
+          locations: [['d1']],
+        });
+
+        // Another space's chunk of the same identity is its own entry.
+        const other = toIndexSpace(`${space}-other`);
+        await pg.upsert(other, [record('d1', 'other cranes', ['group:crew'])]);
+        expect((await index.search(other, query)).map((m) => m.text)).toEqual(['other cranes']);
+      } finally {
+        await source.close();
+      }
+    });
+
     it('answers from Postgres and says so when a snapshot cannot be read', async () => {
       class Unreadable extends BumpingPgIndex {
         override async spaceChunks(): Promise<never> {
