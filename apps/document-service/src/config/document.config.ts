@@ -31,7 +31,10 @@ export const documentConfigSchema = baseConfigSchema
     MAX_UPLOAD_BYTES: env.positiveInt(100 * 1024 * 1024),
     /** Where uploads are spooled while they are hashed and streamed to S3; removed afterwards. */
     UPLOAD_TMP_DIR: z.string().default(tmpdir()),
-    OUTBOX_POLL_MS: env.positiveInt(200),
+    /** How often the outbox relay looks for rows no wake announced (outbox.relay.ts). */
+    OUTBOX_POLL_MS: env.positiveInt(5_000),
+    /** How long a read's audit record waits for others to share its drain. */
+    OUTBOX_BATCH_MS: env.positiveInt(200),
     /** How often stalled documents are looked for; 0 turns reconciliation off. */
     RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
     /**

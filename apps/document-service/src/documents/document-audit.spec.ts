@@ -80,7 +80,8 @@ describe('document audit', () => {
         detail: '{"limit":10}',
       }),
     ]);
-    // Reads wait for the relay's poll: waking it per read cost a drain beside every answer.
+    // Reads wake the relay soon, for one drain per window: at once, they cost a drain each.
     expect(f.relay.wakes).toBe(wakes);
+    expect(f.relay.soonWakes).toBe(2);
   });
 });

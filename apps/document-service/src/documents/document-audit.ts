@@ -2,6 +2,7 @@ import type { Access } from '@kb/auth';
 import { type AuditEvent, type TenantId, Topics } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 
+import { type OutboxBatchWake, OutboxRelay } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { CLOCK, type Clock } from '../platform/tokens';
 import { TransactionRunner, type Trx } from '../platform/transaction.runner';
@@ -20,8 +21,8 @@ export type DocumentAuditAction = Extract<
 /**
  * Audit records of document uploads, edits, deletes and reads, through the outbox: a write's
  * record is in the transaction of the write (no change without its record, no record without the
- * change), a read's in a small transaction of its own before the answer goes out, published at
- * the relay's next poll rather than at once. acl-service
+ * change), a read's in a small transaction of its own before the answer goes out, published with
+ * the other reads of the next 200 ms rather than at once. acl-service
  * stores them beside searches and ACL changes (`GET /v1/audit`).
  */
 @Injectable()
@@ -30,6 +31,7 @@ export class DocumentAudit {
     private readonly events: OutboxWriter,
     private readonly transactions: TransactionRunner,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(OutboxRelay) private readonly relay: OutboxBatchWake,
   ) {}
 
   /** Records a change in its transaction; the caller wakes the relay after committing. */
@@ -61,8 +63,9 @@ export class DocumentAudit {
     detail: object = {},
   ): Promise<void> {
     await this.transactions.run((trx) => this.record(trx, action, access, documentIds, detail));
-    // No wake: the relay's poll (OUTBOX_POLL_MS, 200 ms) sends the reads of that window in one
-    // batch. Woken per read, it ran a drain (four round trips to Postgres and a produce request)
-    // beside every answer: each search's hit details are a read (docs/adr/0029).
+    // Not woken at once: the reads of the next OUTBOX_BATCH_MS (200 ms) share one drain. Woken
+    // per read, it ran a drain (four round trips to Postgres and a produce request) beside every
+    // answer: each search's hit details are a read (docs/adr/0029).
+    this.relay.wakeSoon();
   }
 }

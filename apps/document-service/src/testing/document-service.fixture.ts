@@ -31,6 +31,17 @@ export const servedModels = (dimensions: Record<string, number>): ModelCatalog =
   dimensionOf: async (model) => dimensions[model],
 });
 
+/** An outbox relay that counts how it was woken: at once (writes) and soon (reads). */
+export function countingRelay() {
+  const relay = {
+    wakes: 0,
+    soonWakes: 0,
+    wake: () => void (relay.wakes += 1),
+    wakeSoon: () => void (relay.soonWakes += 1),
+  };
+  return relay;
+}
+
 /**
  * document-service's real services over in-memory repositories, outbox and transactions: what
  * unit specs drive. The clock is the spec's (`fixture.now`).
@@ -45,14 +56,14 @@ export function documentServiceFixture(
   const knowledgeBasesRepository = new InMemoryKnowledgeBasesRepository(db);
   const outbox = new InMemoryOutboxRepository(db);
   const writer = new OutboxWriter(outbox);
-  const relay = { wakes: 0, wake: () => void (relay.wakes += 1) };
+  const relay = countingRelay();
   const blobs = new MemoryBlobStore({ bucket: 'kb-documents' });
   const fixture = { now: new Date('2026-11-22T10:00:00Z') };
   const clock = () => fixture.now;
   const models = options.models ?? servedModels({ [defaults.model]: 384 });
   const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults, models);
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
-  const audit = new DocumentAudit(writer, transactions, clock);
+  const audit = new DocumentAudit(writer, transactions, clock, relay);
   const documents = new DocumentsService(
     documentsRepository,
     membership,

@@ -19,7 +19,7 @@ import { AccessReconciler } from '../../src/reconciliation/access.reconciler';
 import { Reconciler } from '../../src/reconciliation/reconciler.service';
 import { ReconciliationRepository } from '../../src/reconciliation/reconciliation.repository';
 import { SqlDocumentStatsRepository } from '../../src/stats/document-stats-sql.repository';
-import { servedModels } from '../../src/testing/document-service.fixture';
+import { countingRelay, servedModels } from '../../src/testing/document-service.fixture';
 
 /**
  * document-service's services over the SQL repositories of `db`, as app.module wires them, with
@@ -42,14 +42,14 @@ export function sqlDocumentService(
   const documentsRepository = new SqlDocumentsRepository(db);
   const knowledgeBasesRepository = new SqlKnowledgeBasesRepository(db);
   const writer = new OutboxWriter(new SqlOutboxRepository(db));
-  const relay = { wakes: 0, wake: () => void (relay.wakes += 1) };
+  const relay = countingRelay();
   const blobs = new MemoryBlobStore({ bucket: 'kb-documents' });
   // Nothing here asks a model's dimension: a knowledge base stores its own.
   const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults, {
     dimensionOf: async () => undefined,
   });
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
-  const audit = new DocumentAudit(writer, transactions, clock);
+  const audit = new DocumentAudit(writer, transactions, clock, relay);
   const generations = new MemoryIndexGenerations();
   return {
     defaults,
