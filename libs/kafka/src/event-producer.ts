@@ -1,5 +1,14 @@
 import { newEnvelope, type Topic, topicEventTypes, type TopicPayload } from '@kb/contracts';
+import { untraced } from '@kb/observability';
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
+
+/** An envelope serialized at write time (the outbox's rows), with the trace headers of its writer. */
+export interface RawMessage {
+  topic: string;
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+}
 
 export interface OutgoingEvent<T extends Topic> {
   topic: T;
@@ -20,13 +29,11 @@ export interface EventProducer {
   publish<T extends Topic>(event: OutgoingEvent<T>): Promise<void>;
   /** Publishes several events at once; events with one key keep their order. */
   publishMany<T extends Topic>(events: OutgoingEvent<T>[]): Promise<void>;
-  /** Sends an already-serialized envelope (used by the outbox relay, which stored it at write time). */
-  publishRaw(
-    topic: string,
-    key: string,
-    value: string,
-    headers?: Record<string, string>,
-  ): Promise<void>;
+  /**
+   * Sends already-serialized envelopes (the outbox relay's rows) in one produce request, each with
+   * its own headers as given: its consumers continue the trace of the code that wrote it.
+   */
+  publishRaw(messages: RawMessage[]): Promise<void>;
   disconnect(): Promise<void>;
 }
 
@@ -52,7 +59,12 @@ export class KafkaEventProducer implements EventProducer {
 
   async publish<T extends Topic>(event: OutgoingEvent<T>): Promise<void> {
     const envelope = newEnvelope(topicEventTypes[event.topic], event.tenantId, event.payload);
-    await this.publishRaw(event.topic, event.key, JSON.stringify(envelope));
+    await this.connect();
+    await this.producer.send({
+      topic: event.topic,
+      acks: -1,
+      messages: [{ key: event.key, value: JSON.stringify(envelope) }],
+    });
   }
 
   /** One produce request (one round trip to the broker). */
@@ -72,14 +84,26 @@ export class KafkaEventProducer implements EventProducer {
     });
   }
 
-  async publishRaw(
-    topic: string,
-    key: string,
-    value: string,
-    headers: Record<string, string> = {},
-  ): Promise<void> {
+  /**
+   * One produce request for the lot, messages of one topic in their order. Tracing is suppressed
+   * around it: the kafkajs instrumentation would otherwise start a producer span per message in
+   * the relay's context and write that span over the headers each message carries.
+   */
+  async publishRaw(messages: RawMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const byTopic = new Map<string, Omit<RawMessage, 'topic'>[]>();
+    for (const { topic, key, value, headers } of messages) {
+      const sameTopic = byTopic.get(topic) ?? [];
+      sameTopic.push({ key, value, headers: { ...headers } });
+      byTopic.set(topic, sameTopic);
+    }
     await this.connect();
-    await this.producer.send({ topic, acks: -1, messages: [{ key, value, headers }] });
+    await untraced(() =>
+      this.producer.sendBatch({
+        acks: -1,
+        topicMessages: [...byTopic].map(([topic, batch]) => ({ topic, messages: batch })),
+      }),
+    );
   }
 
   async disconnect(): Promise<void> {

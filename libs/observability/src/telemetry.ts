@@ -11,6 +11,7 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
@@ -112,9 +113,13 @@ export function captureTraceHeaders(): Record<string, string> {
   return carrier;
 }
 
-/** Runs `fn` in the trace context captured by `captureTraceHeaders`. */
-export function withTraceHeaders<T>(headers: Record<string, string>, fn: () => T): T {
-  return context.with(propagation.extract(ROOT_CONTEXT, headers), fn);
+/**
+ * Runs `fn` with tracing suppressed: instrumentations start no spans and inject no trace context.
+ * For a send whose messages carry the trace headers of the code that wrote them
+ * (`captureTraceHeaders`), so that a producer span does not replace them.
+ */
+export function untraced<T>(fn: () => T): T {
+  return context.with(suppressTracing(context.active()), fn);
 }
 
 /**

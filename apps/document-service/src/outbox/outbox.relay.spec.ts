@@ -1,4 +1,4 @@
-import type { EventProducer } from '@kb/kafka';
+import type { EventProducer, RawMessage } from '@kb/kafka';
 
 import type { DocumentConfig } from '../config/document.config';
 import { InMemoryDatabase } from '../testing/in-memory.database';
@@ -13,6 +13,8 @@ describe('OutboxRelay', () => {
   let transactions: InMemoryTransactionRunner;
   let published: string[];
   let claims: number;
+  /** Produce requests made. */
+  let requests: number;
   let relay: OutboxRelay;
 
   const write = (key: string) =>
@@ -31,13 +33,17 @@ describe('OutboxRelay', () => {
     transactions = new InMemoryTransactionRunner(db);
     published = [];
     claims = 0;
+    requests = 0;
     const claim = outbox.claim.bind(outbox);
     outbox.claim = (...args) => {
       claims += 1;
       return claim(...args);
     };
     const producer = {
-      publishRaw: async (_topic: string, key: string) => void published.push(key),
+      publishRaw: async (messages: RawMessage[]) => {
+        if (messages.length > 0) requests += 1;
+        published.push(...messages.map((message) => message.key));
+      },
     } as unknown as EventProducer;
     relay = new OutboxRelay(transactions, outbox, producer, config);
   });
@@ -58,6 +64,7 @@ describe('OutboxRelay', () => {
     await settle();
     expect(published).toEqual(['r1', 'r2', 'r3']);
     expect(claims).toBe(1);
+    expect(requests).toBe(1);
   });
 
   it('polls every OUTBOX_POLL_MS for rows no wake announced, and only then', async () => {

@@ -1,5 +1,4 @@
 import { EventProducer } from '@kb/kafka';
-import { withTraceHeaders } from '@kb/observability';
 import {
   type BeforeApplicationShutdown,
   Inject,
@@ -101,12 +100,16 @@ export class OutboxRelay
     for (;;) {
       const sent = await this.transactions.run(async (trx) => {
         const messages = await this.outbox.claim(trx, BATCH);
-        for (const message of messages) {
-          // In the trace of the request that wrote the row, so the event continues it.
-          await withTraceHeaders(message.headers, () =>
-            this.producer.publishRaw(message.topic, message.key, message.payload),
-          );
-        }
+        // One produce request for the batch (it was one per row); each message keeps the trace
+        // headers of the request that wrote it, so its consumers continue that trace.
+        await this.producer.publishRaw(
+          messages.map(({ topic, key, payload, headers }) => ({
+            topic,
+            key,
+            value: payload,
+            headers,
+          })),
+        );
         await this.outbox.delete(
           trx,
           messages.map((message) => message.id),

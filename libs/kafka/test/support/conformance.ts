@@ -90,16 +90,22 @@ export function eventProducerConformance(harness: () => ProducerHarness): void {
     expect(new Set(ids).size).toBe(3);
   });
 
-  it('sends an already-serialized envelope and its headers as they are', async () => {
+  it('sends already-serialized envelopes and their headers as they are, in order', async () => {
     const { producer, received } = harness();
     const documentId = randomUUID();
-    const value = JSON.stringify({ stored: 'at write time', documentId });
-    await producer.publishRaw(Topics.documentStatus, documentId, value, { traceparent: 'abc' });
-    await producer.publishRaw(Topics.documentStatus, documentId, value);
-    const messages = await received(documentId, 2);
+    const value = (n: number) => JSON.stringify({ stored: 'at write time', documentId, n });
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await producer.publishRaw([
+      { topic: Topics.documentStatus, key: documentId, value: value(1), headers: { traceparent } },
+      { topic: Topics.documentStatus, key: documentId, value: value(2), headers: {} },
+      { topic: Topics.documentStatus, key: documentId, value: value(3), headers: {} },
+    ]);
+    await producer.publishRaw([]);
+    const messages = await received(documentId, 3);
     expect(messages).toEqual([
-      { topic: Topics.documentStatus, key: documentId, value, headers: { traceparent: 'abc' } },
-      { topic: Topics.documentStatus, key: documentId, value, headers: {} },
+      { topic: Topics.documentStatus, key: documentId, value: value(1), headers: { traceparent } },
+      { topic: Topics.documentStatus, key: documentId, value: value(2), headers: {} },
+      { topic: Topics.documentStatus, key: documentId, value: value(3), headers: {} },
     ]);
   });
 

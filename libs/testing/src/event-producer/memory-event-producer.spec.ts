@@ -26,7 +26,9 @@ describe('MemoryEventProducer', () => {
       key: documentId,
       payload: { documentId, version: 2, status: 'indexed' },
     });
-    await producer.publishRaw(Topics.acl, 't1', '{"not":"an envelope"}');
+    await producer.publishRaw([
+      { topic: Topics.acl, key: 't1', value: '{"not":"an envelope"}', headers: {} },
+    ]);
     expect(producer.events(Topics.documentStatus).map((e) => e.payload)).toEqual([
       { documentId, version: 2, status: 'indexed' },
     ]);

@@ -5,7 +5,7 @@ import {
   type TopicEnvelope,
   topicEventTypes,
 } from '@kb/contracts';
-import type { EventProducer, OutgoingEvent } from '@kb/kafka';
+import type { EventProducer, OutgoingEvent, RawMessage } from '@kb/kafka';
 
 /** One published message, as a consumer of its topic would receive it. */
 export interface PublishedMessage {
@@ -38,13 +38,10 @@ export class MemoryEventProducer implements EventProducer {
     for (const event of events) this.record(event);
   }
 
-  async publishRaw(
-    topic: string,
-    key: string,
-    value: string,
-    headers: Record<string, string> = {},
-  ): Promise<void> {
-    this.sent.push({ topic, key, value, headers: { ...headers } });
+  async publishRaw(messages: RawMessage[]): Promise<void> {
+    for (const { topic, key, value, headers } of messages) {
+      this.sent.push({ topic, key, value, headers: { ...headers } });
+    }
   }
 
   async disconnect(): Promise<void> {}
