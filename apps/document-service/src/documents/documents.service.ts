@@ -25,6 +25,7 @@ import {
   type DocumentPage,
   type DocumentRecord,
   type DocumentView,
+  isFinal,
   type NewDocument,
   principalsOf,
   toView,
@@ -457,8 +458,12 @@ export class DocumentsService {
       chunkCount: event.chunkCount,
       at,
     });
-    if (changed) {
-      this.logger.log(`document ${event.documentId} v${event.version} is ${event.status}`);
-    }
+    if (!changed) return;
+    // Each stage's service logs its own step; here only where a version ends up, at the default
+    // level: four lines a document took ~1 ms of CPU each document in a profiled ingest (stdout
+    // writes to a pipe are synchronous).
+    const line = `document ${event.documentId} v${event.version} is ${event.status}`;
+    if (isFinal(event.status)) this.logger.log(line);
+    else this.logger.debug(line);
   }
 }
