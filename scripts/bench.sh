@@ -32,6 +32,9 @@ case "$kind" in
   *) echo "usage: npm run bench -- query [--tenant <id>] [--rounds <n>] | ingest [--concurrency <n>] | large [--size-mb <n>] | empty [--documents <n>] | acl" >&2; exit 2 ;;
 esac
 bash scripts/infra/up.sh >&2
+# ghz, the query bench's independent client (built once into $KB_HOME/bin).
+bash scripts/infra/install-tools.sh >&2
+export KB_GHZ="${KB_GHZ:-$KB_HOME/bin/ghz}"
 npx nx run-many -t build --output-style=static >/dev/null
 export KB_SERVICES_PORT_BASE="${KB_SERVICES_PORT_BASE:-7400}"
 exec node scripts/with-services.js "${command[@]}"

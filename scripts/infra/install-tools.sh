@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Tools for the deployment tests, installed once (idempotent) into $KB_HOME:
+# Tools for the deployment tests and the benchmarks, installed once (idempotent) into $KB_HOME:
 # - bin/helm, built with `go install` from the Go module proxy (`helm lint`/`helm template` work
 #   offline);
 # - bin/kubeconform, built the same way;
+# - bin/ghz, built the same way: the gRPC load generator `npm run bench -- query` uses as its
+#   independent client (docs/adr/0029);
 # - the Kubernetes JSON schemas, for fully offline validation. Source: the PyPI package
 #   kubernetes-validate (installed into venv/), which bundles the schemas of every Kubernetes minor
 #   as <kind>-<group>-<version>.json plus one shared _definitions.json. Its files reference
@@ -12,7 +14,7 @@
 #     -schema-location "$KB_HOME/kubernetes-json-schema/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json"
 #   (with -strict), never touching the network. CRDs (ServiceMonitor) get small local schemas from
 #   test/deploy/schemas/.
-# Versions can be overridden: KB_HELM_VERSION, KB_KUBECONFORM_VERSION,
+# Versions can be overridden: KB_HELM_VERSION, KB_KUBECONFORM_VERSION, KB_GHZ_VERSION,
 # KB_KUBERNETES_VALIDATE_VERSION, KB_KUBERNETES_VERSION (the schemas to lay out).
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -20,6 +22,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 HELM_VERSION="${KB_HELM_VERSION:-v3.22.0}"
 KUBECONFORM_VERSION="${KB_KUBECONFORM_VERSION:-v0.7.0}"
+GHZ_VERSION="${KB_GHZ_VERSION:-v0.120.0}"
 KUBERNETES_VALIDATE_VERSION="${KB_KUBERNETES_VALIDATE_VERSION:-1.37.0}"
 KUBERNETES_VERSION="${KB_KUBERNETES_VERSION:-1.33.0}"
 bin="$KB_HOME/bin"
@@ -42,6 +45,7 @@ go_install() {
 
 go_install helm helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
 go_install kubeconform github.com/yannh/kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
+go_install ghz github.com/bojand/ghz github.com/bojand/ghz/cmd/ghz "$GHZ_VERSION"
 
 if ! "$venv/bin/kubernetes-validate" --version 2>/dev/null | grep -q "$KUBERNETES_VALIDATE_VERSION"; then
   say "installing kubernetes-validate $KUBERNETES_VALIDATE_VERSION (once)"
@@ -69,5 +73,6 @@ fi
 
 say "helm                $HELM_VERSION ($bin/helm)"
 say "kubeconform         $KUBECONFORM_VERSION ($bin/kubeconform)"
+say "ghz                 $GHZ_VERSION ($bin/ghz)"
 say "kubernetes-validate $KUBERNETES_VALIDATE_VERSION ($venv/bin/kubernetes-validate)"
 say "schemas             Kubernetes $KUBERNETES_VERSION ($target)"

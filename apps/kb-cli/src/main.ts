@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { join } from 'node:path';
+
 import { onnxModelSpec } from '@kb/embeddings';
 import { Command, InvalidArgumentError, Option } from 'commander';
 
@@ -256,6 +258,11 @@ program
     'query-service gRPC address',
     process.env['KB_GRPC_ADDRESS'] ?? '127.0.0.1:50051',
   )
+  .option(
+    '--ghz <binary>',
+    'also run the miss and hit passes through this ghz binary, an independent client (npm run bench sets it)',
+    process.env['KB_GHZ'],
+  )
   .action(
     async (options: {
       dataset: string;
@@ -264,6 +271,7 @@ program
       scale?: number;
       documentsUrl: string;
       grpc: string;
+      ghz?: string;
     }) => {
       const need = (name: string): string => {
         const value = process.env[name];
@@ -285,6 +293,14 @@ program
                   dir: modelDir,
                   model: process.env['EMBEDDING_MODEL'] ?? 'all-MiniLM-L6-v2',
                   pooling: process.env['EMBEDDING_POOLING'] === 'cls' ? ('cls' as const) : 'mean',
+                },
+              }
+            : {}),
+          ...(options.ghz
+            ? {
+                ghz: {
+                  binary: options.ghz,
+                  protoRoot: join(__dirname, '../../../libs/contracts/proto'),
                 },
               }
             : {}),

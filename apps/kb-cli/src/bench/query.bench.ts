@@ -5,6 +5,7 @@ import { kbv1 } from '@kb/contracts';
 import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
+import { type GhzOptions,ghzSearch } from './ghz';
 import { type LatencySummary, measure, StageSamples } from './latency';
 import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
 import { scaledTenant, type ScaleOptions } from './scale';
@@ -21,7 +22,19 @@ export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
    * indexes (`<tenant>-x<copies>`, kept for reruns): 10 for 10× CISI, 52 for ~100,000 chunks.
    */
   scale?: { copies: number } & Omit<ScaleOptions, 'log'>;
+  /** The independent client: the same passes through ghz as well, when its binary is given. */
+  ghz?: Omit<GhzOptions, 'address' | 'token'>;
   log: (line: string) => void;
+}
+
+/** The benchmark's reader: user, 17 groups, 2 roles and the tenant, 21 principals in all. */
+function readerToken(tenant: string): Promise<string> {
+  return localToken({
+    tenant,
+    user: 'bench-reader',
+    roles: ['viewer', 'analyst'],
+    groups: READER_GROUPS,
+  });
 }
 
 /** The benchmark's two callers of a tenant: the admin (no ACL filter) and the reader. */
@@ -36,20 +49,14 @@ async function callersOf(
       ...options,
       token: await localToken({ tenant, user: 'bench-admin', roles: ['admin'] }),
     }),
-    reader: new KbClient({
-      ...options,
-      token: await localToken({
-        tenant,
-        user: 'bench-reader',
-        roles: ['viewer', 'analyst'],
-        groups: READER_GROUPS,
-      }),
-    }),
+    reader: new KbClient({ ...options, token: await readerToken(tenant) }),
   };
 }
 
 const CONCURRENCY = [1, 8, 32] as const;
 const TOP_K = 10;
+/** ghz's hit passes ask every query this many times more than `--rounds`: at 2,000 a second, 228 hits are gone in a tenth of a second. */
+const GHZ_HIT_ROUNDS_FACTOR = 30;
 /** Documents are shared with one of these groups each; the benchmark's reader is in most of them. */
 const TEAMS = 24;
 const READER_GROUPS = Array.from({ length: 17 }, (_, i) => `team-${i}`);
@@ -174,6 +181,18 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       ),
     };
     options.log(`acl: ${JSON.stringify(acl)}`);
+    const independent = options.ghz
+      ? await independentPasses(
+          {
+            ...options.ghz,
+            address: options.grpcAddress,
+            token: await readerToken(benched),
+          },
+          queries,
+          run,
+          options,
+        )
+      : undefined;
     for (const [pass, samples] of Object.entries(stages)) {
       options.log(`stages ${pass}: ${JSON.stringify(samples.summary())}`);
     }
@@ -215,6 +234,7 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
           Object.entries(stages).map(([pass, samples]) => [pass, samples.summary()]),
         ),
       },
+      ...(independent ? { independent_client: independent } : {}),
       ...(floor
         ? {
             embed_floor: floor,
@@ -224,6 +244,18 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
               miss_p95_minus_floor_p95_ms: diff(miss['c1']!.p95_ms, floor.cisi.p95_ms),
               short_miss_p95_minus_floor_p95_ms: diff(shortMiss.p95_ms, floor.short.p95_ms),
               miss_c32_qps_over_floor_qps: ratio(miss['c32']!.qps, floor.cisi.qps),
+              ...(independent
+                ? {
+                    ghz_miss_p95_minus_floor_p95_ms: diff(
+                      independent.miss.c1.p95_ms,
+                      floor.cisi.p95_ms,
+                    ),
+                    ghz_miss_c32_qps_over_floor_qps: ratio(
+                      independent.miss.c32.qps,
+                      floor.cisi.qps,
+                    ),
+                  }
+                : {}),
             },
           }
         : {}),
@@ -232,4 +264,43 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
     client.close();
     admin.close();
   }
+}
+
+/**
+ * The miss and hit passes at concurrency 1 and 32 again, sent by ghz (docs/adr/0029): misses with
+ * query texts no other pass used, hits with the texts the hit passes cached (`rounds` ×
+ * GHZ_HIT_ROUNDS_FACTOR of them, so the pass lasts long enough to measure).
+ */
+async function independentPasses(
+  ghz: GhzOptions,
+  queries: string[],
+  run: string,
+  options: Pick<QueryBenchOptions, 'rounds' | 'log'>,
+): Promise<{
+  tool: 'ghz';
+  miss: Record<'c1' | 'c32', LatencySummary>;
+  hit: Record<'c1' | 'c32', LatencySummary>;
+}> {
+  const request = (query: string) => ({
+    query,
+    topK: TOP_K,
+    mode: 'SEARCH_MODE_HYBRID',
+  });
+  const misses = (c: number) =>
+    Array.from({ length: options.rounds }, (_, round) =>
+      queries.map((q) => request(`${q} (${run} ghz c${c} ${round})`)),
+    ).flat();
+  const hits = Array.from({ length: options.rounds * GHZ_HIT_ROUNDS_FACTOR }, () =>
+    queries.map(request),
+  ).flat();
+  const pass = async (name: string, requests: object[], concurrency: number) => {
+    const summary = await ghzSearch(ghz, { requests, concurrency });
+    options.log(`ghz ${name}: ${JSON.stringify(summary)}`);
+    return summary;
+  };
+  return {
+    tool: 'ghz',
+    miss: { c1: await pass('miss c1', misses(1), 1), c32: await pass('miss c32', misses(32), 32) },
+    hit: { c1: await pass('hit c1', hits, 1), c32: await pass('hit c32', hits, 32) },
+  };
 }
