@@ -1,5 +1,4 @@
 import { AccessResolver, ResolverAccessPolicy, type TokenVerifier } from '@kb/auth';
-import { kbv1 } from '@kb/contracts';
 import type { EmbeddingProvider } from '@kb/embeddings';
 import { GrpcTransport } from '@kb/grpc';
 import {
@@ -65,6 +64,7 @@ import { QueryEmbedder } from './search/query.embedder';
 import { SearchController } from './search/search.controller';
 import { SearchGrpcController } from './search/search.grpc';
 import { SearchService } from './search/search.service';
+import { knowledgeBaseService } from './search/search.wire';
 import { SearchResultCache } from './search/search-result.cache';
 import { SimilarService } from './search/similar.service';
 import { DiversifyStep } from './search/steps/diversify.step';
@@ -202,7 +202,7 @@ export class AppModule {
           useValue: new GrpcTransport({
             host: deps.config.GRPC_HOST,
             port: deps.config.GRPC_PORT,
-            services: { 'kb.v1.KnowledgeBase': kbv1.KnowledgeBaseService },
+            services: { 'kb.v1.KnowledgeBase': knowledgeBaseService },
           }),
         },
         Readiness,

@@ -43,10 +43,13 @@ import {
   type SearchResponse,
 } from './search/search.model';
 import { SearchService } from './search/search.service';
+import { knowledgeBaseService, toSearchResponse } from './search/search.wire';
 import { SimilarService } from './search/similar.service';
 
 const SECRET = 'a-test-secret-of-at-least-thirty-two-chars';
-const SERVICES = { 'kb.v1.KnowledgeBase': kbv1.KnowledgeBaseService };
+// The definition query-service serves (its Search serializer sends a cached answer's hits as the
+// bytes encoded the first time), under the generated client.
+const SERVICES = { 'kb.v1.KnowledgeBase': knowledgeBaseService };
 const DOCUMENT_ID = '3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60';
 /** An original of 150 000 bytes, relayed in messages of at most 64 KiB. */
 const ORIGINAL = Buffer.from(Array.from({ length: 150_000 }, (_, i) => i % 251));
@@ -341,6 +344,22 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
       'moons of Saturn',
       expect.any(Array),
     );
+  });
+
+  it('answers a cached (frozen) answer in full, every time it is served', async () => {
+    const cached = response({
+      hits: Object.freeze([
+        ...response().hits,
+        { ...response().hits[0]!, chunkIndex: 4, text: 'Enceladus too.', page: undefined },
+      ]) as SearchResponse['hits'],
+    });
+    search.answer = async () => ({ ...cached, tookMs: 1 });
+    const expected = toSearchResponse({ ...cached, tookMs: 1 });
+    for (let i = 0; i < 3; i++) {
+      const answer = await grpcSearch(running.client, await token('alice'), { query: 'moons' });
+      expect(answer).toEqual(expected);
+    }
+    expect(expected.hits.map((h) => h.chunkIndex)).toEqual([3, 4]);
   });
 
   it('reports where the search spent its time in a server-timing response header', async () => {

@@ -7,13 +7,9 @@ import { GrpcMethod, Payload } from '@nestjs/microservices';
 
 import { SearchAudit } from '../audit/search-audit.publisher';
 import type { FusionMethod } from './fusion.ranking';
-import {
-  type SearchHit,
-  type SearchMode,
-  searchRequestSchema,
-  type SearchResponse,
-} from './search.model';
+import { type SearchMode, searchRequestSchema } from './search.model';
 import { SearchService } from './search.service';
+import { toCachedSearchResponse, toWireHit } from './search.wire';
 import { similarRequestSchema } from './similar.model';
 import { SimilarService } from './similar.service';
 
@@ -76,7 +72,7 @@ export class SearchGrpcController {
     // Where the time went, as HTTP's Server-Timing header (docs/adr/0029).
     timings.add('total', response.tookMs);
     sendResponseHeaders(call, { 'server-timing': timings.header() });
-    return toSearchResponse(response);
+    return toCachedSearchResponse(response);
   }
 
   /** Chunks or documents similar to a text or to a document, like `POST /v1/search/similar`. */
@@ -100,46 +96,4 @@ export class SearchGrpcController {
     this.audit.record(caller.tenantId, caller.userId, 'search', asked, response.hits);
     return { hits: response.hits.map(toWireHit), tookMs: response.tookMs, unit: response.unit };
   }
-}
-
-export function toSearchResponse(response: SearchResponse): kbv1.SearchResponse {
-  return {
-    tookMs: response.tookMs,
-    degraded: response.degraded,
-    degradedReason: response.degradedReason ?? '',
-    cacheHit: response.cache === 'hit',
-    confidence: response.confidence,
-    rerank: response.rerank,
-    mmr: response.mmr,
-    nextOffset: response.nextOffset,
-    queryType: response.queryType,
-    total: response.total,
-    totalRelation: response.totalRelation,
-    mode: response.mode,
-    hits: response.hits.map(toWireHit),
-  };
-}
-
-/** A hit in the wire format: absent document fields are empty, an absent page unset. */
-export function toWireHit(hit: SearchHit): kbv1.SearchHit {
-  return {
-    documentId: hit.documentId,
-    documentVersion: hit.documentVersion,
-    chunkIndex: hit.chunkIndex,
-    text: hit.text,
-    score: hit.score,
-    title: hit.title,
-    startOffset: hit.startOffset,
-    endOffset: hit.endOffset,
-    strategies: hit.strategies,
-    isMatch: hit.isMatch,
-    tags: hit.tags ?? [],
-    metadata: hit.metadata,
-    contentType: hit.contentType ?? '',
-    filename: hit.filename ?? '',
-    createdAt: hit.createdAt ?? '',
-    updatedAt: hit.updatedAt ?? '',
-    page: hit.page,
-    headingPath: hit.headingPath ?? [],
-  };
 }
