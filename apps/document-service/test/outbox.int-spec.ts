@@ -19,9 +19,19 @@ describe('outbox in SQL', () => {
   let db: Kysely<DocumentDatabase>;
   let outbox: SqlOutboxRepository;
   let transactions: SqlTransactionRunner;
+  /** The text of every statement the pool's connections sent, in order. */
+  const sent: string[] = [];
 
   beforeAll(async () => {
     pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 4 });
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      client.query = ((...args: unknown[]) => {
+        const [first] = args;
+        sent.push(typeof first === 'string' ? first : String((first as { text?: string }).text));
+        return query(...args);
+      }) as typeof client.query;
+    });
     db = createDatabase<DocumentDatabase>(pool);
     await migrateToLatest(db, schema, migrations);
     outbox = new SqlOutboxRepository(db);
@@ -54,5 +64,22 @@ describe('outbox in SQL', () => {
     const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
     expect(text).toContain('outbox_lanes');
     expect(text).not.toMatch(/\bSort\b/);
+  });
+
+  it('writes a one-statement unit of work without BEGIN and COMMIT, visible at once', async () => {
+    sent.length = 0;
+    await transactions.statement((trx) => outbox.insert(trx, message(Topics.audit, 'read-1')));
+    expect(sent).toEqual([expect.stringMatching(/^insert into "outbox"/)]);
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM outbox WHERE message_key = 'read-1'`.execute(db);
+    expect(rows[0]?.n).toBe(1);
+
+    sent.length = 0;
+    await transactions.run((trx) => outbox.insert(trx, message(Topics.audit, 'read-2')));
+    expect(sent.map((text) => text.split(' ')[0]!.toLowerCase())).toEqual([
+      'begin',
+      'insert',
+      'commit',
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 
 import type { DocumentDatabase } from './db.types';
 import { DB } from './tokens';
@@ -13,20 +13,27 @@ export abstract class Trx {
   protected readonly unitOfWork = true;
 }
 
-/** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
 export abstract class TransactionRunner {
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   abstract run<T>(work: (trx: Trx) => Promise<T>): Promise<T>;
+
+  /**
+   * Runs `work`, which issues exactly one statement, without BEGIN and COMMIT: one statement is
+   * atomic on its own, and on a loopback socket each of those two round trips costs a few hundred
+   * microseconds (a read's audit record, docs/adr/0029). Work of two statements belongs in `run`.
+   */
+  abstract statement<T>(work: (trx: Trx) => Promise<T>): Promise<T>;
 }
 
-/** A Postgres transaction, as the SQL repositories receive it. */
+/** A Postgres transaction (or, from `statement`, the pool), as the SQL repositories receive it. */
 export class SqlTrx extends Trx {
-  constructor(readonly db: Transaction<DocumentDatabase>) {
+  constructor(readonly db: Kysely<DocumentDatabase>) {
     super();
   }
 }
 
 /** The Kysely transaction behind `trx`; a handle of another runner is a wiring error. */
-export function sqlOf(trx: Trx): Transaction<DocumentDatabase> {
+export function sqlOf(trx: Trx): Kysely<DocumentDatabase> {
   if (trx instanceof SqlTrx) return trx.db;
   throw new Error('a SQL repository was handed a transaction it did not open');
 }
@@ -39,5 +46,9 @@ export class SqlTransactionRunner extends TransactionRunner {
 
   run<T>(work: (trx: Trx) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((db) => work(new SqlTrx(db)));
+  }
+
+  statement<T>(work: (trx: Trx) => Promise<T>): Promise<T> {
+    return work(new SqlTrx(this.db));
   }
 }
