@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { sendUnaryData,ServerUnaryCall } from '@grpc/grpc-js';
+import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { Metadata, Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { kbv1 } from '@kb/contracts';
 

@@ -5,7 +5,7 @@ import { kbv1 } from '@kb/contracts';
 import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
-import { type GhzOptions,ghzSearch } from './ghz';
+import { type GhzOptions, ghzSearch } from './ghz';
 import { type LatencySummary, measure, StageSamples } from './latency';
 import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
 import { scaledTenant, type ScaleOptions } from './scale';
