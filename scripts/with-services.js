@@ -3,7 +3,7 @@
 // Usage: node scripts/with-services.js <command> [args...]
 // KB_SERVICES_PORT_BASE=<b> puts the services on ports of their own (HTTP b+1 … b+6, query-service
 // gRPC b+51, acl-service gRPC b+61) and tells the command through KB_DOCUMENTS_URL,
-// KB_EMBEDDING_URL and KB_GRPC_ADDRESS, so a run never talks to another checkout's services.
+// KB_EMBEDDING_URL, KB_GRPC_ADDRESS and KB_QUERY_URL, so a run never talks to another checkout's services.
 'use strict';
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -43,6 +43,7 @@ async function main() {
     env.KB_DOCUMENTS_URL = `http://127.0.0.1:${ports['document-service'].port}`;
     env.KB_EMBEDDING_URL = `http://127.0.0.1:${ports['embedding-service'].port}`;
     env.KB_GRPC_ADDRESS = `127.0.0.1:${ports['query-service'].grpcPort}`;
+    env.KB_QUERY_URL = `http://127.0.0.1:${ports['query-service'].port}`;
   }
   let procs = [];
   if (!(await allReady(ports))) {

@@ -259,6 +259,11 @@ program
     process.env['KB_GRPC_ADDRESS'] ?? '127.0.0.1:50051',
   )
   .option(
+    '--query-url <url>',
+    'query-service base URL, whose metrics confirm the ghz passes hit (or missed) the cache',
+    process.env['KB_QUERY_URL'] ?? 'http://127.0.0.1:3005',
+  )
+  .option(
     '--ghz <binary>',
     'also run the miss and hit passes through this ghz binary, an independent client (npm run bench sets it)',
     process.env['KB_GHZ'],
@@ -272,6 +277,7 @@ program
       documentsUrl: string;
       grpc: string;
       ghz?: string;
+      queryUrl?: string;
     }) => {
       const need = (name: string): string => {
         const value = process.env[name];
@@ -296,6 +302,7 @@ program
                 },
               }
             : {}),
+          ...(options.queryUrl ? { queryUrl: options.queryUrl } : {}),
           ...(options.ghz
             ? {
                 ghz: {

@@ -107,3 +107,17 @@ export function summarizeGhz(report: GhzReport, expected: number): LatencySummar
     qps: Math.round(report.rps * 100) / 100,
   };
 }
+
+/**
+ * The searches query-service answered from its result cache, from its Prometheus text
+ * (`kb_search_requests_total{cache="hit"}`, summed over modes): the benchmark checks with it that
+ * a hit pass was served from the cache and a miss pass was not.
+ */
+export function cacheHitsIn(metrics: string): number {
+  let hits = 0;
+  for (const line of metrics.split('\n')) {
+    if (!line.startsWith('kb_search_requests_total{') || !line.includes('cache="hit"')) continue;
+    hits += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return hits;
+}

@@ -5,7 +5,7 @@ import { kbv1 } from '@kb/contracts';
 import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
-import { type GhzOptions, ghzSearch } from './ghz';
+import { cacheHitsIn, type GhzOptions, ghzSearch } from './ghz';
 import { type LatencySummary, measure, StageSamples } from './latency';
 import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
 import { scaledTenant, type ScaleOptions } from './scale';
@@ -24,6 +24,8 @@ export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   scale?: { copies: number } & Omit<ScaleOptions, 'log'>;
   /** The independent client: the same passes through ghz as well, when its binary is given. */
   ghz?: Omit<GhzOptions, 'address' | 'token'>;
+  /** query-service's HTTP base URL: its metrics say whether ghz's passes hit the cache. */
+  queryUrl?: string;
   log: (line: string) => void;
 }
 
@@ -275,7 +277,7 @@ async function independentPasses(
   ghz: GhzOptions,
   queries: string[],
   run: string,
-  options: Pick<QueryBenchOptions, 'rounds' | 'log'>,
+  options: Pick<QueryBenchOptions, 'rounds' | 'log' | 'queryUrl'>,
 ): Promise<{
   tool: 'ghz';
   miss: Record<'c1' | 'c32', LatencySummary>;
@@ -293,14 +295,42 @@ async function independentPasses(
   const hits = Array.from({ length: options.rounds * GHZ_HIT_ROUNDS_FACTOR }, () =>
     queries.map(request),
   ).flat();
-  const pass = async (name: string, requests: object[], concurrency: number) => {
+  // ghz does not read the answers, so query-service's own count says what each pass was.
+  const cacheHits = async (): Promise<number | undefined> => {
+    if (!options.queryUrl) return undefined;
+    const response = await fetch(new URL('/metrics', options.queryUrl));
+    return cacheHitsIn(await response.text());
+  };
+  const pass = async (
+    name: string,
+    requests: object[],
+    concurrency: number,
+    expectedHits: (sent: number) => number,
+  ) => {
+    const before = await cacheHits();
     const summary = await ghzSearch(ghz, { requests, concurrency });
-    options.log(`ghz ${name}: ${JSON.stringify(summary)}`);
+    const after = await cacheHits();
+    if (before !== undefined && after !== undefined) {
+      const served = after - before;
+      if (served !== expectedHits(requests.length)) {
+        throw new Error(
+          `ghz ${name}: ${served} of ${requests.length} searches were cache hits, expected ${expectedHits(requests.length)}`,
+        );
+      }
+    }
+    options.log(
+      `ghz ${name}: ${JSON.stringify(summary)}${before === undefined ? ' (cache use not checked: no query-service URL)' : ''}`,
+    );
     return summary;
   };
+  const none = () => 0;
+  const all = (sent: number) => sent;
   return {
     tool: 'ghz',
-    miss: { c1: await pass('miss c1', misses(1), 1), c32: await pass('miss c32', misses(32), 32) },
-    hit: { c1: await pass('hit c1', hits, 1), c32: await pass('hit c32', hits, 32) },
+    miss: {
+      c1: await pass('miss c1', misses(1), 1, none),
+      c32: await pass('miss c32', misses(32), 32, none),
+    },
+    hit: { c1: await pass('hit c1', hits, 1, all), c32: await pass('hit c32', hits, 32, all) },
   };
 }
