@@ -223,6 +223,7 @@ EMBEDDING_POOLING: {{ $v.embedding.pooling | quote }}
 EMBEDDING_THREADS: {{ $v.embedding.threads | quote }}
 EMBEDDING_RUNS: {{ $v.embedding.runs | quote }}
 EMBEDDING_MAX_BATCH: {{ $v.embedding.maxBatch | quote }}
+EMBEDDING_MAX_BATCH_TOKENS: {{ $v.embedding.maxBatchTokens | quote }}
 EMBEDDING_MAX_QUEUE: {{ $v.embedding.maxQueue | quote }}
 {{- if $v.embedding.extraModels }}
 # Served beside EMBEDDING_MODEL, for knowledge bases that name them (docs/adr/0028).

@@ -134,6 +134,11 @@ export const embeddingConfigSchema = z.object({
   EMBEDDING_RUNS: env.positiveInt(1),
   /** onnx: texts per model run at most, gathered from concurrent callers (docs/adr/0029). */
   EMBEDDING_MAX_BATCH: env.positiveInt(32),
+  /**
+   * onnx: a run's padded size at most, in estimated tokens (texts × the longest): long chunks run
+   * one at a time, short texts many together, as the int8 model is fastest (docs/adr/0029).
+   */
+  EMBEDDING_MAX_BATCH_TOKENS: env.positiveInt(320),
   /** onnx: texts waiting for the model at most; beyond, embedding fails at once. */
   EMBEDDING_MAX_QUEUE: env.positiveInt(1024),
   /** openai: the API root that `/embeddings` is appended to, e.g. `http://localhost:11434/v1`. */

@@ -107,4 +107,47 @@ describe('BatchingEmbeddingProvider', () => {
         .sort(),
     ).toEqual(['p1', 'p2', 'p3']);
   });
+
+  it('keeps a run within maxBatchTokens: long texts run alone, short ones together', async () => {
+    const { model, runs, release } = gatedModel();
+    // Budget 60 estimated tokens (about 4 characters each): 200 characters are 50 tokens.
+    const batching = new BatchingEmbeddingProvider(model, {
+      maxBatch: 8,
+      maxBatchTokens: 60,
+      maxQueue: 20,
+    });
+    const long = (c: string) => c.repeat(200);
+    const short = (c: string) => c.repeat(20); // 5 tokens: 10 of them would be 50, but maxBatch 8
+    const first = batching.embed(['x']);
+    const rest = [
+      batching.embed([long('a'), long('b')]),
+      batching.embed(Array.from({ length: 10 }, (_, i) => short(String(i)))),
+    ];
+    for (let i = 0; i < 5; i++) await release();
+    await Promise.all([first, ...rest]);
+    expect(runs.map((run) => run.map((text) => text.length))).toEqual([
+      [1],
+      // The oldest waiting long text runs alone: two would pad to 100 tokens.
+      [200],
+      [200],
+      // Eight short ones (40 tokens) share a run; maxBatch caps it.
+      [20, 20, 20, 20, 20, 20, 20, 20],
+      [20, 20],
+    ]);
+  });
+
+  it('fills a run with shorter texts when the oldest waiting is the longest', async () => {
+    const { model, runs, release } = gatedModel();
+    const batching = new BatchingEmbeddingProvider(model, {
+      maxBatch: 8,
+      maxBatchTokens: 60,
+      maxQueue: 20,
+    });
+    const first = batching.embed(['x']);
+    const rest = [batching.embed(['m'.repeat(76)]), batching.embed(['s'.repeat(8), 't'.repeat(8)])];
+    for (let i = 0; i < 2; i++) await release();
+    await Promise.all([first, ...rest]);
+    // 76 characters are 19 tokens: three texts padded to it are 57, within 60.
+    expect(runs.map((run) => run.map((text) => text.length))).toEqual([[1], [8, 8, 76]]);
+  });
 });

@@ -1,8 +1,14 @@
 import { type EmbedContext, type EmbeddingProvider, embedQueries } from './embedding-provider';
+import { estimateTokens } from './openai-compatible/rate-limiter';
 
 export interface BatchingOptions {
   /** Texts per model run at most. */
   maxBatch: number;
+  /**
+   * A run's padded size at most, in estimated tokens: its texts times the longest one's length
+   * (`estimateTokens`: about four characters a token, no tokenizer run). Unset: no limit but `maxBatch`. A text longer than the budget runs alone.
+   */
+  maxBatchTokens?: number;
   /** Texts waiting at most; beyond it `embed` fails at once with `EmbeddingQueueFullError`. */
   maxQueue: number;
   /**
@@ -124,7 +130,11 @@ export class BatchingEmbeddingProvider implements EmbeddingProvider {
       });
   }
 
-  /** Up to `maxBatch` texts of similar length, always including the oldest one waiting. */
+  /**
+   * Up to `maxBatch` texts of similar length, always including the oldest one waiting, and no more
+   * than `maxBatchTokens` allow: a run pads every text to its longest, and past a few hundred
+   * tokens a larger run of the int8 model is slower per text, not faster (docs/adr/0029).
+   */
   private nextBatch(): Pending[] {
     const oldest = this.queue[0]!;
     const sameContext = this.queue.filter(
@@ -132,10 +142,29 @@ export class BatchingEmbeddingProvider implements EmbeddingProvider {
     );
     const sorted = [...sameContext].sort((a, b) => a.text.length - b.text.length);
     const at = sorted.indexOf(oldest);
-    const start = Math.max(0, Math.min(at, sorted.length - this.options.maxBatch));
-    const batch = sorted.slice(start, start + this.options.maxBatch);
+    const [start, end] = this.windowAround(sorted, at);
+    const batch = sorted.slice(start, end);
     const taken = new Set(batch);
     this.queue = this.queue.filter((p) => !taken.has(p));
     return batch;
+  }
+
+  /**
+   * The run holding `sorted[at]`: `maxBatch` texts from `at` on (slid back at the queue's end),
+   * or, with `maxBatchTokens`, as many of its neighbours as keep the run's size (its texts times
+   * its longest, the window's last) within the budget: longer ones first, then shorter ones.
+   */
+  private windowAround(sorted: Pending[], at: number): [number, number] {
+    const { maxBatch, maxBatchTokens } = this.options;
+    if (maxBatchTokens === undefined) {
+      const start = Math.max(0, Math.min(at, sorted.length - maxBatch));
+      return [start, Math.min(sorted.length, start + maxBatch)];
+    }
+    const fits = (size: number, longest: Pending) =>
+      size <= maxBatch && size * estimateTokens([longest.text]) <= maxBatchTokens;
+    let [start, end] = [at, at + 1];
+    while (end < sorted.length && fits(end - start + 1, sorted[end]!)) end += 1;
+    while (start > 0 && fits(end - start + 1, sorted[end - 1]!)) start -= 1;
+    return [start, end];
   }
 }

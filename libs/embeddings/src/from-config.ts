@@ -30,6 +30,8 @@ export interface EmbeddingProviderSettings {
   EMBEDDING_BATCH_SIZE?: number | undefined;
   /** onnx: texts per model run at most, gathered from concurrent callers (default 32). */
   EMBEDDING_MAX_BATCH?: number | undefined;
+  /** onnx: a run's padded size at most, in estimated tokens (default: no limit but the count). */
+  EMBEDDING_MAX_BATCH_TOKENS?: number | undefined;
   /** onnx: texts waiting for the model at most; beyond, embedding fails at once (default 1024). */
   EMBEDDING_MAX_QUEUE?: number | undefined;
 }
@@ -58,6 +60,7 @@ export async function embeddingProviderFromConfig(
         const runs = config.EMBEDDING_RUNS ?? 1;
         return new BatchingEmbeddingProvider(await OnnxWorkerPool.load(options, runs), {
           maxBatch: config.EMBEDDING_MAX_BATCH ?? 32,
+          maxBatchTokens: config.EMBEDDING_MAX_BATCH_TOKENS,
           maxQueue: config.EMBEDDING_MAX_QUEUE ?? 1024,
           parallelRuns: runs,
         });

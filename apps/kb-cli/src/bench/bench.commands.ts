@@ -142,7 +142,11 @@ export function registerBenchCommands(program: Command): void {
               (['mean', 'cls'] as const).find((p) => p === process.env['EMBEDDING_POOLING']) ??
               onnxModelSpec(env('EMBEDDING_MODEL', 'all-MiniLM-L6-v2'))?.pooling ??
               'mean',
-            batchSize: Number(env('EMBEDDING_BATCH_SIZE', '32')),
+            // The services' batching (libs/config's defaults): the reference batches alike.
+            batching: {
+              maxBatch: Number(env('EMBEDDING_MAX_BATCH', '32')),
+              maxBatchTokens: Number(env('EMBEDDING_MAX_BATCH_TOKENS', '320')),
+            },
           },
           log: (line) => process.stderr.write(`bench: ${line}\n`),
         }),

@@ -6,7 +6,7 @@ import { Client } from 'pg';
 import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
-import { referenceIngest } from './reference';
+import { type ReferenceBatching, referenceIngest } from './reference';
 
 export interface IngestBenchOptions extends Omit<KbEndpoints, 'token'> {
   dataset: string;
@@ -15,7 +15,7 @@ export interface IngestBenchOptions extends Omit<KbEndpoints, 'token'> {
   databaseUrl: string;
   /** embedding-service's HTTP root, whose metrics count embedding-cache hits. */
   embeddingUrl: string;
-  model: { dir: string; name: string; pooling: 'mean' | 'cls'; batchSize: number };
+  model: { dir: string; name: string; pooling: 'mean' | 'cls'; batching: ReferenceBatching };
   log: (line: string) => void;
 }
 
@@ -92,7 +92,7 @@ function cpuPerChunk(
  * End-to-end ingestion throughput: uploads a BEIR corpus through REST into a fresh tenant and
  * waits until every distinct document is indexed. Then embeds the very chunks the pipeline
  * produced (read back from the lexical index) with the same model run directly by onnxruntime-node,
- * batches sorted by length, both cores (`reference_chunks_per_s`), so the pipeline's overhead over
+ * batches sorted by length and sized as the services size them, both cores (`reference_chunks_per_s`), so the pipeline's overhead over
  * the model shows as a ratio.
  */
 export async function runIngestBench(options: IngestBenchOptions): Promise<object> {
@@ -135,7 +135,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<objec
     const reference = await referenceIngest(
       { dir: options.model.dir, model: options.model.name, pooling: options.model.pooling },
       texts,
-      options.model.batchSize,
+      options.model.batching,
     );
     options.log(`reference: ${JSON.stringify(reference)}`);
     const chunksPerS = chunks / seconds;

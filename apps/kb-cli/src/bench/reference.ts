@@ -186,6 +186,41 @@ export async function embedFloor(
   };
 }
 
+/** How the reference groups texts into runs: as `BatchingEmbeddingProvider` does (docs/adr/0029). */
+export interface ReferenceBatching {
+  /** Texts per run at most. */
+  maxBatch: number;
+  /** A run's padded size at most, in tokens (texts × the longest). */
+  maxBatchTokens: number;
+}
+
+/**
+ * Texts sorted by token length, cut into runs of at most `maxBatch` texts whose count times their
+ * longest stays within `maxBatchTokens` (a text past the budget runs alone).
+ */
+export function referenceBatches(
+  texts: string[],
+  tokens: (text: string) => number,
+  batching: ReferenceBatching,
+): string[][] {
+  const sorted = texts
+    .map((text) => ({ text, tokens: tokens(text) }))
+    .sort((a, b) => a.tokens - b.tokens);
+  const batches: string[][] = [];
+  let batch: string[] = [];
+  for (const { text, tokens: length } of sorted) {
+    const fits =
+      batch.length < batching.maxBatch && (batch.length + 1) * length <= batching.maxBatchTokens;
+    if (batch.length > 0 && !fits) {
+      batches.push(batch);
+      batch = [];
+    }
+    batch.push(text);
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
+
 export interface ReferenceIngest {
   /** The better of the two ways to use both cores, below. */
   reference_chunks_per_s: number;
@@ -196,20 +231,18 @@ export interface ReferenceIngest {
 }
 
 /**
- * Ingest's reference: the same chunks embedded by the model alone in batches of `batchSize`,
- * sorted by token length (so a batch pads little), with both cores.
+ * Ingest's reference: the same chunks embedded by the model alone, sorted by token length (so a
+ * batch pads little) in the services' batch sizes (`referenceBatches`), with both cores.
  */
 export async function referenceIngest(
   options: ReferenceModelOptions,
   texts: string[],
-  batchSize: number,
+  batching: ReferenceBatching,
 ): Promise<ReferenceIngest> {
   const counter = await ReferenceModel.load(options, 1);
   const lengths = new Map(texts.map((text) => [text, counter.tokens(text)]));
   await counter.close();
-  const sorted = [...texts].sort((a, b) => lengths.get(a)! - lengths.get(b)!);
-  const batches: string[][] = [];
-  for (let i = 0; i < sorted.length; i += batchSize) batches.push(sorted.slice(i, i + batchSize));
+  const batches = referenceBatches(texts, (text) => lengths.get(text)!, batching);
   const twoThreads = await (async () => {
     const model = await ReferenceModel.load(options, 2);
     try {
