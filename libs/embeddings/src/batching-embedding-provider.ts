@@ -6,7 +6,8 @@ export interface BatchingOptions {
   maxBatch: number;
   /**
    * A run's padded size at most, in estimated tokens: its texts times the longest one's length
-   * (`estimateTokens`: about four characters a token, no tokenizer run). Unset: no limit but `maxBatch`. A text longer than the budget runs alone.
+   * (`estimateTokens`: about four characters a token, no tokenizer run). Unset: no limit but
+   * `maxBatch`. A text longer than the budget runs alone.
    */
   maxBatchTokens?: number;
   /** Texts waiting at most; beyond it `embed` fails at once with `EmbeddingQueueFullError`. */
