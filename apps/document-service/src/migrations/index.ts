@@ -17,6 +17,7 @@ import { externalIdsAndInactive } from './20261127T1000_external_ids_and_inactiv
 import { sources } from './20261127T1010_sources';
 import { oneRunningSync } from './20261128T1210_one_running_sync';
 import { outboxLanes } from './20261128T1220_outbox_lanes';
+import { contentHashIndex } from './20261129T0900_content_hash_index';
 
 /** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
@@ -34,6 +35,7 @@ export const migrations: Migrations = {
   '20261127T1010_sources': sources,
   '20261128T1210_one_running_sync': oneRunningSync,
   '20261128T1220_outbox_lanes': outboxLanes,
+  '20261129T0900_content_hash_index': contentHashIndex,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */
