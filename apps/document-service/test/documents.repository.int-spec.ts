@@ -8,6 +8,7 @@ import type { Pool } from 'pg';
 
 import type { NewDocument } from '../src/documents/document.model';
 import type { Visibility } from '../src/documents/documents.repository';
+import type { TenantStatusChange } from '../src/documents/status-changes';
 import {
   createKnowledgeBaseSchema,
   updateKnowledgeBaseSchema,
@@ -193,6 +194,76 @@ describe('DocumentsRepository', () => {
     const view = await service.documentsRepository.findById(tenant, doc.id, 'all');
     expect(view).toMatchObject({ status: 'indexed', chunkCount: 3 });
     expect(Object.keys(view!.stageTimes).sort()).toEqual(['embedding', 'indexed', 'pending']);
+  });
+
+  it('applies a batch of status events in one statement as one at a time would', async () => {
+    const repository = service.documentsRepository;
+    const pair = async () => {
+      const [a, b] = [newDocument(), newDocument()];
+      await insertWithEvent(a);
+      await insertWithEvent(b);
+      await repository.applyStatus(tenant, {
+        documentId: a.id,
+        version: 1,
+        status: 'embedding',
+        at: new Date(1_000),
+      });
+      return [a.id, b.id] as const;
+    };
+    const events = (a: string, b: string): TenantStatusChange[] => [
+      { tenantId: tenant, documentId: a, version: 1, status: 'parsing', at: new Date(2_000) }, // below the row
+      { tenantId: tenant, documentId: a, version: 1, status: 'indexing', at: new Date(3_000) },
+      { tenantId: tenant, documentId: b, version: 1, status: 'parsing', at: new Date(4_000) },
+      { tenantId: tenant, documentId: b, version: 2, status: 'indexed', at: new Date(5_000) }, // another version
+      { tenantId: tenant, documentId: b, version: 1, status: 'embedding', at: new Date(6_000) },
+      {
+        tenantId: tenant,
+        documentId: a,
+        version: 1,
+        status: 'indexed',
+        chunkCount: 3,
+        at: new Date(7_000),
+      },
+      {
+        tenantId: toTenantId('t2'),
+        documentId: a,
+        version: 1,
+        status: 'failed',
+        at: new Date(8_000),
+      }, // another tenant
+      { tenantId: tenant, documentId: a, version: 1, status: 'failed', at: new Date(9_000) }, // after final
+    ];
+    const [a1, b1] = await pair();
+    const moved = await repository.applyStatuses(events(a1, b1));
+    expect(moved.sort((x, y) => x.status.localeCompare(y.status))).toEqual([
+      { tenantId: tenant, documentId: b1, version: 1, status: 'embedding' },
+      { tenantId: tenant, documentId: a1, version: 1, status: 'indexed' },
+    ]);
+    const [a2, b2] = await pair();
+    for (const event of events(a2, b2)) await repository.applyStatus(event.tenantId, event);
+    const outcome = async (id: string) => {
+      const view = await repository.findById(tenant, id, 'all');
+      return {
+        status: view!.status,
+        chunkCount: view!.chunkCount,
+        stageTimes: view!.stageTimes,
+        updatedAt: view!.updatedAt,
+      };
+    };
+    expect(await outcome(a1)).toEqual(await outcome(a2));
+    expect(await outcome(b1)).toEqual(await outcome(b2));
+    expect(await outcome(a1)).toMatchObject({
+      status: 'indexed',
+      chunkCount: 3,
+      stageTimes: {
+        embedding: new Date(1_000).toISOString(),
+        indexing: new Date(3_000).toISOString(),
+        indexed: new Date(7_000).toISOString(),
+      },
+    });
+    expect((await outcome(a1)).stageTimes).not.toHaveProperty('parsing');
+    expect(await outcome(b1)).toMatchObject({ status: 'embedding' });
+    expect(await repository.applyStatuses([])).toEqual([]);
   });
 
   it('finds a tenant’s document by content and deletes it with its event', async () => {

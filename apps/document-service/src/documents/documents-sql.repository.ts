@@ -1,4 +1,10 @@
-import type { DocumentFilterNode, DocumentMetadata, TenantId } from '@kb/contracts';
+import {
+  type DocumentFilterNode,
+  type DocumentMetadata,
+  type DocumentStatus,
+  type TenantId,
+  toTenantId,
+} from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   type Kysely,
@@ -26,9 +32,13 @@ import {
   type MembershipDrift,
   type NewContent,
   type NewDocumentRow,
-  type StatusChange,
   type Visibility,
 } from './documents.repository';
+import {
+  type AppliedStatus,
+  collapseStatusChanges,
+  type TenantStatusChange,
+} from './status-changes';
 
 /** The only SQL on `documents` (the drift query also reads the tag rules of `knowledge_bases`). */
 @Injectable()
@@ -351,24 +361,50 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     }));
   }
 
-  async applyStatus(tenantId: TenantId, change: StatusChange): Promise<boolean> {
-    const result = await this.db
-      .updateTable('documents')
-      .set({
-        status: change.status,
-        failure_reason: change.reason ?? null,
-        failure_detail: change.detail ?? null,
-        chunk_count: change.chunkCount ?? sql<number | null>`chunk_count`,
-        stage_times: sql<string>`stage_times || jsonb_build_object(${change.status}::text, ${change.at.toISOString()}::text)`,
-        updated_at: change.at,
-      })
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', change.documentId)
-      .where('version', '=', change.version)
-      .where('status', 'not in', FINAL_STATUSES)
-      .where(statusRank, '<', STATUS_RANK[change.status])
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+  async applyStatuses(changes: TenantStatusChange[]): Promise<AppliedStatus[]> {
+    const collapsed = collapseStatusChanges(changes);
+    if (collapsed.length === 0) return [];
+    const rows = collapsed.map((c) => ({
+      tenant_id: c.tenantId,
+      id: c.documentId,
+      version: c.version,
+      status: c.status,
+      reason: c.reason ?? null,
+      detail: c.detail ?? null,
+      chunk_count: c.chunkCount ?? null,
+      stage_times: c.stageTimes,
+      at: c.at.toISOString(),
+    }));
+    // A stage the row already passed is not recorded again, as one change at a time would not.
+    const { rows: moved } = await sql<{
+      tenant_id: string;
+      id: string;
+      version: number;
+      status: DocumentStatus;
+    }>`
+      UPDATE documents d
+         SET status = c.status,
+             failure_reason = c.reason,
+             failure_detail = c.detail,
+             chunk_count = COALESCE(c.chunk_count, d.chunk_count),
+             stage_times = d.stage_times || (
+               SELECT COALESCE(jsonb_object_agg(s.key, s.value), '{}'::jsonb)
+                 FROM jsonb_each(c.stage_times) s
+                WHERE ${rankOf(sql.ref('s.key'))} > ${rankOf(sql.ref('d.status'))}),
+             updated_at = c.at
+        FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS c(
+               tenant_id text, id uuid, version integer, status text, reason text, detail text,
+               chunk_count integer, stage_times jsonb, at timestamptz)
+       WHERE d.tenant_id = c.tenant_id AND d.id = c.id AND d.version = c.version
+         AND d.status NOT IN (${sql.join(FINAL_STATUSES)})
+         AND ${rankOf(sql.ref('d.status'))} < ${rankOf(sql.ref('c.status'))}
+      RETURNING d.tenant_id, d.id, d.version, d.status`.execute(this.db);
+    return moved.map((row) => ({
+      tenantId: toTenantId(row.tenant_id),
+      documentId: row.id,
+      version: row.version,
+      status: row.status,
+    }));
   }
 
   async isBlobReferenced(sha256: string, blobKey: string): Promise<boolean> {
@@ -386,13 +422,15 @@ export class SqlDocumentsRepository extends DocumentsRepository {
 /** An ACL, attribute or membership change moves the document's meta version on (ADR 18). */
 const nextMetaVersion = sql<number>`meta_version + 1`;
 
-/** `STATUS_RANK` of the row's status, in SQL: `CASE status WHEN 'pending' THEN 0 … END`. */
-const statusRank = sql<number>`(CASE status ${sql.join(
-  Object.entries(STATUS_RANK).map(
-    ([status, rank]) => sql`WHEN ${sql.lit(status)} THEN ${sql.lit(rank)}`,
-  ),
-  sql` `,
-)} END)`;
+/** `STATUS_RANK` of a status in SQL: `(CASE <status> WHEN 'pending' THEN 0 … END)`. */
+function rankOf(status: RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`(CASE ${status} ${sql.join(
+    Object.entries(STATUS_RANK).map(
+      ([name, rank]) => sql`WHEN ${sql.lit(name)} THEN ${sql.lit(rank)}`,
+    ),
+    sql` `,
+  )} END)`;
+}
 
 /**
  * The documents in `scope` whose knowledge bases differ from their explicit ones plus those whose

@@ -1,14 +1,9 @@
 import type { Access } from '@kb/auth';
-import type {
-  DocumentFilterNode,
-  DocumentMetadata,
-  DocumentStatus,
-  FailureReason,
-  TenantId,
-} from '@kb/contracts';
+import type { DocumentFilterNode, DocumentMetadata, TenantId } from '@kb/contracts';
 
 import type { Trx } from '../platform/transaction.runner';
 import type { DocumentAcl, DocumentRecord, NewDocument } from './document.model';
+import type { AppliedStatus, StatusChange, TenantStatusChange } from './status-changes';
 
 /** A new document's row; its membership and principals are already worked out. */
 export interface NewDocumentRow extends NewDocument {
@@ -33,16 +28,6 @@ export type Visibility = string[] | 'all';
 /** What a caller may see among the tenant's documents. */
 export const visibilityOf = (access: Access): Visibility =>
   access.isAdmin ? 'all' : access.principals;
-
-export interface StatusChange {
-  documentId: string;
-  version: number;
-  status: DocumentStatus;
-  reason?: FailureReason;
-  detail?: string;
-  chunkCount?: number;
-  at: Date;
-}
 
 /** A deleted row: its content, and the meta version of the delete (one past the row's). */
 export interface DeletedDocument {
@@ -185,11 +170,18 @@ export abstract class DocumentsRepository {
   /** The tenant's documents whose membership no longer matches their tags and the tag rules. */
   abstract driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]>;
   /**
-   * Moves a document forward in the pipeline. Applies only to its current version and only when
-   * the new status ranks above the current one (`STATUS_RANK`), so replayed or late events change
-   * nothing. A final status (`indexed`, `failed`) is never left. Returns whether a row changed.
+   * Moves documents forward in the pipeline, a batch of status events at once (one statement).
+   * A change applies only to the document's current version and only when its status ranks
+   * above the current one (`STATUS_RANK`), so replayed or late events change nothing; a final
+   * status (`indexed`, `failed`) is never left. Several changes to one version apply as they
+   * would one by one (`collapseStatusChanges`). Returns the versions that moved.
    */
-  abstract applyStatus(tenantId: TenantId, change: StatusChange): Promise<boolean>;
+  abstract applyStatuses(changes: TenantStatusChange[]): Promise<AppliedStatus[]>;
+
+  /** One status change (`applyStatuses`); whether the row changed. */
+  async applyStatus(tenantId: TenantId, change: StatusChange): Promise<boolean> {
+    return (await this.applyStatuses([{ ...change, tenantId }])).length > 0;
+  }
   /**
    * Whether any document still points at this original. A tenant's key (`blobs/<tenant>/…`) is
    * only ever in that tenant's rows, so the answer says nothing about other tenants; only

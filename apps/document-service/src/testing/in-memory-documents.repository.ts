@@ -1,6 +1,7 @@
 import {
   type DocumentFilterableFields,
   type DocumentFilterNode,
+  type DocumentStatus,
   matchesDocumentFilter,
   type TenantId,
 } from '@kb/contracts';
@@ -18,9 +19,13 @@ import {
   type MembershipDrift,
   type NewContent,
   type NewDocumentRow,
-  type StatusChange,
   type Visibility,
 } from '../documents/documents.repository';
+import {
+  type AppliedStatus,
+  collapseStatusChanges,
+  type TenantStatusChange,
+} from '../documents/status-changes';
 import type { Trx } from '../platform/transaction.runner';
 import { clone, type InMemoryDatabase, keyOf } from './in-memory.database';
 import { openTrx } from './in-memory-transaction.runner';
@@ -276,25 +281,33 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
       .sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
-  async applyStatus(tenantId: TenantId, change: StatusChange): Promise<boolean> {
-    const current = this.read(tenantId, change.documentId);
-    if (
-      !current ||
-      current.version !== change.version ||
-      isFinal(current.status) ||
-      STATUS_RANK[current.status] >= STATUS_RANK[change.status]
-    ) {
-      return false;
+  async applyStatuses(changes: TenantStatusChange[]): Promise<AppliedStatus[]> {
+    const moved: AppliedStatus[] = [];
+    for (const change of collapseStatusChanges(changes)) {
+      const current = this.read(change.tenantId, change.documentId);
+      if (
+        !current ||
+        current.version !== change.version ||
+        isFinal(current.status) ||
+        STATUS_RANK[current.status] >= STATUS_RANK[change.status]
+      ) {
+        continue;
+      }
+      const reached = Object.entries(change.stageTimes).filter(
+        ([status]) => STATUS_RANK[status as DocumentStatus] > STATUS_RANK[current.status],
+      );
+      this.db.documents.set(keyOf(change.tenantId, current.id), {
+        ...current,
+        status: change.status,
+        failure: change.reason ? { reason: change.reason, detail: change.detail ?? null } : null,
+        chunkCount: change.chunkCount ?? current.chunkCount,
+        stageTimes: { ...current.stageTimes, ...Object.fromEntries(reached) },
+        updatedAt: change.at,
+      });
+      const { tenantId, documentId, version, status } = change;
+      moved.push({ tenantId, documentId, version, status });
     }
-    this.db.documents.set(keyOf(tenantId, current.id), {
-      ...current,
-      status: change.status,
-      failure: change.reason ? { reason: change.reason, detail: change.detail ?? null } : null,
-      chunkCount: change.chunkCount ?? current.chunkCount,
-      stageTimes: { ...current.stageTimes, [change.status]: change.at.toISOString() },
-      updatedAt: change.at,
-    });
-    return true;
+    return moved;
   }
 
   async isBlobReferenced(sha256: string, blobKey: string): Promise<boolean> {
