@@ -153,6 +153,37 @@ describe('webhooks on Postgres', () => {
     ]);
   });
 
+  it('owes a consumed batch of events in one statement, each to its own tenant', async () => {
+    const [t1, t2, t3] = [1, 2, 3].map(() => `t-${randomUUID().slice(0, 8)}`);
+    const subscribe = (tenantId: string, path: string) =>
+      service.create(tenantId, {
+        url: receiver.script(path, []),
+        events: ['document.indexed'],
+        description: '',
+      });
+    const first = await subscribe(t1, '/batch-1a');
+    const second = await subscribe(t1, '/batch-1b');
+    const other = await subscribe(t2, '/batch-2');
+    now = new Date(now.getTime() + 1_000);
+    const [e1, e2, e3] = [1, 2, 3].map(() => indexedEvent(randomUUID(), now));
+    expect(
+      await service.recordAll([
+        { tenantId: t1, event: e1! },
+        { tenantId: t2, event: e2! },
+        { tenantId: t1, event: e1! }, // the same message twice in one batch: owed once
+        { tenantId: t3, event: e3! }, // a tenant without subscriptions
+        { tenantId: t1, event: indexedEvent(randomUUID(), new Date(0)) }, // before they existed
+      ]),
+    ).toBe(3);
+    expect(await service.recordAll([{ tenantId: t2, event: e2! }])).toBe(0); // redelivered
+    expect(await service.recordAll([])).toBe(0);
+    const owed = async (tenantId: string, webhookId: string) =>
+      (await service.deliveriesOf(tenantId, webhookId, { limit: 10 })).map((d) => d.messageId);
+    expect(await owed(t1, first.id)).toEqual([e1!.messageId]);
+    expect(await owed(t1, second.id)).toEqual([e1!.messageId]);
+    expect(await owed(t2, other.id)).toEqual([e2!.messageId]);
+  });
+
   it('retries a failing receiver with the same message id and logs every try', async () => {
     const tenant = `t-${randomUUID().slice(0, 8)}`;
     const webhook = await service.create(tenant, {

@@ -20,6 +20,15 @@ export interface ClaimedDelivery {
   secrets: string[];
 }
 
+/** An event some subscriptions may be owed: its Standard Webhooks id, type and body. */
+export interface OwedEvent {
+  tenantId: string;
+  messageId: string;
+  eventType: string;
+  occurredAt: Date;
+  body: string;
+}
+
 /** The outcome of one try. */
 export interface AttemptOutcome {
   succeeded: boolean;
@@ -44,23 +53,31 @@ export class DeliveriesRepository {
   constructor(@Inject(WEBHOOK_DB) private readonly db: Kysely<unknown>) {}
 
   /**
-   * Owes `body` to each enabled subscription of the tenant that asked for `eventType` and existed
-   * when the event happened. A message already owed to a subscription is not owed twice (Kafka
-   * redelivers; statuses repeat). Returns the number of deliveries created.
+   * Owes each event's `body` to every enabled subscription of its tenant that asked for its type
+   * and existed when it happened: one statement for a consumed batch. A message already owed to a
+   * subscription is not owed twice (Kafka redelivers; statuses repeat). Returns the number of
+   * deliveries created.
    */
-  async enqueue(
-    tenantId: string,
-    event: { messageId: string; eventType: string; occurredAt: Date; body: string },
-    now: Date,
-  ): Promise<number> {
+  async enqueue(events: OwedEvent[], now: Date): Promise<number> {
+    if (events.length === 0) return 0;
+    const rows = events.map((e) => ({
+      tenant_id: e.tenantId,
+      message_id: e.messageId,
+      event_type: e.eventType,
+      occurred_at: e.occurredAt.toISOString(),
+      body: e.body,
+    }));
     const result = await sql`
       INSERT INTO deliveries (id, tenant_id, webhook_id, message_id, event_type, body, status,
                               attempt_count, next_attempt_at, created_at, updated_at)
-      SELECT gen_random_uuid(), ${tenantId}, w.id, ${event.messageId}, ${event.eventType},
-             ${event.body}, 'pending', 0, ${now}, ${now}, ${now}
-        FROM webhooks w
-       WHERE w.tenant_id = ${tenantId} AND w.enabled AND ${event.eventType} = ANY (w.events)
-         AND w.created_at <= ${event.occurredAt}
+      SELECT gen_random_uuid(), e.tenant_id, w.id, e.message_id, e.event_type, e.body, 'pending',
+             0, ${now}, ${now}, ${now}
+        FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+               AS e(tenant_id text, message_id text, event_type text, occurred_at timestamptz,
+                    body text)
+        JOIN webhooks w
+          ON w.tenant_id = e.tenant_id AND w.enabled AND e.event_type = ANY (w.events)
+         AND w.created_at <= e.occurred_at
       ON CONFLICT (webhook_id, message_id) DO NOTHING`.execute(this.db);
     return Number(result.numAffectedRows ?? 0);
   }

@@ -119,14 +119,19 @@ export class WebhooksService {
 
   /** An event from Kafka: owed to every enabled subscription of the tenant that asked for it. */
   record(tenantId: string, event: WebhookEvent): Promise<number> {
+    return this.recordAll([{ tenantId, event }]);
+  }
+
+  /** A consumed batch of events (`record`), in one statement; the deliveries it created. */
+  recordAll(events: Array<{ tenantId: string; event: WebhookEvent }>): Promise<number> {
     return this.deliveries.enqueue(
-      tenantId,
-      {
+      events.map(({ tenantId, event }) => ({
+        tenantId,
         messageId: event.messageId,
         eventType: event.type,
         occurredAt: new Date(event.occurredAt),
         body: payloadOf(event.type, event.occurredAt, event.data),
-      },
+      })),
       this.clock(),
     );
   }
