@@ -25,7 +25,7 @@ export const INDEXING_DOCUMENTS_IN_FLIGHT = 8;
  * Thin Kafka adapter: `chunks embedded` and document lifecycle events in, one service call each.
  * Both topics share one consumer (one group, as before), so their offsets carry on. A partition's
  * `chunks embedded` batch is handled concurrently, one document's events in order; lifecycle
- * events (deletes, ACL and attribute changes) stay one at a time.
+ * events (deletes, ACL and attribute changes) keep their order within a tenant, tenants overlap.
  */
 @Injectable()
 export class IndexingConsumer {
@@ -40,6 +40,16 @@ export class IndexingConsumer {
   ) {
     const index = (event: TopicEnvelope<typeof Topics.chunksEmbedded>) =>
       indexing.indexDocument(toTenantId(event.tenantId), event.payload);
+    const onDocumentEvent = async ({
+      tenantId,
+      payload,
+    }: TopicEnvelope<typeof Topics.document>): Promise<void> => {
+      if (payload.kind === 'access_snapshot') {
+        await access.reconcile(toTenantId(tenantId), payload);
+      } else {
+        await indexing.onDocumentEvent(toTenantId(tenantId), payload);
+      }
+    };
     this.consumer = new EventConsumer(kafka, {
       groupId: config.KAFKA_GROUP_ID,
       batchHandlers: {
@@ -48,16 +58,16 @@ export class IndexingConsumer {
           weightOf: (event) => Math.ceil(event.payload.chunkCount / 32),
           budget: INDEXING_DOCUMENTS_IN_FLIGHT,
         }),
+        // In order within a tenant, as one at a time (an access snapshot covers the tenant's
+        // documents), but a batch at a time: one offset commit for the batch, not one a message.
+        [Topics.document]: concurrentBatchHandler(onDocumentEvent, {
+          keyOf: (event) => event.tenantId,
+          budget: INDEXING_DOCUMENTS_IN_FLIGHT,
+        }),
       },
       handlers: {
         [Topics.chunksEmbedded]: index,
-        [Topics.document]: async ({ tenantId, payload }) => {
-          if (payload.kind === 'access_snapshot') {
-            await access.reconcile(toTenantId(tenantId), payload);
-          } else {
-            await indexing.onDocumentEvent(toTenantId(tenantId), payload);
-          }
-        },
+        [Topics.document]: onDocumentEvent,
       },
       onDeadLetter: markFailedOnDeadLetter(producer, 'indexing_error'),
       log: consumerLog('EmbeddedConsumer'),
