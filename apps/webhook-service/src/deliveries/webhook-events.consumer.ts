@@ -68,9 +68,9 @@ export class WebhookEventsConsumer {
         [Topics.collection]: recordAll(Topics.collection),
       },
       log: consumerLog(WebhookEventsConsumer.name),
-      // Nobody waits on these to the millisecond: a fetch gathers up to a quarter second of
-      // events (a document sends five) instead of one or two each time.
-      fetch: { minBytes: 16 * 1024, maxWaitMs: 250 },
+      // Nobody waits on these to the millisecond: a fetch gathers up to a second of events (a
+      // document sends five) instead of one or two each time; idle, it asks once a second.
+      fetch: { minBytes: 16 * 1024, maxWaitMs: 1_000 },
     });
   }
 }
