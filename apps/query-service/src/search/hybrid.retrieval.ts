@@ -344,19 +344,38 @@ export class HybridRetrieval {
     if (fused.length === 0) return { hits: undefined, failures, saturated: false };
     const hits: SearchHit[] = (
       fused.length === 1
-        ? fused[0]!.items.map((item) => ({
-            ...item,
-            score: fused[0]!.strategy === 'lexical' ? exposedLexicalScore(item.score) : item.score,
-            strategies: [fused[0]!.strategy],
-            isMatch: true,
-          }))
-        : this.fuse(fused, request).map(({ item, score, strategies }) => ({
-            ...item,
-            score,
-            strategies,
-            isMatch: true,
-          }))
+        ? fused[0]!.items.map((item) =>
+            hitOf(
+              item,
+              fused[0]!.strategy === 'lexical' ? exposedLexicalScore(item.score) : item.score,
+              [fused[0]!.strategy],
+            ),
+          )
+        : this.fuse(fused, request).map(({ item, score, strategies }) =>
+            hitOf(item, score, strategies),
+          )
     ).filter((hit) => hit.score >= request.minScore);
     return { hits, failures, saturated };
   }
+}
+
+/**
+ * A retrieved chunk as a hit. The fields are spelled out rather than spread: on Node 20,
+ * `{ ...item, score, … }` takes V8's slow path (several µs an object, against tens of ns), and
+ * a hybrid search makes a hit of each of its 150-200 fused candidates (docs/adr/0029, twelfth
+ * pass). Candidates are what both strategies return (`VectorMatch`, `LexicalMatch`): these fields.
+ */
+function hitOf(item: Candidate, score: number, strategies: SearchHit['strategies']): SearchHit {
+  return {
+    documentId: item.documentId,
+    documentVersion: item.documentVersion,
+    chunkIndex: item.chunkIndex,
+    title: item.title,
+    text: item.text,
+    startOffset: item.startOffset,
+    endOffset: item.endOffset,
+    score,
+    strategies,
+    isMatch: true,
+  };
 }
