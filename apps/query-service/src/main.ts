@@ -3,7 +3,7 @@ import 'reflect-metadata';
 
 import { tokenVerifierFrom } from '@kb/auth';
 import { tenantOfSpace } from '@kb/contracts';
-import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
+import { extraEmbeddingProviders, queryEmbeddingProviderFromConfig } from '@kb/embeddings';
 import { GrpcTransport } from '@kb/grpc';
 import { bootHttpService, FlexibleRateLimiter } from '@kb/http';
 import {
@@ -32,7 +32,8 @@ async function main(): Promise<void> {
     'Bootstrap',
   );
   // The same provider and model as embedding-service: queries and chunks share one vector space.
-  const provider = await embeddingProviderFromConfig(config);
+  // Each query in a model run of its own, so its vector depends on its text only.
+  const provider = await queryEmbeddingProviderFromConfig(config);
   // query-service only reads: indexing-service (or the Helm hook) migrates the vector tables.
   const vectors = vectorStoreFromEnv(config, { migrate: false });
   // Start even when the vector store is down: searches then degrade to BM25 results.

@@ -132,8 +132,14 @@ export const embeddingConfigSchema = z.object({
    * 1 runs the model in the main thread (docs/adr/0029).
    */
   EMBEDDING_RUNS: env.positiveInt(1),
-  /** onnx: texts per model run at most, gathered from concurrent callers (docs/adr/0029). */
-  EMBEDDING_MAX_BATCH: env.positiveInt(32),
+  /**
+   * onnx: texts per model run at most, gathered from concurrent callers. 1 (the default): each text
+   * alone, so its vector depends on its text only; the int8 models quantize a run's activations
+   * together, so a text sharing a run gets a vector that depends on its neighbours. More buys
+   * 5-20 % of model throughput on short texts (docs/adr/0029, twelfth pass). Queries always run
+   * alone.
+   */
+  EMBEDDING_MAX_BATCH: env.positiveInt(1),
   /**
    * onnx: a run's padded size at most, in estimated tokens (texts × the longest): long chunks run
    * one at a time, short texts many together, as the int8 model is fastest (docs/adr/0029).

@@ -28,7 +28,7 @@ export interface EmbeddingProviderSettings {
   EMBEDDING_RATE_LIMIT_TPM?: number | undefined;
   /** Texts per request to a remote API. */
   EMBEDDING_BATCH_SIZE?: number | undefined;
-  /** onnx: texts per model run at most, gathered from concurrent callers (default 32). */
+  /** onnx: texts per model run at most, gathered from concurrent callers (default 1: alone). */
   EMBEDDING_MAX_BATCH?: number | undefined;
   /** onnx: a run's padded size at most, in estimated tokens (default: no limit but the count). */
   EMBEDDING_MAX_BATCH_TOKENS?: number | undefined;
@@ -59,7 +59,7 @@ export async function embeddingProviderFromConfig(
         };
         const runs = config.EMBEDDING_RUNS ?? 1;
         return new BatchingEmbeddingProvider(await OnnxWorkerPool.load(options, runs), {
-          maxBatch: config.EMBEDDING_MAX_BATCH ?? 32,
+          maxBatch: config.EMBEDDING_MAX_BATCH ?? 1,
           maxBatchTokens: config.EMBEDDING_MAX_BATCH_TOKENS,
           maxQueue: config.EMBEDDING_MAX_QUEUE ?? 1024,
           parallelRuns: runs,
@@ -85,6 +85,20 @@ export async function embeddingProviderFromConfig(
         },
       });
   }
+}
+
+/**
+ * The configured provider as query-service embeds queries with it: every query in a model run of
+ * its own (EMBEDDING_MAX_BATCH ignored). The int8 models quantize a run's activations with one
+ * scale for the whole run, so a query batched with others got a slightly different vector, and
+ * different results, depending on what else was in flight (CISI nDCG@10 0.448-0.456 over three
+ * evaluations of one knowledge base; docs/adr/0029, twelfth pass). Alone, a query's vector depends
+ * on its text only, as the result and embedding caches assume.
+ */
+export function queryEmbeddingProviderFromConfig(
+  config: EmbeddingProviderSettings,
+): Promise<EmbeddingProvider> {
+  return embeddingProviderFromConfig({ ...config, EMBEDDING_MAX_BATCH: 1 });
 }
 
 /**

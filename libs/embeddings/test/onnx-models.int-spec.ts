@@ -12,6 +12,7 @@ import {
   extraEmbeddingProviders,
   ONNX_MODELS,
   OnnxEmbeddingProvider,
+  queryEmbeddingProviderFromConfig,
   TestEmbeddingProvider,
 } from '../src';
 
@@ -171,3 +172,55 @@ describe.each(['bge-small-en-v1.5', 'e5-small-v2'])(
     });
   },
 );
+
+/**
+ * The int8 model quantizes a run's activations with one scale for the whole run: a text's vector
+ * moves with the texts that share its run. Passages may share runs (ingest throughput); a query
+ * must not, or its results would depend on the other searches in flight.
+ */
+describe('a query embedded while others are in flight', () => {
+  const settings = {
+    EMBEDDING_PROVIDER: 'onnx' as const,
+    EMBEDDING_MODEL_DIR: MODEL_DIR,
+    EMBEDDING_MODEL: 'all-MiniLM-L6-v2',
+    EMBEDDING_THREADS: 1,
+    EMBEDDING_API_TIMEOUT_MS: 1000,
+    EMBEDDING_API_MAX_RETRIES: 0,
+    // A deployment that lets passages share runs, for ingest throughput.
+    EMBEDDING_MAX_BATCH: 32,
+  };
+  const OTHERS = ['railway timetable of the central station', 'ERR_CONNECTION_RESET on upload'];
+
+  /** `QUERY`'s vector alone, and while two other queries wait behind a first one. */
+  async function aloneAndInFlight(provider: EmbeddingProvider) {
+    const [alone] = await embedQueries(provider, [QUERY]);
+    // The first text starts a run; the next ones queue behind it and may share the next run.
+    const [, inFlight] = await Promise.all([
+      embedQueries(provider, [OTHERS[0]!]),
+      embedQueries(provider, [QUERY]),
+      embedQueries(provider, [OTHERS[1]!]),
+    ]);
+    return { alone: alone!, inFlight: inFlight![0]! };
+  }
+
+  it('gets the vector it gets alone, to the last bit', async () => {
+    const provider = await queryEmbeddingProviderFromConfig(settings);
+    try {
+      const { alone, inFlight } = await aloneAndInFlight(provider);
+      expect(inFlight).toEqual(alone);
+    } finally {
+      await provider.close?.();
+    }
+  });
+
+  it('would not, sharing a run (why queries run alone)', async () => {
+    const provider = await embeddingProviderFromConfig(settings);
+    try {
+      const { alone, inFlight } = await aloneAndInFlight(provider);
+      expect(inFlight).not.toEqual(alone);
+      expect(cosine(inFlight, alone)).toBeGreaterThan(0.95);
+    } finally {
+      await provider.close?.();
+    }
+  });
+});

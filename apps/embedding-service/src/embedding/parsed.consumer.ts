@@ -14,8 +14,9 @@ import { EVENT_PRODUCER, KAFKA } from '../platform/tokens';
 import { EmbeddingService } from './embedding.service';
 
 /**
- * Chunks of a partition's fetched batch in flight at once: enough for the model's batches
- * (`EMBEDDING_MAX_BATCH`, 32) to fill from several documents while others are read or written.
+ * Chunks of a partition's fetched batch in flight at once: enough to keep the model's runs busy
+ * (and its batches full, when `EMBEDDING_MAX_BATCH` allows more than one text a run) from several
+ * documents while others are read or written.
  */
 export const EMBEDDING_CHUNKS_IN_FLIGHT = 64;
 

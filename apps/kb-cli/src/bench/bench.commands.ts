@@ -144,7 +144,7 @@ export function registerBenchCommands(program: Command): void {
               'mean',
             // The services' batching (libs/config's defaults): the reference batches alike.
             batching: {
-              maxBatch: Number(env('EMBEDDING_MAX_BATCH', '32')),
+              maxBatch: Number(env('EMBEDDING_MAX_BATCH', '1')),
               maxBatchTokens: Number(env('EMBEDDING_MAX_BATCH_TOKENS', '320')),
             },
           },
