@@ -257,7 +257,7 @@ describe('HybridRetrieval', () => {
       DEFAULT_SEARCH_TUNING,
     );
     const request = searchRequestSchema.parse({ query: 'sail rigging' });
-    const embedded = only.embedEarly(request);
+    const embedded = only.embedEarly(tenant, request);
     expect(embedded).toBeDefined();
     const twoSpaces: SpaceToSearch[] = [
       { space: toIndexSpace('t1'), model: undefined },
@@ -269,11 +269,53 @@ describe('HybridRetrieval', () => {
     expect(bySpace.map((s) => s.hits.length)).toEqual([1, 1]);
     expect(calls.query[0]!.query.vector).toEqual(await embedded);
     // Lexical searches and other models' spaces cannot use it: nothing starts early.
-    expect(only.embedEarly(searchRequestSchema.parse({ query: 'q', mode: 'lexical' }))).toBe(
-      undefined,
-    );
+    expect(
+      only.embedEarly(tenant, searchRequestSchema.parse({ query: 'q', mode: 'lexical' })),
+    ).toBe(undefined);
     const { retrieval: withExtra } = retrieval({});
-    expect(withExtra.embedEarly(request)).toBeUndefined();
+    expect(withExtra.embedEarly(tenant, request)).toBeUndefined();
+  });
+
+  it('with other models served, starts early for knowledge bases last found on the main model only', async () => {
+    const { vectors, lexical } = fakeIndexes({ vector: [newMatch(1, 0.9)] });
+    const main = new TestEmbeddingProvider();
+    const embed = jest.spyOn(main, 'embed');
+    const recorded: Record<string, SpaceToSearch[]> = {
+      kbMain: [{ space: toIndexSpace('t1~abc'), model: 'all-MiniLM-L6-v2' }],
+      kbOther: [{ space: toIndexSpace('t1~def'), model: second.model }],
+    };
+    const r = new HybridRetrieval(
+      new QueryEmbedder({ main, mainName: 'all-MiniLM-L6-v2', extra: [second] }, null),
+      vectors,
+      lexical,
+      { knowledgeBaseSpaces: async (_t, ids) => recorded[ids[0]!]! },
+      DEFAULT_SEARCH_TUNING,
+    );
+    const onMain = searchRequestSchema.parse({
+      query: 'sail rigging',
+      knowledgeBaseIds: ['kbMain'],
+    });
+    const onOther = searchRequestSchema.parse({
+      query: 'sail rigging',
+      knowledgeBaseIds: ['kbOther'],
+    });
+    // Nothing known yet: the spaces are read first.
+    expect(r.embedEarly(tenant, onMain)).toBeUndefined();
+    await r.spacesFor(tenant, ['kbMain']);
+    await r.spacesFor(tenant, ['kbOther']);
+    const early = r.embedEarly(tenant, onMain);
+    expect(early).toBeDefined();
+    expect(r.embedEarly(tenant, onOther)).toBeUndefined();
+    expect(r.embedEarly(toTenantId('t2'), onMain)).toBeUndefined();
+    // Used for the main model's space, and only there.
+    const { bySpace } = await r.retrieve(recorded['kbMain']!, onMain, {}, 100, early);
+    expect(bySpace[0]!.hits).toHaveLength(1);
+    expect(embed).toHaveBeenCalledTimes(1);
+    const secondEmbed = jest.spyOn(second, 'embed');
+    await r.retrieve(recorded['kbOther']!, onOther, {}, 100, early);
+    expect(secondEmbed).toHaveBeenCalledTimes(1);
+    expect(embed).toHaveBeenCalledTimes(1);
+    secondEmbed.mockRestore();
   });
 
   it('reports an early embedding that failed as a vector search outage, BM25 still answering', async () => {
@@ -288,7 +330,7 @@ describe('HybridRetrieval', () => {
       DEFAULT_SEARCH_TUNING,
     );
     const request = searchRequestSchema.parse({ query: 'q' });
-    const embedded = only.embedEarly(request);
+    const embedded = only.embedEarly(tenant, request);
     const { bySpace, degradedReason } = await only.retrieve(own, request, {}, 100, embedded);
     expect(degradedReason).toBe('vector_search_unavailable');
     expect(bySpace[0]!.hits.map((h) => h.chunkIndex)).toEqual([2]);

@@ -48,6 +48,11 @@ export interface Retrieved {
 
 type Candidate = Omit<SearchHit, 'strategies' | 'isMatch'>;
 
+/** Tenant and knowledge-base selections whose models `embedEarly` remembers, at most. */
+const REMEMBERED_SELECTIONS = 10_000;
+const modelsKey = (tenantId: TenantId, knowledgeBaseIds: string[]): string =>
+  `${tenantId}\u0000${[...knowledgeBaseIds].sort().join('\u0000')}`;
+
 /**
  * What a client sees of a lexical score when BM25 answers alone (`mode: lexical`, or hybrid with
  * vector search down): rounded to two decimals. The statistics behind it already count only the
@@ -64,6 +69,11 @@ export const exposedLexicalScore = (score: number): number => Math.round(score *
 @Injectable()
 export class HybridRetrieval {
   private readonly logger = new Logger(HybridRetrieval.name);
+  /**
+   * Per tenant and knowledge-base selection, whether its spaces were all embedded by the main
+   * model when last read (`embedEarly`'s guess), the most recently read last.
+   */
+  private readonly mainModelOnly = new Map<string, boolean>();
 
   constructor(
     private readonly embedder: QueryEmbedder,
@@ -82,9 +92,11 @@ export class HybridRetrieval {
   /** The index spaces to search: one per pipeline among the knowledge bases asked for. */
   async spacesFor(tenantId: TenantId, knowledgeBaseIds: string[]): Promise<SpaceToSearch[]> {
     try {
-      return await timedStage('spaces', () =>
+      const spaces = await timedStage('spaces', () =>
         this.spaces.knowledgeBaseSpaces(tenantId, knowledgeBaseIds),
       );
+      this.rememberModels(tenantId, knowledgeBaseIds, spaces);
+      return spaces;
     } catch (error) {
       // Without the index state, the tenant's own space.
       this.logger.warn(`index spaces unavailable, searching the tenant's own: ${String(error)}`);
@@ -93,12 +105,21 @@ export class HybridRetrieval {
   }
 
   /**
-   * The query's embedding, started before the index spaces are read (docs/adr/0029), when every
-   * space can only use the main model (no other is served); undefined otherwise, or when the
-   * search embeds nothing (`lexical`). A failure surfaces where `retrieve` awaits it.
+   * The query's embedding by the main model, started before the index spaces are read
+   * (docs/adr/0029): when no other model is served, or when the same knowledge bases of the tenant
+   * were last found all embedded by the main model (a knowledge base's model is fixed at its
+   * creation, so the guess is nearly always right; when wrong, the run is wasted, not used).
+   * Undefined otherwise, or when the search embeds nothing (`lexical`). A failure surfaces where
+   * `retrieve` awaits it.
    */
-  embedEarly(request: SearchRequest): Promise<number[]> | undefined {
-    if (request.mode === 'lexical' || !this.embedder.mainIsOnly(undefined)) return undefined;
+  embedEarly(tenantId: TenantId, request: SearchRequest): Promise<number[]> | undefined {
+    if (request.mode === 'lexical') return undefined;
+    if (
+      !this.embedder.mainIsOnly(undefined) &&
+      this.mainModelOnly.get(modelsKey(tenantId, request.knowledgeBaseIds)) !== true
+    ) {
+      return undefined;
+    }
     const embedding = this.embedder.embed(request.query, undefined);
     embedding.catch(() => undefined); // awaited (and reported) by searchSpace
     return embedding;
@@ -125,7 +146,7 @@ export class HybridRetrieval {
           request,
           active,
           depth,
-          embedded && this.embedder.mainIsOnly(model) ? embedded : undefined,
+          embedded && this.embedder.usesMain(model) ? embedded : undefined,
         ),
       ),
     );
@@ -141,6 +162,19 @@ export class HybridRetrieval {
       degradedReason: failures[0],
       saturated: outcomes.some((o) => o.saturated),
     };
+  }
+
+  /** Whether the spaces just read for these knowledge bases all use the main model. */
+  private rememberModels(tenantId: TenantId, knowledgeBaseIds: string[], spaces: SpaceToSearch[]) {
+    const key = modelsKey(tenantId, knowledgeBaseIds);
+    this.mainModelOnly.delete(key);
+    this.mainModelOnly.set(
+      key,
+      spaces.every(({ model }) => this.embedder.usesMain(model)),
+    );
+    if (this.mainModelOnly.size > REMEMBERED_SELECTIONS) {
+      this.mainModelOnly.delete(this.mainModelOnly.keys().next().value as string);
+    }
   }
 
   /**

@@ -51,6 +51,11 @@ export class QueryEmbedder {
     );
   }
 
+  /** True when `model` (undefined: the tenant's own space) is embedded by the main model. */
+  usesMain(model: string | undefined): boolean {
+    return model === undefined || this.byName.get(model) === this.models.main;
+  }
+
   /** `model` undefined: the main model, the one of the tenant's own index space. */
   async embed(query: string, model: string | undefined): Promise<number[]> {
     const embedder = model === undefined ? this.models.main : this.byName.get(model);

@@ -152,7 +152,7 @@ export class SearchService {
       principals,
     };
     // The query embedding starts now, while the index spaces are read (docs/adr/0029).
-    const embedded = this.retrieval.embedEarly(request);
+    const embedded = this.retrieval.embedEarly(tenantId, request);
     // One index space per pipeline (chunker, model) among the knowledge bases searched; nearly
     // always one. Each is searched and fused on its own, with its own model (docs/adr/0012).
     const spaces = await this.retrieval.spacesFor(tenantId, request.knowledgeBaseIds);
