@@ -19,6 +19,9 @@ export interface LexicalRecord {
 
 export type ChunkRef = Pick<LexicalRecord, 'documentId' | 'documentVersion' | 'chunkIndex'>;
 
+/** What a chunk says: its document's title and its own text. */
+export type ChunkText = Pick<LexicalRecord, 'title' | 'text'>;
+
 /** Where a chunk sits in its document, as the parser found it. */
 export interface ChunkLocation {
   /** The page the chunk starts on (paged formats such as PDF); absent otherwise. */
@@ -129,6 +132,12 @@ export interface LexicalIndex {
   /** Replaces who may read a document's chunks, in place. Returns the count. */
   setPrincipals(space: IndexSpace, documentId: string, principals: string[]): Promise<number>;
   countDocument(space: IndexSpace, documentId: string): Promise<number>;
+  /**
+   * The titles and texts of these chunks, by `<document>#<version>#<chunk>`; unknown chunks are
+   * absent. Hybrid search reads the texts of its semantic candidates here rather than from the
+   * vector store (docs/adr/0029, twelfth pass).
+   */
+  texts(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkText>>;
   /** The locations of these chunks, by `<document>#<version>#<chunk>`; unknown chunks are absent. */
   locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>>;
   /**

@@ -4,6 +4,7 @@ import { ChunkContentCache } from './chunk-content-cache';
 import type {
   ChunkLocation,
   ChunkRef,
+  ChunkText,
   LexicalIndex,
   LexicalMatch,
   LexicalQuery,
@@ -21,10 +22,6 @@ export interface SnapshotSource extends LexicalIndex {
   spaceChunks(space: IndexSpace): Promise<SpaceChunk[]>;
   postingsOf(space: IndexSpace, lexemes: string[]): Promise<Posting[]>;
   analyze(text: string): Promise<string[]>;
-  texts(
-    space: IndexSpace,
-    chunks: ChunkRef[],
-  ): Promise<Map<string, { title: string; text: string }>>;
 }
 
 export interface SnapshotOptions {
@@ -96,7 +93,7 @@ export class SnapshotLexicalIndex implements LexicalIndex {
   private postingsHeld = 0;
   private readonly analyses = new Map<string, string[]>();
   /** What a chunk's identity fixes (chunk-content-cache.ts): read once, kept across generations. */
-  private readonly texts = new ChunkContentCache<{ title: string; text: string }>(
+  private readonly textCache = new ChunkContentCache<ChunkText>(
     TEXT_CHARACTERS,
     ({ title, text }) => title.length + text.length,
   );
@@ -142,10 +139,9 @@ export class SnapshotLexicalIndex implements LexicalIndex {
     const texts =
       query.withText === false
         ? undefined
-        : await this.texts.get(
+        : await this.texts(
             space,
             chunks.map((c) => c.ref),
-            (missing) => this.source.texts(space, missing),
           );
     const matches: LexicalMatch[] = [];
     chunks.forEach(({ ref, key, startOffset, endOffset }, i) => {
@@ -313,6 +309,10 @@ export class SnapshotLexicalIndex implements LexicalIndex {
 
   countDocument(space: IndexSpace, documentId: string): Promise<number> {
     return this.source.countDocument(space, documentId);
+  }
+
+  texts(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkText>> {
+    return this.textCache.get(space, chunks, (missing) => this.source.texts(space, missing));
   }
 
   locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>> {

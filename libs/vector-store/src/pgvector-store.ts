@@ -159,6 +159,7 @@ export class PgVectorStore implements VectorStore {
       ? `AND principals && $${params.push(query.principals)}::text[]`
       : '';
     const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
+    const texts = query.withText === false ? `'' AS title, '' AS text` : 'title, text';
     const client = await this.pool.connect();
     try {
       const ef = Math.max(40, query.topK * 2);
@@ -171,7 +172,7 @@ export class PgVectorStore implements VectorStore {
       // query restores exact order.
       const { rows } = await client.query<MatchRow>(
         `SELECT * FROM (
-           SELECT document_id, document_version, chunk_index, title, text, start_offset, end_offset,
+           SELECT document_id, document_version, chunk_index, ${texts}, start_offset, end_offset,
                   1 - (embedding <=> $1::vector) AS score
              FROM ${table}
             WHERE namespace = $2 ${kbs} ${acl} AND ${filter}

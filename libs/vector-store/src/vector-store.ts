@@ -28,6 +28,12 @@ export interface VectorQuery {
   knowledgeBaseIds?: string[] | undefined;
   /** The caller's principals: only chunks whose document grants one of them. Absent: no ACL filter. */
   principals?: string[] | undefined;
+  /**
+   * False: matches may come back with empty `title` and `text` (the caller reads them elsewhere,
+   * docs/adr/0029, twelfth pass); a store that holds them inline then neither reads nor sends
+   * them. Default true.
+   */
+  withText?: boolean | undefined;
 }
 
 export type ChunkKey = Pick<VectorRecord, 'documentId' | 'documentVersion' | 'chunkIndex'>;

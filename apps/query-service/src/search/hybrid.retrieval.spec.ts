@@ -1,6 +1,7 @@
 import { activeOnly, toIndexSpace, toTenantId } from '@kb/contracts';
 import { TestEmbeddingProvider } from '@kb/embeddings';
-import type { ChunkRef } from '@kb/lexical-index';
+import type { ChunkRef, ChunkText } from '@kb/lexical-index';
+import type { VectorQuery } from '@kb/vector-store';
 
 import { fakeIndexes, type IndexContents, newMatch } from '../../test/support/search.fakes';
 import { HybridRetrieval, type IndexSpaceReader, type SpaceToSearch } from './hybrid.retrieval';
@@ -486,5 +487,78 @@ describe('HybridRetrieval', () => {
       expect(lexicalOnly.calls.search).toHaveLength(1);
       expect(lexicalOnly.termVectorCalls).toHaveLength(0);
     });
+  });
+});
+
+describe('HybridRetrieval: the semantic candidates\u2019 texts', () => {
+  const vectorQueries: VectorQuery[] = [];
+  /** The vector store answering as pgvector does without texts: empty titles and texts. */
+  const store = {
+    query: async (_space: string, query: VectorQuery) => {
+      vectorQueries.push(query);
+      const texted = query.withText !== false;
+      return [newMatch(1, 0.9), newMatch(2, 0.8), newMatch(3, 0.7)].map((m) =>
+        texted ? m : { ...m, title: '', text: '' },
+      );
+    },
+  };
+  const search = async () => [newMatch(4, 2)];
+  const request = searchRequestSchema.parse({ query: 'sail rigging' });
+  const make = (texts: (space: string, chunks: ChunkRef[]) => Promise<Map<string, ChunkText>>) =>
+    new HybridRetrieval(
+      new QueryEmbedder({ main: new TestEmbeddingProvider(), mainName: 'm', extra: [] }, null),
+      store,
+      { search, texts },
+      { knowledgeBaseSpaces: async () => own },
+      { ...DEFAULT_SEARCH_TUNING, feedback: 'none' },
+    );
+
+  beforeEach(() => {
+    vectorQueries.length = 0;
+  });
+
+  it('reads them from the lexical index, asking the vector store for none, and leaves out chunks it does not hold', async () => {
+    const asked: ChunkRef[][] = [];
+    const r = make(async (_space, chunks) => {
+      asked.push(chunks);
+      // Chunk 3 is not (yet, or no longer) in the lexical index.
+      return new Map(
+        chunks
+          .filter((c) => c.chunkIndex !== 3)
+          .map((c) => [
+            `d1#1#${c.chunkIndex}`,
+            { title: 'T', text: `lexical text ${c.chunkIndex}` },
+          ]),
+      );
+    });
+    const { bySpace } = await r.retrieve(own, request, {}, 100);
+    expect(vectorQueries.map((q) => q.withText)).toEqual([false]);
+    expect(asked.map((chunks) => chunks.map((c) => c.chunkIndex))).toEqual([[1, 2, 3]]);
+    const semantic = bySpace[0]!.hits.filter((h) => h.strategies.includes('semantic'));
+    expect(semantic.map((h) => [h.chunkIndex, h.title, h.text])).toEqual([
+      [1, 'T', 'lexical text 1'],
+      [2, 'T', 'lexical text 2'],
+    ]);
+  });
+
+  it('reads them from the vector store after all when the lexical index cannot answer', async () => {
+    const r = make(async () => {
+      throw new Error('postgres down');
+    });
+    const { bySpace, degradedReason } = await r.retrieve(own, request, {}, 100);
+    expect(vectorQueries.map((q) => q.withText)).toEqual([false, undefined]);
+    expect(degradedReason).toBeUndefined();
+    const semantic = bySpace[0]!.hits.filter((h) => h.strategies.includes('semantic'));
+    expect(semantic.map((h) => [h.chunkIndex, h.text])).toEqual([
+      [1, 'chunk 1'],
+      [2, 'chunk 2'],
+      [3, 'chunk 3'],
+    ]);
+  });
+
+  it('asks for the texts when semantic search answers alone', async () => {
+    const r = make(async () => new Map());
+    await r.retrieve(own, searchRequestSchema.parse({ query: 'q', mode: 'semantic' }), {}, 100);
+    expect(vectorQueries.map((q) => q.withText)).toEqual([undefined]);
   });
 });

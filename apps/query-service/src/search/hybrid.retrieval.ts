@@ -1,6 +1,11 @@
 import { activeOnly, type IndexSpace, type TenantId, tenantSpace } from '@kb/contracts';
 import type { DocumentIndexState, KnowledgeBaseSpace } from '@kb/index-state';
-import { type LexicalIndex, type LexicalQuery, parseLexicalQuery } from '@kb/lexical-index';
+import {
+  type ChunkText,
+  type LexicalIndex,
+  type LexicalQuery,
+  parseLexicalQuery,
+} from '@kb/lexical-index';
 import { timedStage, withSpan } from '@kb/observability';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -79,12 +84,13 @@ export class HybridRetrieval {
     private readonly embedder: QueryEmbedder,
     @Inject(VECTOR_STORE) private readonly vectors: Pick<VectorStore, 'query'>,
     /**
-     * `termVectors` absent (some test doubles): no pseudo-relevance feedback; `matching` absent:
+     * `texts` absent (some test doubles): the vector store sends the semantic candidates' texts;
+     * `termVectors` absent: no pseudo-relevance feedback; `matching` absent:
      * the semantic side is not held to the query's operators.
      */
     @Inject(LEXICAL_INDEX)
     private readonly lexical: Pick<LexicalIndex, 'search'> &
-      Partial<Pick<LexicalIndex, 'termVectors' | 'matching'>>,
+      Partial<Pick<LexicalIndex, 'termVectors' | 'matching' | 'texts'>>,
     @Inject(INDEX_STATE) private readonly spaces: IndexSpaceReader,
     @Inject(SEARCH_TUNING) private readonly tuning: SearchTuning,
   ) {}
@@ -257,6 +263,48 @@ export class HybridRetrieval {
   }
 
   /**
+   * The semantic candidates with their titles and texts, read from the lexical index (in memory
+   * once read: SnapshotLexicalIndex's content cache) rather than from the vector store, which then
+   * neither reads nor sends the texts of its 100 candidates (docs/adr/0029, twelfth pass). A
+   * candidate the lexical index does not hold (its document between the two indexes' writes, or
+   * being removed) is left out, as a half-indexed document is. When the lexical index cannot
+   * answer, `again` reads the candidates with their texts from the vector store.
+   */
+  private async withChunkTexts(
+    space: IndexSpace,
+    found: Candidate[],
+    again: () => Promise<Candidate[]>,
+  ): Promise<Candidate[]> {
+    // A store that sends its texts anyway (Pinecone keeps them in metadata) needs nothing read.
+    const missing = found.filter((item) => item.text === '');
+    if (missing.length === 0) return found;
+    let texts: Map<string, ChunkText>;
+    try {
+      texts = await timedStage('texts', () => this.lexical.texts!(space, missing));
+    } catch (error) {
+      this.logger.warn(`chunk texts unreadable from the lexical index: ${String(error)}`);
+      return again();
+    }
+    return found.flatMap((item) => {
+      if (item.text !== '') return [item];
+      const text = texts.get(chunkKey(item));
+      if (!text) return [];
+      // Spelled out, not spread (see `hitOf`).
+      const described: Candidate = {
+        documentId: item.documentId,
+        documentVersion: item.documentVersion,
+        chunkIndex: item.chunkIndex,
+        title: text.title,
+        text: text.text,
+        startOffset: item.startOffset,
+        endOffset: item.endOffset,
+        score: item.score,
+      };
+      return [described];
+    });
+  }
+
+  /**
    * The lists with texts: a first BM25 pass read without its texts (`withText: false`) that
    * feedback did not replace (the vector side failed, feedback failed or added nothing) is read
    * again with them; if that fails, the answer goes on without the lexical side.
@@ -328,14 +376,23 @@ export class HybridRetrieval {
     // With feedback to come, the first BM25 pass only ranks (its list is replaced by the second
     // pass's): its texts are not read unless that list is kept after all (docs/adr/0029).
     const textless = request.mode !== 'semantic' && request.mode !== 'lexical' && this.feedbackOn();
+    // With both sides searched, the semantic candidates' texts come from the lexical index, whose
+    // cache holds them in memory once read, not from the vector store (docs/adr/0029).
+    const textsFromLexical =
+      request.mode !== 'semantic' && request.mode !== 'lexical' && this.lexical.texts !== undefined;
     const [semantic, lexical] = await Promise.allSettled([
       request.mode === 'lexical'
         ? Promise.resolve(null)
-        : (embedded ?? this.embedder.embed(request.query, model)).then((vector) =>
-            timedStage('vector', () =>
-              this.vectors.query(space, { vector, topK: depth, ...scope }),
-            ),
-          ),
+        : (embedded ?? this.embedder.embed(request.query, model)).then(async (vector) => {
+            const query = { vector, topK: depth, ...scope };
+            if (!textsFromLexical) {
+              return timedStage('vector', () => this.vectors.query(space, query));
+            }
+            const found = await timedStage('vector', () =>
+              this.vectors.query(space, { ...query, withText: false }),
+            );
+            return this.withChunkTexts(space, found, () => this.vectors.query(space, query));
+          }),
       request.mode === 'semantic'
         ? Promise.resolve(null)
         : timedStage('lexical', () =>

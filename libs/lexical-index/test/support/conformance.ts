@@ -154,6 +154,41 @@ export function lexicalIndexConformance(getIndex: () => LexicalIndex): void {
     ).toEqual([]);
   });
 
+  it('reads the title and text of chunks by reference, in their own space only', async () => {
+    const index = getIndex();
+    const written = randomUUID();
+    await index.upsert(tenant, [
+      {
+        ...record(0, 'Union catalogues list the holdings of many libraries.'),
+        documentId: written,
+      },
+      { ...record(1, 'Interlibrary loan moves books between them.'), documentId: written },
+    ]);
+    const ref = (chunkIndex: number, documentVersion = 1) => ({
+      documentId: written,
+      documentVersion,
+      chunkIndex,
+    });
+    const texts = await index.texts(tenant, [ref(1), ref(0), ref(7), ref(0, 2)]);
+    expect(new Map([...texts].sort())).toEqual(
+      new Map([
+        [
+          `${written}#1#0`,
+          {
+            title: 'Library science',
+            text: 'Union catalogues list the holdings of many libraries.',
+          },
+        ],
+        [
+          `${written}#1#1`,
+          { title: 'Library science', text: 'Interlibrary loan moves books between them.' },
+        ],
+      ]),
+    );
+    expect((await index.texts(otherTenant, [ref(0)])).size).toBe(0);
+    expect((await index.texts(tenant, [])).size).toBe(0);
+  });
+
   it("keeps each chunk's page and heading path, and reads them by chunk", async () => {
     const index = getIndex();
     const located = randomUUID();

@@ -2,6 +2,7 @@ import type { EditableAttributes, IndexSpace } from '@kb/contracts';
 import {
   type ChunkLocation,
   type ChunkRef,
+  type ChunkText,
   type LexicalConstraint,
   type LexicalIndex,
   type LexicalMatch,
@@ -159,6 +160,16 @@ export class MemoryLexicalIndex implements LexicalIndex {
         return chunk
           ? [[keyOf(ref), { length: chunk.length, terms: new Map(chunk.terms) }] as const]
           : [];
+      }),
+    );
+  }
+
+  async texts(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkText>> {
+    const held = this.spaces.get(space);
+    return new Map(
+      chunks.flatMap((ref) => {
+        const chunk = held?.get(keyOf(ref));
+        return chunk ? [[keyOf(ref), { title: chunk.title, text: chunk.text }] as const] : [];
       }),
     );
   }

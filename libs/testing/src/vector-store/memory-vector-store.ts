@@ -35,6 +35,7 @@ export class MemoryVectorStore implements VectorStore {
       .filter((record) => inScope(record, query))
       .map(({ vector, attributes: _attributes, ...match }) => ({
         ...match,
+        ...(query.withText === false ? { title: '', text: '' } : {}),
         score: cosine(query.vector, vector),
       }))
       .sort((a, b) => b.score - a.score)

@@ -65,6 +65,15 @@ export function vectorStoreConformance(getStore: () => VectorStore): void {
     expect(matches[0]!.score).toBeCloseTo(1, 5);
     expect(matches[0]!.score).toBeGreaterThanOrEqual(matches[1]!.score);
     expect(matches.every((m) => m.documentId === doc)).toBe(true);
+    // Without texts (the caller reads them elsewhere): the same chunks, order and scores.
+    const ranked = await store.query(tenant, { vector: unit(1), topK: 2, withText: false });
+    const rank = (m: (typeof matches)[number]) => [
+      m.documentId,
+      m.chunkIndex,
+      m.startOffset,
+      m.score,
+    ];
+    expect(ranked.map(rank)).toEqual(matches.map(rank));
   });
 
   it('upserting the same records twice keeps one copy', async () => {
