@@ -7,6 +7,12 @@ const path = require('node:path');
 const ROOT = path.resolve(__dirname, '../..');
 
 /** name → default HTTP port (and gRPC port where the service has one). */
+/**
+ * Node flags per service, as the chart sets them (`services.<name>.nodeOptions`): query-service's
+ * larger young generation collects a search's short-lived garbage less often (docs/adr/0029).
+ */
+const NODE_FLAGS = { 'query-service': ['--max-semi-space-size=32'] };
+
 const SERVICES = [
   { name: 'document-service', port: 3001 },
   { name: 'parser-service', port: 3002 },
@@ -39,7 +45,9 @@ function startService(name, { env = process.env, ports = {}, logDir, onLine } = 
   const profile = env.KB_CPU_PROFILE_DIR
     ? ['--cpu-prof', `--cpu-prof-dir=${path.join(env.KB_CPU_PROFILE_DIR, name)}`]
     : [];
-  const child = spawn(process.execPath, [...profile, entry], {
+  // The chart's `services.<name>.nodeOptions`, as flags: query-service's larger young generation.
+  const flags = NODE_FLAGS[name] ?? [];
+  const child = spawn(process.execPath, [...flags, ...profile, entry], {
     cwd: ROOT,
     env: {
       ...env,

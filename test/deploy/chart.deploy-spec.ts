@@ -407,6 +407,15 @@ describe.each([
     }
   });
 
+  it("gives query-service's Node a larger young generation, and no other service unasked", () => {
+    const nodeOptions = (service: string) =>
+      resolveEnv(objects, podSpec(find(objects, 'Deployment', service)).containers[0]!).get(
+        'NODE_OPTIONS',
+      )?.value;
+    expect(nodeOptions('query-service')).toBe('--max-semi-space-size=32');
+    expect(nodeOptions('document-service')).toBeUndefined();
+  });
+
   it("bounds parser-service's extraction threads within its memory limit, with settings its config accepts", () => {
     const container = podSpec(find(objects, 'Deployment', 'parser-service')).containers[0]!;
     const env = resolveEnv(objects, container);

@@ -81,6 +81,9 @@ Every variable a service requires at boot is here or in kb.secretEnv below.
 HOST: "0.0.0.0"
 PORT: {{ $v.containerPorts.http | quote }}
 NODE_ENV: production
+{{- with (index $v.services $name).nodeOptions }}
+NODE_OPTIONS: {{ . | quote }}
+{{- end }}
 HOME: /tmp
 LOG_LEVEL: {{ $v.logLevel | quote }}
 OTEL_SERVICE_NAME: {{ $name | quote }}
