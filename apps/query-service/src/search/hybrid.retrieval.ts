@@ -1,16 +1,12 @@
 import { activeOnly, type IndexSpace, type TenantId, tenantSpace } from '@kb/contracts';
 import type { DocumentIndexState, KnowledgeBaseSpace } from '@kb/index-state';
-import {
-  type ChunkText,
-  type LexicalIndex,
-  type LexicalQuery,
-  parseLexicalQuery,
-} from '@kb/lexical-index';
+import { type LexicalIndex, type LexicalQuery, parseLexicalQuery } from '@kb/lexical-index';
 import { timedStage, withSpan } from '@kb/observability';
 import type { VectorQuery, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { INDEX_STATE, LEXICAL_INDEX, SEARCH_TUNING, VECTOR_STORE } from '../platform/tokens';
+import { type Candidate, hitOf, withTextsOf } from './candidates';
 import { type FeedbackHit, RM3, rm3Expansion } from './feedback';
 import {
   ADAPTIVE_PRIOR,
@@ -50,8 +46,6 @@ export interface Retrieved {
    */
   saturated: boolean;
 }
-
-type Candidate = Omit<SearchHit, 'strategies' | 'isMatch'>;
 
 /** Tenant and knowledge-base selections whose models `embedEarly` remembers, at most. */
 const REMEMBERED_SELECTIONS = 10_000;
@@ -262,46 +256,20 @@ export class HybridRetrieval {
     return (this.tuning.feedback ?? 'rm3') === 'rm3' && this.lexical.termVectors !== undefined;
   }
 
-  /**
-   * The semantic candidates with their titles and texts, read from the lexical index (in memory
-   * once read: SnapshotLexicalIndex's content cache) rather than from the vector store, which then
-   * neither reads nor sends the texts of its 100 candidates (docs/adr/0029, twelfth pass). A
-   * candidate the lexical index does not hold (its document between the two indexes' writes, or
-   * being removed) is left out, as a half-indexed document is. When the lexical index cannot
-   * answer, `again` reads the candidates with their texts from the vector store.
-   */
+  /** `withTextsOf` over the lexical index (docs/adr/0029, twelfth pass). */
   private async withChunkTexts(
     space: IndexSpace,
     found: Candidate[],
     again: () => Promise<Candidate[]>,
   ): Promise<Candidate[]> {
-    // A store that sends its texts anyway (Pinecone keeps them in metadata) needs nothing read.
-    const missing = found.filter((item) => item.text === '');
-    if (missing.length === 0) return found;
-    let texts: Map<string, ChunkText>;
     try {
-      texts = await timedStage('texts', () => this.lexical.texts!(space, missing));
+      return await withTextsOf(found, (missing) =>
+        timedStage('texts', () => this.lexical.texts!(space, missing)),
+      );
     } catch (error) {
       this.logger.warn(`chunk texts unreadable from the lexical index: ${String(error)}`);
       return again();
     }
-    return found.flatMap((item) => {
-      if (item.text !== '') return [item];
-      const text = texts.get(chunkKey(item));
-      if (!text) return [];
-      // Spelled out, not spread (see `hitOf`).
-      const described: Candidate = {
-        documentId: item.documentId,
-        documentVersion: item.documentVersion,
-        chunkIndex: item.chunkIndex,
-        title: text.title,
-        text: text.text,
-        startOffset: item.startOffset,
-        endOffset: item.endOffset,
-        score: item.score,
-      };
-      return [described];
-    });
   }
 
   /**
@@ -448,25 +416,4 @@ export class HybridRetrieval {
     ).filter((hit) => hit.score >= request.minScore);
     return { hits, failures, saturated };
   }
-}
-
-/**
- * A retrieved chunk as a hit. The fields are spelled out rather than spread: on Node 20,
- * `{ ...item, score, … }` takes V8's slow path (several µs an object, against tens of ns), and
- * a hybrid search makes a hit of each of its 150-200 fused candidates (docs/adr/0029, twelfth
- * pass). Candidates are what both strategies return (`VectorMatch`, `LexicalMatch`): these fields.
- */
-function hitOf(item: Candidate, score: number, strategies: SearchHit['strategies']): SearchHit {
-  return {
-    documentId: item.documentId,
-    documentVersion: item.documentVersion,
-    chunkIndex: item.chunkIndex,
-    title: item.title,
-    text: item.text,
-    startOffset: item.startOffset,
-    endOffset: item.endOffset,
-    score,
-    strategies,
-    isMatch: true,
-  };
 }
