@@ -39,6 +39,25 @@ describe('RedisSearchCache', () => {
         (await redis.info('commandstats')).match(/cmdstat_mget:calls=(\d+)/)?.[1] ?? 0,
       );
       expect(after - before).toBeGreaterThanOrEqual(1);
+      // A second key (a miss's query embedding) rides in the same MGET, present or not.
+      const also = `kb:test:${randomUUID()}`;
+      expect(await cache.lookup(tenant, key, also)).toEqual({
+        generation: 5,
+        value: '{"generation":5}',
+        also: undefined,
+      });
+      await cache.set(also, 'vector');
+      const mgets = Number(
+        (await redis.info('commandstats')).match(/cmdstat_mget:calls=(\d+)/)?.[1] ?? 0,
+      );
+      const gets = Number(
+        (await redis.info('commandstats')).match(/cmdstat_get:calls=(\d+)/)?.[1] ?? 0,
+      );
+      expect((await cache.lookup(tenant, key, also)).also).toBe('vector');
+      const info = await redis.info('commandstats');
+      expect(Number(info.match(/cmdstat_mget:calls=(\d+)/)?.[1] ?? 0) - mgets).toBe(1);
+      expect(Number(info.match(/cmdstat_get:calls=(\d+)/)?.[1] ?? 0) - gets).toBe(0);
+      await redis.del(also);
       // A raise from an older Postgres read, arriving after indexing raised it further: ignored.
       await cache.raiseGeneration(tenant, 4);
       expect((await cache.lookup(tenant, key)).generation).toBe(5);

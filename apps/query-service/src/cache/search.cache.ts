@@ -13,10 +13,14 @@ export interface CacheCounters {
   errors: number;
 }
 
-/** What `lookup` found: the mirrored generation and the entry, each when present. */
+/**
+ * What `lookup` found: the mirrored generation, the entry and the value under the `also` key,
+ * each when present.
+ */
 export interface CacheLookup {
   generation: number | undefined;
   value: string | undefined;
+  also?: string | undefined;
 }
 
 /**
@@ -28,10 +32,11 @@ export interface SearchCache {
   set(key: string, value: string): Promise<void>;
   /**
    * The tenant's mirrored index generation and the entry under `key`, in one round trip (one
-   * MGET): a cache hit needs nothing else (docs/adr/0029). Either is undefined when absent, and
-   * both when Redis fails.
+   * MGET): a cache hit needs nothing else (docs/adr/0029). With `also`, the value under that key
+   * in the same round trip (a miss's query embedding). Each is undefined when absent, and all
+   * when Redis fails.
    */
-  lookup(tenantId: string, key: string): Promise<CacheLookup>;
+  lookup(tenantId: string, key: string, also?: string): Promise<CacheLookup>;
   /** Raises the tenant's mirrored generation to one read from Postgres (never lowers it). */
   raiseGeneration(tenantId: string, generation: number): Promise<void>;
   readonly counters: CacheCounters;
@@ -93,18 +98,19 @@ export class RedisSearchCache implements SearchCache {
     }
   }
 
-  async lookup(tenantId: string, key: string): Promise<CacheLookup> {
+  async lookup(tenantId: string, key: string, also?: string): Promise<CacheLookup> {
     try {
-      const [generation, value] = await withTimeout(
-        this.client.mGet([searchGenerationKey(tenantId), key]),
+      const [generation, value, alsoValue] = await withTimeout(
+        this.client.mGet([searchGenerationKey(tenantId), key, ...(also ? [also] : [])]),
         250,
       );
-      if (value === null || value === undefined) this.counters.misses++;
-      else this.counters.hits++;
+      this.count(value);
+      if (also) this.count(alsoValue);
       return {
         generation:
           generation === null || generation === undefined ? undefined : Number(generation),
         value: value ?? undefined,
+        ...(also ? { also: alsoValue ?? undefined } : {}),
       };
     } catch (error) {
       this.counters.errors++;
@@ -112,6 +118,11 @@ export class RedisSearchCache implements SearchCache {
       this.logger.debug?.(`cache lookup failed: ${String(error)}`);
       return { generation: undefined, value: undefined };
     }
+  }
+
+  private count(value: string | null | undefined): void {
+    if (value === null || value === undefined) this.counters.misses++;
+    else this.counters.hits++;
   }
 
   async raiseGeneration(tenantId: string, generation: number): Promise<void> {

@@ -15,7 +15,7 @@ import {
   type Ranked,
   reciprocalRankFusion,
 } from './fusion.ranking';
-import { QueryEmbedder } from './query.embedder';
+import { type PrefetchedEmbedding, QueryEmbedder } from './query.embedder';
 import { classifyQuery, semanticWeightFor } from './query-type.classifier';
 import { SearchError, SearchErrorCode } from './search.errors';
 import {
@@ -105,14 +105,29 @@ export class HybridRetrieval {
   }
 
   /**
+   * The cache key of the embedding `embedEarly` would make (the main model's), for the result
+   * cache to read in its own round trip; undefined when the search embeds nothing.
+   */
+  earlyEmbeddingKey(request: SearchRequest): string | undefined {
+    return request.mode === 'lexical'
+      ? undefined
+      : this.embedder.cacheKey(request.query, undefined);
+  }
+
+  /**
    * The query's embedding by the main model, started before the index spaces are read
    * (docs/adr/0029): when no other model is served, or when the same knowledge bases of the tenant
    * were last found all embedded by the main model (a knowledge base's model is fixed at its
    * creation, so the guess is nearly always right; when wrong, the run is wasted, not used).
    * Undefined otherwise, or when the search embeds nothing (`lexical`). A failure surfaces where
-   * `retrieve` awaits it.
+   * `retrieve` awaits it. `prefetched`: the embedding's cache entry, read with the search's
+   * (`earlyEmbeddingKey`).
    */
-  embedEarly(tenantId: TenantId, request: SearchRequest): Promise<number[]> | undefined {
+  embedEarly(
+    tenantId: TenantId,
+    request: SearchRequest,
+    prefetched?: PrefetchedEmbedding,
+  ): Promise<number[]> | undefined {
     if (request.mode === 'lexical') return undefined;
     if (
       !this.embedder.mainIsOnly(undefined) &&
@@ -120,7 +135,7 @@ export class HybridRetrieval {
     ) {
       return undefined;
     }
-    const embedding = this.embedder.embed(request.query, undefined);
+    const embedding = this.embedder.embed(request.query, undefined, prefetched);
     embedding.catch(() => undefined); // awaited (and reported) by searchSpace
     return embedding;
   }

@@ -24,6 +24,39 @@ describe('QueryEmbedder', () => {
     ).toHaveLength(1);
   });
 
+  it('takes an entry read ahead for its key instead of asking the cache again', async () => {
+    const { cache } = memoryCache();
+    const get = jest.spyOn(cache, 'get');
+    const provider = new TestEmbeddingProvider();
+    const embed = jest.spyOn(provider, 'embed');
+    const embedder = new QueryEmbedder({ ...models, main: provider }, cache);
+    const key = embedder.cacheKey(' sail  rigging', undefined)!;
+    expect(key).toBe(embedder.cacheKey('sail rigging', 'all-MiniLM-L6-v2'));
+    expect(key).not.toBe(embedder.cacheKey('sail rigging', second.model));
+    // Read ahead and absent: the model runs, Redis is not asked.
+    const vector = await embedder.embed('sail rigging', undefined, { key, value: undefined });
+    expect(get).not.toHaveBeenCalled();
+    expect(embed).toHaveBeenCalledTimes(1);
+    // Read ahead and present: neither runs.
+    const stored = Buffer.from(new Float32Array([1, 0.5]).buffer).toString('base64');
+    expect(await embedder.embed('sail rigging', undefined, { key, value: stored })).toEqual([
+      1, 0.5,
+    ]);
+    expect(get).not.toHaveBeenCalled();
+    expect(embed).toHaveBeenCalledTimes(1);
+    // Read ahead for another model's key: ignored, the cache is asked (and holds the first run).
+    expect(
+      await embedder.embed('sail rigging', undefined, { key: 'other', value: stored }),
+    ).toEqual(Array.from(new Float32Array(vector)));
+    expect(get).toHaveBeenCalledTimes(1);
+    expect(embed).toHaveBeenCalledTimes(1);
+  });
+
+  it('has no cache key without a cache or for a model it does not serve', () => {
+    expect(new QueryEmbedder(models, null).cacheKey('q', undefined)).toBeUndefined();
+    expect(new QueryEmbedder(models, memoryCache().cache).cacheKey('q', 'nope')).toBeUndefined();
+  });
+
   it('embeds every time without a cache', async () => {
     const provider = new TestEmbeddingProvider();
     const embed = jest.spyOn(provider, 'embed');

@@ -16,6 +16,15 @@ export interface QueryModels {
 }
 
 /**
+ * A query embedding's cache entry read ahead of the search, in the result cache's round trip:
+ * `value` undefined when Redis holds none (the model runs without asking Redis again).
+ */
+export interface PrefetchedEmbedding {
+  key: string;
+  value: string | undefined;
+}
+
+/**
  * Embeds a query with the model of the index space searched (docs/adr/0012), through the Redis
  * cache: another search that embedded the same text with the same model saves a model run.
  */
@@ -56,13 +65,32 @@ export class QueryEmbedder {
     return model === undefined || this.byName.get(model) === this.models.main;
   }
 
-  /** `model` undefined: the main model, the one of the tenant's own index space. */
-  async embed(query: string, model: string | undefined): Promise<number[]> {
+  /**
+   * The cache key of `query`'s embedding by `model` (undefined: the main model), or undefined
+   * when no cache is configured or the model is not served.
+   */
+  cacheKey(query: string, model: string | undefined): string | undefined {
+    const embedder = model === undefined ? this.models.main : this.byName.get(model);
+    return this.cache && embedder ? embeddingKey(embedder.model, query) : undefined;
+  }
+
+  /**
+   * `model` undefined: the main model, the one of the tenant's own index space. `prefetched`:
+   * the cache entry already read for this query and model (`cacheKey`), so Redis is not asked.
+   */
+  async embed(
+    query: string,
+    model: string | undefined,
+    prefetched?: PrefetchedEmbedding,
+  ): Promise<number[]> {
     const embedder = model === undefined ? this.models.main : this.byName.get(model);
     if (!embedder) throw new Error(`model "${model}" is not served by query-service`);
-    const text = query.trim().replace(/\s+/g, ' ');
-    const key = `kb:qemb:v1:${embedder.model}:${createHash('sha256').update(text).digest('base64url')}`;
-    const cached = await timedStage('embed_cache', async () => this.cache?.get(key));
+    const text = normalized(query);
+    const key = embeddingKey(embedder.model, query);
+    const cached =
+      prefetched?.key === key
+        ? prefetched.value
+        : await timedStage('embed_cache', async () => this.cache?.get(key));
     if (cached) {
       const bytes = Buffer.from(cached, 'base64');
       return Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4));
@@ -79,3 +107,8 @@ export class QueryEmbedder {
     return vector;
   }
 }
+
+const normalized = (query: string): string => query.trim().replace(/\s+/g, ' ');
+
+const embeddingKey = (model: string, query: string): string =>
+  `kb:qemb:v1:${model}:${createHash('sha256').update(normalized(query)).digest('base64url')}`;

@@ -79,6 +79,28 @@ describe('SearchResultCache', () => {
     expect(search.runs()).toBe(4);
   });
 
+  it("hands a miss the query embedding's entry read in the same round trip", async () => {
+    const { cache, entries, rounds } = memoryCache();
+    const { reader } = generations(7);
+    const results = new SearchResultCache(cache, reader, DEFAULT_SEARCH_TUNING);
+    const search = counted();
+    const handed: unknown[] = [];
+    const compute = (prefetched?: unknown) => {
+      handed.push(prefetched);
+      return search.compute();
+    };
+    entries.set('kb:qemb:v1:m:abc', 'vector');
+    await results.getOrCompute(tenant, undefined, request(), compute, 'kb:qemb:v1:m:abc');
+    await results.getOrCompute(tenant, undefined, request({ query: 'other' }), compute, 'kb:x');
+    await results.getOrCompute(tenant, undefined, request({ query: 'third' }), compute);
+    expect(handed).toEqual([
+      { key: 'kb:qemb:v1:m:abc', value: 'vector' },
+      { key: 'kb:x', value: undefined },
+      undefined,
+    ]);
+    expect(rounds.lookups).toBe(3);
+  });
+
   it('answers a hit with one cache round trip and no Postgres read while the mirror holds the generation', async () => {
     const { cache, rounds } = memoryCache();
     const { reader, state } = generations(7);

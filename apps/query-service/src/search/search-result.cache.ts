@@ -8,6 +8,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { SearchCache } from '../cache/search.cache';
 import { GENERATIONS, RERANKER, SEARCH_CACHE, SEARCH_TUNING } from '../platform/tokens';
 import type { Reranker } from './cross-encoder.reranker';
+import type { PrefetchedEmbedding } from './query.embedder';
 import {
   normalizeRequest,
   type SearchRequest,
@@ -78,10 +79,11 @@ export class SearchResultCache {
     tenantId: TenantId,
     principals: string[] | undefined,
     request: SearchRequest,
-    compute: () => Promise<SearchResponse>,
+    compute: (prefetched?: PrefetchedEmbedding) => Promise<SearchResponse>,
+    embeddingKey?: string,
   ): Promise<SearchResponse> {
     const cache = this.cache;
-    if (!cache) return this.uncached(compute);
+    if (!cache) return this.uncached(() => compute());
     const key = searchCacheKey({
       tenantId,
       // Callers with the same principal set see the same documents, so they share entries.
@@ -98,11 +100,14 @@ export class SearchResultCache {
     // One round trip: the tenant's generation as mirrored in Redis and the entry. Postgres is read
     // only when the mirror holds no generation (expired, never raised, Redis failing), and the
     // generation read there is raised into the mirror for the searches after this one.
-    const found = await timedStage('cache', () => cache.lookup(tenantId, key));
+    // A miss's query embedding (`embeddingKey`) rides in the same MGET: the model then starts
+    // without a round trip of its own to Redis.
+    const found = await timedStage('cache', () => cache.lookup(tenantId, key, embeddingKey));
+    const prefetched = embeddingKey ? { key: embeddingKey, value: found.also } : undefined;
     let generation = found.generation;
     if (generation === undefined) {
       generation = await timedStage('generation', () => this.generation(tenantId));
-      if (generation === undefined) return this.uncached(compute);
+      if (generation === undefined) return this.uncached(() => compute(prefetched));
       void cache.raiseGeneration(tenantId, generation);
     }
     const entry = found.value ? this.parse(key, found.value) : undefined;
@@ -111,7 +116,7 @@ export class SearchResultCache {
       return { ...entry.response, cache: 'hit' };
     }
     annotateActiveSpan({ 'kb.cache': 'miss' });
-    const response = await compute();
+    const response = await compute(prefetched);
     // A degraded answer, or one whose rerank or MMR failed, is not kept: the next search may
     // find every part up again.
     // Stored behind the answer, not before it: the write fails open anyway, and the entry names

@@ -5,6 +5,7 @@ import {
   fakeDocuments,
   fakeIndexes,
   type IndexContents,
+  memoryCache,
   newHit,
   newMatch,
 } from '../../test/support/search.fakes';
@@ -365,5 +366,39 @@ describe('SearchService', () => {
         ['b', 0, 0.5],
       ]);
     });
+  });
+  it("reads a miss's query embedding in the result cache's round trip, never on its own", async () => {
+    const { cache, rounds } = memoryCache();
+    const get = jest.spyOn(cache, 'get');
+    const { vectors, lexical } = fakeIndexes({
+      vector: [newMatch(1, 0.9)],
+      lexical: [newMatch(1, 2)],
+    });
+    const index = {
+      current: async () => 1,
+      knowledgeBaseSpaces: async (tenantId: string) => [
+        { space: toIndexSpace(tenantId), model: undefined },
+      ],
+    };
+    const model = new TestEmbeddingProvider();
+    const runs = jest.spyOn(model, 'embed');
+    const tuning = DEFAULT_SEARCH_TUNING;
+    const embedder = new QueryEmbedder({ main: model, mainName: 'm', extra: [] }, cache);
+    const service = new SearchService(
+      new SearchResultCache(cache, index, tuning),
+      new HybridRetrieval(embedder, vectors, lexical, index, tuning),
+      new RerankStep(null, tuning),
+      new DiversifyStep(vectors),
+      new NeighborsStep(lexical),
+      new HitDetailsStep(lexical, fakeDocuments().reader),
+    );
+    const ask = (topK: number) =>
+      service.search(tenant, searchRequestSchema.parse({ query: 'sail rigging', topK }));
+    expect((await ask(5)).cache).toBe('miss'); // the model runs
+    expect((await ask(5)).cache).toBe('hit');
+    expect((await ask(7)).cache).toBe('miss'); // another answer, the same query: no model run
+    expect(runs).toHaveBeenCalledTimes(1);
+    expect(get).not.toHaveBeenCalled();
+    expect(rounds.lookups).toBe(3);
   });
 });

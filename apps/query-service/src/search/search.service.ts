@@ -4,6 +4,7 @@ import { meter, timedStage, withSpan } from '@kb/observability';
 import { Injectable } from '@nestjs/common';
 
 import { HybridRetrieval } from './hybrid.retrieval';
+import type { PrefetchedEmbedding } from './query.embedder';
 import { classifyQuery } from './query-type.classifier';
 import {
   chunkKey,
@@ -119,8 +120,12 @@ export class SearchService {
       { 'kb.tenant_id': tenantId, 'kb.mode': request.mode, 'kb.top_k': request.topK },
       async () => {
         const started = performance.now();
-        const answer = await this.results.getOrCompute(tenantId, principals, request, () =>
-          this.execute(tenantId, request, principals, caller, started),
+        const answer = await this.results.getOrCompute(
+          tenantId,
+          principals,
+          request,
+          (prefetched) => this.execute(tenantId, request, principals, caller, started, prefetched),
+          this.retrieval.earlyEmbeddingKey(request),
         );
         // A cached answer carries the time of the search that computed it.
         return answer.cache === 'hit' ? { ...answer, tookMs: elapsed(started) } : answer;
@@ -144,6 +149,7 @@ export class SearchService {
     principals: string[] | undefined,
     caller: Caller | undefined,
     started: number,
+    prefetched?: PrefetchedEmbedding,
   ): Promise<SearchResponse> {
     const depth = depthOf(request);
     const scope = {
@@ -152,7 +158,7 @@ export class SearchService {
       principals,
     };
     // The query embedding starts now, while the index spaces are read (docs/adr/0029).
-    const embedded = this.retrieval.embedEarly(tenantId, request);
+    const embedded = this.retrieval.embedEarly(tenantId, request, prefetched);
     // One index space per pipeline (chunker, model) among the knowledge bases searched; nearly
     // always one. Each is searched and fused on its own, with its own model (docs/adr/0012).
     const spaces = await this.retrieval.spacesFor(tenantId, request.knowledgeBaseIds);

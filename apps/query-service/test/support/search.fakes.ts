@@ -57,9 +57,13 @@ export function memoryCache() {
   const cache: SearchCache = {
     get: async (key) => entries.get(key),
     set: async (key, value) => void entries.set(key, value),
-    lookup: async (tenantId, key) => {
+    lookup: async (tenantId, key, also) => {
       rounds.lookups++;
-      return { generation: generations.get(tenantId), value: entries.get(key) };
+      return {
+        generation: generations.get(tenantId),
+        value: entries.get(key),
+        ...(also ? { also: entries.get(also) } : {}),
+      };
     },
     raiseGeneration: async (tenantId, generation) => {
       rounds.raises++;
