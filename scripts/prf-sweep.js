@@ -69,8 +69,10 @@ async function loadSet(spec, providers) {
   const chunks = rows.rows
     .filter((r) => corpusIdsOf.has(r.document_id))
     .map((r) => ({ doc: r.document_id, v: Float32Array.from(normalize(JSON.parse(r.e))) }));
-  // Query vectors, cached per model and collection (embedding is the slow part).
-  const cacheFile = path.join(outDir, `qvec-${path.basename(folder)}-${model}.json`);
+  // Query vectors, cached per model and collection (embedding is the slow part). Each query is
+  // embedded alone, as query-service does: the int8 models quantize a run together, so a query
+  // batched with others gets a vector that depends on them (docs/adr/0028, "Deterministic vectors").
+  const cacheFile = path.join(outDir, `qvec-alone-${path.basename(folder)}-${model}.json`);
   let qvec;
   if (fs.existsSync(cacheFile)) {
     qvec = new Map(Object.entries(JSON.parse(fs.readFileSync(cacheFile, 'utf8'))));
@@ -80,12 +82,9 @@ async function loadSet(spec, providers) {
     }
     const provider = providers.get(model);
     qvec = new Map();
-    for (let i = 0; i < dataset.queries.length; i += 32) {
-      const batch = dataset.queries.slice(i, i + 32);
-      const vectors = await provider.embedQueries(
-        batch.map((q) => q.text.trim().replace(/\s+/g, ' ')),
-      );
-      batch.forEach((q, j) => qvec.set(q._id, vectors[j]));
+    for (const query of dataset.queries) {
+      const [vector] = await provider.embedQueries([query.text.trim().replace(/\s+/g, ' ')]);
+      qvec.set(query._id, vector);
     }
     fs.writeFileSync(cacheFile, JSON.stringify(Object.fromEntries(qvec)));
   }
@@ -257,7 +256,8 @@ function rm3Rules() {
       run: async (c, set) => weightedBm25(set, new Map(c.lexemes.map((l) => [l, 1]))),
     },
   ];
-  // --rm3-grid source:k:m:λ,… (default: lexical and fused feedback, k 3 and 10, m 10, λ 0.5 and 0.7)
+  // --rm3-grid source:k:m:λ[:prior],… (default: lexical and fused feedback, k 3 and 10, m 10,
+  // λ 0.5 and 0.7; the adaptive rule's prior 0.6 for both fusions unless given)
   const grid = values('rm3-grid')[0]
     ? values('rm3-grid')[0]
         .split(',')
@@ -265,23 +265,74 @@ function rm3Rules() {
     : ['lexical', 'fused'].flatMap((source) =>
         [3, 10].flatMap((k) => [0.5, 0.7].map((lambda) => [source, k, 10, lambda])),
       );
-  for (const [source, kText, mText, lambdaText] of grid) {
+  for (const [source, kText, mText, lambdaText, priorText] of grid) {
     {
       {
         const k = Number(kText);
         const m = Number(mText);
         const lambda = Number(lambdaText);
+        const prior = Number(priorText ?? 0.6);
         const second = async (c, set) => {
-          const first = source === 'lexical' ? c.lex : c.fused;
+          const first = source === 'lexical' ? c.lex : adaptive(c.sem, c.lex, prior);
           return weightedBm25(set, await rm3Weights(set, c.lexemes, first.slice(0, k), m, lambda));
         };
         list.push({
-          name: `rm3-${source}-k${k}-m${m}-l${lambda}-adaptive-p0.6`,
-          run: async (c, set) => adaptive(c.sem, await second(c, set)),
+          name: `rm3-${source}-k${k}-m${m}-l${lambda}-adaptive-p${prior}`,
+          run: async (c, set) => adaptive(c.sem, await second(c, set), prior),
         });
-        list.push({ name: `rm3-${source}-k${k}-m${m}-l${lambda}-lexical-only`, run: second });
+        const from = source === 'fused' ? `-from-p${prior}` : '';
+        list.push({
+          name: `rm3-${source}-k${k}-m${m}-l${lambda}${from}-lexical-only`,
+          run: second,
+        });
       }
     }
+  }
+  // --combo-grid k:m:λ:prior:kr:β,… RM3 on the lexical side and Rocchio on the semantic side (the
+  // query vector moved β toward the mean of the first fusion's top kr; β 0: the first semantic
+  // list), fused again with the adaptive rule at that prior.
+  for (const [kText, mText, lambdaText, priorText, krText, betaText] of (
+    values('combo-grid')[0] ?? ''
+  )
+    .split(',')
+    .filter(Boolean)
+    .map((g) => g.split(':'))) {
+    const [k, m, lambda, prior, kr, beta] = [
+      kText,
+      mText,
+      lambdaText,
+      priorText,
+      krText,
+      betaText,
+    ].map(Number);
+    list.push({
+      name: `combo-rm3-k${k}-m${m}-l${lambda}-p${prior}-rocchio-k${kr}-b${beta}`,
+      run: async (c, set) => {
+        const first = adaptive(c.sem, c.lex, prior);
+        const lexKey = `${k}:${m}:${lambda}:${prior}`;
+        c.memoRm3 ??= new Map();
+        if (!c.memoRm3.has(lexKey)) {
+          c.memoRm3.set(
+            lexKey,
+            await weightedBm25(set, await rm3Weights(set, c.lexemes, first.slice(0, k), m, lambda)),
+          );
+        }
+        const lex2 = c.memoRm3.get(lexKey);
+        const sem2 =
+          beta === 0
+            ? c.sem
+            : c.second(
+                rocchio(
+                  set,
+                  c.qv,
+                  first.slice(0, kr).map((x) => x.doc),
+                  c.sem,
+                  beta,
+                ),
+              );
+        return adaptive(sem2, lex2, prior);
+      },
+    });
   }
   return list;
 }
