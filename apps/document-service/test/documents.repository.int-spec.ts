@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 
-import { DEFAULT_CHUNKER, pipelineOf, toTenantId } from '@kb/contracts';
+import { auditEventSchema, DEFAULT_CHUNKER, pipelineOf, toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest, pendingMigrations } from '@kb/database';
 import { ErrorKind } from '@kb/errors';
-import { type Kysely, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Pool } from 'pg';
 
 import type { NewDocument } from '../src/documents/document.model';
@@ -380,5 +380,55 @@ describe('DocumentsRepository', () => {
       id: last.id,
     });
     expect([...first, ...second].map((d) => d.id)).toEqual([...ids].reverse());
+  });
+  it('reads a listing and writes its audit record in one statement', async () => {
+    const other = toTenantId(`read-${randomUUID().slice(0, 8)}`);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const doc = newDocument({ tenantId: other, now: new Date(Date.UTC(2026, 0, 2, 0, 0, i)) });
+      ids.push(doc.id);
+      await insertWithEvent(doc);
+    }
+    const alice = newAccess({ tenantId: other, userId: 'alice', isAdmin: true });
+    const records = async () =>
+      (
+        await sql<{ message_key: string; payload: string; headers: unknown }>`
+          SELECT message_key, payload, headers FROM outbox
+           WHERE topic = 'kb.audit.v1' AND payload::jsonb->>'tenantId' = ${other}
+             AND payload::jsonb->'payload'->>'action' = 'documents_listed' ORDER BY id`.execute(db)
+      ).rows;
+    // The statements the listing sends, counted by a Kysely of its own over the same pool.
+    const statements: string[] = [];
+    const counted = sqlDocumentService(
+      new Kysely<DocumentDatabase>({
+        dialect: new PostgresDialect({ pool }),
+        log: (event) => void (event.level === 'query' && statements.push(event.query.sql)),
+      }),
+      () => new Date('2026-11-22T10:00:00Z'),
+    );
+    const page = await counted.reads.list(other, alice, 2);
+    expect(page.items.map((d) => d.id)).toEqual([ids[2], ids[1]]);
+    expect(page.nextCursor).not.toBeNull();
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/^with "page" as/);
+    const [listed] = await records();
+    expect(listed!.message_key).toBe('alice');
+    const envelope = JSON.parse(listed!.payload);
+    expect(auditEventSchema.parse(envelope.payload)).toMatchObject({
+      action: 'documents_listed',
+      actor: 'alice',
+      documentIds: [ids[2], ids[1]],
+      detail: '{"limit":2}',
+    });
+    expect(envelope).toMatchObject({ tenantId: other, type: expect.any(String) });
+    // One served: keyed by the document, as its own events are; none served: still recorded.
+    await service.reads.list(other, alice, 1);
+    await service.reads.list(other, alice, 5, undefined, 'no-such-knowledge-base');
+    const [, one, none] = await records();
+    expect(one!.message_key).toBe(ids[2]);
+    expect(JSON.parse(one!.payload).payload.documentIds).toEqual([ids[2]]);
+    expect(none!.message_key).toBe('alice');
+    expect(JSON.parse(none!.payload).payload.documentIds).toEqual([]);
+    expect(counted.relay.soonWakes).toBe(1); // published with the window's other reads
   });
 });

@@ -6,6 +6,7 @@ import { type OutboxBatchWake, OutboxRelay } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { CLOCK, type Clock } from '../platform/tokens';
 import { TransactionRunner, type Trx } from '../platform/transaction.runner';
+import type { ListingRead } from './documents.repository';
 
 /** What document-service audits on `kb.audit.v1` (review L5). */
 export type DocumentAuditAction = Extract<
@@ -42,7 +43,49 @@ export class DocumentAudit {
     documentIds: string[],
     detail: object = {},
   ): Promise<void> {
-    const record: AuditEvent = {
+    // Keyed like the document's own events, or by actor for a list of many.
+    const key = documentIds.length === 1 ? (documentIds[0] ?? access.userId) : access.userId;
+    await this.events.enqueue(
+      trx,
+      Topics.audit,
+      access.tenantId as TenantId,
+      key,
+      this.event(action, access, documentIds, detail),
+    );
+  }
+
+  /**
+   * The record of a listing of up to `served` documents, for the statement that reads the page to
+   * write with it (`ListingRead`: it fills in the documents and the key). Once the page is read,
+   * `listed` wakes the relay.
+   */
+  listing(
+    access: Pick<Access, 'tenantId' | 'userId'>,
+    served: number,
+    detail: object = {},
+  ): ListingRead {
+    const record = this.event('documents_listed', access, [], detail);
+    const message = this.events.message(
+      Topics.audit,
+      access.tenantId as TenantId,
+      access.userId,
+      record,
+    );
+    return { message, served };
+  }
+
+  /** A listing's record was written with its page: published with the reads of the window. */
+  listed(): void {
+    this.relay.wakeSoon();
+  }
+
+  private event(
+    action: DocumentAuditAction,
+    access: Pick<Access, 'userId'>,
+    documentIds: string[],
+    detail: object,
+  ): AuditEvent {
+    return {
       actor: access.userId,
       action,
       detail: JSON.stringify(detail).slice(0, 4000),
@@ -50,9 +93,6 @@ export class DocumentAudit {
       chunks: [],
       at: this.clock().toISOString(),
     };
-    // Keyed like the document's own events, or by actor for a list of many.
-    const key = documentIds.length === 1 ? (documentIds[0] ?? access.userId) : access.userId;
-    await this.events.enqueue(trx, Topics.audit, access.tenantId as TenantId, key, record);
   }
 
   /** Records a read the caller was served. */

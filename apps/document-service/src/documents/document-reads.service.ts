@@ -8,7 +8,8 @@ import { DocumentsService } from './documents.service';
 
 /**
  * The reads a caller asks for over REST (and, through query-service, over gRPC), each audited
- * once served: `document_read` with the document, `documents_listed` with the page's documents.
+ * once served: `document_read` with the document, `documents_listed` with the page's documents
+ * (written by the statement that reads the page).
  * A refused read (404) leaves no record: it returned nothing. Internal reads (the visibility check
  * before an edit) go to `DocumentsService` directly and are not reads of the caller's.
  */
@@ -33,6 +34,13 @@ export class DocumentReads {
     knowledgeBaseId?: string,
     filter?: DocumentFilterNode,
   ): Promise<DocumentPage> {
+    // The page and its audit record in one statement (one round trip to Postgres, not two).
+    const read = this.audit.listing(access, limit, {
+      limit,
+      ...(cursor ? { cursor } : {}),
+      ...(knowledgeBaseId ? { knowledgeBaseId } : {}),
+      ...(filter ? { filter } : {}),
+    });
     const page = await this.documents.list(
       tenantId,
       access,
@@ -40,18 +48,9 @@ export class DocumentReads {
       cursor,
       knowledgeBaseId,
       filter,
+      read,
     );
-    await this.audit.read(
-      'documents_listed',
-      access,
-      page.items.map((item) => item.id),
-      {
-        limit,
-        ...(cursor ? { cursor } : {}),
-        ...(knowledgeBaseId ? { knowledgeBaseId } : {}),
-        ...(filter ? { filter } : {}),
-      },
-    );
+    this.audit.listed();
     return page;
   }
 }

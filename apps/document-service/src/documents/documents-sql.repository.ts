@@ -29,6 +29,7 @@ import {
   type AttributesChange,
   type DeletedDocument,
   DocumentsRepository,
+  type ListingRead,
   type MembershipDrift,
   type NewContent,
   type NewDocumentRow,
@@ -123,6 +124,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     after?: { createdAt: string; id: string },
     knowledgeBaseId?: string,
     filter?: DocumentFilterNode,
+    read?: ListingRead,
   ): Promise<DocumentRecord[]> {
     let query = this.db
       .selectFrom('documents')
@@ -144,7 +146,45 @@ export class SqlDocumentsRepository extends DocumentsRepository {
         ]),
       );
     }
-    return (await query.execute()).map(toRecord);
+    if (!read) return (await query.execute()).map(toRecord);
+    // The page and its audit record in one statement: a data-modifying CTE runs whether or not
+    // the outer query reads it, and in the statement's own implicit transaction.
+    const { message, served } = read;
+    const rows = await this.db
+      .with('page', () => query)
+      .with('served', (db) =>
+        db
+          .selectFrom('page')
+          .select(['id', 'created_at'])
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(served),
+      )
+      .with('audit', (db) =>
+        db
+          .insertInto('outbox')
+          .columns(['topic', 'message_key', 'payload', 'headers'])
+          .expression(
+            db.selectFrom('served').select([
+              sql<string>`${message.topic}::text`.as('topic'),
+              sql<string>`CASE WHEN count(*) = 1 THEN min(id::text) ELSE ${message.key}::text END`.as(
+                'message_key',
+              ),
+              sql<string>`jsonb_set(${message.payload}::jsonb, '{payload,documentIds}',
+                  coalesce(jsonb_agg(id ORDER BY created_at DESC, id DESC), '[]'::jsonb))::text`.as(
+                'payload',
+              ),
+              sql<string>`${JSON.stringify(message.headers)}::jsonb`.as('headers'),
+            ]),
+          )
+          .returning('id'),
+      )
+      .selectFrom('page')
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    return rows.map(toRecord);
   }
 
   async deleteOnlyIn(

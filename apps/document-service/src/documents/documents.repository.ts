@@ -1,6 +1,7 @@
 import type { Access } from '@kb/auth';
 import type { DocumentFilterNode, DocumentMetadata, TenantId } from '@kb/contracts';
 
+import type { OutboxMessage } from '../outbox/outbox.repository';
 import type { Trx } from '../platform/transaction.runner';
 import type { DocumentAcl, DocumentRecord, NewDocument } from './document.model';
 import type { AppliedStatus, StatusChange, TenantStatusChange } from './status-changes';
@@ -64,6 +65,19 @@ export interface MembershipDrift {
  * referenced, because blobs are content-addressed and shared by every tenant. Methods taking a
  * `trx` write (or lock) in the caller's transaction; the others read on their own.
  */
+/**
+ * The audit record of a listing, written by the statement that reads the page: one round trip to
+ * Postgres for a read and its record instead of two (a search's hit details are a listing,
+ * docs/adr/0029). `message.payload` is the envelope with an empty `payload.documentIds`, which the
+ * statement fills with the ids of the first `served` rows, in page order (a listing reads one row
+ * more than it serves, to know whether a next page exists); the key is the document's id when
+ * exactly one is served, else `message.key` (the actor), as `DocumentAudit.record` keys it.
+ */
+export interface ListingRead {
+  message: OutboxMessage;
+  served: number;
+}
+
 export abstract class DocumentsRepository {
   /** Serializes, until `trx` ends, everyone inserting this content in the tenant. */
   abstract lockContent(trx: Trx, tenantId: TenantId, sha256: string): Promise<void>;
@@ -93,7 +107,8 @@ export abstract class DocumentsRepository {
   ): Promise<DocumentRecord | undefined>;
   /**
    * A page, newest first, after the cursor `after`, optionally in one knowledge base and matching
-   * a filter (the language of docs/adr/0007 over a document's fields).
+   * a filter (the language of docs/adr/0007 over a document's fields). With `read`, the
+   * listing's audit record is written to the outbox by the same statement (`ListingRead`).
    */
   abstract list(
     tenantId: TenantId,
@@ -102,6 +117,7 @@ export abstract class DocumentsRepository {
     after?: { createdAt: string; id: string },
     knowledgeBaseId?: string,
     filter?: DocumentFilterNode,
+    read?: ListingRead,
   ): Promise<DocumentRecord[]>;
   /**
    * Deletes, in one statement, the documents `visibility` may read whose only knowledge base is

@@ -43,6 +43,7 @@ import { DocumentMembershipService } from './document-membership.service';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import {
   DocumentsRepository,
+  type ListingRead,
   type NewContent,
   type Visibility,
   visibilityOf,
@@ -435,6 +436,7 @@ export class DocumentsService {
     cursor?: string,
     knowledgeBaseId?: string,
     filter?: DocumentFilterNode,
+    read?: ListingRead,
   ): Promise<DocumentPage> {
     const after = cursor ? decodeCursor(cursor) : undefined;
     const items = await this.documents.list(
@@ -444,6 +446,7 @@ export class DocumentsService {
       after,
       knowledgeBaseId,
       filter,
+      read,
     );
     const page = items.slice(0, limit).map(toView);
     const last = page[page.length - 1];

@@ -9,7 +9,7 @@ import { captureTraceHeaders } from '@kb/observability';
 import { Injectable } from '@nestjs/common';
 
 import type { Trx } from '../platform/transaction.runner';
-import { OutboxRepository } from './outbox.repository';
+import { type OutboxMessage, OutboxRepository } from './outbox.repository';
 
 /**
  * The one way events leave this service: written to the outbox in the transaction of the change
@@ -27,13 +27,22 @@ export class OutboxWriter {
     key: string,
     payload: TopicPayload<T>,
   ): Promise<void> {
-    const envelope = newEnvelope(topicEventTypes[topic], tenantId, payload);
-    await this.outbox.insert(trx, {
+    await this.outbox.insert(trx, this.message(topic, tenantId, key, payload));
+  }
+
+  /** The outbox row of an event, for a statement that writes it itself (`ListingRead`). */
+  message<T extends Topic>(
+    topic: T,
+    tenantId: TenantId,
+    key: string,
+    payload: TopicPayload<T>,
+  ): OutboxMessage {
+    return {
       topic,
       key,
-      payload: JSON.stringify(envelope),
+      payload: JSON.stringify(newEnvelope(topicEventTypes[topic], tenantId, payload)),
       headers: captureTraceHeaders(),
-    });
+    };
   }
 
   /** Many events of one topic at once, each with its key, in their order. */

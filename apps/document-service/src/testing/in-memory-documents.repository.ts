@@ -16,6 +16,7 @@ import {
   type AttributesChange,
   type DeletedDocument,
   DocumentsRepository,
+  type ListingRead,
   type MembershipDrift,
   type NewContent,
   type NewDocumentRow,
@@ -90,9 +91,10 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     after?: { createdAt: string; id: string },
     knowledgeBaseId?: string,
     filter?: DocumentFilterNode,
+    read?: ListingRead,
   ): Promise<DocumentRecord[]> {
     const afterTime = after ? new Date(after.createdAt).getTime() : undefined;
-    return this.tenantDocuments(tenantId)
+    const page = this.tenantDocuments(tenantId)
       .filter((d) => visible(d, visibility))
       .filter((d) => matchesDocumentFilter(filter, filterableOf(d)))
       .filter((d) => !knowledgeBaseId || d.knowledgeBaseIds.includes(knowledgeBaseId))
@@ -104,6 +106,23 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
       )
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
       .slice(0, limit);
+    if (read) {
+      // As the SQL statement writes it: the served ids in page order, keyed as DocumentAudit keys.
+      const ids = page.slice(0, read.served).map((d) => d.id);
+      const envelope = JSON.parse(read.message.payload) as { payload: { documentIds: string[] } };
+      envelope.payload.documentIds = ids;
+      const key = ids.length === 1 ? ids[0]! : read.message.key;
+      // A statement of its own (transaction 0), like the SQL one.
+      this.db.outbox.push({
+        ...clone(read.message),
+        key,
+        payload: JSON.stringify(envelope),
+        id: this.db.outboxId(),
+        trx: 0,
+      });
+      this.db.writes.push({ trx: 0, table: 'outbox', op: 'insert', key });
+    }
+    return page;
   }
 
   async deleteOnlyIn(

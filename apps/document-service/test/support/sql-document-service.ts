@@ -5,6 +5,7 @@ import { CollectionsService } from '../../src/collections/collections.service';
 import type { DocumentConfig } from '../../src/config/document.config';
 import { DocumentAudit } from '../../src/documents/document-audit';
 import { DocumentMembershipService } from '../../src/documents/document-membership.service';
+import { DocumentReads } from '../../src/documents/document-reads.service';
 import { DocumentsService } from '../../src/documents/documents.service';
 import { SqlDocumentsRepository } from '../../src/documents/documents-sql.repository';
 import { KnowledgeBaseDirectoryService } from '../../src/knowledge-bases/knowledge-base-directory.service';
@@ -51,6 +52,17 @@ export function sqlDocumentService(
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
   const audit = new DocumentAudit(writer, transactions, clock, relay);
   const generations = new MemoryIndexGenerations();
+  const documents = new DocumentsService(
+    documentsRepository,
+    membership,
+    directory,
+    transactions,
+    writer,
+    relay,
+    blobs,
+    clock,
+    audit,
+  );
   return {
     defaults,
     generations,
@@ -71,17 +83,8 @@ export function sqlDocumentService(
     documentsRepository,
     relay,
     blobs,
-    documents: new DocumentsService(
-      documentsRepository,
-      membership,
-      directory,
-      transactions,
-      writer,
-      relay,
-      blobs,
-      clock,
-      audit,
-    ),
+    documents,
+    reads: new DocumentReads(documents, audit),
     knowledgeBases: new KnowledgeBasesService(
       knowledgeBasesRepository,
       transactions,
