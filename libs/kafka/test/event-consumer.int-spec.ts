@@ -76,6 +76,7 @@ describe('EventConsumer against Kafka', () => {
 
   it('delivers valid events to the typed handler, retrying a transient failure', async () => {
     const groupId = `test-${randomUUID()}`;
+    await groupAtEnd(groupId);
     const documentId = randomUUID();
     const seen: TopicEnvelope<typeof Topics.documentStatus>[] = [];
     let attempts = 0;
@@ -113,6 +114,7 @@ describe('EventConsumer against Kafka', () => {
 
   it('dead-letters a malformed message and a permanent failure, and keeps consuming', async () => {
     const groupId = `test-${randomUUID()}`;
+    await groupAtEnd(groupId);
     const permanent = randomUUID();
     const good = randomUUID();
     // A new key tells this test's messages apart from those other runs left on the topic.
@@ -169,12 +171,22 @@ describe('EventConsumer against Kafka', () => {
     expect(dead[0]!.value?.toString()).toBe('{"not":"an envelope"}');
   });
 
-  /** Points a new group at the topic's end, so it sees only what a test publishes next. */
+  /**
+   * Points a new group at the topic's end, so it sees only what a test publishes next: each
+   * partition's high watermark committed as the group's offset. (kafkajs' `resetOffsets` commits
+   * -1, which a consumer reads as no offset at all: with `fromBeginning` it then read every status
+   * event earlier runs left on the broker, over 100,000 on a long-used machine.)
+   */
   async function groupAtEnd(groupId: string): Promise<void> {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      await admin.resetOffsets({ groupId, topic: Topics.documentStatus, earliest: false });
+      const ends = await admin.fetchTopicOffsets(Topics.documentStatus);
+      await admin.setOffsets({
+        groupId,
+        topic: Topics.documentStatus,
+        partitions: ends.map(({ partition, high }) => ({ partition, offset: high })),
+      });
     } finally {
       await admin.disconnect();
     }
