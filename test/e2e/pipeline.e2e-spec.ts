@@ -247,12 +247,13 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
   });
 
   it('traces a gRPC search through the cache, the query embedding, vector and BM25 search', async () => {
-    // gRPC server span, cache lookups, the query embedding, then pgvector (SELECT in the vector
-    // database) and two BM25 passes, each in memory or in Postgres (WITH …), docs/adr/0029.
+    // gRPC server span, the cache lookup (one MGET: the tenant's generation, the answer and the
+    // query's embedding), the query embedding, then pgvector (SELECT in the vector database) and
+    // two BM25 passes, each in memory or in Postgres (WITH …), docs/adr/0029.
     const searchNames = [
       'grpc.kb.v1.KnowledgeBase/Search',
       'kb.search',
-      'redis-GET',
+      'redis-MGET',
       'redis-SET',
       'kb.embed_query',
     ];
@@ -283,6 +284,9 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
     );
     const names = searchSpans.map((s) => s.name);
     expect(names).toEqual(expect.arrayContaining(searchNames));
+    // The miss asked Redis once before the model: no GET of its own for the embedding.
+    expect(names.filter((name) => name === 'redis-MGET')).toHaveLength(1);
+    expect(names).not.toContain('redis-GET');
     // One vector query and two BM25 passes, the second with the RM3 feedback terms (ADR 28). The
     // first search at a generation runs BM25 in Postgres while the snapshot is built, so each
     // pass is in memory or a query of its own.
