@@ -34,8 +34,18 @@ pid_alive() {
 # start_daemon NAME COMMAND... → runs COMMAND detached, logs to $KB_LOG_DIR/NAME.log, records its pid.
 start_daemon() {
   local name=$1; shift
+  rotate_log "$KB_LOG_DIR/$name.log"
   setsid nohup "$@" >>"$KB_LOG_DIR/$name.log" 2>&1 < /dev/null &
   echo $! >"$RUN_DIR/$name.pid"
+}
+
+# rotate_log FILE → a log over 64 MiB becomes FILE.1 (replacing the previous one), so a server's log
+# restarts empty instead of growing for as long as the machine is used.
+rotate_log() {
+  local file=$1 size
+  size=$(stat -c %s "$file" 2>/dev/null) || return 0
+  ((size > 64 * 1024 * 1024)) && mv -f "$file" "$file.1"
+  return 0
 }
 
 # stop_daemon NAME → SIGTERM, then SIGKILL after 20 s.

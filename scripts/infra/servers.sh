@@ -30,6 +30,10 @@ transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
+# A local broker for development and tests: a day of events is enough, and an hourly segment
+# lets old ones go (the default keeps a week in segments of 1 GiB, so nothing was ever deleted).
+log.retention.hours=24
+log.roll.hours=1
 PROPS
   cat >"$home/log4j2.properties" <<PROPS
 status = warn
@@ -78,8 +82,18 @@ s3proxy.ignore-unknown-headers=true
 jclouds.provider=filesystem
 jclouds.filesystem.basedir=$data
 PROPS
-  start_daemon s3proxy java -Xms64m -Xmx384m -cp "$home/lib/*" org.gaul.s3proxy.Main \
-    --properties "$home/s3proxy.properties"
+  # Without a configuration logback logs everything at DEBUG: Jetty wrote about 100 kB of log per
+  # PUT and GET, and s3proxy spent about twice the CPU per request (docs/adr/0029, fourteenth pass).
+  cat >"$home/logback.xml" <<'XML'
+<configuration>
+  <appender name="console" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%d{HH:mm:ss.SSS} [%thread] %-5level %logger{36} -- %msg%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="console"/></root>
+</configuration>
+XML
+  start_daemon s3proxy java -Xms64m -Xmx384m "-Dlogback.configurationFile=$home/logback.xml" \
+    -cp "$home/lib/*" org.gaul.s3proxy.Main --properties "$home/s3proxy.properties"
   wait_for s3proxy 60 s3_healthy
 }
 
@@ -196,6 +210,7 @@ unix_socket_directories = ''
 max_connections = 200
 CONF
   local log="$KB_LOG_DIR/postgres.log"
+  rotate_log "$log"
   touch "$log"
   if ((EUID == 0)); then chown "$PG_OS_USER" "$PG_DATA/kb.conf" "$log"; fi
   as_pg_user "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$log" -w -t 60 start >/dev/null ||
@@ -246,6 +261,7 @@ redis_up() {
   if redis_healthy; then return 0; fi
   port_open "$KB_REDIS_PORT" && die "port $KB_REDIS_PORT is taken by something that is not Redis"
   apt_install redis-server
+  rotate_log "$KB_LOG_DIR/redis.log"
   redis-server --daemonize yes --bind 127.0.0.1 --port "$KB_REDIS_PORT" --save "" --appendonly no \
     --logfile "$KB_LOG_DIR/redis.log" --pidfile "$RUN_DIR/redis.pid" --dir "$KB_HOME/data"
   wait_for redis 30 redis_healthy

@@ -65,13 +65,49 @@ export async function cpuMs(): Promise<Record<string, number>> {
   const used: Record<string, number> = {};
   for (const { pid, service } of await servicePids()) {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and
-    // 13th, in clock ticks of 10 ms (USER_HZ is 100 on Linux).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are the 12th and 13th fields after the command name, in clock ticks of
+    // 10 ms (USER_HZ is 100 on Linux).
+    const fields = statFields(stat);
     const ticks = Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
     used[service] = (used[service] ?? 0) + ticks * 10;
   }
   return used;
+}
+
+/** The local servers the services use, told apart by their command line. */
+const SERVERS: Array<{ server: string; matches: (cmdline: string) => boolean }> = [
+  { server: 'kafka', matches: (c) => c.includes('kafka.Kafka ') },
+  { server: 's3', matches: (c) => c.includes('org.gaul.s3proxy.Main') },
+  { server: 'redis', matches: (c) => c.startsWith('redis-server') },
+  { server: 'postgres', matches: (c) => /(^|\/)postgres[ :]/.test(c) },
+];
+
+/**
+ * CPU time (user + system, in ms) each local server has used so far: Kafka, the S3 server, Redis
+ * and PostgreSQL (every postgres process, plus the children the postmaster has reaped, so a
+ * connection closed between two readings still counts). These servers are the machine's, shared
+ * with whatever else uses them meanwhile.
+ */
+export async function serverCpuMs(): Promise<Record<string, number>> {
+  const used: Record<string, number> = {};
+  for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
+    const [cmdline, stat] = await Promise.all([
+      readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => ''),
+      readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''),
+    ]);
+    const server = SERVERS.find((s) => s.matches(cmdline.replace(/\0/g, ' ')))?.server;
+    if (!server || !stat) continue;
+    const fields = statFields(stat);
+    // utime, stime, and the reaped children's cutime, cstime (only the postmaster has any).
+    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0);
+    used[server] = (used[server] ?? 0) + ticks * 10;
+  }
+  return used;
+}
+
+/** The fields of `/proc/<pid>/stat` after the command name (which may hold spaces). */
+function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /** CPU ms per chunk of each service between two `cpuMs` readings. */
@@ -113,12 +149,12 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<objec
       text: entry.text.replace(/(^|\. )/g, `$1${tag} `),
     }));
     const hitsBefore = await cacheHits(options.embeddingUrl);
-    const cpuBefore = await cpuMs();
+    const [cpuBefore, serversBefore] = await Promise.all([cpuMs(), serverCpuMs()]);
     const started = performance.now();
     await ingest(client, corpus, { concurrency: options.concurrency, log: options.log });
     await waitIndexed(client, corpus, options.log, { pollMs: 1000 });
     const seconds = (performance.now() - started) / 1000;
-    const cpuAfter = await cpuMs();
+    const [cpuAfter, serversAfter] = await Promise.all([cpuMs(), serverCpuMs()]);
     const documents = (await client.listAll()).filter((d) => d.status === 'indexed');
     const chunks = documents.reduce((sum, d) => sum + (d.chunkCount ?? 0), 0);
     const peak = await peakRssMb();
@@ -152,6 +188,8 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<objec
           Math.round((chunksPerS / reference.reference_chunks_per_s) * 100) / 100,
         // Per process, what load on the machine does not distort as it does wall-clock figures.
         cpu_ms_per_chunk: cpuPerChunk(cpuBefore, cpuAfter, chunks),
+        // The servers' share (shared with anything else using them during the run).
+        server_cpu_ms_per_chunk: cpuPerChunk(serversBefore, serversAfter, chunks),
         embedding_cache_hits: hits,
         peak_rss_mb: peak,
       },
