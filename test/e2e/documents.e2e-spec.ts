@@ -13,6 +13,7 @@ import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { Client } from 'pg';
 
+import { deleteDeadLetterTopics } from '../support/kafka';
 import { startService, stopServices } from '../support/services';
 import { useSuite } from '../support/suite';
 import { waitFor } from '../support/wait';
@@ -148,6 +149,7 @@ describe('document lifecycle', () => {
       await pg.connect();
       await pg.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await pg.end();
+      await deleteDeadLetterTopics(`ready-${schema}`);
     }
   });
 

@@ -10,7 +10,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 
-import type { EventConsumer } from './event-consumer';
+import type { ConsumerOptions, EventConsumer } from './event-consumer';
 
 /** The service's Kafka consumers, built by a factory provider from its config and handlers. */
 export const EVENT_CONSUMERS = Symbol('EVENT_CONSUMERS');
@@ -71,8 +71,10 @@ export function consumerLog(
 
 /**
  * A consumer group of this process alone, for events every replica must see (cache
- * invalidation): one group per instance instead of one per service.
+ * invalidation): one group per instance instead of one per service. Its dead letters go to the
+ * service's topic, `kb.dlq.<base>.v1`: a topic per instance would be left behind by every
+ * restart (each pod start of three services made three).
  */
-export function instanceGroupId(base: string): string {
-  return `${base}-${hostname()}-${randomUUID().slice(0, 8)}`;
+export function instanceGroup(base: string): Pick<ConsumerOptions, 'groupId' | 'deadLetterGroup'> {
+  return { groupId: `${base}-${hostname()}-${randomUUID().slice(0, 8)}`, deadLetterGroup: base };
 }

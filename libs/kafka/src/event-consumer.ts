@@ -62,6 +62,12 @@ export interface DeadLetter {
 
 export interface ConsumerOptions {
   groupId: string;
+  /**
+   * The group whose dead-letter topic (`kb.dlq.<group>.v1`) receives this consumer's dead
+   * letters; default `groupId`. A group of one process (`instanceGroup`) names its service's
+   * group here, so its dead letters do not land in a topic of its own that outlives it.
+   */
+  deadLetterGroup?: string;
   handlers: HandlerMap;
   /**
    * Topics whose messages are handled a fetched batch at a time (one call per partition batch)
@@ -169,7 +175,10 @@ export class EventConsumer {
 
   async start(): Promise<void> {
     const topics = Object.keys(this.options.handlers);
-    await ensureTopics(this.kafka, [...topics, deadLetterTopic(this.options.groupId)]);
+    await ensureTopics(this.kafka, [
+      ...topics,
+      deadLetterTopic(this.options.deadLetterGroup ?? this.options.groupId),
+    ]);
     await this.dlqProducer.connect();
     await this.admin.connect();
     await this.run(this.consumer);
@@ -519,7 +528,7 @@ export class EventConsumer {
     // Publishing the letter and marking the document wait out an outage like a handler does.
     await this.untilSent(context, async () => {
       await this.dlqProducer.send({
-        topic: deadLetterTopic(this.options.groupId),
+        topic: deadLetterTopic(this.options.deadLetterGroup ?? this.options.groupId),
         acks: -1,
         messages: [
           {

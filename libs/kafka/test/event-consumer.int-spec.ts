@@ -8,6 +8,7 @@ import {
   type DeadLetter,
   ensureTopics,
   EventConsumer,
+  instanceGroup,
   KafkaEventProducer,
   PermanentError,
 } from '../src';
@@ -41,9 +42,26 @@ describe('EventConsumer against Kafka', () => {
     await producer.connect();
   });
 
+  /** The groups this file made: their dead-letter topics are deleted at the end. */
+  const groups: string[] = [];
+  const testGroup = (): string => {
+    const groupId = `test-${randomUUID()}`;
+    groups.push(groupId);
+    return groupId;
+  };
+
   afterAll(async () => {
     await Promise.all(consumers.map((c) => c.stop()));
     await producer.disconnect();
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const existing = new Set(await admin.listTopics());
+      const made = groups.map(deadLetterTopic).filter((topic) => existing.has(topic));
+      if (made.length > 0) await admin.deleteTopics({ topics: made });
+    } finally {
+      await admin.disconnect();
+    }
   });
 
   const statusPayload = (documentId: string) => ({
@@ -75,7 +93,7 @@ describe('EventConsumer against Kafka', () => {
   }
 
   it('delivers valid events to the typed handler, retrying a transient failure', async () => {
-    const groupId = `test-${randomUUID()}`;
+    const groupId = testGroup();
     await groupAtEnd(groupId);
     const documentId = randomUUID();
     const seen: TopicEnvelope<typeof Topics.documentStatus>[] = [];
@@ -113,7 +131,7 @@ describe('EventConsumer against Kafka', () => {
   });
 
   it('dead-letters a malformed message and a permanent failure, and keeps consuming', async () => {
-    const groupId = `test-${randomUUID()}`;
+    const groupId = testGroup();
     await groupAtEnd(groupId);
     const permanent = randomUUID();
     const good = randomUUID();
@@ -171,6 +189,44 @@ describe('EventConsumer against Kafka', () => {
     expect(dead[0]!.value?.toString()).toBe('{"not":"an envelope"}');
   });
 
+  it("dead-letters an instance group's messages into its service's topic, making none of its own", async () => {
+    const service = testGroup();
+    const { groupId, deadLetterGroup } = instanceGroup(service);
+    expect(deadLetterGroup).toBe(service);
+    expect(groupId).toMatch(new RegExp(`^${service}-.+-[0-9a-f]{8}$`));
+    await groupAtEnd(groupId);
+    const key = randomUUID();
+    const letters: DeadLetter[] = [];
+    const consumer = new EventConsumer(kafka, {
+      groupId,
+      deadLetterGroup,
+      handlers: { [Topics.documentStatus]: async () => undefined },
+      onDeadLetter: async (letter) => {
+        if (letter.key === key) letters.push(letter);
+      },
+    });
+    consumers.push(consumer);
+    void consumer.start();
+    await until(() => consumer.isJoined);
+    const raw = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    await raw.connect();
+    await raw.send({
+      topic: Topics.documentStatus,
+      messages: [{ key, value: '{"not":"an envelope"}' }],
+    });
+    await raw.disconnect();
+    await until(() => letters.length === 1);
+    const dead = await readDeadLetters(service, key, 1);
+    expect(dead[0]!.headers?.['x-dlq-reason']?.toString()).toBe('malformed_message');
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      expect(await admin.listTopics()).not.toContain(deadLetterTopic(groupId));
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
   /**
    * Points a new group at the topic's end, so it sees only what a test publishes next: each
    * partition's high watermark committed as the group's offset. (kafkajs' `resetOffsets` commits
@@ -193,7 +249,7 @@ describe('EventConsumer against Kafka', () => {
   }
 
   it('hands a fetched batch to the batch handler at once, and goes one by one when it fails for good', async () => {
-    const groupId = `test-${randomUUID()}`;
+    const groupId = testGroup();
     await groupAtEnd(groupId);
     const key = randomUUID();
     const sent = new Set<string>();
@@ -263,7 +319,7 @@ describe('EventConsumer against Kafka', () => {
   });
 
   it('with a fetch wait, hands messages sent one by one within it over as one batch', async () => {
-    const groupId = `test-${randomUUID()}`;
+    const groupId = testGroup();
     await groupAtEnd(groupId);
     const sent: string[] = [];
     const batches: string[][] = [];
@@ -312,7 +368,7 @@ describe('EventConsumer against Kafka', () => {
     Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED' });
 
   it('waits out a transient error for as long as it lasts, without dead-lettering', async () => {
-    const groupId = `test-${randomUUID()}`;
+    const groupId = testGroup();
     const documentId = randomUUID();
     await groupAtEnd(groupId);
     const letters: DeadLetter[] = [];
@@ -354,7 +410,7 @@ describe('EventConsumer against Kafka', () => {
   // which on a broker that has just been created (its offsets topic made on first use) took more
   // than the file's 90 s once in CI. What it proves is a count, not a speed.
   it('dead-letters a message whose handling killed the consumer maxDeliveries times', async () => {
-    const groupId = `test-${randomUUID()}`;
+    const groupId = testGroup();
     const documentId = randomUUID();
     await groupAtEnd(groupId);
     const maxDeliveries = 2;

@@ -1,5 +1,5 @@
 import { Topics } from '@kb/contracts';
-import { consumerLog, EventConsumer, instanceGroupId } from '@kb/kafka';
+import { consumerLog, EventConsumer, instanceGroup } from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 
@@ -23,7 +23,7 @@ export class PolicyConsumer {
     policy: PolicyService,
   ) {
     this.consumer = new EventConsumer(kafka, {
-      groupId: instanceGroupId(`${config.KAFKA_GROUP_ID}-policy`),
+      ...instanceGroup(`${config.KAFKA_GROUP_ID}-policy`),
       handlers: { [Topics.acl]: () => policy.reloadAfterChange() },
       fromBeginning: false,
       log: consumerLog(PolicyConsumer.name),

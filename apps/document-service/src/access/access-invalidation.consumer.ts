@@ -1,6 +1,6 @@
 import { AccessResolver } from '@kb/auth';
 import { Topics } from '@kb/contracts';
-import { consumerLog, EventConsumer, instanceGroupId } from '@kb/kafka';
+import { consumerLog, EventConsumer, instanceGroup } from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 
@@ -21,7 +21,7 @@ export class AccessInvalidationConsumer {
     access: AccessResolver,
   ) {
     this.consumer = new EventConsumer(kafka, {
-      groupId: instanceGroupId(`${config.KAFKA_GROUP_ID}-acl`),
+      ...instanceGroup(`${config.KAFKA_GROUP_ID}-acl`),
       handlers: { [Topics.acl]: async (event) => access.invalidate(event.tenantId) },
       fromBeginning: false,
       log: consumerLog('PolicyConsumer'),
