@@ -295,17 +295,29 @@ export class PgVectorStore implements VectorStore {
    * the change to that document's rows whichever table holds them; with no table, nothing to do.
    */
   private async inEveryTable(statement: (table: string) => string, values: unknown[]) {
-    const { rows } = await this.pool.query<{ name: string }>(
-      `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
-          AND c.relname ~ '^kb_vectors_[0-9]+$'`,
-    );
     let touched = 0;
-    for (const { name } of rows) {
+    for (const name of await this.vectorTables()) {
       const result = await this.pool.query(statement(`"${name}"`), values);
       touched += result.rowCount ?? 0;
     }
     return touched;
+  }
+
+  /**
+   * The schema's vector tables (`kb_vectors_<dimension>`), read from the catalog at each call: a
+   * table of another dimension may have been made by another process since. Every vector table is
+   * partitioned (migration `20261127T1200_kb_vectors_partitions`), so the partitioned tables are
+   * the candidates: a few rows, where filtering all of `pg_class` by name (thousands of partitions
+   * and their indexes) cost 3.5 ms of the server's time on every indexed document (ADR 29,
+   * fourteenth pass). `regclass` prints a name unqualified only when it is on the search path,
+   * i.e. in this schema.
+   */
+  private async vectorTables(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ name: string }>({
+      name: 'kb-vector-tables',
+      text: 'SELECT partrelid::regclass::text AS name FROM pg_catalog.pg_partitioned_table',
+    });
+    return rows.map((row) => row.name).filter((name) => /^kb_vectors_[0-9]+$/.test(name));
   }
 
   private table(): string {
