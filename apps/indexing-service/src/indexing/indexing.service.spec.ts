@@ -419,14 +419,20 @@ describe('IndexingService', () => {
     });
 
     it('replaces a version with a newer one, removing the older chunks and derived objects', async () => {
-      const { service, embedded, statuses, held, derived, blobs } = setup();
+      const { service, embedded, statuses, held, derived, blobs, vectors, lexical } = setup();
       const doc = randomUUID();
       const listings = jest.spyOn(blobs, 'list');
+      const removals = [
+        jest.spyOn(vectors, 'deleteDocument'),
+        jest.spyOn(lexical, 'deleteDocument'),
+      ];
       await service.indexDocument(tenant, await embedded(doc, 1, { chunks: 3 }));
-      // A first version has nothing older to look for.
+      // A first version has nothing older to look for, in the blobs or in the indexes.
       expect(listings).not.toHaveBeenCalled();
+      for (const removal of removals) expect(removal).not.toHaveBeenCalled();
       await service.indexDocument(tenant, await embedded(doc, 2, { chunks: 1 }));
       expect(listings).toHaveBeenCalledWith(`derived/${tenant}/${doc}/`);
+      for (const removal of removals) expect(removal).toHaveBeenCalledWith(own, doc, 2);
       expect(await held(own, doc)).toEqual({ vectors: [2], lexical: [2] });
       expect(statuses(doc).at(-1)).toEqual({ version: 2, status: 'indexed', chunkCount: 1 });
       expect(derived(doc)).toEqual([`derived/${tenant}/${doc}/v2/embeddings.${own}.json`]);

@@ -128,10 +128,15 @@ export class IndexingService {
         })),
       ),
     ]);
-    const [removed] = await Promise.all([
-      this.vectors.deleteDocument(space, documentId, version),
-      this.lexical.deleteDocument(space, documentId, version),
-    ]);
+    // Versions start at 1: a first version has no older chunks to remove (a DELETE in each
+    // vector table, one in the lexical index and a catalog read saved per new document).
+    const [removed] =
+      version > 1
+        ? await Promise.all([
+            this.vectors.deleteDocument(space, documentId, version),
+            this.lexical.deleteDocument(space, documentId, version),
+          ])
+        : [0];
     // Changed during the writes: the space is reserved, so writing the latest reaches it.
     const [latestAcl, latestEdit] = await Promise.all([
       this.state.principalsOf(tenantId, documentId),
