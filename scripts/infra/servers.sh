@@ -209,6 +209,12 @@ port = $KB_PG_PORT
 unix_socket_directories = ''
 max_connections = 200
 CONF
+  # KB_PG_STAT_STATEMENTS=1: per-statement statistics for profiling (read them after `CREATE
+  # EXTENSION pg_stat_statements` in the database); takes effect when the server starts.
+  if [[ "${KB_PG_STAT_STATEMENTS:-}" == 1 ]]; then
+    printf "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n" \
+      >>"$PG_DATA/kb.conf"
+  fi
   local log="$KB_LOG_DIR/postgres.log"
   rotate_log "$log"
   touch "$log"
