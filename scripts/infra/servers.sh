@@ -47,6 +47,8 @@ logger.kafka.name = kafka
 logger.kafka.level = warn
 logger.apache.name = org.apache.kafka
 logger.apache.level = warn
+logger.state.name = state.change.logger
+logger.state.level = warn
 PROPS
   local java_opts=(-Xms256m -Xmx512m -XX:+UseG1GC "-Dlog4j2.configurationFile=$home/log4j2.properties")
   if [[ ! -f "$data/meta.properties" ]]; then
