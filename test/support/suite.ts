@@ -60,8 +60,15 @@ export function testToken(claims: TokenClaims): Promise<string> {
   return mintToken(claims, secret);
 }
 
-/** `overrides`: settings of the services for this suite only (e.g. low rate limits). */
-export function useSuite(name: string, basePort: number, overrides: Record<string, string> = {}) {
+/**
+ * `overrides`: settings of the services for this suite only (e.g. low rate limits), or a function
+ * of the suite's tenant when a setting names it (e.g. SOURCE_ALLOWLIST).
+ */
+export function useSuite(
+  name: string,
+  basePort: number,
+  overrides: Record<string, string> | ((tenant: string) => Record<string, string>) = {},
+) {
   const env = process.env;
   /** The suite's default caller: an editor, who reads what they upload. */
   let token = '';
@@ -97,7 +104,7 @@ export function useSuite(name: string, basePort: number, overrides: Record<strin
         EMBEDDING_EXTRA_MODELS: 'test-hashing-384',
         MAX_UPLOAD_BYTES: String(1024 * 1024),
         UPLOAD_TMP_DIR: uploadDir,
-        ...overrides,
+        ...(typeof overrides === 'function' ? overrides(tenant) : overrides),
       },
       ports,
       logDir,
