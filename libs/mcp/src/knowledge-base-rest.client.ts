@@ -16,7 +16,15 @@ export interface RestEndpoints {
   /** The caller's bearer token: the APIs apply its tenant, permissions and ACLs. */
   token: string;
   timeoutMs?: number;
+  /**
+   * Where the detail of a failed call goes (the URL and the fetch error): the server's log. The
+   * caller, and through the tools the model, only get the generic `unavailable` refusal.
+   */
+  logFailure?: (detail: string) => void;
 }
+
+/** What a tool shows when an API cannot be reached: no URL, no host, no socket error. */
+export const UNREACHABLE_MESSAGE = 'the knowledge base API is unavailable; try again shortly';
 
 /**
  * The port over the public REST APIs, with one caller's token: what `kb mcp` (stdio) uses, and
@@ -88,11 +96,10 @@ export class KnowledgeBaseRestClient implements KnowledgeBasePort {
         signal: AbortSignal.timeout(this.endpoints.timeoutMs ?? 30_000),
       });
     } catch (error) {
-      throw new KnowledgeBaseApiError(
-        503,
-        'unavailable',
-        `${base} is unreachable: ${String(error)}`,
-      );
+      // The URL is in-cluster and the error names hosts and ports: logged here, never returned.
+      const cause = error instanceof Error && error.cause ? ` (${String(error.cause)})` : '';
+      this.endpoints.logFailure?.(`${base}${path} is unreachable: ${String(error)}${cause}`);
+      throw new KnowledgeBaseApiError(503, 'unavailable', UNREACHABLE_MESSAGE);
     }
     const answer = (await response.json().catch(() => ({}))) as JsonObject & {
       error?: { code?: string; message?: string };

@@ -14,7 +14,12 @@ export interface McpOptions {
  * protocol only; anything else goes to stderr.
  */
 export async function runMcpServer(options: McpOptions): Promise<void> {
-  const server = createKnowledgeBaseMcpServer(new KnowledgeBaseRestClient(options), {
+  const client = new KnowledgeBaseRestClient({
+    ...options,
+    // stdout carries the protocol: the detail of an unreachable API goes to stderr.
+    logFailure: (detail) => process.stderr.write(`kb mcp: ${detail}\n`),
+  });
+  const server = createKnowledgeBaseMcpServer(client, {
     version: '0.1.0',
   });
   const transport = new StdioServerTransport();

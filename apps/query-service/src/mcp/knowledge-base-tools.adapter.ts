@@ -1,7 +1,7 @@
 import { type Access, type Caller, readFilterOf } from '@kb/auth';
 import { parseBody } from '@kb/http';
 import { KnowledgeBasePort, KnowledgeBaseRestClient } from '@kb/mcp';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { SearchAudit } from '../audit/search-audit.publisher';
 import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
@@ -16,6 +16,8 @@ import { SearchService } from '../search/search.service';
  */
 @Injectable()
 export class KnowledgeBaseToolsAdapter {
+  private readonly logger = new Logger('McpTools');
+
   constructor(
     private readonly searches: SearchService,
     private readonly contexts: ContextService,
@@ -27,6 +29,8 @@ export class KnowledgeBaseToolsAdapter {
     const documents = new KnowledgeBaseRestClient({
       documentsUrl: this.config.DOCUMENT_SERVICE_URL,
       token: caller.token,
+      // The tool answers `unavailable` with a generic message; the detail stays in this log.
+      logFailure: (detail) => this.logger.warn(detail),
     });
     return {
       search: async (body) => {
