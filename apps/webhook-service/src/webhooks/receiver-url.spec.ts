@@ -70,6 +70,50 @@ describe('receiver URLs', () => {
     await rejects('https://nowhere.invalid/', strict(), /does not resolve/);
   });
 
+  // Review N10: public-range platform endpoints and IPv6 forms that ipaddr.js calls unicast.
+  it.each([
+    // Azure WireServer (and host DNS and health probes), in a public range.
+    '168.63.129.16',
+    '::ffff:168.63.129.16',
+    '::ffff:a83f:8110',
+    // IPv4-compatible ::a.b.c.d (::/96, deprecated), in dotted and in hex form.
+    '::8.8.8.8',
+    '::127.0.0.1',
+    '::7f00:1',
+    '::a9fe:a9fe',
+    '::a00:1',
+    // Local-use NAT64 (64:ff9b:1::/48, RFC 8215): a gateway inside the network.
+    '64:ff9b:1::a9fe:a9fe',
+    '64:ff9b:1:ffff::808:808',
+  ])('treats %s as non-public (deny list)', (address) => {
+    expect(isPublicAddress(address)).toBe(false);
+  });
+
+  it.each(['168.63.129.17', '2606:4700:4700::1111', '64:ff9b:0:1::1'])(
+    'still treats %s as public',
+    (address) => {
+      expect(isPublicAddress(address)).toBe(true);
+    },
+  );
+
+  it('refuses the deny list literal or resolved', async () => {
+    await rejects('http://168.63.129.16/machine?comp=goalstate', strict(), /non-public/);
+    // The URL parser writes [::127.0.0.1] as [::7f00:1].
+    await rejects('http://[::127.0.0.1]:8080/', strict(), /non-public/);
+    await rejects('http://[::a9fe:a9fe]/latest/meta-data', strict(), /non-public/);
+    await rejects('http://[64:ff9b:1::a9fe:a9fe]/', strict(), /non-public/);
+    await rejects(
+      'https://wire.example/',
+      strict({ 'wire.example': ['168.63.129.16'] }),
+      /at 168.63.129.16/,
+    );
+    await rejects(
+      'https://compat.example/',
+      strict({ 'compat.example': ['93.184.216.34', '::a00:5'] }),
+      /at ::a00:5/,
+    );
+  });
+
   it('allows private receivers when the switch is on (tests, local runs)', async () => {
     await expect(
       validateReceiverUrl('http://127.0.0.1:9000/hook', { allowPrivate: true }),

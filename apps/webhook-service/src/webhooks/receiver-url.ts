@@ -1,17 +1,41 @@
 import { lookup } from 'node:dns/promises';
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
 
 import ipaddr from 'ipaddr.js';
 
 import { WebhookError, WebhookErrorCode } from './webhooks.errors';
 
 /**
+ * Addresses refused even though `ipaddr.js` calls them unicast (review N10), checked with node's
+ * own address parser (`ipaddr.js` reads `::a.b.c.d` as `::ffff:a.b.c.d`):
+ * - 168.63.129.16: Azure's WireServer (VM agent, host DNS, health probes), in a public range; the
+ *   other clouds' metadata endpoints are link-local, unique-local or CGNAT, refused by range;
+ * - `::/96`: IPv4-compatible addresses (`::a.b.c.d`, deprecated by RFC 4291), which a host with
+ *   automatic tunnelling may route to the IPv4 address they carry; `::` and `::1` are in it too;
+ * - `64:ff9b:1::/48`: local-use NAT64 (RFC 8215), a translator inside the network. The
+ *   well-known prefix `64:ff9b::/96` is refused by range (`rfc6052`).
+ * An IPv4 rule also matches the address mapped into IPv6 (`::ffff:168.63.129.16`).
+ */
+const DENIED = new BlockList();
+DENIED.addAddress('168.63.129.16', 'ipv4');
+DENIED.addSubnet('::', 96, 'ipv6');
+DENIED.addSubnet('64:ff9b:1::', 48, 'ipv6');
+
+/**
  * Whether an address is a public unicast one. Everything else is refused as a receiver unless
  * private receivers are allowed: loopback, RFC 1918 and unique-local, link-local (the cloud
- * metadata endpoint 169.254.169.254), carrier-grade NAT, multicast, reserved, unspecified, and
- * IPv4 addresses mapped into IPv6, judged as the IPv4 address they carry.
+ * metadata endpoint 169.254.169.254), carrier-grade NAT, multicast, reserved, unspecified, NAT64,
+ * 6to4 and Teredo, IPv4 addresses mapped into IPv6 (judged as the IPv4 address they carry), and
+ * the deny list above. Forms node would not read as an address (`127.1`) are not public either.
  */
 export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
+  const family = isIPv4(address) ? 'ipv4' : isIPv6(address) ? 'ipv6' : undefined;
+  if (family === undefined || !ipaddr.isValid(address)) return false;
+  try {
+    if (DENIED.check(address, family)) return false;
+  } catch {
+    return false;
+  }
   return ipaddr.process(address).range() === 'unicast';
 }
 
