@@ -89,6 +89,17 @@ export const FILTER_CASES: FilterCase[] = [
     filter: () => ({ 'metadata.draft': { $exists: false } }),
     expected: ['B', 'C', 'D'],
   },
+  {
+    // Object.prototype's members are no document's keys, in memory as in SQL (review L1).
+    name: 'metadata $exists on a key named like an Object member',
+    filter: () => ({ 'metadata.constructor': { $exists: true } }),
+    expected: [],
+  },
+  {
+    name: 'metadata $exists false on a key named like an Object member',
+    filter: () => ({ 'metadata.valueOf': { $exists: false } }),
+    expected: ['A', 'B', 'C', 'D'],
+  },
   { name: 'metadata boolean', filter: () => ({ 'metadata.draft': true }), expected: ['A'] },
   { name: 'metadata list contains', filter: () => ({ 'metadata.langs': 'de' }), expected: ['A'] },
   {

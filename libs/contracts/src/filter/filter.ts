@@ -292,6 +292,15 @@ export interface DocumentFilterableFields extends FilterableFields {
   updatedAt: number;
 }
 
+/**
+ * A metadata key's value, from the record's own keys only: `metadata.constructor` (or `toString`,
+ * `valueOf`…) is not a key a document has, and SQL (`?`, `->`) and Pinecone see no such key
+ * either. Read through the prototype, it existed on every record in memory (review L1).
+ */
+function ownMetadata(record: FilterableFields, key: string): MetadataValue | undefined {
+  return Object.hasOwn(record.metadata, key) ? record.metadata[key] : undefined;
+}
+
 /** The value(s) a field holds on a record: list fields hold many, a missing metadata key none. */
 function valuesOf(
   field: DocumentFilterField,
@@ -314,7 +323,7 @@ function valuesOf(
     case 'updated_at':
       return doc.updatedAt === undefined ? undefined : [doc.updatedAt];
     case 'metadata': {
-      const value = record.metadata[field.key];
+      const value = ownMetadata(record, field.key);
       if (value === undefined) return undefined;
       return Array.isArray(value) ? value : [value];
     }
@@ -353,7 +362,7 @@ function matches(
     case 'or':
       return node.children.some((child) => matches(child, record));
     case 'exists':
-      return (record.metadata[node.field.key] !== undefined) === node.exists;
+      return (ownMetadata(record, node.field.key) !== undefined) === node.exists;
     case 'compare': {
       const held = valuesOf(node.field, record) ?? [];
       const wanted = Array.isArray(node.value) ? node.value : [node.value];
