@@ -5,7 +5,7 @@
  * bundle) plus a local ServiceMonitor schema, and the rules that keep a pod from failing at 3 a.m.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -25,6 +25,12 @@ jest.setTimeout(120_000);
 const ROOT = join(__dirname, '..', '..');
 const CHART = join(ROOT, 'helm', 'knowledge-base');
 const PRODUCTION = join(CHART, 'ci', 'production-values.yaml');
+/**
+ * What the chart refuses to render without (docs/adr/0031), waived for development: plaintext
+ * Kafka and Redis, an HS256 secret, one database role, no egress policy.
+ */
+const DEVELOPMENT = join(CHART, 'ci', 'development-values.yaml');
+const DEV = ['-f', DEVELOPMENT];
 const KB_HOME = process.env['KB_HOME'] ?? join(process.env['HOME'] ?? '', '.cache', 'kb');
 const HELM = join(KB_HOME, 'bin', 'helm');
 const KUBECONFORM = join(KB_HOME, 'bin', 'kubeconform');
@@ -94,7 +100,9 @@ interface K8sObject {
   apiVersion: string;
   kind: string;
   metadata: { name: string; annotations?: Record<string, string> };
-  spec?: Record<string, unknown> & { template?: { spec: PodSpec } };
+  spec?: Record<string, unknown> & {
+    template?: { metadata?: { labels?: Record<string, string> }; spec: PodSpec };
+  };
   data?: Record<string, string>;
   stringData?: Record<string, string>;
 }
@@ -124,7 +132,7 @@ const REQUIRED_ENV: Record<
     auth,
   ],
   'acl-service': (_b, auth) => ['DATABASE_URL', 'KAFKA_BROKERS', auth],
-  'webhook-service': (_b, auth) => ['DATABASE_URL', 'KAFKA_BROKERS', auth],
+  'webhook-service': (_b, auth) => ['DATABASE_URL', 'KAFKA_BROKERS', 'WEBHOOK_SECRET_KEY', auth],
 };
 const vectorEnv = (backend: string): string[] =>
   backend === 'pgvector' ? ['VECTOR_DATABASE_URL'] : ['PINECONE_API_KEY', 'PINECONE_INDEX_HOST'];
@@ -258,13 +266,33 @@ const EMBEDDING_API = [
   'embedding.api.rateLimitRpm=600',
 ];
 
+/** The Secrets each values file names, which the operator creates (not rendered by the chart). */
+const DEV_SECRETS = ['kb-auth', 'kb-webhook-secret-key'];
+/** Short names of the production-like values' per-service database Secrets (kb-db-<short>). */
+const DATABASE_ROLES: Record<string, string> = {
+  'document-service': 'document',
+  'embedding-service': 'embedding',
+  'indexing-service': 'indexing',
+  'query-service': 'query',
+  'acl-service': 'acl',
+  'webhook-service': 'webhook',
+};
+const PRODUCTION_SECRETS = [
+  'kb-s3',
+  'kb-pinecone',
+  'kb-kafka',
+  'kb-redis',
+  'kb-webhook-secret-key',
+  ...Object.values(DATABASE_ROLES).map((role) => `kb-db-${role}`),
+];
+
 describe.each([
   {
-    label: 'default values',
-    args: [] as string[],
+    label: 'development values',
+    args: DEV,
     backend: 'pgvector',
     auth: 'AUTH_JWT_SECRET',
-    existing: ['kb-auth'],
+    existing: DEV_SECRETS,
     provider: 'onnx',
   },
   {
@@ -272,23 +300,23 @@ describe.each([
     args: ['-f', PRODUCTION],
     backend: 'pinecone',
     auth: 'AUTH_JWKS_URL',
-    existing: ['kb-postgres', 'kb-s3', 'kb-pinecone', 'kb-kafka', 'kb-redis'],
+    existing: PRODUCTION_SECRETS,
     provider: 'onnx',
   },
   {
     label: 'a model initContainer',
-    args: MODEL_INIT,
+    args: [...DEV, ...MODEL_INIT],
     backend: 'pgvector',
     auth: 'AUTH_JWT_SECRET',
-    existing: ['kb-auth'],
+    existing: DEV_SECRETS,
     provider: 'onnx',
   },
   {
     label: 'an OpenAI-compatible embedding API',
-    args: EMBEDDING_API,
+    args: [...DEV, ...EMBEDDING_API],
     backend: 'pgvector',
     auth: 'AUTH_JWT_SECRET',
-    existing: ['kb-auth'],
+    existing: DEV_SECRETS,
     provider: 'openai',
   },
 ])('helm chart with $label', ({ args, backend, auth, existing, provider }) => {
@@ -560,7 +588,7 @@ describe.each([
 describe('optional objects', () => {
   it('are off by default and on in the production-like values (ingress with TLS)', () => {
     const optional = ['Ingress', 'ServiceMonitor'];
-    expect(render().objects.filter((o) => optional.includes(o.kind))).toEqual([]);
+    expect(render(...DEV).objects.filter((o) => optional.includes(o.kind))).toEqual([]);
     const { objects } = render('-f', PRODUCTION);
     expect(
       objects
@@ -577,7 +605,8 @@ describe('optional objects', () => {
   });
 
   it('turns the NetworkPolicy on by default: the release talks to itself, nothing else gets in', () => {
-    const policies = render().objects.filter((o) => o.kind === 'NetworkPolicy');
+    // The development values only turn the egress policies off.
+    const policies = render(...DEV).objects.filter((o) => o.kind === 'NetworkPolicy');
     expect(policies.map((p) => p.metadata.name)).toEqual(['kb-knowledge-base']);
     expect(policies[0]!.spec).toEqual({
       podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'kb' } },
@@ -613,39 +642,50 @@ describe('optional objects', () => {
     expect(env.get('ACL_GRPC_ADDRESS')?.value).toBe('kb-knowledge-base-acl-service:50051');
   });
 
-  it('opens only the public APIs to callers, and only /metrics ports to Prometheus', () => {
+  it('opens the public APIs (HTTP; gRPC on query-service only) to callers, and the HTTP port to Prometheus', () => {
     const policies = render('-f', PRODUCTION).objects.filter((o) => o.kind === 'NetworkPolicy');
     const byName = new Map(policies.map((p) => [p.metadata.name, p.spec]));
     expect([...byName.keys()].sort()).toEqual([
       'kb-knowledge-base',
       'kb-knowledge-base-metrics',
+      'kb-knowledge-base-parser-service-egress',
       'kb-knowledge-base-public',
+      'kb-knowledge-base-public-grpc',
+      'kb-knowledge-base-webhook-service-egress',
     ]);
-    expect(byName.get('kb-knowledge-base-public')).toMatchObject({
+    const callers = [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } },
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'agents' } } },
+    ];
+    expect(byName.get('kb-knowledge-base-public')).toEqual({
       podSelector: {
-        matchExpressions: expect.arrayContaining([
+        matchExpressions: [
+          { key: 'app.kubernetes.io/instance', operator: 'In', values: ['kb'] },
           {
             key: 'app.kubernetes.io/component',
             operator: 'In',
-            values: ['document-service', 'query-service', 'webhook-service'],
+            values: [
+              'document-service',
+              'query-service',
+              'embedding-service',
+              'acl-service',
+              'webhook-service',
+            ],
           },
-        ]),
+        ],
       },
-      ingress: [
-        {
-          from: [
-            {
-              namespaceSelector: {
-                matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' },
-              },
-            },
-            { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'agents' } } },
-          ],
-        },
-      ],
+      policyTypes: ['Ingress'],
+      ingress: [{ from: callers, ports: [{ port: 3000, protocol: 'TCP' }] }],
     });
-    expect(byName.get('kb-knowledge-base-metrics')).toMatchObject({
-      ingress: [{ ports: [{ port: 3000, protocol: 'TCP' }] }],
+    expect(byName.get('kb-knowledge-base-public-grpc')).toEqual({
+      podSelector: {
+        matchLabels: {
+          'app.kubernetes.io/instance': 'kb',
+          'app.kubernetes.io/component': 'query-service',
+        },
+      },
+      policyTypes: ['Ingress'],
+      ingress: [{ from: callers, ports: [{ port: 50051, protocol: 'TCP' }] }],
     });
   });
 
@@ -694,6 +734,7 @@ describe('optional objects', () => {
     const pem =
       '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----\n';
     const { objects } = render(
+      ...DEV,
       '--set-string',
       `auth.publicKey=${pem}`,
       '--set',
@@ -713,7 +754,7 @@ describe('optional objects', () => {
 
 describe('validation', () => {
   it('kubeconform really rejects a malformed object (the schemas are loaded, not skipped)', () => {
-    const { yaml } = render();
+    const { yaml } = render(...DEV);
     const broken = yaml.replace(
       'terminationGracePeriodSeconds: 30',
       'terminationGracePeriodSeconds: thirty',
@@ -733,7 +774,12 @@ describe('validation', () => {
     [['--set', 'embedding.modelVolume.existingClaim='], /image/],
     [['--set', 'auth.existingSecret='], /auth\.jwksUrl/],
     [
-      ['--set', 'auth.jwksUrl=https://login.example.com/jwks.json'],
+      [
+        '--set',
+        'auth.existingSecret=',
+        '--set',
+        'auth.jwksUrl=https://login.example.com/jwks.json',
+      ],
       /auth\.issuer and auth\.audience/,
     ],
     [['--set', 'auth.maxTokenAgeSeconds=0'], /maxTokenAgeSeconds/],
@@ -744,14 +790,405 @@ describe('validation', () => {
     [['--set', 'rateLimits.search.perPrincipal=-1'], /perPrincipal/],
     [['--set', 'redis.url=http://redis:6379'], /url/],
   ])('values.schema.json rejects %j', (args, message) => {
-    const result = templateFails(...args);
+    const result = templateFails(...DEV, ...args);
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(message);
   });
 
   it('names the missing setting when a required secret value is absent', () => {
-    const result = templateFails('--set', 'postgres.url=');
+    const result = templateFails(...DEV, '--set', 'postgres.url=');
     expect(result.status).not.toBe(0);
     expect(result.stderr).toContain('postgres.url (or postgres.existingSecret) is required');
+  });
+});
+
+/** The environment of a Deployment's service container. */
+const serviceEnv = (objects: K8sObject[], service: string): Map<string, EnvVar> =>
+  resolveEnv(objects, podSpec(find(objects, 'Deployment', service)).containers[0]!);
+
+describe('secure by default (review 2026-11-26: M9, L3, N5, N10-N12)', () => {
+  describe('Kafka and Redis (M9): TLS and a client identity unless a value says insecure', () => {
+    it('refuses to render the default values, naming the setting and the way out', () => {
+      const result = templateFails();
+      expect(result.status).not.toBe(0);
+      expect(result.stderr).toMatch(/kafka: TLS is required \(kafka\.tls\.enabled: true/);
+      expect(result.stderr).toContain('kafka.insecure: true');
+    });
+
+    it.each([
+      [['--set', 'kafka.tls.enabled=false'], /kafka: TLS is required/],
+      [['--set', 'kafka.sasl.mechanism='], /kafka: client authentication is required/],
+      [
+        [
+          '--set',
+          'kafka.tls.mutual=true',
+          '--set',
+          'kafka.tls.existingSecret=',
+          '--set',
+          'kafka.sasl.mechanism=',
+        ],
+        /kafka: client authentication is required/,
+      ],
+      [['--set', 'redis.url=redis://redis-master.cache:6379'], /redis: TLS is required/],
+      [['--set', 'redis.existingSecret='], /redis: AUTH is required/],
+    ])('refuses the production-like values with %j', (args, message) => {
+      const result = templateFails('-f', PRODUCTION, ...args);
+      expect(result.status).not.toBe(0);
+      expect(result.stderr).toMatch(message);
+    });
+
+    it('takes a mutual-TLS client certificate in place of SASL, never neither; no Redis needs nothing', () => {
+      const anonymous = templateFails('-f', PRODUCTION, '--set', 'kafka.sasl.mechanism=');
+      expect(anonymous.status).not.toBe(0);
+      const { objects } = render(
+        '-f',
+        PRODUCTION,
+        '--set',
+        'kafka.sasl.mechanism=',
+        '--set',
+        'kafka.tls.mutual=true',
+        '--set',
+        'redis.url=',
+      );
+      const env = serviceEnv(objects, 'document-service');
+      expect(env.get('KAFKA_SSL_CERT_FILE')?.value).toBe('/etc/kb/kafka-tls/tls.crt');
+      expect(env.has('KAFKA_SASL_MECHANISM')).toBe(false);
+      expect(env.has('REDIS_URL')).toBe(false);
+    });
+
+    it('connects in plaintext, without credentials, only where kafka.insecure and redis.insecure say so', () => {
+      const { objects } = render(...DEV);
+      const env = serviceEnv(objects, 'query-service');
+      expect(env.get('KAFKA_BROKERS')?.value).toBe('kafka:9092');
+      expect(env.has('KAFKA_SSL')).toBe(false);
+      expect(env.get('REDIS_URL')?.value).toBe('redis://redis:6379');
+      expect(env.has('REDIS_PASSWORD')).toBe(false);
+      const onlyKafka = templateFails(...DEV, '--set', 'redis.insecure=false');
+      expect(onlyKafka.stderr).toMatch(/redis: TLS is required/);
+    });
+  });
+
+  describe('tokens (L3): HS256 or a JWKS URL / public key, never both', () => {
+    it('mounts no HS256 secret in any pod when tokens are verified with a JWKS URL', () => {
+      const { objects } = render('-f', PRODUCTION);
+      for (const service of SERVICES) {
+        const env = serviceEnv(objects, service);
+        expect({ service, hs256: env.has('AUTH_JWT_SECRET') }).toEqual({ service, hs256: false });
+      }
+      for (const service of ['document-service', 'embedding-service', 'webhook-service']) {
+        expect(serviceEnv(objects, service).get('AUTH_JWKS_URL')?.value).toBe(
+          'https://login.example.com/.well-known/jwks.json',
+        );
+      }
+      // The defaults name no HS256 secret: a JWKS URL alone turns HS256 off.
+      const values = parseAllDocuments(
+        readFileSync(join(CHART, 'values.yaml'), 'utf8'),
+      )[0]!.toJS() as {
+        auth: Record<string, unknown>;
+      };
+      expect(values.auth).toMatchObject({ existingSecret: '', jwtSecret: '' });
+      expect(
+        render(
+          ...DEV,
+          '--set',
+          'auth.existingSecret=',
+          '--set',
+          'auth.jwksUrl=https://login.example.com/jwks.json',
+          '--set',
+          'auth.issuer=https://login.example.com/',
+          '--set',
+          'auth.audience=knowledge-base',
+        ).yaml,
+      ).not.toContain('AUTH_JWT_SECRET');
+    });
+
+    it.each([
+      [
+        'a JWKS URL and auth.existingSecret',
+        ['-f', PRODUCTION, '--set', 'auth.existingSecret=kb-auth'],
+      ],
+      [
+        'a JWKS URL and auth.jwtSecret',
+        ['-f', PRODUCTION, '--set', 'auth.jwtSecret=not-a-real-secret'],
+      ],
+      [
+        'a public key and auth.existingSecret',
+        [
+          ...DEV,
+          '--set-string',
+          'auth.publicKey=-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----\n',
+        ],
+      ],
+    ])('refuses an HS256 secret beside a JWKS URL or a public key: %s', (_label, args) => {
+      const result = templateFails(...args);
+      expect(result.status).not.toBe(0);
+      expect(result.stderr).toMatch(
+        /HS256 secret .* cannot be combined with auth\.jwksUrl or auth\.publicKey/,
+      );
+    });
+  });
+
+  describe('ingress routes and the policies that admit them (N5, N12)', () => {
+    interface IngressPath {
+      path: string;
+      pathType: string;
+      backend: { service: { name: string; port: { name: string } } };
+    }
+    interface Peer {
+      namespaceSelector?: { matchLabels?: Record<string, string> };
+      podSelector?: Selector;
+      ipBlock?: { cidr: string; except?: string[] };
+    }
+    interface Selector {
+      matchLabels?: Record<string, string>;
+      matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+    }
+    interface PolicySpec {
+      podSelector: Selector;
+      policyTypes: string[];
+      ingress?: Array<{
+        from?: Peer[];
+        ports?: Array<{ port: number | string; protocol?: string }>;
+      }>;
+      egress?: Array<{ to?: Peer[]; ports?: Array<{ port: number | string; protocol?: string }> }>;
+    }
+    const selects = (selector: Selector, labels: Record<string, string>): boolean =>
+      Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value) &&
+      (selector.matchExpressions ?? []).every((e) => {
+        if (e.operator !== 'In') throw new Error(`selector operator ${e.operator} not handled`);
+        return (e.values ?? []).includes(labels[e.key] ?? '');
+      });
+
+    /** Kubernetes' rule: an Exact path, else the longest Prefix matching whole path elements. */
+    const routeOf = (paths: IngressPath[], path: string): IngressPath | undefined => {
+      const exact = paths.find((p) => p.pathType === 'Exact' && p.path === path);
+      if (exact) return exact;
+      const elements = (p: string) => p.split('/').filter(Boolean);
+      const target = elements(path);
+      return paths
+        .filter((p) => p.pathType === 'Prefix')
+        .filter((p) => elements(p.path).every((element, i) => target[i] === element))
+        .sort((a, b) => elements(b.path).length - elements(a.path).length)[0];
+    };
+
+    /** Routes served in the cluster only, never through the ingress. */
+    const IN_CLUSTER = new Set([
+      // One per service (document-, query-, embedding-, acl-, webhook-service): not one public path.
+      'GET /openapi.json',
+      // document-service reads the served models when a knowledge base is created.
+      'GET /v1/internal/models',
+    ]);
+    /** Routes two services serve, whose public one is the other service's (ADR 23). */
+    const SERVED_ELSEWHERE: Record<string, string> = {
+      'embedding-service GET /v1/models': 'query-service',
+    };
+
+    /** Every route each service's controllers declare: `@Controller(prefix)` plus `@Get(path)`... */
+    const controllerRoutes = (service: ServiceName) => {
+      const dir = join(ROOT, 'apps', service, 'src');
+      const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) =>
+        f.endsWith('.controller.ts'),
+      );
+      return files.flatMap((file) => {
+        const source = readFileSync(join(dir, file), 'utf8');
+        const controllers = [...source.matchAll(/@Controller\(\s*(?:'([^']*)')?\s*\)/g)];
+        expect({ file, controllers: controllers.length }).toEqual({ file, controllers: 1 });
+        const prefix = controllers[0]![1] ?? '';
+        return [
+          ...source.matchAll(/@(Get|Post|Put|Patch|Delete|All)\(\s*(?:'([^']*)')?\s*\)/g),
+        ].map(([, method, path]) => ({
+          service,
+          method: method!.toUpperCase(),
+          path: `/${[prefix, path ?? ''].filter(Boolean).join('/')}`,
+        }));
+      });
+    };
+
+    it('routes every public route of every controller to its service, and a policy admits callers to it', () => {
+      const { objects } = render('-f', PRODUCTION);
+      const rules = find(objects, 'Ingress', 'knowledge-base').spec?.['rules'] as Array<{
+        http: { paths: IngressPath[] };
+      }>;
+      const paths = rules[0]!.http.paths;
+      const policies = objects
+        .filter((o) => o.kind === 'NetworkPolicy')
+        .map((o) => o.spec as unknown as PolicySpec);
+      const routes = SERVICES.flatMap(controllerRoutes);
+      // The scan finds the routes the review named.
+      expect(routes.map((r) => `${r.service} ${r.method} ${r.path}`)).toEqual(
+        expect.arrayContaining([
+          'query-service POST /mcp',
+          'document-service POST /v1/sources',
+          'document-service GET /v1/stats',
+          'embedding-service POST /v1/embeddings',
+        ]),
+      );
+      const checked: string[] = [];
+      for (const route of routes) {
+        const key = `${route.method} ${route.path}`;
+        if (IN_CLUSTER.has(key)) continue;
+        const service = SERVED_ELSEWHERE[`${route.service} ${key}`] ?? route.service;
+        // A concrete URL: path parameters become a value.
+        const url = route.path.replace(/:[^/]+/g, 'x');
+        const target = routeOf(paths, url);
+        expect({ route: key, to: target?.backend.service.name }).toEqual({
+          route: key,
+          to: `kb-knowledge-base-${service}`,
+        });
+        expect(target?.backend.service.port).toEqual({ name: 'http' });
+        // A policy selecting the service's pods admits the ingress controller on the HTTP port.
+        const labels = find(objects, 'Deployment', service).spec?.template?.metadata?.labels ?? {};
+        const admitted = policies.some(
+          (policy) =>
+            selects(policy.podSelector, labels) &&
+            (policy.ingress ?? []).some(
+              (rule) =>
+                (rule.from ?? []).some(
+                  (peer) =>
+                    peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] ===
+                      'ingress-nginx' && !peer.podSelector,
+                ) && (rule.ports ?? []).some((port) => port.port === 3000),
+            ),
+        );
+        expect({ route: key, service, admitted }).toEqual({ route: key, service, admitted: true });
+        checked.push(key);
+      }
+      expect(checked.length).toBeGreaterThan(40);
+    });
+
+    it('opens only the HTTP port (where /metrics is served) to the scrapers, and only to their pods', () => {
+      const { objects } = render('-f', PRODUCTION);
+      const metrics = find(objects, 'NetworkPolicy', '-metrics').spec as unknown as PolicySpec;
+      expect(metrics).toEqual({
+        podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'kb' } },
+        policyTypes: ['Ingress'],
+        ingress: [
+          {
+            from: [
+              {
+                namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+                podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+              },
+            ],
+            ports: [{ port: 3000, protocol: 'TCP' }],
+          },
+        ],
+      });
+      // The ServiceMonitor scrapes that port, and the gRPC port is no scraper's.
+      const monitor = find(objects, 'ServiceMonitor', 'knowledge-base');
+      expect(monitor.spec?.['endpoints']).toEqual([
+        expect.objectContaining({ port: 'http', path: '/metrics' }),
+      ]);
+    });
+
+    const PRIVATE_IPV4 = [
+      '10.0.0.0/8',
+      '172.16.0.0/12',
+      '192.168.0.0/16',
+      '169.254.0.0/16',
+      '100.64.0.0/10',
+    ];
+    const PRIVATE_IPV6 = ['fc00::/7', 'fe80::/10'];
+
+    it('lets webhook-service reach the public internet but no private range, and its dependencies on their ports', () => {
+      const { objects } = render('-f', PRODUCTION);
+      const policy = find(objects, 'NetworkPolicy', 'webhook-service-egress')
+        .spec as unknown as PolicySpec;
+      expect(policy.policyTypes).toEqual(['Egress']);
+      expect(policy.podSelector.matchLabels?.['app.kubernetes.io/component']).toBe(
+        'webhook-service',
+      );
+      const rules = policy.egress ?? [];
+      // No rule allows every destination.
+      for (const rule of rules) expect((rule.to ?? []).length).toBeGreaterThan(0);
+      const blocks = rules.flatMap((rule) =>
+        (rule.to ?? []).flatMap((peer) => (peer.ipBlock ? [{ ...peer.ipBlock, rule }] : [])),
+      );
+      const ipv4 = blocks.find((b) => b.cidr === '0.0.0.0/0');
+      const ipv6 = blocks.find((b) => b.cidr === '::/0');
+      expect(ipv4?.except).toEqual(expect.arrayContaining(PRIVATE_IPV4));
+      expect(ipv6?.except).toEqual(expect.arrayContaining(PRIVATE_IPV6));
+      // Any other address block (a managed Postgres) is open on its ports only.
+      const others = blocks.filter((b) => b !== ipv4 && b !== ipv6);
+      expect(others.map((b) => b.cidr)).toEqual(['10.20.0.0/24']);
+      for (const block of others) {
+        expect({ cidr: block.cidr, ports: block.rule.ports }).toEqual({
+          cidr: block.cidr,
+          ports: [{ port: 5432, protocol: 'TCP' }],
+        });
+      }
+      expect(JSON.stringify(rules)).toContain('"port":5432');
+      expect(JSON.stringify(rules)).toContain('"port":53');
+    });
+
+    it('keeps parser-service to DNS, Kafka, S3 and the collector: no internet, no Postgres', () => {
+      const { objects } = render('-f', PRODUCTION);
+      const policy = find(objects, 'NetworkPolicy', 'parser-service-egress')
+        .spec as unknown as PolicySpec;
+      const rules = policy.egress ?? [];
+      for (const rule of rules) {
+        expect((rule.to ?? []).length).toBeGreaterThan(0);
+        expect((rule.ports ?? []).length).toBeGreaterThan(0);
+      }
+      expect(rules.flatMap((r) => r.ports ?? []).map((p) => p.port)).toEqual([
+        53, 53, 9093, 443, 4318,
+      ]);
+    });
+
+    it('refuses an egress policy that does not say where a dependency is', () => {
+      const result = templateFails(
+        '-f',
+        PRODUCTION,
+        '--set-json',
+        'networkPolicy.egress.kafka.to=[]',
+      );
+      expect(result.status).not.toBe(0);
+      expect(result.stderr).toMatch(/networkPolicy\.egress\.kafka\.to is required/);
+    });
+  });
+
+  describe('database roles and the webhook key (N11)', () => {
+    it("gives each service, and its migration, the DATABASE_URL of its own role's Secret", () => {
+      const { objects } = render('-f', PRODUCTION);
+      const job = podSpec(find(objects, 'Job', '-migrate'));
+      const migrations = new Map(allContainers(job).map((c) => [c.name, c]));
+      for (const [service, role] of Object.entries(DATABASE_ROLES)) {
+        const ref = serviceEnv(objects, service).get('DATABASE_URL')?.valueFrom?.secretKeyRef;
+        expect({ service, ref }).toEqual({ service, ref: { name: `kb-db-${role}`, key: 'url' } });
+        const migration = migrations.get(service.replace(/-service$/, ''));
+        if (migration) {
+          expect(
+            resolveEnv(objects, migration).get('DATABASE_URL')?.valueFrom?.secretKeyRef,
+          ).toEqual({ name: `kb-db-${role}`, key: 'url' });
+        }
+      }
+      expect(migrations.size).toBe(SCHEMA_SERVICES.length);
+      // No shared URL anywhere.
+      expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+    });
+
+    it('refuses a service without its own role unless postgres.sharedRole says so', () => {
+      const result = templateFails(...DEV, '--set', 'postgres.sharedRole=false');
+      expect(result.status).not.toBe(0);
+      expect(result.stderr).toMatch(
+        /postgres\.perService\.[a-z-]+-service\.existingSecret is required/,
+      );
+      const shared = serviceEnv(render(...DEV).objects, 'acl-service').get('DATABASE_URL');
+      expect(shared?.valueFrom?.secretKeyRef).toEqual({
+        name: 'kb-knowledge-base-secrets',
+        key: 'database-url',
+      });
+    });
+
+    it('gives WEBHOOK_SECRET_KEY to webhook-service alone, from its Secret, and requires it', () => {
+      const { objects, yaml } = render('-f', PRODUCTION);
+      expect(serviceEnv(objects, 'webhook-service').get('WEBHOOK_SECRET_KEY')?.valueFrom).toEqual({
+        secretKeyRef: { name: 'kb-webhook-secret-key', key: 'secret-key' },
+      });
+      expect(yaml.match(/kb-webhook-secret-key/g)).toHaveLength(1);
+      const result = templateFails('-f', PRODUCTION, '--set', 'webhooks.secretKey.existingSecret=');
+      expect(result.status).not.toBe(0);
+      expect(result.stderr).toContain('webhooks.secretKey.existingSecret is required');
+    });
   });
 });

@@ -56,7 +56,14 @@ capabilities:
 {{- define "kb.pipelineServices" -}}document-service parser-service embedding-service indexing-service{{- end -}}
 {{- define "kb.databaseServices" -}}document-service embedding-service indexing-service query-service acl-service webhook-service{{- end -}}
 {{- define "kb.kafkaServices" -}}document-service parser-service embedding-service indexing-service query-service acl-service webhook-service{{- end -}}
+{{/*
+Services that verify bearer tokens at a public edge. With HS256 each of them holds the shared
+secret, and so can mint tokens: every one needs it to verify (none mints), which is why HS256 is
+exclusive with auth.jwksUrl / auth.publicKey (kb.validate).
+*/}}
 {{- define "kb.authServices" -}}document-service embedding-service query-service acl-service webhook-service{{- end -}}
+{{/* Services with a public API (ingress paths, the -public NetworkPolicy); gRPC: query-service only. */}}
+{{- define "kb.publicServices" -}}document-service query-service embedding-service acl-service webhook-service{{- end -}}
 {{/* Services that ask acl-service for callers' principals (embedding-service only verifies tokens). */}}
 {{- define "kb.accessServices" -}}document-service query-service webhook-service{{- end -}}
 {{/* Services with a Redis client: the result cache (query) and the shared rate limits. */}}
@@ -296,7 +303,10 @@ QUERY_REWRITE_TIMEOUT_MS: {{ $v.search.queryRewrite.timeoutMs | quote }}
 {{ include "kb.secretKeyRef" (dict "env" "QUERY_REWRITE_API_KEY" "secret" $v.search.queryRewrite.existingSecret "key" $v.search.queryRewrite.existingSecretKey) }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.databaseServices" .)) }}
-{{ include "kb.secretKeyRef" (dict "env" "DATABASE_URL" "secret" ($v.postgres.existingSecret | default $secret) "key" (ternary $v.postgres.existingSecretKey "database-url" (ne $v.postgres.existingSecret ""))) }}
+{{ include "kb.databaseUrlRef" (dict "root" .root "name" $name "secret" $secret) }}
+{{- end }}
+{{- if eq $name "webhook-service" }}
+{{ include "kb.secretKeyRef" (dict "env" "WEBHOOK_SECRET_KEY" "secret" (required "webhooks.secretKey.existingSecret is required: a Secret with 32 random bytes, base64 (openssl rand -base64 32), that encrypts the webhooks' signing secrets" $v.webhooks.secretKey.existingSecret) "key" $v.webhooks.secretKey.existingSecretKey) }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.vectorServices" .)) }}
 {{- if eq $v.vectorStore.backend "pgvector" }}
@@ -305,6 +315,50 @@ QUERY_REWRITE_TIMEOUT_MS: {{ $v.search.queryRewrite.timeoutMs | quote }}
 {{ include "kb.secretKeyRef" (dict "env" "PINECONE_API_KEY" "secret" ($v.vectorStore.pinecone.existingSecret | default $secret) "key" (ternary $v.vectorStore.pinecone.existingSecretKey "pinecone-api-key" (ne $v.vectorStore.pinecone.existingSecret ""))) }}
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/*
+DATABASE_URL of one service: its own role's Secret (postgres.perService.<service>), or the shared
+URL (postgres.existingSecret, or the chart's / the hook's Secret) only with postgres.sharedRole.
+.secret: the chart's Secret (Deployments) or the hook-scoped one (migrations Job).
+*/}}
+{{- define "kb.databaseUrlRef" -}}
+{{- $pg := .root.Values.postgres -}}
+{{- $own := index $pg.perService .name | default dict -}}
+{{- if $own.existingSecret -}}
+{{ include "kb.secretKeyRef" (dict "env" "DATABASE_URL" "secret" $own.existingSecret "key" ($own.existingSecretKey | default "database-url")) }}
+{{- else if $pg.sharedRole -}}
+{{ include "kb.secretKeyRef" (dict "env" "DATABASE_URL" "secret" ($pg.existingSecret | default .secret) "key" (ternary $pg.existingSecretKey "database-url" (ne $pg.existingSecret ""))) }}
+{{- else -}}
+{{- fail (printf "postgres.perService.%s.existingSecret is required: a Secret with the DATABASE_URL of a role that owns %s's schema only (docs/adr/0031 has the SQL); or postgres.sharedRole: true to give every service the shared postgres URL" .name .name) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Settings the chart refuses (rendered once, from secret.yaml): plaintext or anonymous Kafka and
+Redis unless marked insecure (review M9), HS256 beside a JWKS URL or a public key (review L3).
+*/}}
+{{- define "kb.validate" -}}
+{{- $v := .Values -}}
+{{- if not $v.kafka.insecure -}}
+{{- if not $v.kafka.tls.enabled -}}
+{{- fail "kafka: TLS is required (kafka.tls.enabled: true, with kafka.sasl.* or a mutual-TLS client certificate); kafka.insecure: true allows plaintext Kafka, for development only (any pod reaching the brokers then reads every tenant's text and forges events)" -}}
+{{- end -}}
+{{- if not (or $v.kafka.sasl.mechanism (and $v.kafka.tls.mutual $v.kafka.tls.existingSecret)) -}}
+{{- fail "kafka: client authentication is required: kafka.sasl.mechanism with kafka.sasl.username and kafka.sasl.existingSecret, or kafka.tls.mutual with a client certificate in kafka.tls.existingSecret; kafka.insecure: true allows anonymous Kafka, for development only" -}}
+{{- end -}}
+{{- end -}}
+{{- if and $v.redis.url (not $v.redis.insecure) -}}
+{{- if not (hasPrefix "rediss://" $v.redis.url) -}}
+{{- fail "redis: TLS is required (a rediss:// redis.url); redis.insecure: true allows plaintext redis://, for development only" -}}
+{{- end -}}
+{{- if not $v.redis.existingSecret -}}
+{{- fail "redis: AUTH is required: redis.existingSecret (the password, and redis.username for an ACL user); redis.insecure: true allows Redis without AUTH, for development only" -}}
+{{- end -}}
+{{- end -}}
+{{- if and (or $v.auth.existingSecret $v.auth.jwtSecret) (or $v.auth.jwksUrl $v.auth.publicKey) -}}
+{{- fail "auth: an HS256 secret (auth.existingSecret or auth.jwtSecret) cannot be combined with auth.jwksUrl or auth.publicKey: every service holding it could mint tokens for any tenant; set auth.existingSecret and auth.jwtSecret to empty strings" -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "kb.secretKeyRef" -}}
@@ -331,7 +385,7 @@ what migrating reads (the database URLs, from the hook-scoped Secret or the exis
       value: production
     - name: LOG_LEVEL
       value: {{ $v.logLevel | quote }}
-    {{- include "kb.secretKeyRef" (dict "env" "DATABASE_URL" "secret" ($v.postgres.existingSecret | default .hookSecret) "key" (ternary $v.postgres.existingSecretKey "database-url" (ne $v.postgres.existingSecret ""))) | nindent 4 }}
+    {{- include "kb.databaseUrlRef" (dict "root" .root "name" .name "secret" .hookSecret) | nindent 4 }}
     {{- if eq .name "indexing-service" }}
     - name: VECTOR_STORE
       value: {{ $v.vectorStore.backend | quote }}
