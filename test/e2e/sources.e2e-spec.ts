@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -41,11 +41,25 @@ type Answer = {
 };
 
 describe('sources that sync', () => {
-  const suite = useSuite('sources', 6600);
-  const api = async (path: string, init: { method?: string; body?: unknown } = {}) => {
+  /** The buckets an operator grants the suite's tenant (SOURCE_ALLOWLIST), made as tests need them. */
+  const granted = [1, 2, 3, 4].map(() => `kb-src-${randomUUID().slice(0, 8)}`);
+  /** A bucket granted under `public/` only. */
+  const partlyGranted = `kb-src-${randomUUID().slice(0, 8)}`;
+  const suite = useSuite('sources', 6600, (tenant) => ({
+    SOURCE_ALLOWLIST: JSON.stringify({
+      [tenant]: [
+        ...granted.map((bucket) => ({ bucket, prefix: '' })),
+        { bucket: partlyGranted, prefix: 'public/' },
+      ],
+    }),
+  }));
+  const api = async (
+    path: string,
+    init: { method?: string; body?: unknown; caller?: Parameters<typeof suite.auth>[0] } = {},
+  ) => {
     const response = await fetch(`${suite.documentUrl}${path}`, {
       method: init.method ?? 'GET',
-      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+      headers: { 'content-type': 'application/json', ...(await suite.auth(init.caller)) },
       ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
     });
     return { status: response.status, body: (await response.json()) as Answer };
@@ -66,9 +80,8 @@ describe('sources that sync', () => {
       500,
     );
 
-  /** A bucket of its own on the suite's S3 server. */
-  const newBucket = async () => {
-    const bucket = `kb-src-${randomUUID().slice(0, 8)}`;
+  /** A bucket of its own on the suite's S3 server: the next granted one, unless named. */
+  const newBucket = async (bucket = granted.shift()!) => {
     const store = new S3BlobStore({
       endpoint: suite.env['S3_ENDPOINT'],
       region: suite.env['S3_REGION'] ?? 'us-east-1',
@@ -103,8 +116,8 @@ describe('sources that sync', () => {
         knowledgeBaseId: 'kb-src',
       },
     });
-    expect(own.status).toBe(400);
-    expect(own.body.error.code).toBe('source_bucket_refused');
+    expect(own.status).toBe(403);
+    expect(own.body.error.code).toBe('source_not_allowed');
 
     const created = await api('/v1/sources', {
       method: 'POST',
@@ -239,6 +252,72 @@ describe('sources that sync', () => {
     expect((await api(`/v1/sources/${source.id}/sync?wait=maybe`, { method: 'POST' })).status).toBe(
       400,
     );
+    store.destroy();
+  });
+
+  it('reads only the buckets and prefixes an operator granted the tenant (review N1)', async () => {
+    // An operator's unrelated bucket on the same S3 server, which the service's identity reads.
+    const payroll = await newBucket(`payroll-${randomUUID().slice(0, 8)}`);
+    await payroll.store.put('hr/salaries.txt', 'Quillon Vasquez earns 912345 a year.');
+    const create = (bucket: string, prefix = '', caller?: Parameters<typeof suite.auth>[0]) =>
+      api('/v1/sources', {
+        method: 'POST',
+        body: { name: 'x', kind: 's3', bucket, prefix, knowledgeBaseId: 'default' },
+        ...(caller ? { caller } : {}),
+      });
+    const refused = await create(payroll.bucket, 'hr/');
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('source_not_allowed');
+    // A bucket that does not exist answers the same: the refusal reveals nothing of the bucket.
+    const absent = await create('no-such-bucket-here', 'hr/');
+    expect(absent.status).toBe(403);
+    expect({
+      ...absent.body.error,
+      message: (absent.body.error as { message: string }).message.replace(
+        'no-such-bucket-here',
+        payroll.bucket,
+      ),
+    }).toEqual(refused.body.error);
+
+    // Another tenant's editor names this tenant's granted bucket: refused too.
+    const { bucket: ours, store } = await newBucket();
+    await store.put('notes.md', 'Mirelle keeps the lighthouse log.');
+    const otherTenant = await create(ours, '', { tenant: `other-${randomUUID().slice(0, 8)}` });
+    expect(otherTenant.status).toBe(403);
+    expect(otherTenant.body.error.code).toBe('source_not_allowed');
+
+    // A grant of `public/` covers that prefix and below, not the bucket's root.
+    const partly = await newBucket(partlyGranted);
+    expect((await create(partlyGranted, '')).status).toBe(403);
+    expect((await create(partlyGranted, 'private/')).status).toBe(403);
+    expect((await create(partlyGranted, 'public/team/')).status).toBe(201);
+
+    // Nothing of the payroll bucket became searchable for anyone in the tenant.
+    const hits = await suite.search({ query: 'Quillon Vasquez salary', mode: 'lexical' });
+    expect(JSON.stringify(hits)).not.toContain('912345');
+    for (const b of [payroll, partly, { store }]) b.store.destroy();
+  });
+
+  it('syncs one object at a time, each held to MAX_UPLOAD_BYTES (review N2)', async () => {
+    const { bucket, store } = await newBucket();
+    await store.put('big.txt', Buffer.alloc(1024 * 1024 + 1, 'a'));
+    await store.put('small.md', '# Small\n\nThe ferry leaves at nine.');
+    const created = await api('/v1/sources', {
+      method: 'POST',
+      body: { name: 'Sizes', kind: 's3', bucket, knowledgeBaseId: 'default' },
+    });
+    const source = created.body as unknown as { id: string; externalIdPrefix: string };
+    const sync = await api(`/v1/sources/${source.id}/sync`, { method: 'POST' });
+    expect(sync.body).toMatchObject({
+      status: 'succeeded',
+      counts: counts({ added: 1, failed: 1 }),
+      failures: [{ path: 'big.txt', reason: 'too_large' }],
+    });
+    expect((await documentsOf(source.externalIdPrefix)).map((d) => d.externalId)).toEqual([
+      `${source.externalIdPrefix}small.md`,
+    ]);
+    // Nothing stays spooled once the sync has answered.
+    expect(readdirSync(suite.uploadDir)).toEqual([]);
     store.destroy();
   });
 

@@ -1,7 +1,8 @@
 /**
  * What a sync of a source does (docs/adr/0026), decided from what the source holds now and what
  * the knowledge base holds from it, both keyed by the file's path relative to the source. The
- * server's S3 sync and the CLI's folder sync plan with this one function.
+ * CLI's folder sync plans with this function; the server's S3 sync applies the same rule one
+ * object at a time, so it never holds a whole bucket (security review N2).
  */
 export interface SourceFile {
   /** Relative to the source's root, with "/" separators. */

@@ -15,6 +15,8 @@ import {
 } from '@kb/config';
 import { z } from 'zod';
 
+import { sourceAllowlistSetting } from '../sources/source-grants';
+
 export const documentConfigSchema = baseConfigSchema
   .extend(httpConfigSchema(3001).shape)
   .extend(kafkaConfigSchema.shape)
@@ -29,6 +31,13 @@ export const documentConfigSchema = baseConfigSchema
     MIGRATE_ON_START: env.bool(true),
     KAFKA_GROUP_ID: z.string().default('document-service'),
     MAX_UPLOAD_BYTES: env.positiveInt(100 * 1024 * 1024),
+    /**
+     * The buckets and prefixes each tenant's S3 sources may read (JSON, tenant id to
+     * `[{bucket, prefix}]`); the default grants nothing (sources/source-grants.ts).
+     */
+    SOURCE_ALLOWLIST: sourceAllowlistSetting,
+    /** A sync refuses a source with more objects than this under its prefix (nothing is changed). */
+    SOURCE_SYNC_MAX_FILES: env.positiveInt(10_000),
     /** Where uploads are spooled while they are hashed and streamed to S3; removed afterwards. */
     UPLOAD_TMP_DIR: z.string().default(tmpdir()),
     /** How often the outbox relay looks for rows no wake announced (outbox.relay.ts). */

@@ -1,12 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import type { Access } from '@kb/auth';
-import { planSync, type SyncCounts, type TenantId, Topics } from '@kb/contracts';
+import { type SyncCounts, type TenantId, Topics } from '@kb/contracts';
 import { DomainError } from '@kb/errors';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -30,6 +30,15 @@ export const SYNC_HEARTBEAT_MS = 30_000;
 /** ...and one whose heartbeat is older than this was abandoned by a process that died. */
 export const SYNC_STALE_AFTER_MS = 5 * 60_000;
 
+/** The guard runs again after this many files: a revoked caller stops within one batch. */
+export const SYNC_BATCH_FILES = 20;
+
+/**
+ * Checked when a sync starts and before every batch: the source is still granted to the tenant
+ * and the caller still holds `write`. Answers the caller's current access, or throws.
+ */
+export type SyncGuard = () => Promise<Access>;
+
 /** Opens a bucket of the deployment's S3 server (not the documents bucket: sources are refused it). */
 export type SourceStores = (bucket: string) => BlobStore & { destroy?: () => void };
 export const SOURCE_STORES = Symbol('SOURCE_STORES');
@@ -40,7 +49,8 @@ export const SOURCE_STORES = Symbol('SOURCE_STORES');
  * its document, an unchanged one is left, and a document whose path is gone is deleted. Each
  * document's external id is the source's prefix plus the path, so a sync only ever touches what
  * the source brought. The counts and failures are recorded, and `source_synced` is enqueued with
- * them in one transaction. Uploads and deletes run as the caller, with their rights.
+ * them in one transaction. Uploads and deletes run as the caller, with their rights as the guard
+ * reads them again before each batch.
  */
 @Injectable()
 export class SourceSyncService {
@@ -54,7 +64,11 @@ export class SourceSyncService {
     private readonly events: OutboxWriter,
     @Inject(OutboxRelay) private readonly outbox: OutboxWake,
     @Inject(SOURCE_STORES) private readonly stores: SourceStores,
-    @Inject(DOCUMENT_CONFIG) private readonly config: Pick<DocumentConfig, 'UPLOAD_TMP_DIR'>,
+    @Inject(DOCUMENT_CONFIG)
+    private readonly config: Pick<
+      DocumentConfig,
+      'UPLOAD_TMP_DIR' | 'MAX_UPLOAD_BYTES' | 'SOURCE_SYNC_MAX_FILES'
+    >,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -83,7 +97,7 @@ export class SourceSyncService {
   /** Runs a sync `start` recorded, renewing its heartbeat until it is finished. */
   async run(
     tenantId: TenantId,
-    access: Access,
+    guard: SyncGuard,
     source: SourceView,
     started: SyncView,
   ): Promise<SyncView> {
@@ -96,15 +110,20 @@ export class SourceSyncService {
     }, SYNC_HEARTBEAT_MS);
     heartbeat.unref();
     try {
-      return await this.work(tenantId, access, source, started);
+      return await this.work(tenantId, guard, source, started);
     } finally {
       clearInterval(heartbeat);
     }
   }
 
+  /**
+   * One object at a time: spooled (at most MAX_UPLOAD_BYTES), hashed, uploaded when new or
+   * changed, and its spool removed before the next is read, so a sync never holds more than one
+   * file on disk. Every SYNC_BATCH_FILES files the guard runs again.
+   */
   private async work(
     tenantId: TenantId,
-    access: Access,
+    guard: SyncGuard,
     source: SourceView,
     started: SyncView,
   ): Promise<SyncView> {
@@ -117,69 +136,58 @@ export class SourceSyncService {
         this.logger.warn(`sync ${started.id}: ${path}: ${String(error)}`);
     };
     const store = this.stores(source.bucket!);
-    const spooled = new Map<string, UploadedFile>();
     let status: 'succeeded' | 'failed' = 'succeeded';
     try {
+      let access = await guard();
       const keys = await store.list(source.prefix);
       const paths = keys
         .map((key) => ({ key, path: key.slice(source.prefix.length).replace(/^\/+/, '') }))
         .filter(({ path }) => path !== '' && !path.endsWith('/') && selects(source, path));
-      const files: Array<{ path: string; sha256: string }> = [];
-      for (const { key, path } of paths) {
+      if (paths.length > this.config.SOURCE_SYNC_MAX_FILES) {
+        throw new SourceError(
+          SourceErrorCode.TooManyFiles,
+          `${paths.length} files under the prefix, more than the ${this.config.SOURCE_SYNC_MAX_FILES} a sync takes`,
+        );
+      }
+      const synced = new Map(
+        (
+          await this.documentRows.listByExternalIdPrefix(
+            tenantId,
+            source.externalIdPrefix,
+            visibilityOf(access),
+          )
+        ).map((d) => [
+          d.externalId!.slice(source.externalIdPrefix.length),
+          { documentId: d.id, sha256: d.sha256 },
+        ]),
+      );
+      // A file that could not be read is neither new nor gone: its document stays.
+      const present = new Set<string>();
+      for (const [i, { key, path }] of paths.entries()) {
+        if (i > 0 && i % SYNC_BATCH_FILES === 0) access = await guard();
+        present.add(path);
         try {
-          const file = await this.download(store, key, path);
-          spooled.set(path, file.file);
-          files.push({ path, sha256: file.sha256 });
+          const outcome = await this.syncFile(tenantId, access, source, store, key, path, synced);
+          counts[outcome] += 1;
         } catch (error) {
           fail(path, error);
         }
       }
-      const synced = (
-        await this.documentRows.listByExternalIdPrefix(
-          tenantId,
-          source.externalIdPrefix,
-          visibilityOf(access),
-        )
-      ).map((d) => ({
-        path: d.externalId!.slice(source.externalIdPrefix.length),
-        documentId: d.id,
-        sha256: d.sha256,
-      }));
-      // A file that could not be read is neither new nor gone: its document stays.
-      const unreadable = new Set(failures.map((f) => f.path));
-      const plan = planSync(
-        files,
-        synced.filter((d) => !unreadable.has(d.path)),
-      );
-      counts.unchanged = plan.unchanged.length;
-      for (const file of [...plan.add, ...plan.update]) {
+      const gone = [...synced].filter(([path]) => !present.has(path));
+      for (const [i, [path, { documentId }]] of gone.entries()) {
+        if (i % SYNC_BATCH_FILES === 0) access = await guard();
         try {
-          const uploaded = await this.documents.upload(tenantId, access, spooled.get(file.path)!, {
-            title: file.path,
-            knowledgeBaseIds: [source.knowledgeBaseId],
-            externalId: `${source.externalIdPrefix}${file.path}`,
-          });
-          if (uploaded.unchanged) counts.unchanged += 1;
-          else if ('documentId' in file) counts.updated += 1;
-          else counts.added += 1;
-        } catch (error) {
-          fail(file.path, error);
-        }
-      }
-      for (const gone of plan.delete) {
-        try {
-          await this.documents.delete(tenantId, access, gone.documentId);
+          await this.documents.delete(tenantId, access, documentId);
           counts.deleted += 1;
         } catch (error) {
-          fail(gone.path, error);
+          fail(path, error);
         }
       }
     } catch (error) {
-      // The bucket could not be listed: nothing was decided, the sync failed as a whole.
+      // Not listed, not granted any more, or the caller lost write: the sync failed as a whole.
       status = 'failed';
       fail(source.prefix || '/', error);
     } finally {
-      await Promise.all([...spooled.values()].map((f) => rm(f.path, { force: true })));
       store.destroy?.();
     }
     const finished = await this.transactions.run(async (trx) => {
@@ -205,28 +213,80 @@ export class SourceSyncService {
     return finished;
   }
 
-  /** The object spooled to a temporary file while hashed, like a multipart upload. */
+  /** Spools, hashes and, when new or changed, uploads one object; its spool is always removed. */
+  private async syncFile(
+    tenantId: TenantId,
+    access: Access,
+    source: SourceView,
+    store: BlobStore,
+    key: string,
+    path: string,
+    synced: Map<string, { documentId: string; sha256: string }>,
+  ): Promise<'added' | 'updated' | 'unchanged'> {
+    const { file, sha256 } = await this.download(store, key, path);
+    try {
+      const before = synced.get(path);
+      if (before?.sha256 === sha256) return 'unchanged';
+      const uploaded = await this.documents.upload(
+        tenantId,
+        access,
+        file,
+        {
+          title: path,
+          knowledgeBaseIds: [source.knowledgeBaseId],
+          externalId: `${source.externalIdPrefix}${path}`,
+        },
+        undefined,
+        { sourceSync: true },
+      );
+      if (uploaded.unchanged) return 'unchanged';
+      return before ? 'updated' : 'added';
+    } finally {
+      await rm(file.path, { force: true });
+    }
+  }
+
+  /**
+   * The object spooled to a temporary file while hashed, like a multipart upload, and held to
+   * MAX_UPLOAD_BYTES as it streams: past it, the download stops and the file fails `too_large`.
+   */
   private async download(
     store: BlobStore,
     key: string,
     path: string,
   ): Promise<{ file: UploadedFile; sha256: string }> {
     const target = join(this.config.UPLOAD_TMP_DIR, `kb-sync-${randomUUID()}`);
+    const max = this.config.MAX_UPLOAD_BYTES;
     const hash = createHash('sha256');
+    let size = 0;
     const hashing = new Transform({
       transform(chunk: Buffer, _encoding, done) {
+        size += chunk.length;
+        if (size > max) {
+          done(new SourceError(SourceErrorCode.TooLarge, `${path} is larger than ${max} bytes`));
+          return;
+        }
         hash.update(chunk);
         done(null, chunk);
       },
     });
-    await pipeline(await store.openRead(key), hashing, createWriteStream(target, { mode: 0o600 }));
+    try {
+      await pipeline(
+        await store.openRead(key),
+        hashing,
+        createWriteStream(target, { mode: 0o600 }),
+      );
+    } catch (error) {
+      await rm(target, { force: true });
+      throw error;
+    }
     const name = basename(path);
     return {
       file: {
         path: target,
         originalname: name,
         mimetype: lookup(name) || 'application/octet-stream',
-        size: (await stat(target)).size,
+        size,
       },
       sha256: hash.digest('hex'),
     };

@@ -81,7 +81,7 @@ export class SourcesController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<SyncView> {
     const { wait } = parseBody(syncQuerySchema, query);
-    const outcome = await this.sources.sync(caller.tenantId, access, id, wait === 'true');
+    const outcome = await this.sources.sync(caller.tenantId, caller, access, id, wait === 'true');
     response.status(outcome.finished ? 200 : 202);
     return outcome.sync;
   }

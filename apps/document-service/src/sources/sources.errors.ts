@@ -4,8 +4,17 @@ export enum SourceErrorCode {
   NotFound = 'source_not_found',
   /** A folder source is synced by the CLI, from the machine that has the folder. */
   NotSyncable = 'source_not_syncable',
-  /** The bucket is the service's own (originals of every tenant) or cannot be read. */
-  BucketRefused = 'source_bucket_refused',
+  /**
+   * No operator grant lets this tenant read the bucket and prefix (SOURCE_ALLOWLIST); the
+   * documents bucket never is. The same answer whether the bucket exists or not.
+   */
+  NotAllowed = 'source_not_allowed',
+  /** The caller lost `write` on documents while their sync ran: it stopped. */
+  AccessRevoked = 'access_revoked',
+  /** An object is larger than MAX_UPLOAD_BYTES: a failure of that file, not of the sync. */
+  TooLarge = 'too_large',
+  /** More objects under the prefix than SOURCE_SYNC_MAX_FILES: nothing is synced. */
+  TooManyFiles = 'too_many_files',
   /** A sync of this source is running: one at a time. */
   SyncInProgress = 'sync_in_progress',
   SyncNotFound = 'sync_not_found',
@@ -14,7 +23,10 @@ export enum SourceErrorCode {
 const KIND: Record<SourceErrorCode, ErrorKind> = {
   [SourceErrorCode.NotFound]: ErrorKind.NotFound,
   [SourceErrorCode.NotSyncable]: ErrorKind.FailedPrecondition,
-  [SourceErrorCode.BucketRefused]: ErrorKind.InvalidArgument,
+  [SourceErrorCode.NotAllowed]: ErrorKind.PermissionDenied,
+  [SourceErrorCode.AccessRevoked]: ErrorKind.PermissionDenied,
+  [SourceErrorCode.TooLarge]: ErrorKind.InvalidArgument,
+  [SourceErrorCode.TooManyFiles]: ErrorKind.FailedPrecondition,
   [SourceErrorCode.SyncInProgress]: ErrorKind.FailedPrecondition,
   [SourceErrorCode.SyncNotFound]: ErrorKind.NotFound,
 };

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
-import type { Access } from '@kb/auth';
+import type { Access, AccessPolicy, Caller } from '@kb/auth';
 import type { TenantId } from '@kb/contracts';
+import { ACCESS_POLICY } from '@kb/http';
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
@@ -9,7 +10,8 @@ import { DocumentError, DocumentErrorCode } from '../documents/documents.errors'
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { CLOCK, type Clock } from '../platform/tokens';
 import type { CreateSource, SourceView, SyncView } from './source.model';
-import { SourceSyncService } from './source-sync.service';
+import { isGranted } from './source-grants';
+import { SourceSyncService, type SyncGuard } from './source-sync.service';
 import { SourceError, SourceErrorCode } from './sources.errors';
 import { SourcesRepository } from './sources.repository';
 
@@ -39,20 +41,16 @@ export class SourcesService implements BeforeApplicationShutdown {
     private readonly sources: SourcesRepository,
     private readonly syncs: SourceSyncService,
     private readonly knowledgeBases: KnowledgeBaseDirectory,
-    @Inject(DOCUMENT_CONFIG) private readonly config: Pick<DocumentConfig, 'S3_BUCKET'>,
+    @Inject(DOCUMENT_CONFIG)
+    private readonly config: Pick<DocumentConfig, 'S3_BUCKET' | 'SOURCE_ALLOWLIST'>,
+    @Inject(ACCESS_POLICY) private readonly accessPolicy: AccessPolicy,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async create(tenantId: TenantId, access: Access, input: CreateSource): Promise<SourceView> {
     requireWrite(access);
+    if (input.kind === 's3') this.requireGrant(tenantId, input.bucket!, input.prefix);
     await this.knowledgeBases.requireExisting(tenantId, [input.knowledgeBaseId]);
-    if (input.kind === 's3' && input.bucket === this.config.S3_BUCKET) {
-      // Every tenant's originals live there: a source must never read it.
-      throw new SourceError(
-        SourceErrorCode.BucketRefused,
-        `bucket "${input.bucket}" is the service's own and cannot be a source`,
-      );
-    }
     return this.sources.insert(tenantId, {
       ...input,
       id: randomUUID(),
@@ -83,8 +81,16 @@ export class SourcesService implements BeforeApplicationShutdown {
   /**
    * Syncs an S3 source as the caller. With `wait`, answers the finished sync; without, answers
    * the running one at once and goes on in the background (`GET …/syncs/{syncId}` follows it).
+   * The grant and the caller's `write` are checked again before every batch of files (N15): a
+   * revoked caller or a withdrawn grant stops the sync.
    */
-  async sync(tenantId: TenantId, access: Access, id: string, wait: boolean): Promise<SyncOutcome> {
+  async sync(
+    tenantId: TenantId,
+    caller: Caller,
+    access: Access,
+    id: string,
+    wait: boolean,
+  ): Promise<SyncOutcome> {
     requireWrite(access);
     const source = await this.get(tenantId, id);
     if (source.kind !== 's3') {
@@ -93,8 +99,20 @@ export class SourcesService implements BeforeApplicationShutdown {
         `source ${id} is a folder: sync it with "kb sync <dir> --source ${id}"`,
       );
     }
+    this.requireGrant(tenantId, source.bucket!, source.prefix);
+    const guard: SyncGuard = async () => {
+      this.requireGrant(tenantId, source.bucket!, source.prefix);
+      const now = await this.accessPolicy.accessOf(caller);
+      if (!now.documentActions.has('write')) {
+        throw new SourceError(
+          SourceErrorCode.AccessRevoked,
+          `write on documents was revoked from ${caller.userId} during the sync`,
+        );
+      }
+      return now;
+    };
     const started = await this.syncs.start(tenantId, source);
-    const running = this.syncs.run(tenantId, access, source, started);
+    const running = this.syncs.run(tenantId, guard, source, started);
     if (wait) return { sync: await running, finished: true };
     const tracked = running
       .catch((error: unknown) =>
@@ -116,6 +134,16 @@ export class SourcesService implements BeforeApplicationShutdown {
       );
     }
     return sync;
+  }
+
+  /** 403 `source_not_allowed` unless an operator granted the tenant this bucket and prefix. */
+  private requireGrant(tenantId: TenantId, bucket: string, prefix: string): void {
+    if (!isGranted(this.config.SOURCE_ALLOWLIST, this.config.S3_BUCKET, tenantId, bucket, prefix)) {
+      throw new SourceError(
+        SourceErrorCode.NotAllowed,
+        `no grant lets this tenant's sources read bucket "${bucket}" under prefix "${prefix}": an operator grants buckets in SOURCE_ALLOWLIST`,
+      );
+    }
   }
 
   /** Lets background syncs finish (their files and counts recorded) before the process exits. */
