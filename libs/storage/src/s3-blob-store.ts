@@ -96,6 +96,12 @@ export class S3BlobStore implements BlobStore {
     );
     // In Node the SDK's body is the HTTP response itself: a Readable.
     if (!(response.Body instanceof Readable)) throw new Error(`s3 object ${key} has no body`);
+    // A server that ignored the Range header answers the whole object from byte 0: refuse it
+    // rather than serve the wrong bytes as the range.
+    if (range && !response.ContentRange?.startsWith(`bytes ${range.start}-`)) {
+      response.Body.destroy();
+      throw new Error(`s3 object ${key}: the server did not answer the range ${range.start}-`);
+    }
     return response.Body;
   }
 

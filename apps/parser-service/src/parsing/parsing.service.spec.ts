@@ -4,8 +4,9 @@ import {
   type ChunkerConfig,
   DEFAULT_CHUNKER,
   type DocumentUploaded,
-  extractedTextKey,
-  extractedTextSchema,
+  extractedTextBodyKey,
+  extractedTextIndexKey,
+  extractedTextIndexSchema,
   parsedDocumentSchema,
   pipelineOf,
   type TopicEnvelope,
@@ -121,14 +122,25 @@ describe('ParsingService', () => {
     const { blobs, service, upload } = setUp();
     const document = await upload('tides.md', GUIDE);
     const parsed = await service.parse('t1', document);
-    const stored = extractedTextSchema.parse(
-      JSON.parse((await blobs.get(extractedTextKey('t1', document.documentId, 1))).toString()),
+    // As UTF-8 plus an index of blocks (review N6), no longer one text.json.
+    const index = extractedTextIndexSchema.parse(
+      JSON.parse((await blobs.get(extractedTextIndexKey('t1', document.documentId, 1))).toString()),
     );
+    const stored = {
+      ...index,
+      text: (await blobs.get(extractedTextBodyKey('t1', document.documentId, 1))).toString('utf8'),
+    };
+    expect(blobs.contentTypeOf(extractedTextBodyKey('t1', document.documentId, 1))).toBe(
+      'text/plain; charset=utf-8',
+    );
+    expect(await blobs.exists(`derived/t1/${document.documentId}/v1/text.json`)).toBe(false);
     expect(stored).toMatchObject({
       documentId: document.documentId,
       version: 1,
       format: 'markdown',
+      length: GUIDE.length,
     });
+    expect(index.blocks.at(-1)).toEqual([GUIDE.length, Buffer.byteLength(GUIDE)]);
     expect(stored.text).toBe(GUIDE);
     expect(stored.pages).toEqual([]);
     expect(stored.headings).toEqual([

@@ -1,9 +1,11 @@
 import {
   type DocumentUploaded,
   type ExtractedText,
-  extractedTextKey,
+  extractedTextBodyKey,
+  extractedTextIndexKey,
   type InlineOrRef,
   type ParsedDocument,
+  textLayoutOf,
   type TopicEnvelope,
   Topics,
 } from '@kb/contracts';
@@ -94,7 +96,15 @@ export class ParsingService {
       pages: pages ?? [],
       headings,
     };
-    await putJson(this.blobs, extractedTextKey(tenantId, documentId, version), extracted);
+    // Stored as UTF-8 plus an index of its blocks (review N6): a reader range-reads the window it
+    // serves. The text first, then the index: a reader takes the index as the sign the text is in.
+    const layout = textLayoutOf(extracted);
+    await this.blobs.put(
+      extractedTextBodyKey(tenantId, documentId, version),
+      layout.body,
+      'text/plain; charset=utf-8',
+    );
+    await putJson(this.blobs, extractedTextIndexKey(tenantId, documentId, version), layout.index);
     const versionSpaces = pipelines.map((p) => p.space);
     // Chunked once per distinct chunker; each pipeline gets its own event, so each model embeds.
     const chunkings = new Map<

@@ -1,7 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 
-import { type BlobStore, deleteUnder, getJson, putJson } from '../../src';
+import {
+  type BlobStore,
+  deleteUnder,
+  getBounded,
+  getJson,
+  getRange,
+  ObjectTooLargeError,
+  putJson,
+} from '../../src';
 
 /**
  * What every BlobStore promises, run by each implementation's test file (S3 against the local
@@ -123,6 +131,20 @@ export function blobStoreConformance(storeFor: (bucket: string) => BlobStore): v
     expect(await store.list(`${prefix}doc/`)).toEqual([]);
     expect(await store.list(`${prefix}doc-other/`)).toEqual([`${prefix}doc-other/v1/chunks.json`]);
     expect(await store.list(`${prefix}missing/`)).toEqual([]);
+  });
+
+  it('reads a byte range into memory (getRange), and bounds a whole read (getBounded)', async () => {
+    const bytes = randomBytes(300_000);
+    await store.put(`${prefix}ranged`, bytes);
+    const middle = await getRange(store, `${prefix}ranged`, { start: 150_000, end: 150_099 });
+    expect(middle.equals(bytes.subarray(150_000, 150_100))).toBe(true);
+    const last = await getRange(store, `${prefix}ranged`, { start: 299_999, end: 299_999 });
+    expect(last.equals(bytes.subarray(299_999))).toBe(true);
+    expect((await getBounded(store, `${prefix}ranged`, 300_000)).equals(bytes)).toBe(true);
+    await expect(getBounded(store, `${prefix}ranged`, 299_999)).rejects.toBeInstanceOf(
+      ObjectTooLargeError,
+    );
+    await expect(getRange(store, `${prefix}missing`, { start: 0, end: 1 })).rejects.toThrow();
   });
 
   it('round-trips JSON through putJson and getJson', async () => {
