@@ -18,7 +18,12 @@ import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.po
 import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
 import { TransactionRunner, type Trx } from '../platform/transaction.runner';
-import { decodeCursor, encodeCursor } from './document.cursor';
+import {
+  decodeCursor,
+  decodeExternalIdCursor,
+  encodeCursor,
+  encodeExternalIdCursor,
+} from './document.cursor';
 import {
   type DeleteResult,
   type DocumentAcl,
@@ -415,18 +420,30 @@ export class DocumentsService {
     return toView(updated);
   }
 
-  /** The documents the caller may read whose external id starts with `prefix` (ADR 26). */
-  async listByExternalIdPrefix(
+  /**
+   * A page of the documents the caller may read whose external id starts with `prefix` (ADR 26),
+   * in external-id order, after the cursor's external id (review N6: it was every one at once).
+   */
+  async pageByExternalIdPrefix(
     tenantId: TenantId,
     access: Access,
     prefix: string,
-  ): Promise<DocumentView[]> {
-    const rows = await this.documents.listByExternalIdPrefix(
+    limit: number,
+    cursor?: string,
+  ): Promise<DocumentPage> {
+    const after = cursor ? decodeExternalIdCursor(cursor) : undefined;
+    const rows = await this.documents.pageByExternalIdPrefix(
       tenantId,
       prefix,
       visibilityOf(access),
     );
-    return rows.map(toView);
+    const page = rows.slice(0, limit).map(toView);
+    const last = page[page.length - 1];
+    return {
+      items: page,
+      nextCursor:
+        rows.length > limit && last?.externalId ? encodeExternalIdCursor(last.externalId) : null,
+    };
   }
 
   async list(
@@ -470,6 +487,8 @@ export class DocumentsService {
         version: event.version,
         status: event.status,
         // Empty strings are no reason or detail, as before.
+      limit + 1,
+      after,
         reason: event.reason || undefined,
         detail: event.detail || undefined,
         chunkCount: event.chunkCount,
