@@ -241,14 +241,15 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       path: '/v1/documents',
       operationId: 'listDocuments',
       summary:
-        'The documents the caller may read matching `where`, newest first, a page at a time (limit ≤ 1000, default 100); with externalIdPrefix, every one whose external id starts with it (what a sync brought)',
+        'The documents the caller may read matching `where`, newest first, a page at a time (limit ≤ 1000, default 100); with externalIdPrefix (and no `where`), those whose external id starts with it (what a sync brought), a page at a time in external-id order',
       parameters: [
         ...listParameters,
         {
           name: 'externalIdPrefix',
           in: 'query' as const,
           schema: z.string().min(1).max(200),
-          description: 'Only documents whose externalId starts with this, all in one page.',
+          description:
+            "Only documents whose externalId starts with this, in externalId order (byte order), paged by `limit` and `cursor` (this listing's cursors may be up to 4400 characters).",
         },
       ],
       status: 200,

@@ -381,6 +381,60 @@ describe('DocumentsRepository', () => {
     });
     expect([...first, ...second].map((d) => d.id)).toEqual([...ids].reverse());
   });
+  it('pages an external-id prefix in byte order, escaping LIKE, only what the caller reads (N6)', async () => {
+    const other = toTenantId(`prefix-${randomUUID().slice(0, 8)}`);
+    // Byte order, whatever the database's collation: 'B' < 'a' < 'b' < 'é'.
+    const names = ['b', 'a', 'é', 'B', 'a_b', 'a%'];
+    for (const name of names) {
+      await insertWithEvent(newDocument({ tenantId: other, externalId: `src/${name}` }));
+    }
+    // Not under the prefix: another prefix, and a `_` that LIKE would take as any character.
+    await insertWithEvent(newDocument({ tenantId: other, externalId: 'srcX/a' }));
+    await insertWithEvent(
+      newDocument({
+        tenantId: other,
+        externalId: 'src/hidden',
+        acl: { users: [], groups: [], roles: [], tenant: false },
+        ownerId: 'zoe',
+      }),
+    );
+    const repository = service.documentsRepository;
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await repository.pageByExternalIdPrefix(other, 'src/', ['g:eng'], 2, after);
+      seen.push(...page.map((d) => d.externalId!));
+      if (page.length < 2) break;
+      after = page[page.length - 1]!.externalId!;
+    }
+    const expected = names
+      .map((n) => `src/${n}`)
+      .sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+    expect(seen).toEqual(expected);
+    expect(await repository.pageByExternalIdPrefix(other, 'src/a_', 'all', 10)).toHaveLength(1);
+    // The sync's own method still lists them all at once.
+    expect(await repository.listByExternalIdPrefix(other, 'src/', 'all')).toHaveLength(7);
+    // Through the service: the cursor round-trips, and a page of many is audited with its ids.
+    const alice = newAccess({ tenantId: other, userId: 'alice', principals: ['g:eng'] });
+    const first = await service.reads.listByExternalIdPrefix(other, alice, 'src/', 4);
+    const second = await service.reads.listByExternalIdPrefix(
+      other,
+      alice,
+      'src/',
+      4,
+      first.nextCursor!,
+    );
+    expect([...first.items, ...second.items].map((d) => d.externalId)).toEqual(expected);
+    expect(second.nextCursor).toBeNull();
+    const { rows } = await sql<{ payload: string }>`
+      SELECT payload FROM outbox WHERE topic = 'kb.audit.v1' AND payload::jsonb->>'tenantId' = ${other}
+         AND payload::jsonb->'payload'->>'action' = 'documents_listed' ORDER BY id`.execute(db);
+    expect(rows.map((r) => JSON.parse(r.payload).payload.documentIds)).toEqual([
+      first.items.map((d) => d.id),
+      second.items.map((d) => d.id),
+    ]);
+  });
+
   it('reads a listing and writes its audit record in one statement', async () => {
     const other = toTenantId(`read-${randomUUID().slice(0, 8)}`);
     const ids: string[] = [];

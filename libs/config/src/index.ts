@@ -101,6 +101,12 @@ export const rateLimitConfigSchema = z.object({
   /** Administration: ACL policy and audit (acl-service), knowledge bases (document-service). */
   RATE_LIMIT_ADMIN_PER_PRINCIPAL: callsPerWindow(120),
   RATE_LIMIT_ADMIN_PER_TENANT: callsPerWindow(600),
+  /**
+   * Reads of document content, extracted text, listings, stats and metadata values
+   * (document-service, review N6). A search's hit details are one listing.
+   */
+  RATE_LIMIT_READ_PER_PRINCIPAL: callsPerWindow(1200),
+  RATE_LIMIT_READ_PER_TENANT: callsPerWindow(12000),
 });
 export type RateLimitConfig = z.infer<typeof rateLimitConfigSchema>;
 

@@ -56,7 +56,7 @@ export class CollectionsController {
    * whose name or id holds `name`, with `total` and each one's stats over what the caller reads.
    */
   @Get()
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'read' })
   async list(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
@@ -71,7 +71,7 @@ export class CollectionsController {
 
   /** Status and counts over the documents the caller may read. */
   @Get(':id/stats')
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'read' })
   async stats(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
@@ -81,7 +81,7 @@ export class CollectionsController {
   }
 
   @Get(':id/metadata-values')
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'read' })
   async metadataValues(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,

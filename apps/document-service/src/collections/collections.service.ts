@@ -170,6 +170,11 @@ export class CollectionsService {
       visibility,
       page.map((kb) => kb.id),
     );
+    // Counts over the documents the caller reads are a read of them (review L5).
+    await this.audit.read('documents_listed', access, [], {
+      read: 'knowledge_base_stats',
+      knowledgeBaseIds: page.map((kb) => kb.id),
+    });
     return {
       items: page.map((kb) => ({
         ...kb,
@@ -187,6 +192,10 @@ export class CollectionsService {
     await this.requireFound(tenantId, id);
     const visibility = visibilityOf(access);
     const rows = await this.counts.countInKnowledgeBases(tenantId, visibility, [id]);
+    await this.audit.read('documents_listed', access, [], {
+      read: 'knowledge_base_stats',
+      knowledgeBaseId: id,
+    });
     return statsOf(rows, scopeOf(visibility));
   }
 
@@ -200,9 +209,16 @@ export class CollectionsService {
   ): Promise<MetadataValues> {
     await this.requireFound(tenantId, id);
     const values = await this.counts.valuesOf(tenantId, visibilityOf(access), id, field, limit + 1);
+    const name = field.kind === 'tags' ? 'tags' : `metadata.${field.key}`;
+    await this.audit.read('documents_listed', access, [], {
+      read: 'metadata_values',
+      knowledgeBaseId: id,
+      field: name,
+      limit,
+    });
     return {
       knowledgeBaseId: id,
-      field: field.kind === 'tags' ? 'tags' : `metadata.${field.key}`,
+      field: name,
       values: values.slice(0, limit),
       truncated: values.length > limit,
     };

@@ -27,10 +27,11 @@ export class DocumentContentController {
 
   /**
    * The original as uploaded, streamed from S3: its content type, `ETag` (the SHA-256),
-   * `Content-Length`, and one byte range (`Range`, 206; 416 past the end; `If-Range`).
+   * `Content-Length`, and one byte range (`Range`, 206; 416 past the end; `If-Range`). Draws on
+   * the `read` budget (review N6) and is audited as `document_read` (L5), like `/text`.
    */
   @Get(':id/content')
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'read' })
   async original(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
@@ -67,7 +68,7 @@ export class DocumentContentController {
    * it, with the page and heading maps; offsets are those of search hits and citations.
    */
   @Get(':id/text')
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'read' })
   async text(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,

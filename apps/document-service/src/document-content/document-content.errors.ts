@@ -5,11 +5,14 @@ export enum DocumentContentErrorCode {
   TextNotAvailable = 'text_not_available',
   /** A version the document never had. */
   VersionNotFound = 'document_version_not_found',
+  /** A text stored whole before texts were stored in windows, too large to read at once (N6). */
+  TextTooLarge = 'text_too_large',
 }
 
 const KIND: Record<DocumentContentErrorCode, ErrorKind> = {
   [DocumentContentErrorCode.TextNotAvailable]: ErrorKind.FailedPrecondition,
   [DocumentContentErrorCode.VersionNotFound]: ErrorKind.NotFound,
+  [DocumentContentErrorCode.TextTooLarge]: ErrorKind.FailedPrecondition,
 };
 
 export class DocumentContentError extends DomainError<DocumentContentErrorCode> {

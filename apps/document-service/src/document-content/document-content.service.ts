@@ -3,19 +3,45 @@ import type { Readable } from 'node:stream';
 import type { Access } from '@kb/auth';
 import {
   type ExtractedText,
+  extractedTextBodyKey,
+  type ExtractedTextIndex,
+  extractedTextIndexKey,
+  extractedTextIndexSchema,
   extractedTextKey,
   extractedTextSchema,
   type TenantId,
+  textRangeOf,
 } from '@kb/contracts';
-import { type BlobStore, getJson } from '@kb/storage';
-import { Inject, Injectable } from '@nestjs/common';
+import { type BlobStore, getBounded, getRange, ObjectTooLargeError } from '@kb/storage';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 
 import type { DocumentRecord } from '../documents/document.model';
+import { DocumentAudit } from '../documents/document-audit';
 import { DocumentError, DocumentErrorCode } from '../documents/documents.errors';
 import { DocumentsRepository, visibilityOf } from '../documents/documents.repository';
 import { BLOB_STORE } from '../platform/tokens';
 import { ifRangeHolds, rangeOf } from './byte-range';
 import { DocumentContentError, DocumentContentErrorCode } from './document-content.errors';
+
+/**
+ * Bounds of reading a text stored before review N6 (`text.json`, the whole text in one object):
+ * such a read takes the whole object into memory, so at most `legacyMaxBytes` of it, and at most
+ * `legacyConcurrency` of them at once in a process (others wait their turn). The index of a
+ * windowed text is bounded by `indexMaxBytes` likewise (it holds the page and heading maps).
+ */
+export interface TextReadLimits {
+  legacyMaxBytes: number;
+  legacyConcurrency: number;
+  indexMaxBytes: number;
+}
+
+export const TEXT_READ_LIMITS = Symbol('TEXT_READ_LIMITS');
+
+export const DEFAULT_TEXT_READ_LIMITS: TextReadLimits = {
+  legacyMaxBytes: 64 * 1024 * 1024,
+  legacyConcurrency: 2,
+  indexMaxBytes: 16 * 1024 * 1024,
+};
 
 /** How the original is answered: its headers, and a stream unless the range was unsatisfiable. */
 export interface OriginalContent {
@@ -61,10 +87,18 @@ export interface TextWindow {
  */
 @Injectable()
 export class DocumentContentService {
+  private readonly limits: TextReadLimits;
+  private readonly legacyReads: Semaphore;
+
   constructor(
     private readonly documents: DocumentsRepository,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-  ) {}
+    private readonly audit: DocumentAudit,
+    @Optional() @Inject(TEXT_READ_LIMITS) limits?: Partial<TextReadLimits>,
+  ) {
+    this.limits = { ...DEFAULT_TEXT_READ_LIMITS, ...limits };
+    this.legacyReads = new Semaphore(this.limits.legacyConcurrency);
+  }
 
   async original(
     tenantId: TenantId,
@@ -83,19 +117,18 @@ export class DocumentContentService {
     const request = ifRangeHolds(conditions.ifRange, etag)
       ? rangeOf(conditions.range, document.sizeBytes)
       : ({ kind: 'whole' } as const);
-    switch (request.kind) {
-      case 'unsatisfiable':
-        return { ...head, status: 416 };
-      case 'partial':
-        return {
-          ...head,
-          status: 206,
-          range: request.range,
-          body: await this.blobs.openRead(document.blobKey, request.range),
-        };
-      case 'whole':
-        return { ...head, status: 200, body: await this.blobs.openRead(document.blobKey) };
-    }
+    // An unsatisfiable range served nothing: like a refused read, it leaves no record.
+    if (request.kind === 'unsatisfiable') return { ...head, status: 416 };
+    const range = request.kind === 'partial' ? request.range : undefined;
+    // Audited before a byte goes out (review L5), as `document_read` of the original.
+    await this.audit.read('document_read', access, [id], {
+      version: document.version,
+      part: 'content',
+      ...(range ? { range: `${range.start}-${range.end}` } : {}),
+    });
+    return range
+      ? { ...head, status: 206, range, body: await this.blobs.openRead(document.blobKey, range) }
+      : { ...head, status: 200, body: await this.blobs.openRead(document.blobKey) };
   }
 
   async text(
@@ -112,16 +145,66 @@ export class DocumentContentService {
         `document ${id} has no version ${version} (current: ${document.version})`,
       );
     }
-    const key = extractedTextKey(tenantId, id, version);
-    if (!(await this.blobs.exists(key))) throw unavailable(document, version);
-    const extracted = extractedTextSchema.parse(await getJson(this.blobs, key));
-    const offset = Math.min(window.offset, extracted.text.length);
-    const end = Math.min(offset + window.limit, extracted.text.length);
+    const stored = await this.windowOf(tenantId, document, version, window);
+    await this.audit.read('document_read', access, [id], {
+      version,
+      part: 'text',
+      offset: stored.offset,
+      length: stored.text.length,
+    });
     return {
       documentId: id,
       version,
       title: document.title,
       contentType: document.contentType,
+      ...stored,
+    };
+  }
+
+  /**
+   * The window of a version's text, read as it was stored: a range of `text.txt` through its
+   * index (review N6), or, for a version parsed before that, from the whole `text.json`, within
+   * `TextReadLimits`.
+   */
+  private async windowOf(
+    tenantId: TenantId,
+    document: DocumentRecord,
+    version: number,
+    window: TextWindow,
+  ): Promise<Omit<DocumentText, 'documentId' | 'version' | 'title' | 'contentType'>> {
+    const indexKey = extractedTextIndexKey(tenantId, document.id, version);
+    if (await this.blobs.exists(indexKey)) {
+      const index = await this.indexAt(document, version, indexKey);
+      const offset = Math.min(window.offset, index.length);
+      const end = Math.min(offset + window.limit, index.length);
+      const range = textRangeOf(index, offset, end);
+      let text = '';
+      if (range) {
+        const bytes = await getRange(
+          this.blobs,
+          extractedTextBodyKey(tenantId, document.id, version),
+          { start: range.startByte, end: range.endByte - 1 },
+        );
+        text = bytes.toString('utf8').slice(offset - range.firstUnit, end - range.firstUnit);
+      }
+      return {
+        format: index.format,
+        length: index.length,
+        offset,
+        text,
+        nextOffset: end < index.length ? end : null,
+        pages: index.pages,
+        headings: index.headings,
+      };
+    }
+    const legacyKey = extractedTextKey(tenantId, document.id, version);
+    if (!(await this.blobs.exists(legacyKey))) throw unavailable(document, version);
+    const extracted = await this.legacyReads.run(() =>
+      this.legacyText(document, version, legacyKey),
+    );
+    const offset = Math.min(window.offset, extracted.text.length);
+    const end = Math.min(offset + window.limit, extracted.text.length);
+    return {
       format: extracted.format,
       length: extracted.text.length,
       offset,
@@ -130,6 +213,44 @@ export class DocumentContentService {
       pages: extracted.pages,
       headings: extracted.headings,
     };
+  }
+
+  private async indexAt(
+    document: DocumentRecord,
+    version: number,
+    key: string,
+  ): Promise<ExtractedTextIndex> {
+    const bytes = await this.bounded(document, version, key, this.limits.indexMaxBytes);
+    return extractedTextIndexSchema.parse(JSON.parse(bytes.toString('utf8')));
+  }
+
+  /** A text stored whole before review N6: read whole, at most `legacyMaxBytes` of it. */
+  private async legacyText(
+    document: DocumentRecord,
+    version: number,
+    key: string,
+  ): Promise<ExtractedText> {
+    const bytes = await this.bounded(document, version, key, this.limits.legacyMaxBytes);
+    return extractedTextSchema.parse(JSON.parse(bytes.toString('utf8')));
+  }
+
+  private async bounded(
+    document: DocumentRecord,
+    version: number,
+    key: string,
+    maxBytes: number,
+  ): Promise<Buffer> {
+    try {
+      return await getBounded(this.blobs, key, maxBytes);
+    } catch (error) {
+      if (!(error instanceof ObjectTooLargeError)) throw error;
+      throw new DocumentContentError(
+        DocumentContentErrorCode.TextTooLarge,
+        `document ${document.id} v${version} has an extracted text stored whole before texts ` +
+          `were stored in windows, over the ${maxBytes} bytes read at once; upload the content ` +
+          'again to store it in windows',
+      );
+    }
   }
 
   private async readable(tenantId: TenantId, access: Access, id: string): Promise<DocumentRecord> {
@@ -152,4 +273,28 @@ function unavailable(document: DocumentRecord, version: number): DocumentContent
     DocumentContentErrorCode.TextNotAvailable,
     `document ${document.id} v${version} has no extracted text: ${why}`,
   );
+}
+
+/** At most `limit` tasks at once; the others wait, first come first served. */
+class Semaphore {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= this.limit) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else {
+      this.running += 1;
+    }
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      // The slot passes to the next waiter as it is; otherwise it is freed.
+      if (next) next();
+      else this.running -= 1;
+    }
+  }
 }

@@ -1,6 +1,11 @@
-import { auditEventSchema, Topics } from '@kb/contracts';
-import { ErrorKind } from '@kb/errors';
+import { Readable } from 'node:stream';
 
+import { auditEventSchema, type ExtractedText, extractedTextKey, Topics } from '@kb/contracts';
+import { ErrorKind } from '@kb/errors';
+import { putJson } from '@kb/storage';
+
+import { DocumentContentService } from '../document-content/document-content.service';
+import { DocumentStatsService } from '../stats/document-stats.service';
 import {
   type DocumentServiceFixture,
   documentServiceFixture,
@@ -8,6 +13,7 @@ import {
   spool,
   TENANT,
 } from '../testing/document-service.fixture';
+import { InMemoryDocumentStatsRepository } from '../testing/in-memory-document-stats.repository';
 
 const files = spool();
 afterAll(() => files.cleanup());
@@ -83,5 +89,92 @@ describe('document audit', () => {
     // Reads wake the relay soon, for one drain per window: at once, they cost a drain each.
     expect(f.relay.wakes).toBe(wakes);
     expect(f.relay.soonWakes).toBe(2);
+  });
+
+  it('records reads of the original and of the text, but not a refused or empty one (L5)', async () => {
+    const document = await upload('hello world');
+    const extracted: ExtractedText = {
+      documentId: document.id,
+      version: 1,
+      format: 'text',
+      text: 'hello world',
+      pages: [],
+      headings: [],
+    };
+    await putJson(f.blobs, extractedTextKey(TENANT, document.id, 1), extracted);
+    const content = new DocumentContentService(f.documentsRepository, f.blobs, f.audit);
+    const whole = await content.original(TENANT, alice, document.id);
+    (whole.body as Readable).destroy();
+    const ranged = await content.original(TENANT, alice, document.id, { range: 'bytes=0-4' });
+    (ranged.body as Readable).destroy();
+    expect(
+      (await content.original(TENANT, alice, document.id, { range: 'bytes=99-' })).status,
+    ).toBe(416);
+    await content.text(TENANT, alice, document.id, { offset: 6, limit: 100 });
+    const bob = newAccess({ userId: 'bob' });
+    await expect(content.text(TENANT, bob, document.id, { offset: 0, limit: 1 })).rejects.toThrow();
+    await expect(content.original(TENANT, bob, document.id)).rejects.toThrow();
+
+    expect(audit().slice(1)).toEqual([
+      expect.objectContaining({
+        action: 'document_read',
+        actor: 'alice',
+        documentIds: [document.id],
+        detail: '{"version":1,"part":"content"}',
+      }),
+      expect.objectContaining({
+        action: 'document_read',
+        documentIds: [document.id],
+        detail: '{"version":1,"part":"content","range":"0-4"}',
+      }),
+      expect.objectContaining({
+        action: 'document_read',
+        documentIds: [document.id],
+        detail: '{"version":1,"part":"text","offset":6,"length":5}',
+      }),
+    ]);
+    for (const record of audit()) expect(auditEventSchema.parse(record)).toEqual(record);
+  });
+
+  it('records a page of an external-id prefix listing, stats and metadata values (L5)', async () => {
+    const a = await f.documents.upload(TENANT, alice, files.file('a'), { externalId: 'x/a' });
+    const b = await f.documents.upload(TENANT, alice, files.file('b'), { externalId: 'x/b' });
+    const page = await f.reads.listByExternalIdPrefix(TENANT, alice, 'x/', 1);
+    expect(page.items.map((d) => d.id)).toEqual([a.id]);
+    await f.reads.listByExternalIdPrefix(TENANT, alice, 'x/', 1, page.nextCursor!);
+    const stats = new DocumentStatsService(
+      new InMemoryDocumentStatsRepository(f.db),
+      f.knowledgeBasesRepository,
+      f.audit,
+    );
+    await stats.stats(TENANT, alice);
+    await f.collections.stats(TENANT, alice, 'default');
+    await f.collections.metadataValues(TENANT, alice, 'default', { kind: 'tags' }, 5);
+
+    expect(audit().slice(2)).toEqual([
+      expect.objectContaining({
+        action: 'documents_listed',
+        documentIds: [a.id],
+        detail: '{"externalIdPrefix":"x/","limit":1}',
+      }),
+      expect.objectContaining({
+        action: 'documents_listed',
+        documentIds: [b.id],
+        detail: JSON.stringify({ externalIdPrefix: 'x/', limit: 1, cursor: page.nextCursor }),
+      }),
+      expect.objectContaining({ action: 'documents_listed', detail: '{"read":"stats"}' }),
+      expect.objectContaining({
+        action: 'documents_listed',
+        detail: '{"read":"knowledge_base_stats","knowledgeBaseId":"default"}',
+      }),
+      expect.objectContaining({
+        action: 'documents_listed',
+        detail: '{"read":"metadata_values","knowledgeBaseId":"default","field":"tags","limit":5}',
+      }),
+    ]);
+    for (const record of audit()) {
+      expect(record).toMatchObject({ actor: 'alice' });
+      expect(auditEventSchema.parse(record)).toEqual(record);
+    }
   });
 });

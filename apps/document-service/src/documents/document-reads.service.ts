@@ -9,7 +9,7 @@ import { DocumentsService } from './documents.service';
 /**
  * The reads a caller asks for over REST (and, through query-service, over gRPC), each audited
  * once served: `document_read` with the document, `documents_listed` with the page's documents
- * (written by the statement that reads the page).
+ * (written by the statement that reads the page; a `?externalIdPrefix=` page records its own).
  * A refused read (404) leaves no record: it returned nothing. Internal reads (the visibility check
  * before an edit) go to `DocumentsService` directly and are not reads of the caller's.
  */
@@ -24,6 +24,33 @@ export class DocumentReads {
     const document = await this.documents.get(tenantId, access, id);
     await this.audit.read('document_read', access, [id], { version: document.version });
     return document;
+  }
+
+  /**
+   * A page of the documents whose external id starts with `prefix` (what a sync brought),
+   * audited as a listing with the page's documents and the prefix (review L5).
+   */
+  async listByExternalIdPrefix(
+    tenantId: TenantId,
+    access: Access,
+    prefix: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<DocumentPage> {
+    const page = await this.documents.pageByExternalIdPrefix(
+      tenantId,
+      access,
+      prefix,
+      limit,
+      cursor,
+    );
+    await this.audit.read(
+      'documents_listed',
+      access,
+      page.items.map((d) => d.id),
+      { externalIdPrefix: prefix, limit, ...(cursor ? { cursor } : {}) },
+    );
+    return page;
   }
 
   async list(

@@ -30,3 +30,25 @@ export function decodeCursor(cursor: string): DocumentCursor {
     throw new DocumentError(DocumentErrorCode.InvalidCursor, 'cursor is malformed');
   return parsed.data;
 }
+
+/** What a cursor of `?externalIdPrefix=` holds: the last external id of a page (byte order). */
+const externalIdCursorSchema = z.object({ externalId: z.string().min(1).max(1024) }).strict();
+
+/** Where a page of `?externalIdPrefix=` ends: opaque to clients (base64url JSON). */
+export function encodeExternalIdCursor(externalId: string): string {
+  return Buffer.from(JSON.stringify({ externalId })).toString('base64url');
+}
+
+/** A `?externalIdPrefix=` cursor, validated whole (400 invalid_cursor otherwise). */
+export function decodeExternalIdCursor(cursor: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  const parsed = externalIdCursorSchema.safeParse(value);
+  if (!parsed.success)
+    throw new DocumentError(DocumentErrorCode.InvalidCursor, 'cursor is malformed');
+  return parsed.data.externalId;
+}

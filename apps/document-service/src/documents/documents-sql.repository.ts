@@ -102,6 +102,29 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     return rows.map(toRecord);
   }
 
+  async pageByExternalIdPrefix(
+    tenantId: TenantId,
+    prefix: string,
+    visibility: Visibility,
+    limit: number,
+    after?: string,
+  ): Promise<DocumentRecord[]> {
+    const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    let query = this.db
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where(sql<boolean>`external_id LIKE ${pattern}`)
+      .$call(visibleTo(visibility))
+      // Byte order: the cursor compares as the page is sorted, whatever the database's collation.
+      .orderBy(sql`external_id COLLATE "C"`)
+      .limit(limit);
+    if (after !== undefined) {
+      query = query.where(sql<boolean>`external_id COLLATE "C" > ${after}`);
+    }
+    return (await query.execute()).map(toRecord);
+  }
+
   async findById(
     tenantId: TenantId,
     id: string,

@@ -87,7 +87,10 @@ describe('uploads through POST /v1/documents', () => {
         {
           provide: RATE_LIMITER,
           useValue: new FlexibleRateLimiter(
-            { windowSeconds: 60, buckets: { upload: { principal: 5, tenant: 0 } } },
+            {
+              windowSeconds: 60,
+              buckets: { upload: { principal: 5, tenant: 0 }, read: { principal: 5, tenant: 0 } },
+            },
             null,
           ),
         },
@@ -218,5 +221,95 @@ describe('uploads through POST /v1/documents', () => {
     expect(unknown.status).toBe(400);
     expect(JSON.stringify(await unknown.json())).toContain('knowledge_bases');
     expect(readdirSync(spool)).toEqual([]);
+  });
+
+  const postJson = async (body: unknown, user: string) =>
+    fetch(`${url}/v1/documents`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await mintToken({ tenant: 't1', user }, SECRET)}`,
+      },
+    });
+  const getAs = async (path: string, user: string) =>
+    fetch(`${url}${path}`, {
+      headers: { authorization: `Bearer ${await mintToken({ tenant: 't1', user }, SECRET)}` },
+    });
+
+  it('reserves source: external ids for source syncs: 400 external_id_reserved (N13)', async () => {
+    const before = (await f.documents.list(TENANT, newAccess({ isAdmin: true }), 1000)).items;
+    const json = await postJson({ text: 'planted', externalId: 'source:s1/guide.md' }, 'ivan');
+    expect(json.status).toBe(400);
+    expect(await json.json()).toEqual({
+      error: {
+        code: 'external_id_reserved',
+        message: 'external ids starting "source:" are reserved for source syncs',
+      },
+    });
+    const multipart = await upload('ivan', { externalId: 'source:s1/other.md' }, 'p');
+    expect(multipart.status).toBe(400);
+    expect(await multipart.json()).toMatchObject({ error: { code: 'external_id_reserved' } });
+    expect((await f.documents.list(TENANT, newAccess({ isAdmin: true }), 1000)).items).toEqual(
+      before,
+    );
+    expect(readdirSync(spool)).toEqual([]);
+  });
+
+  it('answers an external id held by a document the caller cannot read as unusable, not taken (N13)', async () => {
+    expect((await postJson({ text: 'mine', externalId: 'ivan/private.md' }, 'ivan')).status).toBe(
+      202,
+    );
+    const probe = await postJson({ text: 'probe', externalId: 'ivan/private.md' }, 'judy');
+    expect(probe.status).toBe(400);
+    expect(await probe.json()).toEqual({
+      error: {
+        code: 'invalid_external_id',
+        message: 'external id "ivan/private.md" cannot be used; choose another',
+      },
+    });
+  });
+
+  it('pages ?externalIdPrefix= in external-id order, with a cursor (N6)', async () => {
+    for (const name of ['c', 'a', 'b']) {
+      expect((await postJson({ text: name, externalId: `kim/${name}.md` }, 'kim')).status).toBe(
+        202,
+      );
+    }
+    const first = await getAs('/v1/documents?externalIdPrefix=kim%2F&limit=2', 'kim');
+    expect(first.status).toBe(200);
+    const page = (await first.json()) as {
+      items: Array<{ externalId: string }>;
+      nextCursor: string;
+    };
+    expect(page.items.map((d) => d.externalId)).toEqual(['kim/a.md', 'kim/b.md']);
+    expect(page.nextCursor).toEqual(expect.any(String));
+    const second = (await (
+      await getAs(`/v1/documents?externalIdPrefix=kim%2F&limit=2&cursor=${page.nextCursor}`, 'kim')
+    ).json()) as { items: Array<{ externalId: string }>; nextCursor: string | null };
+    expect(second).toMatchObject({ items: [{ externalId: 'kim/c.md' }], nextCursor: null });
+    const withWhere = await getAs(
+      `/v1/documents?externalIdPrefix=kim%2F&where=${encodeURIComponent('{"tags":"x"}')}`,
+      'kim',
+    );
+    expect(withWhere.status).toBe(400);
+    expect(await withWhere.json()).toMatchObject({
+      error: {
+        code: 'invalid_argument',
+        message: 'where: where cannot be combined with externalIdPrefix',
+      },
+    });
+    const badCursor = await getAs('/v1/documents?externalIdPrefix=kim%2F&cursor=bm9wZQ', 'kim');
+    expect(badCursor.status).toBe(400);
+    expect(await badCursor.json()).toEqual({
+      error: { code: 'invalid_cursor', message: 'cursor is malformed' },
+    });
+  });
+
+  it('draws listings on the read budget: 429 once a caller spent it (N6)', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++)
+      statuses.push((await getAs('/v1/documents?limit=1', 'lena')).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
   });
 });

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 
 import type { Access, Caller, Permission } from '@kb/auth';
-import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import { Authenticated, BodyLimit, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import {
   Body,
   Controller,
@@ -53,10 +53,35 @@ export { editSchema, uploadFieldsSchema } from './document-fields';
 /** A page of documents: `?limit&cursor&where`. */
 export { listQuerySchema } from './document-listing';
 
-/** `GET /v1/documents`: a page, or (`externalIdPrefix`) every document a sync brought. */
-export const documentListQuerySchema = listQuerySchema.extend({
-  externalIdPrefix: z.string().min(1).max(200).optional(),
-});
+/** The longest `?externalIdPrefix=` cursor: an external id of 1024 UTF-16 units, as base64url. */
+const EXTERNAL_ID_CURSOR_MAX = 4400;
+
+/**
+ * `GET /v1/documents`: a page, or (`externalIdPrefix`) a page of what a sync brought, in
+ * external-id order. Its cursor holds an external id, so it may be longer than a listing's (still
+ * base64url: never percent-encoded, so the request line stays under Node's header limit).
+ */
+export const documentListQuerySchema = listQuerySchema
+  .extend({
+    externalIdPrefix: z.string().min(1).max(200).optional(),
+    cursor: z.string().max(EXTERNAL_ID_CURSOR_MAX).optional(),
+  })
+  .refine((q) => q.externalIdPrefix === undefined || q.where === undefined, {
+    message: 'where cannot be combined with externalIdPrefix',
+    path: ['where'],
+  })
+  .refine((q) => q.externalIdPrefix !== undefined || (q.cursor?.length ?? 0) <= 200, {
+    message: 'Too big: expected string to have <=200 characters',
+    path: ['cursor'],
+  });
+
+/**
+ * The JSON form of an upload: up to `MAX_JSON_TEXT` (4 Mi) characters of text, up to 3 bytes each
+ * in UTF-8, and the fields. Read only after the guard (write permission, upload rate limit).
+ */
+export const JSON_UPLOAD_BODY_LIMIT = '16mb';
+/** An edit's metadata (64 keys, each up to a list of 256 strings) outgrows the 100 kB default. */
+export const EDIT_BODY_LIMIT = '1mb';
 
 /** Uploading or replacing content needs `write` on documents in the caller's tenant. */
 const WRITE_DOCUMENTS: Permission = { action: 'write', resource: 'documents' };
@@ -81,6 +106,7 @@ export class DocumentsController {
   @Post()
   // Checked by the guard, before multer spools the file: a reader cannot fill the disk.
   @Authenticated({ access: true, permission: WRITE_DOCUMENTS, rateLimit: 'upload' })
+  @BodyLimit(JSON_UPLOAD_BODY_LIMIT)
   @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
   async upload(
     @CurrentCaller() caller: Caller,
@@ -171,6 +197,7 @@ export class DocumentsController {
    */
   @Patch(':id')
   @Authenticated({ access: true })
+  @BodyLimit(EDIT_BODY_LIMIT)
   async edit(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
@@ -201,24 +228,25 @@ export class DocumentsController {
     return this.documents.setAcl(caller.tenantId, access, id, acl);
   }
 
+  /** A page of documents; reads draw on the `read` budget (review N6) and are audited (L5). */
   @Get()
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'read' })
   async list(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
     @Query() query: unknown,
   ): Promise<DocumentPage> {
-    const { externalIdPrefix, ...rest } = parseBody(documentListQuerySchema, query);
+    const { externalIdPrefix, limit, cursor, where } = parseBody(documentListQuerySchema, query);
     if (externalIdPrefix !== undefined) {
-      // What a sync brought (ADR 26): every such document the caller may read, in one answer.
-      const items = await this.documents.listByExternalIdPrefix(
+      // What a sync brought (ADR 26): a page at a time, in external-id order.
+      return this.reads.listByExternalIdPrefix(
         caller.tenantId,
         access,
         externalIdPrefix,
+        limit,
+        cursor,
       );
-      return { items, nextCursor: null };
     }
-    const { limit, cursor, where } = rest;
     return this.reads.list(caller.tenantId, access, limit, cursor, undefined, parseWhere(where));
   }
 

@@ -9,8 +9,15 @@ export enum DocumentErrorCode {
   /** `where` is not JSON, or not a filter of the language (docs/adr/0007, 0024). */
   InvalidFilter = 'invalid_filter',
   PermissionDenied = 'permission_denied',
-  /** Another document of the tenant, one the caller cannot read, holds this external id. */
+  /** A concurrent upload (of a document the caller can read) took this external id first; retry. */
   ExternalIdTaken = 'external_id_taken',
+  /**
+   * The external id cannot be used by this caller. Deliberately says no more: it is also the
+   * answer when a document the caller cannot read holds the id (review N13, docs/adr/0031).
+   */
+  InvalidExternalId = 'invalid_external_id',
+  /** `source:` external ids belong to source syncs (ADR 26, 31); uploads and edits may not use them. */
+  ExternalIdReserved = 'external_id_reserved',
   /** A pre-computed chunk without an embedding, or with one of another dimension. */
   InvalidChunk = 'invalid_chunk',
   /** A pre-computed document cannot go through another pipeline (it has no original to parse). */
@@ -26,6 +33,8 @@ const KIND: Record<DocumentErrorCode, ErrorKind> = {
   [DocumentErrorCode.InvalidFilter]: ErrorKind.InvalidArgument,
   [DocumentErrorCode.PermissionDenied]: ErrorKind.PermissionDenied,
   [DocumentErrorCode.ExternalIdTaken]: ErrorKind.AlreadyExists,
+  [DocumentErrorCode.InvalidExternalId]: ErrorKind.InvalidArgument,
+  [DocumentErrorCode.ExternalIdReserved]: ErrorKind.InvalidArgument,
   [DocumentErrorCode.InvalidChunk]: ErrorKind.InvalidArgument,
   [DocumentErrorCode.PrecomputedPipeline]: ErrorKind.FailedPrecondition,
 };

@@ -94,11 +94,25 @@ export abstract class DocumentsRepository {
     externalId: string,
     trx?: Trx,
   ): Promise<DocumentRecord | undefined>;
-  /** The tenant's documents whose external id starts with `prefix` (a source's, ADR 26). */
+  /**
+   * The tenant's documents whose external id starts with `prefix` (a source's, ADR 26), all of
+   * them: the server's sync plans with it. Callers' listings page with `pageByExternalIdPrefix`.
+   */
   abstract listByExternalIdPrefix(
     tenantId: TenantId,
     prefix: string,
     visibility: Visibility,
+  ): Promise<DocumentRecord[]>;
+  /**
+   * Up to `limit` of those documents in external-id order (byte order, as `COLLATE "C"`), after
+   * the external id `after` when given: `GET /v1/documents?externalIdPrefix=` (review N6).
+   */
+  abstract pageByExternalIdPrefix(
+    tenantId: TenantId,
+    prefix: string,
+    visibility: Visibility,
+    limit: number,
+    after?: string,
   ): Promise<DocumentRecord[]>;
   abstract findById(
     tenantId: TenantId,

@@ -209,7 +209,111 @@ describe('DocumentsService', () => {
       expect(b.duplicate).toBeUndefined();
       const zoe = newAccess({ userId: 'zoe', principals: ['u:zoe'] });
       await expect(upload('other', { externalId: 'a' }, zoe)).rejects.toMatchObject({
-        code: 'external_id_taken',
+        code: 'invalid_external_id',
+      });
+    });
+
+    it('answers an id held by an unreadable document exactly as an invalid id: no oracle (N13)', async () => {
+      await upload('secret', { externalId: 'hr/salaries.xlsx' });
+      const zoe = newAccess({ userId: 'zoe', principals: ['u:zoe'] });
+      const refusal = async (externalId: string) => {
+        const error = (await upload('probe', { externalId }, zoe).catch((e: unknown) => e)) as {
+          code: string;
+          kind: ErrorKind;
+          message: string;
+        };
+        return { code: error.code, kind: error.kind, message: error.message };
+      };
+      const held = await refusal('hr/salaries.xlsx');
+      const invalid = await refusal('hr/salaries.xlsx\u0007');
+      expect(held).toEqual({
+        code: 'invalid_external_id',
+        kind: ErrorKind.InvalidArgument,
+        message: 'external id "hr/salaries.xlsx" cannot be used; choose another',
+      });
+      expect({ ...invalid, message: invalid.message.replace('\u0007', '') }).toEqual(held);
+      // Nothing was written for the refused upload, and the holder is untouched.
+      expect((await f.documents.list(TENANT, alice, 10)).items).toHaveLength(1);
+      expect((await f.documents.list(TENANT, zoe, 10)).items).toHaveLength(0);
+    });
+
+    it('answers the concurrent-upload race on an unreadable holder as an unusable id too', async () => {
+      const hidden = await upload('secret', { externalId: 'x/1' });
+      const zoe = newAccess({ userId: 'zoe', principals: ['u:zoe'] });
+      // The holder appears between the first look-up and the insert.
+      const register = f.documents.register(
+        {
+          id: '00000000-0000-4000-8000-000000000001',
+          tenantId: TENANT,
+          title: 'probe',
+          filename: 'probe.md',
+          contentType: 'text/markdown',
+          sizeBytes: 5,
+          sha256: 'f'.repeat(64),
+          blobKey: 'blobs/t1/sha256/probe',
+          metadata: {},
+          tags: [],
+          knowledgeBaseIds: ['default'],
+          ownerId: 'zoe',
+          acl: { users: [], groups: [], roles: [], tenant: false },
+          externalId: 'x/1',
+          now: f.now,
+        },
+        zoe.principals,
+      );
+      await expect(register).rejects.toMatchObject({ code: 'invalid_external_id' });
+      await expect(
+        f.documents.register(
+          {
+            id: '00000000-0000-4000-8000-000000000002',
+            tenantId: TENANT,
+            title: 'probe',
+            filename: 'probe.md',
+            contentType: 'text/markdown',
+            sizeBytes: 5,
+            sha256: 'f'.repeat(64),
+            blobKey: 'blobs/t1/sha256/probe',
+            metadata: {},
+            tags: [],
+            knowledgeBaseIds: ['default'],
+            ownerId: 'alice',
+            acl: { users: [], groups: [], roles: [], tenant: false },
+            externalId: 'x/1',
+            now: f.now,
+          },
+          alice.principals,
+        ),
+      ).rejects.toMatchObject({ code: 'external_id_taken' });
+      expect(hidden.externalId).toBe('x/1');
+    });
+
+    it('reserves the source: prefix for the source sync (400 external_id_reserved)', async () => {
+      const refused = await upload('planted', { externalId: 'source:s1/guide.md' }).catch(
+        (e: unknown) => e,
+      );
+      expect(refused).toMatchObject({
+        code: 'external_id_reserved',
+        kind: ErrorKind.InvalidArgument,
+        message: 'external ids starting "source:" are reserved for source syncs',
+      });
+      expect((await f.documents.list(TENANT, alice, 10)).items).toHaveLength(0);
+      expect(f.blobs.keys()).toEqual([]);
+      // The sync says so explicitly, and its next version goes through the same way.
+      const synced = await f.documents.upload(
+        TENANT,
+        alice,
+        files.file('synced'),
+        { externalId: 'source:s1/guide.md' },
+        undefined,
+        { sourceSync: true },
+      );
+      expect(synced).toMatchObject({ version: 1, externalId: 'source:s1/guide.md' });
+      await expect(upload('again', { externalId: 'source:s1/guide.md' })).rejects.toMatchObject({
+        code: 'external_id_reserved',
+      });
+      // Only the prefix is reserved: an id merely holding "source:" elsewhere is anyone's.
+      await expect(upload('mine', { externalId: 'docs/source:1' })).resolves.toMatchObject({
+        version: 1,
       });
     });
   });

@@ -69,6 +69,52 @@ function requireAction(access: Access, action: Action): void {
  */
 export type VersionStart = (trx: Trx, document: DocumentRecord) => Promise<void>;
 
+/**
+ * The external-id prefix of documents a source sync brings (`source:<sourceId>/<path>`, ADR 26).
+ * Reserved (review N13): only the sync, through `UploadOptions.sourceSync`, may write it.
+ */
+export const RESERVED_EXTERNAL_ID_PREFIX = 'source:';
+
+/** How an internal caller uploads; never filled from a request. */
+export interface UploadOptions {
+  /**
+   * The source sync (apps/document-service/src/sources) uploads: external ids under the reserved
+   * `source:` prefix are allowed. Every other caller gets 400 `external_id_reserved` for them.
+   */
+  sourceSync?: boolean;
+}
+
+/**
+ * The one answer for an external id the caller may not use, whatever the reason: a document the
+ * caller cannot read holds it, or it is not a valid external id. It never says which, so it is
+ * no oracle of unreadable documents (review N13, docs/adr/0031).
+ */
+function unusableExternalId(externalId: string): DocumentError {
+  return new DocumentError(
+    DocumentErrorCode.InvalidExternalId,
+    `external id "${externalId}" cannot be used; choose another`,
+  );
+}
+
+/** Valid as `externalIdSchema` (document-fields.ts) says, for callers that bypass the schema. */
+const isValidExternalId = (externalId: string): boolean =>
+  externalId.length >= 1 && externalId.length <= 1024 && !/[\u0000-\u001f\u007f]/.test(externalId);
+
+/** Whether a document granting `principals` is one `visibility` may read. */
+const isVisible = (visibility: Visibility, principals: string[]): boolean =>
+  visibility === 'all' || principals.some((p) => visibility.includes(p));
+
+/** The service's own rules for an external id: valid, and not reserved unless a sync uploads. */
+function checkExternalId(externalId: string, options: UploadOptions): void {
+  if (!isValidExternalId(externalId)) throw unusableExternalId(externalId);
+  if (externalId.startsWith(RESERVED_EXTERNAL_ID_PREFIX) && !options.sourceSync) {
+    throw new DocumentError(
+      DocumentErrorCode.ExternalIdReserved,
+      `external ids starting "${RESERVED_EXTERNAL_ID_PREFIX}" are reserved for source syncs`,
+    );
+  }
+}
+
 const uploads = meter().createCounter('kb_documents_uploaded_total', {
   description: 'Uploads, by outcome (created or duplicate)',
 });
@@ -96,15 +142,21 @@ export class DocumentsService {
     private readonly audit: DocumentAudit,
   ) {}
 
-  /** Stores the original in S3, then the row and its event in one transaction. */
+  /**
+   * Stores the original in S3, then the row and its event in one transaction. An external id
+   * under the reserved `source:` prefix is 400 `external_id_reserved` unless `options.sourceSync`
+   * (the source sync only).
+   */
   async upload(
     tenantId: TenantId,
     access: Access,
     file: UploadedFile,
     fields: UploadFields,
     start?: VersionStart,
+    options: UploadOptions = {},
   ): Promise<DocumentView> {
     requireAction(access, 'write');
+    if (fields.externalId !== undefined) checkExternalId(fields.externalId, options);
     await this.knowledgeBases.requireExisting(tenantId, fields.knowledgeBaseIds ?? []);
     if (file.size === 0) {
       throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);
@@ -129,7 +181,8 @@ export class DocumentsService {
   /**
    * The document holding `externalId` gets `file` as its next version (or stays, `unchanged`,
    * when the content is its current one); title, tags, metadata and knowledge bases given with
-   * it are applied as an edit. A document the caller cannot read answers 409: the id is taken.
+   * it are applied as an edit. A document the caller cannot read answers as an unusable id
+   * (400 `invalid_external_id`), never "taken": that would reveal it (review N13).
    */
   private async newVersionOf(
     tenantId: TenantId,
@@ -140,12 +193,7 @@ export class DocumentsService {
     start?: VersionStart,
   ): Promise<DocumentView & { unchanged?: true }> {
     const visibility = visibilityOf(access);
-    if (visibility !== 'all' && !named.principals.some((p) => visibility.includes(p))) {
-      throw new DocumentError(
-        DocumentErrorCode.ExternalIdTaken,
-        `external id "${fields.externalId}" belongs to another document of the tenant`,
-      );
-    }
+    if (!isVisible(visibility, named.principals)) throw unusableExternalId(fields.externalId!);
     const replaced = await this.replaceContent(tenantId, access, named.id, file, start);
     const edit = {
       ...(fields.tags ? { tags: [...new Set(fields.tags)] } : {}),
@@ -223,6 +271,9 @@ export class DocumentsService {
       await this.documents.lockContent(trx, doc.tenantId, lock);
       if (doc.externalId) {
         const named = await this.documents.findByExternalId(doc.tenantId, doc.externalId, trx);
+        if (named && !isVisible(visibility, named.principals)) {
+          throw unusableExternalId(doc.externalId);
+        }
         if (named) {
           throw new DocumentError(
             DocumentErrorCode.ExternalIdTaken,
@@ -436,6 +487,8 @@ export class DocumentsService {
       tenantId,
       prefix,
       visibilityOf(access),
+      limit + 1,
+      after,
     );
     const page = rows.slice(0, limit).map(toView);
     const last = page[page.length - 1];
@@ -487,8 +540,6 @@ export class DocumentsService {
         version: event.version,
         status: event.status,
         // Empty strings are no reason or detail, as before.
-      limit + 1,
-      after,
         reason: event.reason || undefined,
         detail: event.detail || undefined,
         chunkCount: event.chunkCount,

@@ -17,7 +17,7 @@ export class KnowledgeBaseDocumentsController {
 
   /** The knowledge base's documents the caller may read, newest first, matching `where`. */
   @Get(':id/documents')
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'read' })
   async listDocuments(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,

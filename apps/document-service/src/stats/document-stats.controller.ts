@@ -10,7 +10,7 @@ export class DocumentStatsController {
 
   /** Documents and chunks by status, in total and per knowledge base, as far as the caller may read. */
   @Get()
-  @Authenticated({ access: true })
+  @Authenticated({ access: true, rateLimit: 'read' })
   async get(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,

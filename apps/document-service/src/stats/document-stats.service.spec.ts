@@ -40,6 +40,7 @@ describe('DocumentStatsService', () => {
     const service = new DocumentStatsService(
       new InMemoryDocumentStatsRepository(f.db),
       f.knowledgeBasesRepository,
+      f.audit,
     );
 
     const ofAlice = await service.stats(TENANT, alice);

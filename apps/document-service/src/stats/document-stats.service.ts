@@ -2,6 +2,7 @@ import type { Access } from '@kb/auth';
 import { DOCUMENT_STATUSES, type DocumentStatus, type TenantId } from '@kb/contracts';
 import { Injectable } from '@nestjs/common';
 
+import { DocumentAudit } from '../documents/document-audit';
 import { visibilityOf } from '../documents/documents.repository';
 import { KnowledgeBasesRepository } from '../knowledge-bases/knowledge-bases.repository';
 import { DocumentStatsRepository, type StatusCount } from './document-stats.repository';
@@ -41,13 +42,14 @@ function add(counts: Counts, row: Omit<StatusCount, 'knowledgeBaseId'>): Counts 
 /**
  * `GET /v1/stats`: what an agent's `kb_stats` shows. Knowledge bases are tenant-level, as in
  * `GET /v1/knowledge-bases`; the counts cover the documents the caller may read, so they never
- * reveal what the caller cannot see.
+ * reveal what the caller cannot see. Audited as a `documents_listed` record (`read: stats`).
  */
 @Injectable()
 export class DocumentStatsService {
   constructor(
     private readonly counts: DocumentStatsRepository,
     private readonly knowledgeBases: KnowledgeBasesRepository,
+    private readonly audit: DocumentAudit,
   ) {}
 
   async stats(tenantId: TenantId, access: Access): Promise<DocumentStats> {
@@ -70,6 +72,8 @@ export class DocumentStatsService {
       perBase.set(row.knowledgeBaseId, entry);
       add(entry, row);
     }
+    // Counts over the documents the caller reads are a read of them (review L5).
+    await this.audit.read('documents_listed', access, [], { read: 'stats' });
     return {
       scope: visibility === 'all' ? 'all' : 'readable',
       totals: byStatus.reduce(add, emptyCounts()),

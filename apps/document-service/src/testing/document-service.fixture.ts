@@ -112,6 +112,7 @@ export function documentServiceFixture(
     generations,
     db,
     transactions,
+    audit,
     documentsRepository,
     knowledgeBasesRepository,
     outbox,

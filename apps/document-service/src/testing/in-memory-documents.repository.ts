@@ -75,6 +75,20 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
       .sort((a, b) => (a.externalId! < b.externalId! ? -1 : 1));
   }
 
+  async pageByExternalIdPrefix(
+    tenantId: TenantId,
+    prefix: string,
+    visibility: Visibility,
+    limit: number,
+    after?: string,
+  ): Promise<DocumentRecord[]> {
+    const bytes = (id: string) => Buffer.from(id, 'utf8');
+    return (await this.listByExternalIdPrefix(tenantId, prefix, visibility))
+      .sort((a, b) => Buffer.compare(bytes(a.externalId!), bytes(b.externalId!)))
+      .filter((d) => after === undefined || Buffer.compare(bytes(d.externalId!), bytes(after)) > 0)
+      .slice(0, limit);
+  }
+
   async findById(
     tenantId: TenantId,
     id: string,

@@ -156,21 +156,32 @@ export class KbClient {
     return (await response.json()) as DocumentSummary;
   }
 
-  /** The caller's documents whose external id starts with `prefix` (what a sync brought). */
+  /**
+   * The caller's documents whose external id starts with `prefix` (what a sync brought), every
+   * page of them: the listing is paged (1000 at most a page).
+   */
   async listByExternalIdPrefix(
     prefix: string,
   ): Promise<Array<{ id: string; externalId: string; sha256: string }>> {
-    const url = new URL(`${this.endpoints.documentsUrl}/v1/documents`);
-    url.searchParams.set('externalIdPrefix', prefix);
-    const response = await fetch(url, {
-      headers: { authorization: `Bearer ${this.endpoints.token}` },
-    });
-    if (!response.ok) throw new Error(`listing documents failed: ${response.status}`);
-    return (
-      (await response.json()) as {
+    const items: Array<{ id: string; externalId: string; sha256: string }> = [];
+    let cursor: string | null = null;
+    do {
+      const url = new URL(`${this.endpoints.documentsUrl}/v1/documents`);
+      url.searchParams.set('externalIdPrefix', prefix);
+      url.searchParams.set('limit', '1000');
+      if (cursor) url.searchParams.set('cursor', cursor);
+      const response = await fetch(url, {
+        headers: { authorization: `Bearer ${this.endpoints.token}` },
+      });
+      if (!response.ok) throw new Error(`listing documents failed: ${response.status}`);
+      const page = (await response.json()) as {
         items: Array<{ id: string; externalId: string; sha256: string }>;
-      }
-    ).items;
+        nextCursor?: string | null;
+      };
+      items.push(...page.items);
+      cursor = page.nextCursor ?? null;
+    } while (cursor);
+    return items;
   }
 
   /** Deletes a document; the API's error code instead of a throw. */

@@ -12,7 +12,7 @@ import { createRedisClient, type RedisSettings } from '../redis';
 import { RateLimitError } from './rate-limit.errors';
 
 /** The budgets a handler can draw on, named in `@Authenticated({ rateLimit })`. */
-export type RateLimitBucket = 'search' | 'upload' | 'admin';
+export type RateLimitBucket = 'search' | 'upload' | 'admin' | 'read';
 export type RateLimitScope = 'principal' | 'tenant';
 
 /** Calls per window for one caller and for the caller's whole tenant; 0 means no limit there. */
@@ -32,6 +32,9 @@ export interface RateLimitEnv {
   RATE_LIMIT_UPLOAD_PER_TENANT: number;
   RATE_LIMIT_ADMIN_PER_PRINCIPAL: number;
   RATE_LIMIT_ADMIN_PER_TENANT: number;
+  /** Reads of content, text, listings and stats (document-service); unset is no limit. */
+  RATE_LIMIT_READ_PER_PRINCIPAL?: number | undefined;
+  RATE_LIMIT_READ_PER_TENANT?: number | undefined;
 }
 
 export function rateLimitSettingsOf(env: RateLimitEnv): RateLimitSettings {
@@ -49,6 +52,10 @@ export function rateLimitSettingsOf(env: RateLimitEnv): RateLimitSettings {
       admin: {
         principal: env.RATE_LIMIT_ADMIN_PER_PRINCIPAL,
         tenant: env.RATE_LIMIT_ADMIN_PER_TENANT,
+      },
+      read: {
+        principal: env.RATE_LIMIT_READ_PER_PRINCIPAL ?? 0,
+        tenant: env.RATE_LIMIT_READ_PER_TENANT ?? 0,
       },
     },
   };
