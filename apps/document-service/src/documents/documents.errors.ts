@@ -13,7 +13,7 @@ export enum DocumentErrorCode {
   ExternalIdTaken = 'external_id_taken',
   /**
    * The external id cannot be used by this caller. Deliberately says no more: it is also the
-   * answer when a document the caller cannot read holds the id (review N13, docs/adr/0031).
+   * answer when a document the caller cannot read holds the id (review N13, docs/adr/0032).
    */
   InvalidExternalId = 'invalid_external_id',
   /** `source:` external ids belong to source syncs (ADR 26, 31); uploads and edits may not use them. */

@@ -87,7 +87,7 @@ export interface UploadOptions {
 /**
  * The one answer for an external id the caller may not use, whatever the reason: a document the
  * caller cannot read holds it, or it is not a valid external id. It never says which, so it is
- * no oracle of unreadable documents (review N13, docs/adr/0031).
+ * no oracle of unreadable documents (review N13, docs/adr/0032).
  */
 function unusableExternalId(externalId: string): DocumentError {
   return new DocumentError(
