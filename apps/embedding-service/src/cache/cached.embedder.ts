@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import { type EmbedContext, type EmbeddingProvider, embedInBatches } from '@kb/embeddings';
 import { meter } from '@kb/observability';
 import { Logger } from '@nestjs/common';
@@ -11,11 +13,20 @@ const modelCalls = meter().createCounter('kb_embedding_model_calls_total', {
   description: 'Batches sent to the embedding model, by model',
 });
 
+/** The cache key of a text: hex SHA-256 of its UTF-8 bytes, as the parser computes it. */
+const sha256Of = (text: string): string => createHash('sha256').update(text).digest('hex');
+
 /**
  * Embeds chunks through the cache: only texts the model has not embedded before (for this model)
  * reach it, in batches; identical texts within a document are embedded once. A cache outage costs
  * model time, never the document. Where the model returned no vector the result has none either
  * (and nothing is cached): the caller decides what a gap means.
+ *
+ * The cache key is the SHA-256 of the text, computed here: never a hash the chunk carries. The
+ * cache is shared by every tenant, and a `kb.document.parsed` event (or its claim object) saying
+ * `{text: "attacker text", sha256: sha256("common paragraph")}` would otherwise store the
+ * attacker's vector for every tenant's copy of that paragraph, or read another text's vector
+ * (review N8).
  */
 export class CachedEmbedder {
   private readonly logger = new Logger(CachedEmbedder.name);
@@ -27,10 +38,11 @@ export class CachedEmbedder {
   ) {}
 
   async embed(
-    chunks: Array<{ sha256: string; text: string }>,
+    texts: ReadonlyArray<{ text: string }>,
     context?: EmbedContext,
   ): Promise<Array<number[] | undefined>> {
     const model = this.provider.model;
+    const chunks = texts.map(({ text }) => ({ text, sha256: sha256Of(text) }));
     let cached = new Map<string, number[]>();
     if (this.cache) {
       try {
