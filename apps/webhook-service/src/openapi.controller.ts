@@ -40,11 +40,12 @@ export const WEBHOOK_OPENAPI = buildOpenApiDocument(
       method: 'post',
       path: '/v1/webhooks',
       operationId: 'createWebhook',
-      summary: 'Subscribe a receiver URL to events; the answer carries the signing secret, once',
+      summary:
+        'Subscribe a receiver URL to events; the answer carries the signing secret, once (409 webhook_limit_reached past WEBHOOK_MAX_PER_TENANT subscriptions)',
       body: createWebhookSchema,
       status: 201,
       response: createdWebhookSchema,
-      errors: [403, 413],
+      errors: [403, 409, 413],
     },
     {
       method: 'get',

@@ -80,6 +80,8 @@ describe('webhooks on Postgres', () => {
     WEBHOOK_TIMEOUT_MS: 2_000,
     WEBHOOK_DISPATCH_INTERVAL_MS: 60_000,
     WEBHOOK_DISPATCH_CONCURRENCY: 4,
+    WEBHOOK_TENANT_CONCURRENCY: 4,
+    WEBHOOK_MAX_PER_TENANT: 10,
   } as WebhookConfig;
   let dispatcher: DeliveryDispatcher;
 
@@ -412,6 +414,37 @@ describe('webhooks on Postgres', () => {
     expect(rows[0]!.n).toBe(0);
     expect(await retention.prune()).toBe(0);
     await service.delete(tenant, webhook.id);
+  });
+
+  it('refuses a subscription past the per-tenant limit, also when created concurrently', async () => {
+    const crowded = `t-${randomUUID().slice(0, 8)}`;
+    const create = () =>
+      service.create(crowded, {
+        url: receiver.script('/crowded', []),
+        events: ['document.indexed'],
+        description: '',
+      });
+    for (let i = 0; i < 7; i++) await create();
+    // Six at once for the last three places: three are refused, whatever the interleaving.
+    const racing = await Promise.allSettled(Array.from({ length: 6 }, create));
+    expect(racing.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+    for (const refused of racing.filter((r) => r.status === 'rejected')) {
+      expect((refused as PromiseRejectedResult).reason).toMatchObject({
+        code: 'webhook_limit_reached',
+        kind: 'failed_precondition',
+      });
+    }
+    expect(await service.list(crowded)).toHaveLength(10);
+    // Another tenant is not counted; a deletion frees a place.
+    await expect(
+      service.create(`t-${randomUUID().slice(0, 8)}`, {
+        url: receiver.script('/elsewhere', []),
+        events: ['document.indexed'],
+        description: '',
+      }),
+    ).resolves.toMatchObject({ enabled: true });
+    await service.delete(crowded, (await service.list(crowded))[0]!.id);
+    await expect(create()).resolves.toMatchObject({ enabled: true });
   });
 
   it('keeps tenants apart and answers not found for another tenant\u2019s webhook', async () => {

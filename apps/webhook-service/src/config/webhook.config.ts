@@ -43,11 +43,24 @@ export const webhookConfigSchema = baseConfigSchema
      */
     WEBHOOK_DISABLE_AFTER_FAILURES: env.positiveInt(20),
     WEBHOOK_DISABLE_AFTER_MS: z.coerce.number().int().min(0).default(86_400_000),
-    /** How long a receiver has to answer one try. */
-    WEBHOOK_TIMEOUT_MS: env.positiveInt(10_000),
-    /** How often the dispatcher looks for due deliveries, and how many it sends at once. */
+    /**
+     * How long a receiver has to answer one try, connection to last byte. Five seconds: a receiver
+     * should acknowledge and work later; a slow one holds one of its tenant's slots that long.
+     */
+    WEBHOOK_TIMEOUT_MS: env.positiveInt(5_000),
+    /**
+     * How often the dispatcher looks for due deliveries, and how many it sends at once (a pool:
+     * each finished try frees its slot for the next due delivery at once).
+     */
     WEBHOOK_DISPATCH_INTERVAL_MS: env.positiveInt(500),
     WEBHOOK_DISPATCH_CONCURRENCY: env.positiveInt(16),
+    /**
+     * The most deliveries of one tenant in flight at once, over every replica (review N7): a
+     * tenant whose receivers are slow or failing uses this many slots, and the others go on.
+     */
+    WEBHOOK_TENANT_CONCURRENCY: env.positiveInt(4),
+    /** The most subscriptions a tenant may have; one more is refused (409 webhook_limit_reached). */
+    WEBHOOK_MAX_PER_TENANT: env.positiveInt(25),
     /**
      * Finished deliveries (succeeded or given up) and their tries are kept this many days, then
      * pruned, oldest first, every WEBHOOK_RETENTION_INTERVAL_MS. Pending ones are never pruned.

@@ -102,8 +102,21 @@ export class DeliveriesRepository {
    * Claims up to `limit` due deliveries of enabled subscriptions for `leaseMs`: another replica
    * skips them, and if this one dies mid-send they are due again when the lease ends (so a
    * receiver may see a message twice, never none).
+   *
+   * Fair across tenants (review N7): a tenant gets no more than `perTenant` deliveries in flight
+   * at once, counting the leases every replica holds, and the claim takes each tenant's oldest due
+   * delivery before anyone's second (round-robin by turn, then by due time). A lease counts while
+   * it lasts (one ending later than a lease taken now would is ignored: the clock went back, or a
+   * replica's clock is ahead). A tenant whose
+   * receivers are slow or failing fills its own share, never everyone's. Tenants with pending
+   * deliveries are found by a skip scan of `deliveries_due_by_tenant`, one index probe each.
    */
-  async claimDue(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  async claimDue(
+    now: Date,
+    limit: number,
+    leaseMs: number,
+    perTenant: number = limit,
+  ): Promise<ClaimedDelivery[]> {
     const leaseUntil = new Date(now.getTime() + leaseMs);
     const { rows } = await sql<{
       id: string;
@@ -117,19 +130,43 @@ export class DeliveriesRepository {
       secret: string;
       previous_secret: string | null;
     }>`
-      WITH due AS (
-        SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-         WHERE d.status = 'pending' AND d.next_attempt_at <= ${now} AND w.enabled
-         ORDER BY d.next_attempt_at
-         LIMIT ${limit}
-         FOR UPDATE OF d SKIP LOCKED)
-      UPDATE deliveries d SET next_attempt_at = ${leaseUntil}
-        FROM due, webhooks w
-       WHERE d.id = due.id AND w.id = d.webhook_id
-      RETURNING d.id, d.tenant_id, d.webhook_id, d.message_id, d.event_type, d.body,
-                d.attempt_count, w.url, w.secret,
-                CASE WHEN w.previous_secret_expires_at > ${now} THEN w.previous_secret END
-                  AS previous_secret`.execute(this.db);
+      WITH RECURSIVE tenants (tenant_id) AS (
+        (SELECT tenant_id FROM deliveries WHERE status = 'pending' ORDER BY tenant_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT d.tenant_id FROM deliveries d
+                 WHERE d.status = 'pending' AND d.tenant_id > t.tenant_id
+                 ORDER BY d.tenant_id LIMIT 1)
+          FROM tenants t WHERE t.tenant_id IS NOT NULL),
+      busy AS (
+        SELECT tenant_id, count(*)::int AS in_flight FROM deliveries
+         WHERE leased_until IS NOT NULL AND leased_until > ${now} AND leased_until <= ${leaseUntil}
+           AND status = 'pending'
+         GROUP BY tenant_id),
+      offered AS (
+        SELECT c.id, c.next_attempt_at,
+               row_number() OVER (PARTITION BY t.tenant_id ORDER BY c.next_attempt_at) AS turn
+          FROM tenants t
+          LEFT JOIN busy b ON b.tenant_id = t.tenant_id
+         CROSS JOIN LATERAL (
+           SELECT d.id, d.next_attempt_at FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+            WHERE d.tenant_id = t.tenant_id AND d.status = 'pending'
+              AND d.next_attempt_at <= ${now} AND w.enabled
+            ORDER BY d.next_attempt_at
+            LIMIT GREATEST(0, LEAST(${perTenant}::int - COALESCE(b.in_flight, 0), ${limit}::int))
+            FOR UPDATE OF d SKIP LOCKED) c
+         WHERE t.tenant_id IS NOT NULL),
+      due AS (
+        SELECT id, turn, next_attempt_at AS due_at FROM offered
+         ORDER BY turn, next_attempt_at LIMIT ${limit}),
+      claimed AS (
+        UPDATE deliveries d SET next_attempt_at = ${leaseUntil}, leased_until = ${leaseUntil}
+          FROM due, webhooks w
+         WHERE d.id = due.id AND w.id = d.webhook_id
+        RETURNING d.id, d.tenant_id, d.webhook_id, d.message_id, d.event_type, d.body,
+                  d.attempt_count, w.url, w.secret,
+                  CASE WHEN w.previous_secret_expires_at > ${now} THEN w.previous_secret END
+                    AS previous_secret, due.turn, due.due_at)
+      SELECT * FROM claimed ORDER BY turn, due_at`.execute(this.db);
     return rows.map((row) => ({
       id: row.id,
       tenantId: row.tenant_id,
@@ -172,6 +209,7 @@ export class DeliveriesRepository {
       await sql`
         UPDATE deliveries SET status = ${status}, attempt_count = ${attempt},
                next_attempt_at = ${status === 'pending' ? nextAttemptAt! : null},
+               leased_until = NULL,
                last_status_code = ${outcome.statusCode}, last_error = ${outcome.error},
                updated_at = ${outcome.at}
          WHERE id = ${delivery.id}`.execute(tx);

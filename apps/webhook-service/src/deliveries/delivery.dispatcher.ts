@@ -28,9 +28,10 @@ const disabled = meter().createCounter('kb_webhooks_disabled_total', {
 
 /**
  * Sends what the deliveries table owes, apart from Kafka: the consumer only records deliveries,
- * so a receiver that is down never holds a partition. Each tick claims the due deliveries (a
- * lease: replicas share the work, a crash only delays), signs and POSTs each, and logs the try;
- * a failed try is due again after an exponential wait, until the tries are used up.
+ * so a receiver that is down never holds a partition. It claims due deliveries (a lease: replicas
+ * share the work, a crash only delays) into a pool of independent tries, fairly across tenants,
+ * signs and POSTs each, and logs the try; a failed try is due again after an exponential wait,
+ * until the tries are used up.
  */
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -66,25 +67,47 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     return this.task.stop();
   }
 
-  /** Claims and sends due deliveries until none is left (or shutdown); returns how many. */
+  /**
+   * Sends due deliveries through a pool of WEBHOOK_DISPATCH_CONCURRENCY slots until none is due
+   * and none is in flight (or shutdown); returns how many were claimed. Each try runs on its own:
+   * when one ends its slot is refilled at once, so a slow receiver holds one slot, not a batch.
+   * The claim gives a tenant at most WEBHOOK_TENANT_CONCURRENCY of them at once, oldest due first
+   * tenant by tenant (`claimDue`), so one tenant's slow or failing receivers cannot occupy the
+   * pool (review N7). While tries are in flight, new due deliveries are looked for every
+   * WEBHOOK_DISPATCH_INTERVAL_MS and whenever a try ends.
+   */
   async dispatchDue(): Promise<number> {
     let sent = 0;
-    const limit = this.config.WEBHOOK_DISPATCH_CONCURRENCY;
-    // Long enough for every try of a batch to time out and be logged.
+    const slots = this.config.WEBHOOK_DISPATCH_CONCURRENCY;
+    const perTenant = this.config.WEBHOOK_TENANT_CONCURRENCY;
+    // Long enough for a try to time out and be logged.
     const leaseMs = this.config.WEBHOOK_TIMEOUT_MS * 2 + 5_000;
+    const inFlight = new Set<Promise<void>>();
+    let ended = signal();
     while (!this.task.stopping) {
-      const batch = await this.deliveries.claimDue(this.clock(), limit, leaseMs);
-      await Promise.all(
-        batch.map((delivery) =>
-          // Its lease runs out and it is tried again; the rest of the batch goes on.
-          this.deliver(delivery).catch((error: unknown) =>
+      const free = slots - inFlight.size;
+      const claimed =
+        free > 0 ? await this.deliveries.claimDue(this.clock(), free, leaseMs, perTenant) : [];
+      for (const delivery of claimed) {
+        const run: Promise<void> = this.deliver(delivery)
+          // Its lease runs out and it is tried again; the other tries go on.
+          .catch((error: unknown) =>
             this.logger.error(`delivery ${delivery.id} could not be recorded: ${String(error)}`),
-          ),
-        ),
-      );
-      sent += batch.length;
-      if (batch.length < limit) break;
+          )
+          .finally(() => {
+            inFlight.delete(run);
+            ended.fire();
+          });
+        inFlight.add(run);
+      }
+      sent += claimed.length;
+      if (inFlight.size === 0 && claimed.length === 0) break;
+      // The pool is full, or nothing more is due (or every tenant with due deliveries is at its
+      // share): wait for a try to end, or for the next look.
+      await ended.within(this.config.WEBHOOK_DISPATCH_INTERVAL_MS);
+      ended = signal();
     }
+    await Promise.all(inFlight);
     return sent;
   }
 
@@ -124,4 +147,26 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
       this.logger.warn(`webhook ${delivery.webhookId} disabled after repeated failure`);
     }
   }
+}
+
+/** A one-shot wake-up: `fire` ends `within`'s wait early, even when it fired before the wait. */
+function signal(): { fire(): void; within(ms: number): Promise<void> } {
+  let fired = false;
+  let wake = (): void => undefined;
+  return {
+    fire() {
+      fired = true;
+      wake();
+    },
+    within(ms) {
+      if (fired) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    },
+  };
 }

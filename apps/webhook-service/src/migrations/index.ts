@@ -5,11 +5,13 @@ import type { z } from 'zod';
 import { webhookConfigSchema } from '../config/webhook.config';
 import { createWebhookTables } from './20261127T1100_webhook_tables';
 import { addSecretRotationAndRetention } from './20261128T1200_secret_rotation_and_retention';
+import { addDeliveryLeases } from './20261128T1201_delivery_leases';
 
 /** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
   '20261127T1100_webhook_tables': createWebhookTables,
   '20261128T1200_secret_rotation_and_retention': addSecretRotationAndRetention,
+  '20261128T1201_delivery_leases': addDeliveryLeases,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */

@@ -54,13 +54,29 @@ const COLUMNS = sql`id, url, events, description, enabled, disabled_reason, disa
 export class WebhooksRepository {
   constructor(@Inject(WEBHOOK_DB) private readonly db: Kysely<unknown>) {}
 
-  async insert(tenantId: string, webhook: NewWebhook): Promise<WebhookView> {
-    const { rows } = await sql<WebhookRow>`
-      INSERT INTO webhooks (id, tenant_id, url, events, secret, description, created_at, updated_at)
-      VALUES (${webhook.id}, ${tenantId}, ${webhook.url}, ${webhook.events}::text[],
-              ${webhook.secret}, ${webhook.description}, ${webhook.at}, ${webhook.at})
-      RETURNING ${COLUMNS}`.execute(this.db);
-    return toWebhookView(rows[0]!);
+  /**
+   * Stores a new subscription unless the tenant has `maxPerTenant` already (undefined then). The
+   * count and the insert run under a per-tenant advisory lock, so concurrent creates cannot pass
+   * the limit together.
+   */
+  async insert(
+    tenantId: string,
+    webhook: NewWebhook,
+    maxPerTenant: number,
+  ): Promise<WebhookView | undefined> {
+    return this.db.transaction().execute(async (tx) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtext(${`webhooks:${tenantId}`}))`.execute(tx);
+      const { rows: counted } = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM webhooks WHERE tenant_id = ${tenantId}`.execute(tx);
+      if (counted[0]!.n >= maxPerTenant) return undefined;
+      const { rows } = await sql<WebhookRow>`
+        INSERT INTO webhooks (id, tenant_id, url, events, secret, description, created_at,
+                              updated_at)
+        VALUES (${webhook.id}, ${tenantId}, ${webhook.url}, ${webhook.events}::text[],
+                ${webhook.secret}, ${webhook.description}, ${webhook.at}, ${webhook.at})
+        RETURNING ${COLUMNS}`.execute(tx);
+      return toWebhookView(rows[0]!);
+    });
   }
 
   async list(tenantId: string): Promise<WebhookView[]> {

@@ -19,7 +19,7 @@ import type {
   UpdateWebhook,
   WebhookView,
 } from './webhook.model';
-import { webhookNotFound } from './webhooks.errors';
+import { webhookLimitReached, webhookNotFound } from './webhooks.errors';
 import { WebhooksRepository } from './webhooks.repository';
 
 /** The body every receiver gets: `{ type, timestamp, data }`, serialized once per delivery. */
@@ -33,7 +33,10 @@ export class WebhooksService {
     private readonly webhooks: WebhooksRepository,
     private readonly deliveries: DeliveriesRepository,
     @Inject(WEBHOOK_CONFIG)
-    private readonly config: Pick<WebhookConfig, 'WEBHOOK_ALLOW_PRIVATE_URLS'>,
+    private readonly config: Pick<
+      WebhookConfig,
+      'WEBHOOK_ALLOW_PRIVATE_URLS' | 'WEBHOOK_MAX_PER_TENANT'
+    >,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -42,14 +45,19 @@ export class WebhooksService {
       allowPrivate: this.config.WEBHOOK_ALLOW_PRIVATE_URLS,
     });
     const secret = input.secret === undefined ? newSecret() : checkSecret(input.secret);
-    const view = await this.webhooks.insert(tenantId, {
-      id: randomUUID(),
-      url: url.toString(),
-      events: input.events,
-      secret,
-      description: input.description,
-      at: this.clock(),
-    });
+    const view = await this.webhooks.insert(
+      tenantId,
+      {
+        id: randomUUID(),
+        url: url.toString(),
+        events: input.events,
+        secret,
+        description: input.description,
+        at: this.clock(),
+      },
+      this.config.WEBHOOK_MAX_PER_TENANT,
+    );
+    if (!view) throw webhookLimitReached(this.config.WEBHOOK_MAX_PER_TENANT);
     return { ...view, secret };
   }
 
