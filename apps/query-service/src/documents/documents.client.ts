@@ -61,8 +61,8 @@ const MANY_PER_CALL = 16;
 /**
  * Reads documents from document-service, which owns them, for the gRPC GetDocument and
  * ListDocuments calls. The caller's own token is forwarded, so document-service applies the same
- * permissions and ACLs as it would to them; its answers (400, 401, 403, 404, 409) come back as they
- * are; anything else is 503.
+ * permissions and ACLs as it would to them; its answers (400, 401, 403, 404, 409, and 429 with its
+ * Retry-After) come back as they are; anything else is 503.
  */
 @Injectable()
 export class DocumentsClient {
@@ -183,6 +183,14 @@ export class DocumentsClient {
         response.status,
         body.error?.code ?? 'document_service_error',
         body.error?.message ?? `document-service answered ${response.status}`,
+      );
+    }
+    if (response.status === 429) {
+      // The caller's read budget, not document-service's health: relayed with its delay.
+      const retryAfter = Number(response.headers.get('retry-after'));
+      throw DocumentServiceError.rateLimited(
+        body.error?.message ?? 'too many read calls; retry later',
+        Number.isFinite(retryAfter) && retryAfter >= 1 ? Math.ceil(retryAfter) : 1,
       );
     }
     throw DocumentServiceError.unavailable(`document-service answered ${response.status}`);
