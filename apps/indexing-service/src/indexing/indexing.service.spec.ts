@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import {
   type ChunksEmbedded,
   type DocumentStatusChanged,
+  type EditableAttributes,
   type EmbeddedChunks,
   type IndexSpace,
   parseFilter,
@@ -41,6 +42,16 @@ const DIM = 4;
 class RacingVectorStore extends MemoryVectorStore {
   beforeUpsert: (() => Promise<void>) | undefined;
   down = false;
+  /**
+   * Attribute edits rewrite whole records, as Pinecone's do (review M8): the principals written
+   * are the ones given, else the ones a read returned before the rewrite. `betweenReadAndWrite`
+   * lets another change land between that read and the write; while `lagging`, reads answer from
+   * before the writes made since (an eventually consistent fetch).
+   */
+  wholeRecords = false;
+  betweenReadAndWrite: (() => Promise<void>) | undefined;
+  lagging = false;
+  private readonly read = new Map<string, string[]>();
 
   override async upsert(space: IndexSpace, records: VectorRecord[]): Promise<void> {
     const race = this.beforeUpsert;
@@ -48,11 +59,36 @@ class RacingVectorStore extends MemoryVectorStore {
     await race?.();
     this.failWhenDown();
     await super.upsert(space, records);
+    for (const record of records) {
+      this.wrote(space, record.documentId, record.attributes.principals);
+    }
   }
 
   override async setPrincipals(space: IndexSpace, documentId: string, principals: string[]) {
     this.failWhenDown();
+    this.wrote(space, documentId, principals);
     return super.setPrincipals(space, documentId, principals);
+  }
+
+  override async setAttributes(
+    space: IndexSpace,
+    documentId: string,
+    attributes: EditableAttributes,
+    principals?: string[],
+  ): Promise<number> {
+    if (!this.wholeRecords) return super.setAttributes(space, documentId, attributes);
+    const fetched = this.read.get(`${space} ${documentId}`);
+    const race = this.betweenReadAndWrite;
+    this.betweenReadAndWrite = undefined;
+    await race?.();
+    const count = await super.setAttributes(space, documentId, attributes);
+    const written = principals ?? fetched;
+    if (written) await super.setPrincipals(space, documentId, written);
+    return count;
+  }
+
+  private wrote(space: IndexSpace, documentId: string, principals: string[]): void {
+    if (!this.lagging) this.read.set(`${space} ${documentId}`, [...principals]);
   }
 
   private failWhenDown(): void {
@@ -562,6 +598,51 @@ describe('IndexingService', () => {
       const edit = { knowledgeBaseIds: [], tags: ['final'], metadata: {} };
       await service.setAttributes(tenant, doc, edit);
       expect(setAttributes).toHaveBeenCalledWith(own, doc, edit, ['g:eng']);
+    });
+
+    it('keeps an ACL change that lands while an attribute edit rewrites whole records (M8)', async () => {
+      const { service, vectors, embedded, visible } = setup();
+      const doc = randomUUID();
+      await service.indexDocument(tenant, await embedded(doc, 1));
+      await service.setPrincipals(tenant, doc, ['g:eng']);
+      vectors.wholeRecords = true;
+      // A snapshot repair (or an acl_changed) records and writes a newer ACL after the edit read
+      // the recorded one, and before its rewrite lands.
+      vectors.betweenReadAndWrite = async () => {
+        await service.setPrincipals(tenant, doc, ['g:ops']);
+      };
+      await service.setAttributes(tenant, doc, {
+        knowledgeBaseIds: ['kb1'],
+        tags: ['final'],
+        metadata: {},
+      });
+      expect(await visible(own, ['g:eng'])).toEqual({ vectors: 0, lexical: 0 });
+      expect(await visible(own, ['g:ops'], { tags: 'final' })).toEqual({ vectors: 2, lexical: 2 });
+    });
+
+    it("gives a late edit while indexing the recorded principals, never a lagging read's (M8)", async () => {
+      const { service, vectors, embedded, visible } = setup();
+      const doc = randomUUID();
+      await service.indexDocument(tenant, await embedded(doc, 1));
+      vectors.wholeRecords = true;
+      // From here on, reads answer from when u:ann could read the document.
+      vectors.lagging = true;
+      await service.setPrincipals(tenant, doc, ['g:eng']);
+      const setAttributes = jest.spyOn(vectors, 'setAttributes');
+      const edit = { knowledgeBaseIds: ['kb1'], tags: ['final'], metadata: {} };
+      // Version 2 read the attributes before this edit arrived: its late-edit path applies it.
+      vectors.beforeUpsert = async () => {
+        await service.onDocumentEvent(tenant, {
+          kind: 'attributes_changed',
+          documentId: doc,
+          attributes: edit,
+          spaces: [own],
+        });
+      };
+      await service.indexDocument(tenant, await embedded(doc, 2));
+      expect(setAttributes).toHaveBeenLastCalledWith(own, doc, edit, ['g:eng']);
+      expect(await visible(own, ['u:ann'])).toEqual({ vectors: 0, lexical: 0 });
+      expect(await visible(own, ['g:eng'], { tags: 'final' })).toEqual({ vectors: 2, lexical: 2 });
     });
 
     it('removes a document from the spaces of pipelines it left', async () => {

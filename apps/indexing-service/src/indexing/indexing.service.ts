@@ -146,10 +146,13 @@ export class IndexingService {
       await this.writePrincipals(tenantId, documentId, latestAcl);
     }
     if (latestEdit && JSON.stringify(latestEdit) !== JSON.stringify(edited)) {
-      await this.inEverySpace(tenantId, documentId, (s) => [
-        this.vectors.setAttributes(s, documentId, latestEdit),
-        this.lexical.setAttributes(s, documentId, latestEdit),
-      ]);
+      // With the ACL recorded, else the one just written: never what a store reads back (M8).
+      await this.writeAttributes(
+        tenantId,
+        documentId,
+        latestEdit,
+        latestAcl ?? attributes.principals,
+      );
     }
     const held = await this.state.recordSpace(tenantId, documentId, space, version, records.length);
     // A delete that landed after the check above: its removal may have run before these writes
@@ -247,10 +250,12 @@ export class IndexingService {
     }
     // Pinecone rewrites whole records: it writes these, never principals it read back (M8).
     const principals = await this.state.principalsOf(tenantId, documentId);
-    const { vectors, lexical } = await this.inEverySpace(tenantId, documentId, (space) => [
-      this.vectors.setAttributes(space, documentId, attributes, principals),
-      this.lexical.setAttributes(space, documentId, attributes),
-    ]);
+    const { vectors, lexical } = await this.writeAttributes(
+      tenantId,
+      documentId,
+      attributes,
+      principals,
+    );
     await this.generations.bump(tenantId);
     this.logger.log(
       `document ${documentId} attributes changed: ${vectors} vectors, ${lexical} lexical rows updated`,
@@ -282,6 +287,32 @@ export class IndexingService {
       `document ${documentId} readable by ${principals.join(' ')}: ${vectors} vectors, ${lexical} lexical rows updated`,
     );
     return true;
+  }
+
+  /**
+   * Writes edited attributes to the document's chunks in every space. A store that rewrites whole
+   * records (Pinecone) writes `principals` with them: the ACL recorded when they were read (or,
+   * none being recorded, what the store holds). An ACL change recorded and written meanwhile (an
+   * `acl_changed`, a snapshot repair, a version being indexed) would then be overwritten by the
+   * older list when the rewrite lands after it; so the recorded ACL is read again once the
+   * rewrite is in, and written again when it is not the one given (review M8). A change recorded
+   * after that read writes its own list after this rewrite.
+   */
+  private async writeAttributes(
+    tenantId: TenantId,
+    documentId: string,
+    attributes: EditableAttributes,
+    principals: string[] | undefined,
+  ): Promise<{ vectors: number; lexical: number }> {
+    const counts = await this.inEverySpace(tenantId, documentId, (space) => [
+      this.vectors.setAttributes(space, documentId, attributes, principals),
+      this.lexical.setAttributes(space, documentId, attributes),
+    ]);
+    const recorded = await this.state.principalsOf(tenantId, documentId);
+    if (recorded && !(principals && sameList(recorded, principals))) {
+      await this.writePrincipals(tenantId, documentId, recorded);
+    }
+    return counts;
   }
 
   /**
