@@ -623,6 +623,30 @@ describe('optional objects', () => {
     });
   });
 
+  it('grants S3 sources nothing by default, and passes an operator allowlist as document-service reads it', () => {
+    const sourceSettings = (...args: string[]) => {
+      const { objects } = render(...DEV, ...args);
+      const env = resolveEnv(
+        objects,
+        podSpec(find(objects, 'Deployment', 'document-service')).containers[0]!,
+      );
+      return documentConfigSchema.shape.SOURCE_ALLOWLIST.parse(env.get('SOURCE_ALLOWLIST')?.value);
+    };
+    expect(sourceSettings()).toEqual({});
+    expect(
+      sourceSettings(
+        '--set-json',
+        'sources.allowlist={"acme":[{"bucket":"acme-handbook","prefix":"public/"}]}',
+      ),
+    ).toEqual({ acme: [{ bucket: 'acme-handbook', prefix: 'public/' }] });
+    const bad = templateFails(
+      ...DEV,
+      '--set-json',
+      'sources.allowlist={"acme":[{"bucket":"Not_A_Bucket"}]}',
+    );
+    expect(bad.status).not.toBe(0);
+  });
+
   it('routes /v1/webhooks to webhook-service, which refuses private receivers by default', () => {
     const { objects } = render('-f', PRODUCTION);
     const rules = find(objects, 'Ingress', 'knowledge-base').spec?.['rules'] as Array<{

@@ -171,6 +171,9 @@ EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
 EMBEDDING_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "root" .root "name" "embedding-service")) | quote }}
 # Every document's readers go to indexing-service this often, to repair any index that differs.
 ACCESS_RECONCILE_INTERVAL_MS: {{ $v.convergence.accessReconcileIntervalMs | quote }}
+# What each tenant's S3 sources may read (docs/adr/0026): tenant to [{bucket, prefix}]; none by default.
+SOURCE_ALLOWLIST: {{ $v.sources.allowlist | toJson | quote }}
+SOURCE_SYNC_MAX_FILES: {{ $v.sources.maxFilesPerSync | quote }}
 {{- end }}
 {{- if eq $name "acl-service" }}
 POLICY_RELOAD_INTERVAL_MS: {{ $v.convergence.policyReloadIntervalMs | quote }}
