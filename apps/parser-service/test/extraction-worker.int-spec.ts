@@ -50,7 +50,9 @@ describe('extraction in worker threads (built worker)', () => {
   it('fails a DOCX whose central directory lies as too_large; the service parses the next document', async () => {
     const blobs = new MemoryBlobStore();
     const producer = new MemoryEventProducer();
-    const service = new ParsingService(blobs, producer, wordCounter, pool({ maxMemoryMb: 128 }));
+    const service = new ParsingService(blobs, producer, wordCounter, pool({ maxMemoryMb: 128 }), {
+      PARSER_MAX_INPUT_BYTES: 100 * 1024 * 1024,
+    });
     const upload = async (filename: string, body: Buffer): Promise<DocumentUploaded> => {
       const key = `blobs/t1/sha256/${randomUUID()}`;
       await blobs.put(key, body);

@@ -24,6 +24,11 @@ export const parserConfigSchema = baseConfigSchema
     PARSER_WORKER_MAX_MEMORY_MB: z.coerce.number().int().min(32).default(256),
     /** Wall-clock time one extraction may take; past it the worker is stopped and the document is `timeout`. */
     PARSER_TIMEOUT_MS: env.positiveInt(60_000),
+    /**
+     * Bytes of an original the parser reads into memory; past it the document is `too_large`
+     * before anything is buffered. Keep it at document-service's MAX_UPLOAD_BYTES.
+     */
+    PARSER_MAX_INPUT_BYTES: env.positiveInt(100 * 1024 * 1024),
     /** Characters of extracted text one document may have (`too_large` past it). */
     PARSER_MAX_TEXT_CHARS: env.positiveInt(20_000_000),
     /** Entries a ZIP container (DOCX) may hold. */

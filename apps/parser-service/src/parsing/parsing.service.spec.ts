@@ -36,6 +36,9 @@ const DEFAULTS = { chunker: DEFAULT_CHUNKER, model: MODEL };
 /** The pipeline document-service names for a knowledge base with this chunker and the default model. */
 const pipelineWith = (chunker: ChunkerConfig) => pipelineOf('t1', chunker, MODEL, DEFAULTS);
 
+/** The parser's bound on an original it reads into memory, in these specs. */
+const MAX_INPUT_BYTES = 1024 * 1024;
+
 function setUp() {
   const blobs = new MemoryBlobStore();
   const producer = new MemoryEventProducer();
@@ -48,6 +51,7 @@ function setUp() {
       maxInflatedBytes: 16 * 1024 * 1024,
       maxTextChars: 1_000_000,
     }),
+    { PARSER_MAX_INPUT_BYTES: MAX_INPUT_BYTES },
   );
   const upload = async (
     filename: string,
@@ -265,6 +269,28 @@ describe('ParsingService', () => {
       }),
     );
     expect(own.chunks.some((c) => !c.text.trim().endsWith('}'))).toBe(true);
+  });
+
+  it('refuses an original over its input bound as too_large before reading it', async () => {
+    const { blobs, producer, service, upload } = setUp();
+    const big = await upload('big.txt', 'x'.repeat(MAX_INPUT_BYTES + 1));
+    const read = jest.spyOn(blobs, 'openRead');
+    const failure: unknown = await service.parse('t1', big).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PermanentError);
+    expect((failure as PermanentError).reason).toBe('too_large');
+    expect(read).not.toHaveBeenCalled();
+    expect(producer.events(Topics.documentParsed)).toHaveLength(0);
+  });
+
+  it('refuses an original larger than its event says once the bound is passed', async () => {
+    const { producer, service, upload } = setUp();
+    const lying = {
+      ...(await upload('lying.txt', 'x'.repeat(MAX_INPUT_BYTES * 4))),
+      sizeBytes: 10,
+    };
+    const failure: unknown = await service.parse('t1', lying).catch((error: unknown) => error);
+    expect((failure as PermanentError).reason).toBe('too_large');
+    expect(producer.events(Topics.documentParsed)).toHaveLength(0);
   });
 
   it('fails a DOCX whose central directory lies as too_large, and parses the next document', async () => {

@@ -14,16 +14,18 @@ import {
   type EventProducer,
   keyOfTenant,
   originalPrefixes,
+  PermanentError,
   spaceOfTenant,
 } from '@kb/kafka';
 import { withSpan } from '@kb/observability';
-import { type BlobStore, putJson } from '@kb/storage';
+import { type BlobStore, getBounded, ObjectTooLargeError, putJson } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { chunkerForCode } from '../chunking/code-separators.config';
 import { chunkDocument } from '../chunking/document.chunker';
 import { markdownHeadings } from '../chunking/headings.parser';
 import type { TokenCounter } from '../chunking/token.counter';
+import { PARSER_CONFIG, type ParserConfig } from '../config/parser.config';
 import { BLOB_STORE, EVENT_PRODUCER, TEXT_EXTRACTOR, TOKEN_COUNTER } from '../platform/tokens';
 import type { Format, TextExtractor } from './extraction.model';
 
@@ -47,7 +49,27 @@ export class ParsingService {
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     @Inject(TOKEN_COUNTER) private readonly tokens: TokenCounter,
     @Inject(TEXT_EXTRACTOR) private readonly extractor: TextExtractor,
+    @Inject(PARSER_CONFIG)
+    private readonly config: Pick<ParserConfig, 'PARSER_MAX_INPUT_BYTES'>,
   ) {}
+
+  /**
+   * The original, refused as `too_large` past PARSER_MAX_INPUT_BYTES before it is buffered: by
+   * the size its event states, and again while it streams in (the event is not trusted to be
+   * right).
+   */
+  private async readOriginal(document: DocumentUploaded): Promise<Buffer> {
+    const max = this.config.PARSER_MAX_INPUT_BYTES;
+    const tooLarge = () =>
+      new PermanentError('too_large', `the original is larger than the parser's ${max} bytes`);
+    if (document.sizeBytes > max) throw tooLarge();
+    try {
+      return await getBounded(this.blobs, document.blob.key, max);
+    } catch (error) {
+      if (error instanceof ObjectTooLargeError) throw tooLarge();
+      throw error;
+    }
+  }
 
   async onDocumentEvent(event: TopicEnvelope<typeof Topics.document>): Promise<void> {
     if (event.payload.kind === 'uploaded') {
@@ -80,7 +102,7 @@ export class ParsingService {
       key: documentId,
       payload: { documentId, version, status: 'parsing' },
     });
-    const body = await this.blobs.get(document.blob.key);
+    const body = await this.readOriginal(document);
     const { text, pages, format, language } = await this.extractor.extract({
       filename: document.filename,
       contentType: document.contentType,
