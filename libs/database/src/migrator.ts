@@ -24,7 +24,9 @@ export interface MigrationResult {
 /**
  * Applies the migrations not yet in the history. Names sort by timestamp prefix
  * (`20261122T1200_create_documents`). Kysely holds an advisory lock while it migrates, so
- * concurrent replicas are safe.
+ * concurrent replicas are safe. A pending migration may sort before one already applied (some
+ * names were dated ahead of the day they were written, and a new one is dated when it is
+ * written): it is applied, in name order among the pending ones, rather than refused.
  */
 export async function migrateToLatest<DB>(
   db: Kysely<DB>,
@@ -70,6 +72,7 @@ function migrator<DB>(db: Kysely<DB>, history: MigrationHistory, migrations: Mig
   return new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
+    allowUnorderedMigrations: true,
     ...(history.schema ? { migrationTableSchema: history.schema } : {}),
     ...(history.table
       ? { migrationTableName: history.table, migrationLockTableName: `${history.table}_lock` }
