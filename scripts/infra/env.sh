@@ -53,3 +53,15 @@ if [[ -z "${AUTH_JWT_SECRET:-}" ]]; then
   AUTH_JWT_SECRET="$(cat "$KB_HOME/auth/jwt-secret")"
   export AUTH_JWT_SECRET
 fi
+
+# Local key that encrypts webhook signing secrets at rest (docs/adr/0027): 32 random bytes, base64,
+# generated on first use under KB_HOME, never committed. In a cluster it comes from a Secret
+# mounted in webhook-service alone.
+if [[ -z "${WEBHOOK_SECRET_KEY:-}" ]]; then
+  if [[ ! -s "$KB_HOME/webhooks/secret-key" ]]; then
+    mkdir -p "$KB_HOME/webhooks"
+    (umask 077 && head -c 32 /dev/urandom | base64 | tr -d '\n' > "$KB_HOME/webhooks/secret-key")
+  fi
+  WEBHOOK_SECRET_KEY="$(cat "$KB_HOME/webhooks/secret-key")"
+  export WEBHOOK_SECRET_KEY
+fi

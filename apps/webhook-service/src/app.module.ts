@@ -25,7 +25,16 @@ import type { ReceiverSender } from './deliveries/receiver.sender';
 import { WebhookEventsConsumer } from './deliveries/webhook-events.consumer';
 import { migrationPlans } from './migrations';
 import { OpenApiController } from './openapi.controller';
-import { CLOCK, KAFKA, RECEIVER_SENDER, TOKEN_VERIFIER, WEBHOOK_DB } from './platform/tokens';
+import {
+  CLOCK,
+  KAFKA,
+  RECEIVER_SENDER,
+  SECRET_BOX,
+  TOKEN_VERIFIER,
+  WEBHOOK_DB,
+} from './platform/tokens';
+import { WebhookSecretSealer } from './webhooks/secret.sealer';
+import { SecretBox } from './webhooks/secret-box';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { WebhooksRepository } from './webhooks/webhooks.repository';
 import { WebhooksService } from './webhooks/webhooks.service';
@@ -55,6 +64,10 @@ export class AppModule {
         { provide: TOKEN_VERIFIER, useValue: deps.verifier },
         { provide: RECEIVER_SENDER, useValue: deps.sender },
         { provide: CLOCK, useValue: () => new Date() },
+        {
+          provide: SECRET_BOX,
+          useValue: new SecretBox(config.WEBHOOK_SECRET_KEY, config.WEBHOOK_SECRET_PREVIOUS_KEYS),
+        },
         { provide: CLOSERS, useValue: [...deps.closers, () => deps.rateLimiter.close()] },
         { provide: RATE_LIMITER, useValue: deps.rateLimiter },
         ResourceCloser,
@@ -76,6 +89,7 @@ export class AppModule {
         WebhooksService,
         DeliveryDispatcher,
         DeliveryRetention,
+        WebhookSecretSealer,
         WebhookEventsConsumer,
         {
           provide: EVENT_CONSUMERS,

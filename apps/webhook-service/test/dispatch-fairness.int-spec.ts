@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -12,6 +12,7 @@ import { DeliveryDispatcher } from '../src/deliveries/delivery.dispatcher';
 import { HttpReceiverSender } from '../src/deliveries/receiver.sender';
 import { messageIdOf, type WebhookEvent } from '../src/deliveries/webhook-event.mapper';
 import { migrations } from '../src/migrations';
+import { SecretBox } from '../src/webhooks/secret-box';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
 
@@ -112,8 +113,9 @@ describe('webhook dispatch fairness across tenants', () => {
     db = createDatabase<unknown>(pool);
     await migrateToLatest(db, schema, migrations);
     await receiver.start();
-    deliveries = new DeliveriesRepository(db);
-    service = new WebhooksService(new WebhooksRepository(db), deliveries, config, clock);
+    const box = new SecretBox(randomBytes(32).toString('base64'));
+    deliveries = new DeliveriesRepository(db, box);
+    service = new WebhooksService(new WebhooksRepository(db, box), deliveries, config, clock);
     dispatcher = new DeliveryDispatcher(
       deliveries,
       new HttpReceiverSender({

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -14,6 +14,8 @@ import { DeliveryRetention } from '../src/deliveries/delivery.retention';
 import { HttpReceiverSender } from '../src/deliveries/receiver.sender';
 import { messageIdOf, type WebhookEvent } from '../src/deliveries/webhook-event.mapper';
 import { migrations } from '../src/migrations';
+import { WebhookSecretSealer } from '../src/webhooks/secret.sealer';
+import { SecretBox } from '../src/webhooks/secret-box';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
 
@@ -84,6 +86,8 @@ describe('webhooks on Postgres', () => {
     WEBHOOK_MAX_PER_TENANT: 10,
   } as WebhookConfig;
   let dispatcher: DeliveryDispatcher;
+  const key = randomBytes(32).toString('base64');
+  const box = new SecretBox(key);
 
   /** Moves the clock past every retry wait and dispatches what is due, `rounds` times. */
   const dispatchRounds = async (rounds: number): Promise<void> => {
@@ -98,8 +102,8 @@ describe('webhooks on Postgres', () => {
     db = createDatabase<unknown>(pool);
     await migrateToLatest(db, schema, migrations);
     await receiver.start();
-    deliveries = new DeliveriesRepository(db);
-    service = new WebhooksService(new WebhooksRepository(db), deliveries, config, clock);
+    deliveries = new DeliveriesRepository(db, box);
+    service = new WebhooksService(new WebhooksRepository(db, box), deliveries, config, clock);
     dispatcher = new DeliveryDispatcher(
       deliveries,
       new HttpReceiverSender({ timeoutMs: 2_000, allowPrivate: true, userAgent: 'test' }),
@@ -373,6 +377,134 @@ describe('webhooks on Postgres', () => {
       service.rotateSecret(tenant, webhook.id, { secret: 'whsec_short', graceSeconds: 0 }),
     ).rejects.toMatchObject({ code: 'invalid_webhook_secret' });
     await service.delete(tenant, webhook.id);
+  });
+
+  it('stores signing secrets encrypted, never echoes them, and still signs with them', async () => {
+    now = new Date();
+    const webhook = await service.create(tenant, {
+      url: receiver.script('/sealed', []),
+      events: ['document.indexed'],
+      description: '',
+    });
+    const rotated = await service.rotateSecret(tenant, webhook.id, { graceSeconds: 600 });
+    const stored = async () =>
+      (
+        await sql<{ secret: string; previous_secret: string | null }>`
+          SELECT secret, previous_secret FROM webhooks WHERE id = ${webhook.id}`.execute(db)
+      ).rows[0]!;
+    const row = await stored();
+    const body = (value: string) => value.slice('whsec_'.length);
+    for (const [column, plain] of [
+      [row.secret, rotated.secret],
+      [row.previous_secret!, webhook.secret],
+    ] as const) {
+      expect(column).toMatch(/^kbsec:v1:[0-9a-f]{12}:/);
+      expect(column).not.toContain(body(plain));
+      expect(column).not.toContain(Buffer.from(body(plain), 'base64').toString('hex'));
+    }
+    // Shown once: no later answer carries either secret.
+    const later = JSON.stringify([
+      await service.get(tenant, webhook.id),
+      await service.list(tenant),
+      await service.update(tenant, webhook.id, { description: 'sealed' }),
+      await service.deliveriesOf(tenant, webhook.id, { limit: 10 }),
+    ]);
+    for (const plain of [webhook.secret, rotated.secret]) expect(later).not.toContain(body(plain));
+
+    // Deliveries are signed with the secrets as given: each verifies.
+    const documentId = randomUUID();
+    await service.record(tenant, indexedEvent(documentId, now));
+    await dispatcher.dispatchDue();
+    const request = receiver.requests.filter((r) => r.path === '/sealed').at(-1)!;
+    for (const plain of [webhook.secret, rotated.secret]) {
+      expect(new Webhook(plain).verify(request.body, request.headers)).toMatchObject({
+        data: { documentId },
+      });
+    }
+    await service.delete(tenant, webhook.id);
+  });
+
+  it('seals plaintext secrets stored before encryption, and re-seals them after a key rotation', async () => {
+    now = new Date();
+    const webhook = await service.create(tenant, {
+      url: receiver.script('/legacy', []),
+      events: ['document.indexed'],
+      description: '',
+    });
+    // As stored before encryption: the secret and a previous one (in its grace) in plaintext,
+    // and another subscription's previous secret whose grace has ended.
+    const [secret, previous] = [1, 2].map(() => `whsec_${randomBytes(32).toString('base64')}`);
+    await sql`UPDATE webhooks SET secret = ${secret}, previous_secret = ${previous},
+                     previous_secret_expires_at = ${new Date(now.getTime() + 600_000)}
+               WHERE id = ${webhook.id}`.execute(db);
+    const expired = await service.create(tenant, {
+      url: receiver.script('/expired', []),
+      events: ['document.deleted'],
+      description: '',
+    });
+    await sql`UPDATE webhooks SET previous_secret = ${previous},
+                     previous_secret_expires_at = ${new Date(now.getTime() - 1_000)}
+               WHERE id = ${expired.id}`.execute(db);
+    const stored = async (id: string) =>
+      (
+        await sql<{ secret: string; previous_secret: string | null }>`
+          SELECT secret, previous_secret FROM webhooks WHERE id = ${id}`.execute(db)
+      ).rows[0]!;
+    const signsWithBoth = async (dispatch: DeliveryDispatcher) => {
+      const documentId = randomUUID();
+      await service.record(tenant, indexedEvent(documentId, now));
+      await dispatch.dispatchDue();
+      const request = receiver.requests.filter((r) => r.path === '/legacy').at(-1)!;
+      expect(JSON.parse(request.body)).toMatchObject({ data: { documentId } });
+      for (const plain of [secret, previous]) {
+        expect(() => new Webhook(plain!).verify(request.body, request.headers)).not.toThrow();
+      }
+    };
+    // Not sealed yet: the plaintext still signs.
+    await signsWithBoth(dispatcher);
+
+    const sealer = new WebhookSecretSealer(new WebhooksRepository(db, box), clock);
+    expect(await sealer.seal()).toBeGreaterThanOrEqual(1);
+    const sealed = await stored(webhook.id);
+    expect(sealed.secret).toMatch(new RegExp(`^kbsec:v1:${box.keyId}:`));
+    expect(sealed.previous_secret).toMatch(new RegExp(`^kbsec:v1:${box.keyId}:`));
+    expect(JSON.stringify(sealed)).not.toContain(secret!.slice(6));
+    expect((await stored(expired.id)).previous_secret).toBeNull();
+    expect(await sealer.seal()).toBe(0);
+    await signsWithBoth(dispatcher);
+
+    // A new key, the old one kept as a previous key: what it sealed still opens, then is re-sealed.
+    const rotatedKey = randomBytes(32).toString('base64');
+    const rotatedBox = new SecretBox(rotatedKey, [key]);
+    const rotatedDispatcher = new DeliveryDispatcher(
+      new DeliveriesRepository(db, rotatedBox),
+      new HttpReceiverSender({ timeoutMs: 2_000, allowPrivate: true, userAgent: 'test' }),
+      config,
+      clock,
+    );
+    await signsWithBoth(rotatedDispatcher);
+    const resealer = new WebhookSecretSealer(new WebhooksRepository(db, rotatedBox), clock);
+    expect(await resealer.seal()).toBeGreaterThanOrEqual(2);
+    expect((await stored(webhook.id)).secret).toMatch(new RegExp(`^kbsec:v1:${rotatedBox.keyId}:`));
+    await signsWithBoth(rotatedDispatcher);
+    // Without the key that sealed them, secrets do not open: nothing is sent, no try is used up.
+    const owed = indexedEvent(randomUUID(), now);
+    await service.record(tenant, owed);
+    const sent = receiver.requests.length;
+    await dispatcher.dispatchDue();
+    expect(receiver.requests.length).toBe(sent);
+    const log = await service.deliveriesOf(tenant, webhook.id, { limit: 100 });
+    expect(log.find((d) => d.messageId === owed.messageId)).toMatchObject({
+      status: 'pending',
+      attemptCount: 0,
+    });
+    await service.delete(tenant, webhook.id);
+    await service.delete(tenant, expired.id);
+    // Back to the first key for the tests that follow (the rotation re-sealed every subscription).
+    const back = new SecretBox(key, [rotatedKey]);
+    expect(
+      await new WebhookSecretSealer(new WebhooksRepository(db, back), clock).seal(),
+    ).toBeGreaterThan(0);
   });
 
   it('prunes finished deliveries past the retention period with their tries, never pending ones', async () => {

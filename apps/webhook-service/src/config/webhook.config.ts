@@ -11,6 +11,8 @@ import {
 } from '@kb/config';
 import { z } from 'zod';
 
+import { isSecretKey } from '../webhooks/secret-box';
+
 export const webhookConfigSchema = baseConfigSchema
   .extend(httpConfigSchema(3007).shape)
   .extend(kafkaConfigSchema.shape)
@@ -66,6 +68,32 @@ export const webhookConfigSchema = baseConfigSchema
      * pruned, oldest first, every WEBHOOK_RETENTION_INTERVAL_MS. Pending ones are never pruned.
      */
     WEBHOOK_DELIVERY_RETENTION_DAYS: env.positiveInt(30),
+    /**
+     * The key that encrypts the subscriptions' signing secrets in Postgres (AES-256-GCM, review
+     * N11): the base64 of 32 random bytes (`openssl rand -base64 32`). Required; only
+     * webhook-service holds it. Locally scripts/infra/env.sh generates one under KB_HOME.
+     */
+    WEBHOOK_SECRET_KEY: z
+      .string()
+      .refine(isSecretKey, 'WEBHOOK_SECRET_KEY must be the base64 of 32 random bytes'),
+    /**
+     * Keys that sealed secrets before WEBHOOK_SECRET_KEY replaced them, comma-separated, same
+     * shape: they still open, and the service re-seals what they sealed with the new key (at
+     * start, then hourly); drop them once `kb_webhook_secrets_sealed_total` stops growing.
+     */
+    WEBHOOK_SECRET_PREVIOUS_KEYS: z
+      .string()
+      .default('')
+      .transform((value) =>
+        value
+          .split(',')
+          .map((key) => key.trim())
+          .filter((key) => key.length > 0),
+      )
+      .refine(
+        (keys) => keys.every(isSecretKey),
+        'WEBHOOK_SECRET_PREVIOUS_KEYS must be base64 keys of 32 bytes, comma-separated',
+      ),
     WEBHOOK_RETENTION_INTERVAL_MS: env.positiveInt(3_600_000),
   });
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;

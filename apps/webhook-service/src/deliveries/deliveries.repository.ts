@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { type Kysely, sql } from 'kysely';
 
-import { WEBHOOK_DB } from '../platform/tokens';
+import { SECRET_BOX, WEBHOOK_DB } from '../platform/tokens';
+import type { SecretBox } from '../webhooks/secret-box';
 import type { DeliveriesQuery, DeliveryStatus, DeliveryView } from '../webhooks/webhook.model';
 
 /** A delivery the dispatcher has claimed, with what it needs to send it. */
@@ -18,6 +19,8 @@ export interface ClaimedDelivery {
   url: string;
   /** The secrets that sign it: the current one, and the one before it while its grace lasts. */
   secrets: string[];
+  /** Why its secrets could not be opened (no configured key opens them); then `secrets` is empty. */
+  secretError?: string;
 }
 
 /** An event some subscriptions may be owed: its Standard Webhooks id, type and body. */
@@ -50,7 +53,10 @@ const iso = (value: Date | null): string | null => (value ? new Date(value).toIS
 /** The retry queue (one row per subscription and event) and the log of every try. */
 @Injectable()
 export class DeliveriesRepository {
-  constructor(@Inject(WEBHOOK_DB) private readonly db: Kysely<unknown>) {}
+  constructor(
+    @Inject(WEBHOOK_DB) private readonly db: Kysely<unknown>,
+    @Inject(SECRET_BOX) private readonly box: SecretBox,
+  ) {}
 
   /**
    * Owes each event's `body` to every enabled subscription of its tenant that asked for its type
@@ -167,17 +173,24 @@ export class DeliveriesRepository {
                   CASE WHEN w.previous_secret_expires_at > ${now} THEN w.previous_secret END
                     AS previous_secret, due.turn, due.due_at)
       SELECT * FROM claimed ORDER BY turn, due_at`.execute(this.db);
-    return rows.map((row) => ({
-      id: row.id,
-      tenantId: row.tenant_id,
-      webhookId: row.webhook_id,
-      messageId: row.message_id,
-      eventType: row.event_type,
-      body: row.body,
-      attemptCount: row.attempt_count,
-      url: row.url,
-      secrets: row.previous_secret ? [row.secret, row.previous_secret] : [row.secret],
-    }));
+    return rows.map((row) => {
+      const claimed = {
+        id: row.id,
+        tenantId: row.tenant_id,
+        webhookId: row.webhook_id,
+        messageId: row.message_id,
+        eventType: row.event_type,
+        body: row.body,
+        attemptCount: row.attempt_count,
+        url: row.url,
+      };
+      try {
+        const stored = row.previous_secret ? [row.secret, row.previous_secret] : [row.secret];
+        return { ...claimed, secrets: stored.map((s) => this.box.open(s, row.webhook_id)) };
+      } catch (error) {
+        return { ...claimed, secrets: [], secretError: (error as Error).message };
+      }
+    });
   }
 
   /**

@@ -112,6 +112,12 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   }
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    if (delivery.secretError !== undefined) {
+      // An operator's mistake (a key dropped too early), not the receiver's: no try is logged and
+      // none is used up; the delivery is due again when its lease ends.
+      this.logger.error(`delivery ${delivery.id} not sent: ${delivery.secretError}`);
+      return;
+    }
     const started = this.clock();
     const began = performance.now();
     const result = await this.sender.post(

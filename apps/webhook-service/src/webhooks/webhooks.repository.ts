@@ -2,7 +2,8 @@ import type { WebhookEventType } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { type Kysely, sql } from 'kysely';
 
-import { WEBHOOK_DB } from '../platform/tokens';
+import { SECRET_BOX, WEBHOOK_DB } from '../platform/tokens';
+import { type SecretBox, SecretUnreadableError } from './secret-box';
 import type { WebhookView } from './webhook.model';
 
 export interface NewWebhook {
@@ -49,10 +50,16 @@ export const toWebhookView = (row: WebhookRow): WebhookView => ({
 const COLUMNS = sql`id, url, events, description, enabled, disabled_reason, disabled_at,
   consecutive_failures, secret_rotated_at, previous_secret_expires_at, created_at, updated_at`;
 
-/** A tenant's subscriptions; every query is scoped by the tenant. */
+/**
+ * A tenant's subscriptions; every query is scoped by the tenant. Signing secrets are stored sealed
+ * (`SecretBox`) and never read back here: only the dispatcher's claim opens them.
+ */
 @Injectable()
 export class WebhooksRepository {
-  constructor(@Inject(WEBHOOK_DB) private readonly db: Kysely<unknown>) {}
+  constructor(
+    @Inject(WEBHOOK_DB) private readonly db: Kysely<unknown>,
+    @Inject(SECRET_BOX) private readonly box: SecretBox,
+  ) {}
 
   /**
    * Stores a new subscription unless the tenant has `maxPerTenant` already (undefined then). The
@@ -73,7 +80,8 @@ export class WebhooksRepository {
         INSERT INTO webhooks (id, tenant_id, url, events, secret, description, created_at,
                               updated_at)
         VALUES (${webhook.id}, ${tenantId}, ${webhook.url}, ${webhook.events}::text[],
-                ${webhook.secret}, ${webhook.description}, ${webhook.at}, ${webhook.at})
+                ${this.box.seal(webhook.secret, webhook.id)}, ${webhook.description}, ${webhook.at},
+                ${webhook.at})
         RETURNING ${COLUMNS}`.execute(tx);
       return toWebhookView(rows[0]!);
     });
@@ -140,12 +148,53 @@ export class WebhooksRepository {
       UPDATE webhooks SET
         previous_secret = CASE WHEN ${previousUntil}::timestamptz IS NULL THEN NULL ELSE secret END,
         previous_secret_expires_at = ${previousUntil}::timestamptz,
-        secret = ${secret},
+        secret = ${this.box.seal(secret, id)},
         secret_rotated_at = ${at},
         updated_at = ${at}
        WHERE tenant_id = ${tenantId} AND id = ${id}
       RETURNING ${COLUMNS}`.execute(this.db);
     return rows[0] ? toWebhookView(rows[0]) : undefined;
+  }
+
+  /**
+   * Seals every stored secret the current key did not seal: plaintext ones from before encryption
+   * and ones an older key sealed (key rotation), in short transactions of `batch` rows locked
+   * against a concurrent rotation. Previous secrets whose grace has ended are dropped rather than
+   * sealed. Rows that no configured key opens are left as they are and counted as unreadable.
+   */
+  async sealStoredSecrets(at: Date, batch = 100): Promise<{ sealed: number; unreadable: number }> {
+    await sql`
+      UPDATE webhooks SET previous_secret = NULL
+       WHERE previous_secret IS NOT NULL AND previous_secret_expires_at <= ${at}`.execute(this.db);
+    const pattern = this.box.currentPattern;
+    const unreadable: string[] = [];
+    let sealed = 0;
+    for (;;) {
+      const seen = await this.db.transaction().execute(async (tx) => {
+        const { rows } = await sql<{ id: string; secret: string; previous_secret: string | null }>`
+          SELECT id, secret, previous_secret FROM webhooks
+           WHERE (secret NOT LIKE ${pattern} OR previous_secret NOT LIKE ${pattern})
+             AND NOT (id = ANY (${unreadable}::uuid[]))
+           ORDER BY id LIMIT ${batch}
+           FOR UPDATE SKIP LOCKED`.execute(tx);
+        for (const row of rows) {
+          try {
+            const reseal = (stored: string) => this.box.seal(this.box.open(stored, row.id), row.id);
+            const secret = reseal(row.secret);
+            const previous = row.previous_secret === null ? null : reseal(row.previous_secret);
+            await sql`
+              UPDATE webhooks SET secret = ${secret}, previous_secret = ${previous}
+               WHERE id = ${row.id}`.execute(tx);
+            sealed++;
+          } catch (error) {
+            if (!(error instanceof SecretUnreadableError)) throw error;
+            unreadable.push(row.id);
+          }
+        }
+        return rows.length;
+      });
+      if (seen === 0) return { sealed, unreadable: unreadable.length };
+    }
   }
 
   /** Removes the subscription with its deliveries and their log; false when there was none. */
