@@ -1,7 +1,7 @@
 /**
  * More ways in (issue 13 part 3, ADR 25), through the public REST API: a JSON upload, an
- * externalId that makes version 2, pre-computed chunks with embeddings (and the 400 that names a
- * bad chunk), the inactive state leaving and re-entering search, and strict multipart fields with
+ * externalId that makes version 2, pre-computed chunks with embeddings into a knowledge base a
+ * tenant admin allowed them in (and the 400s that name a bad chunk or vector, ADR 33), the inactive state leaving and re-entering search, and strict multipart fields with
  * the deprecated snake_case name still answered.
  */
 import { useSuite } from '../support/suite';
@@ -13,10 +13,13 @@ type Doc = { id: string; version: number; status: string; state: string; externa
 
 describe('ways in', () => {
   const suite = useSuite('ingest', 6400);
-  const json = async (path: string, body: unknown, method = 'POST') =>
+  const json = async (path: string, body: unknown, method = 'POST', roles?: string[]) =>
     fetch(`${suite.documentUrl}${path}`, {
       method,
-      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+      headers: {
+        'content-type': 'application/json',
+        ...(await suite.auth(roles ? { user: 'root', roles } : undefined)),
+      },
       body: JSON.stringify(body),
     });
   const indexed = (id: string, version = 1) =>
@@ -63,7 +66,7 @@ describe('ways in', () => {
     expect(await again.json()).toMatchObject({ id: created.id, version: 2, unchanged: true });
   });
 
-  it('indexes pre-computed chunks (vector and lexical), and names a bad chunk in the 400', async () => {
+  it('indexes pre-computed chunks (vector and lexical) where a tenant admin allowed them, and names a bad chunk in the 400', async () => {
     const embeddingUrl = `http://127.0.0.1:${suite.ports['embedding-service']!.port}`;
     const texts = [
       'Zephyrine owls nest in abandoned bell towers.',
@@ -78,7 +81,29 @@ describe('ways in', () => {
     const { data } = (await embedded.json()) as { data: Array<{ embedding: number[] }> };
     const chunks = texts.map((text, i) => ({ id: `c${i}`, text, embedding: data[i]!.embedding }));
 
-    const missing = await json('/v1/knowledge-bases/default/chunks', {
+    // Off unless a tenant admin turns it on (ADR 33): `default` never takes them.
+    const refused = await json('/v1/knowledge-bases/default/chunks', { title: 'Owls', chunks });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({
+      error: { code: 'precomputed_vectors_disabled' },
+    });
+    const byEditor = await json('/v1/knowledge-bases', {
+      id: 'owls',
+      name: 'Owls',
+      allowPrecomputedVectors: true,
+    });
+    expect(byEditor.status).toBe(403);
+    expect((await json('/v1/knowledge-bases', { id: 'owls', name: 'Owls' })).status).toBe(201);
+    const allowed = await json(
+      '/v1/knowledge-bases/owls',
+      { allowPrecomputedVectors: true },
+      'PATCH',
+      ['admin'],
+    );
+    expect(allowed.status).toBe(200);
+    expect(await allowed.json()).toMatchObject({ allowPrecomputedVectors: true });
+
+    const missing = await json('/v1/knowledge-bases/owls/chunks', {
       title: 'Owls',
       chunks: [chunks[0], { id: 'c1', text: texts[1] }],
     });
@@ -86,7 +111,7 @@ describe('ways in', () => {
     expect(await missing.json()).toEqual({
       error: { code: 'invalid_chunk', message: 'chunks[1] (id "c1") has no embedding' },
     });
-    const short = await json('/v1/knowledge-bases/default/chunks', {
+    const short = await json('/v1/knowledge-bases/owls/chunks', {
       title: 'Owls',
       chunks: [{ ...chunks[0], embedding: [0.1, 0.2] }],
     });
@@ -95,11 +120,22 @@ describe('ways in', () => {
       error: {
         code: 'invalid_chunk',
         message:
-          'chunks[0] (id "c0"): its embedding has 2 dimensions; knowledge base "default" has 384',
+          'chunks[0] (id "c0"): its embedding has 2 dimensions; knowledge base "owls" has 384',
+      },
+    });
+    const scaled = await json('/v1/knowledge-bases/owls/chunks', {
+      title: 'Owls',
+      chunks: [{ ...chunks[0], embedding: chunks[0]!.embedding.map((v) => v * 40) }],
+    });
+    expect(scaled.status).toBe(400);
+    expect(await scaled.json()).toMatchObject({
+      error: {
+        code: 'invalid_vector',
+        message: expect.stringContaining('chunks[0] (id "c0"): its embedding\'s L2 norm is 40.00'),
       },
     });
 
-    const ok = await json('/v1/knowledge-bases/default/chunks', { title: 'Owls', chunks });
+    const ok = await json('/v1/knowledge-bases/owls/chunks', { title: 'Owls', chunks });
     expect(ok.status).toBe(202);
     const document = (await ok.json()) as Doc;
     await indexed(document.id);

@@ -99,6 +99,7 @@ const knowledgeBaseViewSchema = z.object({
   embeddingDimension: z.number().int().nullable(),
   tagRule: z.object({ anyOf: z.array(z.string()) }),
   metadata: z.record(z.string(), z.unknown()),
+  allowPrecomputedVectors: z.boolean(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -443,7 +444,7 @@ export const DOCUMENT_OPENAPI = buildOpenApiDocument(
       path: '/v1/knowledge-bases/{id}/chunks',
       operationId: 'uploadPrecomputedChunks',
       summary:
-        'A document of pre-computed chunks with embeddings (indexed without parsing or embedding); 400 invalid_chunk names a chunk whose embedding is missing or of another dimension',
+        'A document of pre-computed chunks with embeddings (indexed without parsing or embedding), into a knowledge base a tenant admin set allowPrecomputedVectors on (409 precomputed_vectors_disabled otherwise); 400 invalid_chunk names a chunk whose embedding is missing or of another dimension, 400 invalid_vector one whose values are not finite or whose L2 norm is not 1 (±1 %)',
       parameters: [knowledgeBaseId],
       body: precomputedDocumentSchema,
       status: 202,

@@ -1,4 +1,5 @@
 import { embeddedChunksSchema, Topics } from '@kb/contracts';
+import { ErrorKind } from '@kb/errors';
 import { getJson } from '@kb/storage';
 
 import {
@@ -8,19 +9,25 @@ import {
   TENANT,
 } from '../testing/document-service.fixture';
 
-const vector = (dimension: number, seed = 1) =>
-  Array.from({ length: dimension }, (_, i) => Math.sin(seed + i));
+/** A unit vector, as every served model gives (ADR 33). */
+const vector = (dimension: number, seed = 1) => {
+  const values = Array.from({ length: dimension }, (_, i) => Math.sin(seed + i));
+  const norm = Math.hypot(...values);
+  return values.map((v) => v / norm);
+};
 
 describe('PrecomputedChunksService', () => {
   let f: DocumentServiceFixture;
   const alice = newAccess();
+  const admin = newAccess({ userId: 'root', isAdmin: true });
   beforeEach(async () => {
     f = documentServiceFixture();
-    await f.knowledgeBases.create(TENANT, alice, {
+    await f.knowledgeBases.create(TENANT, admin, {
       id: 'own',
       name: 'Own',
       description: '',
       tagRule: { anyOf: [] },
+      allowPrecomputedVectors: true,
     });
   });
 
@@ -80,6 +87,74 @@ describe('PrecomputedChunksService', () => {
       f.precomputed.upload(TENANT, alice, 'nope', { title: 't', chunks: [{ text: 'x' }] }),
     ).rejects.toMatchObject({ code: 'knowledge_base_not_found' });
     expect(f.outbox.envelopes(Topics.chunksEmbedded)).toEqual([]);
+  });
+
+  it('answers 409 precomputed_vectors_disabled unless a tenant admin allowed them (review N9)', async () => {
+    await f.knowledgeBases.create(TENANT, alice, {
+      id: 'plain',
+      name: 'Plain',
+      description: '',
+      tagRule: { anyOf: [] },
+    });
+    const chunks = [{ text: 'Restart the queue.', embedding: vector(384) }];
+    for (const id of ['plain', 'default']) {
+      await expect(
+        f.precomputed.upload(TENANT, alice, id, { title: 't', chunks }),
+      ).rejects.toMatchObject({
+        code: 'precomputed_vectors_disabled',
+        kind: ErrorKind.FailedPrecondition,
+        message: expect.stringContaining(
+          `knowledge base "${id}" does not take pre-computed vectors`,
+        ),
+      });
+    }
+    // Turned off again (anyone who may write can): refused from then on.
+    await f.knowledgeBases.update(TENANT, alice, 'own', { allowPrecomputedVectors: false });
+    await expect(
+      f.precomputed.upload(TENANT, alice, 'own', { title: 't', chunks }),
+    ).rejects.toMatchObject({ code: 'precomputed_vectors_disabled' });
+    expect(f.outbox.envelopes(Topics.chunksEmbedded)).toEqual([]);
+    expect(f.outbox.envelopes(Topics.document)).toEqual([]);
+  });
+
+  it('answers 400 invalid_vector naming a chunk whose values are not finite or whose norm is not 1 (review N9)', async () => {
+    const upload = (embedding: number[]) =>
+      f.precomputed.upload(TENANT, alice, 'own', {
+        title: 't',
+        chunks: [
+          { text: 'fine', embedding: vector(384) },
+          { id: 'bad', text: 'steered', embedding },
+        ],
+      });
+    const invalid = (message: string | RegExp) => ({
+      code: 'invalid_vector',
+      kind: ErrorKind.InvalidArgument,
+      message: expect.stringMatching(message),
+    });
+    const withValue = (at: number, value: number) =>
+      vector(384).map((v, i) => (i === at ? value : v));
+    await expect(upload(withValue(7, Number.NaN))).rejects.toMatchObject(
+      invalid(/^chunks\[1\] \(id "bad"\): its embedding's value 7 is not a finite number$/),
+    );
+    await expect(upload(withValue(0, Number.POSITIVE_INFINITY))).rejects.toMatchObject(
+      invalid(/value 0 is not a finite number/),
+    );
+    // Finite, but past float4 (which every store keeps): indexing would fail on it.
+    await expect(upload(withValue(3, 1e308))).rejects.toMatchObject(
+      invalid(/L2 norm is 1\.000e\+308; knowledge base "own" takes unit vectors/),
+    );
+    await expect(upload(new Array<number>(384).fill(0))).rejects.toMatchObject(
+      invalid(/L2 norm is 0\.000/),
+    );
+    // Not normalized: the raw output of a model that does not normalize, or a scaled centroid.
+    await expect(upload(vector(384).map((v) => v * 3))).rejects.toMatchObject(
+      invalid(/L2 norm is 3\.000.*divide each value by the norm/),
+    );
+    expect(f.outbox.envelopes(Topics.chunksEmbedded)).toEqual([]);
+    // Within 1 %: float16 storage or rounding on the client's side is accepted.
+    await expect(upload(vector(384).map((v) => v * 1.005))).resolves.toMatchObject({
+      version: 1,
+    });
   });
 
   it('makes the same externalId the next version, indexed from the new vectors', async () => {

@@ -18,6 +18,7 @@ import { uploadedEventOf } from './document-events.builder';
 import { DocumentMembershipService } from './document-membership.service';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import { DocumentsService } from './documents.service';
+import { PrecomputedChunksError, PrecomputedChunksErrorCode } from './precomputed-chunks.errors';
 
 /** One pre-computed chunk: its text and its embedding, made by the client's own model. */
 export interface PrecomputedChunk {
@@ -38,6 +39,15 @@ export interface PrecomputedDocument {
   externalId?: string | undefined;
 }
 
+/**
+ * How far a pre-computed embedding's L2 norm may be from 1. Every model this deployment serves
+ * gives unit vectors (the ONNX models normalize, the OpenAI-compatible provider normalizes what it
+ * receives, the test model too; `EmbeddingProvider`), queries are embedded by the same model, and
+ * a knowledge base's vectors must be that model's: so a vector of another length is not one of
+ * them. 1 % leaves room for a client that stores vectors as float16 or rounds them (ADR 33).
+ */
+export const UNIT_NORM_TOLERANCE = 0.01;
+
 /** Between two chunks in the document's text (the original stored in S3). */
 const SEPARATOR = '\n\n';
 
@@ -53,7 +63,9 @@ export const precomputedKey = (
 /**
  * `POST /v1/knowledge-bases/{id}/chunks`: a document made of chunks the client embedded itself
  * (ADR 25). Every chunk needs an embedding of the knowledge base's dimension (400
- * `invalid_chunk` naming it). The chunks' texts joined are the document's original (so it can be
+ * `invalid_chunk` naming it), of finite values and unit length (400 `invalid_vector`), and the
+ * knowledge base must take pre-computed vectors (`allowPrecomputedVectors`, set by a tenant admin;
+ * 409 `precomputed_vectors_disabled` otherwise: ADR 33). The chunks' texts joined are the document's original (so it can be
  * read, re-driven through another pipeline, deduplicated and versioned by `externalId` like any
  * upload); the chunks and their vectors skip parsing and embedding: they are stored under the
  * document's derived prefix and their `chunks_embedded` event is enqueued with the row, so
@@ -76,10 +88,15 @@ export class PrecomputedChunksService {
     knowledgeBaseId: string,
     body: PrecomputedDocument,
   ): Promise<DocumentView> {
-    const { pipeline, dimension } = await this.knowledgeBases.embeddingSpaceOf(
-      tenantId,
-      knowledgeBaseId,
-    );
+    const { pipeline, dimension, allowPrecomputedVectors } =
+      await this.knowledgeBases.embeddingSpaceOf(tenantId, knowledgeBaseId);
+    if (!allowPrecomputedVectors) {
+      // A vector decoupled from its text can rank its chunk first for any query (review N9).
+      throw new PrecomputedChunksError(
+        PrecomputedChunksErrorCode.Disabled,
+        `knowledge base "${knowledgeBaseId}" does not take pre-computed vectors: a tenant admin can allow them (allowPrecomputedVectors: true), or upload the text to be embedded`,
+      );
+    }
     if (dimension === undefined) {
       throw new DocumentError(
         DocumentErrorCode.InvalidChunk,
@@ -196,7 +213,12 @@ function layOut(chunks: PrecomputedChunk[]): LaidOutChunk[] {
   });
 }
 
-/** 400 `invalid_chunk` naming the first chunk without an embedding or of another dimension. */
+/**
+ * 400 `invalid_chunk` naming the first chunk without an embedding or of another dimension, and
+ * 400 `invalid_vector` naming the first whose values are not all finite or whose L2 norm is not
+ * 1 (within `UNIT_NORM_TOLERANCE`): a huge value overflows the stores' float4 and fails indexing,
+ * and a zero or outsized vector is no output of the knowledge base's model (review N9).
+ */
 export function requireEmbeddings(
   chunks: PrecomputedChunk[],
   dimension: number,
@@ -211,6 +233,20 @@ export function requireEmbeddings(
       throw new DocumentError(
         DocumentErrorCode.InvalidChunk,
         `${name}: its embedding has ${chunk.embedding.length} dimensions; knowledge base "${knowledgeBaseId}" has ${dimension}`,
+      );
+    }
+    const at = chunk.embedding.findIndex((value) => !Number.isFinite(value));
+    if (at >= 0) {
+      throw new PrecomputedChunksError(
+        PrecomputedChunksErrorCode.InvalidVector,
+        `${name}: its embedding's value ${at} is not a finite number`,
+      );
+    }
+    const norm = Math.hypot(...chunk.embedding);
+    if (!(Math.abs(norm - 1) <= UNIT_NORM_TOLERANCE)) {
+      throw new PrecomputedChunksError(
+        PrecomputedChunksErrorCode.InvalidVector,
+        `${name}: its embedding's L2 norm is ${norm.toPrecision(4)}; knowledge base "${knowledgeBaseId}" takes unit vectors (norm 1 ± ${UNIT_NORM_TOLERANCE}), as its model gives: divide each value by the norm`,
       );
     }
   });

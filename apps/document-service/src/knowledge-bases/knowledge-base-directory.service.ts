@@ -49,7 +49,11 @@ export class KnowledgeBaseDirectoryService extends KnowledgeBaseDirectory {
   async embeddingSpaceOf(
     tenantId: TenantId,
     id: string,
-  ): Promise<{ pipeline: Pipeline; dimension: number | undefined }> {
+  ): Promise<{
+    pipeline: Pipeline;
+    dimension: number | undefined;
+    allowPrecomputedVectors: boolean;
+  }> {
     const knowledgeBase =
       id === DEFAULT_KNOWLEDGE_BASE ? undefined : await this.knowledgeBases.find(tenantId, id);
     if (id !== DEFAULT_KNOWLEDGE_BASE && !knowledgeBase) throw knowledgeBaseNotFound(id);
@@ -60,7 +64,9 @@ export class KnowledgeBaseDirectoryService extends KnowledgeBaseDirectory {
       knowledgeBaseIds: [id],
     };
     const dimension = knowledgeBase?.embeddingDimension ?? (await this.models.dimensionOf(model));
-    return { pipeline, dimension };
+    // `default` has no row, so no setting: it never takes pre-computed vectors (ADR 33).
+    const allowPrecomputedVectors = knowledgeBase?.allowPrecomputedVectors ?? false;
+    return { pipeline, dimension, allowPrecomputedVectors };
   }
 
   tagRulesOf(trx: Trx, tenantId: TenantId): Promise<TagRule[]> {

@@ -42,11 +42,21 @@ export const createKnowledgeBaseSchema = z
     embeddingModel: z.string().min(1).max(200).optional(),
     tagRule: tagRuleSchema.default({ anyOf: [] }),
     metadata: knowledgeBaseMetadataSchema.default({}),
+    /**
+     * Whether `POST /v1/knowledge-bases/{id}/chunks` takes the client's own vectors (ADR 33):
+     * false by default; only a tenant admin may turn it on.
+     */
+    allowPrecomputedVectors: z.boolean().default(false),
   })
   .strict();
-export type CreateKnowledgeBase = Omit<z.infer<typeof createKnowledgeBaseSchema>, 'metadata'> & {
+export type CreateKnowledgeBase = Omit<
+  z.infer<typeof createKnowledgeBaseSchema>,
+  'metadata' | 'allowPrecomputedVectors'
+> & {
   /** Absent: `{}`. */
   metadata?: KnowledgeBaseMetadata;
+  /** Absent: false. */
+  allowPrecomputedVectors?: boolean;
 };
 
 /** `chunker` and `embeddingModel` are accepted only to answer 409 when they differ. */
@@ -59,6 +69,8 @@ export const updateKnowledgeBaseSchema = z
     tagRule: tagRuleSchema.optional(),
     /** Merged into the current map (`?merge=true`, the default; a null value removes its key) or replacing it. */
     metadata: z.record(z.string().min(1).max(128), z.unknown()).optional(),
+    /** Turning it on takes a tenant admin (403 `permission_denied`); off, anyone who may write. */
+    allowPrecomputedVectors: z.boolean().optional(),
   })
   .strict();
 export type UpdateKnowledgeBase = z.infer<typeof updateKnowledgeBaseSchema>;
@@ -114,6 +126,8 @@ export interface KnowledgeBaseView {
   /** Mutable: changing it adds and removes documents (their indexes update in place). */
   tagRule: { anyOf: string[] };
   metadata: KnowledgeBaseMetadata;
+  /** Takes pre-computed vectors (ADR 33); set by a tenant admin, false by default. */
+  allowPrecomputedVectors: boolean;
   createdAt: string;
   updatedAt: string;
 }

@@ -38,6 +38,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
         embedding_dimension: knowledgeBase.embeddingDimension,
         tag_rule: knowledgeBase.tagRule,
         metadata: JSON.stringify(knowledgeBase.metadata),
+        allow_precomputed_vectors: knowledgeBase.allowPrecomputedVectors,
         created_at: knowledgeBase.now,
         updated_at: knowledgeBase.now,
       })
@@ -108,6 +109,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
             : change.metadata.merge
               ? sql<string>`jsonb_strip_nulls(metadata || ${JSON.stringify(change.metadata.values)}::jsonb)`
               : JSON.stringify(change.metadata.values),
+        allow_precomputed_vectors: change.allowPrecomputedVectors,
         updated_at: now,
       })
       .where('tenant_id', '=', tenantId)
@@ -188,6 +190,7 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   embeddingDimension: row.embedding_dimension,
   tagRule: { anyOf: row.tag_rule },
   metadata: row.metadata,
+  allowPrecomputedVectors: row.allow_precomputed_vectors,
   createdAt: new Date(row.created_at).toISOString(),
   updatedAt: new Date(row.updated_at).toISOString(),
 });

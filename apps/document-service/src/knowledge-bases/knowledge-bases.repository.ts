@@ -14,6 +14,7 @@ export interface NewKnowledgeBase {
   /** Distinct tags. */
   tagRule: string[];
   metadata: KnowledgeBaseMetadata;
+  allowPrecomputedVectors: boolean;
   now: Date;
 }
 
@@ -24,6 +25,7 @@ export interface KnowledgeBaseChange {
   tagRule?: string[] | undefined;
   /** Merged into the current metadata (null values remove their key) or replacing it. */
   metadata?: { values: KnowledgeBaseMetadata; merge: boolean } | undefined;
+  allowPrecomputedVectors?: boolean | undefined;
 }
 
 /** Which knowledge bases a page holds. */

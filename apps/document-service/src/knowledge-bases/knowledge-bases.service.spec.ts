@@ -44,11 +44,51 @@ describe('KnowledgeBasesService', () => {
       embeddingModel: DEFAULTS.model,
       embeddingDimension: 384,
       tagRule: { anyOf: [] },
+      allowPrecomputedVectors: false,
       createdAt: f.now.toISOString(),
       updatedAt: f.now.toISOString(),
     });
     expect(await f.knowledgeBases.get(TENANT, 'handbooks')).toEqual(created);
     expect(await f.knowledgeBases.list(TENANT)).toEqual([created]);
+  });
+
+  it('lets only a tenant admin allow pre-computed vectors; anyone who may write turns them off (review N9)', async () => {
+    const admin = newAccess({ userId: 'root', isAdmin: true });
+    const denied = { code: 'permission_denied', kind: ErrorKind.PermissionDenied };
+    await expect(
+      f.knowledgeBases.create(
+        TENANT,
+        alice,
+        input({ id: 'vectors', allowPrecomputedVectors: true }),
+      ),
+    ).rejects.toMatchObject(denied);
+    await f.knowledgeBases.create(TENANT, alice, input({ id: 'vectors' }));
+    await expect(update('vectors', { allowPrecomputedVectors: true })).rejects.toMatchObject(
+      denied,
+    );
+    expect(await f.knowledgeBases.get(TENANT, 'vectors')).toMatchObject({
+      allowPrecomputedVectors: false,
+    });
+    const allowed = await f.knowledgeBases.update(
+      TENANT,
+      admin,
+      'vectors',
+      updateKnowledgeBaseSchema.parse({ allowPrecomputedVectors: true }),
+    );
+    expect(allowed.allowPrecomputedVectors).toBe(true);
+    // Sending the current value back, or any other edit, is not turning it on.
+    await update('vectors', { allowPrecomputedVectors: true, description: 'kept' });
+    expect(await update('vectors', { allowPrecomputedVectors: false })).toMatchObject({
+      allowPrecomputedVectors: false,
+      description: 'kept',
+    });
+    expect(
+      await f.knowledgeBases.create(
+        TENANT,
+        admin,
+        input({ id: 'imported', allowPrecomputedVectors: true }),
+      ),
+    ).toMatchObject({ allowPrecomputedVectors: true });
   });
 
   it('keeps the chunker and the served model it is created with', async () => {

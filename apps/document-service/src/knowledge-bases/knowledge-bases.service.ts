@@ -32,6 +32,19 @@ function requireWrite(access: Access): void {
 }
 
 /**
+ * Pre-computed vectors place a chunk anywhere in the vector space, whatever its text says (review
+ * N9): only a tenant admin may let a knowledge base take them. Turning them off needs only write.
+ */
+function requireAdminToAllowPrecomputed(access: Access): void {
+  if (!access.isAdmin) {
+    throw new KnowledgeBaseError(
+      KnowledgeBaseErrorCode.PermissionDenied,
+      `only a tenant admin may set allowPrecomputedVectors to true (${access.userId} is not one)`,
+    );
+  }
+}
+
+/**
  * Knowledge bases of a tenant. The pipeline a knowledge base was created with (chunker and its
  * parameters, embedding model) cannot change: vectors made another way would not be comparable,
  * so such a change is a 409 that says to create a new knowledge base. Its tag rule can change:
@@ -55,6 +68,7 @@ export class KnowledgeBasesService {
     input: CreateKnowledgeBase,
   ): Promise<KnowledgeBaseView> {
     requireWrite(access);
+    if (input.allowPrecomputedVectors) requireAdminToAllowPrecomputed(access);
     const model = input.embeddingModel ?? this.defaults.model;
     // Detected, not declared: the model must be served, and its dimension is what it produces.
     const dimension = await this.models.dimensionOf(model);
@@ -75,6 +89,7 @@ export class KnowledgeBasesService {
         embeddingDimension: dimension,
         tagRule: [...new Set(input.tagRule.anyOf)],
         metadata: input.metadata ?? {},
+        allowPrecomputedVectors: input.allowPrecomputedVectors ?? false,
         now,
       });
       if (!created) {
@@ -123,6 +138,9 @@ export class KnowledgeBasesService {
         );
       }
     }
+    if (input.allowPrecomputedVectors && !current.allowPrecomputedVectors) {
+      requireAdminToAllowPrecomputed(access);
+    }
     const now = this.clock();
     const { updated, changed } = await this.transactions.run(async (trx) => {
       const updated = await this.knowledgeBases.update(
@@ -134,6 +152,7 @@ export class KnowledgeBasesService {
           description: input.description,
           tagRule: input.tagRule && [...new Set(input.tagRule.anyOf)],
           metadata: input.metadata && { values: input.metadata, merge },
+          allowPrecomputedVectors: input.allowPrecomputedVectors,
         },
         now,
       );

@@ -12,6 +12,7 @@ import { redrives } from './20261124T0900_redrives';
 import { tagRules } from './20261124T1000_tag_rules';
 import { embeddingDimension } from './20261125T0900_embedding_dimension';
 import { metaVersion } from './20261126T0900_meta_version';
+import { allowPrecomputedVectors } from './20261126T1555_allow_precomputed_vectors';
 import { knowledgeBaseMetadata } from './20261127T0900_knowledge_base_metadata';
 import { externalIdsAndInactive } from './20261127T1000_external_ids_and_inactive';
 import { sources } from './20261127T1010_sources';
@@ -30,6 +31,7 @@ export const migrations: Migrations = {
   '20261124T1000_tag_rules': tagRules,
   '20261125T0900_embedding_dimension': embeddingDimension,
   '20261126T0900_meta_version': metaVersion,
+  '20261126T1555_allow_precomputed_vectors': allowPrecomputedVectors,
   '20261127T0900_knowledge_base_metadata': knowledgeBaseMetadata,
   '20261127T1000_external_ids_and_inactive': externalIdsAndInactive,
   '20261127T1010_sources': sources,

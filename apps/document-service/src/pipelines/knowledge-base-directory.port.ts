@@ -20,12 +20,17 @@ export abstract class KnowledgeBaseDirectory {
 
   /**
    * A knowledge base's one pipeline and its model's dimension (undefined when the model's
-   * dimension cannot be learnt): what pre-computed embeddings must match. 404 when not created.
+   * dimension cannot be learnt): what pre-computed embeddings must match; and whether it takes
+   * them at all (`default`, which has no settings, does not). 404 when not created.
    */
   abstract embeddingSpaceOf(
     tenantId: TenantId,
     id: string,
-  ): Promise<{ pipeline: Pipeline; dimension: number | undefined }>;
+  ): Promise<{
+    pipeline: Pipeline;
+    dimension: number | undefined;
+    allowPrecomputedVectors: boolean;
+  }>;
 
   /** The distinct pipelines of these knowledge bases (`default` when there are none). */
   abstract pipelinesOf(

@@ -64,6 +64,8 @@ export interface KnowledgeBasesTable {
   tag_rule: ColumnType<string[], string[] | undefined, string[]>;
   /** Free-form, the knowledge manager's own (docs/adr/0024). */
   metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
+  /** Takes pre-computed vectors (docs/adr/0033); false unless a tenant admin set it. */
+  allow_precomputed_vectors: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -41,6 +41,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       embeddingDimension: knowledgeBase.embeddingDimension,
       tagRule: { anyOf: knowledgeBase.tagRule },
       metadata: knowledgeBase.metadata,
+      allowPrecomputedVectors: knowledgeBase.allowPrecomputedVectors,
       createdAt: at,
       updatedAt: at,
     };
@@ -106,6 +107,8 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
             )
           : change.metadata.values
         : stored.view.metadata,
+      allowPrecomputedVectors:
+        change.allowPrecomputedVectors ?? stored.view.allowPrecomputedVectors,
       updatedAt: now.toISOString(),
     };
     this.db.knowledgeBases.set(keyOf(tenantId, id), clone({ ...stored, view }));
