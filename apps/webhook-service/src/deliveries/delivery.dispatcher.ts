@@ -84,30 +84,34 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     const leaseMs = this.config.WEBHOOK_TIMEOUT_MS * 2 + 5_000;
     const inFlight = new Set<Promise<void>>();
     let ended = signal();
-    while (!this.task.stopping) {
-      const free = slots - inFlight.size;
-      const claimed =
-        free > 0 ? await this.deliveries.claimDue(this.clock(), free, leaseMs, perTenant) : [];
-      for (const delivery of claimed) {
-        const run: Promise<void> = this.deliver(delivery)
-          // Its lease runs out and it is tried again; the other tries go on.
-          .catch((error: unknown) =>
-            this.logger.error(`delivery ${delivery.id} could not be recorded: ${String(error)}`),
-          )
-          .finally(() => {
-            inFlight.delete(run);
-            ended.fire();
-          });
-        inFlight.add(run);
+    try {
+      while (!this.task.stopping) {
+        const free = slots - inFlight.size;
+        const claimed =
+          free > 0 ? await this.deliveries.claimDue(this.clock(), free, leaseMs, perTenant) : [];
+        for (const delivery of claimed) {
+          const run: Promise<void> = this.deliver(delivery)
+            // Its lease runs out and it is tried again; the other tries go on.
+            .catch((error: unknown) =>
+              this.logger.error(`delivery ${delivery.id} could not be recorded: ${String(error)}`),
+            )
+            .finally(() => {
+              inFlight.delete(run);
+              ended.fire();
+            });
+          inFlight.add(run);
+        }
+        sent += claimed.length;
+        if (inFlight.size === 0 && claimed.length === 0) break;
+        // The pool is full, or nothing more is due (or every tenant with due deliveries is at its
+        // share): wait for a try to end, or for the next look.
+        await ended.within(this.config.WEBHOOK_DISPATCH_INTERVAL_MS);
+        ended = signal();
       }
-      sent += claimed.length;
-      if (inFlight.size === 0 && claimed.length === 0) break;
-      // The pool is full, or nothing more is due (or every tenant with due deliveries is at its
-      // share): wait for a try to end, or for the next look.
-      await ended.within(this.config.WEBHOOK_DISPATCH_INTERVAL_MS);
-      ended = signal();
+    } finally {
+      // Also when a claim failed: the tries already started are logged before the next run.
+      await Promise.all(inFlight);
     }
-    await Promise.all(inFlight);
     return sent;
   }
 
