@@ -297,6 +297,29 @@ pgvector_up() {
   wait_for pgvector 30 pgvector_healthy
 }
 
+# ---------------------------------------------------------------- a PostgreSQL role per service
+# One login role per service with a schema (kb_document, kb_embedding, kb_indexing, kb_query,
+# kb_acl, kb_webhook; each one's password is its name, local-only like kb/kb), with the grants of
+# docs/adr/0031: each its own schema, query-service reads search_index, document-service bumps
+# search_index.generations, and in kb_vectors indexing-service writes and query-service reads.
+# scripts/lib/services.js gives each service its role's URL (KB_SHARED_DB_ROLE=1: the shared kb).
+# Idempotent; runs at every up.sh, after pg_up and pgvector_up.
+PG_ROLES=(kb_document kb_embedding kb_indexing kb_query kb_acl kb_webhook)
+
+pg_roles_healthy() {
+  local roles
+  roles=$(PGCONNECT_TIMEOUT=3 kb_psql "$DATABASE_URL" \
+    -c "SELECT count(*) FROM pg_roles WHERE rolname IN ($(printf "'%s'," "${PG_ROLES[@]}" | sed 's/,$//'))" 2>/dev/null) || return 1
+  ((roles == ${#PG_ROLES[@]}))
+}
+
+pg_roles_up() {
+  kb_psql "$DATABASE_URL" -v vectors=false -f "$INFRA_DIR/pg-roles.sql" >/dev/null ||
+    die "creating the services' PostgreSQL roles in the kb database failed"
+  kb_psql "$VECTOR_DATABASE_URL" -v vectors=true -f "$INFRA_DIR/pg-roles.sql" >/dev/null ||
+    die "granting the services' PostgreSQL roles in the kb_vectors database failed"
+}
+
 # ---------------------------------------------------------------- embedding model (files only)
 model_healthy() { [[ -f "$EMBEDDING_MODEL_DIR/$EMBEDDING_MODEL/onnx/model_quantized.onnx" ]]; }
 # fetch-model.sh returns at once when every model folder is complete.

@@ -15,5 +15,6 @@ report s3 "$S3_ENDPOINT" s3_healthy
 report postgres "127.0.0.1:$KB_PG_PORT" pg_healthy
 report redis "$REDIS_URL" redis_healthy
 report pgvector "127.0.0.1:$KB_PG_PORT/kb_vectors" pgvector_healthy
+report roles "${PG_ROLES[*]}" pg_roles_healthy
 report model "$EMBEDDING_MODEL_DIR/$EMBEDDING_MODEL" model_healthy
 exit "$down"

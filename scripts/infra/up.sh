@@ -21,6 +21,7 @@ s3_up & s3_pid=$!
 pg_up
 redis_up
 pgvector_up
+pg_roles_up
 failed=0
 for pid in "$model_pid" "$kafka_pid" "$s3_pid"; do wait "$pid" || failed=1; done
 ((failed == 0)) || die "some servers failed to start; logs are in $KB_LOG_DIR"
@@ -30,5 +31,6 @@ say "s3        $S3_ENDPOINT (bucket $S3_BUCKET)"
 say "postgres  127.0.0.1:$KB_PG_PORT (PostgreSQL 18, database kb)"
 say "redis     $REDIS_URL"
 say "pgvector  127.0.0.1:$KB_PG_PORT (database kb_vectors)"
+say "roles     ${PG_ROLES[*]} (one per service; KB_SHARED_DB_ROLE=1 runs them as kb)"
 say "model     $EMBEDDING_MODEL_DIR/$EMBEDDING_MODEL"
 say "logs      $KB_LOG_DIR"
