@@ -109,7 +109,25 @@ describe('DocumentsRepository', () => {
       chunker,
       embeddingModel: 'all-MiniLM-L6-v2',
       embeddingDimension: 384,
+      allowPrecomputedVectors: false,
     });
+    // Pre-computed vectors: on by a tenant admin only, kept by other edits, off again (ADR 33).
+    const admin = newAccess({ userId: 'root', isAdmin: true });
+    const allow = (who: typeof access, allowPrecomputedVectors: boolean) =>
+      knowledgeBases.update(
+        tenant,
+        who,
+        'handbooks',
+        updateKnowledgeBaseSchema.parse({ allowPrecomputedVectors }),
+      );
+    await expect(allow(access, true)).rejects.toMatchObject({ code: 'permission_denied' });
+    expect(await allow(admin, true)).toMatchObject({ allowPrecomputedVectors: true });
+    await knowledgeBases.update(tenant, access, 'handbooks', { description: 'kept' });
+    expect(await knowledgeBases.get(tenant, 'handbooks')).toMatchObject({
+      description: 'kept',
+      allowPrecomputedVectors: true,
+    });
+    expect(await allow(access, false)).toMatchObject({ allowPrecomputedVectors: false });
     // Immutable: the same config back is no change, another one is 409.
     await knowledgeBases.update(
       tenant,
