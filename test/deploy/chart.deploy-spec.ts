@@ -735,6 +735,8 @@ describe('optional objects', () => {
         'acl-service',
         'indexing-service',
         'webhook-service',
+        // POST /v1/embeddings' `model` budget (review N5).
+        'embedding-service',
       ].includes(service);
       expect({ service, url: env.get('REDIS_URL')?.value }).toEqual({
         service,
@@ -747,6 +749,13 @@ describe('optional objects', () => {
         });
         expect(env.get('REDIS_TLS_CA_FILE')?.value).toBe('/etc/kb/redis-tls/ca.crt');
         expect(env.get('RATE_LIMIT_SEARCH_PER_PRINCIPAL')?.value).toBe('600');
+        expect(env.get('RATE_LIMIT_MODEL_PER_PRINCIPAL')?.value).toBe('120');
+      }
+      if (service === 'embedding-service') {
+        // POST /v1/embeddings asks acl-service for its permission and queues apart (review N5).
+        expect(env.get('ACL_GRPC_ADDRESS')?.value).toMatch(/-acl-service:/);
+        expect(env.get('MODEL_API_CONCURRENCY')?.value).toBe('1');
+        expect(env.get('MODEL_API_MAX_QUEUE')?.value).toBe('16');
       }
     }
     // No credential is inlined in a ConfigMap.

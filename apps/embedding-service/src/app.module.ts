@@ -1,13 +1,20 @@
+import { AccessResolver, ResolverAccessPolicy, type TokenVerifier } from '@kb/auth';
 import { migrationsReadinessCheck } from '@kb/database';
 import type { EmbeddingProvider } from '@kb/embeddings';
 import {
+  ACCESS_POLICY,
   type Closer,
   CLOSERS,
+  type FlexibleRateLimiter,
   HealthController,
   MetricsController,
+  MODEL_API_QUEUE,
+  ModelRunQueue,
+  RATE_LIMITER,
   Readiness,
   READINESS_CHECKS,
   ResourceCloser,
+  TOKEN_VERIFIER,
 } from '@kb/http';
 import { EVENT_CONSUMERS, EventConsumersHost, type EventProducer } from '@kb/kafka';
 import type { S3BlobStore } from '@kb/storage';
@@ -36,6 +43,9 @@ export interface EmbeddingDeps {
   extraProviders?: EmbeddingProvider[];
   /** The embedding cache, when DATABASE_URL is set. */
   cache: { store: PgEmbeddingCache; close: () => Promise<void> } | null;
+  /** For POST /v1/embeddings' permission and rate limit (review N5). */
+  verifier: TokenVerifier;
+  rateLimiter: FlexibleRateLimiter;
 }
 
 /**
@@ -62,6 +72,7 @@ export class AppModule {
       () => deps.blobs.destroy(),
       async () => deps.provider.close?.(),
       async () => deps.cache?.close(),
+      () => deps.rateLimiter.close(),
     ];
     return {
       module: AppModule,
@@ -82,6 +93,30 @@ export class AppModule {
           useValue: embeddersByModel(deps),
         },
         { provide: CLOSERS, useValue: closers },
+        { provide: TOKEN_VERIFIER, useValue: deps.verifier },
+        { provide: RATE_LIMITER, useValue: deps.rateLimiter },
+        {
+          provide: AccessResolver,
+          useFactory: () =>
+            new AccessResolver({
+              address: deps.config.ACL_GRPC_ADDRESS,
+              ttlMs: deps.config.AUTHZ_CACHE_TTL_MS,
+            }),
+        },
+        {
+          provide: ACCESS_POLICY,
+          inject: [AccessResolver],
+          useFactory: (resolver: AccessResolver) => new ResolverAccessPolicy(resolver),
+        },
+        {
+          // API calls' model runs, apart from the ingestion consumer's (review N5).
+          provide: MODEL_API_QUEUE,
+          useValue: new ModelRunQueue({
+            name: 'embeddings',
+            concurrency: deps.config.MODEL_API_CONCURRENCY,
+            maxWaiting: deps.config.MODEL_API_MAX_QUEUE,
+          }),
+        },
         ResourceCloser,
         EmbeddingService,
         OpenAiEmbeddingsService,

@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { tokenVerifierFrom } from '@kb/auth';
 import { createDatabase, createPool, migrateAtStart } from '@kb/database';
 import { embeddingProviderFromConfig, extraEmbeddingProviders } from '@kb/embeddings';
-import { bootHttpService } from '@kb/http';
+import { bootHttpService, FlexibleRateLimiter } from '@kb/http';
 import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
@@ -54,6 +54,8 @@ async function main(): Promise<void> {
         config,
       ),
       cache,
+      verifier,
+      rateLimiter: FlexibleRateLimiter.fromConfig(config),
     }),
     auth: verifier,
     errorFilter: new EmbeddingServiceExceptionFilter(),

@@ -8,6 +8,8 @@ import {
   type FlexibleRateLimiter,
   HealthController,
   MetricsController,
+  MODEL_API_QUEUE,
+  ModelRunQueue,
   RATE_LIMITER,
   Readiness,
   READINESS_CHECKS,
@@ -156,6 +158,14 @@ export class AppModule {
         { provide: EVENT_PRODUCER, useValue: deps.producer },
         { provide: TOKEN_VERIFIER, useValue: deps.verifier },
         { provide: RATE_LIMITER, useValue: deps.rateLimiter },
+        {
+          provide: MODEL_API_QUEUE,
+          useValue: new ModelRunQueue({
+            name: 'rerank',
+            concurrency: deps.config.MODEL_API_CONCURRENCY,
+            maxWaiting: deps.config.MODEL_API_MAX_QUEUE,
+          }),
+        },
         {
           provide: AccessResolver,
           useFactory: () =>

@@ -64,10 +64,10 @@ exclusive with auth.jwksUrl / auth.publicKey (kb.validate).
 {{- define "kb.authServices" -}}document-service embedding-service query-service acl-service webhook-service{{- end -}}
 {{/* Services with a public API (ingress paths, the -public NetworkPolicy); gRPC: query-service only. */}}
 {{- define "kb.publicServices" -}}document-service query-service embedding-service acl-service webhook-service{{- end -}}
-{{/* Services that ask acl-service for callers' principals (embedding-service only verifies tokens). */}}
-{{- define "kb.accessServices" -}}document-service query-service webhook-service{{- end -}}
+{{/* Services that ask acl-service for callers' principals or permissions (embedding-service: POST /v1/embeddings needs read on documents). */}}
+{{- define "kb.accessServices" -}}document-service query-service webhook-service embedding-service{{- end -}}
 {{/* Services with a Redis client: the result cache (query) and the shared rate limits. */}}
-{{- define "kb.redisServices" -}}document-service query-service acl-service indexing-service webhook-service{{- end -}}
+{{- define "kb.redisServices" -}}document-service query-service acl-service indexing-service webhook-service embedding-service{{- end -}}
 {{/* Where mounted TLS material lives in the pods (Secrets, read-only). */}}
 {{- define "kb.kafkaTlsDir" -}}/etc/kb/kafka-tls{{- end -}}
 {{- define "kb.redisTlsDir" -}}/etc/kb/redis-tls{{- end -}}
@@ -132,6 +132,13 @@ RATE_LIMIT_UPLOAD_PER_PRINCIPAL: {{ $v.rateLimits.upload.perPrincipal | quote }}
 RATE_LIMIT_UPLOAD_PER_TENANT: {{ $v.rateLimits.upload.perTenant | quote }}
 RATE_LIMIT_ADMIN_PER_PRINCIPAL: {{ $v.rateLimits.admin.perPrincipal | quote }}
 RATE_LIMIT_ADMIN_PER_TENANT: {{ $v.rateLimits.admin.perTenant | quote }}
+RATE_LIMIT_MODEL_PER_PRINCIPAL: {{ $v.rateLimits.model.perPrincipal | quote }}
+RATE_LIMIT_MODEL_PER_TENANT: {{ $v.rateLimits.model.perTenant | quote }}
+{{- if has $name (list "embedding-service" "query-service") }}
+# Model runs on request (POST /v1/embeddings, POST /v1/rerank): at once, and waiting before 429 model_busy.
+MODEL_API_CONCURRENCY: {{ $v.rateLimits.model.concurrency | quote }}
+MODEL_API_MAX_QUEUE: {{ $v.rateLimits.model.maxQueue | quote }}
+{{- end }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.authServices" .)) }}
 {{- if $v.auth.jwksUrl }}

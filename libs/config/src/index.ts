@@ -107,8 +107,24 @@ export const rateLimitConfigSchema = z.object({
    */
   RATE_LIMIT_READ_PER_PRINCIPAL: callsPerWindow(1200),
   RATE_LIMIT_READ_PER_TENANT: callsPerWindow(12000),
+  /**
+   * Model runs on request (review N5): OpenAI-compatible embeddings (embedding-service) and
+   * rerank (query-service). Each call may hold hundreds of texts.
+   */
+  RATE_LIMIT_MODEL_PER_PRINCIPAL: callsPerWindow(120),
+  RATE_LIMIT_MODEL_PER_TENANT: callsPerWindow(1200),
 });
 export type RateLimitConfig = z.infer<typeof rateLimitConfigSchema>;
+
+/**
+ * Model runs API callers ask for (POST /v1/embeddings, POST /v1/rerank), apart from the service's
+ * own (ingestion, searches): at most MODEL_API_CONCURRENCY at once, MODEL_API_MAX_QUEUE more
+ * waiting, and 429 `model_busy` past that (review N5).
+ */
+export const modelApiConfigSchema = z.object({
+  MODEL_API_CONCURRENCY: env.positiveInt(1),
+  MODEL_API_MAX_QUEUE: z.coerce.number().int().min(0).default(16),
+});
 
 /** S3-compatible object storage settings. */
 export const s3ConfigSchema = z.object({

@@ -1,6 +1,7 @@
 export * from './auth/index';
 export * from './bootstrap';
 export * from './health';
+export * from './model-run.queue';
 export * from './openapi';
 export * from './periodic';
 export * from './rate-limit/index';

@@ -1,4 +1,5 @@
 import {
+  accessConfigSchema,
   authConfigSchema,
   baseConfigSchema,
   embeddingConfigSchema,
@@ -6,6 +7,9 @@ import {
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
+  modelApiConfigSchema,
+  rateLimitConfigSchema,
+  redisConfigSchema,
   requireEmbeddingProviderSettings,
   s3ConfigSchema,
 } from '@kb/config';
@@ -24,6 +28,12 @@ export const embeddingServiceConfigSchema = baseConfigSchema
   .extend(embeddingConfigSchema.shape)
   // Bearer tokens for the OpenAI-compatible API (POST /v1/embeddings, GET /v1/models).
   .extend(authConfigSchema.shape)
+  // POST /v1/embeddings (review N5): acl-service for its permission, the `model` rate-limit
+  // budget (shared through Redis when REDIS_URL is set), and its own queue for the model.
+  .extend(accessConfigSchema.shape)
+  .extend(redisConfigSchema.shape)
+  .extend(rateLimitConfigSchema.shape)
+  .extend(modelApiConfigSchema.shape)
   .extend({
     KAFKA_GROUP_ID: z.string().default('embedding-service'),
     /** Texts per model call (and per request to an embedding API). */

@@ -1,7 +1,8 @@
 import { OPENAI_MODEL_OWNER, type OpenAiModel, type OpenAiModelList } from '@kb/contracts';
 import { type EmbeddingProvider, embedInBatches, estimateTokens } from '@kb/embeddings';
+import { MODEL_API_QUEUE, ModelRunQueue } from '@kb/http';
 import { meter } from '@kb/observability';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 
 import type { CachedEmbedder } from '../cache/cached.embedder';
 import { EMBEDDING_CONFIG, type EmbeddingServiceConfig } from '../config/embedding.config';
@@ -41,7 +42,13 @@ export class OpenAiEmbeddingsService {
     @Inject(EMBEDDER) private readonly embedders: ReadonlyMap<string, CachedEmbedder>,
     @Inject(EMBEDDING_CONFIG)
     private readonly config: Pick<EmbeddingServiceConfig, 'EMBEDDING_BATCH_SIZE'>,
-  ) {}
+    @Optional() @Inject(MODEL_API_QUEUE) queue?: ModelRunQueue,
+  ) {
+    this.queue = queue ?? new ModelRunQueue({ name: 'embeddings', concurrency: 1, maxWaiting: 16 });
+  }
+
+  /** API calls' model runs wait here, apart from ingestion's: 429 `model_busy` when it is full. */
+  private readonly queue: ModelRunQueue;
 
   models(): OpenAiModelList {
     return {
@@ -97,9 +104,9 @@ export class OpenAiEmbeddingsService {
     }
     const texts = typeof request.input === 'string' ? [request.input] : request.input;
     // The tenant keys a remote API's rate limit, as for the tenant's documents.
-    const vectors = await embedInBatches(provider, texts, this.config.EMBEDDING_BATCH_SIZE, {
-      tenantId,
-    });
+    const vectors = await this.queue.run(() =>
+      embedInBatches(provider, texts, this.config.EMBEDDING_BATCH_SIZE, { tenantId }),
+    );
     const tokens = provider.countTokens ? await provider.countTokens(texts) : estimateTokens(texts);
     apiInputs.add(texts.length, { model: provider.model });
     return {

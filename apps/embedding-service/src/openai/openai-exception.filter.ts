@@ -1,3 +1,4 @@
+import { DomainError } from '@kb/errors';
 import { restErrorOf, RestExceptionFilter } from '@kb/http';
 import { type ArgumentsHost, Catch, type ExceptionFilter, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
@@ -41,7 +42,12 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
         code: error.code,
       },
     };
-    host.switchToHttp().getResponse<Response>().status(status).json(body);
+    const response = host.switchToHttp().getResponse<Response>();
+    // rate_limited and model_busy say when to try again, as on every other route.
+    if (exception instanceof DomainError && exception.retryAfterSeconds !== undefined) {
+      response.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    }
+    response.status(status).json(body);
   }
 }
 

@@ -1,6 +1,21 @@
-import { mintToken, TokenVerifier } from '@kb/auth';
-import { TestEmbeddingProvider } from '@kb/embeddings';
-import { useRestDefaults } from '@kb/http';
+import {
+  type AccessPolicy,
+  AuthError,
+  AuthErrorCode,
+  type Caller,
+  mintToken,
+  TokenVerifier,
+} from '@kb/auth';
+import { type EmbeddingProvider, TestEmbeddingProvider } from '@kb/embeddings';
+import {
+  ACCESS_POLICY,
+  FlexibleRateLimiter,
+  MODEL_API_QUEUE,
+  ModelRunQueue,
+  RATE_LIMITER,
+  TOKEN_VERIFIER,
+  useRestDefaults,
+} from '@kb/http';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import OpenAI from 'openai';
@@ -15,6 +30,36 @@ import { OpenAiEmbeddingsService } from './openai-embeddings.service';
 import { EmbeddingServiceExceptionFilter } from './openai-exception.filter';
 
 const SECRET = 'a-secret-for-unit-tests-only-0123456789';
+const verifier = new TokenVerifier({ secret: SECRET });
+
+/** acl-service as the guard sees it: `outsider` may not read documents, everyone else may. */
+const policy: AccessPolicy = {
+  accessOf: async () => {
+    throw new Error('not asked');
+  },
+  authorize: async (caller: Caller, { action, resource }) => {
+    if (caller.userId === 'outsider') {
+      throw new AuthError(
+        AuthErrorCode.PermissionDenied,
+        `${action} on ${resource} is not granted to ${caller.userId}`,
+      );
+    }
+  },
+};
+
+/** What @Authenticated() needs: the verifier, the policy, and a `model` budget per caller. */
+const guardProviders = (perCaller: number, queue?: ModelRunQueue) => [
+  { provide: TOKEN_VERIFIER, useValue: verifier },
+  { provide: ACCESS_POLICY, useValue: policy },
+  {
+    provide: RATE_LIMITER,
+    useValue: new FlexibleRateLimiter(
+      { windowSeconds: 60, buckets: { model: { principal: perCaller, tenant: 0 } } },
+      null,
+    ),
+  },
+  ...(queue ? [{ provide: MODEL_API_QUEUE, useValue: queue }] : []),
+];
 
 /**
  * The OpenAI-compatible API driven by OpenAI's own SDK (the `openai` package), over HTTP, with a
@@ -42,14 +87,11 @@ describe('OpenAI-compatible embeddings API', () => {
             [model.model, embedder],
           ]),
         },
+        ...guardProviders(1000),
       ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
-    useRestDefaults(
-      app,
-      new TokenVerifier({ secret: SECRET }),
-      new EmbeddingServiceExceptionFilter(),
-    );
+    useRestDefaults(app, verifier, new EmbeddingServiceExceptionFilter());
     await app.listen(0, '127.0.0.1');
     baseURL = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/v1`;
     const apiKey = await mintToken({ tenant: 'acme', user: 'agent' }, SECRET);
@@ -226,5 +268,123 @@ describe('OpenAI-compatible embeddings API', () => {
       const error = await post({ model: model.model, input: 'x', dimensions: 256 });
       expect(error).toMatchObject({ code: 'dimensions_unsupported', param: 'dimensions' });
     });
+  });
+});
+
+/**
+ * POST /v1/embeddings' permission, `model` budget and queue (review N5), in OpenAI's error shape:
+ * its SDK raises PermissionDeniedError and RateLimitError.
+ */
+describe('OpenAI-compatible embeddings API, its permission and limits', () => {
+  let app: INestApplication;
+  let baseURL: string;
+  const queue = new ModelRunQueue({ name: 'embeddings', concurrency: 1, maxWaiting: 1 });
+  const model = new TestEmbeddingProvider(384);
+  let release: () => void = () => undefined;
+  let gated = false;
+  /** The model, whose runs end when the test says so while `gated`. */
+  const provider: EmbeddingProvider = {
+    model: model.model,
+    dimension: model.dimension,
+    embed: async (texts) => {
+      if (gated) await new Promise<void>((resolve) => (release = resolve));
+      return model.embed(texts);
+    },
+  };
+
+  beforeAll(async () => {
+    const embedder = new CachedEmbedder(provider, null, 8);
+    const moduleRef = await Test.createTestingModule({
+      controllers: [OpenAiController],
+      providers: [
+        OpenAiEmbeddingsService,
+        { provide: EMBEDDING_CONFIG, useValue: { EMBEDDING_BATCH_SIZE: 8 } },
+        { provide: EMBEDDER, useValue: new Map([['all-MiniLM-L6-v2', embedder]]) },
+        ...guardProviders(3, queue),
+      ],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    useRestDefaults(app, verifier, new EmbeddingServiceExceptionFilter());
+    await app.listen(0, '127.0.0.1');
+    baseURL = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/v1`;
+  });
+  afterAll(() => app.close());
+
+  const embed = async (user: string) => {
+    const token = await mintToken({ tenant: 'acme', user }, SECRET);
+    const response = await fetch(`${baseURL}/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ model: 'all-MiniLM-L6-v2', input: ['tides'] }),
+    });
+    return {
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      body: (await response.json()) as Record<string, unknown>,
+    };
+  };
+
+  it('answers 403 permission_denied to a caller who may not read documents', async () => {
+    const denied = await embed('outsider');
+    expect(denied).toMatchObject({
+      status: 403,
+      body: {
+        error: {
+          code: 'permission_denied',
+          type: 'permission_error',
+          message: 'read on documents is not granted to outsider',
+        },
+      },
+    });
+    const client = new OpenAI({
+      baseURL,
+      apiKey: await mintToken({ tenant: 'acme', user: 'outsider' }, SECRET),
+      maxRetries: 0,
+    });
+    await expect(
+      client.embeddings.create({ model: 'all-MiniLM-L6-v2', input: 'x' }),
+    ).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
+  });
+
+  it('answers 429 rate_limited once the caller has spent the model budget', async () => {
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await embed('busy-bee')).status);
+    expect(statuses).toEqual([200, 200, 200]);
+    expect(await embed('busy-bee')).toMatchObject({
+      status: 429,
+      retryAfter: expect.stringMatching(/^\d+$/),
+      body: {
+        error: {
+          code: 'rate_limited',
+          type: 'rate_limit_error',
+          message: 'too many model calls from this caller; retry later',
+        },
+      },
+    });
+  });
+
+  it('answers 429 model_busy when the queue for the model is full', async () => {
+    gated = true;
+    const first = embed('queue-1'); // runs
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = embed('queue-2'); // waits
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(queue.load).toEqual({ running: 1, waiting: 1 });
+    expect(await embed('queue-3')).toMatchObject({
+      status: 429,
+      retryAfter: '1',
+      body: {
+        error: {
+          code: 'model_busy',
+          type: 'rate_limit_error',
+          message: 'too many embeddings requests are waiting for the model; retry shortly',
+        },
+      },
+    });
+    gated = false;
+    release();
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
+    expect(queue.load).toEqual({ running: 0, waiting: 0 });
   });
 });

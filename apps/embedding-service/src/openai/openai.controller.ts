@@ -1,6 +1,6 @@
-import type { Caller } from '@kb/auth';
+import type { Caller, Permission } from '@kb/auth';
 import type { OpenAiModel, OpenAiModelList } from '@kb/contracts';
-import { CurrentCaller } from '@kb/http';
+import { Authenticated, CurrentCaller } from '@kb/http';
 import { Body, Controller, Get, HttpCode, Param, Post, UseFilters } from '@nestjs/common';
 
 import type { EmbeddingsResponse } from './openai.model';
@@ -8,9 +8,19 @@ import { OpenAiEmbeddingsService } from './openai-embeddings.service';
 import { OpenAiExceptionFilter } from './openai-exception.filter';
 
 /**
+ * Embedding on request takes what reading the knowledge base takes: `read` on documents, which
+ * every member of a tenant holds by default (acl-service's built-in policy); a token that may
+ * not read documents may not run the model either (review N5).
+ */
+export const EMBEDDINGS_PERMISSION: Permission = { action: 'read', resource: 'documents' };
+
+/**
  * OpenAI's embeddings and models API (ADR 23), for the clients and tools people already have:
  * point an OpenAI SDK's base URL at `<embedding-service>/v1` with a knowledge-base token as the
- * API key. Any tenant's caller may embed: the models are shared and no tenant data is read.
+ * API key. The models are shared and no tenant data is read, but each call runs the model that
+ * ingestion needs: `POST /v1/embeddings` needs `read` on documents (403 `permission_denied`),
+ * draws on the `model` rate-limit budget (429 `rate_limited`) and waits in its own bounded queue
+ * (429 `model_busy`), so API callers cannot starve ingestion (security review N5).
  */
 @Controller('v1')
 @UseFilters(OpenAiExceptionFilter)
@@ -19,6 +29,7 @@ export class OpenAiController {
 
   @Post('embeddings')
   @HttpCode(200)
+  @Authenticated({ permission: EMBEDDINGS_PERMISSION, rateLimit: 'model' })
   async embed(@CurrentCaller() caller: Caller, @Body() body: unknown): Promise<EmbeddingsResponse> {
     return this.embeddings.embed(caller.tenantId, this.embeddings.parse(body));
   }

@@ -7,6 +7,7 @@ import {
   httpConfigSchema,
   kafkaConfigSchema,
   loadConfig,
+  modelApiConfigSchema,
   rateLimitConfigSchema,
   redisConfigSchema,
   requireEmbeddingProviderSettings,
@@ -25,6 +26,8 @@ export const queryConfigSchema = baseConfigSchema
   .extend(accessConfigSchema.shape)
   .extend(redisConfigSchema.shape)
   .extend(rateLimitConfigSchema.shape)
+  // POST /v1/rerank's own queue for the cross-encoder, apart from searches' rerank step.
+  .extend(modelApiConfigSchema.shape)
   .extend({
     KAFKA_GROUP_ID: z.string().default('query-service'),
     GRPC_HOST: z.string().default('127.0.0.1'),

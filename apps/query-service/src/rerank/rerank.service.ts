@@ -1,5 +1,6 @@
+import { MODEL_API_QUEUE, ModelRunQueue } from '@kb/http';
 import { withSpan } from '@kb/observability';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 
 import { RERANKER } from '../platform/tokens';
 import type { Reranker } from '../search/cross-encoder.reranker';
@@ -10,12 +11,21 @@ import type { RerankRequest, RerankResponse, RerankResult } from './rerank.model
  * Orders caller-supplied passages by the cross-encoder's relevance to a query (ADR 23): the same
  * model `rerank: true` uses in a search, for callers who retrieve elsewhere. A failed model call
  * answers the passages in the caller's order and says so, as the search's rerank step does.
+ * Model runs wait in their own bounded queue (`MODEL_API_QUEUE`), apart from searches' rerank
+ * step: past it, 429 `model_busy` (security review N5).
  */
 @Injectable()
 export class RerankService {
   private readonly logger = new Logger(RerankService.name);
 
-  constructor(@Inject(RERANKER) private readonly reranker: Reranker | null) {}
+  private readonly queue: ModelRunQueue;
+
+  constructor(
+    @Inject(RERANKER) private readonly reranker: Reranker | null,
+    @Optional() @Inject(MODEL_API_QUEUE) queue?: ModelRunQueue,
+  ) {
+    this.queue = queue ?? new ModelRunQueue({ name: 'rerank', concurrency: 1, maxWaiting: 16 });
+  }
 
   async rerank(request: RerankRequest): Promise<RerankResponse> {
     const reranker = this.reranker;
@@ -40,15 +50,20 @@ export class RerankService {
     });
     const topK = request.top_k ?? texts.length;
     if (texts.length === 0) return { model: reranker.model, reranked: true, results: [] };
-    let scores: number[];
-    try {
-      scores = await withSpan(
-        'kb.rerank',
-        { 'kb.model': reranker.model, 'kb.candidates': texts.length },
-        () => reranker.score(request.query, texts),
-      );
-    } catch (error) {
-      this.logger.warn(`rerank failed, request order kept: ${String(error)}`);
+    // A full queue throws model_busy (429) here; a failed model run is answered below.
+    const scores = await this.queue.run(async () => {
+      try {
+        return await withSpan(
+          'kb.rerank',
+          { 'kb.model': reranker.model, 'kb.candidates': texts.length },
+          () => reranker.score(request.query, texts),
+        );
+      } catch (error) {
+        this.logger.warn(`rerank failed, request order kept: ${String(error)}`);
+        return null;
+      }
+    });
+    if (!scores) {
       return {
         model: reranker.model,
         reranked: false,

@@ -12,7 +12,7 @@ import { createRedisClient, type RedisSettings } from '../redis';
 import { RateLimitError } from './rate-limit.errors';
 
 /** The budgets a handler can draw on, named in `@Authenticated({ rateLimit })`. */
-export type RateLimitBucket = 'search' | 'upload' | 'admin' | 'read';
+export type RateLimitBucket = 'search' | 'upload' | 'admin' | 'read' | 'model';
 export type RateLimitScope = 'principal' | 'tenant';
 
 /** Calls per window for one caller and for the caller's whole tenant; 0 means no limit there. */
@@ -35,6 +35,9 @@ export interface RateLimitEnv {
   /** Reads of content, text, listings and stats (document-service); unset is no limit. */
   RATE_LIMIT_READ_PER_PRINCIPAL?: number | undefined;
   RATE_LIMIT_READ_PER_TENANT?: number | undefined;
+  /** Model runs on request: POST /v1/embeddings, POST /v1/rerank (review N5); unset is no limit. */
+  RATE_LIMIT_MODEL_PER_PRINCIPAL?: number | undefined;
+  RATE_LIMIT_MODEL_PER_TENANT?: number | undefined;
 }
 
 export function rateLimitSettingsOf(env: RateLimitEnv): RateLimitSettings {
@@ -56,6 +59,10 @@ export function rateLimitSettingsOf(env: RateLimitEnv): RateLimitSettings {
       read: {
         principal: env.RATE_LIMIT_READ_PER_PRINCIPAL ?? 0,
         tenant: env.RATE_LIMIT_READ_PER_TENANT ?? 0,
+      },
+      model: {
+        principal: env.RATE_LIMIT_MODEL_PER_PRINCIPAL ?? 0,
+        tenant: env.RATE_LIMIT_MODEL_PER_TENANT ?? 0,
       },
     },
   };
