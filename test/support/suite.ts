@@ -183,6 +183,9 @@ export function useSuite(
   return {
     env,
     ports,
+    /** The OS process id of one of the suite's services (e.g. to read its memory). */
+    pidOf: (service: string): number | undefined =>
+      services.find((running) => running.name === service)?.child.pid,
     tenant,
     auth,
     /** The default caller's bearer token (set once the services are up). */

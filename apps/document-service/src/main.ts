@@ -74,8 +74,8 @@ async function main(): Promise<void> {
     port: config.PORT,
     name: 'document-service',
     auth: verifier,
-    // A JSON upload's text (4 MiB of it) and a batch of pre-computed chunks with embeddings.
-    jsonBodyLimit: '16mb',
+    // Every other body stays under 100 kB; the routes that take more say so (@BodyLimit), and
+    // every body is read after the guards (security review N3).
   });
 }
 

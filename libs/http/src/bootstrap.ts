@@ -10,6 +10,7 @@ import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 
 import { AuthGuard } from './auth/index';
+import { BodyParserInterceptor, DEFAULT_BODY_LIMIT } from './request-body';
 import { RestExceptionFilter } from './rest-exception.filter';
 
 export interface BootOptions {
@@ -33,10 +34,10 @@ export interface BootOptions {
    */
   errorFilter?: ExceptionFilter;
   /**
-   * The largest JSON body read (express's `limit`, e.g. `16mb`); past it, 413. Without it,
-   * express's default (100 kB).
+   * The largest JSON or form body of a route without its own `@BodyLimit()` (express's `limit`);
+   * past it, 413. Default: 100 kB. Bodies are read only once a route's guards have passed.
    */
-  jsonBodyLimit?: string;
+  bodyLimit?: string;
 }
 
 /** Starts a service's HTTP server with the shared error filter and graceful shutdown on SIGTERM/SIGINT. */
@@ -44,10 +45,11 @@ export async function bootHttpService(options: BootOptions): Promise<INestApplic
   const app = await NestFactory.create<NestExpressApplication>(options.module, {
     logger: options.logger,
     bufferLogs: true,
+    // Nest's parsers are Express middleware, which runs before any guard: bodies are read by
+    // `BodyParserInterceptor` instead, once the caller is authenticated (security review N3).
+    bodyParser: false,
   });
-  // Registered before Nest's own, which then steps aside.
-  if (options.jsonBodyLimit) app.useBodyParser('json', { limit: options.jsonBodyLimit });
-  useRestDefaults(app, options.auth, options.errorFilter);
+  useRestDefaults(app, options.auth, options.errorFilter, options.bodyLimit);
   app.enableShutdownHooks();
   if (options.transports?.length) {
     for (const connect of options.transports) connect(app);
@@ -60,14 +62,17 @@ export async function bootHttpService(options: BootOptions): Promise<INestApplic
 }
 
 /**
- * What every REST app gets (tests included): the error filter and, with a verifier, the guard that
- * requires a bearer token on every route not marked @Public().
+ * What every REST app gets (tests included): the error filter, with a verifier the guard that
+ * requires a bearer token on every route not marked @Public(), and the body parser that runs
+ * after the guards (`bodyLimit` for a route without its own `@BodyLimit()`).
  */
 export function useRestDefaults(
   app: INestApplication,
   auth?: TokenVerifier,
   errorFilter: ExceptionFilter = new RestExceptionFilter(),
+  bodyLimit: string = DEFAULT_BODY_LIMIT,
 ): void {
   app.useGlobalFilters(errorFilter);
   if (auth) app.useGlobalGuards(new AuthGuard(auth, app.get(Reflector)));
+  app.useGlobalInterceptors(new BodyParserInterceptor(app.get(Reflector), bodyLimit));
 }

@@ -7,6 +7,7 @@ export * from './periodic';
 export * from './rate-limit/index';
 export * from './redis';
 export * from './request.errors';
+export * from './request-body';
 export * from './resources';
 export * from './rest-exception.filter';
 export * from './zod-body';

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 
 import type { Access, Caller, Permission } from '@kb/auth';
-import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import { Authenticated, BodyLimit, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import {
   Body,
   Controller,
@@ -75,6 +75,14 @@ export const documentListQuerySchema = listQuerySchema
     path: ['cursor'],
   });
 
+/**
+ * The JSON form of an upload: up to `MAX_JSON_TEXT` (4 Mi) characters of text, up to 3 bytes each
+ * in UTF-8, and the fields. Read only after the guard (write permission, upload rate limit).
+ */
+export const JSON_UPLOAD_BODY_LIMIT = '16mb';
+/** An edit's metadata (64 keys, each up to a list of 256 strings) outgrows the 100 kB default. */
+export const EDIT_BODY_LIMIT = '1mb';
+
 /** Uploading or replacing content needs `write` on documents in the caller's tenant. */
 const WRITE_DOCUMENTS: Permission = { action: 'write', resource: 'documents' };
 
@@ -98,6 +106,7 @@ export class DocumentsController {
   @Post()
   // Checked by the guard, before multer spools the file: a reader cannot fill the disk.
   @Authenticated({ access: true, permission: WRITE_DOCUMENTS, rateLimit: 'upload' })
+  @BodyLimit(JSON_UPLOAD_BODY_LIMIT)
   @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
   async upload(
     @CurrentCaller() caller: Caller,
@@ -188,6 +197,7 @@ export class DocumentsController {
    */
   @Patch(':id')
   @Authenticated({ access: true })
+  @BodyLimit(EDIT_BODY_LIMIT)
   async edit(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,

@@ -1,6 +1,6 @@
 import type { Access, Caller, Permission } from '@kb/auth';
 import { documentMetadataSchema } from '@kb/contracts';
-import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import { Authenticated, BodyLimit, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { Body, Controller, Param, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from 'zod';
@@ -40,6 +40,12 @@ export const precomputedDocumentSchema = z
   })
   .strict();
 
+/**
+ * A batch of chunks with their embeddings (2,000 chunks of 384 numbers is about 15 MB of JSON).
+ * Read only after the guard: write permission and the upload rate limit.
+ */
+export const PRECOMPUTED_BODY_LIMIT = '16mb';
+
 const WRITE_DOCUMENTS: Permission = { action: 'write', resource: 'documents' };
 
 /** Pre-computed chunks into a knowledge base, beside the knowledge bases' own routes (ADR 25). */
@@ -54,6 +60,7 @@ export class PrecomputedChunksController {
    */
   @Post(':id/chunks')
   @Authenticated({ access: true, permission: WRITE_DOCUMENTS, rateLimit: 'upload' })
+  @BodyLimit(PRECOMPUTED_BODY_LIMIT)
   async upload(
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
