@@ -137,14 +137,15 @@ describe('deletion', () => {
       60_000,
     );
     // Version 1's derived objects went once version 2 was indexed. A memo's chunks and vectors
-    // are small enough to travel in the events: only its extracted text is stored.
+    // are small enough to travel in the events: only its extracted text is stored, as UTF-8 and
+    // the index a window is read through (ADR 32).
     const derived = `derived/${suite.tenant}/${created.id}/`;
     const v2Only = await waitFor(
       () => suite.blobs.list(derived),
       (keys) => keys.length > 0 && keys.every((key) => key.startsWith(`${derived}v2/`)),
       30_000,
     );
-    expect(v2Only).toEqual([`${derived}v2/text.json`]);
+    expect(v2Only).toEqual([`${derived}v2/text.index.json`, `${derived}v2/text.txt`]);
     // A cached answer holding the text, and every store holding it before the delete.
     const cached = await lexicalSearch();
     expect(cached.hits.map((h) => h.documentId)).toContain(created.id);

@@ -14,6 +14,8 @@ jest.setTimeout(180_000);
 
 const SEARCHES_PER_CALLER = 3;
 const UPLOADS_PER_CALLER = 3;
+// A search's hit details are one read: the searches above stay within it.
+const READS_PER_CALLER = 5;
 
 describe('rate limits and audit', () => {
   const suite = useSuite('limits', 4900, {
@@ -24,6 +26,8 @@ describe('rate limits and audit', () => {
     RATE_LIMIT_UPLOAD_PER_TENANT: '0',
     RATE_LIMIT_ADMIN_PER_PRINCIPAL: '0',
     RATE_LIMIT_ADMIN_PER_TENANT: '0',
+    RATE_LIMIT_READ_PER_PRINCIPAL: String(READS_PER_CALLER),
+    RATE_LIMIT_READ_PER_TENANT: '0',
   });
   const aclUrl = () => `http://127.0.0.1:${suite.ports['acl-service']!.port}`;
   const grpcAddress = () => `127.0.0.1:${suite.ports['query-service']!.grpcPort}`;
@@ -86,12 +90,32 @@ describe('rate limits and audit', () => {
     expect(statuses).toEqual([202, 202, 202, 429]);
   });
 
+  it('limits reads of listings, text and content per caller (review N6)', async () => {
+    const headers = await suite.auth({ user: 'reader' });
+    const statuses: number[] = [];
+    for (let i = 0; i <= READS_PER_CALLER; i++) {
+      const path = i % 2 === 0 ? '/v1/documents?limit=1' : '/v1/stats';
+      statuses.push((await fetch(`${suite.documentUrl}${path}`, { headers })).status);
+    }
+    expect(statuses).toEqual([...Array<number>(READS_PER_CALLER).fill(200), 429]);
+    const limited = await fetch(
+      `${suite.documentUrl}/v1/documents/00000000-0000-4000-8000-000000000000/text`,
+      { headers },
+    );
+    expect(limited.status).toBe(429);
+    expect(await limited.json()).toEqual({
+      error: { code: 'rate_limited', message: 'too many read calls from this caller; retry later' },
+    });
+  });
+
   it('audits an upload, its reads, an edit and the delete, for tenant admins', async () => {
     const uploaded = await suite.upload('audited.md', '# Audited\n\nA document.', 'text/markdown');
     expect(uploaded.status).toBe(202);
     const { id } = (await uploaded.json()) as { id: string };
     const headers = await suite.auth();
     expect((await fetch(`${suite.documentUrl}/v1/documents/${id}`, { headers })).status).toBe(200);
+    const original = await fetch(`${suite.documentUrl}/v1/documents/${id}/content`, { headers });
+    expect(await original.text()).toBe('# Audited\n\nA document.');
     expect((await fetch(`${suite.documentUrl}/v1/documents?limit=5`, { headers })).status).toBe(
       200,
     );
@@ -120,13 +144,24 @@ describe('rate limits and audit', () => {
         (
           (await (
             await fetch(`${aclUrl()}/v1/audit?document=${id}`, { headers: admin })
-          ).json()) as { items: Array<{ action: string; actor: string; documentIds: string[] }> }
+          ).json()) as {
+            items: Array<{ action: string; actor: string; documentIds: string[]; detail: string }>;
+          }
         ).items,
-      (items) => expected.every((action) => items.some((item) => item.action === action)),
+      (items) =>
+        expected.every((action) => items.some((item) => item.action === action)) &&
+        items.some((item) => item.detail.includes('"part":"content"')),
       30_000,
     );
     for (const item of log.filter((i) => expected.includes(i.action))) {
       expect(item).toMatchObject({ actor: 'tester', documentIds: expect.arrayContaining([id]) });
     }
+    // The original's download is a read of its own (review L5).
+    expect(log).toContainEqual(
+      expect.objectContaining({
+        action: 'document_read',
+        detail: '{"version":1,"part":"content"}',
+      }),
+    );
   });
 });
