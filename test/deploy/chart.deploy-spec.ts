@@ -750,6 +750,9 @@ describe('optional objects', () => {
         expect(env.get('REDIS_TLS_CA_FILE')?.value).toBe('/etc/kb/redis-tls/ca.crt');
         expect(env.get('RATE_LIMIT_SEARCH_PER_PRINCIPAL')?.value).toBe('600');
         expect(env.get('RATE_LIMIT_MODEL_PER_PRINCIPAL')?.value).toBe('120');
+        // document-service's read budget (review N6, ADR 32).
+        expect(env.get('RATE_LIMIT_READ_PER_PRINCIPAL')?.value).toBe('1200');
+        expect(env.get('RATE_LIMIT_READ_PER_TENANT')?.value).toBe('12000');
       }
       if (service === 'embedding-service') {
         // POST /v1/embeddings asks acl-service for its permission and queues apart (review N5).

@@ -132,6 +132,8 @@ RATE_LIMIT_UPLOAD_PER_PRINCIPAL: {{ $v.rateLimits.upload.perPrincipal | quote }}
 RATE_LIMIT_UPLOAD_PER_TENANT: {{ $v.rateLimits.upload.perTenant | quote }}
 RATE_LIMIT_ADMIN_PER_PRINCIPAL: {{ $v.rateLimits.admin.perPrincipal | quote }}
 RATE_LIMIT_ADMIN_PER_TENANT: {{ $v.rateLimits.admin.perTenant | quote }}
+RATE_LIMIT_READ_PER_PRINCIPAL: {{ $v.rateLimits.read.perPrincipal | quote }}
+RATE_LIMIT_READ_PER_TENANT: {{ $v.rateLimits.read.perTenant | quote }}
 RATE_LIMIT_MODEL_PER_PRINCIPAL: {{ $v.rateLimits.model.perPrincipal | quote }}
 RATE_LIMIT_MODEL_PER_TENANT: {{ $v.rateLimits.model.perTenant | quote }}
 {{- if has $name (list "embedding-service" "query-service") }}
