@@ -25,6 +25,8 @@ import { MulterModule } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 
 import { DOCUMENT_CONFIG } from '../config/document.config';
+import { SourcesRepository } from '../sources/sources.repository';
+import { SourcesService } from '../sources/sources.service';
 import { documentServiceFixture, newAccess, TENANT } from '../testing/document-service.fixture';
 import { DocumentReads } from './document-reads.service';
 import { DocumentsController } from './documents.controller';
@@ -59,6 +61,24 @@ describe('uploads through POST /v1/documents', () => {
   let url: string;
   const spool = mkdtempSync(join(tmpdir(), 'kb-upload-spec-'));
   const f = documentServiceFixture();
+  // Two sources of t1: a folder source (synced by the CLI over this API) and an S3 one.
+  const FOLDER_SOURCE = 'f01de700-0000-4000-8000-000000000001';
+  const S3_SOURCE = '53000000-0000-4000-8000-000000000002';
+  const kinds = new Map([
+    [FOLDER_SOURCE, 'folder'],
+    [S3_SOURCE, 's3'],
+  ]);
+  const sources = new SourcesService(
+    {
+      find: async (_tenant: string, id: string) =>
+        kinds.has(id) ? { id, kind: kinds.get(id) } : undefined,
+    } as unknown as SourcesRepository,
+    undefined as never,
+    undefined as never,
+    { S3_BUCKET: 'kb-documents', SOURCE_ALLOWLIST: {} },
+    undefined as never,
+    () => f.now,
+  );
   const upload = async (user: string, fields: Record<string, string>, content = 'x') => {
     const form = new FormData();
     for (const [name, value] of Object.entries(fields)) form.append(name, value);
@@ -80,6 +100,7 @@ describe('uploads through POST /v1/documents', () => {
       providers: [
         { provide: DocumentsService, useValue: f.documents },
         { provide: DocumentReads, useValue: f.reads },
+        { provide: SourcesService, useValue: sources },
         { provide: TOKEN_VERIFIER, useValue: verifier },
         { provide: DOCUMENT_CONFIG, useValue: { UPLOAD_TMP_DIR: spool } },
         { provide: ACCESS_POLICY, useValue: policy },
@@ -254,6 +275,22 @@ describe('uploads through POST /v1/documents', () => {
       before,
     );
     expect(readdirSync(spool)).toEqual([]);
+  });
+
+  it("lets a caller write a folder source's source: ids (the CLI syncs it), never an S3 source's", async () => {
+    const folder = await postJson(
+      { text: 'from the folder', externalId: `source:${FOLDER_SOURCE}/notes/a.md` },
+      'oscar',
+    );
+    expect(folder.status).toBe(202);
+    const s3 = await postJson(
+      { text: 'planted', externalId: `source:${S3_SOURCE}/notes/a.md` },
+      'oscar',
+    );
+    expect(s3.status).toBe(400);
+    expect(await s3.json()).toMatchObject({ error: { code: 'external_id_reserved' } });
+    const multipart = await upload('oscar', { externalId: `source:${S3_SOURCE}/b.md` }, 'p');
+    expect(multipart.status).toBe(400);
   });
 
   it('answers an external id held by a document the caller cannot read as unusable, not taken (N13)', async () => {

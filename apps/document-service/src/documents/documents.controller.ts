@@ -25,6 +25,7 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
+import { SourcesService } from '../sources/sources.service';
 import {
   type DeleteResult,
   documentAclSchema,
@@ -91,6 +92,7 @@ export class DocumentsController {
   constructor(
     private readonly documents: DocumentsService,
     private readonly reads: DocumentReads,
+    private readonly sources: SourcesService,
     @Inject(DOCUMENT_CONFIG) private readonly config: Pick<DocumentConfig, 'UPLOAD_TMP_DIR'>,
   ) {}
 
@@ -126,7 +128,14 @@ export class DocumentsController {
     if (!file) {
       throw new DocumentError(DocumentErrorCode.MissingFile, 'multipart part "file" is required');
     }
-    const document = await this.documents.upload(caller.tenantId, access, file, fields);
+    const document = await this.documents.upload(
+      caller.tenantId,
+      access,
+      file,
+      fields,
+      undefined,
+      await this.sources.uploadOptionsFor(caller.tenantId, fields.externalId),
+    );
     response.status(document.duplicate || document.unchanged ? 200 : 202);
     return document;
   }
@@ -149,7 +158,14 @@ export class DocumentsController {
       isMarkdown ? 'text/markdown' : 'text/plain',
     );
     try {
-      return await this.documents.upload(caller.tenantId, access, file, fields);
+      return await this.documents.upload(
+        caller.tenantId,
+        access,
+        file,
+        fields,
+        undefined,
+        await this.sources.uploadOptionsFor(caller.tenantId, fields.externalId),
+      );
     } finally {
       await rm(file.path, { force: true });
     }

@@ -7,6 +7,7 @@ import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nes
 
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 import { DocumentError, DocumentErrorCode } from '../documents/documents.errors';
+import type { UploadOptions } from '../documents/documents.service';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { CLOCK, type Clock } from '../platform/tokens';
 import type { CreateSource, SourceView, SyncView } from './source.model';
@@ -24,6 +25,9 @@ function requireWrite(access: Access): void {
     );
   }
 }
+
+/** `source:<uuid>/…`: the source id of an external id under the reserved prefix. */
+const FOLDER_SOURCE_ID = /^source:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\//;
 
 /** What `sync` answers: the finished sync, or (not waiting) the one just started. */
 export interface SyncOutcome {
@@ -134,6 +138,21 @@ export class SourcesService implements BeforeApplicationShutdown {
       );
     }
     return sync;
+  }
+
+  /**
+   * How a caller's upload may use a `source:` external id (reserved, review N13): a folder source
+   * is synced by the CLI over the upload API, so `source:<id>/…` of one of the tenant's folder
+   * sources is the caller's to write; an S3 source's ids stay the server sync's alone.
+   */
+  async uploadOptionsFor(
+    tenantId: TenantId,
+    externalId: string | undefined,
+  ): Promise<UploadOptions> {
+    const id = externalId?.match(FOLDER_SOURCE_ID)?.[1];
+    if (id === undefined) return {};
+    const source = await this.sources.find(tenantId, id);
+    return source?.kind === 'folder' ? { sourceSync: true } : {};
   }
 
   /** 403 `source_not_allowed` unless an operator granted the tenant this bucket and prefix. */
