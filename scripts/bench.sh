@@ -5,7 +5,7 @@
 # `npm run bench -- acl` (the access-control oracle, KB_ACL_ROUNDS=100000 by default): servers up,
 # build, then the benchmark against the running services (started for the run when `npm start`
 # is not running them, so peak memory figures cover the run alone).
-# The last line of output is one JSON object. Datasets come from ../shared/datasets (CISI).
+# The last line of output is one JSON object. The dataset is test/fixtures/cisi (CISI) unless KB_BENCH_DATASET names another.
 # The services run on ports of their own, from KB_SERVICES_PORT_BASE (7400: HTTP 7401-7406, gRPC
 # 7451 and 7461), clear of the defaults and of the e2e suites' ports.
 set -euo pipefail
@@ -14,7 +14,7 @@ kind="${1:-}"
 shift || true
 # shellcheck source=infra/env.sh
 source scripts/infra/env.sh
-dataset="${KB_BENCH_DATASET:-../shared/datasets/cisi}"
+dataset="${KB_BENCH_DATASET:-test/fixtures/cisi}"
 case "$kind" in
   query) command=(node apps/kb-cli/dist/main.js bench-query --dataset "$dataset" "$@") ;;
   ingest) command=(node apps/kb-cli/dist/main.js bench-ingest --dataset "$dataset" "$@") ;;

@@ -26,7 +26,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const DOCUMENTS = Number(process.env.KB_CHAOS_DOCUMENTS ?? 1000);
 const BASE = Number(process.env.KB_CHAOS_BASE_PORT ?? 7000);
 const SETTLE_MS = Number(process.env.KB_CHAOS_SETTLE_S ?? 900) * 1000;
-const DATASET = process.env.KB_BENCH_DATASET ?? path.join(ROOT, '..', 'shared', 'datasets', 'cisi');
+const DATASET = process.env.KB_BENCH_DATASET ?? path.join(ROOT, 'test', 'fixtures', 'cisi');
 const LOG_DIR = path.join(process.env.KB_LOG_DIR ?? '.', 'chaos');
 
 const PORTS = Object.fromEntries(

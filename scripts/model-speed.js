@@ -14,7 +14,7 @@ const option = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i === -1 ? fallback : process.argv[i + 1];
 };
-const dataset = option('dataset', path.join(__dirname, '..', '..', 'shared', 'datasets', 'cisi'));
+const dataset = option('dataset', path.join(__dirname, '..', 'test', 'fixtures', 'cisi'));
 const count = Number(option('texts', '64'));
 const rounds = Number(option('rounds', '3'));
 const models = option('models', 'all-MiniLM-L6-v2,bge-small-en-v1.5,e5-small-v2').split(',');
