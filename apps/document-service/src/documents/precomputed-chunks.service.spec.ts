@@ -157,6 +157,24 @@ describe('PrecomputedChunksService', () => {
     });
   });
 
+  it('indexes the vectors of a knowledge base whose stored chunker comes back in another key order', async () => {
+    // As Postgres' jsonb returns it: keys by length, not in the schema's order.
+    const stored = { size: 256, overlap: 32, strategy: 'token' };
+    const own = await f.knowledgeBases.get(TENANT, 'own');
+    f.knowledgeBasesRepository.seed({
+      tenantId: TENANT,
+      view: { ...own, id: 'tokens', chunker: stored as never },
+      chunker: stored,
+    });
+    await f.precomputed.upload(TENANT, alice, 'tokens', {
+      title: 't',
+      chunks: [{ text: 'Restart the queue.', embedding: vector(384) }],
+    });
+    // The client's vectors go to indexing; the text is not parsed and embedded instead.
+    expect(f.outbox.envelopes(Topics.document).map((e) => e.payload.kind)).toEqual([]);
+    expect(f.outbox.envelopes(Topics.chunksEmbedded)).toHaveLength(1);
+  });
+
   it('makes the same externalId the next version, indexed from the new vectors', async () => {
     const chunks = (seed: number) => [{ text: `text ${seed}`, embedding: vector(384, seed) }];
     const first = await f.precomputed.upload(TENANT, alice, 'own', {

@@ -1,4 +1,4 @@
-import { type Pipeline, type PipelineDefaults, pipelineOf, type TenantId } from '@kb/contracts';
+import type { Pipeline, PipelineDefaults, TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
@@ -57,16 +57,22 @@ export class KnowledgeBaseDirectoryService extends KnowledgeBaseDirectory {
     const knowledgeBase =
       id === DEFAULT_KNOWLEDGE_BASE ? undefined : await this.knowledgeBases.find(tenantId, id);
     if (id !== DEFAULT_KNOWLEDGE_BASE && !knowledgeBase) throw knowledgeBaseNotFound(id);
-    const chunker = knowledgeBase?.chunker ?? this.defaults.chunker;
     const model = knowledgeBase?.embeddingModel ?? this.defaults.model;
-    const pipeline = {
-      ...pipelineOf(tenantId, chunker, model, this.defaults),
-      knowledgeBaseIds: [id],
-    };
+    // Computed as the document's pipelines are (`pipelinesOf`): the stored chunker parsed, so a
+    // jsonb column's key order cannot give it another key (the vectors would then be dropped and
+    // the joined text parsed and embedded instead).
+    const [pipeline] = distinctPipelines(
+      tenantId,
+      [id],
+      knowledgeBase
+        ? [{ knowledgeBaseId: id, chunker: knowledgeBase.chunker, embeddingModel: model }]
+        : [],
+      this.defaults,
+    );
     const dimension = knowledgeBase?.embeddingDimension ?? (await this.models.dimensionOf(model));
     // `default` has no row, so no setting: it never takes pre-computed vectors (ADR 33).
     const allowPrecomputedVectors = knowledgeBase?.allowPrecomputedVectors ?? false;
-    return { pipeline, dimension, allowPrecomputedVectors };
+    return { pipeline: pipeline!, dimension, allowPrecomputedVectors };
   }
 
   tagRulesOf(trx: Trx, tenantId: TenantId): Promise<TagRule[]> {
