@@ -119,7 +119,7 @@ export type RateLimitConfig = z.infer<typeof rateLimitConfigSchema>;
 /**
  * Model runs API callers ask for (POST /v1/embeddings, POST /v1/rerank), apart from the service's
  * own (ingestion, searches): at most MODEL_API_CONCURRENCY at once, MODEL_API_MAX_QUEUE more
- * waiting, and 429 `model_busy` past that (review N5).
+ * waiting, and 429 `model_busy` past that (review N5). embedding-service and query-service.
  */
 export const modelApiConfigSchema = z.object({
   MODEL_API_CONCURRENCY: env.positiveInt(1),
