@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 
 import { useSuite } from '../support/suite';
 
+jest.setTimeout(300_000);
+
 const MB = 1024 * 1024;
 
 /** The service's resident set, from the kernel. */
@@ -83,15 +85,32 @@ describe('request bodies (document-service)', () => {
       body: JSON.stringify({ title: 'Large JSON upload', text }),
     });
     expect(uploaded.status).toBe(202);
-    // Pre-computed chunks: 300 chunks of 384 numbers, about 2.5 MB of JSON.
-    const chunks = Array.from({ length: 300 }, (_, i) => ({
-      id: `c${i}`,
-      text: `chunk ${i} of a large pre-computed document`,
-      embedding: Array.from({ length: 384 }, (_, j) => Math.sin(i * 384 + j) / 20),
-    }));
+    // Pre-computed chunks, into a knowledge base a tenant admin opened to them (ADR 33): 300
+    // chunks of 384 numbers of unit length, about 2.5 MB of JSON.
+    const created = await fetch(`${suite.documentUrl}/v1/knowledge-bases`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ id: 'bulk', name: 'Bulk' }),
+    });
+    expect(created.status).toBe(201);
+    const opened = await fetch(`${suite.documentUrl}/v1/knowledge-bases/bulk`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', ...(await suite.auth({ roles: ['admin'] })) },
+      body: JSON.stringify({ allowPrecomputedVectors: true }),
+    });
+    expect(opened.status).toBe(200);
+    const chunks = Array.from({ length: 300 }, (_, i) => {
+      const raw = Array.from({ length: 384 }, (_, j) => Math.sin(i * 384 + j + 1));
+      const norm = Math.hypot(...raw);
+      return {
+        id: `c${i}`,
+        text: `chunk ${i} of a large pre-computed document`,
+        embedding: raw.map((v) => v / norm),
+      };
+    });
     const precomputed = JSON.stringify({ title: 'Large chunk batch', chunks });
     expect(precomputed.length).toBeGreaterThan(2 * MB);
-    const stored = await fetch(`${suite.documentUrl}/v1/knowledge-bases/default/chunks`, {
+    const stored = await fetch(`${suite.documentUrl}/v1/knowledge-bases/bulk/chunks`, {
       method: 'POST',
       headers,
       body: precomputed,
