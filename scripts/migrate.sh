@@ -7,6 +7,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [[ "${1:-}" != "--no-build" ]]; then
   npx nx run-many -t build --output-style=static >/dev/null
 fi
+# Each one as its own PostgreSQL role (docs/adr/0031, Locally), like the service itself; the shared
+# DATABASE_URL with KB_SHARED_DB_ROLE=1.
 for service in document-service acl-service embedding-service indexing-service webhook-service; do
-  node "apps/${service}/dist/migrate.js"
+  node scripts/lib/services.js run "$service" node "apps/${service}/dist/migrate.js"
 done

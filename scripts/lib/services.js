@@ -24,6 +24,55 @@ const SERVICES = [
 ];
 
 /**
+ * Each service's own PostgreSQL role (docs/adr/0031, "Locally"; scripts/infra/up.sh creates them,
+ * each with its name as its local-only password): `vectors` also for the pgvector database.
+ * parser-service has no database. KB_SHARED_DB_ROLE=1 keeps the shared admin URLs for all.
+ */
+const DATABASE_ROLES = {
+  'document-service': { role: 'kb_document' },
+  'embedding-service': { role: 'kb_embedding' },
+  'indexing-service': { role: 'kb_indexing', vectors: true },
+  'query-service': { role: 'kb_query', vectors: true },
+  'acl-service': { role: 'kb_acl' },
+  'webhook-service': { role: 'kb_webhook' },
+};
+
+/** `url` with `role` (and its local password) in place of the user; undefined stays undefined. */
+function asRole(url, role) {
+  if (!url) return undefined;
+  const parsed = new URL(url);
+  parsed.username = role;
+  parsed.password = role;
+  return parsed.toString();
+}
+
+/**
+ * The database settings service `name` runs with, given `env`: its role's DATABASE_URL (and
+ * VECTOR_DATABASE_URL for the two services that use the vector store), no URL it does not use;
+ * `env`'s own URLs when KB_SHARED_DB_ROLE=1. The host, port and database stay `env`'s, so a test
+ * that points a service at another server still does.
+ */
+function databaseEnv(name, env = process.env) {
+  const shared = { DATABASE_URL: env.DATABASE_URL, VECTOR_DATABASE_URL: env.VECTOR_DATABASE_URL };
+  if (['1', 'true'].includes(env.KB_SHARED_DB_ROLE ?? '')) return shared;
+  const own = DATABASE_ROLES[name];
+  return {
+    DATABASE_URL: own ? asRole(env.DATABASE_URL, own.role) : undefined,
+    VECTOR_DATABASE_URL: own?.vectors ? asRole(env.VECTOR_DATABASE_URL, own.role) : undefined,
+  };
+}
+
+/** `env` with service `name`'s database settings (databaseEnv): unset ones removed. */
+function serviceEnv(name, env = process.env) {
+  const result = { ...env };
+  for (const [key, value] of Object.entries(databaseEnv(name, env))) {
+    if (value === undefined) delete result[key];
+    else result[key] = value;
+  }
+  return result;
+}
+
+/**
  * Starts every service with `env` plus its own HOST/PORT. `ports` may override the defaults
  * (`{ 'query-service': { port, grpcPort } }`). Output goes to `logDir/<service>.log`, or is
  * passed to `onLine(service, line)` when given.
@@ -50,7 +99,8 @@ function startService(name, { env = process.env, ports = {}, logDir, onLine } = 
   const child = spawn(process.execPath, [...flags, ...profile, entry], {
     cwd: ROOT,
     env: {
-      ...env,
+      // Its own database role's URLs (serviceEnv), unless KB_SHARED_DB_ROLE=1.
+      ...serviceEnv(name, env),
       HOST: '127.0.0.1',
       PORT: String(port),
       ...(grpcPort ? { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPort) } : {}),
@@ -136,4 +186,26 @@ async function stopServices(procs, graceMs = 15_000) {
   );
 }
 
-module.exports = { SERVICES, startServices, startService, waitReady, stopServices, ROOT };
+module.exports = {
+  SERVICES,
+  DATABASE_ROLES,
+  databaseEnv,
+  serviceEnv,
+  startServices,
+  startService,
+  waitReady,
+  stopServices,
+  ROOT,
+};
+
+// `node scripts/lib/services.js run <service> <command> [args...]`: runs a command with the
+// service's database settings (serviceEnv), e.g. its migrate.js in scripts/migrate.sh.
+if (require.main === module) {
+  const [verb, name, command, ...args] = process.argv.slice(2);
+  if (verb !== 'run' || !name || !command || !SERVICES.some((s) => s.name === name)) {
+    process.stderr.write('usage: services.js run <service> <command> [args...]\n');
+    process.exit(2);
+  }
+  const child = spawn(command, args, { stdio: 'inherit', env: serviceEnv(name) });
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}

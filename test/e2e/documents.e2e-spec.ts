@@ -14,7 +14,7 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { Client } from 'pg';
 
 import { deleteDeadLetterTopics } from '../support/kafka';
-import { startService, stopServices } from '../support/services';
+import { serviceEnv, startService, stopServices } from '../support/services';
 import { useSuite } from '../support/suite';
 import { waitFor } from '../support/wait';
 
@@ -138,8 +138,9 @@ describe('document lifecycle', () => {
         postgres: true,
         migrations: false,
       });
+      // As document-service's own role, like the service (the launcher's serviceEnv).
       execFileSync(process.execPath, ['apps/document-service/dist/migrate.js'], {
-        env: readyEnv,
+        env: serviceEnv('document-service', readyEnv),
         stdio: 'ignore',
       });
       expect((await waitFor(probe, (r) => r?.status === 200, 30_000))!.status).toBe(200);

@@ -8,6 +8,13 @@ export interface RunningService {
   child: ChildProcess;
 }
 
+export const SERVICES: Array<{ name: string; port: number; grpcPort?: number }>;
+export const DATABASE_ROLES: Record<string, { role: string; vectors?: boolean }>;
+export function databaseEnv(
+  name: string,
+  env?: NodeJS.ProcessEnv,
+): { DATABASE_URL?: string; VECTOR_DATABASE_URL?: string };
+export function serviceEnv(name: string, env?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
 export function startServices(options?: {
   env?: NodeJS.ProcessEnv;
   ports?: Record<string, { port?: number; grpcPort?: number }>;

@@ -2,5 +2,14 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const launcher = require('../../scripts/lib/services.js') as typeof import('./services.d');
 
-export const { startServices, startService, waitReady, stopServices } = launcher;
+export const {
+  SERVICES,
+  DATABASE_ROLES,
+  databaseEnv,
+  serviceEnv,
+  startServices,
+  startService,
+  waitReady,
+  stopServices,
+} = launcher;
 export type { RunningService } from './services.d';
