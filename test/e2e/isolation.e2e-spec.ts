@@ -1264,6 +1264,38 @@ describe('isolation: every published operation, tried with tenant A’s ids', ()
     );
   });
 
+  it('tells a leak, a count and an unexpected success from a refusal (the judge itself)', () => {
+    const answer = (code: string, text: string, extra: Partial<Outcome> = {}): Outcome => ({
+      code,
+      refused: ['401', '403', '404'].includes(code),
+      succeeded: code.startsWith('2'),
+      throttled: code === '429',
+      text,
+      value: parseJson(text),
+      ...extra,
+    });
+    const error = json({ error: { code: 'document_not_found', message: 'not found' } });
+    expect(judge('tenantB', {}, false, '{}', answer('404', error))).toBeUndefined();
+    // A's id in a refusal the caller did not name, or in the headers of one.
+    expect(judge('tenantB', {}, false, '{}', answer('404', `${error} ${a.documentId}`))).toMatch(
+      /^LEAK of documentId/,
+    );
+    // The same id is no leak when the caller sent it.
+    expect(
+      judge('tenantB', {}, false, json({ id: a.documentId }), answer('404', a.documentId)),
+    ).toBeUndefined();
+    // What members read by design is no leak to a member; a document's title is.
+    const kb = json({ id: a.kbId, name: a.kbName });
+    expect(judge('member', { ok: MEMBER }, false, '{}', answer('200', kb))).toBeUndefined();
+    expect(judge('tenantB', { ok: OWN }, false, '{}', answer('200', kb))).toMatch(/^LEAK of kbId/);
+    expect(judge('member', { ok: OWN }, false, '{}', answer('200', a.title))).toMatch(/^LEAK/);
+    expect(
+      judge('member', { ok: MEMBER }, false, '{}', answer('200', json({ documentCount: 1 }))),
+    ).toMatch(/^counts A's documents/);
+    expect(judge('tenantB', {}, false, '{}', answer('200', '{}'))).toMatch(/^answered 200/);
+    expect(judge('tenantB', {}, false, '{}', answer('429', '{}'))).toMatch(/^throttled/);
+  });
+
   it('leaves every resource of A in place', () => {
     expect(survived).toEqual({
       document: [200, 1, { users: [], groups: [], roles: [], tenant: false }, [a.tag]],
