@@ -271,12 +271,10 @@ describe('sources that sync', () => {
     // A bucket that does not exist answers the same: the refusal reveals nothing of the bucket.
     const absent = await create('no-such-bucket-here', 'hr/');
     expect(absent.status).toBe(403);
+    const absentError = absent.body.error as { code: string; message: string };
     expect({
-      ...absent.body.error,
-      message: (absent.body.error as { message: string }).message.replace(
-        'no-such-bucket-here',
-        payroll.bucket,
-      ),
+      ...absentError,
+      message: absentError.message.replace('no-such-bucket-here', payroll.bucket),
     }).toEqual(refused.body.error);
 
     // Another tenant's editor names this tenant's granted bucket: refused too.
