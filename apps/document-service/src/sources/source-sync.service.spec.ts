@@ -17,7 +17,7 @@ import {
 } from '../testing/document-service.fixture';
 import type { SourceView, SyncView } from './source.model';
 import { externalIdPrefixOf } from './source.model';
-import { SourceSyncService,SYNC_BATCH_FILES, type SyncGuard } from './source-sync.service';
+import { SourceSyncService, SYNC_BATCH_FILES, type SyncGuard } from './source-sync.service';
 import { SourceError, SourceErrorCode } from './sources.errors';
 import type { SourcesRepository } from './sources.repository';
 
