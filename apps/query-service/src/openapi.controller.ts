@@ -114,6 +114,8 @@ export const QUERY_OPENAPI = buildOpenApiDocument(
       body: rerankRequestSchema,
       status: 200,
       response: rerankResponseSchema,
+      // Needs read on documents; over the model budget or its queue full: 429 (docs/adr/0023).
+      errors: [403, 429],
     },
     {
       method: 'get',

@@ -32,7 +32,7 @@ export const EMBEDDING_OPENAPI = buildOpenApiDocument(
       body: embeddingsRequestSchema,
       status: 200,
       response: embeddingsResponseSchema,
-      errors: [404],
+      errors: [403, 404, 429],
     },
     {
       method: 'get',
