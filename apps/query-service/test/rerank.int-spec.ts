@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { mintToken } from '@kb/auth';
+import { Pool } from 'pg';
 
 import { FAKE_CROSS_ENCODER, installFakeCrossEncoder } from './support/fake-cross-encoder';
 
@@ -13,6 +14,14 @@ const MAIN = join(__dirname, '..', 'dist', 'main.js');
 const PORT = 16_005;
 const GRPC_PORT = 16_051;
 const URL = `http://127.0.0.1:${PORT}`;
+/**
+ * A real acl-service beside it, on a throw-away schema: `POST /v1/rerank` needs read on documents
+ * (review N5), which query-service asks acl-service for.
+ */
+const ACL_MAIN = join(__dirname, '..', '..', 'acl-service', 'dist', 'main.js');
+const ACL_PORT = 16_006;
+const ACL_GRPC_PORT = 16_061;
+const ACL_SCHEMA = `acl_rerank_int_${process.pid}`;
 
 const serviceEnv = (overrides: Record<string, string>): NodeJS.ProcessEnv => ({
   ...process.env,
@@ -22,8 +31,37 @@ const serviceEnv = (overrides: Record<string, string>): NodeJS.ProcessEnv => ({
   LOG_LEVEL: 'warn',
   // Its own consumer group: it must not share acl events with another query-service.
   KAFKA_GROUP_ID: `rerank-int-${process.pid}`,
+  ACL_GRPC_ADDRESS: `127.0.0.1:${ACL_GRPC_PORT}`,
   ...overrides,
 });
+
+/** Spawns a built service and resolves once its /health/ready answers 200. */
+async function startReady(
+  main: string,
+  env: NodeJS.ProcessEnv,
+  url: string,
+  log: { text: string },
+) {
+  const child = spawn(process.execPath, [main], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (chunk: Buffer) => (log.text += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (log.text += chunk.toString()));
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const ready = await fetch(`${url}/health/ready`).catch(() => undefined);
+    if (ready?.ok) return child;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`${main} did not become ready:\n${log.text}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+async function stop(child: ChildProcess | undefined) {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
 
 jest.setTimeout(120_000);
 
@@ -35,35 +73,41 @@ jest.setTimeout(120_000);
 describe('query-service with a cross-encoder', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kb-rerank-int-'));
   let service: ChildProcess | undefined;
-  let output = '';
+  let acl: ChildProcess | undefined;
+  const log = { text: '' };
   let authorization = '';
 
   beforeAll(async () => {
     installFakeCrossEncoder(dir);
     authorization = `Bearer ${await mintToken({ tenant: 'rerank-int', user: 'agent' }, process.env['AUTH_JWT_SECRET']!)}`;
-    service = spawn(process.execPath, [MAIN], {
-      env: serviceEnv({ RERANKER_MODEL: FAKE_CROSS_ENCODER, RERANKER_MODEL_DIR: dir }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    service.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    service.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      const ready = await fetch(`${URL}/health/ready`).catch(() => undefined);
-      if (ready?.ok) break;
-      if (service.exitCode !== null || Date.now() > deadline) {
-        throw new Error(`query-service did not become ready:\n${output}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+    acl = await startReady(
+      ACL_MAIN,
+      {
+        ...process.env,
+        PORT: String(ACL_PORT),
+        GRPC_PORT: String(ACL_GRPC_PORT),
+        DB_SCHEMA: ACL_SCHEMA,
+        KAFKA_GROUP_ID: `rerank-int-acl-${process.pid}`,
+        OTEL_SDK_DISABLED: 'true',
+        LOG_LEVEL: 'warn',
+      },
+      `http://127.0.0.1:${ACL_PORT}`,
+      log,
+    );
+    service = await startReady(
+      MAIN,
+      serviceEnv({ RERANKER_MODEL: FAKE_CROSS_ENCODER, RERANKER_MODEL_DIR: dir }),
+      URL,
+      log,
+    );
   });
 
   afterAll(async () => {
-    if (service && service.exitCode === null) {
-      const exited = new Promise((resolve) => service!.once('exit', resolve));
-      service.kill('SIGTERM');
-      await exited;
-    }
+    await stop(service);
+    await stop(acl);
+    const pool = new Pool({ connectionString: process.env['DATABASE_URL'] });
+    await pool.query(`DROP SCHEMA IF EXISTS ${ACL_SCHEMA} CASCADE`);
+    await pool.end();
     rmSync(dir, { recursive: true, force: true });
   });
 
