@@ -33,6 +33,7 @@ import { AuditRepository } from './audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from './config/acl.config';
 import { migrationPlans } from './migrations';
 import { OpenApiController } from './openapi.controller';
+import type { DB } from './platform/db.generated';
 import { ACL_DB, ENFORCER, EVENT_PRODUCER, KAFKA, TOKEN_VERIFIER } from './platform/tokens';
 import { PolicyConsumer } from './policy/policy.consumer';
 import { type EnforcerSource, PolicyService } from './policy/policy.service';
@@ -43,7 +44,7 @@ export interface AclDeps {
   kafka: Kafka;
   producer: EventProducer;
   enforcer: EnforcerSource;
-  db: Kysely<unknown>;
+  db: Kysely<DB>;
   verifier: TokenVerifier;
   /** Administration budgets (@Authenticated({ rateLimit: 'admin' })); closed with the rest. */
   rateLimiter: FlexibleRateLimiter;

@@ -11,6 +11,7 @@ import { createLogger } from '@kb/observability';
 import { AppModule } from './app.module';
 import { loadAclConfig } from './config/acl.config';
 import { migrationPlans } from './migrations';
+import type { DB } from './platform/db.generated';
 import { enforcerSource } from './policy/enforcer.factory';
 
 async function main(): Promise<void> {
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
     schema: config.DB_SCHEMA,
     maxConnections: 4,
   });
-  const db = createDatabase<unknown>(pool);
+  const db = createDatabase<DB>(pool);
   // casbin's rules live in the same schema, in the table casbin-pg-adapter expects.
   const enforcer = await enforcerSource(pool);
   const verifier = tokenVerifierFrom(config);

@@ -2,6 +2,7 @@ import type { AuditEvent } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { type Kysely, sql } from 'kysely';
 
+import type { DB } from '../platform/db.generated';
 import { ACL_DB } from '../platform/tokens';
 
 export interface AuditQuery {
@@ -20,7 +21,7 @@ export interface AuditRecord extends AuditEvent {
 /** The audit log: searches and what they returned, and permission changes, per tenant. */
 @Injectable()
 export class AuditRepository {
-  constructor(@Inject(ACL_DB) private readonly db: Kysely<unknown>) {}
+  constructor(@Inject(ACL_DB) private readonly db: Kysely<DB>) {}
 
   async insert(tenantId: string, event: AuditEvent): Promise<void> {
     await sql`
@@ -53,24 +54,20 @@ export class AuditRepository {
 
   /** Newest first; every condition optional, all values bound as parameters. */
   async query(tenantId: string, q: AuditQuery): Promise<AuditRecord[]> {
-    const { rows } = await sql<{
-      id: string;
-      at: Date;
-      actor: string;
-      action: AuditEvent['action'];
-      detail: string;
-      document_ids: string[];
-      chunks: string[];
-    }>`
-      SELECT id, at, actor, action, detail, document_ids, chunks FROM audit_log
-       WHERE tenant_id = ${tenantId}
-         AND (${q.actor ?? null}::text IS NULL OR actor = ${q.actor ?? null})
-         AND (${q.action ?? null}::text IS NULL OR action = ${q.action ?? null})
-         AND (${q.documentId ?? null}::text IS NULL OR document_ids @> ARRAY[${q.documentId ?? null}::text])
-         AND (${q.from ?? null}::timestamptz IS NULL OR at >= ${q.from ?? null})
-         AND (${q.to ?? null}::timestamptz IS NULL OR at < ${q.to ?? null})
-       ORDER BY at DESC, id DESC
-       LIMIT ${q.limit}`.execute(this.db);
+    let query = this.db
+      .selectFrom('audit_log')
+      .select(['id', 'at', 'actor', 'action', 'detail', 'document_ids', 'chunks'])
+      .where('tenant_id', '=', tenantId);
+    if (q.actor !== undefined) query = query.where('actor', '=', q.actor);
+    // Any text filters (an action no event has matches nothing), so the column's union is widened.
+    if (q.action !== undefined)
+      query = query.where('action', '=', q.action as AuditEvent['action']);
+    if (q.documentId !== undefined) {
+      query = query.where('document_ids', '@>', sql<string[]>`ARRAY[${q.documentId}::text]`);
+    }
+    if (q.from !== undefined) query = query.where('at', '>=', q.from);
+    if (q.to !== undefined) query = query.where('at', '<', q.to);
+    const rows = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(q.limit).execute();
     return rows.map((row) => ({
       id: String(row.id),
       at: new Date(row.at).toISOString(),

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 
+import type { DB } from '../platform/db.generated';
 import { ACL_DB } from '../platform/tokens';
 
 /** Each tenant's policy version: callers cache expansions and drop them when it moves. */
@@ -15,25 +16,33 @@ export interface PolicyVersions {
 
 @Injectable()
 export class PolicyVersionsRepository implements PolicyVersions {
-  constructor(@Inject(ACL_DB) private readonly db: Kysely<unknown>) {}
+  constructor(@Inject(ACL_DB) private readonly db: Kysely<DB>) {}
 
   async current(tenantId: string): Promise<number> {
-    const { rows } = await sql<{ version: string }>`
-      SELECT version FROM policy_versions WHERE tenant_id = ${tenantId}`.execute(this.db);
-    return Number(rows[0]?.version ?? 0);
+    const row = await this.db
+      .selectFrom('policy_versions')
+      .select('version')
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+    return Number(row?.version ?? 0);
   }
 
   async all(): Promise<Map<string, number>> {
-    const { rows } = await sql<{ tenant_id: string; version: string }>`
-      SELECT tenant_id, version FROM policy_versions`.execute(this.db);
+    const rows = await this.db.selectFrom('policy_versions').selectAll().execute();
     return new Map(rows.map((row) => [row.tenant_id, Number(row.version)]));
   }
 
   async bump(tenantId: string): Promise<number> {
-    const { rows } = await sql<{ version: string }>`
-      INSERT INTO policy_versions (tenant_id, version) VALUES (${tenantId}, 1)
-      ON CONFLICT (tenant_id) DO UPDATE SET version = policy_versions.version + 1
-      RETURNING version`.execute(this.db);
-    return Number(rows[0]!.version);
+    const row = await this.db
+      .insertInto('policy_versions')
+      .values({ tenant_id: tenantId, version: 1 })
+      .onConflict((conflict) =>
+        conflict
+          .column('tenant_id')
+          .doUpdateSet((eb) => ({ version: eb('policy_versions.version', '+', 1) })),
+      )
+      .returning('version')
+      .executeTakeFirstOrThrow();
+    return Number(row.version);
   }
 }

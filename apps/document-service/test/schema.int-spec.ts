@@ -1,0 +1,32 @@
+import { describeMigratedSchema } from '@kb/database/test/support/migrated-schema';
+
+import { migrations } from '../src/migrations';
+
+/** The JSON and enum columns, typed as the code reads and writes them (JSON is written as text). */
+const overrides = {
+  'documents.status': 'DocumentStatus',
+  'documents.failure_reason': 'FailureReason | null',
+  'documents.metadata': 'ColumnType<DocumentMetadata, string, string>',
+  'documents.acl': 'ColumnType<DocumentAcl, string | undefined, string>',
+  'documents.stage_times': 'ColumnType<Record<string, string>, string, string>',
+  'documents.size_bytes': 'ColumnType<number, number, number>',
+  'outbox.headers': 'ColumnType<Record<string, string>, string, string>',
+  'knowledge_bases.chunker': 'ColumnType<Record<string, unknown>, string, string>',
+  'knowledge_bases.metadata': 'ColumnType<Record<string, unknown>, string | undefined, string>',
+  'source_syncs.failures':
+    'ColumnType<Array<{ path: string; reason: string }>, string | undefined, string>',
+};
+
+describeMigratedSchema('document-service', {
+  migrations,
+  types: {
+    file: `${__dirname}/../src/platform/db.generated.ts`,
+    overrides,
+    imports: {
+      DocumentStatus: '@kb/contracts',
+      FailureReason: '@kb/contracts',
+      DocumentMetadata: '@kb/contracts',
+      DocumentAcl: '../documents/document.model',
+    },
+  },
+});
