@@ -11,6 +11,7 @@ export default tseslint.config(
       '.nx/**',
       'coverage/**',
       'libs/contracts/src/generated/**',
+      '**/*.generated.ts',
       'helm/**',
     ],
   },

@@ -9,6 +9,7 @@ import type { Pool } from 'pg';
 
 import { AuditRepository } from '../src/audit/audit.repository';
 import { migrations } from '../src/migrations';
+import type { DB } from '../src/platform/db.generated';
 import { enforcerSource } from '../src/policy/enforcer.factory';
 import { PolicyService } from '../src/policy/policy.service';
 import { PolicyVersionsRepository } from '../src/policy/policy-versions.repository';
@@ -19,7 +20,7 @@ jest.setTimeout(30_000);
 describe('PolicyService', () => {
   const schema = `acl_test_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
   let pool: Pool;
-  let db: Kysely<unknown>;
+  let db: Kysely<DB>;
   let policy: PolicyService;
   const producer = new MemoryEventProducer();
   const caller = (
@@ -38,7 +39,7 @@ describe('PolicyService', () => {
 
   beforeAll(async () => {
     pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 2 });
-    db = createDatabase<unknown>(pool);
+    db = createDatabase<DB>(pool);
     await migrateToLatest(db, schema, migrations);
     policy = new PolicyService(
       await enforcerSource(pool),

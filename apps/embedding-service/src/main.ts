@@ -14,6 +14,7 @@ import { PgEmbeddingCache } from './cache/embedding-cache.repository';
 import { loadEmbeddingConfig } from './config/embedding.config';
 import { CACHE_SCHEMA, migrationPlans } from './migrations';
 import { EmbeddingServiceExceptionFilter } from './openai/openai-exception.filter';
+import type { DB } from './platform/db.generated';
 
 async function main(): Promise<void> {
   const config = loadEmbeddingConfig();
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
   let cache = null;
   if (config.DATABASE_URL) {
     const pool = createPool({ url: config.DATABASE_URL, schema: CACHE_SCHEMA, maxConnections: 4 });
-    const db = createDatabase<unknown>(pool);
+    const db = createDatabase<DB>(pool);
     cache = { store: new PgEmbeddingCache(db), close: () => db.destroy() };
   } else {
     logger.warn('DATABASE_URL is not set: no embedding cache, every chunk goes to the model');

@@ -8,6 +8,7 @@ import type { Pool } from 'pg';
 import { CachedEmbedder } from '../src/cache/cached.embedder';
 import { type EmbeddingCache, PgEmbeddingCache } from '../src/cache/embedding-cache.repository';
 import { cacheMigrations } from '../src/migrations';
+import type { DB } from '../src/platform/db.generated';
 
 jest.setTimeout(30_000);
 
@@ -17,12 +18,12 @@ const chunk = (text: string) => ({ text, sha256: createHash('sha256').update(tex
 describe('CachedEmbedder', () => {
   const schema = `embcache_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
   let pool: Pool;
-  let db: Kysely<unknown>;
+  let db: Kysely<DB>;
   let cache: PgEmbeddingCache;
 
   beforeAll(async () => {
     pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 2 });
-    db = createDatabase<unknown>(pool);
+    db = createDatabase<DB>(pool);
     await migrateToLatest(db, schema, cacheMigrations);
     cache = new PgEmbeddingCache(db);
   });

@@ -25,6 +25,7 @@ import type { ReceiverSender } from './deliveries/receiver.sender';
 import { WebhookEventsConsumer } from './deliveries/webhook-events.consumer';
 import { migrationPlans } from './migrations';
 import { OpenApiController } from './openapi.controller';
+import type { DB } from './platform/db.generated';
 import {
   CLOCK,
   KAFKA,
@@ -42,7 +43,7 @@ import { WebhooksService } from './webhooks/webhooks.service';
 export interface WebhookDeps {
   config: WebhookConfig;
   kafka: Kafka;
-  db: Kysely<unknown>;
+  db: Kysely<DB>;
   verifier: TokenVerifier;
   /** How deliveries reach receivers (node's HTTP client guarded against private addresses). */
   sender: ReceiverSender;

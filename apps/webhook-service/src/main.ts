@@ -11,6 +11,7 @@ import { AppModule } from './app.module';
 import { loadWebhookConfig } from './config/webhook.config';
 import { HttpReceiverSender } from './deliveries/receiver.sender';
 import { migrationPlans } from './migrations';
+import type { DB } from './platform/db.generated';
 
 async function main(): Promise<void> {
   const config = loadWebhookConfig();
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
   await migrateAtStart(config.MIGRATE_ON_START, migrationPlans(config), (line) =>
     logger.log(line, 'Migrations'),
   );
-  const db = createDatabase<unknown>(
+  const db = createDatabase<DB>(
     createPool({ url: config.DATABASE_URL, schema: config.DB_SCHEMA, maxConnections: 6 }),
   );
   const verifier = tokenVerifierFrom(config);

@@ -12,6 +12,7 @@ import { DeliveryDispatcher } from '../src/deliveries/delivery.dispatcher';
 import { HttpReceiverSender } from '../src/deliveries/receiver.sender';
 import { messageIdOf, type WebhookEvent } from '../src/deliveries/webhook-event.mapper';
 import { migrations } from '../src/migrations';
+import type { DB } from '../src/platform/db.generated';
 import { SecretBox } from '../src/webhooks/secret-box';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
@@ -88,7 +89,7 @@ describe('webhook dispatch fairness across tenants', () => {
   const slowTenant = `a-${randomUUID().slice(0, 8)}`;
   const fastTenant = `b-${randomUUID().slice(0, 8)}`;
   let pool: Pool;
-  let db: Kysely<unknown>;
+  let db: Kysely<DB>;
   const receiver = new Receiver();
   let service: WebhooksService;
   let deliveries: DeliveriesRepository;
@@ -110,7 +111,7 @@ describe('webhook dispatch fairness across tenants', () => {
 
   beforeAll(async () => {
     pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 6 });
-    db = createDatabase<unknown>(pool);
+    db = createDatabase<DB>(pool);
     await migrateToLatest(db, schema, migrations);
     await receiver.start();
     const box = new SecretBox(randomBytes(32).toString('base64'));

@@ -14,6 +14,7 @@ import { DeliveryRetention } from '../src/deliveries/delivery.retention';
 import { HttpReceiverSender } from '../src/deliveries/receiver.sender';
 import { messageIdOf, type WebhookEvent } from '../src/deliveries/webhook-event.mapper';
 import { migrations } from '../src/migrations';
+import type { DB } from '../src/platform/db.generated';
 import { WebhookSecretSealer } from '../src/webhooks/secret.sealer';
 import { SecretBox } from '../src/webhooks/secret-box';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
@@ -65,7 +66,7 @@ describe('webhooks on Postgres', () => {
   const schema = `webhook_test_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
   const tenant = `t-${randomUUID().slice(0, 8)}`;
   let pool: Pool;
-  let db: Kysely<unknown>;
+  let db: Kysely<DB>;
   // Starts at the real time: receivers refuse signatures more than five minutes off.
   let now = new Date();
   const clock = () => now;
@@ -99,7 +100,7 @@ describe('webhooks on Postgres', () => {
 
   beforeAll(async () => {
     pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 4 });
-    db = createDatabase<unknown>(pool);
+    db = createDatabase<DB>(pool);
     await migrateToLatest(db, schema, migrations);
     await receiver.start();
     deliveries = new DeliveriesRepository(db, box);

@@ -1,5 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
+import type { DB } from '../platform/db.generated';
+
 /** Vectors by (model, SHA-256 of the chunk text), shared by every tenant, document and version. */
 export interface EmbeddingCache {
   get(model: string, hashes: string[]): Promise<Map<string, number[]>>;
@@ -9,18 +11,22 @@ export interface EmbeddingCache {
 
 /** The embedding cache in Postgres (schema `embedding_cache`). */
 export class PgEmbeddingCache implements EmbeddingCache {
-  constructor(private readonly db: Kysely<unknown>) {}
+  constructor(private readonly db: Kysely<DB>) {}
 
   async get(model: string, hashes: string[]): Promise<Map<string, number[]>> {
     if (hashes.length === 0) return new Map();
-    const { rows } = await sql<{ sha256: string; vector: Buffer }>`
-      SELECT sha256, vector FROM embeddings
-       WHERE model = ${model} AND sha256 = ANY(${hashes}::text[])`.execute(this.db);
+    const rows = await this.db
+      .selectFrom('embeddings')
+      .select(['sha256', 'vector'])
+      .where('model', '=', model)
+      .where('sha256', '=', sql<string>`ANY(${hashes}::text[])`)
+      .execute();
     return new Map(rows.map((row) => [row.sha256, fromBytes(row.vector)]));
   }
 
   async put(model: string, entries: Array<{ sha256: string; vector: number[] }>): Promise<void> {
     if (entries.length === 0) return;
+    // One JSON parameter for the whole batch, not three a row (a batch may hold thousands).
     await sql`
       INSERT INTO embeddings (model, sha256, vector)
       SELECT ${model}, e.sha256, decode(e.vector, 'base64')

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { type Kysely, sql } from 'kysely';
 
+import type { DB } from '../platform/db.generated';
 import { SECRET_BOX, WEBHOOK_DB } from '../platform/tokens';
 import type { SecretBox } from '../webhooks/secret-box';
 import type { DeliveriesQuery, DeliveryStatus, DeliveryView } from '../webhooks/webhook.model';
@@ -54,7 +55,7 @@ const iso = (value: Date | null): string | null => (value ? new Date(value).toIS
 @Injectable()
 export class DeliveriesRepository {
   constructor(
-    @Inject(WEBHOOK_DB) private readonly db: Kysely<unknown>,
+    @Inject(WEBHOOK_DB) private readonly db: Kysely<DB>,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
   ) {}
 

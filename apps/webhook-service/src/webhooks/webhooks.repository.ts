@@ -1,7 +1,8 @@
 import type { WebhookEventType } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 
+import type { DB, Webhooks } from '../platform/db.generated';
 import { SECRET_BOX, WEBHOOK_DB } from '../platform/tokens';
 import { type SecretBox, SecretUnreadableError } from './secret-box';
 import type { WebhookView } from './webhook.model';
@@ -15,27 +16,29 @@ export interface NewWebhook {
   at: Date;
 }
 
-interface WebhookRow {
-  id: string;
-  url: string;
-  events: string[];
-  description: string;
-  enabled: boolean;
-  disabled_reason: string | null;
-  disabled_at: Date | null;
-  consecutive_failures: number;
-  secret_rotated_at: Date | null;
-  previous_secret_expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+const COLUMNS = [
+  'id',
+  'url',
+  'events',
+  'description',
+  'enabled',
+  'disabled_reason',
+  'disabled_at',
+  'consecutive_failures',
+  'secret_rotated_at',
+  'previous_secret_expires_at',
+  'created_at',
+  'updated_at',
+] as const;
+
+type WebhookRow = Pick<Selectable<Webhooks>, (typeof COLUMNS)[number]>;
 
 const iso = (value: Date | null): string | null => (value ? new Date(value).toISOString() : null);
 
 export const toWebhookView = (row: WebhookRow): WebhookView => ({
   id: row.id,
   url: row.url,
-  events: row.events as WebhookEventType[],
+  events: row.events,
   description: row.description,
   enabled: row.enabled,
   disabledReason: row.disabled_reason,
@@ -47,8 +50,8 @@ export const toWebhookView = (row: WebhookRow): WebhookView => ({
   updatedAt: iso(row.updated_at)!,
 });
 
-const COLUMNS = sql`id, url, events, description, enabled, disabled_reason, disabled_at,
-  consecutive_failures, secret_rotated_at, previous_secret_expires_at, created_at, updated_at`;
+/** The columns above, for the statements written in SQL. */
+const COLUMN_LIST = sql.join(COLUMNS.map((column) => sql.ref(column)));
 
 /**
  * A tenant's subscriptions; every query is scoped by the tenant. Signing secrets are stored sealed
@@ -57,7 +60,7 @@ const COLUMNS = sql`id, url, events, description, enabled, disabled_reason, disa
 @Injectable()
 export class WebhooksRepository {
   constructor(
-    @Inject(WEBHOOK_DB) private readonly db: Kysely<unknown>,
+    @Inject(WEBHOOK_DB) private readonly db: Kysely<DB>,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
   ) {}
 
@@ -73,33 +76,49 @@ export class WebhooksRepository {
   ): Promise<WebhookView | undefined> {
     return this.db.transaction().execute(async (tx) => {
       await sql`SELECT pg_advisory_xact_lock(hashtext(${`webhooks:${tenantId}`}))`.execute(tx);
-      const { rows: counted } = await sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM webhooks WHERE tenant_id = ${tenantId}`.execute(tx);
-      if (counted[0]!.n >= maxPerTenant) return undefined;
-      const { rows } = await sql<WebhookRow>`
-        INSERT INTO webhooks (id, tenant_id, url, events, secret, description, created_at,
-                              updated_at)
-        VALUES (${webhook.id}, ${tenantId}, ${webhook.url}, ${webhook.events}::text[],
-                ${this.box.seal(webhook.secret, webhook.id)}, ${webhook.description}, ${webhook.at},
-                ${webhook.at})
-        RETURNING ${COLUMNS}`.execute(tx);
-      return toWebhookView(rows[0]!);
+      const { n } = await tx
+        .selectFrom('webhooks')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirstOrThrow();
+      if (Number(n) >= maxPerTenant) return undefined;
+      const row = await tx
+        .insertInto('webhooks')
+        .values({
+          id: webhook.id,
+          tenant_id: tenantId,
+          url: webhook.url,
+          events: webhook.events,
+          secret: this.box.seal(webhook.secret, webhook.id),
+          description: webhook.description,
+          created_at: webhook.at,
+          updated_at: webhook.at,
+        })
+        .returning(COLUMNS)
+        .executeTakeFirstOrThrow();
+      return toWebhookView(row);
     });
   }
 
   async list(tenantId: string): Promise<WebhookView[]> {
-    const { rows } = await sql<WebhookRow>`
-      SELECT ${COLUMNS} FROM webhooks WHERE tenant_id = ${tenantId}
-       ORDER BY created_at, id`.execute(this.db);
+    const rows = await this.db
+      .selectFrom('webhooks')
+      .select(COLUMNS)
+      .where('tenant_id', '=', tenantId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
     return rows.map(toWebhookView);
   }
 
   async get(tenantId: string, id: string): Promise<WebhookView | undefined> {
-    const { rows } = await sql<WebhookRow>`
-      SELECT ${COLUMNS} FROM webhooks WHERE tenant_id = ${tenantId} AND id = ${id}`.execute(
-      this.db,
-    );
-    return rows[0] ? toWebhookView(rows[0]) : undefined;
+    const row = await this.db
+      .selectFrom('webhooks')
+      .select(COLUMNS)
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? toWebhookView(row) : undefined;
   }
 
   /**
@@ -129,7 +148,7 @@ export class WebhooksRepository {
         description = COALESCE(${change.description ?? null}::text, description),
         updated_at = ${at}
        WHERE tenant_id = ${tenantId} AND id = ${id}
-      RETURNING ${COLUMNS}`.execute(this.db);
+      RETURNING ${COLUMN_LIST}`.execute(this.db);
     return rows[0] ? toWebhookView(rows[0]) : undefined;
   }
 
@@ -152,7 +171,7 @@ export class WebhooksRepository {
         secret_rotated_at = ${at},
         updated_at = ${at}
        WHERE tenant_id = ${tenantId} AND id = ${id}
-      RETURNING ${COLUMNS}`.execute(this.db);
+      RETURNING ${COLUMN_LIST}`.execute(this.db);
     return rows[0] ? toWebhookView(rows[0]) : undefined;
   }
 
@@ -163,9 +182,12 @@ export class WebhooksRepository {
    * sealed. Rows that no configured key opens are left as they are and counted as unreadable.
    */
   async sealStoredSecrets(at: Date, batch = 100): Promise<{ sealed: number; unreadable: number }> {
-    await sql`
-      UPDATE webhooks SET previous_secret = NULL
-       WHERE previous_secret IS NOT NULL AND previous_secret_expires_at <= ${at}`.execute(this.db);
+    await this.db
+      .updateTable('webhooks')
+      .set({ previous_secret: null })
+      .where('previous_secret', 'is not', null)
+      .where('previous_secret_expires_at', '<=', at)
+      .execute();
     const pattern = this.box.currentPattern;
     const unreadable: string[] = [];
     let sealed = 0;
@@ -182,9 +204,11 @@ export class WebhooksRepository {
             const reseal = (stored: string) => this.box.seal(this.box.open(stored, row.id), row.id);
             const secret = reseal(row.secret);
             const previous = row.previous_secret === null ? null : reseal(row.previous_secret);
-            await sql`
-              UPDATE webhooks SET secret = ${secret}, previous_secret = ${previous}
-               WHERE id = ${row.id}`.execute(tx);
+            await tx
+              .updateTable('webhooks')
+              .set({ secret, previous_secret: previous })
+              .where('id', '=', row.id)
+              .execute();
             sealed++;
           } catch (error) {
             if (!(error instanceof SecretUnreadableError)) throw error;
@@ -199,8 +223,11 @@ export class WebhooksRepository {
 
   /** Removes the subscription with its deliveries and their log; false when there was none. */
   async delete(tenantId: string, id: string): Promise<boolean> {
-    const result = await sql`
-      DELETE FROM webhooks WHERE tenant_id = ${tenantId} AND id = ${id}`.execute(this.db);
-    return Number(result.numAffectedRows ?? 0) > 0;
+    const result = await this.db
+      .deleteFrom('webhooks')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 }

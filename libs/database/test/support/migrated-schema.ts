@@ -7,8 +7,8 @@ import { generate, PostgresDialect } from 'kysely-codegen';
 import type { Pool } from 'pg';
 
 import { createDatabase, createPool } from '../../src/database';
-import { migrateToLatest } from '../../src/migrator';
 import type { Migrations } from '../../src/migrator';
+import { migrateToLatest } from '../../src/migrator';
 
 /** What one schema owner's suite needs: its migrations and, when it queries with Kysely, its types. */
 export interface MigratedSchemaOptions {
