@@ -19,13 +19,14 @@ if [[ "$KB_NODE_VERSION" != system ]]; then
     esac
     _kb_package="node-$(uname -s | tr '[:upper:]' '[:lower:]')-$_kb_arch@$KB_NODE_VERSION"
     echo "node: installing $_kb_package into $_kb_node_dir (once)" >&2
-    _kb_tmp="$(mktemp -d)"
+    # Unpacked beside its final place, so that the last step is one rename.
+    mkdir -p "$KB_HOME" && _kb_tmp="$(mktemp -d "$KB_HOME/.node-XXXXXX")"
     # In a subshell, so that any failure ends in the message below (and `source` returning 1).
     if (cd "$_kb_tmp" && npm pack "$_kb_package" --silent >/dev/null &&
       tar -xzf ./*.tgz --strip-components=1 package/bin/node package/LICENSE &&
       [[ "$(./bin/node --version)" == "v$KB_NODE_VERSION" ]]); then
-      chmod 755 "$_kb_tmp" && rm -rf "$_kb_node_dir" && mkdir -p "$KB_HOME" && mv "$_kb_tmp" "$_kb_node_dir"
-      rm -f "$_kb_node_dir"/*.tgz
+      rm -f "$_kb_tmp"/*.tgz && chmod 755 "$_kb_tmp"
+      rm -rf "$_kb_node_dir" && mv "$_kb_tmp" "$_kb_node_dir"
     else
       rm -rf "$_kb_tmp"
       echo "node: error: could not install $_kb_package" >&2
