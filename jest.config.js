@@ -1,5 +1,8 @@
 // One Jest run for the whole monorepo: unit tests beside the code, integration tests against the
 // real servers `npm run infra:up` starts, and the end-to-end test that boots every service.
+// No test runs on a Node older than the pinned major (.nvmrc, docs/adr/0035).
+require('./scripts/lib/node-runtime').check();
+
 const swc = [
   '@swc/jest',
   {

@@ -3,6 +3,9 @@
 # generated-code freshness, then the whole test suite.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# On the pinned Node (.nvmrc, docs/adr/0035), installed on first use.
+# shellcheck source=infra/node.sh
+source scripts/infra/node.sh
 npx prettier --check . --log-level warn
 # Every script through ShellCheck (a Debian package); settings in .shellcheckrc.
 command -v shellcheck >/dev/null || { source scripts/infra/lib.sh && apt_install shellcheck; }

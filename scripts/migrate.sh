@@ -4,6 +4,8 @@
 # --no-build: the caller has just built (scripts/start.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=infra/node.sh
+source scripts/infra/node.sh
 if [[ "${1:-}" != "--no-build" ]]; then
   npx nx run-many -t build --output-style=static >/dev/null
 fi

@@ -3,6 +3,9 @@
 # With --check, fails when the committed generated code differs from a fresh generation.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# ts-proto runs on the pinned Node (.nvmrc), like everything else.
+# shellcheck source=infra/node.sh
+source "$root/scripts/infra/node.sh"
 contracts="$root/libs/contracts"
 buf="$root/node_modules/.bin/buf"
 

@@ -5,11 +5,22 @@
 # files boot all seven services on fixed ports, so they run one at a time, after the others. The last
 # line is the total over both runs: "N passed, N failed".
 # Extra arguments go to one Jest run, e.g. `npm test -- --selectProjects unit`.
+# `npm run test:unit` (`--unit`) runs the unit tier alone: no servers, no tools, no build.
+# Everything runs on the pinned Node (.nvmrc, docs/adr/0035), installed on first use.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [[ "${1:-}" == --unit ]]; then
+  shift
+  # shellcheck source=infra/node.sh
+  source scripts/infra/node.sh
+  node scripts/lib/node-runtime.js
+  exec npx jest --selectProjects unit --maxWorkers=2 "$@"
+fi
 # shellcheck source=infra/env.sh
 source scripts/infra/env.sh
+node scripts/lib/node-runtime.js
 bash scripts/infra/up.sh
+# helm, kubeconform and the schemas for test/deploy; ghz for apps/kb-cli/test/ghz.int-spec.ts.
 bash scripts/infra/install-tools.sh
 npx nx run-many -t build --output-style=static >/dev/null
 # --forceExit: a service left running by a failed e2e setup must not hang the run.

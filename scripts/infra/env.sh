@@ -5,6 +5,10 @@
 export KB_HOME="${KB_HOME:-$HOME/.cache/kb}"
 export KB_LOG_DIR="${KB_LOG_DIR:-$KB_HOME/logs}"
 
+# The pinned Node (.nvmrc), installed once under KB_HOME and first on PATH from here on.
+# shellcheck source=node.sh
+source "$(dirname "${BASH_SOURCE[0]}")/node.sh"
+
 export KB_KAFKA_PORT="${KB_KAFKA_PORT:-9092}"
 export KB_KAFKA_CONTROLLER_PORT="${KB_KAFKA_CONTROLLER_PORT:-9093}"
 export KB_S3_PORT="${KB_S3_PORT:-9000}"

@@ -101,7 +101,7 @@ describe('deploy/Dockerfile', () => {
 
   it('builds with a build stage and runs from a slim final stage on the same pinned base', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    expect(stages[0]!.from.getImage()).toMatch(/^node:20\.\d+\.\d+-bookworm-slim$/);
+    expect(stages[0]!.from.getImage()).toMatch(/^node:\d+\.\d+\.\d+-bookworm-slim$/);
     expect(final.from.getImage()).toBe(stages[0]!.from.getImage());
     const build = runs(stages[0]!);
     expect(build).toMatch(/npm ci\b/);
@@ -109,6 +109,14 @@ describe('deploy/Dockerfile', () => {
     expect(build).toMatch(/npm prune --omit=dev/);
     // The final stage installs nothing: only what the build stage pruned to production.
     expect(runs(final)).not.toMatch(/npm (ci|install)/);
+  });
+
+  it('runs on Node 24, the exact version pinned in .nvmrc (docs/adr/0035)', () => {
+    const pinned = readFileSync(join(ROOT, '.nvmrc'), 'utf8').trim();
+    expect(pinned).toMatch(/^24\.\d+\.\d+$/);
+    for (const stage of stages) {
+      expect(stage.from.getImage()).toBe(`node:${pinned}-bookworm-slim`);
+    }
   });
 
   it('runs the service in production mode on all interfaces', () => {

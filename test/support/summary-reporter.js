@@ -1,4 +1,5 @@
-// Prints the closing line CI reads: "N passed, N failed" (and skipped when there are any).
+// Prints the closing line CI reads: "N passed, N failed" (and skipped when there are any), after
+// the Node version the tests ran on ("node vX.Y.Z").
 // `npm test` runs Jest twice (parallel tiers, then e2e): with KB_TEST_TALLY set, each run prints
 // its own line under a label and appends its counts to that file, and `node summary-reporter.js
 // <file> <runs>` prints the total last.
@@ -18,9 +19,9 @@ class SummaryReporter {
     const tally = process.env.KB_TEST_TALLY;
     if (tally) {
       fs.appendFileSync(tally, `${JSON.stringify(counts)}\n`);
-      process.stdout.write(`\nthis-run: ${line(counts)}\n`);
+      process.stdout.write(`\nnode ${process.version}\nthis-run: ${line(counts)}\n`);
     } else {
-      process.stdout.write(`\n${line(counts)}\n`);
+      process.stdout.write(`\nnode ${process.version}\n${line(counts)}\n`);
     }
   }
 }
@@ -36,7 +37,7 @@ if (require.main === module) {
   // A Jest run that crashed before it could report counts as one failure.
   const expected = Number(process.argv[3] ?? runs.length);
   if (runs.length < expected) total.failed += expected - runs.length;
-  process.stdout.write(`\n${line(total)}\n`);
+  process.stdout.write(`\nnode ${process.version}\n${line(total)}\n`);
 }
 
 module.exports = SummaryReporter;

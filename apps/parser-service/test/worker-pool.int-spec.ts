@@ -2,15 +2,16 @@ import { join } from 'node:path';
 
 import { PermanentError } from '@kb/kafka';
 
-import type { ExtractionLimits } from './extraction.model';
-import { type WorkerExtractorOptions, WorkerTextExtractor } from './worker.extractor';
+import type { ExtractionLimits } from '../src/parsing/extraction.model';
+import { type WorkerExtractorOptions, WorkerTextExtractor } from '../src/parsing/worker.extractor';
 
 /**
  * The pool around the threads, with a stand-in worker whose documents hang, hoard memory, exit or
  * throw outside their task. The real worker (dist/parsing/extraction.worker.js) is exercised by
- * test/extraction-worker.int-spec.ts on the build output.
+ * extraction-worker.int-spec.ts on the build output. In the integration tier, not the unit tier:
+ * the timeouts and out-of-memory threads take seconds (docs/adr/0035).
  */
-const MISBEHAVING = join(__dirname, '..', '..', 'test', 'fixtures', 'misbehaving.worker.js');
+const MISBEHAVING = join(__dirname, 'fixtures', 'misbehaving.worker.js');
 const LIMITS: ExtractionLimits = { maxZipEntries: 10, maxInflatedBytes: 1024, maxTextChars: 1024 };
 
 const doc = (filename: string, text = 'fine') => ({
