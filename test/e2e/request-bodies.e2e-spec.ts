@@ -50,7 +50,9 @@ describe('request bodies (document-service)', () => {
     } finally {
       clearInterval(sampler);
     }
-    expect(peak - before).toBeLessThan(50 * MB);
+    // Buffered, the bodies would be 300 MB. Node 24 frees the socket's discarded read buffers later
+    // than Node 20 did (a peak of 60-67 MB instead of 31-33 MB, ADR 35), so the bound is 100 MB.
+    expect(peak - before).toBeLessThan(100 * MB);
     // And the service still answers.
     const ready = await fetch(`${suite.documentUrl}/health/ready`);
     expect(ready.status).toBe(200);
