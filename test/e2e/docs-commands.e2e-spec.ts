@@ -29,9 +29,14 @@ const NOT_RUN_BLOCKS = 4;
 interface Block {
   file: string;
   line: number;
+  language: string;
   commands: string;
   notRun?: string;
 }
+
+/** Fences the test reads as commands, and those it knows to hold none. */
+const SHELL = ['bash', 'sh', 'console'];
+const NOT_SHELL = ['', 'text', 'json', 'yaml', 'mermaid', 'ts', 'typescript'];
 
 const DOC_FILES = [
   'README.md',
@@ -55,7 +60,10 @@ function blocksOf(file: string): Block[] {
     const start = i;
     const body: string[] = [];
     for (i++; i < lines.length && !lines[i]!.startsWith('```'); i++) body.push(lines[i]!);
-    if (!['bash', 'sh', 'console'].includes(language)) continue;
+    if (!SHELL.includes(language)) {
+      blocks.push({ file, line: start + 1, language, commands: '' });
+      continue;
+    }
     const commands =
       language === 'console' ? body.filter((l) => l.startsWith('$ ')).map((l) => l.slice(2)) : body;
     const marked =
@@ -63,6 +71,7 @@ function blocksOf(file: string): Block[] {
     blocks.push({
       file,
       line: start + 1,
+      language,
       commands: commands.join('\n'),
       ...(marked ? { notRun: lastMarker!.reason } : {}),
     });
@@ -123,12 +132,16 @@ function checkNotRun(words: string[], copies: Map<string, string>): string | und
   return `a command the docs test cannot check: ${words.join(' ')}`;
 }
 
-const blocks = DOC_FILES.flatMap(blocksOf);
+const fenced = DOC_FILES.flatMap(blocksOf);
+const blocks = fenced.filter((block) => SHELL.includes(block.language));
 
 describe('docs: every command block', () => {
   const suite = useSuite('docs-commands', 5800);
 
   it('finds the blocks, and pins those it does not run', () => {
+    // A fence it does not know (e.g. a four-backtick fence around a shell block) would hide commands.
+    const unknown = fenced.filter((block) => ![...SHELL, ...NOT_SHELL].includes(block.language));
+    expect(unknown.map((block) => `${block.file}:${block.line} ${block.language}`)).toEqual([]);
     expect(blocks.filter((block) => !block.notRun).length).toBeGreaterThan(0);
     expect(blocks.filter((block) => block.notRun).map((b) => `${b.file}:${b.line}`)).toHaveLength(
       NOT_RUN_BLOCKS,
