@@ -3,7 +3,7 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 
 import { Client } from 'pg';
 
-import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
+import { KbClient, type KbEndpoints, localToken } from '@kb/kb-cli/api';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
 import { type ReferenceBatching, referenceIngest } from './reference';

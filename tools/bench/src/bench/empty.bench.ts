@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { createPool } from '@kb/database';
 import { Pool } from 'pg';
 
-import { localToken } from '../client/kb-client';
-import { knowledgeBaseStats, type RestEndpoint } from '../collections/collections.command';
+import { localToken } from '@kb/kb-cli/api';
+import { knowledgeBaseStats, type RestEndpoint } from '@kb/kb-cli/api';
 
 export interface EmptyBenchOptions {
   documentsUrl: string;
