@@ -204,7 +204,9 @@ export function registerIngestCommand(program: Command): void {
           progress: process.stderr.isTTY === true && !options.json,
           log: (line) => process.stderr.write(`ingest: ${line}\n`),
         });
-        process.stdout.write(options.json ? `${JSON.stringify(summary)}\n` : formatSummary(summary));
+        process.stdout.write(
+          options.json ? `${JSON.stringify(summary)}\n` : formatSummary(summary),
+        );
         if (summary.failed > 0) process.exitCode = 1;
       },
     );

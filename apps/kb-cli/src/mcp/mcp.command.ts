@@ -50,7 +50,8 @@ export function registerMcpCommand(program: Command): void {
       process.env['KB_QUERY_URL'] ?? 'http://127.0.0.1:3005',
     )
     .action(async (options: { token?: string; documentsUrl: string; queryUrl: string }) => {
-      if (!options.token) throw new Error('a token is required: --token or KB_TOKEN (see kb token)');
+      if (!options.token)
+        throw new Error('a token is required: --token or KB_TOKEN (see kb token)');
       await runMcpServer({
         token: options.token,
         documentsUrl: options.documentsUrl,

@@ -1,13 +1,7 @@
 import type { Command } from 'commander';
 
 import { restCall } from '../client/rest-call';
-import {
-  knowledgeBasesOf,
-  type QueryFlags,
-  queryOptions,
-  snippet,
-  tokenOf,
-} from './query-options';
+import { knowledgeBasesOf, type QueryFlags, queryOptions, snippet, tokenOf } from './query-options';
 
 /** The fields of a `POST /v1/search` answer the terminal view shows. */
 export interface SearchAnswer {

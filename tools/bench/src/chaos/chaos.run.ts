@@ -161,7 +161,11 @@ export async function runChaos(
   const docs: ChaosDocument[] = Array.from({ length: options.documents }, (_, i) => {
     const source = JSON.parse(lines[i % lines.length]!) as { title: string; text: string };
     const marker = `zqchaos${i}x${randomUUID().slice(0, 6)}`;
-    return { marker, title: source.title, text: `${source.title}\n\n${source.text}\n\nMarker ${marker}.` };
+    return {
+      marker,
+      title: source.title,
+      text: `${source.title}\n\n${source.text}\n\nMarker ${marker}.`,
+    };
   });
 
   const services = new Map<string, RunningService>();
@@ -205,8 +209,7 @@ export async function runChaos(
       }),
     );
 
-    const injected: Array<{ fault: string; at_s: number; down_s: number; recovery_s: number }> =
-      [];
+    const injected: Array<{ fault: string; at_s: number; down_s: number; recovery_s: number }> = [];
     for (const fault of schedule) {
       await sleep(5_000);
       const at = Date.now();
