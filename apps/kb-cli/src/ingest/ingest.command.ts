@@ -1,8 +1,8 @@
-import type { Command } from 'commander';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 
 import { Presets, SingleBar } from 'cli-progress';
+import type { Command } from 'commander';
 import { lookup } from 'mime-types';
 
 import { KbClient, type KbEndpoints, mapPool } from '../client/kb-client';

@@ -1,6 +1,6 @@
-import type { Command } from 'commander';
 import { createKnowledgeBaseMcpServer, KnowledgeBaseRestClient } from '@kb/mcp';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Command } from 'commander';
 
 export interface McpOptions {
   token: string;

@@ -1,10 +1,10 @@
-import type { Command } from 'commander';
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, relative, resolve, sep } from 'node:path';
 
 import { planSync, type SyncCounts } from '@kb/contracts';
 import { Presets, SingleBar } from 'cli-progress';
+import type { Command } from 'commander';
 import { lookup } from 'mime-types';
 import { minimatch } from 'minimatch';
 

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 
 import { createPool } from '@kb/database';
-import { Pool } from 'pg';
-
 import { localToken } from '@kb/kb-cli/api';
 import { knowledgeBaseStats, type RestEndpoint } from '@kb/kb-cli/api';
+import { Pool } from 'pg';
 
 export interface EmptyBenchOptions {
   documentsUrl: string;

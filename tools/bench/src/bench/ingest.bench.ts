@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 
+import { KbClient, type KbEndpoints, localToken } from '@kb/kb-cli/api';
 import { Client } from 'pg';
 
-import { KbClient, type KbEndpoints, localToken } from '@kb/kb-cli/api';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
 import { type ReferenceBatching, referenceIngest } from './reference';
