@@ -39,6 +39,8 @@ export default tseslint.config(
           depConstraints: [
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
             { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+            // tools/ (kb-tools: benches, evals) call the APIs through the kb CLI's clients.
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:lib', 'type:app'] },
           ],
         },
       ],

@@ -3,8 +3,8 @@
 # `npm run bench -- large [--size-mb 50]` (one large document, peak memory per service) or
 # `npm run bench -- empty [--documents 50000]` (emptying a knowledge base, timed) or
 # `npm run bench -- acl` (the access-control oracle, KB_ACL_ROUNDS=100000 by default): servers up,
-# build, then the benchmark against the running services (started for the run when `npm start`
-# is not running them, so peak memory figures cover the run alone).
+# build, then the benchmark (`kb-tools bench`, tools/bench) against the running services (started
+# for the run when `npm start` is not running them, so peak memory figures cover the run alone).
 # The last line of output is one JSON object. The dataset is test/fixtures/cisi (CISI) unless KB_BENCH_DATASET names another.
 # The services run on ports of their own, from KB_SERVICES_PORT_BASE (7400: HTTP 7401-7406, gRPC
 # 7451 and 7461), clear of the defaults and of the e2e suites' ports.
@@ -16,11 +16,11 @@ shift || true
 source scripts/infra/env.sh
 dataset="${KB_BENCH_DATASET:-test/fixtures/cisi}"
 case "$kind" in
-  query) command=(node apps/kb-cli/dist/main.js bench-query --dataset "$dataset" "$@") ;;
-  ingest) command=(node apps/kb-cli/dist/main.js bench-ingest --dataset "$dataset" "$@") ;;
-  large) command=(node apps/kb-cli/dist/main.js bench-large --dataset "$dataset" "$@") ;;
+  query) command=(node tools/bench/dist/main.js bench query --dataset "$dataset" "$@") ;;
+  ingest) command=(node tools/bench/dist/main.js bench ingest --dataset "$dataset" "$@") ;;
+  large) command=(node tools/bench/dist/main.js bench large --dataset "$dataset" "$@") ;;
   # Empties a knowledge base of 50,000 documents (seeded in SQL) through REST: under 30 s.
-  empty) command=(node apps/kb-cli/dist/main.js bench-empty "$@") ;;
+  empty) command=(node tools/bench/dist/main.js bench empty "$@") ;;
   acl)
     # The access-control oracle of test/e2e/access.e2e-spec.ts at scale: KB_ACL_ROUNDS searches,
     # reads and listings per seed (100,000 unless set), each checked; it starts its own services.

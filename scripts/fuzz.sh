@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm run fuzz`: property-based fuzzing of every REST service's API with schemathesis, driven by
 # each service's own /openapi.json. Servers up, build, the services started for the run (or the
-# ones `npm start` runs), then scripts/fuzz-run.js. Not part of `npm test`: it takes minutes.
+# ones `npm start` runs), then `kb-tools fuzz` (tools/bench/src/fuzz). Not part of `npm test`:
+# it takes minutes.
 # Options (environment): KB_FUZZ_MAX_EXAMPLES (default 60 per operation), KB_FUZZ_SERVICES
 # (default "document query acl embedding webhook"). The last line of output is one JSON object.
 set -euo pipefail
@@ -35,4 +36,4 @@ cp apps/query-service/test/fixtures/fake-cross-encoder.onnx "$fake/onnx/model.on
 printf '%s\n' '{"model_type":"bert","architectures":["BertForSequenceClassification"],"id2label":{"0":"LABEL_0"},"label2id":{"LABEL_0":0}}' \
   > "$fake/config.json"
 export RERANKER_MODEL=fake-cross-encoder RERANKER_MODEL_DIR="$reranker_dir"
-exec node scripts/with-services.js node scripts/fuzz-run.js
+exec node scripts/with-services.js node tools/bench/dist/main.js fuzz "$@"

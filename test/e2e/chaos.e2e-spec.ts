@@ -30,7 +30,7 @@ describe('faults during an ingest (small chaos run)', () => {
   it('indexes every document exactly once, never answers 500 and never widens an ACL', async () => {
     const { stdout } = await run(
       process.execPath,
-      [join(__dirname, '../../scripts/chaos-run.js')],
+      [join(__dirname, '../../tools/bench/dist/main.js'), 'chaos'],
       {
         env: {
           ...process.env,

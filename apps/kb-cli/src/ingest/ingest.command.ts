@@ -2,6 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 
 import { Presets, SingleBar } from 'cli-progress';
+import type { Command } from 'commander';
 import { lookup } from 'mime-types';
 
 import { KbClient, type KbEndpoints, mapPool } from '../client/kb-client';
@@ -158,4 +159,55 @@ export function formatSummary(summary: IngestSummary): string {
       .map((o) => `failed ${o.path}: ${o.reason}${o.detail ? ` (${o.detail})` : ''}`),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** `kb ingest <dir>`: upload a folder, wait until indexed, summarize. */
+export function registerIngestCommand(program: Command): void {
+  program
+    .command('ingest')
+    .description(
+      'Upload a folder recursively into a knowledge base, wait until each document is indexed, and summarize; exits 1 when anything failed.',
+    )
+    .argument('<dir>', 'the folder to upload')
+    .requiredOption('--kb <id>', 'knowledge base the documents join')
+    .option('--token <jwt>', 'bearer token (default: KB_TOKEN)', process.env['KB_TOKEN'])
+    .option(
+      '--documents-url <url>',
+      'document-service base URL',
+      process.env['KB_DOCUMENTS_URL'] ?? 'http://127.0.0.1:3001',
+    )
+    .option('--concurrency <n>', 'uploads in flight', (v) => Number.parseInt(v, 10), 4)
+    .option('--timeout <s>', 'seconds to wait for indexing', (v) => Number.parseInt(v, 10), 600)
+    .option('--json', 'print the summary as one JSON object')
+    .action(
+      async (
+        dir: string,
+        options: {
+          kb: string;
+          token?: string;
+          documentsUrl: string;
+          concurrency: number;
+          timeout: number;
+          json?: boolean;
+        },
+      ) => {
+        if (!options.token)
+          throw new Error('a token is required: --token or KB_TOKEN (see kb token)');
+        const summary = await runIngest({
+          dir,
+          knowledgeBaseId: options.kb,
+          token: options.token,
+          documentsUrl: options.documentsUrl,
+          grpcAddress: '',
+          concurrency: options.concurrency,
+          timeoutMs: options.timeout * 1000,
+          progress: process.stderr.isTTY === true && !options.json,
+          log: (line) => process.stderr.write(`ingest: ${line}\n`),
+        });
+        process.stdout.write(
+          options.json ? `${JSON.stringify(summary)}\n` : formatSummary(summary),
+        );
+        if (summary.failed > 0) process.exitCode = 1;
+      },
+    );
 }

@@ -4,6 +4,7 @@ import { basename, relative, resolve, sep } from 'node:path';
 
 import { planSync, type SyncCounts } from '@kb/contracts';
 import { Presets, SingleBar } from 'cli-progress';
+import type { Command } from 'commander';
 import { lookup } from 'mime-types';
 import { minimatch } from 'minimatch';
 
@@ -136,4 +137,61 @@ export function formatSyncSummary(summary: SyncSummary): string {
     line,
     ...summary.failures.map((f) => `failed ${f.path}: ${f.reason}`),
   ].join('\n')}\n`;
+}
+
+/** `kb sync <dir>`: make a knowledge base hold what a folder holds. */
+export function registerSyncCommand(program: Command): void {
+  program
+    .command('sync')
+    .description(
+      'Sync a folder into a knowledge base: new files uploaded, changed ones a new version, removed ones deleted (by relative path as the external id and content hash); a progress bar, then a summary table; exits 1 when anything failed.',
+    )
+    .argument('<dir>', 'the folder to sync')
+    .option('--kb <id>', 'knowledge base the documents join')
+    .option('--source <id>', 'a folder source (POST /v1/sources): its knowledge base and globs')
+    .option('--prefix <p>', 'external id prefix of this folder (default folder:<folder name>/)')
+    .option('--include <glob...>', 'only files matching one of these globs', [])
+    .option('--exclude <glob...>', 'no file matching one of these globs', [])
+    .option('--token <jwt>', 'bearer token (default: KB_TOKEN)', process.env['KB_TOKEN'])
+    .option(
+      '--documents-url <url>',
+      'document-service base URL',
+      process.env['KB_DOCUMENTS_URL'] ?? 'http://127.0.0.1:3001',
+    )
+    .option('--json', 'print the summary as one JSON object')
+    .action(
+      async (
+        dir: string,
+        options: {
+          kb?: string;
+          source?: string;
+          prefix?: string;
+          include: string[];
+          exclude: string[];
+          token?: string;
+          documentsUrl: string;
+          json?: boolean;
+        },
+      ) => {
+        if (!options.token)
+          throw new Error('a token is required: --token or KB_TOKEN (see kb token)');
+        const summary = await runSync({
+          dir,
+          ...(options.kb ? { knowledgeBaseId: options.kb } : {}),
+          ...(options.source ? { sourceId: options.source } : {}),
+          ...(options.prefix ? { prefix: options.prefix } : {}),
+          include: options.include,
+          exclude: options.exclude,
+          token: options.token,
+          documentsUrl: options.documentsUrl,
+          grpcAddress: '',
+          progress: process.stderr.isTTY === true && !options.json,
+          log: (line) => process.stderr.write(`sync: ${line}\n`),
+        });
+        process.stdout.write(
+          options.json ? `${JSON.stringify(summary)}\n` : formatSyncSummary(summary),
+        );
+        if (summary.counts.failed > 0) process.exitCode = 1;
+      },
+    );
 }

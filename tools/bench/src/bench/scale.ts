@@ -16,6 +16,11 @@ export interface ScaleOptions {
  * of `source`, each copy a document of its own (`<id>-c<n>`), its vector nudged by up to ±0.01
  * per dimension so no two are equal, its ACL kept. Returns the new tenant's chunk count; a tenant
  * that already holds chunks is left as it is.
+ *
+ * Writes other services' private tables on purpose (indexing-service's `search_index.chunks`, the
+ * pgvector store's `kb_vectors_<dimension>`): no API takes ready-made chunks with their vectors
+ * copied, and 100,000 chunks through the pipeline take hours on this machine. A schema change in
+ * either store must change this SQL too (the bench fails loudly when it is stale).
  */
 export async function scaledTenant(
   options: ScaleOptions,

@@ -9,10 +9,12 @@ import { MEMORY_LIMITS_MB, runLargeBench } from './large.bench';
 import { withMachineState } from './machine';
 import { runQueryBench } from './query.bench';
 
-/** `kb bench-query`, `bench-ingest`, `bench-empty` and `bench-large` (`npm run bench`). */
+/** `kb-tools bench query|ingest|empty|large` (`npm run bench -- <kind>`). */
 export function registerBenchCommands(program: Command): void {
-  program
-    .command('bench-query')
+  const bench = program.command('bench').description('Benchmarks against running services.');
+
+  bench
+    .command('query')
     .description(
       'Search latency (cache miss and hit; concurrency 1, 8, 32) through gRPC, with the query-embedding floor of the model run alone; prints one JSON object.',
     )
@@ -107,8 +109,8 @@ export function registerBenchCommands(program: Command): void {
       },
     );
 
-  program
-    .command('bench-ingest')
+  bench
+    .command('ingest')
     .description(
       'Ingestion throughput through REST until every document is indexed, against the model run alone with onnxruntime (reference_chunks_per_s); prints one JSON object.',
     )
@@ -154,8 +156,8 @@ export function registerBenchCommands(program: Command): void {
       process.stdout.write(`${JSON.stringify(result)}\n`);
     });
 
-  program
-    .command('bench-empty')
+  bench
+    .command('empty')
     .description(
       "Empties a knowledge base of 50,000 documents (seeded in SQL with their index rows) through REST, times the answer, the index cleanup and another tenant's indexing; prints one JSON object.",
     )
@@ -201,8 +203,8 @@ export function registerBenchCommands(program: Command): void {
       },
     );
 
-  program
-    .command('bench-large')
+  bench
+    .command('large')
     .description(
       "One large document (a web page with inlined images) through REST until indexed, with every service's peak memory; prints one JSON object.",
     )

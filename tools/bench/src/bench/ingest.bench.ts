@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 
+import { KbClient, type KbEndpoints, localToken } from '@kb/kb-cli/api';
 import { Client } from 'pg';
 
-import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
 import { type ReferenceBatching, referenceIngest } from './reference';
@@ -199,6 +199,11 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<objec
   }
 }
 
+/**
+ * The tenant's chunk texts, as indexed, for the reference run of the model alone. Read from
+ * indexing-service's `search_index.chunks` on purpose (read-only): the reference must embed exactly
+ * the texts the pipeline embedded, and no API lists every chunk of a tenant.
+ */
 async function chunkTexts(databaseUrl: string, tenant: string): Promise<string[]> {
   const pg = new Client({ connectionString: databaseUrl });
   await pg.connect();

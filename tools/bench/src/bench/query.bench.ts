@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
 import { kbv1 } from '@kb/contracts';
+import { KbClient, type KbEndpoints, localToken } from '@kb/kb-cli/api';
 
-import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
 import { cacheHitsIn, type GhzOptions, ghzSearch } from './ghz';

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
-import { KbClient, type KbEndpoints, localToken } from '../client/kb-client';
+import { KbClient, type KbEndpoints, localToken } from '@kb/kb-cli/api';
+
 import { loadBeir } from '../eval/beir';
 import { peakRssMb } from './ingest.bench';
 

@@ -3,8 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 
 import { kbv1 } from '@kb/contracts';
+import { KbClient, type KbEndpoints, localToken, mapPool } from '@kb/kb-cli/api';
 
-import { KbClient, type KbEndpoints, localToken, mapPool } from '../client/kb-client';
 import { contentOf, loadBeir } from './beir';
 import { evaluate, perModeLosers, type Ranking } from './metrics';
 
