@@ -22,6 +22,7 @@ const common = {
   // Libraries are tested from source; services under e2e run from their build output.
   moduleNameMapper: {
     '^@kb/observability/(server-timing|telemetry)$': '<rootDir>/libs/observability/src/$1.ts',
+    '^@kb/kb-cli/api$': '<rootDir>/apps/kb-cli/src/api.ts',
     '^@kb/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
   },
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
@@ -30,11 +31,11 @@ const common = {
 module.exports = {
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.spec.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,tools}/*/src/**/*.spec.ts'] },
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/{apps,libs}/*/test/**/*.int-spec.ts'],
+      testMatch: ['<rootDir>/{apps,libs,tools}/*/test/**/*.int-spec.ts'],
       setupFiles: ['<rootDir>/test/support/require-infra.js'],
     },
     { ...common, displayName: 'deploy', testMatch: ['<rootDir>/test/deploy/**/*.deploy-spec.ts'] },
