@@ -1,4 +1,5 @@
 export * from './chunking';
+export * from './document';
 export * from './events/acl.events';
 export * from './events/chunk';
 export * from './events/collection.events';

@@ -1,10 +1,25 @@
-import { status } from '@grpc/grpc-js';
-
 import { ErrorKind } from './domain-error';
+
+/**
+ * The gRPC status codes this table uses, as the gRPC protocol numbers them (the same values as
+ * `status` in @grpc/grpc-js): the error model stays free of any transport's package (ADR 13).
+ */
+export const GrpcCode = {
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
+export type GrpcCode = (typeof GrpcCode)[keyof typeof GrpcCode];
 
 export interface TransportStatus {
   http: number;
-  grpc: status;
+  grpc: GrpcCode;
 }
 
 /**
@@ -12,15 +27,15 @@ export interface TransportStatus {
  * exception filter (libs/http) and the gRPC one (libs/grpc) alike.
  */
 export const ERROR_STATUS: Readonly<Record<ErrorKind, TransportStatus>> = {
-  [ErrorKind.InvalidArgument]: { http: 400, grpc: status.INVALID_ARGUMENT },
-  [ErrorKind.Unauthenticated]: { http: 401, grpc: status.UNAUTHENTICATED },
-  [ErrorKind.PermissionDenied]: { http: 403, grpc: status.PERMISSION_DENIED },
-  [ErrorKind.NotFound]: { http: 404, grpc: status.NOT_FOUND },
-  [ErrorKind.AlreadyExists]: { http: 409, grpc: status.ALREADY_EXISTS },
-  [ErrorKind.FailedPrecondition]: { http: 409, grpc: status.FAILED_PRECONDITION },
-  [ErrorKind.ResourceExhausted]: { http: 429, grpc: status.RESOURCE_EXHAUSTED },
-  [ErrorKind.Unavailable]: { http: 503, grpc: status.UNAVAILABLE },
-  [ErrorKind.Internal]: { http: 500, grpc: status.INTERNAL },
+  [ErrorKind.InvalidArgument]: { http: 400, grpc: GrpcCode.INVALID_ARGUMENT },
+  [ErrorKind.Unauthenticated]: { http: 401, grpc: GrpcCode.UNAUTHENTICATED },
+  [ErrorKind.PermissionDenied]: { http: 403, grpc: GrpcCode.PERMISSION_DENIED },
+  [ErrorKind.NotFound]: { http: 404, grpc: GrpcCode.NOT_FOUND },
+  [ErrorKind.AlreadyExists]: { http: 409, grpc: GrpcCode.ALREADY_EXISTS },
+  [ErrorKind.FailedPrecondition]: { http: 409, grpc: GrpcCode.FAILED_PRECONDITION },
+  [ErrorKind.ResourceExhausted]: { http: 429, grpc: GrpcCode.RESOURCE_EXHAUSTED },
+  [ErrorKind.Unavailable]: { http: 503, grpc: GrpcCode.UNAVAILABLE },
+  [ErrorKind.Internal]: { http: 500, grpc: GrpcCode.INTERNAL },
 };
 
 /**

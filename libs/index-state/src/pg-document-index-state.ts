@@ -16,6 +16,7 @@ import {
   spacesToSearch,
 } from './document-index-state';
 import { INDEX_STATE_SCHEMA } from './migrations';
+import { PgRecordedAccess } from './pg-recorded-access';
 
 /** The document index state in Postgres: six small tables keyed by tenant (or space) and document. */
 export class PgDocumentIndexState implements DocumentIndexState {
@@ -27,6 +28,8 @@ export class PgDocumentIndexState implements DocumentIndexState {
   private readonly spaces: string;
   private readonly kbSpaces: string;
   private readonly derivedCleanup: string;
+  /** The principals and attributes recorded per document: their own two tables. */
+  private readonly access: PgRecordedAccess;
 
   constructor(options: { url: string; schema?: string; maxConnections?: number }) {
     const schema = options.schema ?? INDEX_STATE_SCHEMA;
@@ -43,6 +46,7 @@ export class PgDocumentIndexState implements DocumentIndexState {
     this.spaces = `${quoteIdent(schema)}.document_spaces`;
     this.kbSpaces = `${quoteIdent(schema)}.knowledge_base_spaces`;
     this.derivedCleanup = `${quoteIdent(schema)}.derived_cleanup`;
+    this.access = new PgRecordedAccess(this.pool, this.principals, this.attributes);
   }
 
   async tombstone(tenantId: TenantId, documentId: string): Promise<void> {
@@ -282,98 +286,38 @@ export class PgDocumentIndexState implements DocumentIndexState {
     );
   }
 
-  // A new row is not applied yet (-1); a stale version changes nothing and returns no row.
-  async recordPrincipals(
+  recordPrincipals(
     tenantId: TenantId,
     documentId: string,
     principals: string[],
     version?: number,
   ): Promise<boolean> {
-    const { rows } = await this.pool.query(
-      `INSERT INTO ${this.principals} AS p (tenant_id, document_id, principals, version, applied_version)
-       VALUES ($1, $2, $3, COALESCE($4::integer, 0), -1)
-       ON CONFLICT (tenant_id, document_id) DO UPDATE
-         SET principals = EXCLUDED.principals, version = GREATEST(p.version, EXCLUDED.version)
-         WHERE $4::integer IS NULL OR p.version <= $4::integer
-       RETURNING 1`,
-      [tenantId, documentId, principals, version ?? null],
-    );
-    return rows.length > 0;
+    return this.access.recordPrincipals(tenantId, documentId, principals, version);
   }
 
-  async markPrincipalsApplied(
-    tenantId: TenantId,
-    documentId: string,
-    version?: number,
-  ): Promise<void> {
-    await this.pool.query(
-      `UPDATE ${this.principals} SET applied_version = version
-        WHERE tenant_id = $1 AND document_id = $2 AND ($3::integer IS NULL OR version = $3::integer)`,
-      [tenantId, documentId, version ?? null],
-    );
+  markPrincipalsApplied(tenantId: TenantId, documentId: string, version?: number): Promise<void> {
+    return this.access.markPrincipalsApplied(tenantId, documentId, version);
   }
 
-  async accessStates(
-    tenantId: TenantId,
-    documentIds: string[],
-  ): Promise<Map<string, RecordedAccess>> {
-    const { rows } = await this.pool.query<{
-      document_id: string;
-      principals: string[];
-      version: number;
-      applied_version: number;
-    }>(
-      `SELECT document_id, principals, version, applied_version FROM ${this.principals}
-        WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
-      [tenantId, documentIds],
-    );
-    return new Map(
-      rows.map((row) => [
-        row.document_id,
-        {
-          principals: row.principals,
-          version: row.version,
-          applied: row.applied_version === row.version,
-        },
-      ]),
-    );
+  accessStates(tenantId: TenantId, documentIds: string[]): Promise<Map<string, RecordedAccess>> {
+    return this.access.accessStates(tenantId, documentIds);
   }
 
-  async principalsOf(tenantId: TenantId, documentId: string): Promise<string[] | undefined> {
-    const { rows } = await this.pool.query<{ principals: string[] }>(
-      `SELECT principals FROM ${this.principals} WHERE tenant_id = $1 AND document_id = $2`,
-      [tenantId, documentId],
-    );
-    return rows[0]?.principals;
+  principalsOf(tenantId: TenantId, documentId: string): Promise<string[] | undefined> {
+    return this.access.principalsOf(tenantId, documentId);
   }
 
-  async recordAttributes(
+  recordAttributes(
     tenantId: TenantId,
     documentId: string,
     attributes: EditableAttributes,
     version?: number,
   ): Promise<boolean> {
-    const { rows } = await this.pool.query(
-      `INSERT INTO ${this.attributes} AS a (tenant_id, document_id, attributes, version)
-       VALUES ($1, $2, $3::jsonb, COALESCE($4::integer, 0))
-       ON CONFLICT (tenant_id, document_id) DO UPDATE
-         SET attributes = EXCLUDED.attributes, version = GREATEST(a.version, EXCLUDED.version)
-         WHERE $4::integer IS NULL OR a.version <= $4::integer
-       RETURNING 1`,
-      [tenantId, documentId, JSON.stringify(attributes), version ?? null],
-    );
-    return rows.length > 0;
+    return this.access.recordAttributes(tenantId, documentId, attributes, version);
   }
 
-  async attributesOf(
-    tenantId: TenantId,
-    documentId: string,
-  ): Promise<EditableAttributes | undefined> {
-    const { rows } = await this.pool.query<{ attributes: EditableAttributes }>(
-      `SELECT attributes FROM ${this.attributes} WHERE tenant_id = $1 AND document_id = $2`,
-      [tenantId, documentId],
-    );
-    return rows[0]?.attributes;
+  attributesOf(tenantId: TenantId, documentId: string): Promise<EditableAttributes | undefined> {
+    return this.access.attributesOf(tenantId, documentId);
   }
 
   async close(): Promise<void> {

@@ -1,33 +1,18 @@
-import { deadLetterTopic, parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
-import { classifyError, ErrorClass, isPermanent } from '@kb/errors';
-import { meter, withConsumedMessage } from '@kb/observability';
+import { deadLetterTopic, type Topic, type TopicEnvelope } from '@kb/contracts';
+import { withConsumedMessage } from '@kb/observability';
 import { backOff } from 'exponential-backoff';
 import {
   type Admin,
   type Consumer,
   type EachBatchPayload,
   type Kafka,
-  type KafkaMessage,
   Partitioners,
 } from 'kafkajs';
 
-import { type CommitOffset, DeliveryCounter } from './delivery-count';
+import { DeliveryCounter } from './delivery-count';
 import { ensureTopics } from './kafka';
-import { backoffDelay, ConsumerStoppingError, isRebalance, Waiter } from './retry-wait';
-
-const handled = meter().createCounter('kb_events_handled_total', {
-  description: 'Kafka messages handled successfully, by topic and consumer group',
-});
-const deadLettered = meter().createCounter('kb_events_dead_lettered_total', {
-  description: 'Kafka messages sent to a dead-letter topic, by topic, group and reason',
-});
-const retried = meter().createCounter('kb_events_retried_total', {
-  description: 'Handler retries, by topic, group and class (transient: a dependency is away)',
-});
-const handleDuration = meter().createHistogram('kb_event_handle_duration_ms', {
-  description: 'Time to handle one message, retries included',
-  unit: 'ms',
-});
+import { type BatchContext, HEARTBEAT_MS, MessageHandling } from './message-handling';
+import { backoffDelay, Waiter } from './retry-wait';
 
 export type EventHandler<T extends Topic> = (event: TopicEnvelope<T>) => Promise<void>;
 
@@ -108,16 +93,6 @@ export interface ConsumerHealth {
   reason?: string;
 }
 
-const HEARTBEAT_MS = 3_000;
-
-/** What one partition's batch gives a handler: heartbeats and commits through kafkajs. */
-interface BatchContext {
-  topic: string;
-  partition: number;
-  heartbeat: () => Promise<void>;
-  commit: CommitOffset;
-}
-
 /**
  * Runs a consumer group over typed topics (ADR 14, ADR 17). Each message is validated against
  * its topic's schema and handled; what happens on failure depends on the error's class:
@@ -135,6 +110,7 @@ export class EventConsumer {
   private readonly admin: Admin;
   private readonly deliveries: DeliveryCounter;
   private readonly waiter = new Waiter();
+  private readonly handling: MessageHandling;
   private joined = false;
   private lastContact = 0;
   private lastProblem: string | undefined;
@@ -152,6 +128,13 @@ export class EventConsumer {
     });
     this.admin = kafka.admin();
     this.deliveries = new DeliveryCounter(this.admin, options.groupId);
+    this.handling = new MessageHandling(
+      options,
+      this.deliveries,
+      this.dlqProducer,
+      this.waiter,
+      () => this.stopping,
+    );
   }
 
   /** True once the consumer is in its group and has heard from the broker lately. */
@@ -280,7 +263,9 @@ export class EventConsumer {
     const messages = batch.messages;
     const batchHandler = this.options.batchHandlers?.[batch.topic as Topic];
     if (batchHandler && messages.length > 1 && isRunning() && !isStale() && !this.stopping) {
-      if (await this.handleAll(context, messages, batchHandler as BatchEventHandler<Topic>)) {
+      if (
+        await this.handling.handleAll(context, messages, batchHandler as BatchEventHandler<Topic>)
+      ) {
         resolveOffset(messages[messages.length - 1]!.offset);
         await heartbeat();
         return;
@@ -288,287 +273,13 @@ export class EventConsumer {
     }
     for (const message of messages) {
       if (!isRunning() || isStale() || this.stopping) break;
-      await withConsumedMessage(batch.topic, message.headers, () => this.handle(context, message));
+      await withConsumedMessage(batch.topic, message.headers, () =>
+        this.handling.handle(context, message),
+      );
       resolveOffset(message.offset);
       await heartbeat();
     }
   }
-
-  /**
-   * One batch handler call for a partition's batch; the delivery is counted once, on the batch's
-   * first offset. False (the caller goes one by one) when the last delivery of that batch died,
-   * when a message is malformed, or when the handler keeps failing (not transiently): each
-   * message then meets its own verdict.
-   */
-  private async handleAll(
-    context: BatchContext,
-    messages: KafkaMessage[],
-    handler: BatchEventHandler<Topic>,
-  ): Promise<boolean> {
-    const topic = context.topic as Topic;
-    const deliveries = await this.deliveries.begin(
-      topic,
-      context.partition,
-      messages[0]!.offset,
-      context.commit,
-    );
-    if (deliveries > 1) return false;
-    // Going one by one after this delivery survived: it must not count towards the poison limit
-    // of the batch's first message, whose own handling counts again.
-    const oneByOne = async (): Promise<false> => {
-      await this.deliveries.forgive(topic, context.partition, messages[0]!.offset, context.commit);
-      return false;
-    };
-    const envelopes: TopicEnvelope<Topic>[] = [];
-    for (const message of messages) {
-      try {
-        envelopes.push(parseEnvelope(topic, JSON.parse(message.value?.toString() ?? 'null')));
-      } catch {
-        return oneByOne();
-      }
-    }
-    const labels = { topic, group: this.options.groupId };
-    const started = performance.now();
-    let failures = 0;
-    let waits = 0;
-    try {
-      for (;;) {
-        try {
-          await this.withHeartbeats(context, () => handler(envelopes));
-          handled.add(envelopes.length, labels);
-          return true;
-        } catch (error) {
-          if (this.stopping) throw new ConsumerStoppingError(error);
-          const errorClass = classifyError(error);
-          if (errorClass === ErrorClass.Permanent || failures + 1 >= this.maxAttempts(errorClass)) {
-            this.options.log?.('batch handler failed, handling one by one', {
-              topic,
-              messages: messages.length,
-              error: String(error),
-            });
-            return oneByOne();
-          }
-          if (errorClass === ErrorClass.Transient) waits += 1;
-          else failures += 1;
-          retried.add(1, { ...labels, class: errorClass });
-          await this.pause(
-            context,
-            errorClass === ErrorClass.Transient
-              ? backoffDelay(
-                  waits,
-                  this.initialBackoffMs,
-                  this.options.maxTransientBackoffMs ?? 30_000,
-                )
-              : backoffDelay(failures, this.initialBackoffMs, 10_000),
-          );
-        }
-      }
-    } finally {
-      handleDuration.record(performance.now() - started, labels);
-    }
-  }
-
-  private async handle(context: BatchContext, message: KafkaMessage): Promise<void> {
-    const topic = context.topic as Topic;
-    const key = message.key?.toString() ?? null;
-    const deliveries = await this.deliveries.begin(
-      topic,
-      context.partition,
-      message.offset,
-      context.commit,
-    );
-    let envelope: TopicEnvelope<Topic>;
-    try {
-      envelope = parseEnvelope(topic, JSON.parse(message.value?.toString() ?? 'null'));
-    } catch (error) {
-      await this.deadLetter(context, message, {
-        topic,
-        key,
-        reason: 'malformed_message',
-        error: String(error),
-        permanent: true,
-      });
-      return;
-    }
-    const maxDeliveries = this.options.maxDeliveries ?? 3;
-    if (deliveries > maxDeliveries) {
-      await this.deadLetter(context, message, {
-        topic,
-        key,
-        reason: 'delivery_limit',
-        error: `delivered ${deliveries - 1} times without an outcome: the consumer died handling it`,
-        permanent: false,
-        envelope,
-      });
-      return;
-    }
-    const handler = this.options.handlers[topic] as EventHandler<Topic>;
-    const started = performance.now();
-    const labels = { topic, group: this.options.groupId };
-    try {
-      await this.untilOutcome(context, message, envelope, () => handler(envelope));
-    } finally {
-      handleDuration.record(performance.now() - started, labels);
-    }
-  }
-
-  /**
-   * Runs the handler until it succeeds, or a verdict sends the message to the dead-letter topic.
-   * Throws only when the consumer stops or the group rebalances: the message is then redelivered.
-   */
-  private async untilOutcome(
-    context: BatchContext,
-    message: KafkaMessage,
-    envelope: TopicEnvelope<Topic>,
-    attempt: () => Promise<void>,
-  ): Promise<void> {
-    const topic = context.topic;
-    const key = message.key?.toString() ?? null;
-    const labels = { topic, group: this.options.groupId };
-    let failures = 0;
-    let waits = 0;
-    for (;;) {
-      try {
-        await this.withHeartbeats(context, attempt);
-        handled.add(1, labels);
-        return;
-      } catch (error) {
-        if (this.stopping) throw new ConsumerStoppingError(error);
-        const errorClass = classifyError(error);
-        if (errorClass === ErrorClass.Permanent || failures + 1 >= this.maxAttempts(errorClass)) {
-          const permanent = isPermanent(error);
-          await this.deadLetter(context, message, {
-            topic,
-            key,
-            reason: permanent ? error.reason : 'retries_exhausted',
-            error: errorMessage(error),
-            permanent,
-            envelope,
-          });
-          return;
-        }
-        let delayMs: number;
-        if (errorClass === ErrorClass.Transient) {
-          // The process survived this delivery: it must not count towards the poison limit.
-          if (waits === 0) {
-            await this.deliveries.forgive(topic, context.partition, message.offset, context.commit);
-          }
-          waits += 1;
-          delayMs = backoffDelay(
-            waits,
-            this.initialBackoffMs,
-            this.options.maxTransientBackoffMs ?? 30_000,
-          );
-        } else {
-          failures += 1;
-          delayMs = backoffDelay(failures, this.initialBackoffMs, 10_000);
-        }
-        retried.add(1, { ...labels, class: errorClass });
-        this.options.log?.(
-          errorClass === ErrorClass.Transient
-            ? 'a dependency is away, waiting'
-            : 'handler failed, retrying',
-          { topic, key, attempt: failures + waits, delayMs, error: String(error) },
-        );
-        await this.pause(context, delayMs);
-      }
-    }
-  }
-
-  private maxAttempts(errorClass: ErrorClass): number {
-    return errorClass === ErrorClass.Transient ? Infinity : (this.options.maxAttempts ?? 5);
-  }
-
-  private get initialBackoffMs(): number {
-    return this.options.initialBackoffMs ?? 200;
-  }
-
-  /**
-   * Runs a handler while heartbeating every few seconds: a long one (a big document, a slow model)
-   * keeps its group membership and shows the broker is reachable.
-   */
-  private async withHeartbeats(context: BatchContext, work: () => Promise<void>): Promise<void> {
-    const timer = setInterval(() => {
-      context.heartbeat().catch(() => undefined); // a rebalance is noticed after the handler
-    }, HEARTBEAT_MS);
-    try {
-      await work();
-    } finally {
-      clearInterval(timer);
-    }
-  }
-
-  /** Waits `ms`, heartbeating; a rebalance or a stop ends the wait by throwing. */
-  private async pause(context: BatchContext, ms: number): Promise<void> {
-    const until = Date.now() + ms;
-    while (!this.stopping && Date.now() < until) {
-      await this.waiter.sleep(Math.min(HEARTBEAT_MS, until - Date.now()));
-      try {
-        await context.heartbeat();
-      } catch (error) {
-        // Another member joined: give the partition up now, the message is redelivered.
-        if (isRebalance(error)) throw error;
-        // The broker is away too: keep waiting; kafkajs reconnects.
-      }
-    }
-    if (this.stopping) throw new ConsumerStoppingError();
-  }
-
-  private async deadLetter(
-    context: BatchContext,
-    message: KafkaMessage,
-    letter: DeadLetter,
-  ): Promise<void> {
-    this.options.log?.('message dead-lettered', { ...letter, envelope: undefined });
-    deadLettered.add(1, {
-      topic: letter.topic,
-      group: this.options.groupId,
-      reason: letter.reason,
-    });
-    // Publishing the letter and marking the document wait out an outage like a handler does.
-    await this.untilSent(context, async () => {
-      await this.dlqProducer.send({
-        topic: deadLetterTopic(this.options.deadLetterGroup ?? this.options.groupId),
-        acks: -1,
-        messages: [
-          {
-            key: message.key,
-            value: message.value,
-            headers: {
-              ...message.headers,
-              'x-dlq-source-topic': letter.topic,
-              'x-dlq-reason': letter.reason,
-              'x-dlq-error': letter.error.slice(0, 1000),
-            },
-          },
-        ],
-      });
-    });
-    const onDeadLetter = this.options.onDeadLetter;
-    if (onDeadLetter) await this.untilSent(context, () => onDeadLetter(letter));
-  }
-
-  /** Retries `send` while its failure is transient (forever) or up to `maxAttempts` otherwise. */
-  private async untilSent(context: BatchContext, send: () => Promise<void>): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await send();
-        return;
-      } catch (error) {
-        if (this.stopping) throw new ConsumerStoppingError(error);
-        const errorClass = classifyError(error);
-        if (errorClass !== ErrorClass.Transient && attempt >= (this.options.maxAttempts ?? 5)) {
-          throw error;
-        }
-        this.options.log?.('dead-lettering failed, retrying', { attempt, error: String(error) });
-        await this.pause(context, backoffDelay(attempt, this.initialBackoffMs, 30_000));
-      }
-    }
-  }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function errorName(error: unknown): string {

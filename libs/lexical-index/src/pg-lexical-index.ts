@@ -1,8 +1,8 @@
-import type { EditableAttributes, IndexSpace, MetadataValue } from '@kb/contracts';
-import { createPool, type FilterColumns, filterToSql, quoteIdent } from '@kb/database';
+import type { EditableAttributes, IndexSpace } from '@kb/contracts';
+import { createPool, quoteIdent } from '@kb/database';
 import type { Pool } from 'pg';
 
-import { constraintToSql, literalSql } from './lexical-constraint.sql';
+import { bm25Search } from './bm25-search.sql';
 import type {
   ChunkLocation,
   ChunkRef,
@@ -15,20 +15,10 @@ import type {
   SpaceChunk,
   TermVector,
 } from './lexical-index';
-import { parseLexicalQuery } from './lexical-query.parser';
 import { LEXICAL_SCHEMA } from './migrations';
+import { PgChunkReads } from './pg-chunk-reads';
 
-/** BM25 parameters: Anserini's defaults (k1 = 0.9, b = 0.4), also used by the dataset README's baseline. */
-export const BM25_K1 = 0.9;
-export const BM25_B = 0.4;
-const K1 = BM25_K1;
-const B = BM25_B;
-const FILTER_COLUMNS: FilterColumns = {
-  documentId: 'c.document_id',
-  tags: 'c.tags',
-  uploadedAt: 'c.uploaded_at',
-  metadata: 'c.metadata',
-};
+export { BM25_B, BM25_K1 } from './bm25-search.sql';
 
 /**
  * Okapi BM25 over Postgres full-text search. The text goes through the `english` configuration
@@ -41,6 +31,7 @@ export class PgLexicalIndex implements LexicalIndex {
   private readonly pool: Pool;
   private readonly table: string;
   private readonly postings: string;
+  private readonly chunkReads: PgChunkReads;
 
   constructor(options: { url: string; schema?: string; maxConnections?: number }) {
     const schema = options.schema ?? LEXICAL_SCHEMA;
@@ -52,6 +43,7 @@ export class PgLexicalIndex implements LexicalIndex {
     });
     this.table = `${quoteIdent(schema)}.chunks`;
     this.postings = `${quoteIdent(schema)}.postings`;
+    this.chunkReads = new PgChunkReads(this.pool, this.table, this.postings);
   }
 
   async upsert(space: IndexSpace, records: LexicalWrite[]): Promise<void> {
@@ -97,124 +89,8 @@ export class PgLexicalIndex implements LexicalIndex {
     );
   }
 
-  async search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
-    // Phrases, operators, exclusions and identifiers (lexical-query.parser.ts): BM25 scores the
-    // terms that are not excluded; the constraint is checked with the scope, before the cut.
-    const parsed = parseLexicalQuery(query.text);
-    const params: unknown[] = [space, parsed.scoringText, query.topK];
-    const kbs = query.knowledgeBaseIds?.length
-      ? `c.kb_ids && $${params.push(query.knowledgeBaseIds)}::text[]`
-      : 'TRUE';
-    const acl = query.principals
-      ? `c.principals && $${params.push(query.principals)}::text[]`
-      : 'TRUE';
-    const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
-    const matches = parsed.constraint ? constraintToSql(parsed.constraint, params) : 'TRUE';
-    // Identifiers typed among plain words: each one a chunk contains whole adds the best BM25
-    // score of the query, so it ranks above every chunk that only shares the identifier's parts.
-    // That needs every scored chunk's row, so the cut to top-k waits for it (docs/adr/0028).
-    const preferred = parsed.preferred.length
-      ? parsed.preferred.map((text) => `${literalSql(text, params)}::int`).join(' + ')
-      : null;
-    const scoped = kbs !== 'TRUE' || filter !== 'TRUE' || matches !== 'TRUE' || preferred !== null;
-    const score = preferred
-      ? `scored.score + (${preferred}) * (SELECT max(score) FROM scored)`
-      : 'scored.score';
-    // The statistics (N, avgdl, df) count only the chunks the caller may read (docs/adr/0019):
-    // counted over the whole space, a term's idf told a reader how many chunks they cannot read
-    // contain it. So every posting of the query's terms is joined with the chunks the caller may
-    // read before anything is counted; knowledge bases and the filter narrow the results
-    // only, not the statistics (whatever they leave out, the caller may read anyway).
-    // Postings are read by (tenant, term) through the primary key. A scope (knowledge bases,
-    // filter) is checked on the scored chunks' rows before the cut to top-k, so k counts matching
-    // chunks only. Unscoped, the cut comes before the join.
-    // Right after a bulk ingest, before autovacuum analyzes the new rows, the planner believes the
-    // tenant has one chunk: the CTEs are MATERIALIZED so nothing is recomputed per row, and each
-    // scored chunk is read by its primary key (LATERAL … LIMIT 1 keeps that lookup parameterized)
-    // instead of scanning the tenant's chunks once per hit (1.6 s instead of 14 ms, measured).
-    // The chunks the caller may read are found in one pass over the space's chunks, which also
-    // gives N and avgdl; postings join them by hash. (A primary-key lookup per posting cost two
-    // buffers each: 6,371 buffers and twice the time for a CISI query, docs/adr/0029.) Both reads
-    // are index-only (`chunks_readable`, the postings' key INCLUDEs tf and doc_len). `scored` is
-    // ordered as the answer is, and the planner keeps that order through the nested loop, so
-    // the chunk rows are read for the best-scored chunks only, until k pass the scope (before,
-    // every scored chunk's row was read and the whole set sorted: 890 lookups for a CISI query).
-    // Arithmetic in float8 (a literal like 0.9 alone is numeric, slower and cast back).
-    const readable =
-      acl === 'TRUE'
-        ? ''
-        : `JOIN readable r ON r.document_id = p.document_id
-             AND r.document_version = p.document_version AND r.chunk_index = p.chunk_index`;
-    const statsOver = acl === 'TRUE' ? `${this.table} c WHERE c.tenant_id = $1` : 'readable';
-    // Each term's weight: 1 (plain BM25), or with pseudo-relevance feedback (RM3) λ shared by the
-    // query's terms plus each feedback term's own weight.
-    const expansion = query.expansion;
-    const queryTermWeight = expansion
-      ? `$${params.push(expansion.queryWeight)}::float8 / greatest((SELECT count(*) FROM query_terms), 1)`
-      : '1';
-    const feedbackTerms = expansion
-      ? `UNION ALL SELECT * FROM unnest($${params.push(expansion.terms.map((t) => t.lexeme))}::text[],
-                                       $${params.push(expansion.terms.map((t) => t.weight))}::float8[])`
-      : '';
-    // Reading and sending 100 chunk texts was ~3.5 of the ~10 ms of a CISI query (docs/adr/0029).
-    const texts = query.withText === false ? `'' AS title, '' AS text` : 'c.title, c.text';
-    const { rows } = await this.pool.query<Row>(
-      `WITH query_terms AS MATERIALIZED (
-         SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2))
-       ), weights AS MATERIALIZED (
-         SELECT lexeme, sum(w)::float8 AS w
-           FROM (SELECT lexeme, ${queryTermWeight} AS w FROM query_terms ${feedbackTerms}) t
-          GROUP BY lexeme
-       ), terms AS (
-         SELECT coalesce(array_agg(lexeme), '{}') AS lexemes FROM weights
-       ), readable AS MATERIALIZED (
-         SELECT c.document_id, c.document_version, c.chunk_index, c.doc_len
-           FROM ${this.table} c WHERE c.tenant_id = $1 AND ${acl}
-       ), stats AS MATERIALIZED (
-         SELECT count(*)::float8 AS n, greatest(avg(doc_len), 1)::float8 AS avgdl
-           FROM ${statsOver}
-       ), matched AS MATERIALIZED (
-         SELECT p.* FROM ${this.postings} p ${readable}
-          WHERE p.tenant_id = $1 AND p.lexeme = ANY((SELECT lexemes FROM terms)::text[])
-       ), df AS MATERIALIZED (
-         SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme
-       ), scored AS MATERIALIZED (
-         SELECT p.document_id, p.document_version, p.chunk_index,
-                sum(wt.w * ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
-                    * (p.tf * ${K1 + 1}::float8)
-                    / (p.tf + ${K1}::float8 * (1 - ${B}::float8 + ${B}::float8 * p.doc_len / s.avgdl))) AS score
-           FROM matched p
-           JOIN df ON df.lexeme = p.lexeme
-           JOIN weights wt ON wt.lexeme = p.lexeme
-           CROSS JOIN stats s
-          GROUP BY p.document_id, p.document_version, p.chunk_index
-          ORDER BY score DESC, p.document_id, p.chunk_index
-          ${scoped ? '' : 'LIMIT $3'}
-       )
-       SELECT c.document_id, c.document_version, c.chunk_index, ${texts}, c.start_offset,
-              c.end_offset, ${score} AS score
-         FROM scored
-        CROSS JOIN LATERAL (
-          SELECT * FROM ${this.table} c
-           WHERE c.tenant_id = $1 AND c.document_id = scored.document_id
-             AND c.document_version = scored.document_version AND c.chunk_index = scored.chunk_index
-             AND ${kbs} AND ${acl} AND ${filter} AND ${matches}
-           LIMIT 1
-        ) c
-        ORDER BY ${score} DESC, scored.document_id, scored.chunk_index
-        LIMIT $3`,
-      params,
-    );
-    return rows.map((row) => ({
-      documentId: row.document_id,
-      documentVersion: row.document_version,
-      chunkIndex: row.chunk_index,
-      title: row.title,
-      text: row.text,
-      startOffset: row.start_offset,
-      endOffset: row.end_offset,
-      score: Number(row.score),
-    }));
+  search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
+    return bm25Search(this.pool, { chunks: this.table, postings: this.postings }, space, query);
   }
 
   async setAttributes(
@@ -303,195 +179,43 @@ export class PgLexicalIndex implements LexicalIndex {
     }
   }
 
-  async termVectors(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, TermVector>> {
-    if (chunks.length === 0) return new Map();
-    const { rows } = await this.pool.query<{
-      document_id: string;
-      document_version: number;
-      chunk_index: number;
-      lexeme: string;
-      tf: number;
-      doc_len: number;
-    }>(
-      `SELECT p.document_id, p.document_version, p.chunk_index, p.lexeme, p.tf, p.doc_len
-         FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
-         JOIN ${this.postings} p ON p.tenant_id = $1 AND p.document_id = a.document_id
-          AND p.document_version = a.document_version AND p.chunk_index = a.chunk_index`,
-      [space, JSON.stringify(chunks.map(toRefRow))],
-    );
-    const vectors = new Map<string, TermVector>();
-    for (const row of rows) {
-      const key = `${row.document_id}#${row.document_version}#${row.chunk_index}`;
-      const vector = vectors.get(key) ?? { length: row.doc_len, terms: new Map<string, number>() };
-      vector.terms.set(row.lexeme, row.tf);
-      vectors.set(key, vector);
-    }
-    return vectors;
+  termVectors(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, TermVector>> {
+    return this.chunkReads.termVectors(space, chunks);
   }
 
-  async locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>> {
-    if (chunks.length === 0) return new Map();
-    const { rows } = await this.pool.query<{
-      document_id: string;
-      document_version: number;
-      chunk_index: number;
-      page: number | null;
-      heading_path: string[];
-    }>(
-      // One primary-key lookup per chunk (LATERAL … LIMIT 1 keeps it parameterized): joined
-      // plainly, the planner takes the recordset for 100 rows and hashes a scan of the space's
-      // every chunk row (350 buffers for a page of 10 in a CISI tenant, docs/adr/0029).
-      `SELECT c.document_id, c.document_version, c.chunk_index, c.page, c.heading_path
-         ${this.chunksOfRecordset()}`,
-      [space, JSON.stringify(chunks.map(toRefRow))],
-    );
-    return new Map(
-      rows.map((row) => [
-        `${row.document_id}#${row.document_version}#${row.chunk_index}`,
-        {
-          ...(row.page === null ? {} : { page: row.page }),
-          headingPath: row.heading_path,
-        },
-      ]),
-    );
+  locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>> {
+    return this.chunkReads.locations(space, chunks);
   }
 
-  /**
-   * The chunk rows `c` of the refs in parameter $2 (a JSON recordset) in space $1, one
-   * primary-key lookup each: `locations` and `matching` read them so.
-   */
-  private chunksOfRecordset(): string {
-    return `FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
-        CROSS JOIN LATERAL (
-          SELECT * FROM ${this.table} c
-           WHERE c.tenant_id = $1 AND c.document_id = a.document_id
-             AND c.document_version = a.document_version AND c.chunk_index = a.chunk_index
-           LIMIT 1
-        ) c`;
+  matching(space: IndexSpace, query: string, chunks: ChunkRef[]): Promise<Set<string>> {
+    return this.chunkReads.matching(space, query, chunks);
   }
 
-  async matching(space: IndexSpace, query: string, chunks: ChunkRef[]): Promise<Set<string>> {
-    const constraint = parseLexicalQuery(query).constraint;
-    const keys = chunks.map((c) => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`);
-    if (!constraint || chunks.length === 0) return new Set(keys);
-    const params: unknown[] = [space, JSON.stringify(chunks.map(toRefRow))];
-    const matches = constraintToSql(constraint, params);
-    const { rows } = await this.pool.query<ChunkRefRow>(
-      `SELECT c.document_id, c.document_version, c.chunk_index
-         ${this.chunksOfRecordset()}
-        WHERE ${matches}`,
-      params,
-    );
-    return new Set(
-      rows.map((row) => `${row.document_id}#${row.document_version}#${row.chunk_index}`),
-    );
-  }
-
-  async chunksAround(
-    space: IndexSpace,
-    anchors: ChunkRef[],
-    radius: number,
-  ): Promise<LexicalRecord[]> {
-    if (anchors.length === 0 || radius <= 0) return [];
-    const { rows } = await this.pool.query<Omit<Row, 'score'>>(
-      // A range of the primary key per anchor (OFFSET 0 keeps the subquery parameterized, as in
-      // `locations`).
-      `SELECT DISTINCT c.document_id, c.document_version, c.chunk_index, c.title, c.text, c.start_offset, c.end_offset
-         FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
-        CROSS JOIN LATERAL (
-          SELECT * FROM ${this.table} c
-           WHERE c.tenant_id = $1 AND c.document_id = a.document_id
-             AND c.document_version = a.document_version
-             AND c.chunk_index BETWEEN a.chunk_index - $3 AND a.chunk_index + $3
-          OFFSET 0
-        ) c
-        ORDER BY c.document_id, c.chunk_index`,
-      [space, JSON.stringify(anchors.map(toRefRow)), radius],
-    );
-    return rows.map((row) => ({
-      documentId: row.document_id,
-      documentVersion: row.document_version,
-      chunkIndex: row.chunk_index,
-      title: row.title,
-      text: row.text,
-      startOffset: row.start_offset,
-      endOffset: row.end_offset,
-    }));
+  chunksAround(space: IndexSpace, anchors: ChunkRef[], radius: number): Promise<LexicalRecord[]> {
+    return this.chunkReads.chunksAround(space, anchors, radius);
   }
 
   /** Every chunk of the space, with what BM25 and the scope read: a snapshot's rows. */
-  async spaceChunks(space: IndexSpace): Promise<SpaceChunk[]> {
-    const { rows } = await this.pool.query<{
-      document_id: string;
-      document_version: number;
-      chunk_index: number;
-      doc_len: number;
-      start_offset: number;
-      end_offset: number;
-      principals: string[];
-      kb_ids: string[];
-      tags: string[];
-      uploaded_at: string;
-      metadata: Record<string, MetadataValue>;
-    }>(
-      `SELECT document_id, document_version, chunk_index, doc_len, start_offset, end_offset,
-              principals, kb_ids, tags, uploaded_at, metadata
-         FROM ${this.table} WHERE tenant_id = $1`,
-      [space],
-    );
-    return rows.map((row) => ({
-      documentId: row.document_id,
-      documentVersion: row.document_version,
-      chunkIndex: row.chunk_index,
-      length: row.doc_len,
-      startOffset: row.start_offset,
-      endOffset: row.end_offset,
-      principals: row.principals,
-      knowledgeBaseIds: row.kb_ids,
-      tags: row.tags,
-      uploadedAt: Number(row.uploaded_at),
-      metadata: row.metadata,
-    }));
+  spaceChunks(space: IndexSpace): Promise<SpaceChunk[]> {
+    return this.chunkReads.spaceChunks(space);
   }
 
   /** The postings of these lexemes in the space, read by the postings' primary key. */
-  async postingsOf(space: IndexSpace, lexemes: string[]): Promise<Posting[]> {
-    if (lexemes.length === 0) return [];
-    // The chunk's key is built by Postgres: a cold CISI ×10 query reads ~30,000 postings.
-    const { rows } = await this.pool.query<Posting>(
-      `SELECT lexeme, document_id || '#' || document_version || '#' || chunk_index AS chunk, tf
-         FROM ${this.postings} WHERE tenant_id = $1 AND lexeme = ANY($2::text[])`,
-      [space, lexemes],
-    );
-    return rows;
+  postingsOf(space: IndexSpace, lexemes: string[]): Promise<Posting[]> {
+    return this.chunkReads.postingsOf(space, lexemes);
   }
 
   /** The distinct lexemes the index's text search configuration makes of a text. */
-  async analyze(text: string): Promise<string[]> {
-    const { rows } = await this.pool.query<{ lexeme: string }>(
-      `SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $1))`,
-      [text],
-    );
-    return rows.map((row) => row.lexeme);
+  analyze(text: string): Promise<string[]> {
+    return this.chunkReads.analyze(text);
   }
 
   /** The title and text of these chunks, by `<document>#<version>#<chunk>`; unknown ones absent. */
-  async texts(
+  texts(
     space: IndexSpace,
     chunks: ChunkRef[],
   ): Promise<Map<string, { title: string; text: string }>> {
-    if (chunks.length === 0) return new Map();
-    const { rows } = await this.pool.query<ChunkRefRow & { title: string; text: string }>(
-      `SELECT c.document_id, c.document_version, c.chunk_index, c.title, c.text
-         ${this.chunksOfRecordset()}`,
-      [space, JSON.stringify(chunks.map(toRefRow))],
-    );
-    return new Map(
-      rows.map((row) => [
-        `${row.document_id}#${row.document_version}#${row.chunk_index}`,
-        { title: row.title, text: row.text },
-      ]),
-    );
+    return this.chunkReads.texts(space, chunks);
   }
 
   async countDocument(space: IndexSpace, documentId: string): Promise<number> {
@@ -510,22 +234,3 @@ export class PgLexicalIndex implements LexicalIndex {
     await this.pool.end();
   }
 }
-
-const toRefRow = (ref: ChunkRef) => ({
-  document_id: ref.documentId,
-  document_version: ref.documentVersion,
-  chunk_index: ref.chunkIndex,
-});
-
-interface Row {
-  document_id: string;
-  document_version: number;
-  chunk_index: number;
-  title: string;
-  text: string;
-  start_offset: number;
-  end_offset: number;
-  score: number;
-}
-
-type ChunkRefRow = Pick<Row, 'document_id' | 'document_version' | 'chunk_index'>;

@@ -10,6 +10,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
 
 import { partitionFunction, vectorTable, vectorTableHistory } from './migrations';
+import { type MatchRow, toMatch, toVectorLiteral } from './pgvector-store.rows';
 import type {
   ChunkKey,
   DocumentVersions,
@@ -19,6 +20,8 @@ import type {
   VectorStore,
 } from './vector-store';
 import { vectorId } from './vector-store';
+
+export { toVectorLiteral } from './pgvector-store.rows';
 
 export interface PgVectorOptions {
   url: string;
@@ -324,35 +327,4 @@ export class PgVectorStore implements VectorStore {
     if (this.dimension === undefined) throw new Error('PgVectorStore.ensureReady() was not called');
     return vectorTable(this.dimension);
   }
-}
-
-interface MatchRow {
-  document_id: string;
-  document_version: number;
-  chunk_index: number;
-  title: string;
-  text: string;
-  start_offset: number;
-  end_offset: number;
-  score: number;
-}
-
-function toMatch(row: MatchRow): VectorMatch {
-  return {
-    documentId: row.document_id,
-    documentVersion: row.document_version,
-    chunkIndex: row.chunk_index,
-    title: row.title,
-    text: row.text,
-    startOffset: row.start_offset,
-    endOffset: row.end_offset,
-    score: Number(row.score),
-  };
-}
-
-export function toVectorLiteral(vector: number[]): string {
-  for (const value of vector) {
-    if (!Number.isFinite(value)) throw new Error('vector contains a non-finite value');
-  }
-  return `[${vector.join(',')}]`;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { documentAttributesSchema } from '../filter/filter';
+import { documentAttributesSchema } from '../document';
 import { pipelineRefSchema, pipelineSchema } from '../pipeline';
 import { embeddedChunksSchema, parsedDocumentSchema } from './chunk';
 

@@ -1,4 +1,4 @@
-import type { DocumentAttributes } from './filter';
+import type { DocumentAttributes } from '../document';
 
 /**
  * Shared filter conformance cases: four documents with hand-picked attributes, and filters with the

@@ -1,10 +1,12 @@
+import { documentMetadataSchema } from '../document';
 import {
   FILTER_CASES,
   FILTER_DOC_ATTRIBUTES,
   FILTER_DOCS,
   type FilterDoc,
 } from './conformance-cases';
-import { documentMetadataSchema, FilterError, matchesFilter, parseFilter } from './filter';
+import { FilterError, parseFilter } from './filter';
+import { matchesFilter } from './filter-match';
 
 describe('filter language', () => {
   const ids = { A: 'a', B: 'b', C: 'c', D: 'd' } satisfies Record<FilterDoc, string>;

@@ -1,4 +1,4 @@
-import { matchesFilter } from './filter';
+import { matchesFilter } from './filter-match';
 import { activeOnly, INACTIVE_TAG, indexedTags } from './inactive';
 
 const chunk = (tags: string[]) => ({ documentId: 'd', tags, uploadedAt: 0, metadata: {} });

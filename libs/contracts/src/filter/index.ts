@@ -1,3 +1,4 @@
 export * from './conformance-cases';
 export * from './filter';
+export * from './filter-match';
 export * from './inactive';
