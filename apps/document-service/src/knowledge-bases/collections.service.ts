@@ -12,6 +12,7 @@ import type { IndexGenerations } from '@kb/index-state';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
+import { requireDocumentAction } from '../access/document-actions';
 import { DocumentAudit } from '../documents/document-audit';
 import { DocumentMembershipService } from '../documents/document-membership.service';
 import {
@@ -20,17 +21,6 @@ import {
   type Visibility,
   visibilityOf,
 } from '../documents/documents.repository';
-import type {
-  KnowledgeBasePage,
-  KnowledgeBaseStats,
-  ListKnowledgeBasesQuery,
-} from '../knowledge-bases/knowledge-base.model';
-import {
-  KnowledgeBaseError,
-  KnowledgeBaseErrorCode,
-  knowledgeBaseNotFound,
-} from '../knowledge-bases/knowledge-bases.errors';
-import { KnowledgeBasesRepository } from '../knowledge-bases/knowledge-bases.repository';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
@@ -42,6 +32,17 @@ import {
   type ValueCount,
 } from '../stats/document-stats.repository';
 import { decodeKnowledgeBaseCursor, encodeKnowledgeBaseCursor } from './collections.cursor';
+import type {
+  KnowledgeBasePage,
+  KnowledgeBaseStats,
+  ListKnowledgeBasesQuery,
+} from './knowledge-base.model';
+import {
+  KnowledgeBaseError,
+  KnowledgeBaseErrorCode,
+  knowledgeBaseNotFound,
+} from './knowledge-bases.errors';
+import { KnowledgeBasesRepository } from './knowledge-bases.repository';
 
 /** What emptying a knowledge base did, as far as the caller may read. */
 export interface EmptyResult {
@@ -79,15 +80,6 @@ export interface MetadataValues {
 
 /** Audit records name at most this many documents each (a Kafka message stays small). */
 const AUDIT_BATCH = 1000;
-
-function requireAction(access: Access, action: 'write' | 'delete'): void {
-  if (!access.documentActions.has(action)) {
-    throw new KnowledgeBaseError(
-      KnowledgeBaseErrorCode.PermissionDenied,
-      `${action} is not granted to ${access.userId}`,
-    );
-  }
-}
 
 /** A knowledge base's state from the counts of its documents (docs/adr/0024). */
 export function statsOf(
@@ -232,7 +224,7 @@ export class CollectionsService {
    * stay (a tenant admin reads them all).
    */
   async empty(tenantId: TenantId, access: Access, id: string): Promise<EmptyResult> {
-    requireAction(access, 'delete');
+    requireDocumentAction(access, 'delete');
     await this.requireFound(tenantId, id);
     const started = Date.now();
     const jobId = randomUUID();
@@ -283,8 +275,8 @@ export class CollectionsService {
     id: string,
     cascade: boolean,
   ): Promise<DeleteKnowledgeBaseResult> {
-    requireAction(access, 'write');
-    if (cascade) requireAction(access, 'delete');
+    requireDocumentAction(access, 'write');
+    if (cascade) requireDocumentAction(access, 'delete');
     await this.requireFound(tenantId, id);
     const visibility = visibilityOf(access);
     const now = this.clock();
