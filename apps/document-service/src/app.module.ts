@@ -11,13 +11,16 @@ import {
 import { EVENT_CONSUMERS, type EventConsumer, EventConsumersHost } from '@kb/kafka';
 import { s3BlobStoreFromEnv } from '@kb/storage';
 import { type DynamicModule, Module } from '@nestjs/common';
+import { MulterModule } from '@nestjs/platform-express';
 import { sql } from 'kysely';
 
 import { AccessInvalidationConsumer } from './access/access-invalidation.consumer';
 import { DocumentContentController } from './document-content/document-content.controller';
 import { DocumentContentService } from './document-content/document-content.service';
 import { DocumentStatusConsumer } from './documents/document-status.consumer';
+import { DocumentsController } from './documents/documents.controller';
 import { DocumentsModule } from './documents/documents.module';
+import { uploadOptions } from './documents/upload.options';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module';
 import { migrationPlans } from './migrations';
 import { OpenApiController } from './openapi.controller';
@@ -54,8 +57,15 @@ export class AppModule {
     ];
     return {
       module: AppModule,
-      imports: [PlatformModule.register(deps), DocumentsModule, KnowledgeBasesModule],
+      imports: [
+        PlatformModule.register(deps),
+        // Uploads spool to disk (UPLOAD_TMP_DIR) with the size limit, for DocumentsController.
+        MulterModule.register(uploadOptions(config)),
+        DocumentsModule,
+        KnowledgeBasesModule,
+      ],
       controllers: [
+        DocumentsController,
         SourcesController,
         DocumentContentController,
         DocumentStatsController,

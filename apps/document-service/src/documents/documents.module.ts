@@ -1,7 +1,5 @@
 import { forwardRef, Module } from '@nestjs/common';
-import { MulterModule } from '@nestjs/platform-express';
 
-import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module';
 import { TagRuleMembership } from '../pipelines/tag-rule-membership.port';
 import { DocumentStatsRepository } from '../stats/document-stats.repository';
@@ -10,12 +8,12 @@ import { DocumentAudit } from './document-audit';
 import { DocumentMembershipService } from './document-membership.service';
 import { DocumentReads } from './document-reads.service';
 import { DocumentStatusConsumer } from './document-status.consumer';
-import { DocumentsController } from './documents.controller';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
 import { SqlDocumentsRepository } from './documents-sql.repository';
+import { EditDocument } from './edit-document';
 import { PrecomputedChunksService } from './precomputed-chunks.service';
-import { uploadOptions } from './upload.options';
+import { ReplaceDocumentContent } from './replace-document-content';
 import { UploadDocument } from './upload-document';
 
 const exported = [
@@ -25,6 +23,8 @@ const exported = [
   // knowledge-bases/ moves documents in and out by tag rule through this port only.
   { provide: TagRuleMembership, useExisting: DocumentMembershipService },
   DocumentAudit,
+  ReplaceDocumentContent,
+  EditDocument,
   UploadDocument,
   DocumentsService,
   DocumentReads,
@@ -35,17 +35,10 @@ const exported = [
 /**
  * Documents: upload, versions, edits, ACLs, listing, pipeline statuses. Knowledge bases are
  * reached through the `KnowledgeBaseDirectory` port, which `KnowledgeBasesModule` provides.
+ * `DocumentsController` is served by the root module: it starts source syncs too.
  */
 @Module({
-  imports: [
-    // Uploads spool to disk (UPLOAD_TMP_DIR) with the size limit, for DocumentsController.
-    MulterModule.registerAsync({
-      inject: [DOCUMENT_CONFIG],
-      useFactory: (config: DocumentConfig) => uploadOptions(config),
-    }),
-    forwardRef(() => KnowledgeBasesModule),
-  ],
-  controllers: [DocumentsController],
+  imports: [forwardRef(() => KnowledgeBasesModule)],
   providers: exported,
   exports: exported,
 })

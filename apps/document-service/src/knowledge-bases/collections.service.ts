@@ -1,31 +1,9 @@
-import { randomUUID } from 'node:crypto';
-
 import type { Access } from '@kb/auth';
-import {
-  DOCUMENT_STATUSES,
-  DOCUMENTS_REMOVED_BATCH,
-  type DocumentStatus,
-  type TenantId,
-  Topics,
-} from '@kb/contracts';
-import type { IndexGenerations } from '@kb/index-state';
-import type { BlobStore } from '@kb/storage';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DOCUMENT_STATUSES, type DocumentStatus, type TenantId } from '@kb/contracts';
+import { Injectable } from '@nestjs/common';
 
-import { requireDocumentAction } from '../access/document-actions';
 import { DocumentAudit } from '../documents/document-audit';
-import { DocumentMembershipService } from '../documents/document-membership.service';
-import {
-  type DeletedDocument,
-  DocumentsRepository,
-  type Visibility,
-  visibilityOf,
-} from '../documents/documents.repository';
-import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
-import { OutboxWriter } from '../outbox/outbox.writer';
-import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
-import { BLOB_STORE, CLOCK, type Clock, GENERATIONS } from '../platform/tokens';
-import { TransactionRunner, type Trx } from '../platform/transaction.runner';
+import { type Visibility, visibilityOf } from '../documents/documents.repository';
 import {
   DocumentStatsRepository,
   type KnowledgeBaseStatusCount,
@@ -38,37 +16,13 @@ import type {
   ListKnowledgeBasesQuery,
 } from './knowledge-base.model';
 import {
-  KnowledgeBaseError,
-  KnowledgeBaseErrorCode,
-  knowledgeBaseNotFound,
-} from './knowledge-bases.errors';
-import { KnowledgeBasesRepository } from './knowledge-bases.repository';
+  type DeleteKnowledgeBaseResult,
+  type EmptyResult,
+  KnowledgeBaseBulkDelete,
+} from './knowledge-base-bulk-delete';
+import { KnowledgeBasesRepository, requireKnowledgeBase } from './knowledge-bases.repository';
 
-/** What emptying a knowledge base did, as far as the caller may read. */
-export interface EmptyResult {
-  jobId: string;
-  knowledgeBaseId: string;
-  status: 'completed';
-  /** Documents removed from it: deleted (it was their only one) plus unlinked (they stay elsewhere). */
-  deletedCount: number;
-  /** Of those, the documents that belonged to other knowledge bases too and stay there. */
-  unlinkedCount: number;
-  /** Documents its tag rule still holds (they are in other knowledge bases too): retag them. */
-  retainedCount: number;
-  /** indexing-service drops the deleted documents' chunks when it reads their events. */
-  indexRemoval: 'scheduled';
-  tookMs: number;
-}
-
-export interface DeleteKnowledgeBaseResult {
-  id: string;
-  cascade: boolean;
-  /** Documents deleted with it (`cascade=true`: those it was the only knowledge base of). */
-  deletedCount: number;
-  /** Documents that stay, in their other knowledge bases. */
-  unlinkedCount: number;
-  indexRemoval: 'scheduled';
-}
+export type { DeleteKnowledgeBaseResult, EmptyResult };
 
 export interface MetadataValues {
   knowledgeBaseId: string;
@@ -77,9 +31,6 @@ export interface MetadataValues {
   /** True when there were more distinct values than `limit`. */
   truncated: boolean;
 }
-
-/** Audit records name at most this many documents each (a Kafka message stays small). */
-const AUDIT_BATCH = 1000;
 
 /** A knowledge base's state from the counts of its documents (docs/adr/0024). */
 export function statsOf(
@@ -115,25 +66,16 @@ export function statsOf(
 
 /**
  * Knowledge bases as collections (docs/adr/0024): their state and counts, the values their
- * documents' metadata takes, emptying one and deleting one with its documents. Every count and
- * value covers only the documents the caller may read, so none reveals a document they cannot.
+ * documents' metadata takes; emptying and deleting are `KnowledgeBaseBulkDelete`'s. Every count
+ * and value covers only the documents the caller may read, so none reveals a document they cannot.
  */
 @Injectable()
 export class CollectionsService {
-  private readonly logger = new Logger(CollectionsService.name);
-
   constructor(
     private readonly knowledgeBases: KnowledgeBasesRepository,
-    private readonly documents: DocumentsRepository,
     private readonly counts: DocumentStatsRepository,
-    private readonly membership: DocumentMembershipService,
-    private readonly transactions: TransactionRunner,
-    private readonly events: OutboxWriter,
-    @Inject(OutboxRelay) private readonly outbox: OutboxWake,
-    @Inject(BLOB_STORE) private readonly blobs: Pick<BlobStore, 'delete'>,
-    @Inject(CLOCK) private readonly clock: Clock,
     private readonly audit: DocumentAudit,
-    @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
+    private readonly bulkDelete: KnowledgeBaseBulkDelete,
   ) {}
 
   /** A page of knowledge bases (by id), with `total` and each one's stats unless `stats=false`. */
@@ -181,7 +123,7 @@ export class CollectionsService {
   }
 
   async stats(tenantId: TenantId, access: Access, id: string): Promise<KnowledgeBaseStats> {
-    await this.requireFound(tenantId, id);
+    await requireKnowledgeBase(this.knowledgeBases, tenantId, id);
     const visibility = visibilityOf(access);
     const rows = await this.counts.countInKnowledgeBases(tenantId, visibility, [id]);
     await this.audit.read('documents_listed', access, [], {
@@ -199,7 +141,7 @@ export class CollectionsService {
     field: { kind: 'tags' } | { kind: 'metadata'; key: string },
     limit: number,
   ): Promise<MetadataValues> {
-    await this.requireFound(tenantId, id);
+    await requireKnowledgeBase(this.knowledgeBases, tenantId, id);
     const values = await this.counts.valuesOf(tenantId, visibilityOf(access), id, field, limit + 1);
     const name = field.kind === 'tags' ? 'tags' : `metadata.${field.key}`;
     await this.audit.read('documents_listed', access, [], {
@@ -216,230 +158,19 @@ export class CollectionsService {
     };
   }
 
-  /**
-   * Empties a knowledge base and keeps it (its pipeline, tag rule and metadata): the documents
-   * the caller may read whose only knowledge base it is are deleted in one statement, the others
-   * leave it. One transaction: the rows, their `deleted` and `attributes_changed` events, the
-   * audit records and `knowledge_base_emptied` commit together. Documents the caller cannot read
-   * stay (a tenant admin reads them all).
-   */
-  async empty(tenantId: TenantId, access: Access, id: string): Promise<EmptyResult> {
-    requireDocumentAction(access, 'delete');
-    await this.requireFound(tenantId, id);
-    const started = Date.now();
-    const jobId = randomUUID();
-    const visibility = visibilityOf(access);
-    const now = this.clock();
-    const outcome = await this.transactions.run(async (trx) => {
-      const deleted = await this.deleteOnlyIn(trx, tenantId, access, id, visibility, {
-        jobId,
-        cause: 'emptied',
-      });
-      const { unlinked, retained } = await this.unlink(trx, tenantId, id, visibility, now);
-      const removed = deleted.length + unlinked;
-      await this.events.enqueue(trx, Topics.collection, tenantId, id, {
-        kind: 'knowledge_base_emptied',
-        knowledgeBaseId: id,
-        deletedCount: removed,
-        jobId,
-      });
-      return { deleted, unlinked, retained };
-    });
-    this.outbox.wake();
-    await this.retireCachedResults(tenantId, outcome.deleted.length);
-    this.cleanUpBlobs(outcome.deleted);
-    const result: EmptyResult = {
-      jobId,
-      knowledgeBaseId: id,
-      status: 'completed',
-      deletedCount: outcome.deleted.length + outcome.unlinked,
-      unlinkedCount: outcome.unlinked,
-      retainedCount: outcome.retained,
-      indexRemoval: 'scheduled',
-      tookMs: Date.now() - started,
-    };
-    this.logger.log(`emptied knowledge base ${id}: ${JSON.stringify(result)}`);
-    return result;
+  /** See `KnowledgeBaseBulkDelete.empty`. */
+  empty(tenantId: TenantId, access: Access, id: string): Promise<EmptyResult> {
+    return this.bulkDelete.empty(tenantId, access, id);
   }
 
-  /**
-   * Deletes a knowledge base. Without `cascade`, a knowledge base holding a document the caller
-   * may read is refused (409 `knowledge_base_not_empty`); with it, those documents are deleted
-   * when it is their only knowledge base and leave it otherwise. Documents the caller cannot read
-   * are never deleted and never counted: they leave it (into `default` when it was their only
-   * one), so a refusal never tells the caller that a document they cannot read exists.
-   */
-  async delete(
+  /** See `KnowledgeBaseBulkDelete.delete`. */
+  delete(
     tenantId: TenantId,
     access: Access,
     id: string,
     cascade: boolean,
   ): Promise<DeleteKnowledgeBaseResult> {
-    requireDocumentAction(access, 'write');
-    if (cascade) requireDocumentAction(access, 'delete');
-    await this.requireFound(tenantId, id);
-    const visibility = visibilityOf(access);
-    const now = this.clock();
-    const outcome = await this.transactions.run(async (trx) => {
-      const readable = await this.documents.lockMembers(trx, tenantId, id, visibility);
-      if (readable.length > 0 && !cascade) {
-        throw new KnowledgeBaseError(
-          KnowledgeBaseErrorCode.NotEmpty,
-          `knowledge base ${id} still has ${readable.length} document(s) you can read: delete with cascade=true, empty it, or move them first`,
-        );
-      }
-      // Gone first, so that its tag rule no longer holds anything.
-      if (!(await this.knowledgeBases.delete(trx, tenantId, id))) throw knowledgeBaseNotFound(id);
-      const deleted = cascade
-        ? await this.deleteOnlyIn(trx, tenantId, access, id, visibility, {
-            jobId: randomUUID(),
-            cause: 'knowledge_base_deleted',
-          })
-        : [];
-      const mine = await this.unlink(trx, tenantId, id, visibility, now);
-      // Whatever is left is hidden from the caller: it leaves too, and is not reported to them.
-      const hidden = await this.unlink(trx, tenantId, id, 'all', now);
-      await this.events.enqueue(trx, Topics.collection, tenantId, id, {
-        kind: 'knowledge_base_deleted',
-        knowledgeBaseId: id,
-        cascade,
-        deletedCount: deleted.length,
-        unlinkedCount: mine.unlinked + hidden.unlinked,
-      });
-      return { deleted, unlinked: mine.unlinked };
-    });
-    this.outbox.wake();
-    await this.retireCachedResults(tenantId, outcome.deleted.length);
-    this.cleanUpBlobs(outcome.deleted);
-    return {
-      id,
-      cascade,
-      deletedCount: outcome.deleted.length,
-      unlinkedCount: outcome.unlinked,
-      indexRemoval: 'scheduled',
-    };
-  }
-
-  private async requireFound(tenantId: TenantId, id: string): Promise<void> {
-    if (id === DEFAULT_KNOWLEDGE_BASE) return;
-    if (!(await this.knowledgeBases.find(tenantId, id))) throw knowledgeBaseNotFound(id);
-  }
-
-  /**
-   * One DELETE for the rows, then their removal as `documents_removed` events of ≤ 1,000 ids
-   * (indexing-service drops each batch with set-based deletes, ADR 24) and their audit records,
-   * in few INSERTs. Each batch is keyed by its first id, so the batches spread over the
-   * partitions as the documents' own events would.
-   */
-  private async deleteOnlyIn(
-    trx: Trx,
-    tenantId: TenantId,
-    access: Access,
-    id: string,
-    visibility: Visibility,
-    job: { jobId: string; cause: 'emptied' | 'knowledge_base_deleted' },
-  ): Promise<DeletedDocument[]> {
-    const deleted = await this.documents.deleteOnlyIn(trx, tenantId, id, visibility);
-    const batches = Math.ceil(deleted.length / DOCUMENTS_REMOVED_BATCH);
-    await this.events.enqueueMany(
-      trx,
-      Topics.document,
-      tenantId,
-      Array.from({ length: batches }, (_, batch) => {
-        const documentIds = deleted
-          .slice(batch * DOCUMENTS_REMOVED_BATCH, (batch + 1) * DOCUMENTS_REMOVED_BATCH)
-          .map((row) => row.id);
-        return {
-          key: documentIds[0]!,
-          payload: {
-            kind: 'documents_removed' as const,
-            documentIds,
-            knowledgeBaseId: id,
-            ...job,
-            batch,
-            batches,
-          },
-        };
-      }),
-    );
-    for (let at = 0; at < deleted.length; at += AUDIT_BATCH) {
-      const ids = deleted.slice(at, at + AUDIT_BATCH).map((row) => row.id);
-      await this.audit.record(trx, 'document_deleted', access, ids, { knowledgeBaseId: id });
-    }
-    return deleted;
-  }
-
-  /**
-   * The documents of `id` that `visibility` may read leave it (its id leaves their explicit
-   * ones; `default` when none would be left and `id` is not `default`), each with its
-   * `attributes_changed` event. Those its tag rule still holds are retained.
-   */
-  private async unlink(
-    trx: Trx,
-    tenantId: TenantId,
-    id: string,
-    visibility: Visibility,
-    now: Date,
-  ): Promise<{ unlinked: number; retained: number }> {
-    let unlinked = 0;
-    let retained = 0;
-    for (const document of await this.documents.lockMembers(trx, tenantId, id, visibility)) {
-      const rest = document.explicitKnowledgeBaseIds.filter((kb) => kb !== id);
-      const others = document.knowledgeBaseIds.filter((kb) => kb !== id);
-      const explicit =
-        rest.length > 0 || others.length > 0 || id === DEFAULT_KNOWLEDGE_BASE
-          ? rest
-          : [DEFAULT_KNOWLEDGE_BASE];
-      const changed = await this.membership.editAttributes(
-        trx,
-        document,
-        { knowledgeBaseIds: explicit },
-        now,
-      );
-      if (changed.knowledgeBaseIds.includes(id)) retained += 1;
-      else unlinked += 1;
-    }
-    return { unlinked, retained };
-  }
-
-  /**
-   * Search leaves deleted documents out at once, before indexing-service has dropped their chunks
-   * (docs/adr/0024): query-service drops the hits of documents this service answers 404 for, and
-   * this bump, after the commit, retires every search result cached before it (they are served
-   * only at the generation they were computed at). A failed bump is logged, not thrown: the rows
-   * are gone and the answer stands; indexing-service bumps again once the chunks are gone.
-   */
-  private async retireCachedResults(tenantId: TenantId, deleted: number): Promise<void> {
-    if (deleted === 0) return;
-    try {
-      await this.generations.bump(tenantId);
-    } catch (error) {
-      this.logger.warn(`index generation not bumped after ${deleted} deletes: ${String(error)}`);
-    }
-  }
-
-  /**
-   * Originals no document points at any more are deleted from S3 after the commit, a few at a
-   * time; a failure is logged (the object stays, unreferenced) and never undoes the delete.
-   */
-  private cleanUpBlobs(deleted: DeletedDocument[]): void {
-    const candidates = [...new Map(deleted.map((row) => [row.blobKey, row])).values()];
-    if (candidates.length === 0) return;
-    void (async () => {
-      let removed = 0;
-      const queue = [...candidates];
-      const worker = async () => {
-        for (let row = queue.shift(); row; row = queue.shift()) {
-          if (await this.documents.isBlobReferenced(row.sha256, row.blobKey)) continue;
-          await this.blobs.delete(row.blobKey);
-          removed += 1;
-        }
-      };
-      await Promise.all(Array.from({ length: 8 }, worker));
-      this.logger.log(`removed ${removed} original(s) of ${deleted.length} deleted document(s)`);
-    })().catch((error: unknown) =>
-      this.logger.warn(`originals of deleted documents were not all removed: ${String(error)}`),
-    );
+    return this.bulkDelete.delete(tenantId, access, id, cascade);
   }
 }
 

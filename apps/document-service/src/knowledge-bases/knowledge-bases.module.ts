@@ -4,6 +4,7 @@ import { DocumentsModule } from '../documents/documents.module';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { CollectionsController } from './collections.controller';
 import { CollectionsService } from './collections.service';
+import { KnowledgeBaseBulkDelete } from './knowledge-base-bulk-delete';
 import { KnowledgeBaseDirectoryService } from './knowledge-base-directory.service';
 import { KnowledgeBaseDocumentsController } from './knowledge-base-documents.controller';
 import { KnowledgeBasesController } from './knowledge-bases.controller';
@@ -33,7 +34,8 @@ import { PrecomputedChunksController } from './precomputed-chunks.controller';
     { provide: MODEL_CATALOG, useClass: EmbeddingServiceCatalog },
     KnowledgeBasesService,
     CollectionsService,
+    KnowledgeBaseBulkDelete,
   ],
-  exports: [KnowledgeBaseDirectory, KnowledgeBasesService],
+  exports: [KnowledgeBaseDirectory, KnowledgeBasesRepository, KnowledgeBasesService],
 })
 export class KnowledgeBasesModule {}

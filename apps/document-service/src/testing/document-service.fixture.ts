@@ -18,6 +18,7 @@ import { PrecomputedChunksService } from '../documents/precomputed-chunks.servic
 import { ReplaceDocumentContent } from '../documents/replace-document-content';
 import { UploadDocument } from '../documents/upload-document';
 import { CollectionsService } from '../knowledge-bases/collections.service';
+import { KnowledgeBaseBulkDelete } from '../knowledge-bases/knowledge-base-bulk-delete';
 import { KnowledgeBaseDirectoryService } from '../knowledge-bases/knowledge-base-directory.service';
 import { KnowledgeBasesService } from '../knowledge-bases/knowledge-bases.service';
 import type { ModelCatalog } from '../knowledge-bases/model-catalog.client';
@@ -175,16 +176,20 @@ export function documentServiceFixture(
   const generations = new MemoryIndexGenerations();
   const collections = new CollectionsService(
     knowledgeBasesRepository,
-    documentsRepository,
     stats,
-    membership,
-    transactions,
-    writer,
-    relay,
-    blobs,
-    clock,
     audit,
-    generations,
+    new KnowledgeBaseBulkDelete(
+      knowledgeBasesRepository,
+      documentsRepository,
+      membership,
+      transactions,
+      writer,
+      relay,
+      blobs,
+      clock,
+      audit,
+      generations,
+    ),
   );
   return Object.assign(fixture, {
     generations,

@@ -7,6 +7,7 @@ import { DocumentMembershipService } from '../../src/documents/document-membersh
 import { DocumentReads } from '../../src/documents/document-reads.service';
 import { SqlDocumentsRepository } from '../../src/documents/documents-sql.repository';
 import { CollectionsService } from '../../src/knowledge-bases/collections.service';
+import { KnowledgeBaseBulkDelete } from '../../src/knowledge-bases/knowledge-base-bulk-delete';
 import { KnowledgeBaseDirectoryService } from '../../src/knowledge-bases/knowledge-base-directory.service';
 import { KnowledgeBasesService } from '../../src/knowledge-bases/knowledge-bases.service';
 import { SqlKnowledgeBasesRepository } from '../../src/knowledge-bases/knowledge-bases-sql.repository';
@@ -71,16 +72,20 @@ export function sqlDocumentService(
     generations,
     collections: new CollectionsService(
       knowledgeBasesRepository,
-      documentsRepository,
       new SqlDocumentStatsRepository(db),
-      membership,
-      transactions,
-      writer,
-      relay,
-      blobs,
-      clock,
       audit,
-      generations,
+      new KnowledgeBaseBulkDelete(
+        knowledgeBasesRepository,
+        documentsRepository,
+        membership,
+        transactions,
+        writer,
+        relay,
+        blobs,
+        clock,
+        audit,
+        generations,
+      ),
     ),
     transactions,
     documentsRepository,
