@@ -10,7 +10,10 @@ import { buildOpenApiDocument, Public } from '@kb/http';
 import { Controller, Get } from '@nestjs/common';
 import { z } from 'zod';
 
-import { deleteQuerySchema, metadataValuesQuerySchema } from './collections/collections.controller';
+import {
+  deleteQuerySchema,
+  metadataValuesQuerySchema,
+} from './knowledge-bases/collections.controller';
 import { textQuerySchema } from './document-content/document-content.controller';
 import {
   documentAclSchema,
@@ -20,7 +23,7 @@ import {
 import { DOCUMENT_STATES } from './documents/document.model';
 import { jsonPart, jsonUploadSchema, label } from './documents/document-fields';
 import { editSchema, listQuerySchema, uploadFieldsSchema } from './documents/documents.controller';
-import { precomputedDocumentSchema } from './documents/precomputed-chunks.controller';
+import { precomputedDocumentSchema } from './knowledge-bases/precomputed-chunks.controller';
 import {
   createKnowledgeBaseSchema,
   type KnowledgeBaseView,

@@ -2,6 +2,8 @@ import { principal } from '@kb/auth';
 import type { DocumentMetadata, DocumentStatus, FailureReason, TenantId } from '@kb/contracts';
 import { z } from 'zod';
 
+import type { Trx } from '../platform/transaction.runner';
+
 const principalName = z
   .string()
   .regex(
@@ -198,3 +200,9 @@ export const FINAL_STATUSES = ['indexed', 'failed'] as const satisfies readonly 
 export function isFinal(status: DocumentStatus): boolean {
   return (FINAL_STATUSES as readonly DocumentStatus[]).includes(status);
 }
+
+/**
+ * How a new document version enters the pipelines, in its transaction: by default its `uploaded`
+ * event (parse, chunk, embed, index); pre-computed chunks go straight to indexing instead.
+ */
+export type VersionStart = (trx: Trx, document: DocumentRecord) => Promise<void>;

@@ -1,30 +1,19 @@
-import {
-  type DocumentFilterNode,
-  type DocumentMetadata,
-  type DocumentStatus,
-  type TenantId,
-  toTenantId,
-} from '@kb/contracts';
+import type { DocumentFilterNode, TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  type Kysely,
-  type RawBuilder,
-  type SelectQueryBuilder,
-  sql,
-  type UpdateObject,
-} from 'kysely';
+import { type Kysely, sql, type UpdateObject } from 'kysely';
 
 import type { DocumentDatabase } from '../platform/db.types';
 import { DB } from '../platform/tokens';
 import { sqlOf, type Trx } from '../platform/transaction.runner';
+import type { DocumentAcl, DocumentRecord } from './document.model';
 import {
-  type DocumentAcl,
-  type DocumentRecord,
-  FINAL_STATUSES,
-  STATUS_RANK,
-} from './document.model';
-import { documentFilterSql } from './document-filter.sql';
+  listByExternalIdPrefix,
+  listDocuments,
+  pageByExternalIdPrefix,
+  visibleTo,
+} from './document-listing.sql';
 import { toRecord } from './document-row.mapper';
+import { applyStatuses } from './document-statuses.sql';
 import {
   type AttributesChange,
   type DeletedDocument,
@@ -35,11 +24,8 @@ import {
   type NewDocumentRow,
   type Visibility,
 } from './documents.repository';
-import {
-  type AppliedStatus,
-  collapseStatusChanges,
-  type TenantStatusChange,
-} from './status-changes';
+import { driftedMemberships } from './membership-drift.sql';
+import type { AppliedStatus, TenantStatusChange } from './status-changes';
 
 /** The only SQL on `documents` (the drift query also reads the tag rules of `knowledge_bases`). */
 @Injectable()
@@ -85,44 +71,22 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     return row ? toRecord(row) : undefined;
   }
 
-  async listByExternalIdPrefix(
+  listByExternalIdPrefix(
     tenantId: TenantId,
     prefix: string,
     visibility: Visibility,
   ): Promise<DocumentRecord[]> {
-    const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    const rows = await this.db
-      .selectFrom('documents')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where(sql<boolean>`external_id LIKE ${pattern}`)
-      .$call(visibleTo(visibility))
-      .orderBy('external_id')
-      .execute();
-    return rows.map(toRecord);
+    return listByExternalIdPrefix(this.db, tenantId, prefix, visibility);
   }
 
-  async pageByExternalIdPrefix(
+  pageByExternalIdPrefix(
     tenantId: TenantId,
     prefix: string,
     visibility: Visibility,
     limit: number,
     after?: string,
   ): Promise<DocumentRecord[]> {
-    const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    let query = this.db
-      .selectFrom('documents')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where(sql<boolean>`external_id LIKE ${pattern}`)
-      .$call(visibleTo(visibility))
-      // Byte order: the cursor compares as the page is sorted, whatever the database's collation.
-      .orderBy(sql`external_id COLLATE "C"`)
-      .limit(limit);
-    if (after !== undefined) {
-      query = query.where(sql<boolean>`external_id COLLATE "C" > ${after}`);
-    }
-    return (await query.execute()).map(toRecord);
+    return pageByExternalIdPrefix(this.db, tenantId, prefix, visibility, limit, after);
   }
 
   async findById(
@@ -140,7 +104,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     return row ? toRecord(row) : undefined;
   }
 
-  async list(
+  list(
     tenantId: TenantId,
     limit: number,
     visibility: Visibility,
@@ -149,65 +113,16 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     filter?: DocumentFilterNode,
     read?: ListingRead,
   ): Promise<DocumentRecord[]> {
-    let query = this.db
-      .selectFrom('documents')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .$call(visibleTo(visibility))
-      .where(documentFilterSql(filter))
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit);
-    if (knowledgeBaseId) {
-      query = query.where(sql<boolean>`knowledge_base_ids @> ARRAY[${knowledgeBaseId}]::text[]`);
-    }
-    if (after) {
-      query = query.where((eb) =>
-        eb.or([
-          eb('created_at', '<', new Date(after.createdAt)),
-          eb.and([eb('created_at', '=', new Date(after.createdAt)), eb('id', '<', after.id)]),
-        ]),
-      );
-    }
-    if (!read) return (await query.execute()).map(toRecord);
-    // The page and its audit record in one statement: a data-modifying CTE runs whether or not
-    // the outer query reads it, and in the statement's own implicit transaction.
-    const { message, served } = read;
-    const rows = await this.db
-      .with('page', () => query)
-      .with('served', (db) =>
-        db
-          .selectFrom('page')
-          .select(['id', 'created_at'])
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(served),
-      )
-      .with('audit', (db) =>
-        db
-          .insertInto('outbox')
-          .columns(['topic', 'message_key', 'payload', 'headers'])
-          .expression(
-            db.selectFrom('served').select([
-              sql<string>`${message.topic}::text`.as('topic'),
-              sql<string>`CASE WHEN count(*) = 1 THEN min(id::text) ELSE ${message.key}::text END`.as(
-                'message_key',
-              ),
-              sql<string>`jsonb_set(${message.payload}::jsonb, '{payload,documentIds}',
-                  coalesce(jsonb_agg(id ORDER BY created_at DESC, id DESC), '[]'::jsonb))::text`.as(
-                'payload',
-              ),
-              sql<string>`${JSON.stringify(message.headers)}::jsonb`.as('headers'),
-            ]),
-          )
-          .returning('id'),
-      )
-      .selectFrom('page')
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .execute();
-    return rows.map(toRecord);
+    return listDocuments(
+      this.db,
+      tenantId,
+      limit,
+      visibility,
+      after,
+      knowledgeBaseId,
+      filter,
+      read,
+    );
   }
 
   async deleteOnlyIn(
@@ -403,71 +318,12 @@ export class SqlDocumentsRepository extends DocumentsRepository {
       : undefined;
   }
 
-  async driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]> {
-    const drifted = await sql<{
-      id: string;
-      inactive: boolean;
-      tags: string[];
-      metadata: DocumentMetadata;
-      knowledge_base_ids: string[];
-      explicit: string[];
-      by_rule: string[];
-    }>`${membershipDrift(sql<boolean>`d.tenant_id = ${tenantId}`)} ORDER BY id`.execute(sqlOf(trx));
-    return drifted.rows.map((row) => ({
-      id: row.id,
-      inactive: row.inactive,
-      tags: row.tags,
-      metadata: row.metadata,
-      knowledgeBaseIds: row.knowledge_base_ids,
-      explicit: row.explicit,
-      byRule: row.by_rule,
-    }));
+  driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]> {
+    return driftedMemberships(trx, tenantId);
   }
 
-  async applyStatuses(changes: TenantStatusChange[]): Promise<AppliedStatus[]> {
-    const collapsed = collapseStatusChanges(changes);
-    if (collapsed.length === 0) return [];
-    const rows = collapsed.map((c) => ({
-      tenant_id: c.tenantId,
-      id: c.documentId,
-      version: c.version,
-      status: c.status,
-      reason: c.reason ?? null,
-      detail: c.detail ?? null,
-      chunk_count: c.chunkCount ?? null,
-      stage_times: c.stageTimes,
-      at: c.at.toISOString(),
-    }));
-    // A stage the row already passed is not recorded again, as one change at a time would not.
-    const { rows: moved } = await sql<{
-      tenant_id: string;
-      id: string;
-      version: number;
-      status: DocumentStatus;
-    }>`
-      UPDATE documents d
-         SET status = c.status,
-             failure_reason = c.reason,
-             failure_detail = c.detail,
-             chunk_count = COALESCE(c.chunk_count, d.chunk_count),
-             stage_times = d.stage_times || (
-               SELECT COALESCE(jsonb_object_agg(s.key, s.value), '{}'::jsonb)
-                 FROM jsonb_each(c.stage_times) s
-                WHERE ${rankOf(sql.ref('s.key'))} > ${rankOf(sql.ref('d.status'))}),
-             updated_at = c.at
-        FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS c(
-               tenant_id text, id uuid, version integer, status text, reason text, detail text,
-               chunk_count integer, stage_times jsonb, at timestamptz)
-       WHERE d.tenant_id = c.tenant_id AND d.id = c.id AND d.version = c.version
-         AND d.status NOT IN (${sql.join(FINAL_STATUSES)})
-         AND ${rankOf(sql.ref('d.status'))} < ${rankOf(sql.ref('c.status'))}
-      RETURNING d.tenant_id, d.id, d.version, d.status`.execute(this.db);
-    return moved.map((row) => ({
-      tenantId: toTenantId(row.tenant_id),
-      documentId: row.id,
-      version: row.version,
-      status: row.status,
-    }));
+  applyStatuses(changes: TenantStatusChange[]): Promise<AppliedStatus[]> {
+    return applyStatuses(this.db, changes);
   }
 
   async isBlobReferenced(sha256: string, blobKey: string): Promise<boolean> {
@@ -484,41 +340,3 @@ export class SqlDocumentsRepository extends DocumentsRepository {
 
 /** An ACL, attribute or membership change moves the document's meta version on (ADR 18). */
 const nextMetaVersion = sql<number>`meta_version + 1`;
-
-/** `STATUS_RANK` of a status in SQL: `(CASE <status> WHEN 'pending' THEN 0 … END)`. */
-function rankOf(status: RawBuilder<unknown>): RawBuilder<number> {
-  return sql<number>`(CASE ${status} ${sql.join(
-    Object.entries(STATUS_RANK).map(
-      ([name, rank]) => sql`WHEN ${sql.lit(name)} THEN ${sql.lit(rank)}`,
-    ),
-    sql` `,
-  )} END)`;
-}
-
-/**
- * The documents in `scope` whose knowledge bases differ from their explicit ones plus those whose
- * tag rule matches their tags (`by_rule`, by id). Reconciliation uses it across tenants.
- */
-export function membershipDrift(scope: RawBuilder<boolean>): RawBuilder<unknown> {
-  return sql`
-    WITH expected AS (
-      SELECT d.tenant_id, d.id, d.inactive, d.tags, d.metadata, d.knowledge_base_ids,
-             d.explicit_knowledge_base_ids AS explicit,
-             ARRAY(SELECT k.id FROM knowledge_bases k
-                   WHERE k.tenant_id = d.tenant_id AND k.tag_rule && d.tags
-                   ORDER BY k.id) AS by_rule
-      FROM documents d
-      WHERE ${scope}
-    )
-    SELECT tenant_id, id, inactive, tags, metadata, knowledge_base_ids, explicit, by_rule FROM expected
-    WHERE NOT (knowledge_base_ids @> (explicit || by_rule)
-               AND (explicit || by_rule) @> knowledge_base_ids)`;
-}
-
-/** Restricts a query to the documents `visibility` allows. */
-function visibleTo(visibility: Visibility) {
-  return <Q extends SelectQueryBuilder<DocumentDatabase, 'documents', object>>(query: Q): Q =>
-    visibility === 'all'
-      ? query
-      : (query.where(sql<boolean>`principals && ${sql.val(visibility)}::text[]`) as Q);
-}

@@ -64,10 +64,7 @@ describe('uploads through POST /v1/documents', () => {
   // Two sources of t1: a folder source (synced by the CLI over this API) and an S3 one.
   const FOLDER_SOURCE = 'f01de700-0000-4000-8000-000000000001';
   const S3_SOURCE = '53000000-0000-4000-8000-000000000002';
-  const kinds = new Map([
-    [FOLDER_SOURCE, 'folder'],
-    [S3_SOURCE, 's3'],
-  ]);
+  const kinds = new Map(Object.entries({ [FOLDER_SOURCE]: 'folder', [S3_SOURCE]: 's3' }));
   const sources = new SourcesService(
     {
       find: async (_tenant: string, id: string) =>

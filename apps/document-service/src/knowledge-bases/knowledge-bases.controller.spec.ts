@@ -17,11 +17,8 @@ import {
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 
-import { CollectionsController } from '../collections/collections.controller';
-import { CollectionsService } from '../collections/collections.service';
 import { DocumentReads } from '../documents/document-reads.service';
 import { DocumentsService } from '../documents/documents.service';
-import { KnowledgeBaseDocumentsController } from '../documents/knowledge-base-documents.controller';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import {
   DEFAULTS,
@@ -29,7 +26,10 @@ import {
   newAccess,
   servedModels,
 } from '../testing/document-service.fixture';
+import { CollectionsController } from './collections.controller';
+import { CollectionsService } from './collections.service';
 import { KnowledgeBaseDirectoryService } from './knowledge-base-directory.service';
+import { KnowledgeBaseDocumentsController } from './knowledge-base-documents.controller';
 import { KnowledgeBasesController } from './knowledge-bases.controller';
 import { KnowledgeBasesService } from './knowledge-bases.service';
 
@@ -129,7 +129,7 @@ describe('knowledge-base routes through @Authenticated({ access: true })', () =>
     });
     expect(denied.status).toBe(403);
     expect(await denied.json()).toEqual({
-      error: { code: 'permission_denied', message: 'write is not granted to bob' },
+      error: { code: 'permission_denied', message: 'write on documents is not granted to bob' },
     });
     const taken = await call('alice', '', {
       method: 'POST',

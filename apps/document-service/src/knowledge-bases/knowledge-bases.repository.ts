@@ -1,8 +1,13 @@
 import type { ChunkerConfig, TenantId } from '@kb/contracts';
 
-import type { PipelineSetting, TagRule } from '../pipelines/pipeline.model';
+import {
+  DEFAULT_KNOWLEDGE_BASE,
+  type PipelineSetting,
+  type TagRule,
+} from '../pipelines/pipeline.model';
 import type { Trx } from '../platform/transaction.runner';
 import type { KnowledgeBaseMetadata, KnowledgeBaseView } from './knowledge-base.model';
+import { knowledgeBaseNotFound } from './knowledge-bases.errors';
 
 export interface NewKnowledgeBase {
   id: string;
@@ -79,4 +84,14 @@ export abstract class KnowledgeBasesRepository {
     tenantId: TenantId,
     ids: string[],
   ): Promise<PipelineSetting[]>;
+}
+
+/** 404 `knowledge_base_not_found` unless `id` is `default` or a knowledge base of the tenant. */
+export async function requireKnowledgeBase(
+  knowledgeBases: Pick<KnowledgeBasesRepository, 'find'>,
+  tenantId: TenantId,
+  id: string,
+): Promise<void> {
+  if (id === DEFAULT_KNOWLEDGE_BASE) return;
+  if (!(await knowledgeBases.find(tenantId, id))) throw knowledgeBaseNotFound(id);
 }

@@ -4,6 +4,7 @@ import type { Access } from '@kb/auth';
 import { chunkerConfigSchema, type PipelineDefaults, type TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 
+import { requireDocumentAction } from '../access/document-actions';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { PIPELINE_DEFAULTS } from '../pipelines/pipeline-defaults.provider';
 import { TagRuleMembership } from '../pipelines/tag-rule-membership.port';
@@ -21,15 +22,6 @@ import {
 } from './knowledge-bases.errors';
 import { KnowledgeBasesRepository } from './knowledge-bases.repository';
 import { MODEL_CATALOG, type ModelCatalog } from './model-catalog.client';
-
-function requireWrite(access: Access): void {
-  if (!access.documentActions.has('write')) {
-    throw new KnowledgeBaseError(
-      KnowledgeBaseErrorCode.PermissionDenied,
-      `write is not granted to ${access.userId}`,
-    );
-  }
-}
 
 /**
  * Pre-computed vectors place a chunk anywhere in the vector space, whatever its text says (review
@@ -67,7 +59,7 @@ export class KnowledgeBasesService {
     access: Access,
     input: CreateKnowledgeBase,
   ): Promise<KnowledgeBaseView> {
-    requireWrite(access);
+    requireDocumentAction(access, 'write');
     if (input.allowPrecomputedVectors) requireAdminToAllowPrecomputed(access);
     const model = input.embeddingModel ?? this.defaults.model;
     // Detected, not declared: the model must be served, and its dimension is what it produces.
@@ -122,7 +114,7 @@ export class KnowledgeBasesService {
     input: UpdateKnowledgeBase,
     merge = true,
   ): Promise<KnowledgeBaseView> {
-    requireWrite(access);
+    requireDocumentAction(access, 'write');
     const current = await this.get(tenantId, id);
     const requested = {
       chunker:

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 
 import { type DocumentRecord, FINAL_STATUSES } from '../documents/document.model';
 import { toRecord } from '../documents/document-row.mapper';
-import { membershipDrift } from '../documents/documents-sql.repository';
+import { membershipDrift } from '../documents/membership-drift.sql';
 import { sqlOf, type Trx } from '../platform/transaction.runner';
 
 /**

@@ -5,9 +5,9 @@ import type { TenantId } from '@kb/contracts';
 import { ACCESS_POLICY } from '@kb/http';
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 
+import { requireDocumentAction } from '../access/document-actions';
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
-import { DocumentError, DocumentErrorCode } from '../documents/documents.errors';
-import type { UploadOptions } from '../documents/documents.service';
+import type { UploadOptions } from '../documents/upload-document';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { CLOCK, type Clock } from '../platform/tokens';
 import type { CreateSource, SourceView, SyncView } from './source.model';
@@ -15,16 +15,6 @@ import { isGranted } from './source-grants';
 import { SourceSyncService, type SyncGuard } from './source-sync.service';
 import { SourceError, SourceErrorCode } from './sources.errors';
 import { SourcesRepository } from './sources.repository';
-
-/** Creating, deleting and syncing a source needs `write` on documents; reading needs none. */
-function requireWrite(access: Access): void {
-  if (!access.documentActions.has('write')) {
-    throw new DocumentError(
-      DocumentErrorCode.PermissionDenied,
-      `write on documents is not granted to ${access.userId}`,
-    );
-  }
-}
 
 /** `source:<uuid>/…`: the source id of an external id under the reserved prefix. */
 const FOLDER_SOURCE_ID = /^source:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\//;
@@ -52,7 +42,7 @@ export class SourcesService implements BeforeApplicationShutdown {
   ) {}
 
   async create(tenantId: TenantId, access: Access, input: CreateSource): Promise<SourceView> {
-    requireWrite(access);
+    requireDocumentAction(access, 'write');
     if (input.kind === 's3') this.requireGrant(tenantId, input.bucket!, input.prefix);
     await this.knowledgeBases.requireExisting(tenantId, [input.knowledgeBaseId]);
     return this.sources.insert(tenantId, {
@@ -75,7 +65,7 @@ export class SourcesService implements BeforeApplicationShutdown {
 
   /** The source and its history go; the documents it brought stay (delete them, or sync first). */
   async delete(tenantId: TenantId, access: Access, id: string): Promise<{ sourceId: string }> {
-    requireWrite(access);
+    requireDocumentAction(access, 'write');
     if (!(await this.sources.delete(tenantId, id))) {
       throw new SourceError(SourceErrorCode.NotFound, `source ${id} not found`);
     }
@@ -95,7 +85,7 @@ export class SourcesService implements BeforeApplicationShutdown {
     id: string,
     wait: boolean,
   ): Promise<SyncOutcome> {
-    requireWrite(access);
+    requireDocumentAction(access, 'write');
     const source = await this.get(tenantId, id);
     if (source.kind !== 's3') {
       throw new SourceError(

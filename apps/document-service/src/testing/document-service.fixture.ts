@@ -4,19 +4,29 @@ import { join } from 'node:path';
 
 import type { Access, Action } from '@kb/auth';
 import { DEFAULT_CHUNKER, type PipelineDefaults, type TenantId, toTenantId } from '@kb/contracts';
+import type { BlobStore } from '@kb/storage';
 import { MemoryBlobStore, MemoryIndexGenerations } from '@kb/testing';
 
-import { CollectionsService } from '../collections/collections.service';
 import { DocumentAudit } from '../documents/document-audit';
 import type { UploadedFile } from '../documents/document-content.storage';
 import { DocumentMembershipService } from '../documents/document-membership.service';
 import { DocumentReads } from '../documents/document-reads.service';
+import type { DocumentsRepository } from '../documents/documents.repository';
 import { DocumentsService } from '../documents/documents.service';
+import { EditDocument } from '../documents/edit-document';
 import { PrecomputedChunksService } from '../documents/precomputed-chunks.service';
+import { ReplaceDocumentContent } from '../documents/replace-document-content';
+import { UploadDocument } from '../documents/upload-document';
+import { CollectionsService } from '../knowledge-bases/collections.service';
+import { KnowledgeBaseBulkDelete } from '../knowledge-bases/knowledge-base-bulk-delete';
 import { KnowledgeBaseDirectoryService } from '../knowledge-bases/knowledge-base-directory.service';
 import { KnowledgeBasesService } from '../knowledge-bases/knowledge-bases.service';
 import type { ModelCatalog } from '../knowledge-bases/model-catalog.client';
+import type { OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
+import type { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
+import type { Clock } from '../platform/tokens';
+import type { TransactionRunner } from '../platform/transaction.runner';
 import { InMemoryDatabase } from './in-memory.database';
 import { InMemoryDocumentStatsRepository } from './in-memory-document-stats.repository';
 import { InMemoryDocumentsRepository } from './in-memory-documents.repository';
@@ -42,6 +52,75 @@ export function countingRelay() {
   return relay;
 }
 
+/** What `DocumentsService` and its use cases are built from, in a spec or an int-spec. */
+export interface DocumentsServiceDeps {
+  documentsRepository: DocumentsRepository;
+  membership: DocumentMembershipService;
+  directory: KnowledgeBaseDirectory;
+  transactions: TransactionRunner;
+  writer: OutboxWriter;
+  relay: OutboxWake;
+  blobs: BlobStore;
+  clock: Clock;
+  audit: DocumentAudit;
+}
+
+/** `DocumentsService` with its use cases (`UploadDocument`, …), wired as DocumentsModule does. */
+export function documentsServiceOver(deps: DocumentsServiceDeps) {
+  const {
+    documentsRepository: repository,
+    membership,
+    transactions,
+    relay,
+    blobs,
+    clock,
+    audit,
+  } = deps;
+  const replacer = new ReplaceDocumentContent(
+    repository,
+    membership,
+    transactions,
+    relay,
+    blobs,
+    clock,
+    audit,
+  );
+  const editor = new EditDocument(
+    repository,
+    membership,
+    deps.directory,
+    transactions,
+    relay,
+    clock,
+    audit,
+  );
+  const uploads = new UploadDocument(
+    repository,
+    membership,
+    deps.directory,
+    transactions,
+    relay,
+    blobs,
+    clock,
+    audit,
+    replacer,
+    editor,
+  );
+  const documents = new DocumentsService(
+    repository,
+    transactions,
+    deps.writer,
+    relay,
+    blobs,
+    clock,
+    audit,
+    uploads,
+    replacer,
+    editor,
+  );
+  return { uploads, documents };
+}
+
 /**
  * document-service's real services over in-memory repositories, outbox and transactions: what
  * unit specs drive. The clock is the spec's (`fixture.now`).
@@ -64,7 +143,7 @@ export function documentServiceFixture(
   const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults, models);
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
   const audit = new DocumentAudit(writer, transactions, clock, relay);
-  const documents = new DocumentsService(
+  const { uploads, documents } = documentsServiceOver({
     documentsRepository,
     membership,
     directory,
@@ -74,7 +153,7 @@ export function documentServiceFixture(
     blobs,
     clock,
     audit,
-  );
+  });
   const reads = new DocumentReads(documents, audit);
   const precomputed = new PrecomputedChunksService(
     documents,
@@ -97,16 +176,20 @@ export function documentServiceFixture(
   const generations = new MemoryIndexGenerations();
   const collections = new CollectionsService(
     knowledgeBasesRepository,
-    documentsRepository,
     stats,
-    membership,
-    transactions,
-    writer,
-    relay,
-    blobs,
-    clock,
     audit,
-    generations,
+    new KnowledgeBaseBulkDelete(
+      knowledgeBasesRepository,
+      documentsRepository,
+      membership,
+      transactions,
+      writer,
+      relay,
+      blobs,
+      clock,
+      audit,
+      generations,
+    ),
   );
   return Object.assign(fixture, {
     generations,
@@ -119,6 +202,7 @@ export function documentServiceFixture(
     relay,
     blobs,
     membership,
+    uploads,
     documents,
     reads,
     precomputed,

@@ -1,17 +1,6 @@
-import {
-  type DocumentFilterableFields,
-  type DocumentFilterNode,
-  type DocumentStatus,
-  matchesDocumentFilter,
-  type TenantId,
-} from '@kb/contracts';
+import type { DocumentFilterNode, TenantId } from '@kb/contracts';
 
-import {
-  type DocumentAcl,
-  type DocumentRecord,
-  isFinal,
-  STATUS_RANK,
-} from '../documents/document.model';
+import type { DocumentAcl, DocumentRecord } from '../documents/document.model';
 import {
   type AttributesChange,
   type DeletedDocument,
@@ -22,20 +11,14 @@ import {
   type NewDocumentRow,
   type Visibility,
 } from '../documents/documents.repository';
-import {
-  type AppliedStatus,
-  collapseStatusChanges,
-  type TenantStatusChange,
-} from '../documents/status-changes';
+import type { AppliedStatus, TenantStatusChange } from '../documents/status-changes';
 import type { Trx } from '../platform/transaction.runner';
 import { clone, type InMemoryDatabase, keyOf } from './in-memory.database';
+import { applyStatuses, driftedMemberships, listPage } from './in-memory-document-queries';
 import { openTrx } from './in-memory-transaction.runner';
 
 const visible = (document: DocumentRecord, visibility: Visibility): boolean =>
   visibility === 'all' || document.principals.some((p) => visibility.includes(p));
-
-const sameSet = (a: string[], b: string[]): boolean =>
-  a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));
 
 /** `DocumentsRepository` over `InMemoryDatabase`, with the semantics of the SQL one. */
 export class InMemoryDocumentsRepository extends DocumentsRepository {
@@ -96,47 +79,6 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
   ): Promise<DocumentRecord | undefined> {
     const document = this.read(tenantId, id);
     return document && visible(document, visibility) ? document : undefined;
-  }
-
-  async list(
-    tenantId: TenantId,
-    limit: number,
-    visibility: Visibility,
-    after?: { createdAt: string; id: string },
-    knowledgeBaseId?: string,
-    filter?: DocumentFilterNode,
-    read?: ListingRead,
-  ): Promise<DocumentRecord[]> {
-    const afterTime = after ? new Date(after.createdAt).getTime() : undefined;
-    const page = this.tenantDocuments(tenantId)
-      .filter((d) => visible(d, visibility))
-      .filter((d) => matchesDocumentFilter(filter, filterableOf(d)))
-      .filter((d) => !knowledgeBaseId || d.knowledgeBaseIds.includes(knowledgeBaseId))
-      .filter(
-        (d) =>
-          !after ||
-          d.createdAt.getTime() < afterTime! ||
-          (d.createdAt.getTime() === afterTime && d.id < after.id),
-      )
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
-      .slice(0, limit);
-    if (read) {
-      // As the SQL statement writes it: the served ids in page order, keyed as DocumentAudit keys.
-      const ids = page.slice(0, read.served).map((d) => d.id);
-      const envelope = JSON.parse(read.message.payload) as { payload: { documentIds: string[] } };
-      envelope.payload.documentIds = ids;
-      const key = ids.length === 1 ? ids[0]! : read.message.key;
-      // A statement of its own (transaction 0), like the SQL one.
-      this.db.outbox.push({
-        ...clone(read.message),
-        key,
-        payload: JSON.stringify(envelope),
-        id: this.db.outboxId(),
-        trx: 0,
-      });
-      this.db.writes.push({ trx: 0, table: 'outbox', op: 'insert', key });
-    }
-    return page;
   }
 
   async deleteOnlyIn(
@@ -293,54 +235,26 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     };
   }
 
+  async list(
+    tenantId: TenantId,
+    limit: number,
+    visibility: Visibility,
+    after?: { createdAt: string; id: string },
+    knowledgeBaseId?: string,
+    filter?: DocumentFilterNode,
+    read?: ListingRead,
+  ): Promise<DocumentRecord[]> {
+    const documents = this.tenantDocuments(tenantId).filter((d) => visible(d, visibility));
+    return listPage(this.db, documents, { limit, after, knowledgeBaseId, filter, read });
+  }
+
   async driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]> {
     openTrx(trx);
-    const rules = [...this.db.knowledgeBases.values()]
-      .filter((kb) => kb.tenantId === tenantId && kb.view.tagRule.anyOf.length > 0)
-      .sort((a, b) => (a.view.id < b.view.id ? -1 : 1));
-    return this.tenantDocuments(tenantId)
-      .map((d) => ({
-        id: d.id,
-        inactive: d.inactive,
-        tags: d.tags,
-        metadata: d.metadata,
-        knowledgeBaseIds: d.knowledgeBaseIds,
-        explicit: d.explicitKnowledgeBaseIds,
-        byRule: rules
-          .filter((kb) => kb.view.tagRule.anyOf.some((tag) => d.tags.includes(tag)))
-          .map((kb) => kb.view.id),
-      }))
-      .filter((d) => !sameSet(d.knowledgeBaseIds, [...d.explicit, ...d.byRule]))
-      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    return driftedMemberships(this.db, tenantId, this.tenantDocuments(tenantId));
   }
 
   async applyStatuses(changes: TenantStatusChange[]): Promise<AppliedStatus[]> {
-    const moved: AppliedStatus[] = [];
-    for (const change of collapseStatusChanges(changes)) {
-      const current = this.read(change.tenantId, change.documentId);
-      if (
-        !current ||
-        current.version !== change.version ||
-        isFinal(current.status) ||
-        STATUS_RANK[current.status] >= STATUS_RANK[change.status]
-      ) {
-        continue;
-      }
-      const reached = Object.entries(change.stageTimes).filter(
-        ([status]) => STATUS_RANK[status as DocumentStatus] > STATUS_RANK[current.status],
-      );
-      this.db.documents.set(keyOf(change.tenantId, current.id), {
-        ...current,
-        status: change.status,
-        failure: change.reason ? { reason: change.reason, detail: change.detail ?? null } : null,
-        chunkCount: change.chunkCount ?? current.chunkCount,
-        stageTimes: { ...current.stageTimes, ...Object.fromEntries(reached) },
-        updatedAt: change.at,
-      });
-      const { tenantId, documentId, version, status } = change;
-      moved.push({ tenantId, documentId, version, status });
-    }
-    return moved;
+    return applyStatuses(this.db, changes);
   }
 
   async isBlobReferenced(sha256: string, blobKey: string): Promise<boolean> {
@@ -373,15 +287,3 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     return clone(document);
   }
 }
-
-/** A document as the listing filter sees it. */
-const filterableOf = (d: DocumentRecord): DocumentFilterableFields => ({
-  documentId: d.id,
-  tags: d.tags,
-  uploadedAt: d.createdAt.getTime(),
-  metadata: d.metadata,
-  status: d.status,
-  contentType: d.contentType,
-  createdAt: d.createdAt.getTime(),
-  updatedAt: d.updatedAt.getTime(),
-});

@@ -1,13 +1,13 @@
 import { MemoryBlobStore, MemoryIndexGenerations } from '@kb/testing';
 import type { Kysely } from 'kysely';
 
-import { CollectionsService } from '../../src/collections/collections.service';
 import type { DocumentConfig } from '../../src/config/document.config';
 import { DocumentAudit } from '../../src/documents/document-audit';
 import { DocumentMembershipService } from '../../src/documents/document-membership.service';
 import { DocumentReads } from '../../src/documents/document-reads.service';
-import { DocumentsService } from '../../src/documents/documents.service';
 import { SqlDocumentsRepository } from '../../src/documents/documents-sql.repository';
+import { CollectionsService } from '../../src/knowledge-bases/collections.service';
+import { KnowledgeBaseBulkDelete } from '../../src/knowledge-bases/knowledge-base-bulk-delete';
 import { KnowledgeBaseDirectoryService } from '../../src/knowledge-bases/knowledge-base-directory.service';
 import { KnowledgeBasesService } from '../../src/knowledge-bases/knowledge-bases.service';
 import { SqlKnowledgeBasesRepository } from '../../src/knowledge-bases/knowledge-bases-sql.repository';
@@ -20,7 +20,11 @@ import { AccessReconciler } from '../../src/reconciliation/access.reconciler';
 import { Reconciler } from '../../src/reconciliation/reconciler.service';
 import { ReconciliationRepository } from '../../src/reconciliation/reconciliation.repository';
 import { SqlDocumentStatsRepository } from '../../src/stats/document-stats-sql.repository';
-import { countingRelay, servedModels } from '../../src/testing/document-service.fixture';
+import {
+  countingRelay,
+  documentsServiceOver,
+  servedModels,
+} from '../../src/testing/document-service.fixture';
 
 /**
  * document-service's services over the SQL repositories of `db`, as app.module wires them, with
@@ -52,7 +56,7 @@ export function sqlDocumentService(
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
   const audit = new DocumentAudit(writer, transactions, clock, relay);
   const generations = new MemoryIndexGenerations();
-  const documents = new DocumentsService(
+  const { documents } = documentsServiceOver({
     documentsRepository,
     membership,
     directory,
@@ -62,22 +66,26 @@ export function sqlDocumentService(
     blobs,
     clock,
     audit,
-  );
+  });
   return {
     defaults,
     generations,
     collections: new CollectionsService(
       knowledgeBasesRepository,
-      documentsRepository,
       new SqlDocumentStatsRepository(db),
-      membership,
-      transactions,
-      writer,
-      relay,
-      blobs,
-      clock,
       audit,
-      generations,
+      new KnowledgeBaseBulkDelete(
+        knowledgeBasesRepository,
+        documentsRepository,
+        membership,
+        transactions,
+        writer,
+        relay,
+        blobs,
+        clock,
+        audit,
+        generations,
+      ),
     ),
     transactions,
     documentsRepository,

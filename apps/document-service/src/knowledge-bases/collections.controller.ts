@@ -5,20 +5,17 @@ import { Controller, Delete, Get, Param, Query } from '@nestjs/common';
 import { z } from 'zod';
 
 import {
-  type KnowledgeBasePage,
-  type KnowledgeBaseStats,
-  listKnowledgeBasesQuerySchema,
-} from '../knowledge-bases/knowledge-base.model';
-import {
-  KnowledgeBaseError,
-  KnowledgeBaseErrorCode,
-} from '../knowledge-bases/knowledge-bases.errors';
-import {
   CollectionsService,
   type DeleteKnowledgeBaseResult,
   type EmptyResult,
   type MetadataValues,
 } from './collections.service';
+import {
+  type KnowledgeBasePage,
+  type KnowledgeBaseStats,
+  listKnowledgeBasesQuerySchema,
+} from './knowledge-base.model';
+import { KnowledgeBaseError, KnowledgeBaseErrorCode } from './knowledge-bases.errors';
 
 export const deleteQuerySchema = z
   .object({ cascade: z.enum(['true', 'false']).default('false') })

@@ -5,9 +5,9 @@ import { Body, Controller, Param, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from 'zod';
 
-import { documentAclSchema, type DocumentView } from './document.model';
-import { externalIdSchema, label } from './document-fields';
-import { PrecomputedChunksService } from './precomputed-chunks.service';
+import { documentAclSchema, type DocumentView } from '../documents/document.model';
+import { externalIdSchema, label } from '../documents/document-fields';
+import { PrecomputedChunksService } from '../documents/precomputed-chunks.service';
 
 /** 2,000 chunks a request; a larger document goes in several versions or as a file. */
 export const MAX_PRECOMPUTED_CHUNKS = 2000;

@@ -1,17 +1,12 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Access } from '@kb/auth';
-import {
-  DOCUMENT_STATUSES,
-  DOCUMENTS_REMOVED_BATCH,
-  type DocumentStatus,
-  type TenantId,
-  Topics,
-} from '@kb/contracts';
+import { DOCUMENTS_REMOVED_BATCH, type TenantId, Topics } from '@kb/contracts';
 import type { IndexGenerations } from '@kb/index-state';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
+import { requireDocumentAction } from '../access/document-actions';
 import { DocumentAudit } from '../documents/document-audit';
 import { DocumentMembershipService } from '../documents/document-membership.service';
 import {
@@ -20,28 +15,18 @@ import {
   type Visibility,
   visibilityOf,
 } from '../documents/documents.repository';
-import type {
-  KnowledgeBasePage,
-  KnowledgeBaseStats,
-  ListKnowledgeBasesQuery,
-} from '../knowledge-bases/knowledge-base.model';
+import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
+import { OutboxWriter } from '../outbox/outbox.writer';
+import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
+import { forEachConcurrently } from '../platform/for-each-concurrently';
+import { BLOB_STORE, CLOCK, type Clock, GENERATIONS } from '../platform/tokens';
+import { TransactionRunner, type Trx } from '../platform/transaction.runner';
 import {
   KnowledgeBaseError,
   KnowledgeBaseErrorCode,
   knowledgeBaseNotFound,
-} from '../knowledge-bases/knowledge-bases.errors';
-import { KnowledgeBasesRepository } from '../knowledge-bases/knowledge-bases.repository';
-import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
-import { OutboxWriter } from '../outbox/outbox.writer';
-import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
-import { BLOB_STORE, CLOCK, type Clock, GENERATIONS } from '../platform/tokens';
-import { TransactionRunner, type Trx } from '../platform/transaction.runner';
-import {
-  DocumentStatsRepository,
-  type KnowledgeBaseStatusCount,
-  type ValueCount,
-} from '../stats/document-stats.repository';
-import { decodeKnowledgeBaseCursor, encodeKnowledgeBaseCursor } from './collections.cursor';
+} from './knowledge-bases.errors';
+import { KnowledgeBasesRepository, requireKnowledgeBase } from './knowledge-bases.repository';
 
 /** What emptying a knowledge base did, as far as the caller may read. */
 export interface EmptyResult {
@@ -69,71 +54,24 @@ export interface DeleteKnowledgeBaseResult {
   indexRemoval: 'scheduled';
 }
 
-export interface MetadataValues {
-  knowledgeBaseId: string;
-  field: string;
-  values: ValueCount[];
-  /** True when there were more distinct values than `limit`. */
-  truncated: boolean;
-}
-
 /** Audit records name at most this many documents each (a Kafka message stays small). */
 const AUDIT_BATCH = 1000;
 
-function requireAction(access: Access, action: 'write' | 'delete'): void {
-  if (!access.documentActions.has(action)) {
-    throw new KnowledgeBaseError(
-      KnowledgeBaseErrorCode.PermissionDenied,
-      `${action} is not granted to ${access.userId}`,
-    );
-  }
-}
-
-/** A knowledge base's state from the counts of its documents (docs/adr/0024). */
-export function statsOf(
-  rows: KnowledgeBaseStatusCount[],
-  scope: KnowledgeBaseStats['scope'],
-): KnowledgeBaseStats {
-  const byStatus = Object.fromEntries(DOCUMENT_STATUSES.map((s) => [s, 0])) as Record<
-    DocumentStatus,
-    number
-  >;
-  let chunkCount = 0;
-  let bytes = 0;
-  let lastIndexedAt: string | null = null;
-  for (const row of rows) {
-    byStatus[row.status] += row.documents;
-    chunkCount += row.chunks;
-    bytes += row.bytes;
-    if (row.lastIndexedAt && (!lastIndexedAt || row.lastIndexedAt > lastIndexedAt)) {
-      lastIndexedAt = row.lastIndexedAt;
-    }
-  }
-  const inFlight = byStatus.pending + byStatus.parsing + byStatus.embedding + byStatus.indexing;
-  return {
-    status: inFlight > 0 ? 'indexing' : byStatus.failed > 0 ? 'error' : 'active',
-    documentCount: Object.values(byStatus).reduce((a, b) => a + b, 0),
-    documentsByStatus: byStatus,
-    chunkCount,
-    bytes,
-    lastIndexedAt,
-    scope,
-  };
-}
+/** Originals deleted from S3 at once after a bulk delete. */
+const BLOB_DELETES_AT_ONCE = 8;
 
 /**
- * Knowledge bases as collections (docs/adr/0024): their state and counts, the values their
- * documents' metadata takes, emptying one and deleting one with its documents. Every count and
- * value covers only the documents the caller may read, so none reveals a document they cannot.
+ * The two bulk-delete workflows of a knowledge base (docs/adr/0024): emptying it, and deleting it
+ * (with its documents when `cascade`). Both delete in one statement and one transaction, then
+ * retire cached search results and remove unreferenced originals.
  */
 @Injectable()
-export class CollectionsService {
-  private readonly logger = new Logger(CollectionsService.name);
+export class KnowledgeBaseBulkDelete {
+  private readonly logger = new Logger(KnowledgeBaseBulkDelete.name);
 
   constructor(
     private readonly knowledgeBases: KnowledgeBasesRepository,
     private readonly documents: DocumentsRepository,
-    private readonly counts: DocumentStatsRepository,
     private readonly membership: DocumentMembershipService,
     private readonly transactions: TransactionRunner,
     private readonly events: OutboxWriter,
@@ -144,86 +82,6 @@ export class CollectionsService {
     @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
   ) {}
 
-  /** A page of knowledge bases (by id), with `total` and each one's stats unless `stats=false`. */
-  async list(
-    tenantId: TenantId,
-    access: Access,
-    query: ListKnowledgeBasesQuery,
-  ): Promise<KnowledgeBasePage> {
-    const afterId = query.cursor ? decodeKnowledgeBaseCursor(query.cursor) : undefined;
-    const { items, total } = await this.knowledgeBases.page(tenantId, {
-      limit: query.limit + 1,
-      afterId,
-      offset: query.offset,
-      name: query.name,
-    });
-    const page = items.slice(0, query.limit);
-    const last = page[page.length - 1];
-    const nextCursor =
-      items.length > query.limit && last && query.offset === undefined
-        ? encodeKnowledgeBaseCursor(last.id)
-        : null;
-    if (query.stats === 'false') return { items: page, total, nextCursor };
-    const visibility = visibilityOf(access);
-    const rows = await this.counts.countInKnowledgeBases(
-      tenantId,
-      visibility,
-      page.map((kb) => kb.id),
-    );
-    // Counts over the documents the caller reads are a read of them (review L5).
-    await this.audit.read('documents_listed', access, [], {
-      read: 'knowledge_base_stats',
-      knowledgeBaseIds: page.map((kb) => kb.id),
-    });
-    return {
-      items: page.map((kb) => ({
-        ...kb,
-        stats: statsOf(
-          rows.filter((row) => row.knowledgeBaseId === kb.id),
-          scopeOf(visibility),
-        ),
-      })),
-      total,
-      nextCursor,
-    };
-  }
-
-  async stats(tenantId: TenantId, access: Access, id: string): Promise<KnowledgeBaseStats> {
-    await this.requireFound(tenantId, id);
-    const visibility = visibilityOf(access);
-    const rows = await this.counts.countInKnowledgeBases(tenantId, visibility, [id]);
-    await this.audit.read('documents_listed', access, [], {
-      read: 'knowledge_base_stats',
-      knowledgeBaseId: id,
-    });
-    return statsOf(rows, scopeOf(visibility));
-  }
-
-  /** The distinct values of `field` (`metadata.<key>`, `<key>` or `tags`) with their counts. */
-  async metadataValues(
-    tenantId: TenantId,
-    access: Access,
-    id: string,
-    field: { kind: 'tags' } | { kind: 'metadata'; key: string },
-    limit: number,
-  ): Promise<MetadataValues> {
-    await this.requireFound(tenantId, id);
-    const values = await this.counts.valuesOf(tenantId, visibilityOf(access), id, field, limit + 1);
-    const name = field.kind === 'tags' ? 'tags' : `metadata.${field.key}`;
-    await this.audit.read('documents_listed', access, [], {
-      read: 'metadata_values',
-      knowledgeBaseId: id,
-      field: name,
-      limit,
-    });
-    return {
-      knowledgeBaseId: id,
-      field: name,
-      values: values.slice(0, limit),
-      truncated: values.length > limit,
-    };
-  }
-
   /**
    * Empties a knowledge base and keeps it (its pipeline, tag rule and metadata): the documents
    * the caller may read whose only knowledge base it is are deleted in one statement, the others
@@ -232,8 +90,8 @@ export class CollectionsService {
    * stay (a tenant admin reads them all).
    */
   async empty(tenantId: TenantId, access: Access, id: string): Promise<EmptyResult> {
-    requireAction(access, 'delete');
-    await this.requireFound(tenantId, id);
+    requireDocumentAction(access, 'delete');
+    await requireKnowledgeBase(this.knowledgeBases, tenantId, id);
     const started = Date.now();
     const jobId = randomUUID();
     const visibility = visibilityOf(access);
@@ -283,9 +141,9 @@ export class CollectionsService {
     id: string,
     cascade: boolean,
   ): Promise<DeleteKnowledgeBaseResult> {
-    requireAction(access, 'write');
-    if (cascade) requireAction(access, 'delete');
-    await this.requireFound(tenantId, id);
+    requireDocumentAction(access, 'write');
+    if (cascade) requireDocumentAction(access, 'delete');
+    await requireKnowledgeBase(this.knowledgeBases, tenantId, id);
     const visibility = visibilityOf(access);
     const now = this.clock();
     const outcome = await this.transactions.run(async (trx) => {
@@ -326,11 +184,6 @@ export class CollectionsService {
       unlinkedCount: outcome.unlinked,
       indexRemoval: 'scheduled',
     };
-  }
-
-  private async requireFound(tenantId: TenantId, id: string): Promise<void> {
-    if (id === DEFAULT_KNOWLEDGE_BASE) return;
-    if (!(await this.knowledgeBases.find(tenantId, id))) throw knowledgeBaseNotFound(id);
   }
 
   /**
@@ -435,21 +288,14 @@ export class CollectionsService {
     if (candidates.length === 0) return;
     void (async () => {
       let removed = 0;
-      const queue = [...candidates];
-      const worker = async () => {
-        for (let row = queue.shift(); row; row = queue.shift()) {
-          if (await this.documents.isBlobReferenced(row.sha256, row.blobKey)) continue;
-          await this.blobs.delete(row.blobKey);
-          removed += 1;
-        }
-      };
-      await Promise.all(Array.from({ length: 8 }, worker));
+      await forEachConcurrently(candidates, BLOB_DELETES_AT_ONCE, async (row) => {
+        if (await this.documents.isBlobReferenced(row.sha256, row.blobKey)) return;
+        await this.blobs.delete(row.blobKey);
+        removed += 1;
+      });
       this.logger.log(`removed ${removed} original(s) of ${deleted.length} deleted document(s)`);
     })().catch((error: unknown) =>
       this.logger.warn(`originals of deleted documents were not all removed: ${String(error)}`),
     );
   }
 }
-
-const scopeOf = (visibility: Visibility): KnowledgeBaseStats['scope'] =>
-  visibility === 'all' ? 'all' : 'readable';

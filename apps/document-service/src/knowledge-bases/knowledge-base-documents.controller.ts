@@ -2,10 +2,10 @@ import type { Access, Caller } from '@kb/auth';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 
+import type { DocumentPage } from '../documents/document.model';
+import { listQuerySchema, parseWhere } from '../documents/document-listing';
+import { DocumentReads } from '../documents/document-reads.service';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
-import type { DocumentPage } from './document.model';
-import { listQuerySchema, parseWhere } from './document-listing';
-import { DocumentReads } from './document-reads.service';
 
 /** The documents of one knowledge base, beside the knowledge bases' own routes. */
 @Controller('v1/knowledge-bases')
