@@ -1,23 +1,15 @@
-/** An error answer of a knowledge-base REST API: its status, stable `error.code` and message. */
-export interface ApiRefusal {
-  status: number;
-  code: string;
-  message: string;
-}
-
 /**
- * The status, code and message of an error answer. Every service answers errors as
- * `{ error: { code, message } }`; a body without them (a proxy's page, no body) gets `fallbackCode`
- * and a message naming the status.
+ * The `error.code` and `error.message` of an error answer. Every service answers errors as
+ * `{ error: { code, message } }`; a body without them (a proxy's page, no body, text) gives
+ * neither, and each caller picks its own fallback.
  */
-export function refusalOf(response: Response, body: unknown, fallbackCode: string): ApiRefusal {
+export function errorBodyOf(body: unknown): { code?: string; message?: string } {
   const error =
     typeof body === 'object' && body !== null && 'error' in body
       ? (body as { error?: { code?: unknown; message?: unknown } }).error
       : undefined;
   return {
-    status: response.status,
-    code: typeof error?.code === 'string' ? error.code : fallbackCode,
-    message: typeof error?.message === 'string' ? error.message : `HTTP ${response.status}`,
+    ...(typeof error?.code === 'string' ? { code: error.code } : {}),
+    ...(typeof error?.message === 'string' ? { message: error.message } : {}),
   };
 }

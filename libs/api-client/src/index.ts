@@ -7,8 +7,5 @@ export type {
 } from './generated/document';
 export type { paths as EmbeddingPaths } from './generated/embedding';
 export type { operations as QueryOperations, paths as QueryPaths } from './generated/query';
-export type {
-  operations as WebhookOperations,
-  paths as WebhookPaths,
-} from './generated/webhook';
+export type { operations as WebhookOperations, paths as WebhookPaths } from './generated/webhook';
 export * from './types';
