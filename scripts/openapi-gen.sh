@@ -27,7 +27,8 @@ generate() { # $1: output folder (gets openapi/ and src/generated/)
       if (!document) throw new Error(`${file} exports no ${constant}`);
       require("node:fs").writeFileSync(out, JSON.stringify(document, null, 2) + "\n");
     ' "$root/apps/$module" "$constant" "$1/openapi/$name.json"
-    "$bin/openapi-typescript" "$1/openapi/$name.json" -o "$1/src/generated/$name.ts" --silent
+    "$bin/openapi-typescript" "$1/openapi/$name.json" -o "$1/src/generated/$name.ts" \
+      --empty-objects-unknown --silent
   done
   "$bin/prettier" --log-level warn --write "$1/openapi" "$1/src/generated"
 }

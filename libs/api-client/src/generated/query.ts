@@ -272,7 +272,7 @@ export interface operations {
            */
           mode?: 'hybrid' | 'semantic' | 'lexical' | 'auto';
           /** @description Mongo-style filter over document_id, tags, uploaded_at and metadata.<key>, with $eq $ne $in $nin $gt $gte $lt $lte $exists $and $or; e.g. {"tags": "finance", "metadata.year": {"$gte": 2024}}. */
-          filter?: Record<string, never>;
+          filter?: Record<string, unknown>;
           /**
            * @description Re-order the candidates by maximal marginal relevance, for diversity.
            * @default false
@@ -440,7 +440,7 @@ export interface operations {
            */
           knowledgeBaseIds?: string[];
           /** @description Mongo-style filter over document_id, tags, uploaded_at and metadata.<key>, with $eq $ne $in $nin $gt $gte $lt $lte $exists $and $or; e.g. {"tags": "finance", "metadata.year": {"$gte": 2024}}. */
-          filter?: Record<string, never>;
+          filter?: Record<string, unknown>;
         };
       };
     };
@@ -574,7 +574,7 @@ export interface operations {
            */
           knowledgeBaseIds?: string[];
           /** @description Mongo-style filter over document_id, tags, uploaded_at and metadata.<key>, with $eq $ne $in $nin $gt $gte $lt $lte $exists $and $or; e.g. {"tags": "finance", "metadata.year": {"$gte": 2024}}. */
-          filter?: Record<string, never>;
+          filter?: Record<string, unknown>;
         };
       };
     };
