@@ -1,11 +1,11 @@
 import {
   type DocumentOperations,
-  documentServiceClient,
   type DocumentServiceClient,
+  documentServiceClient,
   errorBodyOf,
   type QueryOf,
-  queryServiceClient,
   type QueryServiceClient,
+  queryServiceClient,
 } from '@kb/api-client';
 
 import {
