@@ -28,7 +28,7 @@ generate() { # $1: output folder (gets openapi/ and src/generated/)
       require("node:fs").writeFileSync(out, JSON.stringify(document, null, 2) + "\n");
     ' "$root/apps/$module" "$constant" "$1/openapi/$name.json"
     "$bin/openapi-typescript" "$1/openapi/$name.json" -o "$1/src/generated/$name.ts" \
-      --empty-objects-unknown --silent
+      --empty-objects-unknown >/dev/null
   done
   "$bin/prettier" --log-level warn --write "$1/openapi" "$1/src/generated"
 }
