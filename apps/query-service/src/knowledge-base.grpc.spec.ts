@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import type { DocumentView } from '@kb/api-client';
 import {
   type Access,
   type AccessPolicy,
@@ -32,7 +33,7 @@ import { SearchAudit } from './audit/search-audit.publisher';
 import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
 import { ConversationRewriter } from './context/conversation.rewriter';
-import { type DocumentRecord, DocumentsClient } from './documents/documents.client';
+import { DocumentsClient } from './documents/documents.client';
 import { DocumentServiceError } from './documents/documents.errors';
 import { DocumentsGrpcController } from './documents/documents.grpc';
 import { SearchError, SearchErrorCode } from './search/search.errors';
@@ -121,7 +122,7 @@ function response(overrides: Partial<SearchResponse> = {}): SearchResponse {
   };
 }
 
-function record(): DocumentRecord {
+function record(): DocumentView {
   return {
     id: DOCUMENT_ID,
     title: 'Saturn',
@@ -136,6 +137,13 @@ function record(): DocumentRecord {
     metadata: { year: 2024, tags: ['planets'] },
     tags: ['planets'],
     knowledgeBaseIds: ['kb-a'],
+    tenantId: 't1',
+    explicitKnowledgeBaseIds: [],
+    ownerId: 'alice',
+    acl: { users: [], groups: [], roles: [], tenant: true },
+    stageTimes: {},
+    externalId: null,
+    state: 'active',
     createdAt: '2026-11-23T10:00:00.000Z',
     updatedAt: '2026-11-23T10:05:00.000Z',
   };
@@ -265,6 +273,8 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
       async (_caller: Caller, _id: string, window: { offset: number; limit: number }) => ({
         documentId: DOCUMENT_ID,
         version: 2,
+        title: 'Saturn',
+        contentType: 'text/markdown',
         format: 'markdown',
         length: 200,
         offset: window.offset,

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:net';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -61,5 +62,67 @@ describe('KnowledgeBaseRestClient, an unreachable API (L6)', () => {
     expect(text).not.toContain('127.0.0.1');
     expect(text).not.toMatch(/fetch failed|ECONNREFUSED/i);
     await mcp.close();
+  });
+});
+
+describe('KnowledgeBaseRestClient, through the generated clients', () => {
+  const asked: Array<{ method?: string; url?: string; authorization?: string; body: string }> = [];
+  const api = createHttpServer((request: IncomingMessage, response) => {
+    let body = '';
+    request.on('data', (part: Buffer) => (body += part.toString()));
+    request.on('end', () => {
+      asked.push({
+        method: request.method,
+        url: request.url,
+        authorization: request.headers.authorization,
+        body,
+      });
+      response.writeHead(request.url?.startsWith('/v1/documents/') ? 404 : 200, {
+        'content-type': 'application/json',
+      });
+      response.end(
+        JSON.stringify(
+          request.url?.startsWith('/v1/documents/')
+            ? { error: { code: 'not_found', message: 'no such document' } }
+            : { hits: [], tookMs: 1 },
+        ),
+      );
+    });
+  });
+  let client: KnowledgeBaseRestClient;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(api.address() as { port: number }).port}`;
+    client = new KnowledgeBaseRestClient({ documentsUrl: url, queryUrl: url, token: 'tok' });
+  });
+  afterAll(() => new Promise<void>((resolve) => api.close(() => resolve())));
+
+  it("posts a search as JSON with the caller's token", async () => {
+    const request = {
+      query: 'saturn',
+      topK: 5,
+      offset: 0,
+      mode: 'hybrid' as const,
+      knowledgeBaseIds: ['kb-a'],
+    };
+    await expect(client.search(request)).resolves.toEqual({ hits: [], tookMs: 1 });
+    expect(asked.at(-1)).toEqual({
+      method: 'POST',
+      url: '/v1/search',
+      authorization: 'Bearer tok',
+      body: JSON.stringify(request),
+    });
+  });
+
+  it("reads a text window with its query, and keeps a refusal's status and code", async () => {
+    const refusal = await client
+      .getDocumentText(DOC, { offset: 10, limit: 20, version: 2 })
+      .catch((error: unknown) => error);
+    expect(asked.at(-1)).toMatchObject({
+      method: 'GET',
+      url: `/v1/documents/${DOC}/text?offset=10&limit=20&version=2`,
+    });
+    expect(refusal).toBeInstanceOf(KnowledgeBaseApiError);
+    expect(refusal).toMatchObject({ status: 404, code: 'not_found', message: 'no such document' });
   });
 });

@@ -1,6 +1,15 @@
 import {
+  type DocumentOperations,
+  type DocumentServiceClient,
+  documentServiceClient,
+  errorBodyOf,
+  type QueryOf,
+  type QueryServiceClient,
+  queryServiceClient,
+} from '@kb/api-client';
+
+import {
   type ContextRequest,
-  type JsonObject,
   KnowledgeBaseApiError,
   type KnowledgeBasePort,
   type ListDocumentsRequest,
@@ -26,19 +35,38 @@ export interface RestEndpoints {
 /** What a tool shows when an API cannot be reached: no URL, no host, no socket error. */
 export const UNREACHABLE_MESSAGE = 'the knowledge base API is unavailable; try again shortly';
 
+/** What one call of a generated client answers (openapi-fetch's `{ data, error, response }`). */
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
 /**
- * The port over the public REST APIs, with one caller's token: what `kb mcp` (stdio) uses, and
- * query-service for the reads document-service owns. Every refusal keeps its status and code.
+ * The port over the public REST APIs, with one caller's token, through the clients generated from
+ * their OpenAPI documents: what `kb mcp` (stdio) uses, and query-service for the reads
+ * document-service owns. Every refusal keeps its status and code.
  */
 export class KnowledgeBaseRestClient implements KnowledgeBasePort {
-  constructor(private readonly endpoints: RestEndpoints) {}
+  private readonly documents: DocumentServiceClient;
+  private readonly query?: QueryServiceClient;
 
-  search(request: SearchRequest): Promise<JsonObject> {
-    return this.call(this.queryUrl(), '/v1/search', request);
+  constructor(private readonly endpoints: RestEndpoints) {
+    const { token } = endpoints;
+    this.documents = documentServiceClient({ baseUrl: endpoints.documentsUrl, token });
+    if (endpoints.queryUrl) this.query = queryServiceClient({ baseUrl: endpoints.queryUrl, token });
   }
 
-  context(request: ContextRequest): Promise<JsonObject> {
-    return this.call(this.queryUrl(), '/v1/context', request);
+  search(request: SearchRequest) {
+    return this.call(this.queryUrl(), '/v1/search', (signal) =>
+      this.queryApi().POST('/v1/search', { body: request, signal }),
+    );
+  }
+
+  context(request: ContextRequest) {
+    return this.call(this.queryUrl(), '/v1/context', (signal) =>
+      this.queryApi().POST('/v1/context', { body: request, signal }),
+    );
   }
 
   private queryUrl(): string {
@@ -46,71 +74,88 @@ export class KnowledgeBaseRestClient implements KnowledgeBasePort {
     return this.endpoints.queryUrl;
   }
 
-  getDocument(documentId: string): Promise<JsonObject> {
-    return this.call(
-      this.endpoints.documentsUrl,
-      `/v1/documents/${encodeURIComponent(documentId)}`,
+  private queryApi(): QueryServiceClient {
+    if (!this.query) throw new Error('no query-service URL was given');
+    return this.query;
+  }
+
+  getDocument(documentId: string) {
+    return this.call(this.endpoints.documentsUrl, '/v1/documents/{id}', (signal) =>
+      this.documents.GET('/v1/documents/{id}', { params: { path: { id: documentId } }, signal }),
     );
   }
 
-  getDocumentText(documentId: string, window: TextWindow): Promise<JsonObject> {
-    const query = new URLSearchParams({
-      offset: String(window.offset),
-      limit: String(window.limit),
-    });
-    if (window.version !== undefined) query.set('version', String(window.version));
-    return this.call(
-      this.endpoints.documentsUrl,
-      `/v1/documents/${encodeURIComponent(documentId)}/text?${query.toString()}`,
+  getDocumentText(documentId: string, window: TextWindow) {
+    const query = {
+      offset: window.offset,
+      limit: window.limit,
+      ...(window.version !== undefined ? { version: window.version } : {}),
+    };
+    return this.call(this.endpoints.documentsUrl, '/v1/documents/{id}/text', (signal) =>
+      this.documents.GET('/v1/documents/{id}/text', {
+        params: { path: { id: documentId }, query },
+        signal,
+      }),
     );
   }
 
-  listDocuments(request: ListDocumentsRequest): Promise<JsonObject> {
-    const query = new URLSearchParams({ limit: String(request.limit) });
-    if (request.cursor) query.set('cursor', request.cursor);
-    const path = request.knowledgeBaseId
-      ? `/v1/knowledge-bases/${encodeURIComponent(request.knowledgeBaseId)}/documents`
-      : '/v1/documents';
-    return this.call(this.endpoints.documentsUrl, `${path}?${query.toString()}`);
+  listDocuments(request: ListDocumentsRequest) {
+    const query = { limit: request.limit, ...(request.cursor ? { cursor: request.cursor } : {}) };
+    const knowledgeBaseId = request.knowledgeBaseId;
+    if (knowledgeBaseId) {
+      return this.call(
+        this.endpoints.documentsUrl,
+        '/v1/knowledge-bases/{id}/documents',
+        (signal) =>
+          this.documents.GET('/v1/knowledge-bases/{id}/documents', {
+            params: { path: { id: knowledgeBaseId }, query },
+            signal,
+          }),
+      );
+    }
+    return this.call(this.endpoints.documentsUrl, '/v1/documents', (signal) =>
+      this.documents.GET('/v1/documents', {
+        // externalIdPrefix is optional; the OpenAPI document marks it required (see ADR 37).
+        params: { query: query as QueryOf<DocumentOperations['listDocuments']> },
+        signal,
+      }),
+    );
   }
 
-  listKnowledgeBases(): Promise<JsonObject> {
-    return this.call(this.endpoints.documentsUrl, '/v1/knowledge-bases');
+  listKnowledgeBases() {
+    return this.call(this.endpoints.documentsUrl, '/v1/knowledge-bases', (signal) =>
+      this.documents.GET('/v1/knowledge-bases', { signal }),
+    );
   }
 
-  stats(): Promise<JsonObject> {
-    return this.call(this.endpoints.documentsUrl, '/v1/stats');
+  stats() {
+    return this.call(this.endpoints.documentsUrl, '/v1/stats', (signal) =>
+      this.documents.GET('/v1/stats', { signal }),
+    );
   }
 
-  private async call(base: string, path: string, body?: object): Promise<JsonObject> {
-    let response: Response;
+  /** One call: its answer, or a `KnowledgeBaseApiError` with the API's status and code. */
+  private async call<T>(
+    base: string,
+    path: string,
+    send: (signal: AbortSignal) => Promise<Answer<T>>,
+  ): Promise<T> {
+    let answer: Answer<T>;
     try {
-      response = await fetch(new URL(path, base), {
-        method: body ? 'POST' : 'GET',
-        headers: {
-          authorization: `Bearer ${this.endpoints.token}`,
-          accept: 'application/json',
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(this.endpoints.timeoutMs ?? 30_000),
-      });
+      answer = await send(AbortSignal.timeout(this.endpoints.timeoutMs ?? 30_000));
     } catch (error) {
       // The URL is in-cluster and the error names hosts and ports: logged here, never returned.
       const cause = error instanceof Error && error.cause ? ` (${String(error.cause)})` : '';
       this.endpoints.logFailure?.(`${base}${path} is unreachable: ${String(error)}${cause}`);
       throw new KnowledgeBaseApiError(503, 'unavailable', UNREACHABLE_MESSAGE);
     }
-    const answer = (await response.json().catch(() => ({}))) as JsonObject & {
-      error?: { code?: string; message?: string };
-    };
-    if (!response.ok) {
-      throw new KnowledgeBaseApiError(
-        response.status,
-        answer.error?.code ?? 'http_error',
-        answer.error?.message ?? `HTTP ${response.status}`,
-      );
-    }
-    return answer;
+    const { data, error, response } = answer;
+    if (response.ok) return data as T;
+    const refusal = errorBodyOf(error);
+    throw new KnowledgeBaseApiError(
+      response.status,
+      refusal.code ?? 'http_error',
+      refusal.message ?? `HTTP ${response.status}`,
+    );
   }
 }

@@ -1,4 +1,15 @@
 import { credentials, Metadata } from '@grpc/grpc-js';
+import {
+  type DocumentOperations,
+  type DocumentPage,
+  type DocumentServiceClient,
+  documentServiceClient,
+  type DocumentView,
+  errorBodyOf,
+  type QueryOf,
+  type SourceView,
+  type UploadedDocument as UploadAnswer,
+} from '@kb/api-client';
 import { mintToken, type TokenClaims } from '@kb/auth';
 import { kbv1 } from '@kb/contracts';
 import { parseServerTiming, type StageTiming } from '@kb/observability/server-timing';
@@ -10,25 +21,39 @@ export interface KbEndpoints {
   token: string;
 }
 
-export interface UploadedDocument {
-  id: string;
-  status: string;
-}
+/** What an upload answers: the document, new or a duplicate (document-service's OpenAPI). */
+export type UploadedDocument = UploadAnswer;
+/** A document as `GET /v1/documents/{id}` answers it. */
+export type DocumentSummary = DocumentView;
 
-export interface DocumentSummary {
-  id: string;
-  status: string;
-  failure: { reason: string; detail: string | null } | null;
-  metadata: Record<string, unknown>;
-  chunkCount: number | null;
-  filename?: string;
+type UploadParts =
+  DocumentOperations['uploadDocument']['requestBody']['content']['multipart/form-data'];
+type ListQuery = QueryOf<DocumentOperations['listDocuments']>;
+
+/**
+ * The multipart body of `POST /v1/documents`: the typed text parts, and the file's bytes under
+ * `file` (its part in `parts` holds the file name).
+ */
+function uploadForm(parts: UploadParts, content: Blob): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(parts)) {
+    if (name === 'file') form.append('file', content, parts.file);
+    else if (value !== undefined) form.append(name, value);
+  }
+  return form;
 }
 
 /** The public APIs as a caller sees them: REST for documents, gRPC for search. */
 export class KbClient {
   private grpcClient?: kbv1.KnowledgeBaseClient;
+  private readonly documents: DocumentServiceClient;
 
-  constructor(private readonly endpoints: KbEndpoints) {}
+  constructor(private readonly endpoints: KbEndpoints) {
+    this.documents = documentServiceClient({
+      baseUrl: endpoints.documentsUrl,
+      token: endpoints.token,
+    });
+  }
 
   /** Opened on first use: commands that only use REST never dial gRPC. */
   private get grpc(): kbv1.KnowledgeBaseClient {
@@ -50,39 +75,36 @@ export class KbClient {
       acl?: { users?: string[]; groups?: string[]; roles?: string[]; tenant?: boolean };
     },
   ): Promise<UploadedDocument> {
-    const form = new FormData();
-    form.append('file', new Blob([content]), filename);
-    if (fields.title) form.append('title', fields.title);
-    if (fields.metadata) form.append('metadata', JSON.stringify(fields.metadata));
-    if (fields.tags) form.append('tags', JSON.stringify(fields.tags));
-    if (fields.acl) form.append('acl', JSON.stringify(fields.acl));
-    if (fields.knowledgeBaseIds) {
-      form.append('knowledgeBaseIds', JSON.stringify(fields.knowledgeBaseIds));
-    }
-    const response = await this.postUpload(form);
-    const body = (await response.json()) as UploadedDocument & {
-      error?: { code: string; message: string };
+    const json = (value: unknown) => (value === undefined ? undefined : JSON.stringify(value));
+    const parts: UploadParts = {
+      file: filename,
+      ...(fields.title ? { title: fields.title } : {}),
+      metadata: json(fields.metadata),
+      tags: json(fields.tags),
+      acl: json(fields.acl),
+      knowledgeBaseIds: json(fields.knowledgeBaseIds),
     };
-    if (!response.ok)
+    const { data, error, response } = await this.postUpload(parts, new Blob([content]));
+    if (!data) {
+      const refusal = errorBodyOf(error);
       throw new Error(
-        `upload of ${filename} failed: ${response.status} ${body.error?.code}: ${body.error?.message}`,
+        `upload of ${filename} failed: ${response.status} ${refusal.code}: ${refusal.message}`,
       );
-    return body;
+    }
+    return data;
   }
 
   /**
    * POST /v1/documents. A busy suite may answer 503 (a dependency it asks first did not answer in
    * time): nothing was stored, so the upload is tried again, up to five times, with growing pauses.
    */
-  private async postUpload(form: FormData): Promise<Response> {
+  private async postUpload(parts: UploadParts, content: Blob) {
     for (let attempt = 1; ; attempt++) {
-      const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents`, {
-        method: 'POST',
-        body: form,
-        headers: { authorization: `Bearer ${this.endpoints.token}` },
+      const answer = await this.documents.POST('/v1/documents', {
+        body: parts,
+        bodySerializer: () => uploadForm(parts, content),
       });
-      if (response.status !== 503 || attempt === 5) return response;
-      await response.body?.cancel();
+      if (answer.response.status !== 503 || attempt === 5) return answer;
       await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
     }
   }
@@ -97,34 +119,29 @@ export class KbClient {
     contentType: string,
     fields: { title?: string; knowledgeBaseIds?: string[]; externalId?: string } = {},
   ): Promise<
-    | {
-        ok: true;
-        document: UploadedDocument & { duplicate?: boolean; unchanged?: boolean; version?: number };
-      }
+    | { ok: true; document: UploadedDocument }
     | { ok: false; status: number; code: string; message: string }
   > {
-    const form = new FormData();
-    form.append('file', new Blob([content], { type: contentType }), filename);
-    if (fields.title) form.append('title', fields.title);
-    if (fields.knowledgeBaseIds) {
-      form.append('knowledgeBaseIds', JSON.stringify(fields.knowledgeBaseIds));
-    }
-    if (fields.externalId) form.append('externalId', fields.externalId);
-    const response = await this.postUpload(form);
-    const body = (await response.json().catch(() => ({}))) as UploadedDocument & {
-      duplicate?: boolean;
-      unchanged?: boolean;
-      version?: number;
-      error?: { code: string; message: string };
+    const parts: UploadParts = {
+      file: filename,
+      ...(fields.title ? { title: fields.title } : {}),
+      ...(fields.knowledgeBaseIds
+        ? { knowledgeBaseIds: JSON.stringify(fields.knowledgeBaseIds) }
+        : {}),
+      ...(fields.externalId ? { externalId: fields.externalId } : {}),
     };
-    return response.ok
-      ? { ok: true, document: body }
-      : {
-          ok: false,
-          status: response.status,
-          code: body.error?.code ?? 'http_error',
-          message: body.error?.message ?? `HTTP ${response.status}`,
-        };
+    const { data, error, response } = await this.postUpload(
+      parts,
+      new Blob([content], { type: contentType }),
+    );
+    if (data) return { ok: true, document: data };
+    const refusal = errorBodyOf(error);
+    return {
+      ok: false,
+      status: response.status,
+      code: refusal.code ?? 'http_error',
+      message: refusal.message ?? `HTTP ${response.status}`,
+    };
   }
 
   /** Creates a knowledge base (the default pipeline unless given). */
@@ -133,27 +150,22 @@ export class KbClient {
     name: string,
     pipeline: { embeddingModel?: string } = {},
   ): Promise<void> {
-    const response = await fetch(`${this.endpoints.documentsUrl}/v1/knowledge-bases`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${this.endpoints.token}`,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ id, name, ...pipeline }),
+    const { error, response } = await this.documents.POST('/v1/knowledge-bases', {
+      body: { id, name, ...pipeline },
     });
     if (!response.ok) {
       throw new Error(
-        `creating knowledge base ${id} failed: ${response.status} ${await response.text()}`,
+        `creating knowledge base ${id} failed: ${response.status} ${JSON.stringify(error)}`,
       );
     }
   }
 
   async getDocument(id: string): Promise<DocumentSummary> {
-    const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents/${id}`, {
-      headers: { authorization: `Bearer ${this.endpoints.token}` },
+    const { data, response } = await this.documents.GET('/v1/documents/{id}', {
+      params: { path: { id } },
     });
-    if (!response.ok) throw new Error(`reading document ${id} failed: ${response.status}`);
-    return (await response.json()) as DocumentSummary;
+    if (!data) throw new Error(`reading document ${id} failed: ${response.status}`);
+    return data;
   }
 
   /**
@@ -166,75 +178,59 @@ export class KbClient {
     const items: Array<{ id: string; externalId: string; sha256: string }> = [];
     let cursor: string | null = null;
     do {
-      const url = new URL(`${this.endpoints.documentsUrl}/v1/documents`);
-      url.searchParams.set('externalIdPrefix', prefix);
-      url.searchParams.set('limit', '1000');
-      if (cursor) url.searchParams.set('cursor', cursor);
-      const response = await fetch(url, {
-        headers: { authorization: `Bearer ${this.endpoints.token}` },
-      });
-      if (!response.ok) throw new Error(`listing documents failed: ${response.status}`);
-      const page = (await response.json()) as {
-        items: Array<{ id: string; externalId: string; sha256: string }>;
-        nextCursor?: string | null;
+      const query: ListQuery = {
+        externalIdPrefix: prefix,
+        limit: 1000,
+        ...(cursor ? { cursor } : {}),
       };
-      items.push(...page.items);
-      cursor = page.nextCursor ?? null;
+      const { data: page, response } = await this.documents.GET('/v1/documents', {
+        params: { query },
+      });
+      if (!page) throw new Error(`listing documents failed: ${response.status}`);
+      for (const { id, externalId, sha256 } of page.items) {
+        items.push({ id, externalId: externalId ?? '', sha256 });
+      }
+      cursor = page.nextCursor;
     } while (cursor);
     return items;
   }
 
   /** Deletes a document; the API's error code instead of a throw. */
   async tryDelete(id: string): Promise<{ ok: true } | { ok: false; code: string }> {
-    const response = await fetch(`${this.endpoints.documentsUrl}/v1/documents/${id}`, {
-      method: 'DELETE',
-      headers: { authorization: `Bearer ${this.endpoints.token}` },
+    const { error, response } = await this.documents.DELETE('/v1/documents/{id}', {
+      params: { path: { id } },
     });
     if (response.ok) return { ok: true };
-    const body = (await response.json().catch(() => ({}))) as { error?: { code: string } };
-    return { ok: false, code: body.error?.code ?? `http_${response.status}` };
+    return { ok: false, code: errorBodyOf(error).code ?? `http_${response.status}` };
   }
 
   /** A source (`kb sync --source`): its knowledge base, external id prefix and globs. */
-  async getSource(id: string): Promise<{
-    knowledgeBaseId: string;
-    externalIdPrefix: string;
-    include: string[];
-    exclude: string[];
-  }> {
-    const response = await fetch(`${this.endpoints.documentsUrl}/v1/sources/${id}`, {
-      headers: { authorization: `Bearer ${this.endpoints.token}` },
+  async getSource(id: string): Promise<SourceView> {
+    const { data, response } = await this.documents.GET('/v1/sources/{id}', {
+      params: { path: { id } },
     });
-    if (!response.ok) throw new Error(`reading source ${id} failed: ${response.status}`);
-    return (await response.json()) as {
-      knowledgeBaseId: string;
-      externalIdPrefix: string;
-      include: string[];
-      exclude: string[];
-    };
+    if (!data) throw new Error(`reading source ${id} failed: ${response.status}`);
+    return data;
   }
 
-  /** Every document of the tenant, following the cursor. */
-  /** Every document the caller may read, or those of one knowledge base. */
+  /** Every document the caller may read, or those of one knowledge base, following the cursor. */
   async listAll(knowledgeBaseId?: string): Promise<DocumentSummary[]> {
     const all: DocumentSummary[] = [];
     let cursor: string | null = null;
     do {
-      const url = new URL(
-        knowledgeBaseId
-          ? `${this.endpoints.documentsUrl}/v1/knowledge-bases/${encodeURIComponent(knowledgeBaseId)}/documents`
-          : `${this.endpoints.documentsUrl}/v1/documents`,
-      );
-      url.searchParams.set('limit', '100');
-      if (cursor) url.searchParams.set('cursor', cursor);
-      const response = await fetch(url, {
-        headers: { authorization: `Bearer ${this.endpoints.token}` },
-      });
-      if (!response.ok) throw new Error(`listing documents failed: ${response.status}`);
-      const page = (await response.json()) as {
-        items: DocumentSummary[];
-        nextCursor: string | null;
+      const query: { limit: number; cursor?: string } = {
+        limit: 100,
+        ...(cursor ? { cursor } : {}),
       };
+      const { data: page, response }: { data?: DocumentPage; response: Response } = knowledgeBaseId
+        ? await this.documents.GET('/v1/knowledge-bases/{id}/documents', {
+            params: { path: { id: knowledgeBaseId }, query },
+          })
+        : await this.documents.GET('/v1/documents', {
+            // externalIdPrefix is optional; the OpenAPI document marks it required (see ADR 37).
+            params: { query: query as ListQuery },
+          });
+      if (!page) throw new Error(`listing documents failed: ${response.status}`);
       all.push(...page.items);
       cursor = page.nextCursor;
     } while (cursor);

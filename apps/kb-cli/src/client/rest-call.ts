@@ -1,3 +1,5 @@
+import { errorBodyOf } from '@kb/api-client';
+
 /** An error answer of a knowledge-base REST API: its status and the stable `error.code`. */
 export class ApiError extends Error {
   constructor(
@@ -9,9 +11,32 @@ export class ApiError extends Error {
   }
 }
 
+/** What one call of a generated client (`@kb/api-client`) answers: openapi-fetch's shape. */
+export interface ApiAnswer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
 /**
- * One JSON call to a knowledge-base REST API with a bearer token: the parsed answer, or an
- * `ApiError` with the API's status, code and message.
+ * The body of a generated client's answer, or an `ApiError` with the API's status, code and
+ * message.
+ */
+export async function answerOf<T>(call: Promise<ApiAnswer<T>>): Promise<T> {
+  const { data, error, response } = await call;
+  if (response.ok) return data as T;
+  const refusal = errorBodyOf(error);
+  throw new ApiError(
+    response.status,
+    refusal.code ?? 'error',
+    refusal.message ?? response.statusText,
+  );
+}
+
+/**
+ * One untyped JSON call to a knowledge-base REST API with a bearer token: the parsed answer, or an
+ * `ApiError`. Only `kb knowledge-bases` and `kb sources` still call it; new code uses the
+ * generated clients of `@kb/api-client` with `answerOf` (ADR 37 lists this exception).
  */
 export async function restCall<T>(
   baseUrl: string,
@@ -28,15 +53,10 @@ export async function restCall<T>(
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  const answer = (await response.json().catch(() => ({}))) as T & {
-    error?: { code: string; message: string };
-  };
-  if (!response.ok) {
-    throw new ApiError(
-      response.status,
-      answer.error?.code ?? 'error',
-      answer.error?.message ?? response.statusText,
-    );
-  }
-  return answer;
+  return answerOf<T>(
+    response.json().then(
+      (answer: unknown) => ({ data: answer as T, error: answer, response }),
+      () => ({ response }),
+    ),
+  );
 }

@@ -1,99 +1,82 @@
-import type { WebhookEventType } from '@kb/contracts';
+import {
+  type JsonBodyOf,
+  type QueryOf,
+  type WebhookDelivery,
+  type WebhookOperations,
+  type WebhookServiceClient,
+  webhookServiceClient,
+  type WebhookView,
+} from '@kb/api-client';
 
-import { restCall } from '../client/rest-call';
+import { answerOf } from '../client/rest-call';
 
-export interface Webhook {
-  id: string;
-  url: string;
-  events: WebhookEventType[];
-  description: string;
-  enabled: boolean;
-  disabledReason: string | null;
-  disabledAt: string | null;
-  consecutiveFailures: number;
-  secretRotatedAt: string | null;
-  previousSecretExpiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A webhook as webhook-service shows it. */
+export type Webhook = WebhookView;
+/** A delivery of a webhook, with its attempts. */
+export type Delivery = WebhookDelivery;
 
-export interface Delivery {
-  id: string;
-  messageId: string;
-  eventType: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  attempts: Array<{
-    attempt: number;
-    at: string;
-    succeeded: boolean;
-    statusCode: number | null;
-    error: string | null;
-    durationMs: number;
-  }>;
-}
+type CreateBody = JsonBodyOf<WebhookOperations['createWebhook']>;
+type DeliveriesQuery = QueryOf<WebhookOperations['listWebhookDeliveries']>;
 
 /** An answer other than 2xx, with the API's stable error code. */
 export { ApiError } from '../client/rest-call';
 
-/** webhook-service's REST API as a tenant admin calls it. */
+/**
+ * webhook-service's REST API as a tenant admin calls it, through the client generated from its
+ * OpenAPI document. Event names and statuses come from the command line as they were typed:
+ * webhook-service refuses an unknown one with 400 invalid_argument.
+ */
 export class WebhooksClient {
-  constructor(
-    private readonly baseUrl: string,
-    private readonly token: string,
-  ) {}
+  private readonly api: WebhookServiceClient;
 
-  create(input: {
-    url: string;
-    events: string[];
-    secret?: string;
-    description?: string;
-  }): Promise<Webhook & { secret: string }> {
-    return this.call('POST', '/v1/webhooks', input);
+  constructor(baseUrl: string, token: string) {
+    this.api = webhookServiceClient({ baseUrl, token });
+  }
+
+  create(input: { url: string; events: string[]; secret?: string; description?: string }) {
+    const body = { ...input, events: input.events as CreateBody['events'] };
+    return answerOf(this.api.POST('/v1/webhooks', { body }));
   }
 
   async list(): Promise<Webhook[]> {
-    return (await this.call<{ items: Webhook[] }>('GET', '/v1/webhooks')).items;
+    return (await answerOf(this.api.GET('/v1/webhooks'))).items;
   }
 
   get(id: string): Promise<Webhook> {
-    return this.call('GET', `/v1/webhooks/${encodeURIComponent(id)}`);
+    return answerOf(this.api.GET('/v1/webhooks/{id}', { params: { path: { id } } }));
   }
 
   update(
     id: string,
     change: { enabled?: boolean; events?: string[]; description?: string },
   ): Promise<Webhook> {
-    return this.call('PATCH', `/v1/webhooks/${encodeURIComponent(id)}`, change);
+    const { events, ...rest } = change;
+    const body = { ...rest, ...(events ? { events: events as CreateBody['events'] } : {}) };
+    return answerOf(this.api.PATCH('/v1/webhooks/{id}', { params: { path: { id } }, body }));
   }
 
   delete(id: string): Promise<{ id: string }> {
-    return this.call('DELETE', `/v1/webhooks/${encodeURIComponent(id)}`);
+    return answerOf(this.api.DELETE('/v1/webhooks/{id}', { params: { path: { id } } }));
   }
 
   async deliveries(id: string, query: { status?: string; limit?: number }): Promise<Delivery[]> {
-    const params = new URLSearchParams();
-    if (query.status) params.set('status', query.status);
-    if (query.limit) params.set('limit', String(query.limit));
-    const path = `/v1/webhooks/${encodeURIComponent(id)}/deliveries?${params.toString()}`;
-    return (await this.call<{ items: Delivery[] }>('GET', path)).items;
+    const params = {
+      path: { id },
+      query: {
+        ...(query.status ? { status: query.status as DeliveriesQuery['status'] } : {}),
+        ...(query.limit ? { limit: query.limit } : {}),
+      },
+    };
+    return (await answerOf(this.api.GET('/v1/webhooks/{id}/deliveries', { params }))).items;
   }
 
-  rotateSecret(
-    id: string,
-    input: { secret?: string; graceSeconds?: number },
-  ): Promise<{ id: string; secret: string; previousSecretExpiresAt: string | null }> {
-    return this.call('POST', `/v1/webhooks/${encodeURIComponent(id)}/rotate-secret`, input);
+  rotateSecret(id: string, input: { secret?: string; graceSeconds?: number }) {
+    return answerOf(
+      this.api.POST('/v1/webhooks/{id}/rotate-secret', { params: { path: { id } }, body: input }),
+    );
   }
 
-  test(id: string): Promise<{ deliveryId: string; messageId: string }> {
-    return this.call('POST', `/v1/webhooks/${encodeURIComponent(id)}/test`);
-  }
-
-  private call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    return restCall<T>(this.baseUrl, this.token, method, path, body);
+  test(id: string) {
+    return answerOf(this.api.POST('/v1/webhooks/{id}/test', { params: { path: { id } } }));
   }
 }

@@ -13,9 +13,16 @@ const caller = { tenantId: 't1', userId: 'alice', token: 'a-token' } as unknown 
 describe('DocumentsClient refusals', () => {
   let server: Server;
   let client: DocumentsClient;
+  const asked: Array<{ url?: string; authorization?: string }> = [];
 
   beforeAll(async () => {
     server = createServer((request, response) => {
+      asked.push({ url: request.url, authorization: request.headers.authorization });
+      if (request.url?.startsWith('/v1/knowledge-bases/kb%201/documents')) {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ items: [], nextCursor: null }));
+        return;
+      }
       if (request.url?.includes('/text')) {
         response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '17' });
         response.end(
@@ -44,6 +51,17 @@ describe('DocumentsClient refusals', () => {
       kind: ErrorKind.ResourceExhausted,
       message: 'too many read calls from this caller',
       retryAfterSeconds: 17,
+    });
+  });
+
+  it("lists through the generated client: the path, the query and the caller's token", async () => {
+    await expect(client.list(caller, 5, 'c1', { knowledgeBaseId: 'kb 1' })).resolves.toEqual({
+      items: [],
+      nextCursor: null,
+    });
+    expect(asked.at(-1)).toEqual({
+      url: '/v1/knowledge-bases/kb%201/documents?limit=5&cursor=c1',
+      authorization: 'Bearer a-token',
     });
   });
 

@@ -1,40 +1,18 @@
+import {
+  type DocumentOperations,
+  type DocumentPage,
+  type DocumentServiceClient,
+  documentServiceClient,
+  type DocumentTextWindow,
+  type DocumentView,
+  errorBodyOf,
+  type QueryOf,
+} from '@kb/api-client';
 import type { Caller } from '@kb/auth';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
 import { DocumentServiceError } from './documents.errors';
-
-/** A document as document-service's REST API returns it (the fields read here). */
-export interface DocumentRecord {
-  id: string;
-  title: string;
-  filename: string;
-  contentType: string;
-  sizeBytes: number;
-  sha256: string;
-  version: number;
-  status: string;
-  failure: { reason: string; detail: string | null } | null;
-  chunkCount: number | null;
-  metadata: Record<string, unknown>;
-  tags: string[];
-  knowledgeBaseIds: string[];
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** `GET /v1/documents/:id/text`: a window of the extracted text and its maps. */
-export interface DocumentTextRecord {
-  documentId: string;
-  version: number;
-  format: string;
-  length: number;
-  offset: number;
-  text: string;
-  nextOffset: number | null;
-  pages: Array<{ page: number; start: number; end: number }>;
-  headings: Array<{ start: number; level: number; text: string }>;
-}
 
 /** The original as document-service streams it. */
 export interface DocumentContentStream {
@@ -46,11 +24,6 @@ export interface DocumentContentStream {
   body: AsyncIterable<Uint8Array>;
 }
 
-export interface DocumentRecordPage {
-  items: DocumentRecord[];
-  nextCursor: string | null;
-}
-
 const TIMEOUT_MS = 5_000;
 /**
  * Ids per listing call of `getMany`: a UUID takes 39 characters of the `where` filter, which
@@ -58,11 +31,19 @@ const TIMEOUT_MS = 5_000;
  */
 const MANY_PER_CALL = 16;
 
+/** What one call of the generated client answers (openapi-fetch's `{ data, error, response }`). */
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
 /**
  * Reads documents from document-service, which owns them, for the gRPC GetDocument and
- * ListDocuments calls. The caller's own token is forwarded, so document-service applies the same
- * permissions and ACLs as it would to them; its answers (400, 401, 403, 404, 409, and 429 with its
- * Retry-After) come back as they are; anything else is 503.
+ * ListDocuments calls, through the client generated from its OpenAPI document. The caller's own
+ * token is forwarded, so document-service applies the same permissions and ACLs as it would to
+ * them; its answers (400, 401, 403, 404, 409, and 429 with its Retry-After) come back as they are;
+ * anything else is 503.
  */
 @Injectable()
 export class DocumentsClient {
@@ -70,8 +51,13 @@ export class DocumentsClient {
 
   constructor(@Inject(QUERY_CONFIG) private readonly config: QueryConfig) {}
 
-  get(caller: Caller, documentId: string): Promise<DocumentRecord> {
-    return this.request(caller, `/v1/documents/${encodeURIComponent(documentId)}`);
+  get(caller: Caller, documentId: string): Promise<DocumentView> {
+    return this.read(() =>
+      this.api(caller).GET('/v1/documents/{id}', {
+        params: { path: { id: documentId } },
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      }),
+    );
   }
 
   /**
@@ -80,7 +66,7 @@ export class DocumentsClient {
    * `get`): a search's hit details cost one round trip instead of one per document (ADR 29). An
    * id the caller may not read, or that is gone, is simply absent, as a 404 would be.
    */
-  async getMany(caller: Caller, ids: string[]): Promise<Map<string, DocumentRecord>> {
+  async getMany(caller: Caller, ids: string[]): Promise<Map<string, DocumentView>> {
     const unique = [...new Set(ids)];
     const groups: string[][] = [];
     for (let i = 0; i < unique.length; i += MANY_PER_CALL) {
@@ -102,43 +88,57 @@ export class DocumentsClient {
     limit: number,
     cursor?: string,
     scope: { where?: string | undefined; knowledgeBaseId?: string | undefined } = {},
-  ): Promise<DocumentRecordPage> {
-    const query = new URLSearchParams({
-      limit: String(limit),
+  ): Promise<DocumentPage> {
+    const query = {
+      limit,
       ...(cursor ? { cursor } : {}),
       ...(scope.where ? { where: scope.where } : {}),
-    });
-    const path = scope.knowledgeBaseId
-      ? `/v1/knowledge-bases/${encodeURIComponent(scope.knowledgeBaseId)}/documents`
-      : '/v1/documents';
-    return this.request(caller, `${path}?${query.toString()}`);
+    };
+    const signal = AbortSignal.timeout(TIMEOUT_MS);
+    const knowledgeBaseId = scope.knowledgeBaseId;
+    return this.read<DocumentPage>(() =>
+      knowledgeBaseId
+        ? this.api(caller).GET('/v1/knowledge-bases/{id}/documents', {
+            params: { path: { id: knowledgeBaseId }, query },
+            signal,
+          })
+        : this.api(caller).GET('/v1/documents', {
+            // externalIdPrefix is optional; the OpenAPI document marks it required (see ADR 37).
+            params: { query: query as QueryOf<DocumentOperations['listDocuments']> },
+            signal,
+          }),
+    );
   }
 
   text(
     caller: Caller,
     documentId: string,
     window: { offset: number; limit: number },
-  ): Promise<DocumentTextRecord> {
-    const query = new URLSearchParams({
-      offset: String(window.offset),
-      limit: String(window.limit),
-    });
-    return this.request(
-      caller,
-      `/v1/documents/${encodeURIComponent(documentId)}/text?${query.toString()}`,
+  ): Promise<DocumentTextWindow> {
+    return this.read(() =>
+      this.api(caller).GET('/v1/documents/{id}/text', {
+        params: { path: { id: documentId }, query: window },
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      }),
     );
   }
 
   /** Opens the original's download; the body is read as the caller's stream consumes it. */
   async openContent(caller: Caller, documentId: string): Promise<DocumentContentStream> {
     // No overall timeout: a large original may take longer than any fixed bound to stream.
-    const response = await this.fetch(
-      caller,
-      `/v1/documents/${encodeURIComponent(documentId)}/content`,
-      '*/*',
+    const {
+      data: body,
+      error,
+      response,
+    } = await this.reach(() =>
+      this.api(caller).GET('/v1/documents/{id}/content', {
+        params: { path: { id: documentId } },
+        headers: { accept: '*/*' },
+        parseAs: 'stream',
+      }),
     );
-    if (!response.ok) return this.refusal(response);
-    if (!response.body) throw DocumentServiceError.unavailable('document-service sent no body');
+    if (!response.ok) return this.refusal(response, error);
+    if (!body) throw DocumentServiceError.unavailable('document-service sent no body');
     const disposition = response.headers.get('content-disposition') ?? '';
     const encodedName = /filename\*=UTF-8''([^;]+)/.exec(disposition)?.[1];
     return {
@@ -146,21 +146,21 @@ export class DocumentsClient {
       sizeBytes: Number(response.headers.get('content-length') ?? 0),
       sha256: (response.headers.get('etag') ?? '').replaceAll('"', ''),
       filename: encodedName ? decodeURIComponent(encodedName) : '',
-      body: response.body,
+      body,
     };
   }
 
-  private async fetch(
-    caller: Caller,
-    path: string,
-    accept: string,
-    timeoutMs?: number,
-  ): Promise<Response> {
+  /** document-service's generated client with the caller's token. */
+  private api(caller: Caller): DocumentServiceClient {
+    return documentServiceClient({
+      baseUrl: this.config.DOCUMENT_SERVICE_URL,
+      token: caller.token,
+    });
+  }
+
+  private async reach<T>(call: () => Promise<Answer<T>>): Promise<Answer<T>> {
     try {
-      return await fetch(new URL(path, this.config.DOCUMENT_SERVICE_URL), {
-        headers: { authorization: `Bearer ${caller.token}`, accept },
-        ...(timeoutMs ? { signal: AbortSignal.timeout(timeoutMs) } : {}),
-      });
+      return await call();
     } catch (error) {
       // The cause (addresses, timeouts) is for the logs, not for the caller.
       this.logger.warn(`document-service is unreachable: ${String(error)}`);
@@ -168,28 +168,26 @@ export class DocumentsClient {
     }
   }
 
-  private async request<T>(caller: Caller, path: string): Promise<T> {
-    const response = await this.fetch(caller, path, 'application/json', TIMEOUT_MS);
-    if (response.ok) return (await response.json()) as T;
-    return this.refusal(response);
+  private async read<T>(call: () => Promise<Answer<T>>): Promise<T> {
+    const { data, error, response } = await this.reach(call);
+    if (response.ok && data !== undefined) return data;
+    return this.refusal(response, error);
   }
 
-  private async refusal(response: Response): Promise<never> {
-    const body = (await response.json().catch(() => ({}))) as {
-      error?: { code?: string; message?: string };
-    };
+  private refusal(response: Response, body: unknown): never {
+    const error = errorBodyOf(body);
     if ([400, 401, 403, 404, 409].includes(response.status)) {
       throw DocumentServiceError.relayed(
         response.status,
-        body.error?.code ?? 'document_service_error',
-        body.error?.message ?? `document-service answered ${response.status}`,
+        error.code ?? 'document_service_error',
+        error.message ?? `document-service answered ${response.status}`,
       );
     }
     if (response.status === 429) {
       // The caller's read budget, not document-service's health: relayed with its delay.
       const retryAfter = Number(response.headers.get('retry-after'));
       throw DocumentServiceError.rateLimited(
-        body.error?.message ?? 'too many read calls; retry later',
+        error.message ?? 'too many read calls; retry later',
         Number.isFinite(retryAfter) && retryAfter >= 1 ? Math.ceil(retryAfter) : 1,
       );
     }

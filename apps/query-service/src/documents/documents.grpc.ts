@@ -1,3 +1,4 @@
+import type { DocumentTextWindow, DocumentView } from '@kb/api-client';
 import type { Caller } from '@kb/auth';
 import type { kbv1 } from '@kb/contracts';
 import { GrpcService } from '@kb/grpc';
@@ -6,12 +7,7 @@ import { GrpcMethod, Payload } from '@nestjs/microservices';
 import { from, type Observable } from 'rxjs';
 import { z } from 'zod';
 
-import {
-  type DocumentContentStream,
-  type DocumentRecord,
-  DocumentsClient,
-  type DocumentTextRecord,
-} from './documents.client';
+import { type DocumentContentStream, DocumentsClient } from './documents.client';
 
 const documentId = z.uuid({ version: 'v4', error: 'document_id must be a UUID' });
 const getDocumentSchema = z.object({
@@ -128,7 +124,7 @@ export async function* contentMessages(
   if (first) yield { data: Buffer.alloc(0), ...head() };
 }
 
-function toText(record: DocumentTextRecord): kbv1.DocumentText {
+function toText(record: DocumentTextWindow): kbv1.DocumentText {
   return {
     version: record.version,
     format: record.format,
@@ -141,7 +137,7 @@ function toText(record: DocumentTextRecord): kbv1.DocumentText {
   };
 }
 
-function toDocument(record: DocumentRecord): kbv1.Document {
+function toDocument(record: DocumentView): kbv1.Document {
   return {
     id: record.id,
     title: record.title,

@@ -4,7 +4,7 @@ import { TestEmbeddingProvider } from '@kb/embeddings';
 import {
   fakeDocuments,
   fakeIndexes,
-  newDocumentRecord,
+  newDocumentView,
   newMatch,
 } from '../../test/support/search.fakes';
 import { HybridRetrieval } from './hybrid.retrieval';
@@ -31,7 +31,7 @@ function similarService(options: { storedChunks?: number } = {}) {
       newMatch(0, 0.7, { documentId: 'd3' }),
     ],
   });
-  const documents = fakeDocuments(['d1', 'd2', 'd3'].map((id) => newDocumentRecord(id)));
+  const documents = fakeDocuments(['d1', 'd2', 'd3'].map((id) => newDocumentView(id)));
   const index = {
     knowledgeBaseSpaces: async () => [{ space: toIndexSpace('t1'), model: undefined }],
   };

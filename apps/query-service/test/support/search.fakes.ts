@@ -2,6 +2,7 @@
  * Small in-memory stand-ins for the ports the search steps use, typed against those ports, for
  * the unit specs beside the code. (libs/testing will hold full in-memory adapters.)
  */
+import type { DocumentView } from '@kb/api-client';
 import type {
   ChunkRef,
   LexicalIndex,
@@ -12,7 +13,6 @@ import type {
 import type { ChunkKey, VectorMatch, VectorQuery, VectorStore } from '@kb/vector-store';
 
 import type { SearchCache } from '../../src/cache/search.cache';
-import type { DocumentRecord } from '../../src/documents/documents.client';
 import { DocumentServiceError } from '../../src/documents/documents.errors';
 import { chunkKey, type SearchHit } from '../../src/search/search.model';
 import type { DocumentReader } from '../../src/search/steps/hit-details.step';
@@ -149,10 +149,10 @@ export function fakeIndexes(contents: IndexContents = {}) {
 }
 
 /** A document as document-service returns it, for the hit-details step. */
-export const newDocumentRecord = (
+export const newDocumentView = (
   id: string,
-  overrides: Partial<DocumentRecord> = {},
-): DocumentRecord => ({
+  overrides: Partial<DocumentView> = {},
+): DocumentView => ({
   id,
   title: 't',
   filename: `${id}.md`,
@@ -166,6 +166,13 @@ export const newDocumentRecord = (
   metadata: { team: 'search' },
   tags: ['guide'],
   knowledgeBaseIds: [],
+  tenantId: 't1',
+  explicitKnowledgeBaseIds: [],
+  ownerId: 'alice',
+  acl: { users: [], groups: [], roles: [], tenant: true },
+  stageTimes: {},
+  externalId: null,
+  state: 'active',
   createdAt: '2026-11-01T00:00:00.000Z',
   updatedAt: '2026-11-02T00:00:00.000Z',
   ...overrides,
@@ -176,7 +183,7 @@ export const newDocumentRecord = (
  * when `down`; each read is recorded with the token it carried.
  */
 export function fakeDocuments(
-  records: DocumentRecord[] = [newDocumentRecord('d1'), newDocumentRecord('d2')],
+  records: DocumentView[] = [newDocumentView('d1'), newDocumentView('d2')],
   options: { down?: boolean } = {},
 ) {
   const reads: Array<{ token: string; id: string }> = [];

@@ -1,10 +1,11 @@
+import type { DocumentView } from '@kb/api-client';
 import type { Caller } from '@kb/auth';
 import type { IndexSpace } from '@kb/contracts';
 import type { ChunkLocation, LexicalIndex } from '@kb/lexical-index';
 import { timedStage } from '@kb/observability';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
-import { type DocumentRecord, DocumentsClient } from '../../documents/documents.client';
+import { DocumentsClient } from '../../documents/documents.client';
 import { LEXICAL_INDEX } from '../../platform/tokens';
 import { chunkKey, type SearchHit } from '../search.model';
 import type { StepResult } from './step.model';
@@ -94,7 +95,7 @@ export class HitDetailsStep {
   private async read(
     caller: Caller,
     ids: string[],
-  ): Promise<{ records: Map<string, DocumentRecord>; gone: Set<string>; failed: boolean }> {
+  ): Promise<{ records: Map<string, DocumentView>; gone: Set<string>; failed: boolean }> {
     try {
       const records = await this.documents.getMany(caller, ids);
       // Deleted (or made unreadable) since it was indexed: its hits go.
@@ -113,7 +114,7 @@ const locationFields = (location: ChunkLocation): Pick<SearchHit, 'page' | 'head
 });
 
 const documentFields = (
-  document: DocumentRecord,
+  document: DocumentView,
 ): Pick<
   SearchHit,
   'tags' | 'metadata' | 'contentType' | 'filename' | 'createdAt' | 'updatedAt'
