@@ -12,6 +12,7 @@ export default tseslint.config(
       'coverage/**',
       'libs/contracts/src/generated/**',
       '**/*.generated.ts',
+      'libs/api-client/src/generated/**',
       'helm/**',
     ],
   },

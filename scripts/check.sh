@@ -15,4 +15,5 @@ npx eslint . --max-warnings=0
 npx tsc -b tsconfig.json
 npx tsc -p tsconfig.spec.json
 bash scripts/proto-gen.sh --check
+bash scripts/openapi-gen.sh --check
 bash scripts/test.sh
