@@ -12,6 +12,7 @@ command -v shellcheck >/dev/null || { source scripts/infra/lib.sh && apt_install
 git ls-files -z -- '*.sh' .ci/run | xargs -0 shellcheck
 npx nx show projects >/dev/null
 npx eslint . --max-warnings=0
+node scripts/check-doc-links.js
 npx tsc -b tsconfig.json
 npx tsc -p tsconfig.spec.json
 bash scripts/proto-gen.sh --check
