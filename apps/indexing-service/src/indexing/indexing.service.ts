@@ -3,7 +3,6 @@ import {
   type DocumentEvent,
   type EditableAttributes,
   embeddedChunksSchema,
-  type IndexSpace,
   type TenantId,
   Topics,
 } from '@kb/contracts';
@@ -24,6 +23,7 @@ import {
   VECTOR_STORE,
 } from '../platform/tokens';
 import { DocumentRemovalService, type Removed } from '../removal/document-removal.service';
+import { InPlaceChunkWriter, sameList } from './in-place-chunk.writer';
 
 const chunksIndexed = meter().createCounter('kb_chunks_indexed_total', {
   description: 'Chunks written to the vector store and the lexical index',
@@ -33,6 +33,8 @@ const chunksIndexed = meter().createCounter('kb_chunks_indexed_total', {
 export class IndexingService {
   private readonly logger = new Logger(IndexingService.name);
   private readonly readyDimensions = new Set<number>();
+  /** ACL and attribute changes written into the chunks already indexed. */
+  private readonly inPlace: InPlaceChunkWriter;
 
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
@@ -42,7 +44,9 @@ export class IndexingService {
     @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
     @Inject(INDEX_STATE) private readonly state: DocumentIndexState,
     private readonly removal: DocumentRemovalService,
-  ) {}
+  ) {
+    this.inPlace = new InPlaceChunkWriter(vectors, lexical, state, this.logger);
+  }
 
   /**
    * Writes a version's vectors and lexical rows for the tenant, then removes older versions'.
@@ -143,11 +147,11 @@ export class IndexingService {
       this.state.attributesOf(tenantId, documentId),
     ]);
     if (latestAcl && !sameList(latestAcl, attributes.principals)) {
-      await this.writePrincipals(tenantId, documentId, latestAcl);
+      await this.inPlace.writePrincipals(tenantId, documentId, latestAcl);
     }
     if (latestEdit && JSON.stringify(latestEdit) !== JSON.stringify(edited)) {
       // With the ACL recorded, else the one just written: never what a store reads back (M8).
-      await this.writeAttributes(
+      await this.inPlace.writeAttributes(
         tenantId,
         documentId,
         latestEdit,
@@ -228,7 +232,7 @@ export class IndexingService {
       const kept = spaces.map((s) => spaceOfTenant(tenantId, s, 'indexing_error'));
       // A stale event's spaces are stale too: it must not make the document leave any.
       if (await this.setAttributes(tenantId, documentId, attributes, metaVersion)) {
-        await this.leaveSpaces(tenantId, documentId, kept);
+        await this.inPlace.leaveSpaces(tenantId, documentId, kept);
       }
     }
   }
@@ -250,7 +254,7 @@ export class IndexingService {
     }
     // Pinecone rewrites whole records: it writes these, never principals it read back (M8).
     const principals = await this.state.principalsOf(tenantId, documentId);
-    const { vectors, lexical } = await this.writeAttributes(
+    const { vectors, lexical } = await this.inPlace.writeAttributes(
       tenantId,
       documentId,
       attributes,
@@ -279,7 +283,11 @@ export class IndexingService {
       this.logger.log(`document ${documentId}: ACL v${version} is stale; ignored`);
       return false;
     }
-    const { vectors, lexical } = await this.writePrincipals(tenantId, documentId, principals);
+    const { vectors, lexical } = await this.inPlace.writePrincipals(
+      tenantId,
+      documentId,
+      principals,
+    );
     // Only now: a write that failed in either index leaves it unapplied for reconciliation.
     await this.state.markPrincipalsApplied(tenantId, documentId, version);
     await this.generations.bump(tenantId);
@@ -289,93 +297,6 @@ export class IndexingService {
     return true;
   }
 
-  /**
-   * Writes edited attributes to the document's chunks in every space. A store that rewrites whole
-   * records (Pinecone) writes `principals` with them: the ACL recorded when they were read (or,
-   * none being recorded, what the store holds). An ACL change recorded and written meanwhile (an
-   * `acl_changed`, a snapshot repair, a version being indexed) would then be overwritten by the
-   * older list when the rewrite lands after it; so the recorded ACL is read again once the
-   * rewrite is in, and written again when it is not the one given (review M8). A change recorded
-   * after that read writes its own list after this rewrite.
-   */
-  private async writeAttributes(
-    tenantId: TenantId,
-    documentId: string,
-    attributes: EditableAttributes,
-    principals: string[] | undefined,
-  ): Promise<{ vectors: number; lexical: number }> {
-    const counts = await this.inEverySpace(tenantId, documentId, (space) => [
-      this.vectors.setAttributes(space, documentId, attributes, principals),
-      this.lexical.setAttributes(space, documentId, attributes),
-    ]);
-    const recorded = await this.state.principalsOf(tenantId, documentId);
-    if (recorded && !(principals && sameList(recorded, principals))) {
-      await this.writePrincipals(tenantId, documentId, recorded);
-    }
-    return counts;
-  }
-
-  /**
-   * Writes principals to the document's chunks in every space. A concurrent change (another
-   * partition's snapshot, a version being indexed) may have recorded a newer ACL and written it
-   * before this write landed: the recorded one is written again until what was written is it.
-   */
-  private async writePrincipals(
-    tenantId: TenantId,
-    documentId: string,
-    principals: string[],
-  ): Promise<{ vectors: number; lexical: number }> {
-    let written = principals;
-    for (let round = 1; ; round++) {
-      const acl = written;
-      const counts = await this.inEverySpace(tenantId, documentId, (space) => [
-        this.vectors.setPrincipals(space, documentId, acl),
-        this.lexical.setPrincipals(space, documentId, acl),
-      ]);
-      const recorded = await this.state.principalsOf(tenantId, documentId);
-      if (!recorded || sameList(recorded, written) || round === 3) return counts;
-      written = recorded;
-    }
-  }
-
-  /**
-   * Runs a change on a document in every index space holding it (one per pipeline of its
-   * knowledge bases); `change` returns the vector and lexical counts it touched in that space.
-   */
-  private async inEverySpace(
-    tenantId: TenantId,
-    documentId: string,
-    change: (space: IndexSpace) => [Promise<number>, Promise<number>],
-  ): Promise<{ vectors: number; lexical: number }> {
-    const total = { vectors: 0, lexical: 0 };
-    for (const space of await this.state.spacesOf(tenantId, documentId)) {
-      const [vectors, lexical] = await Promise.all(change(space));
-      total.vectors += vectors;
-      total.lexical += lexical;
-    }
-    return total;
-  }
-
-  /**
-   * Removes a document from the index spaces of pipelines it no longer has (it left every
-   * knowledge base of that pipeline). Its own tenant space is left to `spaces` like any other.
-   */
-  private async leaveSpaces(
-    tenantId: TenantId,
-    documentId: string,
-    keep: IndexSpace[],
-  ): Promise<void> {
-    for (const space of await this.state.spacesOf(tenantId, documentId)) {
-      if (keep.includes(space)) continue;
-      const [vectors] = await Promise.all([
-        this.vectors.deleteDocument(space, documentId),
-        this.lexical.deleteDocument(space, documentId),
-      ]);
-      await this.state.forgetSpace(tenantId, documentId, space);
-      this.logger.log(`document ${documentId} left ${space}: ${vectors} vectors removed`);
-    }
-  }
-
   private async ensureReady(dimension: number): Promise<void> {
     if (!this.readyDimensions.has(dimension)) {
       await this.vectors.ensureReady(dimension);
@@ -383,5 +304,3 @@ export class IndexingService {
     }
   }
 }
-
-const sameList = (a: string[], b: string[]): boolean => a.join('\n') === b.join('\n');
