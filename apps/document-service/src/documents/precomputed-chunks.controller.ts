@@ -1,11 +1,19 @@
 import type { Access, Caller, Permission } from '@kb/auth';
 import { documentMetadataSchema } from '@kb/contracts';
-import { Authenticated, BodyLimit, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import {
+  ApiOperation,
+  Authenticated,
+  BodyLimit,
+  CurrentAccess,
+  CurrentCaller,
+  parseBody,
+} from '@kb/http';
 import { Body, Controller, Param, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from 'zod';
 
-import { documentAclSchema, type DocumentView } from './document.model';
+import { knowledgeBaseIdParameter } from '../knowledge-bases/knowledge-bases.openapi';
+import { documentAclSchema, type DocumentView, documentViewSchema } from './document.model';
 import { externalIdSchema, label } from './document-fields';
 import { PrecomputedChunksService } from './precomputed-chunks.service';
 
@@ -16,7 +24,7 @@ export const MAX_PRECOMPUTED_CHUNKS = 2000;
  * A document of pre-computed chunks. `embedding` is optional in the schema so that a missing
  * one is answered by the service with `invalid_chunk` naming the chunk, like a wrong dimension.
  */
-export const precomputedDocumentSchema = z
+const precomputedDocumentSchema = z
   .object({
     title: z.string().min(1).max(500),
     externalId: externalIdSchema.optional(),
@@ -59,6 +67,17 @@ export class PrecomputedChunksController {
    * `invalid_chunk` naming the chunk whose embedding is missing or of another dimension.
    */
   @Post(':id/chunks')
+  @ApiOperation({
+    operationId: 'uploadPrecomputedChunks',
+    summary:
+      'A document of pre-computed chunks with embeddings (indexed without parsing or embedding), into a knowledge base a tenant admin set allowPrecomputedVectors on (409 precomputed_vectors_disabled otherwise); 400 invalid_chunk names a chunk whose embedding is missing or of another dimension, 400 invalid_vector one whose values are not finite or whose L2 norm is not 1 (±1 %)',
+    parameters: [knowledgeBaseIdParameter],
+    body: precomputedDocumentSchema,
+    status: 202,
+    alsoStatuses: [200],
+    response: documentViewSchema,
+    errors: [403, 404, 409],
+  })
   @Authenticated({ access: true, permission: WRITE_DOCUMENTS, rateLimit: 'upload' })
   @BodyLimit(PRECOMPUTED_BODY_LIMIT)
   async upload(
