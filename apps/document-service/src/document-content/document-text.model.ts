@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+import type { DocumentText } from './document-content.service';
+
 /** A window of a document's extracted text as the API shows it (`DocumentText`). */
 export const documentTextSchema = z.object({
   documentId: z.uuid(),
@@ -27,3 +29,7 @@ export const documentTextSchema = z.object({
     z.object({ start: z.number().int(), level: z.number().int(), text: z.string() }),
   ),
 });
+
+// The view is a TypeScript interface; this line stops the schema drifting from it.
+const documentTextMatches: z.input<typeof documentTextSchema> = {} as DocumentText;
+void documentTextMatches;

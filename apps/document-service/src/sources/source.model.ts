@@ -86,3 +86,8 @@ export const syncViewSchema = z.object({
   startedAt: z.string(),
   finishedAt: z.string().nullable(),
 });
+
+// The views are TypeScript interfaces; these lines stop the schemas drifting from them.
+const sourceViewMatches: z.input<typeof sourceViewSchema> = {} as SourceView;
+const syncViewMatches: z.input<typeof syncViewSchema> = {} as SyncView;
+void [sourceViewMatches, syncViewMatches];
