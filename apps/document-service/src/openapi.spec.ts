@@ -1,8 +1,11 @@
-import { controllerRoutes, documentedRoutes } from '@kb/http';
+import { tmpdir } from 'node:os';
+
+import { controllerRoutes, documentedRoutes, HealthController, MetricsController } from '@kb/http';
 import OpenAPISchemaValidator from 'openapi-schema-validator';
 
+import { AppModule } from './app.module';
 import { documentPageSchema, documentViewSchema } from './documents/document.model';
-import { DOCUMENT_CONTROLLERS, DOCUMENT_OPENAPI } from './openapi.controller';
+import { DOCUMENT_CONTROLLERS, DOCUMENT_OPENAPI, OpenApiController } from './openapi.controller';
 import {
   documentServiceFixture,
   newAccess,
@@ -93,5 +96,16 @@ describe('document-service OpenAPI document', () => {
 
   it('documents every route of its controllers, from their @ApiOperation', () => {
     expect(documentedRoutes(DOCUMENT_OPENAPI)).toEqual(controllerRoutes(...DOCUMENT_CONTROLLERS));
+  });
+
+  it('leaves out no REST controller the app serves', () => {
+    const { controllers = [] } = AppModule.register({
+      config: { UPLOAD_TMP_DIR: tmpdir() },
+    } as never);
+    const unlisted = [OpenApiController, HealthController, MetricsController];
+    const served = controllers.filter(
+      (c) => controllerRoutes(c).length > 0 && !unlisted.includes(c as never),
+    );
+    expect(new Set(served)).toEqual(new Set(DOCUMENT_CONTROLLERS));
   });
 });
