@@ -1,9 +1,11 @@
-import { controllerRoutes, documentedRoutes } from '@kb/http';
+import { controllerRoutes, documentedRoutes, HealthController, MetricsController } from '@kb/http';
 import OpenAPISchemaValidator from 'openapi-schema-validator';
 
+import { AppModule } from './app.module';
 import { ContextController, searchToolDefinition } from './context/context.controller';
+import { McpController } from './mcp/mcp.controller';
 import { ModelsController } from './models/models.controller';
-import { QUERY_OPENAPI } from './openapi.controller';
+import { OpenApiController, QUERY_CONTROLLERS, QUERY_OPENAPI } from './openapi.controller';
 import { RerankController } from './rerank/rerank.controller';
 import { SearchController } from './search/search.controller';
 
@@ -107,5 +109,14 @@ describe('OpenAPI document', () => {
     expect(documentedRoutes(QUERY_OPENAPI)).toEqual(
       controllerRoutes(SearchController, ContextController, RerankController, ModelsController),
     );
+  });
+
+  it('leaves out no REST controller the app serves but /mcp', () => {
+    const { controllers = [] } = AppModule.register({ config: {} } as never);
+    const unlisted = [McpController, OpenApiController, HealthController, MetricsController];
+    const served = controllers.filter(
+      (c) => controllerRoutes(c).length > 0 && !unlisted.includes(c as never),
+    );
+    expect(new Set(served)).toEqual(new Set(QUERY_CONTROLLERS));
   });
 });

@@ -3,6 +3,7 @@ export * from './bootstrap';
 export * from './health';
 export * from './model-run.queue';
 export * from './openapi';
+export * from './openapi-routes';
 export * from './periodic';
 export * from './rate-limit/index';
 export * from './redis';

@@ -1,5 +1,3 @@
-import { RequestMethod } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { z } from 'zod';
 
 /** One REST operation as the OpenAPI document describes it; schemas are the ones that validate. */
@@ -186,33 +184,6 @@ export function buildOpenApiDocument(
       },
     },
   };
-}
-
-/**
- * `METHOD /path` of every route the controllers declare, with `:param` written `{param}` as in
- * OpenAPI: what a service's spec compares with its document, so an undocumented route fails.
- */
-export function controllerRoutes(
-  ...controllers: Array<abstract new (...args: never[]) => unknown>
-): string[] {
-  const routes: string[] = [];
-  for (const controller of controllers) {
-    const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
-    const prototype = controller.prototype as Record<string, unknown>;
-    for (const key of Object.getOwnPropertyNames(prototype)) {
-      const handler = prototype[key];
-      if (key === 'constructor' || typeof handler !== 'function') continue;
-      const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
-      if (method === undefined) continue;
-      const path = String(Reflect.getMetadata(PATH_METADATA, handler) ?? '');
-      const full = `/${[base, path]
-        .map((p) => p.replace(/^\/+|\/+$/g, ''))
-        .filter(Boolean)
-        .join('/')}`;
-      routes.push(`${RequestMethod[method]} ${full.replace(/:(\w+)/g, '{$1}')}`);
-    }
-  }
-  return routes.sort();
 }
 
 /** `METHOD /path` of every operation in an OpenAPI document built by `buildOpenApiDocument`. */

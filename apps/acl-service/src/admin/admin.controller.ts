@@ -1,5 +1,5 @@
 import type { Caller, Permission } from '@kb/auth';
-import { Authenticated, CurrentCaller, parseBody } from '@kb/http';
+import { ApiOperation, Authenticated, CurrentCaller, parseBody, pathParameter } from '@kb/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { z } from 'zod';
 
@@ -9,18 +9,18 @@ import { RESOURCES } from '../policy/rbac.model';
 /** What every route here needs: tenant administration of the ACL. */
 const ADMINISTER_ACL: Permission = { action: 'admin', resource: 'acl' };
 
-export const name = z
+const name = z
   .string()
   .regex(
     /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/,
     'letters, digits, "_", ".", "@" or "-", at most 128',
   );
-export const member = z
+const member = z
   .string()
   .regex(/^[ug]:[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/, 'a member is "u:<user>" or "g:<group>"');
-export const roleAssignmentSchema = z.object({ member, role: name });
-export const groupMemberSchema = z.object({ user: name });
-export const permissionsSchema = z.object({
+const roleAssignmentSchema = z.object({ member, role: name });
+const groupMemberSchema = z.object({ user: name });
+const permissionsSchema = z.object({
   permissions: z
     .array(
       z.object({
@@ -30,6 +30,21 @@ export const permissionsSchema = z.object({
     )
     .max(64),
 });
+
+/** What every policy change answers: the tenant's policy version after it. */
+const versionSchema = z.object({ version: z.number().int() });
+
+const policySchema = z.object({
+  /** `[subject, resource, action]` rows of the tenant's own roles. */
+  permissions: z.array(z.array(z.string())),
+  /** `[member, role or group]` rows. */
+  memberships: z.array(z.array(z.string())),
+  /** The built-in roles' rows, the same in every tenant. */
+  builtIn: z.array(z.array(z.string())),
+  version: z.number().int(),
+});
+
+const pathName = (param: string, description: string) => pathParameter(param, name, description);
 
 /**
  * The tenant's access-control administration: roles' permissions, role assignments and group
@@ -41,12 +56,25 @@ export class AdminController {
   constructor(private readonly policy: PolicyService) {}
 
   @Get('policy')
+  @ApiOperation({
+    operationId: 'describePolicy',
+    summary: 'The tenant\u2019s permissions, memberships and policy version',
+    response: policySchema,
+    errors: [403],
+  })
   @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   describe(@CurrentCaller() caller: Caller) {
     return this.policy.describe(caller.tenantId);
   }
 
   @Post('role-assignments')
+  @ApiOperation({
+    operationId: 'assignRole',
+    summary: 'Give a user (`u:<id>`) or a group (`g:<id>`) a role',
+    body: roleAssignmentSchema,
+    response: versionSchema,
+    errors: [403, 413],
+  })
   @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   @HttpCode(200)
   async assign(@CurrentCaller() caller: Caller, @Body() body: unknown) {
@@ -61,6 +89,13 @@ export class AdminController {
   }
 
   @Delete('role-assignments')
+  @ApiOperation({
+    operationId: 'unassignRole',
+    summary: 'Take a role from a user or a group',
+    body: roleAssignmentSchema,
+    response: versionSchema,
+    errors: [403, 413],
+  })
   @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   async unassign(@CurrentCaller() caller: Caller, @Body() body: unknown) {
     const { member, role } = parseBody(roleAssignmentSchema, body);
@@ -74,6 +109,14 @@ export class AdminController {
   }
 
   @Post('groups/:group/members')
+  @ApiOperation({
+    operationId: 'addGroupMember',
+    summary: 'Add a user to a group',
+    parameters: [pathName('group', 'The group id.')],
+    body: groupMemberSchema,
+    response: versionSchema,
+    errors: [403, 413],
+  })
   @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   @HttpCode(200)
   async addMember(
@@ -92,6 +135,13 @@ export class AdminController {
   }
 
   @Delete('groups/:group/members/:user')
+  @ApiOperation({
+    operationId: 'removeGroupMember',
+    summary: 'Remove a user from a group',
+    parameters: [pathName('group', 'The group id.'), pathName('user', 'The user id.')],
+    response: versionSchema,
+    errors: [403],
+  })
   @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   async removeMember(
     @CurrentCaller() caller: Caller,
@@ -108,6 +158,14 @@ export class AdminController {
   }
 
   @Put('roles/:role/permissions')
+  @ApiOperation({
+    operationId: 'setRolePermissions',
+    summary: 'Replace a role\u2019s permissions (resource and action pairs)',
+    parameters: [pathName('role', 'The role id.')],
+    body: permissionsSchema,
+    response: versionSchema,
+    errors: [403, 413],
+  })
   @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   async setPermissions(
     @CurrentCaller() caller: Caller,

@@ -1,11 +1,12 @@
 import type { Caller } from '@kb/auth';
-import { Authenticated, CurrentCaller, parseBody } from '@kb/http';
+import { auditEventSchema } from '@kb/contracts';
+import { ApiOperation, Authenticated, CurrentCaller, parseBody, queryParameters } from '@kb/http';
 import { Controller, Get, Query } from '@nestjs/common';
 import { z } from 'zod';
 
 import { type AuditRecord, AuditRepository } from './audit.repository';
 
-export const auditQuerySchema = z.object({
+const auditQuerySchema = z.object({
   user: z.string().max(256).optional(),
   document: z.string().max(64).optional(),
   action: z.string().max(64).optional(),
@@ -14,6 +15,8 @@ export const auditQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
+const auditRecordSchema = auditEventSchema.extend({ id: z.string(), at: z.string() });
+
 /** The tenant's audit log, for callers granted `read` on `audit` (tenant admins); others get 403. */
 @Controller('v1/audit')
 export class AuditController {
@@ -21,6 +24,13 @@ export class AuditController {
 
   /** Who searched what and what came back, who changed which permission; newest first. */
   @Get()
+  @ApiOperation({
+    operationId: 'queryAudit',
+    summary: 'The tenant\u2019s audit log, newest first (callers with `read` on `audit`)',
+    parameters: queryParameters(auditQuerySchema),
+    response: z.object({ items: z.array(auditRecordSchema) }),
+    errors: [403],
+  })
   @Authenticated({ permission: { action: 'read', resource: 'audit' }, rateLimit: 'admin' })
   async query(
     @CurrentCaller() caller: Caller,

@@ -1,21 +1,32 @@
 import { pipeline } from 'node:stream/promises';
 
 import type { Access, Caller } from '@kb/auth';
-import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import {
+  ApiOperation,
+  Authenticated,
+  CurrentAccess,
+  CurrentCaller,
+  parseBody,
+  pathParameter,
+  queryParameters,
+} from '@kb/http';
 import { Controller, Get, Headers, Param, ParseUUIDPipe, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from 'zod';
 
 import { DocumentContentService, type DocumentText } from './document-content.service';
+import { documentTextSchema } from './document-text.model';
 
 export const MAX_TEXT_WINDOW = 200_000;
 
 /** `?offset&limit&version` of `GET /v1/documents/:id/text`, in UTF-16 code units. */
-export const textQuerySchema = z.object({
+const textQuerySchema = z.object({
   offset: z.coerce.number().int().min(0).default(0),
   limit: z.coerce.number().int().min(1).max(MAX_TEXT_WINDOW).default(20_000),
   version: z.coerce.number().int().min(1).optional(),
 });
+
+const documentId = pathParameter('id', z.uuid().describe('The document id.'));
 
 /** `inline; filename*=…` (RFC 6266): any file name, safely encoded. */
 const dispositionOf = (filename: string): string =>
@@ -31,6 +42,17 @@ export class DocumentContentController {
    * the `read` budget (review N6) and is audited as `document_read` (L5), like `/text`.
    */
   @Get(':id/content')
+  @ApiOperation({
+    operationId: 'getDocumentContent',
+    summary:
+      'The original as uploaded; ETag is the SHA-256; a Range header (bytes=a-b, a-, -n) gives 206, or 416 past the end',
+    parameters: [documentId],
+    alsoStatuses: [206],
+    // The original's own content type, whatever was uploaded.
+    responseMediaType: '*/*',
+    response: z.string().meta({ format: 'binary' }),
+    errors: [404, 416],
+  })
   @Authenticated({ access: true, rateLimit: 'read' })
   async original(
     @CurrentCaller() caller: Caller,
@@ -68,6 +90,13 @@ export class DocumentContentController {
    * it, with the page and heading maps; offsets are those of search hits and citations.
    */
   @Get(':id/text')
+  @ApiOperation({
+    operationId: 'getDocumentText',
+    summary: 'A window of the extracted text, with its page and heading maps',
+    parameters: [documentId, ...queryParameters(textQuerySchema)],
+    response: documentTextSchema,
+    errors: [404, 409],
+  })
   @Authenticated({ access: true, rateLimit: 'read' })
   async text(
     @CurrentCaller() caller: Caller,

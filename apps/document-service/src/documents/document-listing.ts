@@ -22,6 +22,28 @@ export const listQuerySchema = z
   })
   .strict();
 
+/** The longest `?externalIdPrefix=` cursor: an external id of 1024 UTF-16 units, as base64url. */
+const EXTERNAL_ID_CURSOR_MAX = 4400;
+
+/**
+ * `GET /v1/documents`: a page, or (`externalIdPrefix`) a page of what a sync brought, in
+ * external-id order. Its cursor holds an external id, so it may be longer than a listing's (still
+ * base64url: never percent-encoded, so the request line stays under Node's header limit).
+ */
+export const documentListQuerySchema = listQuerySchema
+  .extend({
+    externalIdPrefix: z.string().min(1).max(200).optional(),
+    cursor: z.string().max(EXTERNAL_ID_CURSOR_MAX).optional(),
+  })
+  .refine((q) => q.externalIdPrefix === undefined || q.where === undefined, {
+    message: 'where cannot be combined with externalIdPrefix',
+    path: ['where'],
+  })
+  .refine((q) => q.externalIdPrefix !== undefined || (q.cursor?.length ?? 0) <= 200, {
+    message: 'Too big: expected string to have <=200 characters',
+    path: ['cursor'],
+  });
+
 /**
  * The `where` of a listing, parsed: JSON that is not a filter of the language (an unknown field
  * or operator, a range over strings…) is 400 `invalid_filter`, naming where it is wrong.

@@ -1,5 +1,13 @@
 import { principal } from '@kb/auth';
-import type { DocumentMetadata, DocumentStatus, FailureReason, TenantId } from '@kb/contracts';
+import {
+  type DocumentMetadata,
+  documentMetadataSchema,
+  type DocumentStatus,
+  documentStatusSchema,
+  type FailureReason,
+  failureReasonSchema,
+  type TenantId,
+} from '@kb/contracts';
 import { z } from 'zod';
 
 import type { Trx } from '../platform/transaction.runner';
@@ -206,3 +214,47 @@ export function isFinal(status: DocumentStatus): boolean {
  * event (parse, chunk, embed, index); pre-computed chunks go straight to indexing instead.
  */
 export type VersionStart = (trx: Trx, document: DocumentRecord) => Promise<void>;
+
+/** A document as the API shows it (`DocumentView`), for the OpenAPI document. */
+export const documentViewSchema = z.object({
+  id: z.uuid(),
+  tenantId: z.string(),
+  title: z.string(),
+  filename: z.string(),
+  contentType: z.string(),
+  sizeBytes: z.number().int(),
+  sha256: z.string(),
+  version: z.number().int(),
+  status: documentStatusSchema,
+  failure: z.object({ reason: failureReasonSchema, detail: z.string().nullable() }).nullable(),
+  chunkCount: z.number().int().nullable(),
+  metadata: documentMetadataSchema,
+  tags: z.array(z.string()),
+  knowledgeBaseIds: z.array(z.string()),
+  explicitKnowledgeBaseIds: z.array(z.string()),
+  ownerId: z.string(),
+  acl: documentAclSchema,
+  stageTimes: z.partialRecord(documentStatusSchema, z.string()),
+  externalId: z.string().nullable(),
+  state: z.enum(DOCUMENT_STATES),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  duplicate: z.literal(true).optional(),
+  unchanged: z.literal(true).optional(),
+});
+
+export const documentPageSchema = z.object({
+  items: z.array(documentViewSchema),
+  nextCursor: z.string().nullable(),
+});
+
+export const deleteResultSchema = z.object({
+  documentId: z.uuid(),
+  blobDeleted: z.boolean().optional(),
+  indexRemoval: z.literal('scheduled'),
+});
+
+// The views are TypeScript interfaces; these lines stop the schemas drifting from them.
+const documentViewMatches: z.input<typeof documentViewSchema> = {} as DocumentView;
+const documentPageMatches: z.input<typeof documentPageSchema> = {} as DocumentPage;
+void [documentViewMatches, documentPageMatches];

@@ -1,7 +1,14 @@
 import { rm } from 'node:fs/promises';
 
 import type { Access, Caller, Permission } from '@kb/auth';
-import { Authenticated, BodyLimit, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import {
+  ApiOperation,
+  Authenticated,
+  BodyLimit,
+  CurrentAccess,
+  CurrentCaller,
+  parseBody,
+} from '@kb/http';
 import {
   Body,
   Controller,
@@ -28,9 +35,12 @@ import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config'
 import { SourcesService } from '../sources/sources.service';
 import {
   type DeleteResult,
+  deleteResultSchema,
   documentAclSchema,
   type DocumentPage,
+  documentPageSchema,
   type DocumentView,
+  documentViewSchema,
 } from './document.model';
 import { spoolText, type UploadedFile as File } from './document-content.storage';
 import {
@@ -43,38 +53,17 @@ import {
   uploadFieldsSchema,
   withCurrentNames,
 } from './document-fields';
-import { listQuerySchema, parseWhere } from './document-listing';
+import { documentListQuerySchema, parseWhere } from './document-listing';
 import { DocumentReads } from './document-reads.service';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
+import {
+  documentIdParameter,
+  externalIdPrefixParameter,
+  listParameters,
+  uploadMultipart,
+} from './documents.openapi';
 import { DocumentsService } from './documents.service';
 import { RemoveSpooledFile } from './remove-spooled-file.interceptor';
-
-export { editSchema, uploadFieldsSchema } from './document-fields';
-
-/** A page of documents: `?limit&cursor&where`. */
-export { listQuerySchema } from './document-listing';
-
-/** The longest `?externalIdPrefix=` cursor: an external id of 1024 UTF-16 units, as base64url. */
-const EXTERNAL_ID_CURSOR_MAX = 4400;
-
-/**
- * `GET /v1/documents`: a page, or (`externalIdPrefix`) a page of what a sync brought, in
- * external-id order. Its cursor holds an external id, so it may be longer than a listing's (still
- * base64url: never percent-encoded, so the request line stays under Node's header limit).
- */
-export const documentListQuerySchema = listQuerySchema
-  .extend({
-    externalIdPrefix: z.string().min(1).max(200).optional(),
-    cursor: z.string().max(EXTERNAL_ID_CURSOR_MAX).optional(),
-  })
-  .refine((q) => q.externalIdPrefix === undefined || q.where === undefined, {
-    message: 'where cannot be combined with externalIdPrefix',
-    path: ['where'],
-  })
-  .refine((q) => q.externalIdPrefix !== undefined || (q.cursor?.length ?? 0) <= 200, {
-    message: 'Too big: expected string to have <=200 characters',
-    path: ['cursor'],
-  });
 
 /**
  * The JSON form of an upload: up to `MAX_JSON_TEXT` (4 Mi) characters of text, up to 3 bytes each
@@ -106,6 +95,17 @@ export class DocumentsController {
    * `unchanged: true` when the external id's document already holds it.
    */
   @Post()
+  @ApiOperation({
+    operationId: 'uploadDocument',
+    summary:
+      'Upload a document as a file (multipart) or as JSON text (202); the same externalId again is its next version; 200 for the tenant\u2019s copy of the same content',
+    multipart: uploadMultipart,
+    body: jsonUploadSchema,
+    status: 202,
+    response: documentViewSchema,
+    alsoStatuses: [200],
+    errors: [403, 404, 409, 413, 415],
+  })
   // Checked by the guard, before multer spools the file: a reader cannot fill the disk.
   @Authenticated({ access: true, permission: WRITE_DOCUMENTS, rateLimit: 'upload' })
   @BodyLimit(JSON_UPLOAD_BODY_LIMIT)
@@ -177,6 +177,16 @@ export class DocumentsController {
    * `unchanged: true` when the content is the current version's. Needs `write`.
    */
   @Put(':id/content')
+  @ApiOperation({
+    operationId: 'replaceContent',
+    summary: 'New content: the next version (202), or 200 `unchanged` for the same bytes',
+    parameters: [documentIdParameter],
+    multipart: { fields: z.object({}), files: ['file'], requiredFiles: ['file'] },
+    status: 202,
+    response: documentViewSchema,
+    alsoStatuses: [200],
+    errors: [403, 404, 413, 415],
+  })
   // Checked by the guard, before multer spools the file: a reader cannot fill the disk.
   @Authenticated({ access: true, permission: WRITE_DOCUMENTS, rateLimit: 'upload' })
   @UseInterceptors(RemoveSpooledFile, FileInterceptor('file'))
@@ -196,6 +206,13 @@ export class DocumentsController {
   }
 
   @Delete(':id')
+  @ApiOperation({
+    operationId: 'deleteDocument',
+    summary: 'Delete a document; the indexes drop its chunks asynchronously',
+    parameters: [documentIdParameter],
+    response: deleteResultSchema,
+    errors: [403, 404],
+  })
   @Authenticated({ access: true })
   @HttpCode(200)
   async delete(
@@ -212,6 +229,15 @@ export class DocumentsController {
    * in place; an inactive document's chunks stay indexed but search never finds them.
    */
   @Patch(':id')
+  @ApiOperation({
+    operationId: 'editDocument',
+    summary:
+      'Edit tags, metadata, knowledge bases or state (inactive: kept indexed, never found), without a new version',
+    parameters: [documentIdParameter],
+    body: editSchema,
+    response: documentViewSchema,
+    errors: [403, 404, 413],
+  })
   @Authenticated({ access: true })
   @BodyLimit(EDIT_BODY_LIMIT)
   async edit(
@@ -233,6 +259,14 @@ export class DocumentsController {
 
   /** Replaces the document's ACL (`{users, groups, roles, tenant}`); owner or tenant admin only. */
   @Put(':id/acl')
+  @ApiOperation({
+    operationId: 'setAcl',
+    summary: 'Replace who may read the document (owner or tenant admin)',
+    parameters: [documentIdParameter],
+    body: documentAclSchema,
+    response: documentViewSchema,
+    errors: [403, 404, 413],
+  })
   @Authenticated({ access: true })
   async setAcl(
     @CurrentCaller() caller: Caller,
@@ -246,6 +280,13 @@ export class DocumentsController {
 
   /** A page of documents; reads draw on the `read` budget (review N6) and are audited (L5). */
   @Get()
+  @ApiOperation({
+    operationId: 'listDocuments',
+    summary:
+      'The documents the caller may read matching `where`, newest first, a page at a time (limit ≤ 1000, default 100); with externalIdPrefix (and no `where`), those whose external id starts with it (what a sync brought), a page at a time in external-id order',
+    parameters: [...listParameters, externalIdPrefixParameter],
+    response: documentPageSchema,
+  })
   @Authenticated({ access: true, rateLimit: 'read' })
   async list(
     @CurrentCaller() caller: Caller,
@@ -267,6 +308,13 @@ export class DocumentsController {
   }
 
   @Get(':id')
+  @ApiOperation({
+    operationId: 'getDocument',
+    summary: 'One document, 404 when it does not exist or the caller may not read it',
+    parameters: [documentIdParameter],
+    response: documentViewSchema,
+    errors: [404],
+  })
   @Authenticated({ access: true })
   async get(
     @CurrentCaller() caller: Caller,

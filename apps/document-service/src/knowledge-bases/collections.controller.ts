@@ -1,6 +1,13 @@
 import type { Access, Caller } from '@kb/auth';
 import { FILTER_LIMITS } from '@kb/contracts';
-import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import {
+  ApiOperation,
+  Authenticated,
+  CurrentAccess,
+  CurrentCaller,
+  parseBody,
+  queryParameters,
+} from '@kb/http';
 import { Controller, Delete, Get, Param, Query } from '@nestjs/common';
 import { z } from 'zod';
 
@@ -11,18 +18,24 @@ import {
   type MetadataValues,
 } from './collections.service';
 import {
+  deleteKnowledgeBaseResultSchema,
+  emptyResultSchema,
   type KnowledgeBasePage,
+  knowledgeBasePageSchema,
   type KnowledgeBaseStats,
+  knowledgeBaseStatsSchema,
   listKnowledgeBasesQuerySchema,
+  metadataValuesSchema,
 } from './knowledge-base.model';
 import { KnowledgeBaseError, KnowledgeBaseErrorCode } from './knowledge-bases.errors';
+import { knowledgeBaseIdParameter as knowledgeBaseId } from './knowledge-bases.openapi';
 
-export const deleteQuerySchema = z
+const deleteQuerySchema = z
   .object({ cascade: z.enum(['true', 'false']).default('false') })
   .strict()
   .transform(({ cascade }) => ({ cascade: cascade === 'true' }));
 
-export const metadataValuesQuerySchema = z
+const metadataValuesQuerySchema = z
   .object({
     /** `tags`, `metadata.<key>` or `<key>`. */
     field: z.string().min(1).max(80),
@@ -53,6 +66,13 @@ export class CollectionsController {
    * whose name or id holds `name`, with `total` and each one's stats over what the caller reads.
    */
   @Get()
+  @ApiOperation({
+    operationId: 'listKnowledgeBases',
+    summary:
+      'A page of the tenant\u2019s knowledge bases by id (cursor or offset), filtered by `name`, with `total` and each one\u2019s stats over what the caller may read',
+    parameters: queryParameters(listKnowledgeBasesQuerySchema),
+    response: knowledgeBasePageSchema,
+  })
   @Authenticated({ access: true, rateLimit: 'read' })
   async list(
     @CurrentCaller() caller: Caller,
@@ -68,6 +88,14 @@ export class CollectionsController {
 
   /** Status and counts over the documents the caller may read. */
   @Get(':id/stats')
+  @ApiOperation({
+    operationId: 'getKnowledgeBaseStats',
+    summary:
+      'Status, documents by status, chunks, bytes and last indexing, over what the caller may read',
+    parameters: [knowledgeBaseId],
+    response: knowledgeBaseStatsSchema.extend({ knowledgeBaseId: z.string() }),
+    errors: [404],
+  })
   @Authenticated({ access: true, rateLimit: 'read' })
   async stats(
     @CurrentCaller() caller: Caller,
@@ -78,6 +106,14 @@ export class CollectionsController {
   }
 
   @Get(':id/metadata-values')
+  @ApiOperation({
+    operationId: 'getKnowledgeBaseMetadataValues',
+    summary:
+      'Distinct values of a metadata key (or tags) among the documents the caller may read, sorted, with counts',
+    parameters: [knowledgeBaseId, ...queryParameters(metadataValuesQuerySchema)],
+    response: metadataValuesSchema,
+    errors: [404],
+  })
   @Authenticated({ access: true, rateLimit: 'read' })
   async metadataValues(
     @CurrentCaller() caller: Caller,
@@ -91,6 +127,14 @@ export class CollectionsController {
 
   /** Empties it, keeping its configuration: one job, answered when done. */
   @Delete(':id/documents')
+  @ApiOperation({
+    operationId: 'emptyKnowledgeBase',
+    summary:
+      'Empty it, keeping its configuration: one job deleting the documents only it holds and unlinking the others (readable ones). They leave search when it answers; their chunks leave the indexes right after, in batches of 1,000 (indexRemoval: scheduled)',
+    parameters: [knowledgeBaseId],
+    response: emptyResultSchema,
+    errors: [403, 404],
+  })
   @Authenticated({ access: true, rateLimit: 'admin' })
   async empty(
     @CurrentCaller() caller: Caller,
@@ -101,6 +145,14 @@ export class CollectionsController {
   }
 
   @Delete(':id')
+  @ApiOperation({
+    operationId: 'deleteKnowledgeBase',
+    summary:
+      'Delete a knowledge base: 409 while it holds a document the caller reads, unless cascade=true (deletes those only it holds, unlinks the others)',
+    parameters: [knowledgeBaseId, ...queryParameters(deleteQuerySchema.in)],
+    response: deleteKnowledgeBaseResultSchema,
+    errors: [403, 404, 409],
+  })
   @Authenticated({ access: true, rateLimit: 'admin' })
   async delete(
     @CurrentCaller() caller: Caller,

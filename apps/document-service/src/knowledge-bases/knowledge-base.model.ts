@@ -1,4 +1,9 @@
-import { type ChunkerConfig, chunkerConfigSchema, type DocumentStatus } from '@kb/contracts';
+import {
+  type ChunkerConfig,
+  chunkerConfigSchema,
+  DOCUMENT_STATUSES,
+  type DocumentStatus,
+} from '@kb/contracts';
 import { z } from 'zod';
 
 /** Documents tagged with any of `anyOf` belong to the knowledge base; `[]`, no rule. */
@@ -139,3 +144,76 @@ export interface KnowledgeBasePage {
   /** For the next page; null on the last one (and with `offset`, which pages by offset). */
   nextCursor: string | null;
 }
+
+/** A knowledge base as the API shows it (`KnowledgeBaseView`), for the OpenAPI document. */
+export const knowledgeBaseViewSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  chunker: chunkerConfigSchema,
+  embeddingModel: z.string(),
+  embeddingDimension: z.number().int().nullable(),
+  tagRule: z.object({ anyOf: z.array(z.string()) }),
+  metadata: z.record(z.string(), z.unknown()),
+  allowPrecomputedVectors: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const knowledgeBaseStatsSchema = z.object({
+  status: z
+    .enum(['indexing', 'active', 'error'])
+    .describe(
+      'indexing while a document is in the pipeline, else error when one failed, else active',
+    ),
+  documentCount: z.number().int(),
+  documentsByStatus: z.record(z.enum(DOCUMENT_STATUSES), z.number().int()),
+  chunkCount: z.number().int(),
+  bytes: z.number().int(),
+  lastIndexedAt: z.string().nullable(),
+  scope: z.enum(['readable', 'all']),
+});
+
+export const knowledgeBasePageSchema = z.object({
+  items: z.array(knowledgeBaseViewSchema.extend({ stats: knowledgeBaseStatsSchema.optional() })),
+  total: z.number().int(),
+  nextCursor: z.string().nullable(),
+});
+
+/** Distinct values of a metadata key (or tags), with counts. */
+export const metadataValuesSchema = z.object({
+  knowledgeBaseId: z.string(),
+  field: z.string(),
+  values: z.array(
+    z.object({
+      value: z.union([z.string(), z.number(), z.boolean()]),
+      count: z.number().int(),
+    }),
+  ),
+  truncated: z.boolean(),
+});
+
+/** What emptying a knowledge base did. */
+export const emptyResultSchema = z.object({
+  jobId: z.uuid(),
+  knowledgeBaseId: z.string(),
+  status: z.literal('completed'),
+  deletedCount: z.number().int(),
+  unlinkedCount: z.number().int(),
+  retainedCount: z.number().int(),
+  indexRemoval: z.literal('scheduled'),
+  tookMs: z.number().int(),
+});
+
+/** What deleting a knowledge base did. */
+export const deleteKnowledgeBaseResultSchema = z.object({
+  id: z.string(),
+  cascade: z.boolean(),
+  deletedCount: z.number().int(),
+  unlinkedCount: z.number().int(),
+  indexRemoval: z.literal('scheduled'),
+});
+
+// The view is a TypeScript interface; this line stops the schema drifting from it.
+const knowledgeBaseMatches: z.input<typeof knowledgeBaseViewSchema> = {} as KnowledgeBaseView;
+void knowledgeBaseMatches;

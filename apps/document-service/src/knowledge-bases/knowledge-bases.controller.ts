@@ -1,13 +1,22 @@
 import type { Access, Caller } from '@kb/auth';
-import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import {
+  ApiOperation,
+  Authenticated,
+  CurrentAccess,
+  CurrentCaller,
+  parseBody,
+  queryParameters,
+} from '@kb/http';
 import { Body, Controller, Get, Param, Patch, Post, Query } from '@nestjs/common';
 
 import {
   createKnowledgeBaseSchema,
   type KnowledgeBaseView,
+  knowledgeBaseViewSchema,
   updateKnowledgeBaseSchema,
   updateQuerySchema,
 } from './knowledge-base.model';
+import { knowledgeBaseIdParameter } from './knowledge-bases.openapi';
 import { KnowledgeBasesService } from './knowledge-bases.service';
 
 /**
@@ -20,6 +29,13 @@ export class KnowledgeBasesController {
   constructor(private readonly knowledgeBases: KnowledgeBasesService) {}
 
   @Post()
+  @ApiOperation({
+    operationId: 'createKnowledgeBase',
+    summary: 'Create a knowledge base with its chunker, embedding model and tag rule',
+    body: createKnowledgeBaseSchema,
+    response: knowledgeBaseViewSchema,
+    errors: [403, 409, 413],
+  })
   @Authenticated({ access: true, rateLimit: 'admin' })
   async create(
     @CurrentCaller() caller: Caller,
@@ -34,6 +50,13 @@ export class KnowledgeBasesController {
   }
 
   @Get(':id')
+  @ApiOperation({
+    operationId: 'getKnowledgeBase',
+    summary: 'One knowledge base',
+    parameters: [knowledgeBaseIdParameter],
+    response: knowledgeBaseViewSchema,
+    errors: [404],
+  })
   @Authenticated({ access: true })
   async get(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<KnowledgeBaseView> {
     return this.knowledgeBases.get(caller.tenantId, id);
@@ -45,6 +68,15 @@ export class KnowledgeBasesController {
    * are 409 `immutable_field`.
    */
   @Patch(':id')
+  @ApiOperation({
+    operationId: 'updateKnowledgeBase',
+    summary:
+      'Rename, describe, change the tag rule or the metadata (merged unless merge=false); chunker and model are immutable (409)',
+    parameters: [knowledgeBaseIdParameter, ...queryParameters(updateQuerySchema.in)],
+    body: updateKnowledgeBaseSchema,
+    response: knowledgeBaseViewSchema,
+    errors: [403, 404, 409, 413],
+  })
   @Authenticated({ access: true, rateLimit: 'admin' })
   async update(
     @CurrentCaller() caller: Caller,

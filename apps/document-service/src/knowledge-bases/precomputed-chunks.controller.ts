@@ -1,13 +1,25 @@
 import type { Access, Caller, Permission } from '@kb/auth';
 import { documentMetadataSchema } from '@kb/contracts';
-import { Authenticated, BodyLimit, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import {
+  ApiOperation,
+  Authenticated,
+  BodyLimit,
+  CurrentAccess,
+  CurrentCaller,
+  parseBody,
+} from '@kb/http';
 import { Body, Controller, Param, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from 'zod';
 
-import { documentAclSchema, type DocumentView } from '../documents/document.model';
+import {
+  documentAclSchema,
+  type DocumentView,
+  documentViewSchema,
+} from '../documents/document.model';
 import { externalIdSchema, label } from '../documents/document-fields';
 import { PrecomputedChunksService } from '../documents/precomputed-chunks.service';
+import { knowledgeBaseIdParameter } from './knowledge-bases.openapi';
 
 /** 2,000 chunks a request; a larger document goes in several versions or as a file. */
 export const MAX_PRECOMPUTED_CHUNKS = 2000;
@@ -16,7 +28,7 @@ export const MAX_PRECOMPUTED_CHUNKS = 2000;
  * A document of pre-computed chunks. `embedding` is optional in the schema so that a missing
  * one is answered by the service with `invalid_chunk` naming the chunk, like a wrong dimension.
  */
-export const precomputedDocumentSchema = z
+const precomputedDocumentSchema = z
   .object({
     title: z.string().min(1).max(500),
     externalId: externalIdSchema.optional(),
@@ -59,6 +71,17 @@ export class PrecomputedChunksController {
    * `invalid_chunk` naming the chunk whose embedding is missing or of another dimension.
    */
   @Post(':id/chunks')
+  @ApiOperation({
+    operationId: 'uploadPrecomputedChunks',
+    summary:
+      'A document of pre-computed chunks with embeddings (indexed without parsing or embedding), into a knowledge base a tenant admin set allowPrecomputedVectors on (409 precomputed_vectors_disabled otherwise); 400 invalid_chunk names a chunk whose embedding is missing or of another dimension, 400 invalid_vector one whose values are not finite or whose L2 norm is not 1 (±1 %)',
+    parameters: [knowledgeBaseIdParameter],
+    body: precomputedDocumentSchema,
+    status: 202,
+    alsoStatuses: [200],
+    response: documentViewSchema,
+    errors: [403, 404, 409],
+  })
   @Authenticated({ access: true, permission: WRITE_DOCUMENTS, rateLimit: 'upload' })
   @BodyLimit(PRECOMPUTED_BODY_LIMIT)
   async upload(

@@ -1,4 +1,4 @@
-import type { SyncCounts } from '@kb/contracts';
+import { type SyncCounts, syncCountsSchema } from '@kb/contracts';
 import { z } from 'zod';
 
 import { label } from '../documents/document-fields';
@@ -60,3 +60,34 @@ export interface SyncView {
 }
 
 export const externalIdPrefixOf = (sourceId: string): string => `source:${sourceId}/`;
+
+/** A source as the API shows it (`SourceView`), for the OpenAPI document. */
+export const sourceViewSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  knowledgeBaseId: z.string(),
+  kind: z.enum(['s3', 'folder']),
+  bucket: z.string().nullable(),
+  prefix: z.string(),
+  include: z.array(z.string()),
+  exclude: z.array(z.string()),
+  createdBy: z.string(),
+  createdAt: z.string(),
+  externalIdPrefix: z.string(),
+});
+
+/** A sync as the API shows it (`SyncView`). */
+export const syncViewSchema = z.object({
+  id: z.uuid(),
+  sourceId: z.uuid(),
+  status: z.enum(['running', 'succeeded', 'failed']),
+  counts: syncCountsSchema,
+  failures: z.array(z.object({ path: z.string(), reason: z.string() })),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+
+// The views are TypeScript interfaces; these lines stop the schemas drifting from them.
+const sourceViewMatches: z.input<typeof sourceViewSchema> = {} as SourceView;
+const syncViewMatches: z.input<typeof syncViewSchema> = {} as SyncView;
+void [sourceViewMatches, syncViewMatches];

@@ -1,5 +1,12 @@
 import type { Access, Caller } from '@kb/auth';
-import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import {
+  ApiOperation,
+  Authenticated,
+  CurrentAccess,
+  CurrentCaller,
+  parseBody,
+  pathParameter,
+} from '@kb/http';
 import {
   Body,
   Controller,
@@ -15,19 +22,24 @@ import {
 import type { Response } from 'express';
 import { z } from 'zod';
 
-import { createSourceSchema, type SourceView, type SyncView } from './source.model';
+import {
+  createSourceSchema,
+  type SourceView,
+  sourceViewSchema,
+  type SyncView,
+  syncViewSchema,
+} from './source.model';
 import { SourcesService } from './sources.service';
 
-export const syncHistoryQuerySchema = z
+const syncHistoryQuerySchema = z
   .object({ limit: z.coerce.number().int().min(1).max(100).default(20) })
   .strict();
 
 /** `wait=false`: answer 202 with the running sync at once; it goes on in the background. */
-export const syncQuerySchema = z
-  .object({ wait: z.enum(['true', 'false']).default('true') })
-  .strict();
+const syncQuerySchema = z.object({ wait: z.enum(['true', 'false']).default('true') }).strict();
 
 const uuid = new ParseUUIDPipe({ version: '4' });
+const sourceId = pathParameter('id', z.uuid());
 
 /** Sources that sync into a knowledge base (docs/adr/0026). */
 @Controller('v1/sources')
@@ -35,6 +47,14 @@ export class SourcesController {
   constructor(private readonly sources: SourcesService) {}
 
   @Post()
+  @ApiOperation({
+    operationId: 'createSource',
+    summary:
+      'A source bound to a knowledge base: an S3 bucket and prefix (synced by the server) or a folder (synced by kb sync), with include and exclude globs',
+    body: createSourceSchema,
+    response: sourceViewSchema,
+    errors: [403],
+  })
   @Authenticated({ access: true })
   async create(
     @CurrentCaller() caller: Caller,
@@ -45,18 +65,37 @@ export class SourcesController {
   }
 
   @Get()
+  @ApiOperation({
+    operationId: 'listSources',
+    summary: 'The tenant\u2019s sources',
+    response: z.object({ items: z.array(sourceViewSchema) }),
+  })
   @Authenticated({ access: true })
   async list(@CurrentCaller() caller: Caller): Promise<{ items: SourceView[] }> {
     return { items: await this.sources.list(caller.tenantId) };
   }
 
   @Get(':id')
+  @ApiOperation({
+    operationId: 'getSource',
+    summary: 'One source',
+    parameters: [sourceId],
+    response: sourceViewSchema,
+    errors: [404],
+  })
   @Authenticated({ access: true })
   get(@CurrentCaller() caller: Caller, @Param('id', uuid) id: string): Promise<SourceView> {
     return this.sources.get(caller.tenantId, id);
   }
 
   @Delete(':id')
+  @ApiOperation({
+    operationId: 'deleteSource',
+    summary: 'Delete a source and its sync history; the documents it brought stay',
+    parameters: [sourceId],
+    response: z.object({ sourceId: z.uuid() }),
+    errors: [403, 404],
+  })
   @Authenticated({ access: true })
   @HttpCode(200)
   delete(
@@ -72,6 +111,16 @@ export class SourcesController {
    * `wait=false`, answers 202 with the running sync and goes on in the background.
    */
   @Post(':id/sync')
+  @ApiOperation({
+    operationId: 'syncSource',
+    summary:
+      'Sync an S3 source now: new files uploaded, changed ones a new version, removed ones deleted; answers the finished sync with its counts (200), or with wait=false the running sync at once (202, follow it at /v1/sources/{id}/syncs/{syncId}). One sync per source at a time: 409 sync_in_progress',
+    parameters: [sourceId, { name: 'wait', in: 'query', schema: syncQuerySchema.shape.wait }],
+    status: 200,
+    alsoStatuses: [202],
+    response: syncViewSchema,
+    errors: [403, 404, 409],
+  })
   @Authenticated({ access: true, rateLimit: 'upload' })
   async sync(
     @CurrentCaller() caller: Caller,
@@ -88,6 +137,13 @@ export class SourcesController {
 
   /** One sync: `running` until it has finished, then its counts and failures. */
   @Get(':id/syncs/:syncId')
+  @ApiOperation({
+    operationId: 'getSourceSync',
+    summary: 'One sync of the source: running, or finished with its counts and failures',
+    parameters: [sourceId, pathParameter('syncId', z.uuid(), 'The sync id.')],
+    response: syncViewSchema,
+    errors: [404],
+  })
   @Authenticated({ access: true })
   getSync(
     @CurrentCaller() caller: Caller,
@@ -99,6 +155,16 @@ export class SourcesController {
 
   /** The source's syncs, newest first. */
   @Get(':id/syncs')
+  @ApiOperation({
+    operationId: 'listSourceSyncs',
+    summary: 'The source\u2019s sync history, newest first',
+    parameters: [
+      sourceId,
+      { name: 'limit', in: 'query', schema: syncHistoryQuerySchema.shape.limit },
+    ],
+    response: z.object({ items: z.array(syncViewSchema) }),
+    errors: [404],
+  })
   @Authenticated({ access: true })
   history(
     @CurrentCaller() caller: Caller,

@@ -1,9 +1,19 @@
 import type { Caller, Permission } from '@kb/auth';
-import type { OpenAiModel, OpenAiModelList } from '@kb/contracts';
-import { Authenticated, CurrentCaller } from '@kb/http';
+import {
+  type OpenAiModel,
+  type OpenAiModelList,
+  openAiModelListSchema,
+  openAiModelSchema,
+} from '@kb/contracts';
+import { ApiOperation, Authenticated, CurrentCaller, pathParameter } from '@kb/http';
 import { Body, Controller, Get, HttpCode, Param, Post, UseFilters } from '@nestjs/common';
+import { z } from 'zod';
 
-import type { EmbeddingsResponse } from './openai.model';
+import {
+  embeddingsRequestSchema,
+  type EmbeddingsResponse,
+  embeddingsResponseSchema,
+} from './openai.model';
 import { OpenAiEmbeddingsService } from './openai-embeddings.service';
 import { OpenAiExceptionFilter } from './openai-exception.filter';
 
@@ -29,17 +39,36 @@ export class OpenAiController {
 
   @Post('embeddings')
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'createEmbedding',
+    summary: 'Embed a text or an array of texts (token ids are refused: token_input_unsupported)',
+    body: embeddingsRequestSchema,
+    response: embeddingsResponseSchema,
+    errors: [403, 404, 429],
+  })
   @Authenticated({ permission: EMBEDDINGS_PERMISSION, rateLimit: 'model' })
   async embed(@CurrentCaller() caller: Caller, @Body() body: unknown): Promise<EmbeddingsResponse> {
     return this.embeddings.embed(caller.tenantId, this.embeddings.parse(body));
   }
 
   @Get('models')
+  @ApiOperation({
+    operationId: 'listModels',
+    summary: 'The embedding models served here',
+    response: openAiModelListSchema,
+  })
   models(): OpenAiModelList {
     return this.embeddings.models();
   }
 
   @Get('models/:model')
+  @ApiOperation({
+    operationId: 'retrieveModel',
+    summary: 'One served model (404 model_not_found otherwise)',
+    parameters: [pathParameter('model', z.string())],
+    response: openAiModelSchema,
+    errors: [404],
+  })
   model(@Param('model') model: string): OpenAiModel {
     return this.embeddings.model(model);
   }

@@ -1,9 +1,8 @@
-import { openAiModelListSchema, openAiModelSchema } from '@kb/contracts';
-import { buildOpenApiDocument, Public } from '@kb/http';
+import { buildRouteDocument, Public } from '@kb/http';
 import { Controller, Get } from '@nestjs/common';
 import { z } from 'zod';
 
-import { embeddingsRequestSchema, embeddingsResponseSchema } from './openai.model';
+import { OpenAiController } from './openai.controller';
 
 /** OpenAI's error body, which these routes answer with (openai-exception.filter.ts). */
 const openAiErrorSchema = z.object({
@@ -15,44 +14,18 @@ const openAiErrorSchema = z.object({
   }),
 });
 
+/** The controllers of the public REST API, each route with its `@ApiOperation`. */
+export const EMBEDDING_CONTROLLERS = [OpenAiController];
+
 /** embedding-service's public API: OpenAI-compatible embeddings and models (ADR 23). */
-export const EMBEDDING_OPENAPI = buildOpenApiDocument(
+export const EMBEDDING_OPENAPI = buildRouteDocument(
   {
     title: 'Knowledge base OpenAI-compatible embeddings API',
     version: '1',
     description:
       'OpenAI\u2019s embeddings and models endpoints over the models the knowledge base embeds with. Point an OpenAI SDK\u2019s base URL at /v1 with a knowledge-base token as its API key.',
   },
-  [
-    {
-      method: 'post',
-      path: '/v1/embeddings',
-      operationId: 'createEmbedding',
-      summary: 'Embed a text or an array of texts (token ids are refused: token_input_unsupported)',
-      body: embeddingsRequestSchema,
-      status: 200,
-      response: embeddingsResponseSchema,
-      errors: [403, 404, 429],
-    },
-    {
-      method: 'get',
-      path: '/v1/models',
-      operationId: 'listModels',
-      summary: 'The embedding models served here',
-      status: 200,
-      response: openAiModelListSchema,
-    },
-    {
-      method: 'get',
-      path: '/v1/models/{model}',
-      operationId: 'retrieveModel',
-      summary: 'One served model (404 model_not_found otherwise)',
-      parameters: [{ name: 'model', in: 'path', schema: z.string() }],
-      status: 200,
-      response: openAiModelSchema,
-      errors: [404],
-    },
-  ],
+  EMBEDDING_CONTROLLERS,
   { errorBody: openAiErrorSchema },
 );
 

@@ -1,5 +1,12 @@
 import { type Access, type Caller, readFilterOf } from '@kb/auth';
-import { Authenticated, CurrentAccess, CurrentCaller, parseBody, Public } from '@kb/http';
+import {
+  ApiOperation,
+  Authenticated,
+  CurrentAccess,
+  CurrentCaller,
+  parseBody,
+  Public,
+} from '@kb/http';
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { z } from 'zod';
 
@@ -8,8 +15,19 @@ import { searchRequestSchema } from '../search/search.model';
 import {
   ContextService,
   type RetrieveContextResponse,
+  retrieveContextResponseSchema,
   retrieveContextSchema,
 } from './context.service';
+
+/** A tool definition in OpenAI function-calling format. */
+const toolSchema = z.object({
+  type: z.literal('function'),
+  function: z.object({
+    name: z.string(),
+    description: z.string(),
+    parameters: z.record(z.string(), z.unknown()),
+  }),
+});
 
 @Controller('v1')
 export class ContextController {
@@ -21,6 +39,14 @@ export class ContextController {
   /** `{ question?, messages?, tokenBudget?, candidates?, mode?, knowledgeBaseIds?, filter? }` → passages with citations within the budget. */
   @Post('context')
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'retrieveContext',
+    summary: 'Passages for an LLM prompt, merged, de-duplicated and packed to a token budget',
+    body: retrieveContextSchema,
+    response: retrieveContextResponseSchema,
+    // Over the caller's or the tenant's search budget, with Retry-After (docs/adr/0020).
+    errors: [429],
+  })
   @Authenticated({ access: true, rateLimit: 'search' })
   async retrieve(
     @CurrentCaller() caller: Caller,
@@ -50,6 +76,12 @@ export class ContextController {
    */
   @Public()
   @Get('tools/search_knowledge_base')
+  @ApiOperation({
+    operationId: 'searchTool',
+    summary: 'The search_knowledge_base tool definition in OpenAI function-calling format',
+    response: toolSchema,
+    authenticated: false,
+  })
   searchTool(): object {
     return searchToolDefinition();
   }

@@ -1,5 +1,7 @@
-import { OPENAI_MODEL_OWNER, type OpenAiModelList } from '@kb/contracts';
+import { OPENAI_MODEL_OWNER, type OpenAiModelList, openAiModelListSchema } from '@kb/contracts';
+import { ApiOperation } from '@kb/http';
 import { Controller, Get, Inject } from '@nestjs/common';
+import { z } from 'zod';
 
 import { RERANKER } from '../platform/tokens';
 import {
@@ -8,6 +10,12 @@ import {
   type Reranker,
 } from '../search/cross-encoder.reranker';
 import { QueryEmbedder } from '../search/query.embedder';
+
+const crossEncoderStateSchema = z.object({
+  configured: z.boolean(),
+  loaded: z.boolean(),
+  model: z.string().nullable(),
+});
 
 export type QueryModelList = OpenAiModelList & { cross_encoder: CrossEncoderState };
 
@@ -28,6 +36,12 @@ export class ModelsController {
   ) {}
 
   @Get()
+  @ApiOperation({
+    operationId: 'listModels',
+    summary:
+      'The embedding models and the cross-encoder this service runs, in OpenAI\u2019s list shape, with the cross-encoder\u2019s state',
+    response: openAiModelListSchema.extend({ cross_encoder: crossEncoderStateSchema }),
+  })
   list(): QueryModelList {
     const base = { object: 'model' as const, created: this.created, owned_by: OPENAI_MODEL_OWNER };
     return {

@@ -1,8 +1,8 @@
 import type { Permission } from '@kb/auth';
-import { Authenticated, parseBody } from '@kb/http';
+import { ApiOperation, Authenticated, parseBody } from '@kb/http';
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 
-import { rerankRequestSchema, type RerankResponse } from './rerank.model';
+import { rerankRequestSchema, type RerankResponse, rerankResponseSchema } from './rerank.model';
 import { RerankService } from './rerank.service';
 
 /**
@@ -24,6 +24,15 @@ export class RerankController {
 
   @Post()
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'rerank',
+    summary:
+      'Order passages by the cross-encoder\u2019s relevance to a query (503 cross_encoder_not_loaded without one)',
+    body: rerankRequestSchema,
+    response: rerankResponseSchema,
+    // Needs read on documents; over the model budget or its queue full: 429 (docs/adr/0023).
+    errors: [403, 429],
+  })
   @Authenticated({ permission: RERANK_PERMISSION, rateLimit: 'model' })
   async rerank(@Body() body: unknown): Promise<RerankResponse> {
     return this.service.rerank(parseBody(rerankRequestSchema, body));

@@ -1,13 +1,20 @@
 import { type Access, type Caller, readFilterOf } from '@kb/auth';
-import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
+import { ApiOperation, Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { collectStageTimings } from '@kb/observability';
 import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
+import { z } from 'zod';
 
 import { SearchAudit } from '../audit/search-audit.publisher';
-import { searchRequestSchema, type SearchResponse } from './search.model';
+import {
+  MAX_TOP_K,
+  SEARCH_MODES,
+  searchRequestSchema,
+  type SearchResponse,
+  searchResponseSchema,
+} from './search.model';
 import { SearchService } from './search.service';
-import { similarRequestSchema, type SimilarResponse } from './similar.model';
+import { similarRequestSchema, type SimilarResponse, similarResponseSchema } from './similar.model';
 import { SimilarService } from './similar.service';
 
 /** `GET /v1/search`'s query string: q, limit, offset, mode and kb (repeated or comma-separated). */
@@ -39,6 +46,14 @@ export class SearchController {
   /** Searches the documents the caller may read (all of the tenant's for an admin). */
   @Post()
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'search',
+    summary: 'Hybrid, semantic or lexical search over chunks, with filters, pagination and MMR',
+    body: searchRequestSchema,
+    response: searchResponseSchema,
+    // Over the caller's or the tenant's search budget, with Retry-After (docs/adr/0020).
+    errors: [429],
+  })
   @Authenticated({ access: true, rateLimit: 'search' })
   run(
     @CurrentCaller() caller: Caller,
@@ -51,6 +66,38 @@ export class SearchController {
 
   /** The same search for simple clients: `?q=…&limit=…&offset=…&mode=…&kb=…`. */
   @Get()
+  @ApiOperation({
+    operationId: 'searchGet',
+    summary: 'The same search for simple clients, from the query string',
+    parameters: [
+      { name: 'q', in: 'query', schema: z.string().min(1), description: 'The query.' },
+      {
+        name: 'limit',
+        in: 'query',
+        schema: z.number().int().min(1).max(MAX_TOP_K).optional(),
+        description: 'How many hits (topK); default 10.',
+      },
+      {
+        name: 'offset',
+        in: 'query',
+        schema: z.number().int().min(0).optional(),
+        description: 'Hits to skip: the previous page\u2019s nextOffset.',
+      },
+      {
+        name: 'mode',
+        in: 'query',
+        schema: z.enum(SEARCH_MODES).optional(),
+        description: 'hybrid (default), semantic, lexical or auto.',
+      },
+      {
+        name: 'kb',
+        in: 'query',
+        schema: z.string().optional(),
+        description: 'Knowledge base ids, comma-separated or repeated; none means all.',
+      },
+    ],
+    response: searchResponseSchema,
+  })
   @Authenticated({ access: true, rateLimit: 'search' })
   get(
     @CurrentCaller() caller: Caller,
@@ -64,6 +111,13 @@ export class SearchController {
   /** Chunks or documents similar to a text or to a document (which is left out). */
   @Post('similar')
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'searchSimilar',
+    summary: 'Chunks or documents similar to a text or to a document (excluded), by their vectors',
+    body: similarRequestSchema,
+    response: similarResponseSchema,
+    errors: [404, 409],
+  })
   @Authenticated({ access: true, rateLimit: 'search' })
   async similar(
     @CurrentCaller() caller: Caller,
