@@ -3,6 +3,17 @@ import prettier from 'eslint-config-prettier';
 import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
 
+/** The packages of the transports (gRPC, REST, Kafka, MCP): domain code never imports them. */
+const TRANSPORT_PACKAGES = [
+  '@grpc/*',
+  '@nestjs/microservices',
+  '@nestjs/platform-express',
+  'kafkajs',
+  'express',
+  'multer',
+  '@modelcontextprotocol/*',
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -71,16 +82,39 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: [
-                '@grpc/*',
-                '@nestjs/microservices',
-                '@nestjs/platform-express',
-                'kafkajs',
-                'express',
-                '@modelcontextprotocol/*',
-              ],
+              group: TRANSPORT_PACKAGES,
               message:
                 'Domain code never imports a transport (ADR 13); map to it in libs/grpc, libs/http, libs/kafka or libs/mcp.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // In a service, a transport's packages are for its transport adapters and its wiring only;
+    // the domain code (services, repositories, rules) reaches them through libs/ ports.
+    files: ['apps/*-service/src/**/*.ts'],
+    ignores: [
+      '**/*.spec.ts',
+      '**/main.ts',
+      '**/app.module.ts',
+      '**/platform/**',
+      '**/*.controller.ts',
+      '**/*.grpc.ts',
+      '**/*.consumer.ts',
+      '**/*.filter.ts',
+      '**/*.options.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: TRANSPORT_PACKAGES,
+              message:
+                'Only transport adapters (*.controller.ts, *.grpc.ts, *.consumer.ts, *.filter.ts), main.ts, app.module.ts and platform/ import a transport (ADR 13).',
             },
           ],
         },

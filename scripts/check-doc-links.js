@@ -16,7 +16,7 @@ const SKIP_DIRS = new Set(['node_modules', 'dist', '.git', '.nx', 'coverage']);
 /** The markdown files whose links are checked, relative to `root`. */
 function documents(root) {
   const found = [];
-  const walk = (dir, depth, keep) => {
+  const walk = (dir) => {
     let entries;
     try {
       entries = fs.readdirSync(path.join(root, dir), { withFileTypes: true });
@@ -26,19 +26,14 @@ function documents(root) {
     for (const entry of entries) {
       const rel = dir ? `${dir}/${entry.name}` : entry.name;
       if (entry.isDirectory()) {
-        if (!SKIP_DIRS.has(entry.name) && depth > 0) walk(rel, depth - 1, keep);
-      } else if (entry.name.endsWith('.md') && keep(rel)) {
+        if (!SKIP_DIRS.has(entry.name)) walk(rel);
+      } else if (entry.name === 'README.md' || (rel.startsWith('docs/') && rel.endsWith('.md'))) {
         found.push(rel);
       }
     }
   };
-  const isReadme = (rel) => path.basename(rel) === 'README.md';
-  walk('', 0, isReadme); // README.md
-  for (const dir of ['apps', 'libs']) walk(dir, 1, isReadme); // apps/*/README.md
-  walk('docs', Infinity, () => true);
-  walk('helm', Infinity, isReadme);
-  walk('deploy', Infinity, isReadme);
-  walk('scripts', Infinity, isReadme);
+  // Every README in the tree (the top level, apps/*, libs/*, helm/…, deploy/…) and all of docs/.
+  walk('');
   return found.sort();
 }
 

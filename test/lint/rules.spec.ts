@@ -46,6 +46,10 @@ describe('the layout rules, as lint checks (ADR 13)', () => {
       'libs/errors/src/probe-lib.ts': "import { x } from '@kb/mcp';\n\nexport const y = x;\n",
       'libs/errors/src/probe-package.ts':
         "import { status } from '@grpc/grpc-js';\n\nexport const y = status;\n",
+      'apps/query-service/src/search/probe.service.ts':
+        "import type { Kafka } from 'kafkajs';\n\nexport type K = Kafka;\n",
+      'apps/query-service/src/search/probe.consumer.ts':
+        "import type { Kafka } from 'kafkajs';\n\nexport type K = Kafka;\n",
     });
   }, 60_000);
 
@@ -78,6 +82,13 @@ describe('the layout rules, as lint checks (ADR 13)', () => {
     expect(messages['libs/errors/src/probe-package.ts']).toEqual([
       expect.stringMatching(/^no-restricted-imports: '@grpc\/grpc-js'/),
     ]);
+  });
+
+  it("fails a service's domain code importing a transport, and lets its adapters", () => {
+    expect(messages['apps/query-service/src/search/probe.service.ts']).toEqual([
+      expect.stringMatching(/^no-restricted-imports: 'kafkajs'/),
+    ]);
+    expect(messages['apps/query-service/src/search/probe.consumer.ts']).toEqual([]);
   });
 });
 
