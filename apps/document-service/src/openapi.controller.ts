@@ -10,10 +10,6 @@ import { buildOpenApiDocument, Public } from '@kb/http';
 import { Controller, Get } from '@nestjs/common';
 import { z } from 'zod';
 
-import {
-  deleteQuerySchema,
-  metadataValuesQuerySchema,
-} from './knowledge-bases/collections.controller';
 import { textQuerySchema } from './document-content/document-content.controller';
 import {
   documentAclSchema,
@@ -23,7 +19,10 @@ import {
 import { DOCUMENT_STATES } from './documents/document.model';
 import { jsonPart, jsonUploadSchema, label } from './documents/document-fields';
 import { editSchema, listQuerySchema, uploadFieldsSchema } from './documents/documents.controller';
-import { precomputedDocumentSchema } from './knowledge-bases/precomputed-chunks.controller';
+import {
+  deleteQuerySchema,
+  metadataValuesQuerySchema,
+} from './knowledge-bases/collections.controller';
 import {
   createKnowledgeBaseSchema,
   type KnowledgeBaseView,
@@ -31,6 +30,7 @@ import {
   updateKnowledgeBaseSchema,
   updateQuerySchema,
 } from './knowledge-bases/knowledge-base.model';
+import { precomputedDocumentSchema } from './knowledge-bases/precomputed-chunks.controller';
 import { createSourceSchema } from './sources/source.model';
 import { syncHistoryQuerySchema, syncQuerySchema } from './sources/sources.controller';
 

@@ -1,12 +1,12 @@
 import { controllerRoutes, documentedRoutes } from '@kb/http';
 import OpenAPISchemaValidator from 'openapi-schema-validator';
 
-import { CollectionsController } from './knowledge-bases/collections.controller';
 import { DocumentContentController } from './document-content/document-content.controller';
 import { DocumentsController } from './documents/documents.controller';
+import { CollectionsController } from './knowledge-bases/collections.controller';
 import { KnowledgeBaseDocumentsController } from './knowledge-bases/knowledge-base-documents.controller';
-import { PrecomputedChunksController } from './knowledge-bases/precomputed-chunks.controller';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
+import { PrecomputedChunksController } from './knowledge-bases/precomputed-chunks.controller';
 import { DOCUMENT_OPENAPI, documentPageSchema, documentViewSchema } from './openapi.controller';
 import { SourcesController } from './sources/sources.controller';
 import { DocumentStatsController } from './stats/document-stats.controller';
