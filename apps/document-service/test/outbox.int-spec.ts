@@ -9,10 +9,14 @@ import { migrations } from '../src/migrations';
 import { SqlOutboxRepository } from '../src/outbox/outbox.repository';
 import type { DocumentDatabase } from '../src/platform/db.types';
 import { SqlTransactionRunner } from '../src/platform/transaction.runner';
+import { outboxRepositoryConformance } from './support/outbox-repository.conformance';
 
 jest.setTimeout(60_000);
 
-/** The outbox's two lanes in Postgres: document events are claimed before audit records. */
+/**
+ * The outbox in Postgres: the conformance suite `InMemoryOutboxRepository` runs too, then the
+ * lanes' index and one-statement units of work, which only SQL shows.
+ */
 describe('outbox in SQL', () => {
   const schema = `outbox_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   let pool: Pool;
@@ -41,6 +45,8 @@ describe('outbox in SQL', () => {
     await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(db);
     await pool.end();
   });
+
+  outboxRepositoryConformance(() => ({ outbox, transactions }));
 
   const message = (topic: string, key: string) => ({ topic, key, payload: key, headers: {} });
 

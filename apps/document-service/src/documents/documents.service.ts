@@ -33,7 +33,7 @@ import {
   type VersionStart,
 } from './document.model';
 import { DocumentAudit } from './document-audit';
-import { type UploadedFile } from './document-content.storage';
+import type { UploadedFile } from './document-content.storage';
 import { aclAuditOf, aclChangedEventOf, deletedEventOf } from './document-events.builder';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import {
@@ -54,6 +54,11 @@ export interface StatusEvent {
   at: Date;
 }
 
+/**
+ * Every operation on a document. The larger use cases have files of their own (`UploadDocument`,
+ * `ReplaceDocumentContent`, `EditDocument`); the methods here hand over to them, so controllers,
+ * the source sync and pre-computed chunks keep one entry point.
+ */
 @Injectable()
 export class DocumentsService {
   private readonly logger = new Logger(DocumentsService.name);
