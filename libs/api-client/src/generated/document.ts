@@ -22,6 +22,24 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/documents/{id}/content': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The original as uploaded; ETag is the SHA-256; a Range header (bytes=a-b, a-, -n) gives 206, or 416 past the end */
+    get: operations['getDocumentContent'];
+    /** New content: the next version (202), or 200 `unchanged` for the same bytes */
+    put: operations['replaceContent'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/documents/{id}': {
     parameters: {
       query?: never;
@@ -39,24 +57,6 @@ export interface paths {
     head?: never;
     /** Edit tags, metadata, knowledge bases or state (inactive: kept indexed, never found), without a new version */
     patch: operations['editDocument'];
-    trace?: never;
-  };
-  '/v1/documents/{id}/content': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The original as uploaded; ETag is the SHA-256; a Range header (bytes=a-b, a-, -n) gives 206, or 416 past the end */
-    get: operations['getDocumentContent'];
-    /** New content: the next version (202), or 200 `unchanged` for the same bytes */
-    put: operations['replaceContent'];
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
     trace?: never;
   };
   '/v1/documents/{id}/acl': {
@@ -92,6 +92,25 @@ export interface paths {
     options?: never;
     head?: never;
     patch?: never;
+    trace?: never;
+  };
+  '/v1/knowledge-bases/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One knowledge base */
+    get: operations['getKnowledgeBase'];
+    put?: never;
+    post?: never;
+    /** Delete a knowledge base: 409 while it holds a document the caller reads, unless cascade=true (deletes those only it holds, unlinks the others) */
+    delete: operations['deleteKnowledgeBase'];
+    options?: never;
+    head?: never;
+    /** Rename, describe, change the tag rule or the metadata (merged unless merge=false); chunker and model are immutable (409) */
+    patch: operations['updateKnowledgeBase'];
     trace?: never;
   };
   '/v1/knowledge-bases/{id}/stats': {
@@ -144,25 +163,6 @@ export interface paths {
     options?: never;
     head?: never;
     patch?: never;
-    trace?: never;
-  };
-  '/v1/knowledge-bases/{id}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** One knowledge base */
-    get: operations['getKnowledgeBase'];
-    put?: never;
-    post?: never;
-    /** Delete a knowledge base: 409 while it holds a document the caller reads, unless cascade=true (deletes those only it holds, unlinks the others) */
-    delete: operations['deleteKnowledgeBase'];
-    options?: never;
-    head?: never;
-    /** Rename, describe, change the tag rule or the metadata (merged unless merge=false); chunker and model are immutable (409) */
-    patch: operations['updateKnowledgeBase'];
     trace?: never;
   };
   '/v1/knowledge-bases/{id}/chunks': {
@@ -326,14 +326,14 @@ export type $defs = Record<string, never>;
 export interface operations {
   listDocuments: {
     parameters: {
-      query: {
+      query?: {
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
         /** @description A filter as JSON (docs/adr/0007): document_id, tags, status, content_type, created_at, updated_at (ISO 8601 or epoch ms; uploaded_at = created_at) and metadata.<key>, with $eq $ne $in $nin $gt $gte $lt $lte $exists $and $or. A bad filter is 400 invalid_filter. */
         where?: string;
         /** @description Only documents whose externalId starts with this, in externalId order (byte order), paged by `limit` and `cursor` (this listing's cursors may be up to 4400 characters). */
-        externalIdPrefix: string;
+        externalIdPrefix?: string;
       };
       header?: never;
       path?: never;
@@ -703,6 +703,300 @@ export interface operations {
       };
     };
   };
+  getDocumentContent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          '*/*': string;
+        };
+      };
+      /** @description Success */
+      206: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          '*/*': string;
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (416) */
+      416: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  replaceContent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The document id (a UUID v4). */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'multipart/form-data': {
+          /** Format: binary */
+          file: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            tenantId: string;
+            title: string;
+            filename: string;
+            contentType: string;
+            sizeBytes: number;
+            sha256: string;
+            version: number;
+            /** @enum {string} */
+            status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+            failure: {
+              /** @enum {string} */
+              reason:
+                | 'unsupported_type'
+                | 'type_mismatch'
+                | 'encrypted'
+                | 'no_text'
+                | 'parse_error'
+                | 'too_large'
+                | 'timeout'
+                | 'embedding_error'
+                | 'indexing_error'
+                | 'stalled'
+                | 'internal_error';
+              detail: string | null;
+            } | null;
+            chunkCount: number | null;
+            metadata: {
+              [key: string]: string | number | boolean | string[];
+            };
+            tags: string[];
+            knowledgeBaseIds: string[];
+            explicitKnowledgeBaseIds: string[];
+            ownerId: string;
+            acl: {
+              /** @default [] */
+              users: string[];
+              /** @default [] */
+              groups: string[];
+              /** @default [] */
+              roles: string[];
+              /** @default false */
+              tenant: boolean;
+            };
+            stageTimes: {
+              [key: string]: string;
+            };
+            externalId: string | null;
+            /** @enum {string} */
+            state: 'active' | 'inactive';
+            createdAt: string;
+            updatedAt: string;
+            /** @enum {boolean} */
+            duplicate?: true;
+            /** @enum {boolean} */
+            unchanged?: true;
+          };
+        };
+      };
+      /** @description Success */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            tenantId: string;
+            title: string;
+            filename: string;
+            contentType: string;
+            sizeBytes: number;
+            sha256: string;
+            version: number;
+            /** @enum {string} */
+            status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+            failure: {
+              /** @enum {string} */
+              reason:
+                | 'unsupported_type'
+                | 'type_mismatch'
+                | 'encrypted'
+                | 'no_text'
+                | 'parse_error'
+                | 'too_large'
+                | 'timeout'
+                | 'embedding_error'
+                | 'indexing_error'
+                | 'stalled'
+                | 'internal_error';
+              detail: string | null;
+            } | null;
+            chunkCount: number | null;
+            metadata: {
+              [key: string]: string | number | boolean | string[];
+            };
+            tags: string[];
+            knowledgeBaseIds: string[];
+            explicitKnowledgeBaseIds: string[];
+            ownerId: string;
+            acl: {
+              /** @default [] */
+              users: string[];
+              /** @default [] */
+              groups: string[];
+              /** @default [] */
+              roles: string[];
+              /** @default false */
+              tenant: boolean;
+            };
+            stageTimes: {
+              [key: string]: string;
+            };
+            externalId: string | null;
+            /** @enum {string} */
+            state: 'active' | 'inactive';
+            createdAt: string;
+            updatedAt: string;
+            /** @enum {boolean} */
+            duplicate?: true;
+            /** @enum {boolean} */
+            unchanged?: true;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (413) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (415) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   getDocument: {
     parameters: {
       query?: never;
@@ -1023,300 +1317,6 @@ export interface operations {
       };
       /** @description Error (413) */
       413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (503) */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  getDocumentContent: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Success */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          '*/*': string;
-        };
-      };
-      /** @description Success */
-      206: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          '*/*': string;
-        };
-      };
-      /** @description Error (400) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (401) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (404) */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (416) */
-      416: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (503) */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  replaceContent: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        /** @description The document id (a UUID v4). */
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'multipart/form-data': {
-          /** Format: binary */
-          file: string;
-        };
-      };
-    };
-    responses: {
-      /** @description Success */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            tenantId: string;
-            title: string;
-            filename: string;
-            contentType: string;
-            sizeBytes: number;
-            sha256: string;
-            version: number;
-            /** @enum {string} */
-            status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
-            failure: {
-              /** @enum {string} */
-              reason:
-                | 'unsupported_type'
-                | 'type_mismatch'
-                | 'encrypted'
-                | 'no_text'
-                | 'parse_error'
-                | 'too_large'
-                | 'timeout'
-                | 'embedding_error'
-                | 'indexing_error'
-                | 'stalled'
-                | 'internal_error';
-              detail: string | null;
-            } | null;
-            chunkCount: number | null;
-            metadata: {
-              [key: string]: string | number | boolean | string[];
-            };
-            tags: string[];
-            knowledgeBaseIds: string[];
-            explicitKnowledgeBaseIds: string[];
-            ownerId: string;
-            acl: {
-              /** @default [] */
-              users: string[];
-              /** @default [] */
-              groups: string[];
-              /** @default [] */
-              roles: string[];
-              /** @default false */
-              tenant: boolean;
-            };
-            stageTimes: {
-              [key: string]: string;
-            };
-            externalId: string | null;
-            /** @enum {string} */
-            state: 'active' | 'inactive';
-            createdAt: string;
-            updatedAt: string;
-            /** @enum {boolean} */
-            duplicate?: true;
-            /** @enum {boolean} */
-            unchanged?: true;
-          };
-        };
-      };
-      /** @description Success */
-      202: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            tenantId: string;
-            title: string;
-            filename: string;
-            contentType: string;
-            sizeBytes: number;
-            sha256: string;
-            version: number;
-            /** @enum {string} */
-            status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
-            failure: {
-              /** @enum {string} */
-              reason:
-                | 'unsupported_type'
-                | 'type_mismatch'
-                | 'encrypted'
-                | 'no_text'
-                | 'parse_error'
-                | 'too_large'
-                | 'timeout'
-                | 'embedding_error'
-                | 'indexing_error'
-                | 'stalled'
-                | 'internal_error';
-              detail: string | null;
-            } | null;
-            chunkCount: number | null;
-            metadata: {
-              [key: string]: string | number | boolean | string[];
-            };
-            tags: string[];
-            knowledgeBaseIds: string[];
-            explicitKnowledgeBaseIds: string[];
-            ownerId: string;
-            acl: {
-              /** @default [] */
-              users: string[];
-              /** @default [] */
-              groups: string[];
-              /** @default [] */
-              roles: string[];
-              /** @default false */
-              tenant: boolean;
-            };
-            stageTimes: {
-              [key: string]: string;
-            };
-            externalId: string | null;
-            /** @enum {string} */
-            state: 'active' | 'inactive';
-            createdAt: string;
-            updatedAt: string;
-            /** @enum {boolean} */
-            duplicate?: true;
-            /** @enum {boolean} */
-            unchanged?: true;
-          };
-        };
-      };
-      /** @description Error (400) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (401) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (403) */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (404) */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (413) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (415) */
-      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -1817,371 +1817,6 @@ export interface operations {
       };
     };
   };
-  getKnowledgeBaseStats: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        /** @description The knowledge base id. */
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Success */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /**
-             * @description indexing while a document is in the pipeline, else error when one failed, else active
-             * @enum {string}
-             */
-            status: 'indexing' | 'active' | 'error';
-            documentCount: number;
-            documentsByStatus: {
-              [key: string]: number;
-            };
-            chunkCount: number;
-            bytes: number;
-            lastIndexedAt: string | null;
-            /** @enum {string} */
-            scope: 'readable' | 'all';
-            knowledgeBaseId: string;
-          };
-        };
-      };
-      /** @description Error (400) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (401) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (404) */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (503) */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  getKnowledgeBaseMetadataValues: {
-    parameters: {
-      query: {
-        field: string;
-        limit?: number;
-      };
-      header?: never;
-      path: {
-        /** @description The knowledge base id. */
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Success */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            knowledgeBaseId: string;
-            field: string;
-            values: {
-              value: string | number | boolean;
-              count: number;
-            }[];
-            truncated: boolean;
-          };
-        };
-      };
-      /** @description Error (400) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (401) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (404) */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Request line and headers over the server limit (no body) */
-      431: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description Error (503) */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  listKnowledgeBaseDocuments: {
-    parameters: {
-      query?: {
-        limit?: number;
-        /** @description The `nextCursor` of the previous page. */
-        cursor?: string;
-        /** @description A filter as JSON (docs/adr/0007): document_id, tags, status, content_type, created_at, updated_at (ISO 8601 or epoch ms; uploaded_at = created_at) and metadata.<key>, with $eq $ne $in $nin $gt $gte $lt $lte $exists $and $or. A bad filter is 400 invalid_filter. */
-        where?: string;
-      };
-      header?: never;
-      path: {
-        /** @description The knowledge base id. */
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Success */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            items: {
-              /** Format: uuid */
-              id: string;
-              tenantId: string;
-              title: string;
-              filename: string;
-              contentType: string;
-              sizeBytes: number;
-              sha256: string;
-              version: number;
-              /** @enum {string} */
-              status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
-              failure: {
-                /** @enum {string} */
-                reason:
-                  | 'unsupported_type'
-                  | 'type_mismatch'
-                  | 'encrypted'
-                  | 'no_text'
-                  | 'parse_error'
-                  | 'too_large'
-                  | 'timeout'
-                  | 'embedding_error'
-                  | 'indexing_error'
-                  | 'stalled'
-                  | 'internal_error';
-                detail: string | null;
-              } | null;
-              chunkCount: number | null;
-              metadata: {
-                [key: string]: string | number | boolean | string[];
-              };
-              tags: string[];
-              knowledgeBaseIds: string[];
-              explicitKnowledgeBaseIds: string[];
-              ownerId: string;
-              acl: {
-                /** @default [] */
-                users: string[];
-                /** @default [] */
-                groups: string[];
-                /** @default [] */
-                roles: string[];
-                /** @default false */
-                tenant: boolean;
-              };
-              stageTimes: {
-                [key: string]: string;
-              };
-              externalId: string | null;
-              /** @enum {string} */
-              state: 'active' | 'inactive';
-              createdAt: string;
-              updatedAt: string;
-              /** @enum {boolean} */
-              duplicate?: true;
-              /** @enum {boolean} */
-              unchanged?: true;
-            }[];
-            nextCursor: string | null;
-          };
-        };
-      };
-      /** @description Error (400) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (401) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (404) */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Request line and headers over the server limit (no body) */
-      431: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description Error (503) */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  emptyKnowledgeBase: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        /** @description The knowledge base id. */
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Success */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            jobId: string;
-            knowledgeBaseId: string;
-            /** @enum {string} */
-            status: 'completed';
-            deletedCount: number;
-            unlinkedCount: number;
-            retainedCount: number;
-            /** @enum {string} */
-            indexRemoval: 'scheduled';
-            tookMs: number;
-          };
-        };
-      };
-      /** @description Error (400) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (401) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (403) */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (404) */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (503) */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
   getKnowledgeBase: {
     parameters: {
       query?: never;
@@ -2547,6 +2182,371 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getKnowledgeBaseStats: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The knowledge base id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description indexing while a document is in the pipeline, else error when one failed, else active
+             * @enum {string}
+             */
+            status: 'indexing' | 'active' | 'error';
+            documentCount: number;
+            documentsByStatus: {
+              [key: string]: number;
+            };
+            chunkCount: number;
+            bytes: number;
+            lastIndexedAt: string | null;
+            /** @enum {string} */
+            scope: 'readable' | 'all';
+            knowledgeBaseId: string;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getKnowledgeBaseMetadataValues: {
+    parameters: {
+      query: {
+        field: string;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        /** @description The knowledge base id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            knowledgeBaseId: string;
+            field: string;
+            values: {
+              value: string | number | boolean;
+              count: number;
+            }[];
+            truncated: boolean;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request line and headers over the server limit (no body) */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listKnowledgeBaseDocuments: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: string;
+        /** @description A filter as JSON (docs/adr/0007): document_id, tags, status, content_type, created_at, updated_at (ISO 8601 or epoch ms; uploaded_at = created_at) and metadata.<key>, with $eq $ne $in $nin $gt $gte $lt $lte $exists $and $or. A bad filter is 400 invalid_filter. */
+        where?: string;
+      };
+      header?: never;
+      path: {
+        /** @description The knowledge base id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: {
+              /** Format: uuid */
+              id: string;
+              tenantId: string;
+              title: string;
+              filename: string;
+              contentType: string;
+              sizeBytes: number;
+              sha256: string;
+              version: number;
+              /** @enum {string} */
+              status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+              failure: {
+                /** @enum {string} */
+                reason:
+                  | 'unsupported_type'
+                  | 'type_mismatch'
+                  | 'encrypted'
+                  | 'no_text'
+                  | 'parse_error'
+                  | 'too_large'
+                  | 'timeout'
+                  | 'embedding_error'
+                  | 'indexing_error'
+                  | 'stalled'
+                  | 'internal_error';
+                detail: string | null;
+              } | null;
+              chunkCount: number | null;
+              metadata: {
+                [key: string]: string | number | boolean | string[];
+              };
+              tags: string[];
+              knowledgeBaseIds: string[];
+              explicitKnowledgeBaseIds: string[];
+              ownerId: string;
+              acl: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+                /** @default [] */
+                roles: string[];
+                /** @default false */
+                tenant: boolean;
+              };
+              stageTimes: {
+                [key: string]: string;
+              };
+              externalId: string | null;
+              /** @enum {string} */
+              state: 'active' | 'inactive';
+              createdAt: string;
+              updatedAt: string;
+              /** @enum {boolean} */
+              duplicate?: true;
+              /** @enum {boolean} */
+              unchanged?: true;
+            }[];
+            nextCursor: string | null;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request line and headers over the server limit (no body) */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  emptyKnowledgeBase: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The knowledge base id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            jobId: string;
+            knowledgeBaseId: string;
+            /** @enum {string} */
+            status: 'completed';
+            deletedCount: number;
+            unlinkedCount: number;
+            retainedCount: number;
+            /** @enum {string} */
+            indexRemoval: 'scheduled';
+            tookMs: number;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
       };
       /** @description Error (503) */
       503: {

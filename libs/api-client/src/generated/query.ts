@@ -56,6 +56,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/tools/search_knowledge_base': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The search_knowledge_base tool definition in OpenAI function-calling format */
+    get: operations['searchTool'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/rerank': {
     parameters: {
       query?: never;
@@ -82,23 +99,6 @@ export interface paths {
     };
     /** The embedding models and the cross-encoder this service runs, in OpenAI’s list shape, with the cross-encoder’s state */
     get: operations['listModels'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/tools/search_knowledge_base': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The search_knowledge_base tool definition in OpenAI function-calling format */
-    get: operations['searchTool'];
     put?: never;
     post?: never;
     delete?: never;
@@ -657,6 +657,54 @@ export interface operations {
       };
     };
   };
+  searchTool: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            type: 'function';
+            function: {
+              name: string;
+              description: string;
+              parameters: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   rerank: {
     parameters: {
       query?: never;
@@ -823,54 +871,6 @@ export interface operations {
       };
       /** @description Error (401) */
       401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error (503) */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  searchTool: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Success */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** @enum {string} */
-            type: 'function';
-            function: {
-              name: string;
-              description: string;
-              parameters: {
-                [key: string]: unknown;
-              };
-            };
-          };
-        };
-      };
-      /** @description Error (400) */
-      400: {
         headers: {
           [name: string]: unknown;
         };
