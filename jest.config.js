@@ -35,7 +35,10 @@ module.exports = {
       ...common,
       displayName: 'unit',
       // test/lint: the layout rules of ADR 13 (max-lines, module boundaries, doc links) fail as they should.
-      testMatch: ['<rootDir>/{apps,libs,tools}/*/src/**/*.spec.ts', '<rootDir>/test/lint/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/{apps,libs,tools}/*/src/**/*.spec.ts',
+        '<rootDir>/test/lint/**/*.spec.ts',
+      ],
     },
     {
       ...common,
