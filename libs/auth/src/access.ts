@@ -1,5 +1,6 @@
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { aclv1 } from '@kb/contracts';
+import { LRUCache } from 'lru-cache';
 
 import { type Action, ADMIN_ROLE, type Caller, principal } from './caller';
 import { AuthenticationError } from './tokens';
@@ -42,31 +43,33 @@ export interface AccessResolverOptions {
  */
 export class AccessResolver {
   private readonly client: aclv1.AccessControlClient;
-  private readonly cache = new Map<string, { access: Promise<Access>; expires: number }>();
+  /** Answers by token, at most 10,000, each for `ttlMs`. */
+  private readonly cache: LRUCache<string, Promise<Access>>;
 
   constructor(private readonly options: AccessResolverOptions) {
+    this.cache = new LRUCache({ max: 10_000, ttl: options.ttlMs });
     this.client = new aclv1.AccessControlClient(options.address, credentials.createInsecure());
   }
 
   resolve(caller: Caller): Promise<Access> {
-    const now = Date.now();
     const cached = this.cache.get(caller.token);
-    if (cached && cached.expires > now) return cached.access;
+    if (cached) return cached;
     const access = this.expand(caller);
-    this.cache.set(caller.token, { access, expires: now + this.options.ttlMs });
+    this.cache.set(caller.token, access);
     access.catch(() => this.cache.delete(caller.token));
-    if (this.cache.size > 10_000) this.evictExpired(now);
     return access;
   }
 
   invalidate(tenantId?: string): void {
-    for (const [token, entry] of this.cache) {
-      if (tenantId === undefined) this.cache.delete(token);
-      else
-        void entry.access.then(
-          (a) => a.tenantId === tenantId && this.cache.delete(token),
-          () => undefined,
-        );
+    if (tenantId === undefined) {
+      this.cache.clear();
+      return;
+    }
+    for (const [token, access] of this.cache.entries()) {
+      void access.then(
+        (a) => a.tenantId === tenantId && this.cache.delete(token),
+        () => undefined,
+      );
     }
   }
 
@@ -106,9 +109,5 @@ export class AccessResolver {
         },
       ),
     );
-  }
-
-  private evictExpired(now: number): void {
-    for (const [token, entry] of this.cache) if (entry.expires <= now) this.cache.delete(token);
   }
 }

@@ -9,6 +9,7 @@ import {
   type JWTVerifyGetKey,
   SignJWT,
 } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 
 import { AuthError, AuthErrorCode } from './auth.errors';
@@ -49,22 +50,24 @@ export class AuthenticationError extends AuthError {
   }
 }
 
+/** Verified tokens remembered at most (least recently used dropped first). */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 /**
  * Verifies bearer tokens: HS256 with a shared secret, RS256 with keys from a JWKS URL (fetched and
  * cached by jose, refreshed on an unknown key id), or both. Expiry and age (`iat` within
  * `maxTokenAgeSeconds`) are always checked; issuer and audience when configured, and always with
  * a JWKS.
  */
-/** Verified tokens remembered at most (oldest dropped first). */
-const VERIFIED_CACHE_SIZE = 10_000;
-
 export class TokenVerifier {
   /**
    * Tokens already verified, with the caller and the moment they stop being valid (expiry or
    * maximum age, whichever is first): a repeated token skips the signature check and the claim
    * parsing (docs/adr/0029). Keyed by the whole token, so only the very bytes verified match.
    */
-  private readonly verified = new Map<string, { caller: Caller; validUntilMs: number }>();
+  private readonly verified = new LRUCache<string, { caller: Caller; validUntilMs: number }>({
+    max: VERIFIED_CACHE_SIZE,
+  });
   private readonly secret?: Uint8Array;
   private readonly jwks?: JWTVerifyGetKey;
   private readonly publicKey?: { key: KeyObject; algorithm: 'RS256' | 'ES256' };
@@ -136,9 +139,6 @@ export class TokenVerifier {
     // exp and iat are required claims, checked above.
     const maxAge = this.options.maxTokenAgeSeconds ?? DEFAULT_MAX_TOKEN_AGE_SECONDS;
     const validUntilMs = Math.min(Number(payload.exp), Number(payload.iat) + maxAge) * 1000;
-    if (this.verified.size >= VERIFIED_CACHE_SIZE) {
-      this.verified.delete(this.verified.keys().next().value!);
-    }
     this.verified.set(token, { caller, validUntilMs });
     return caller;
   }

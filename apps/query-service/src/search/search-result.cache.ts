@@ -4,6 +4,7 @@ import { searchCachePrefix, type TenantId } from '@kb/contracts';
 import type { IndexGenerations } from '@kb/index-state';
 import { annotateActiveSpan, timedStage } from '@kb/observability';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 
 import type { SearchCache } from '../cache/search.cache';
 import { GENERATIONS, RERANKER, SEARCH_CACHE, SEARCH_TUNING } from '../platform/tokens';
@@ -42,7 +43,7 @@ export interface CachedSearch<T> {
   response: T;
 }
 
-/** Entries kept parsed in memory, most recently used last (see `SearchResultCache.parse`). */
+/** Entries kept parsed in memory, the least recently used dropped first (`SearchResultCache.parse`). */
 const PARSED_ENTRIES = 1_000;
 
 /**
@@ -57,7 +58,10 @@ const PARSED_ENTRIES = 1_000;
 export class SearchResultCache {
   private readonly logger = new Logger(SearchResultCache.name);
   /** The last entries read or written, by key: the stored text and its parsed (frozen) form. */
-  private readonly parsed = new Map<string, { raw: string; entry: CachedSearch<SearchResponse> }>();
+  private readonly parsed = new LRUCache<
+    string,
+    { raw: string; entry: CachedSearch<SearchResponse> }
+  >({ max: PARSED_ENTRIES });
 
   constructor(
     /** Null when no Redis is configured (REDIS_URL unset). */
@@ -138,11 +142,7 @@ export class SearchResultCache {
    */
   private parse(key: string, raw: string): CachedSearch<SearchResponse> {
     const known = this.parsed.get(key);
-    if (known?.raw === raw) {
-      this.parsed.delete(key);
-      this.parsed.set(key, known);
-      return known.entry;
-    }
+    if (known?.raw === raw) return known.entry;
     const entry = JSON.parse(raw) as CachedSearch<SearchResponse>;
     this.remember(key, raw, entry);
     return entry;
@@ -150,11 +150,7 @@ export class SearchResultCache {
 
   /** Shared by every hit on the key from now on, so frozen: no caller can change it for others. */
   private remember(key: string, raw: string, entry: CachedSearch<SearchResponse>): void {
-    this.parsed.delete(key);
     this.parsed.set(key, { raw, entry: deepFreeze(entry) });
-    if (this.parsed.size > PARSED_ENTRIES) {
-      this.parsed.delete(this.parsed.keys().next().value as string);
-    }
   }
 
   private async uncached(compute: () => Promise<SearchResponse>): Promise<SearchResponse> {
