@@ -21,6 +21,7 @@ generate() { # $1: output folder (gets openapi/ and src/generated/)
   mkdir -p "$1/openapi" "$1/src/generated"
   for entry in "${services[@]}"; do
     IFS=: read -r name module constant <<<"$entry"
+    # shellcheck disable=SC2016 # the single-quoted text is JavaScript, not shell
     node -e '
       const [file, constant, out] = process.argv.slice(1);
       const document = require(file)[constant];
