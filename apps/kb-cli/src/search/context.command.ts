@@ -1,17 +1,8 @@
+import { type ContextAnswer, type ContextBody, queryServiceClient } from '@kb/api-client';
 import type { Command } from 'commander';
 
-import { restCall } from '../client/rest-call';
+import { answerOf } from '../client/rest-call';
 import { knowledgeBasesOf, type QueryFlags, queryOptions, snippet, tokenOf } from './query-options';
-
-/** The fields of a `POST /v1/context` answer the terminal view shows. */
-export interface ContextAnswer {
-  passages: Array<{ citation: number; documentId: string; title: string; text: string }>;
-  tokensUsed: number;
-  tokenBudget: number;
-  truncated: boolean;
-  standaloneQuery: string;
-  degraded: boolean;
-}
 
 /** The packed passages, each under its citation number, as an LLM prompt would quote them. */
 export function formatContext(answer: ContextAnswer): string {
@@ -34,17 +25,17 @@ export function registerContextCommand(program: Command): void {
       .argument('<question...>', 'the question')
       .option('--budget <tokens>', 'token budget', (v) => Number.parseInt(v, 10)),
   ).action(async (words: string[], options: QueryFlags & { budget?: number }) => {
-    const answer = await restCall<ContextAnswer>(
-      options.queryUrl,
-      tokenOf(options),
-      'POST',
-      '/v1/context',
-      {
-        question: words.join(' '),
-        mode: options.mode,
-        ...(options.budget === undefined ? {} : { tokenBudget: options.budget }),
-        ...knowledgeBasesOf(options),
-      },
+    const client = queryServiceClient({ baseUrl: options.queryUrl, token: tokenOf(options) });
+    const answer = await answerOf(
+      client.POST('/v1/context', {
+        body: {
+          question: words.join(' '),
+          // Checked by the service (400 with the allowed modes).
+          mode: options.mode as ContextBody['mode'],
+          ...(options.budget === undefined ? {} : { tokenBudget: options.budget }),
+          ...knowledgeBasesOf(options),
+        },
+      }),
     );
     process.stdout.write(options.json ? `${JSON.stringify(answer)}\n` : formatContext(answer));
   });

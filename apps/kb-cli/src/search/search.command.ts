@@ -1,25 +1,8 @@
+import { queryServiceClient, type SearchAnswer, type SearchBody } from '@kb/api-client';
 import type { Command } from 'commander';
 
-import { restCall } from '../client/rest-call';
+import { answerOf } from '../client/rest-call';
 import { knowledgeBasesOf, type QueryFlags, queryOptions, snippet, tokenOf } from './query-options';
-
-/** The fields of a `POST /v1/search` answer the terminal view shows. */
-export interface SearchAnswer {
-  hits: Array<{
-    documentId: string;
-    chunkIndex: number;
-    title: string;
-    text: string;
-    score: number;
-    isMatch: boolean;
-    filename?: string;
-  }>;
-  total: number;
-  totalRelation: 'eq' | 'gte';
-  mode: string;
-  tookMs: number;
-  degraded?: boolean;
-}
 
 /** Ranked hits, one block each: rank, score, title, document and chunk, then a line of text. */
 export function formatSearch(answer: SearchAnswer): string {
@@ -42,17 +25,17 @@ export function registerSearchCommand(program: Command): void {
       .argument('<query...>', 'what to look for, in natural language')
       .option('--limit <n>', 'hits to show', (v) => Number.parseInt(v, 10), 10),
   ).action(async (words: string[], options: QueryFlags & { limit: number }) => {
-    const answer = await restCall<SearchAnswer>(
-      options.queryUrl,
-      tokenOf(options),
-      'POST',
-      '/v1/search',
-      {
-        query: words.join(' '),
-        topK: options.limit,
-        mode: options.mode,
-        ...knowledgeBasesOf(options),
-      },
+    const client = queryServiceClient({ baseUrl: options.queryUrl, token: tokenOf(options) });
+    const answer = await answerOf(
+      client.POST('/v1/search', {
+        body: {
+          query: words.join(' '),
+          topK: options.limit,
+          // Checked by the service (400 with the allowed modes).
+          mode: options.mode as SearchBody['mode'],
+          ...knowledgeBasesOf(options),
+        },
+      }),
     );
     process.stdout.write(options.json ? `${JSON.stringify(answer)}\n` : formatSearch(answer));
   });
