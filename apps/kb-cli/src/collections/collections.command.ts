@@ -1,6 +1,16 @@
+import {
+  type DocumentOperations,
+  type DocumentPage,
+  documentServiceClient,
+  type DocumentServiceClient,
+  type JsonBodyOf,
+  type JsonOf,
+  type KnowledgeBasePage,
+  type KnowledgeBaseView,
+} from '@kb/api-client';
 import { Presets, SingleBar } from 'cli-progress';
 
-import { restCall } from '../client/rest-call';
+import { answerOf } from '../client/rest-call';
 import { formatTable } from './table';
 
 /** Where the REST API is and who calls it. */
@@ -9,53 +19,23 @@ export interface RestEndpoint {
   token: string;
 }
 
-export interface KnowledgeBaseStats {
-  status: 'indexing' | 'active' | 'error';
-  documentCount: number;
-  documentsByStatus: Record<string, number>;
-  chunkCount: number;
-  bytes: number;
-  lastIndexedAt: string | null;
-}
-
-export interface KnowledgeBaseItem {
-  id: string;
-  name: string;
-  description: string;
-  metadata: Record<string, unknown>;
-  stats?: KnowledgeBaseStats;
-}
-
-export interface DocumentItem {
-  id: string;
-  title: string;
-  status: string;
-  contentType: string;
-  tags: string[];
-  knowledgeBaseIds: string[];
-  createdAt: string;
-}
+export type KnowledgeBaseStats = JsonOf<DocumentOperations['getKnowledgeBaseStats']>;
+export type KnowledgeBaseItem = JsonOf<DocumentOperations['listKnowledgeBases']>['items'][number];
+export type DocumentItem = JsonOf<DocumentOperations['listDocuments']>['items'][number];
+export type EmptyResult = JsonOf<DocumentOperations['emptyKnowledgeBase']>;
+export type DeleteResult = JsonOf<DocumentOperations['deleteKnowledgeBase']>;
 
 /** An answer that is not 2xx, with the API's stable code. */
 export { ApiError } from '../client/rest-call';
 
-const call = <T>(endpoint: RestEndpoint, method: string, path: string, body?: unknown) =>
-  restCall<T>(endpoint.documentsUrl, endpoint.token, method, path, body);
-
-const kbPath = (id: string) => `/v1/knowledge-bases/${encodeURIComponent(id)}`;
+const clientOf = (endpoint: RestEndpoint): DocumentServiceClient =>
+  documentServiceClient({ baseUrl: endpoint.documentsUrl, token: endpoint.token });
 
 export function createKnowledgeBase(
   endpoint: RestEndpoint,
-  input: {
-    id: string;
-    name: string;
-    description?: string;
-    metadata?: Record<string, unknown>;
-    embeddingModel?: string;
-    tagRule?: { anyOf: string[] };
-  },
-): Promise<KnowledgeBaseItem> {
-  return call(endpoint, 'POST', '/v1/knowledge-bases', input);
+  input: JsonBodyOf<DocumentOperations['createKnowledgeBase']>,
+): Promise<KnowledgeBaseView> {
+  return answerOf(clientOf(endpoint).POST('/v1/knowledge-bases', { body: input }));
 }
 
 /** Every knowledge base (matching `name`), a page at a time, with their stats. */
@@ -63,17 +43,22 @@ export async function listKnowledgeBases(
   endpoint: RestEndpoint,
   options: { name?: string } = {},
 ): Promise<{ items: KnowledgeBaseItem[]; total: number }> {
+  const client = clientOf(endpoint);
   const items: KnowledgeBaseItem[] = [];
   let cursor: string | null = null;
   let total = 0;
   do {
-    const query = new URLSearchParams({
-      limit: '1000',
-      ...(options.name ? { name: options.name } : {}),
-      ...(cursor ? { cursor } : {}),
-    });
-    const page: { items: KnowledgeBaseItem[]; total: number; nextCursor: string | null } =
-      await call(endpoint, 'GET', `/v1/knowledge-bases?${query.toString()}`);
+    const page: KnowledgeBasePage = await answerOf(
+      client.GET('/v1/knowledge-bases', {
+        params: {
+          query: {
+            limit: 1000,
+            ...(options.name ? { name: options.name } : {}),
+            ...(cursor ? { cursor } : {}),
+          },
+        },
+      }),
+    );
     items.push(...page.items);
     total = page.total;
     cursor = page.nextCursor;
@@ -84,17 +69,10 @@ export async function listKnowledgeBases(
 export function knowledgeBaseStats(
   endpoint: RestEndpoint,
   id: string,
-): Promise<KnowledgeBaseStats & { knowledgeBaseId: string }> {
-  return call(endpoint, 'GET', `${kbPath(id)}/stats`);
-}
-
-export interface EmptyResult {
-  jobId: string;
-  knowledgeBaseId: string;
-  deletedCount: number;
-  unlinkedCount: number;
-  retainedCount: number;
-  tookMs: number;
+): Promise<KnowledgeBaseStats> {
+  return answerOf(
+    clientOf(endpoint).GET('/v1/knowledge-bases/{id}/stats', { params: { path: { id } } }),
+  );
 }
 
 /**
@@ -115,7 +93,11 @@ export async function emptyKnowledgeBase(
     : undefined;
   bar?.start(before.documentCount, 0);
   try {
-    const result = await call<EmptyResult>(endpoint, 'DELETE', `${kbPath(id)}/documents`);
+    const result = await answerOf(
+      clientOf(endpoint).DELETE('/v1/knowledge-bases/{id}/documents', {
+        params: { path: { id } },
+      }),
+    );
     bar?.update(Math.min(result.deletedCount, before.documentCount));
     return result;
   } finally {
@@ -123,19 +105,16 @@ export async function emptyKnowledgeBase(
   }
 }
 
-export interface DeleteResult {
-  id: string;
-  cascade: boolean;
-  deletedCount: number;
-  unlinkedCount: number;
-}
-
 export function deleteKnowledgeBase(
   endpoint: RestEndpoint,
   id: string,
   cascade: boolean,
 ): Promise<DeleteResult> {
-  return call(endpoint, 'DELETE', `${kbPath(id)}?cascade=${String(cascade)}`);
+  return answerOf(
+    clientOf(endpoint).DELETE('/v1/knowledge-bases/{id}', {
+      params: { path: { id }, query: { cascade: cascade ? 'true' : 'false' } },
+    }),
+  );
 }
 
 /** Documents matching `where` (in one knowledge base), every page up to `max`, with a bar. */
@@ -143,10 +122,8 @@ export async function listDocuments(
   endpoint: RestEndpoint,
   options: { knowledgeBaseId?: string; where?: string; max: number; progress: boolean },
 ): Promise<DocumentItem[]> {
+  const client = clientOf(endpoint);
   const items: DocumentItem[] = [];
-  const path = options.knowledgeBaseId
-    ? `${kbPath(options.knowledgeBaseId)}/documents`
-    : '/v1/documents';
   const bar = options.progress
     ? new SingleBar(
         { clearOnComplete: true, format: 'listing {value} documents' },
@@ -157,15 +134,17 @@ export async function listDocuments(
   let cursor: string | null = null;
   try {
     do {
-      const query = new URLSearchParams({
-        limit: String(Math.min(1000, options.max - items.length)),
+      const query: { limit: number; where?: string; cursor?: string } = {
+        limit: Math.min(1000, options.max - items.length),
         ...(options.where ? { where: options.where } : {}),
         ...(cursor ? { cursor } : {}),
-      });
-      const page: { items: DocumentItem[]; nextCursor: string | null } = await call(
-        endpoint,
-        'GET',
-        `${path}?${query.toString()}`,
+      };
+      const page: DocumentPage = await answerOf(
+        options.knowledgeBaseId
+          ? client.GET('/v1/knowledge-bases/{id}/documents', {
+              params: { path: { id: options.knowledgeBaseId }, query },
+            })
+          : client.GET('/v1/documents', { params: { query } }),
       );
       items.push(...page.items);
       bar?.update(items.length);
