@@ -32,31 +32,3 @@ export async function answerOf<T>(call: Promise<ApiAnswer<T>>): Promise<T> {
     refusal.message ?? response.statusText,
   );
 }
-
-/**
- * One untyped JSON call to a knowledge-base REST API with a bearer token: the parsed answer, or an
- * `ApiError`. Only `kb knowledge-bases` and `kb sources` still call it; new code uses the
- * generated clients of `@kb/api-client` with `answerOf` (ADR 37 lists this exception).
- */
-export async function restCall<T>(
-  baseUrl: string,
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<T> {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return answerOf<T>(
-    response.json().then(
-      (answer: unknown) => ({ data: answer as T, error: answer, response }),
-      () => ({ response }),
-    ),
-  );
-}

@@ -1,8 +1,8 @@
 import {
   type DocumentOperations,
   type DocumentPage,
-  documentServiceClient,
   type DocumentServiceClient,
+  documentServiceClient,
   type JsonBodyOf,
   type JsonOf,
   type KnowledgeBasePage,

@@ -1,37 +1,22 @@
+import {
+  type DocumentOperations,
+  type DocumentServiceClient,
+  documentServiceClient,
+  type JsonOf,
+} from '@kb/api-client';
 import type { Command } from 'commander';
 
-import { restCall } from '../client/rest-call';
+import { answerOf } from '../client/rest-call';
 import { endpointOf, printResult, type RestFlags, restOptions } from '../client/rest-options';
 import type { RestEndpoint } from '../collections/collections.command';
 import { summaryTable } from '../collections/collections.command';
 import { formatTable } from '../collections/table';
 
-export interface Source {
-  id: string;
-  name: string;
-  knowledgeBaseId: string;
-  kind: 's3' | 'folder';
-  bucket: string | null;
-  prefix: string;
-  include: string[];
-  exclude: string[];
-  externalIdPrefix: string;
-}
+export type Source = JsonOf<DocumentOperations['getSource']>;
+export type Sync = JsonOf<DocumentOperations['getSourceSync']>;
 
-export interface Sync {
-  id: string;
-  sourceId: string;
-  status: 'running' | 'succeeded' | 'failed';
-  counts: { added: number; updated: number; unchanged: number; deleted: number; failed: number };
-  failures: Array<{ path: string; reason: string }>;
-  startedAt: string;
-  finishedAt: string | null;
-}
-
-const call = <T>(endpoint: RestEndpoint, method: string, path: string, body?: unknown) =>
-  restCall<T>(endpoint.documentsUrl, endpoint.token, method, path, body);
-
-const sourcePath = (id: string) => `/v1/sources/${encodeURIComponent(id)}`;
+const clientOf = (endpoint: RestEndpoint): DocumentServiceClient =>
+  documentServiceClient({ baseUrl: endpoint.documentsUrl, token: endpoint.token });
 
 /**
  * Starts a server-side sync in the background and follows it until it has finished (`poll` ms
@@ -42,10 +27,18 @@ export async function syncSource(
   id: string,
   options: { detach: boolean; pollMs: number; onPoll?: (sync: Sync) => void },
 ): Promise<Sync> {
-  let sync = await call<Sync>(endpoint, 'POST', `${sourcePath(id)}/sync?wait=false`);
+  const client = clientOf(endpoint);
+  let sync: Sync = await answerOf(
+    client.POST('/v1/sources/{id}/sync', {
+      params: { path: { id }, query: { wait: 'false' } },
+    }),
+  );
   while (!options.detach && sync.status === 'running') {
     await new Promise((resolve) => setTimeout(resolve, options.pollMs));
-    sync = await call<Sync>(endpoint, 'GET', `${sourcePath(id)}/syncs/${sync.id}`);
+    const syncId = sync.id;
+    sync = await answerOf(
+      client.GET('/v1/sources/{id}/syncs/{syncId}', { params: { path: { id, syncId } } }),
+    );
     options.onPoll?.(sync);
   }
   return sync;
@@ -104,22 +97,26 @@ export function registerSourcesCommand(program: Command): void {
         exclude: string[];
       },
     ) => {
-      const source = await call<Source>(endpointOf(options), 'POST', '/v1/sources', {
-        name: options.name,
-        knowledgeBaseId: options.kb,
-        kind: options.bucket ? 's3' : 'folder',
-        ...(options.bucket ? { bucket: options.bucket } : {}),
-        prefix: options.prefix,
-        include: options.include,
-        exclude: options.exclude,
-      });
+      const source = await answerOf(
+        clientOf(endpointOf(options)).POST('/v1/sources', {
+          body: {
+            name: options.name,
+            knowledgeBaseId: options.kb,
+            kind: options.bucket ? 's3' : 'folder',
+            ...(options.bucket ? { bucket: options.bucket } : {}),
+            prefix: options.prefix,
+            include: options.include,
+            exclude: options.exclude,
+          },
+        }),
+      );
       printResult(options, source, () => sourcesTable([source]));
     },
   );
 
   restOptions(sources.command('list').description("The tenant's sources.")).action(
     async (options: RestFlags) => {
-      const { items } = await call<{ items: Source[] }>(endpointOf(options), 'GET', '/v1/sources');
+      const { items } = await answerOf(clientOf(endpointOf(options)).GET('/v1/sources'));
       printResult(options, { items }, () => sourcesTable(items));
     },
   );
@@ -150,10 +147,10 @@ export function registerSourcesCommand(program: Command): void {
       .description("A source's sync history, newest first.")
       .option('--limit <n>', 'syncs (at most 100)', (v) => Number.parseInt(v, 10), 20),
   ).action(async (id: string, options: RestFlags & { limit: number }) => {
-    const { items } = await call<{ items: Sync[] }>(
-      endpointOf(options),
-      'GET',
-      `${sourcePath(id)}/syncs?limit=${options.limit}`,
+    const { items } = await answerOf(
+      clientOf(endpointOf(options)).GET('/v1/sources/{id}/syncs', {
+        params: { path: { id }, query: { limit: options.limit } },
+      }),
     );
     printResult(options, { items }, () =>
       formatTable(
@@ -189,7 +186,9 @@ export function registerSourcesCommand(program: Command): void {
       .argument('<id>', 'source id')
       .description('Delete a source and its history; the documents it brought stay.'),
   ).action(async (id: string, options: RestFlags) => {
-    const deleted = await call<{ sourceId: string }>(endpointOf(options), 'DELETE', sourcePath(id));
+    const deleted = await answerOf(
+      clientOf(endpointOf(options)).DELETE('/v1/sources/{id}', { params: { path: { id } } }),
+    );
     printResult(options, deleted, () => `deleted source ${deleted.sourceId}\n`);
   });
 }
