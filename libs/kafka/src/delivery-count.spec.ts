@@ -1,7 +1,7 @@
+import { backoffDelay } from '@kb/retry';
 import type { Admin } from 'kafkajs';
 
 import { type CommitOffset, DeliveryCounter, parseDeliveries } from './delivery-count';
-import { backoffDelay } from './retry-wait';
 
 /** A group's committed offsets, as the broker keeps them, behind the two calls the counter uses. */
 function fakeGroup() {
@@ -56,7 +56,7 @@ describe('DeliveryCounter', () => {
 describe('backoffDelay', () => {
   it('grows exponentially and stays within the cap', () => {
     for (let attempt = 1; attempt < 60; attempt++) {
-      const delay = backoffDelay(attempt, 100, 30_000);
+      const delay = backoffDelay(attempt, { initialMs: 100, maxMs: 30_000 });
       const ceiling = Math.min(30_000, 100 * 2 ** (attempt - 1));
       expect(delay).toBeGreaterThanOrEqual(ceiling / 2);
       expect(delay).toBeLessThanOrEqual(ceiling);

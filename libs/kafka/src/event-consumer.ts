@@ -1,5 +1,6 @@
 import { deadLetterTopic, type Topic, type TopicEnvelope } from '@kb/contracts';
 import { withConsumedMessage } from '@kb/observability';
+import { backoffDelay } from '@kb/retry';
 import { backOff } from 'exponential-backoff';
 import {
   type Admin,
@@ -12,7 +13,7 @@ import {
 import { DeliveryCounter } from './delivery-count';
 import { ensureTopics } from './kafka';
 import { type BatchContext, HEARTBEAT_MS, MessageHandling } from './message-handling';
-import { backoffDelay, Waiter } from './retry-wait';
+import { Waiter } from './retry-wait';
 
 export type EventHandler<T extends Topic> = (event: TopicEnvelope<T>) => Promise<void>;
 
@@ -237,7 +238,7 @@ export class EventConsumer {
   /** After a crash kafkajs does not restart from: a new consumer, until one runs. */
   private async rebuild(): Promise<void> {
     for (let attempt = 1; !this.stopping; attempt++) {
-      await this.waiter.sleep(backoffDelay(attempt, 1_000, 30_000));
+      await this.waiter.sleep(backoffDelay(attempt, { initialMs: 1_000, maxMs: 30_000 }));
       if (this.stopping) return;
       try {
         await this.consumer.disconnect().catch(() => undefined);

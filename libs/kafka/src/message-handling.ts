@@ -1,6 +1,7 @@
 import { deadLetterTopic, parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
 import { classifyError, ErrorClass, isPermanent } from '@kb/errors';
 import { meter } from '@kb/observability';
+import { backoffDelay } from '@kb/retry';
 import type { KafkaMessage, Producer } from 'kafkajs';
 
 import type { CommitOffset, DeliveryCounter } from './delivery-count';
@@ -10,7 +11,7 @@ import type {
   DeadLetter,
   EventHandler,
 } from './event-consumer';
-import { backoffDelay, ConsumerStoppingError, isRebalance, type Waiter } from './retry-wait';
+import { ConsumerStoppingError, isRebalance, type Waiter } from './retry-wait';
 
 const handled = meter().createCounter('kb_events_handled_total', {
   description: 'Kafka messages handled successfully, by topic and consumer group',
@@ -111,12 +112,11 @@ export class MessageHandling {
           await this.pause(
             context,
             errorClass === ErrorClass.Transient
-              ? backoffDelay(
-                  waits,
-                  this.initialBackoffMs,
-                  this.options.maxTransientBackoffMs ?? 30_000,
-                )
-              : backoffDelay(failures, this.initialBackoffMs, 10_000),
+              ? backoffDelay(waits, {
+                  initialMs: this.initialBackoffMs,
+                  maxMs: this.options.maxTransientBackoffMs ?? 30_000,
+                })
+              : backoffDelay(failures, { initialMs: this.initialBackoffMs, maxMs: 10_000 }),
           );
         }
       }
@@ -211,14 +211,13 @@ export class MessageHandling {
             await this.deliveries.forgive(topic, context.partition, message.offset, context.commit);
           }
           waits += 1;
-          delayMs = backoffDelay(
-            waits,
-            this.initialBackoffMs,
-            this.options.maxTransientBackoffMs ?? 30_000,
-          );
+          delayMs = backoffDelay(waits, {
+            initialMs: this.initialBackoffMs,
+            maxMs: this.options.maxTransientBackoffMs ?? 30_000,
+          });
         } else {
           failures += 1;
-          delayMs = backoffDelay(failures, this.initialBackoffMs, 10_000);
+          delayMs = backoffDelay(failures, { initialMs: this.initialBackoffMs, maxMs: 10_000 });
         }
         retried.add(1, { ...labels, class: errorClass });
         this.options.log?.(
@@ -318,7 +317,10 @@ export class MessageHandling {
           throw error;
         }
         this.options.log?.('dead-lettering failed, retrying', { attempt, error: String(error) });
-        await this.pause(context, backoffDelay(attempt, this.initialBackoffMs, 30_000));
+        await this.pause(
+          context,
+          backoffDelay(attempt, { initialMs: this.initialBackoffMs, maxMs: 30_000 }),
+        );
       }
     }
   }

@@ -6,16 +6,6 @@ export class ConsumerStoppingError extends Error {
   }
 }
 
-/**
- * The pause before try `attempt` (1-based): exponential from `initialMs`, capped at `maxMs`, with
- * "equal" jitter (half fixed, half random) so replicas waiting on one dependency do not retry in
- * step, and the cap is reached within a few tries.
- */
-export function backoffDelay(attempt: number, initialMs: number, maxMs: number): number {
-  const exponential = Math.min(maxMs, initialMs * 2 ** Math.min(attempt - 1, 30));
-  return Math.round(exponential / 2 + (Math.random() * exponential) / 2);
-}
-
 /** The kafkajs errors that mean the group is rebalancing and this member must rejoin. */
 const REBALANCE_TYPES: ReadonlySet<string> = new Set([
   'REBALANCE_IN_PROGRESS',

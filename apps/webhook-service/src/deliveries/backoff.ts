@@ -1,3 +1,5 @@
+import { backoffDelay } from '@kb/retry';
+
 export interface RetryPolicy {
   /** Tries per delivery, the first included. */
   maxAttempts: number;
@@ -8,9 +10,10 @@ export interface RetryPolicy {
 }
 
 /**
- * The wait before the next try after `failedAttempts` failed ones: `baseMs × 2^(failed − 1)`,
- * capped at `maxMs`, spread by ±20 % (`random` in [0, 1)) so receivers that failed together are
- * not all retried in the same instant. `undefined` when the tries are used up.
+ * The wait before the next try after `failedAttempts` failed ones, by the one backoff rule
+ * (`backoffDelay`: doubling from `baseMs`, capped at `maxMs`, half of each step random so
+ * receivers that failed together are not all retried in the same instant). `undefined` when the
+ * tries are used up.
  */
 export function retryDelayMs(
   failedAttempts: number,
@@ -18,7 +21,5 @@ export function retryDelayMs(
   random: () => number = Math.random,
 ): number | undefined {
   if (failedAttempts >= policy.maxAttempts) return undefined;
-  const exponential = policy.baseMs * 2 ** Math.min(failedAttempts - 1, 40);
-  const capped = Math.min(policy.maxMs, exponential);
-  return Math.round(capped * (0.8 + 0.4 * random()));
+  return backoffDelay(failedAttempts, { initialMs: policy.baseMs, maxMs: policy.maxMs }, random);
 }
