@@ -4,7 +4,6 @@ export * from './health';
 export * from './model-run.queue';
 export * from './openapi';
 export * from './openapi-routes';
-export * from './periodic';
 export * from './rate-limit/index';
 export * from './redis';
 export * from './request.errors';

@@ -1,4 +1,4 @@
-import { backoffDelay } from '@kb/retry';
+import { backoffDelay } from '@kb/timing';
 import type { Admin } from 'kafkajs';
 
 import { type CommitOffset, DeliveryCounter, parseDeliveries } from './delivery-count';

@@ -1,6 +1,6 @@
 import { deadLetterTopic, type Topic, type TopicEnvelope } from '@kb/contracts';
 import { withConsumedMessage } from '@kb/observability';
-import { backoffDelay } from '@kb/retry';
+import { backoffDelay } from '@kb/timing';
 import { backOff } from 'exponential-backoff';
 import {
   type Admin,

@@ -1,7 +1,7 @@
 import { deadLetterTopic, parseEnvelope, type Topic, type TopicEnvelope } from '@kb/contracts';
 import { classifyError, ErrorClass, isPermanent } from '@kb/errors';
 import { meter } from '@kb/observability';
-import { backoffDelay } from '@kb/retry';
+import { backoffDelay } from '@kb/timing';
 import type { KafkaMessage, Producer } from 'kafkajs';
 
 import type { CommitOffset, DeliveryCounter } from './delivery-count';

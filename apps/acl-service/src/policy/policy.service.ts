@@ -1,7 +1,7 @@
 import { type Action, ACTIONS, type Caller, principal } from '@kb/auth';
 import { Topics } from '@kb/contracts';
-import { PeriodicTask } from '@kb/http';
 import type { EventProducer } from '@kb/kafka';
+import { PeriodicTask } from '@kb/timing';
 import {
   type BeforeApplicationShutdown,
   Inject,

@@ -1,6 +1,6 @@
 import { type TenantId, Topics } from '@kb/contracts';
-import { PeriodicTask } from '@kb/http';
 import { meter } from '@kb/observability';
+import { PeriodicTask } from '@kb/timing';
 import {
   type BeforeApplicationShutdown,
   Inject,

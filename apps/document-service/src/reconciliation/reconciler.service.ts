@@ -1,5 +1,5 @@
-import { PeriodicTask } from '@kb/http';
 import { meter } from '@kb/observability';
+import { PeriodicTask } from '@kb/timing';
 import {
   type BeforeApplicationShutdown,
   Inject,

@@ -1,8 +1,8 @@
 import { type IndexSpace, tenantOfSpace, tenantSpace } from '@kb/contracts';
-import { PeriodicTask } from '@kb/http';
 import type { DocumentIndexState, IndexGenerations, SpaceState } from '@kb/index-state';
 import type { LexicalIndex } from '@kb/lexical-index';
 import { meter } from '@kb/observability';
+import { PeriodicTask } from '@kb/timing';
 import type { DocumentVersions, VectorStore } from '@kb/vector-store';
 import {
   type BeforeApplicationShutdown,

@@ -1,4 +1,4 @@
-import { PeriodicTask } from '@kb/http';
+import { PeriodicTask } from '@kb/timing';
 import {
   type BeforeApplicationShutdown,
   Injectable,

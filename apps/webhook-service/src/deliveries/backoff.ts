@@ -1,4 +1,4 @@
-import { backoffDelay } from '@kb/retry';
+import { backoffDelay } from '@kb/timing';
 
 export interface RetryPolicy {
   /** Tries per delivery, the first included. */

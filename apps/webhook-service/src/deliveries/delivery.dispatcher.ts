@@ -1,4 +1,5 @@
 import { meter } from '@kb/observability';
+import { PeriodicTask } from '@kb/timing';
 import {
   type BeforeApplicationShutdown,
   Inject,
@@ -8,7 +9,6 @@ import {
 } from '@nestjs/common';
 
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config/webhook.config';
-import { IntervalTask } from '../platform/interval-task';
 import { CLOCK, type Clock, RECEIVER_SENDER } from '../platform/tokens';
 import { retryDelayMs, type RetryPolicy } from './backoff';
 import { type ClaimedDelivery, DeliveriesRepository } from './deliveries.repository';
@@ -36,7 +36,7 @@ const disabled = meter().createCounter('kb_webhooks_disabled_total', {
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(DeliveryDispatcher.name);
-  private readonly task: IntervalTask;
+  private readonly task: PeriodicTask;
   private readonly policy: RetryPolicy;
 
   constructor(
@@ -50,7 +50,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
       baseMs: config.WEBHOOK_RETRY_BASE_MS,
       maxMs: config.WEBHOOK_RETRY_MAX_MS,
     };
-    this.task = new IntervalTask(
+    this.task = new PeriodicTask(
       'dispatch',
       config.WEBHOOK_DISPATCH_INTERVAL_MS,
       () => this.dispatchDue(),

@@ -1,4 +1,5 @@
 import { meter } from '@kb/observability';
+import { PeriodicTask } from '@kb/timing';
 import {
   type BeforeApplicationShutdown,
   Inject,
@@ -8,7 +9,6 @@ import {
 } from '@nestjs/common';
 
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config/webhook.config';
-import { IntervalTask } from '../platform/interval-task';
 import { CLOCK, type Clock } from '../platform/tokens';
 import { DeliveriesRepository } from './deliveries.repository';
 
@@ -27,7 +27,7 @@ const PRUNE_BATCH = 1_000;
 @Injectable()
 export class DeliveryRetention implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(DeliveryRetention.name);
-  private readonly task: IntervalTask;
+  private readonly task: PeriodicTask;
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
@@ -38,7 +38,7 @@ export class DeliveryRetention implements OnApplicationBootstrap, BeforeApplicat
     >,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
-    this.task = new IntervalTask(
+    this.task = new PeriodicTask(
       'pruning deliveries',
       config.WEBHOOK_RETENTION_INTERVAL_MS,
       async () => {

@@ -1,4 +1,5 @@
 import { meter } from '@kb/observability';
+import { PeriodicTask } from '@kb/timing';
 import {
   type BeforeApplicationShutdown,
   Inject,
@@ -7,7 +8,6 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 
-import { IntervalTask } from '../platform/interval-task';
 import { CLOCK, type Clock } from '../platform/tokens';
 import { WebhooksRepository } from './webhooks.repository';
 
@@ -28,14 +28,14 @@ const SEAL_INTERVAL_MS = 3_600_000;
 @Injectable()
 export class WebhookSecretSealer implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(WebhookSecretSealer.name);
-  private readonly task: IntervalTask;
+  private readonly task: PeriodicTask;
   private first?: Promise<void>;
 
   constructor(
     private readonly webhooks: WebhooksRepository,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
-    this.task = new IntervalTask(
+    this.task = new PeriodicTask(
       'sealing secrets',
       SEAL_INTERVAL_MS,
       () => this.seal(),

@@ -1,4 +1,7 @@
-import type { Logger } from '@nestjs/common';
+/** Where a failed run is reported (a Nest `Logger` fits). */
+export interface TaskLogger {
+  error(message: string): void;
+}
 
 /**
  * Runs `task` every `intervalMs` (0: never), one run at a time: a tick that finds the previous run
@@ -8,17 +11,24 @@ import type { Logger } from '@nestjs/common';
 export class PeriodicTask {
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
+  private stopped = false;
 
   constructor(
     private readonly name: string,
     private readonly intervalMs: number,
     private readonly task: () => Promise<unknown>,
-    private readonly logger: Pick<Logger, 'error'>,
+    private readonly logger: TaskLogger,
   ) {}
+
+  /** Whether `stop` was called: long runs check it between steps. */
+  get stopping(): boolean {
+    return this.stopped;
+  }
 
   start(): void {
     if (this.intervalMs === 0) return;
     this.timer = setInterval(() => {
+      if (this.stopped) return;
       this.running ??= this.task()
         .catch((error: unknown) => this.logger.error(`${this.name} failed: ${String(error)}`))
         .finally(() => (this.running = undefined));
@@ -27,6 +37,7 @@ export class PeriodicTask {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     await this.running;
   }
