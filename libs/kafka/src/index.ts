@@ -9,3 +9,4 @@ export * from './event-producer';
 export * from './kafka';
 export * from './retry-wait';
 export * from './tenant-scope';
+export * from './tokens';

@@ -1,2 +1,3 @@
 export * from './blob-store';
 export * from './s3-blob-store';
+export * from './tokens';

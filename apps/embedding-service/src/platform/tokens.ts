@@ -1,4 +1,3 @@
-export const KAFKA = Symbol('KAFKA');
-export const EVENT_PRODUCER = Symbol('EVENT_PRODUCER');
-export const BLOB_STORE = Symbol('BLOB_STORE');
+export { EVENT_PRODUCER, KAFKA } from '@kb/kafka';
+export { BLOB_STORE } from '@kb/storage';
 export const EMBEDDER = Symbol('EMBEDDER');

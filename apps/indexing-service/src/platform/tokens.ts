@@ -1,6 +1,5 @@
-export const KAFKA = Symbol('KAFKA');
-export const EVENT_PRODUCER = Symbol('EVENT_PRODUCER');
-export const BLOB_STORE = Symbol('BLOB_STORE');
+export { EVENT_PRODUCER, KAFKA } from '@kb/kafka';
+export { BLOB_STORE } from '@kb/storage';
 export const VECTOR_STORE = Symbol('VECTOR_STORE');
 export const LEXICAL_INDEX = Symbol('LEXICAL_INDEX');
 export const GENERATIONS = Symbol('GENERATIONS');

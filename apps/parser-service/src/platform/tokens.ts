@@ -1,5 +1,4 @@
-export const KAFKA = Symbol('KAFKA');
-export const EVENT_PRODUCER = Symbol('EVENT_PRODUCER');
-export const BLOB_STORE = Symbol('BLOB_STORE');
+export { EVENT_PRODUCER, KAFKA } from '@kb/kafka';
+export { BLOB_STORE } from '@kb/storage';
 export const TOKEN_COUNTER = Symbol('TOKEN_COUNTER');
 export const TEXT_EXTRACTOR = Symbol('TEXT_EXTRACTOR');

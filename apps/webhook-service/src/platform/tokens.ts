@@ -1,6 +1,6 @@
 export { TOKEN_VERIFIER } from '@kb/http';
+export { KAFKA } from '@kb/kafka';
 export const WEBHOOK_DB = Symbol('WEBHOOK_DB');
-export const KAFKA = Symbol('KAFKA');
 export const CLOCK = Symbol('CLOCK');
 export const RECEIVER_SENDER = Symbol('RECEIVER_SENDER');
 /** The `SecretBox` that seals and opens signing secrets at rest. */
