@@ -46,6 +46,10 @@ export EMBEDDING_MODEL_DIR="${EMBEDDING_MODEL_DIR:-$KB_HOME/models}"
 export EMBEDDING_MODEL="${EMBEDDING_MODEL:-all-MiniLM-L6-v2}"
 # Served beside it, for knowledge bases that name them (fetch-model.sh installs all three).
 export EMBEDDING_EXTRA_MODELS="${EMBEDDING_EXTRA_MODELS-bge-small-en-v1.5,e5-small-v2}"
+# The cross-encoder for rerank (docs/adr/0044), installed by fetch-model.sh beside the embedding
+# models. RERANKER_MODEL=none turns it off.
+export RERANKER_MODEL_DIR="${RERANKER_MODEL_DIR:-$EMBEDDING_MODEL_DIR}"
+export RERANKER_MODEL="${RERANKER_MODEL:-ms-marco-MiniLM-L-12-v2}"
 # Both cores of a developer machine for the model (one run at a time, batched: docs/adr/0029).
 export EMBEDDING_THREADS="${EMBEDDING_THREADS:-2}"
 

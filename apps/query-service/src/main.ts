@@ -28,7 +28,9 @@ async function main(): Promise<void> {
   // First: a configured cross-encoder that cannot be loaded stops the boot here, with its reason.
   const reranker = await crossEncoderFromConfig(config);
   logger.log(
-    reranker ? `cross-encoder ${reranker.model} loaded` : 'no cross-encoder (RERANKER_MODEL unset)',
+    reranker
+      ? `cross-encoder ${reranker.model} loaded`
+      : 'no cross-encoder (RERANKER_MODEL unset or none)',
     'Bootstrap',
   );
   // The same provider and model as embedding-service: queries and chunks share one vector space.

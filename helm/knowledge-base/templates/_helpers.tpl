@@ -277,8 +277,8 @@ PSEUDO_RELEVANCE_FEEDBACK: {{ $v.search.pseudoRelevanceFeedback | quote }}
 LEXICAL_MEMORY_CHUNKS: {{ $v.search.lexicalMemoryChunks | quote }}
 SEARCH_CACHE_TTL_SECONDS: {{ $v.search.cacheTtlSeconds | quote }}
 RERANK_CANDIDATES: {{ $v.search.rerankCandidates | quote }}
-{{- if $v.search.rerankerModel }}
-# The cross-encoder is read from the model volume (mounted with the onnx embedding provider).
+{{- if include "kb.rerankerModel" .root }}
+# The cross-encoder is read from the model volume (mounted on query-service whenever one is set).
 RERANKER_MODEL: {{ $v.search.rerankerModel | quote }}
 RERANKER_MODEL_DIR: {{ $v.embedding.modelVolume.mountPath | quote }}
 {{- end }}
@@ -422,3 +422,10 @@ what migrating reads (the database URLs, from the hook-scoped Secret or the exis
 {{- range .Values.vectorStore.pgvector.dimensions }}{{ $dims = append $dims (toString .) }}{{ end -}}
 {{- join "," $dims -}}
 {{- end -}}
+
+{{/* The cross-encoder query-service loads: search.rerankerModel, empty when "" or "none". */}}
+{{- define "kb.rerankerModel" -}}
+{{- if and .Values.search.rerankerModel (ne .Values.search.rerankerModel "none") -}}
+{{ .Values.search.rerankerModel }}
+{{- end -}}
+{{- end }}

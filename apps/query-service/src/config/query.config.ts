@@ -56,8 +56,9 @@ export const queryConfigSchema = baseConfigSchema
     /**
      * Cross-encoder for `rerank: true`: a sub-folder of RERANKER_MODEL_DIR (default: the embedding
      * model folder) holding a BERT sequence classifier in ONNX; it also serves POST /v1/rerank.
-     * Unset: rerank requests answer "skipped: no_reranker_model" and /v1/rerank 503. Set but not
-     * loadable: the service does not start (ADR 23).
+     * `npm start` and the chart name ms-marco-MiniLM-L-12-v2, which fetch-model.sh installs (ADR
+     * 44). Unset or `none`: rerank requests answer "skipped: no_reranker_model" and /v1/rerank
+     * 503. Set but not loadable: the service does not start (ADR 23).
      */
     RERANKER_MODEL: z.string().min(1).optional(),
     RERANKER_MODEL_DIR: z.string().min(1).optional(),

@@ -18,6 +18,10 @@ describe('crossEncoderFromConfig', () => {
     await expect(crossEncoderFromConfig({ EMBEDDING_MODEL_DIR: dir })).resolves.toBeNull();
   });
 
+  it('is null when RERANKER_MODEL is none, even with no folder configured', async () => {
+    await expect(crossEncoderFromConfig({ RERANKER_MODEL: 'none' })).resolves.toBeNull();
+  });
+
   it('fails, naming the setting, when no folder is configured to hold the model', async () => {
     const loading = crossEncoderFromConfig({ RERANKER_MODEL: 'ms-marco-MiniLM-L-6-v2' });
     await expect(loading).rejects.toBeInstanceOf(CrossEncoderLoadError);

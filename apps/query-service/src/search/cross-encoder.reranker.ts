@@ -30,14 +30,18 @@ export interface CrossEncoderSettings {
   EMBEDDING_MODEL_DIR?: string | undefined;
 }
 
+/** RERANKER_MODEL's value that turns the cross-encoder off (`npm start` loads one by default). */
+export const NO_RERANKER = 'none';
+
 /**
- * The configured cross-encoder, null when RERANKER_MODEL is unset; throws CrossEncoderLoadError
- * when it is set and cannot be loaded (no folder to look in, no model there, a broken model).
+ * The configured cross-encoder, null when RERANKER_MODEL is unset or `none`; throws
+ * CrossEncoderLoadError when it is set and cannot be loaded (no folder to look in, no model
+ * there, a broken model).
  */
 export async function crossEncoderFromConfig(
   settings: CrossEncoderSettings,
 ): Promise<Reranker | null> {
-  if (!settings.RERANKER_MODEL) return null;
+  if (!settings.RERANKER_MODEL || settings.RERANKER_MODEL === NO_RERANKER) return null;
   const modelDir = settings.RERANKER_MODEL_DIR ?? settings.EMBEDDING_MODEL_DIR;
   if (!modelDir) {
     throw new CrossEncoderLoadError(
