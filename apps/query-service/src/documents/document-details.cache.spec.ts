@@ -63,6 +63,21 @@ describe('DocumentDetailsCache', () => {
     expect(details.lookup(ann, ['d1']).missing).toEqual(['d1']);
   });
 
+  it('keeps no document still in the pipeline: document-service may not have applied its status yet', () => {
+    const { details } = cache();
+    const lookup = details.lookup(ann, ['d1', 'd2', 'd3']);
+    details.store(
+      ann,
+      new Map([
+        ['d1', newDocumentView('d1', { status: 'embedding' })],
+        ['d2', newDocumentView('d2', { status: 'failed' })],
+        ['d3', newDocumentView('d3')],
+      ]),
+      lookup.since,
+    );
+    expect(details.lookup(ann, ['d1', 'd2', 'd3']).missing).toEqual(['d1']);
+  });
+
   it('serves an answer for ttlMs from the start of its listing, no longer', () => {
     const { details, clock } = cache(1_000);
     const lookup = details.lookup(ann, ['d1']);

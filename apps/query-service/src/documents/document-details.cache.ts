@@ -5,6 +5,8 @@ import { LRUCache } from 'lru-cache';
 /** Documents whose details are kept, at most; each for at most `CALLERS_PER_DOCUMENT` tokens. */
 const MAX_DOCUMENTS = 5_000;
 const CALLERS_PER_DOCUMENT = 16;
+/** Statuses a document keeps until document-service itself sends an event (a new version). */
+const SETTLED = new Set<DocumentView['status']>(['indexed', 'failed']);
 
 /** What `lookup` found, and when: hand `since` back to `store` with the rest, read after it. */
 export interface DetailsLookup {
@@ -21,7 +23,9 @@ export interface DetailsLookup {
  * `kb.acl.v1` the tenant's (`forget`), so an edit, a delete, a new version, a status change or
  * a revocation reaches the next search within the event's delivery time, and `ttlMs` at worst.
  * A listing that started before an event of its tenant is not stored (it may predate the
- * change). Nothing is served or stored while `live()` says the events are not being received.
+ * change), nor a document still in the pipeline (its status events come from the pipeline, and
+ * document-service may apply one after this cache heard of it). Nothing is served or stored
+ * while `live()` says the events are not being received.
  */
 export class DocumentDetailsCache {
   /** By tenant and document: each token's answer, and when it was read. */
@@ -64,6 +68,9 @@ export class DocumentDetailsCache {
     if (!this.serving() || this.epochOf(caller.tenantId) !== since.epoch) return;
     const readAt = since.at;
     for (const [id, view] of views) {
+      // A status event reaches this cache and document-service at about the same time, so a
+      // listing may show the status before it: only a settled document is kept.
+      if (!SETTLED.has(view.status)) continue;
       const key = keyOf(caller.tenantId, id);
       const callers = this.byDocument.get(key) ?? new Map<string, Entry>();
       if (callers.size >= CALLERS_PER_DOCUMENT) callers.clear();
