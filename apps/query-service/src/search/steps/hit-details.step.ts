@@ -24,8 +24,9 @@ export type DocumentReader = Pick<DocumentsClient, 'get' | 'getMany'>;
  * answers until an event about the document, or 30 s: docs/adr/0045). Runs on the final page
  * only. A document that is gone (absent from the listing: deleted, or no longer readable by the
  * caller) takes its hits with it: the indexes trail a delete by as long as
- * indexing-service takes to apply it (after emptying a knowledge base, seconds), and the
- * document's owner says at once (docs/adr/0024). Any other failure leaves the hits as they are,
+ * indexing-service takes to apply it (after emptying a knowledge base, seconds), while the
+ * document's owner says at once, and the cache as soon as the delete's event reaches it
+ * (docs/adr/0024). Any other failure leaves the hits as they are,
  * and the outcome says `skipped` so the answer is not cached.
  */
 @Injectable()
