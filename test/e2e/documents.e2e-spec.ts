@@ -105,6 +105,53 @@ describe('document lifecycle', () => {
     expect(again.status).toBe(404);
   });
 
+  it('shows an edit of a document on the next searches, and drops it once deleted, though its hit details are kept (ADR 45)', async () => {
+    const upload = await suite.upload(
+      'kelp.txt',
+      'Kelp forests grow along cold rocky coasts and shelter sea otters.',
+      'text/plain',
+      suite.tenant,
+      { tags: ['ocean'] },
+    );
+    const { id } = (await upload.json()) as { id: string };
+    await waitFor(
+      () => suite.getDocument(id),
+      (d) => d.status === 'indexed',
+      60_000,
+    );
+    // Another topK each time, so the result cache never answers: every search reads its hit
+    // details, from query-service's details cache or from document-service.
+    let searches = 0;
+    const kelp = async () => {
+      const { hits } = (await suite.search({
+        query: 'kelp forests sea otters',
+        topK: (searches++ % 100) + 1,
+        mode: 'lexical',
+      })) as { hits: Array<{ documentId: string; tags?: string[]; updatedAt?: string }> };
+      return hits.find((h) => h.documentId === id);
+    };
+    expect((await kelp())?.tags).toEqual(['ocean']);
+    expect((await kelp())?.tags).toEqual(['ocean']); // the details as kept
+
+    const edited = await fetch(`${suite.documentUrl}/v1/documents/${id}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+      body: JSON.stringify({ tags: ['coast'] }),
+    });
+    expect(edited.status).toBe(200);
+    const { updatedAt } = (await edited.json()) as { updatedAt: string };
+    // Within the event's delivery: well before the 30 s an entry is kept at most.
+    const after = await waitFor(kelp, (hit) => hit?.tags?.[0] === 'coast', 20_000, 500);
+    expect(after).toMatchObject({ tags: ['coast'], updatedAt });
+
+    const deleted = await fetch(`${suite.documentUrl}/v1/documents/${id}`, {
+      method: 'DELETE',
+      headers: await suite.auth(),
+    });
+    expect(deleted.status).toBe(200);
+    await waitFor(kelp, (hit) => hit === undefined, 20_000, 500);
+  });
+
   it('keeps document-service unready while its migrations are pending', async () => {
     const schema = `ready_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
     const readyEnv = {

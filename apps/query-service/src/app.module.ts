@@ -40,6 +40,8 @@ import { ContextController } from './context/context.controller';
 import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
 import { CHAT_REWRITER, ConversationRewriter } from './context/conversation.rewriter';
+import { DocumentDetailsCache } from './documents/document-details.cache';
+import { DocumentDetailsConsumer } from './documents/document-details.consumer';
 import { DocumentsClient } from './documents/documents.client';
 import { DocumentsGrpcController } from './documents/documents.grpc';
 import { KnowledgeBaseToolsAdapter } from './mcp/knowledge-base-tools.adapter';
@@ -183,8 +185,15 @@ export class AppModule {
         { provide: KAFKA, useValue: deps.kafka },
         AccessCacheConsumer,
         {
+          provide: DocumentDetailsCache,
+          inject: [QUERY_CONFIG],
+          useFactory: (config: QueryConfig) =>
+            new DocumentDetailsCache(config.HIT_DETAILS_CACHE_MS),
+        },
+        DocumentDetailsConsumer,
+        {
           provide: EVENT_CONSUMERS,
-          inject: [AccessCacheConsumer],
+          inject: [AccessCacheConsumer, DocumentDetailsConsumer],
           useFactory: (...consumers: Array<{ consumer: EventConsumer }>) =>
             consumers.map(({ consumer }) => consumer),
         },

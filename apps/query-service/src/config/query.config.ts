@@ -66,6 +66,12 @@ export const queryConfigSchema = baseConfigSchema
     /** document-service's REST API, which GetDocument and ListDocuments read. */
     DOCUMENT_SERVICE_URL: z.url().default('http://127.0.0.1:3001'),
     /**
+     * How long a search's hit details (a caller's answer from document-service for a document)
+     * are served again to the same token, unless a document, status or ACL event drops them
+     * first (docs/adr/0045). 0: every search asks document-service.
+     */
+    HIT_DETAILS_CACHE_MS: z.coerce.number().int().min(0).default(30_000),
+    /**
      * An OpenAI-compatible chat-completions server (base URL, e.g. `https://host/v1`) that
      * rewrites follow-up questions of `/v1/context` into standalone queries. Unset: the
      * deterministic rule does (docs/adr/0022). QUERY_REWRITE_MODEL is then required.

@@ -9,6 +9,7 @@ import {
   newHit,
   newMatch,
 } from '../../test/support/search.fakes';
+import { DocumentDetailsCache } from '../documents/document-details.cache';
 import type { Reranker } from './cross-encoder.reranker';
 import { HybridRetrieval, type SpaceToSearch } from './hybrid.retrieval';
 import { QueryEmbedder } from './query.embedder';
@@ -55,7 +56,7 @@ function searchService(setup: Setup = {}) {
     new RerankStep(setup.reranker ?? null, tuning),
     new DiversifyStep(vectors),
     new NeighborsStep(lexical),
-    new HitDetailsStep(lexical, documents.reader),
+    new HitDetailsStep(lexical, documents.reader, new DocumentDetailsCache(0)),
   );
   return { service, calls, reads: documents.reads, documentCalls: documents.calls };
 }
@@ -390,7 +391,7 @@ describe('SearchService', () => {
       new RerankStep(null, tuning),
       new DiversifyStep(vectors),
       new NeighborsStep(lexical),
-      new HitDetailsStep(lexical, fakeDocuments().reader),
+      new HitDetailsStep(lexical, fakeDocuments().reader, new DocumentDetailsCache(0)),
     );
     const ask = (topK: number) =>
       service.search(tenant, searchRequestSchema.parse({ query: 'sail rigging', topK }));

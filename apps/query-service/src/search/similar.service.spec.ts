@@ -7,6 +7,7 @@ import {
   newDocumentView,
   newMatch,
 } from '../../test/support/search.fakes';
+import { DocumentDetailsCache } from '../documents/document-details.cache';
 import { HybridRetrieval } from './hybrid.retrieval';
 import { QueryEmbedder } from './query.embedder';
 import { DEFAULT_SEARCH_TUNING } from './search.model';
@@ -46,7 +47,7 @@ function similarService(options: { storedChunks?: number } = {}) {
     vectors,
     { countDocument: async () => 4 },
     documents.reader,
-    new HitDetailsStep(lexical, documents.reader),
+    new HitDetailsStep(lexical, documents.reader, new DocumentDetailsCache(0)),
   );
   return { service, calls, reads: documents.reads };
 }

@@ -5,6 +5,7 @@ import type { ChunkLocation, LexicalIndex } from '@kb/lexical-index';
 import { timedStage } from '@kb/observability';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
+import { DocumentDetailsCache } from '../../documents/document-details.cache';
 import { DocumentsClient } from '../../documents/documents.client';
 import { LEXICAL_INDEX } from '../../platform/tokens';
 import { chunkKey, type SearchHit } from '../search.model';
@@ -18,11 +19,14 @@ export type DocumentReader = Pick<DocumentsClient, 'get' | 'getMany'>;
 /**
  * What a caller needs beside a hit's text: where the chunk sits (page, heading path, kept by the
  * lexical index) and its document's tags, metadata, content type, file name and times (read
- * from document-service, which owns them, with the caller's token: the same ACL applies, and an
- * edit shows at once; one listing call for the page's documents). Runs on the final page only. A document that is gone (404: deleted, or no
- * longer readable by the caller) takes its hits with it: the indexes trail a delete by as long as
- * indexing-service takes to apply it (after emptying a knowledge base, seconds), and the
- * document's owner says at once (docs/adr/0024). Any other failure leaves the hits as they are,
+ * from document-service, which owns them, with the caller's token, so the same ACL applies; one
+ * listing call for the page's documents not in `DocumentDetailsCache`, which keeps each token's
+ * answers until an event about the document, or 30 s: docs/adr/0045). Runs on the final page
+ * only. A document that is gone (absent from the listing: deleted, or no longer readable by the
+ * caller) takes its hits with it: the indexes trail a delete by as long as
+ * indexing-service takes to apply it (after emptying a knowledge base, seconds), while the
+ * document's owner says at once, and the cache as soon as the delete's event reaches it
+ * (docs/adr/0024). Any other failure leaves the hits as they are,
  * and the outcome says `skipped` so the answer is not cached.
  */
 @Injectable()
@@ -32,6 +36,7 @@ export class HitDetailsStep {
   constructor(
     @Inject(LEXICAL_INDEX) private readonly lexical: Pick<LexicalIndex, 'locations'>,
     @Inject(DocumentsClient) private readonly documents: DocumentReader,
+    private readonly cache: DocumentDetailsCache,
   ) {}
 
   /** `caller` undefined (an internal caller without a token): locations only. */
@@ -88,16 +93,21 @@ export class HitDetailsStep {
   }
 
   /**
-   * The documents by id, read in one call (`getMany`: the caller's listing, so documents that are
-   * gone or that the caller may no longer read are absent); `gone`: those absent; `failed` when
-   * they could not be read at all.
+   * The documents by id: those the cache holds for the caller's token, the rest read in one call
+   * (`getMany`: the caller's listing, so documents that are gone or that the caller may no longer
+   * read are absent); `gone`: those absent; `failed` when they could not be read at all.
    */
   private async read(
     caller: Caller,
     ids: string[],
   ): Promise<{ records: Map<string, DocumentView>; gone: Set<string>; failed: boolean }> {
     try {
-      const records = await this.documents.getMany(caller, ids);
+      const cached = this.cache.lookup(caller, ids);
+      if (cached.missing.length === 0)
+        return { records: cached.found, gone: new Set(), failed: false };
+      const read = await this.documents.getMany(caller, cached.missing);
+      this.cache.store(caller, read, cached.since);
+      const records = new Map([...cached.found, ...read]);
       // Deleted (or made unreadable) since it was indexed: its hits go.
       const gone = new Set(ids.filter((id) => !records.has(id)));
       return { records, gone, failed: false };
