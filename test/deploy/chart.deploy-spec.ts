@@ -5,7 +5,7 @@
  * bundle) plus a local ServiceMonitor schema, and the rules that keep a pod from failing at 3 a.m.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -1031,40 +1031,42 @@ describe('secure by default (review 2026-11-26: M9, L3, N5, N10-N12)', () => {
         .sort((a, b) => elements(b.path).length - elements(a.path).length)[0];
     };
 
-    /** Routes served in the cluster only, never through the ingress. */
-    const IN_CLUSTER = new Set([
-      // One per service (document-, query-, embedding-, acl-, webhook-service): not one public path.
-      'GET /openapi.json',
-      // document-service reads the served models when a knowledge base is created.
-      'GET /v1/internal/models',
-    ]);
     /** Routes two services serve, whose public one is the other service's (ADR 23). */
     const SERVED_ELSEWHERE: Record<string, string> = {
       'embedding-service GET /v1/models': 'query-service',
     };
+    /** Published outside OpenAPI: the MCP server (Streamable HTTP, docs/adr/0021). */
+    const MCP_ROUTES = ['GET', 'POST', 'DELETE'].map((method) => ({
+      service: 'query-service' as ServiceName,
+      method,
+      path: '/mcp',
+    }));
 
-    /** Every route each service's controllers declare: `@Controller(prefix)` plus `@Get(path)`... */
-    const controllerRoutes = (service: ServiceName) => {
-      const dir = join(ROOT, 'apps', service, 'src');
-      const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) =>
-        f.endsWith('.controller.ts'),
+    /**
+     * Every public operation each service publishes: the OpenAPI documents the services serve,
+     * as libs/api-client/openapi keeps them (`npm run openapi:check` proves them current, ADR 37).
+     * Internal routes are not published there, so every operation here must be routed.
+     */
+    const publishedRoutes = (service: ServiceName) => {
+      const file = join(
+        ROOT,
+        'libs',
+        'api-client',
+        'openapi',
+        `${service.replace(/-service$/, '')}.json`,
       );
-      return files.flatMap((file) => {
-        const source = readFileSync(join(dir, file), 'utf8');
-        const controllers = [...source.matchAll(/@Controller\(\s*(?:'([^']*)')?\s*\)/g)];
-        expect({ file, controllers: controllers.length }).toEqual({ file, controllers: 1 });
-        const prefix = controllers[0]![1] ?? '';
-        return [
-          ...source.matchAll(/@(Get|Post|Put|Patch|Delete|All)\(\s*(?:'([^']*)')?\s*\)/g),
-        ].map(([, method, path]) => ({
-          service,
-          method: method!.toUpperCase(),
-          path: `/${[prefix, path ?? ''].filter(Boolean).join('/')}`,
-        }));
-      });
+      if (!existsSync(file)) return [];
+      const document = JSON.parse(readFileSync(file, 'utf8')) as {
+        paths: Record<string, Record<string, unknown>>;
+      };
+      return Object.entries(document.paths).flatMap(([path, operations]) =>
+        Object.keys(operations)
+          .filter((method) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
+          .map((method) => ({ service, method: method.toUpperCase(), path })),
+      );
     };
 
-    it('routes every public route of every controller to its service, and a policy admits callers to it', () => {
+    it('routes every operation of every OpenAPI document, and /mcp, to its service, and a policy admits callers to it', () => {
       const { objects } = render('-f', PRODUCTION);
       const rules = find(objects, 'Ingress', 'knowledge-base').spec?.['rules'] as Array<{
         http: { paths: IngressPath[] };
@@ -1073,7 +1075,7 @@ describe('secure by default (review 2026-11-26: M9, L3, N5, N10-N12)', () => {
       const policies = objects
         .filter((o) => o.kind === 'NetworkPolicy')
         .map((o) => o.spec as unknown as PolicySpec);
-      const routes = SERVICES.flatMap(controllerRoutes);
+      const routes = [...SERVICES.flatMap(publishedRoutes), ...MCP_ROUTES];
       // The scan finds the routes the review named.
       expect(routes.map((r) => `${r.service} ${r.method} ${r.path}`)).toEqual(
         expect.arrayContaining([
@@ -1086,10 +1088,9 @@ describe('secure by default (review 2026-11-26: M9, L3, N5, N10-N12)', () => {
       const checked: string[] = [];
       for (const route of routes) {
         const key = `${route.method} ${route.path}`;
-        if (IN_CLUSTER.has(key)) continue;
         const service = SERVED_ELSEWHERE[`${route.service} ${key}`] ?? route.service;
         // A concrete URL: path parameters become a value.
-        const url = route.path.replace(/:[^/]+/g, 'x');
+        const url = route.path.replace(/\{[^/]+\}/g, 'x');
         const target = routeOf(paths, url);
         expect({ route: key, to: target?.backend.service.name }).toEqual({
           route: key,
