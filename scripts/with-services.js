@@ -8,18 +8,13 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { SERVICES, startServices, waitReady, stopServices } = require('./lib/services');
-
-/** The ports of KB_SERVICES_PORT_BASE, by service; {} (the defaults) when it is unset. */
-function portsOf(base) {
-  if (!base) return {};
-  return Object.fromEntries(
-    SERVICES.map((s, i) => [
-      s.name,
-      { port: base + i + 1, ...(s.grpcPort ? { grpcPort: base + (s.grpcPort % 100) } : {}) },
-    ]),
-  );
-}
+const {
+  SERVICES,
+  portsFromBase,
+  startServices,
+  waitReady,
+  stopServices,
+} = require('./lib/services');
 
 async function allReady(ports) {
   const answers = await Promise.all(
@@ -37,7 +32,7 @@ async function main() {
   const [command, ...args] = process.argv.slice(2);
   if (!command) throw new Error('usage: with-services.js <command> [args...]');
   const base = Number(process.env.KB_SERVICES_PORT_BASE ?? 0);
-  const ports = portsOf(base);
+  const ports = portsFromBase(base);
   const env = { ...process.env };
   if (base) {
     env.KB_DOCUMENTS_URL = `http://127.0.0.1:${ports['document-service'].port}`;

@@ -73,6 +73,20 @@ function serviceEnv(name, env = process.env) {
 }
 
 /**
+ * The ports of a base (KB_SERVICES_PORT_BASE): HTTP base+1 … base+7 in SERVICES' order,
+ * query-service gRPC base+51, acl-service gRPC base+61; {} (the defaults) for 0 or none.
+ */
+function portsFromBase(base) {
+  if (!base) return {};
+  return Object.fromEntries(
+    SERVICES.map((s, i) => [
+      s.name,
+      { port: base + i + 1, ...(s.grpcPort ? { grpcPort: base + (s.grpcPort % 100) } : {}) },
+    ]),
+  );
+}
+
+/**
  * Starts every service with `env` plus its own HOST/PORT. `ports` may override the defaults
  * (`{ 'query-service': { port, grpcPort } }`). Output goes to `logDir/<service>.log`, or is
  * passed to `onLine(service, line)` when given.
@@ -191,6 +205,7 @@ module.exports = {
   DATABASE_ROLES,
   databaseEnv,
   serviceEnv,
+  portsFromBase,
   startServices,
   startService,
   waitReady,
