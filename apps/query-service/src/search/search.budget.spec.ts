@@ -34,6 +34,8 @@ function retrievalWith(sides: { vectorStuck?: boolean; lexicalStuck?: boolean })
   const lexical = {
     search: (_: unknown, q: LexicalQuery) => {
       if (q.expansion) feedbackSearches.push(q);
+      // As the indexes do: a search whose signal has aborted rejects at once.
+      if (q.signal?.aborted) return Promise.reject(q.signal.reason as Error);
       return sides.lexicalStuck ? stuck(q) : Promise.resolve([newMatch(2, 3), newMatch(3, 1)]);
     },
     termVectors: async () => new Map([['d1#1#2', { length: 2, terms: new Map([['x', 2]]) }]]),

@@ -181,14 +181,18 @@ export class SpaceSearch {
     lists: Ranked<Candidate>[],
     textless: Candidate[],
     failures: DegradedReason[],
+    budget: SearchBudget | undefined,
   ): Promise<Ranked<Candidate>[]> {
     const kept = lists.findIndex((list) => list.items === textless);
     if (kept < 0) return lists;
     try {
+      // The first pass again, with its texts: it already finished in time, so only the deadline
+      // itself, not the strategies' earlier stop, bounds this read (docs/adr/0042).
       const items = await this.bm25(space, {
         text: request.query,
         topK: depth,
         ...scope,
+        signal: budget?.signal ?? scope.signal,
       });
       return lists.map((list, i) => (i === kept ? { strategy: 'lexical', items } : list));
     } catch (error) {
@@ -301,7 +305,16 @@ export class SpaceSearch {
         : lists;
     const fused =
       textless && lexical.status === 'fulfilled' && lexical.value
-        ? await this.withTexts(space, request, scope, depth, ranked, lexical.value, failures)
+        ? await this.withTexts(
+            space,
+            request,
+            scope,
+            depth,
+            ranked,
+            lexical.value,
+            failures,
+            budget,
+          )
         : ranked;
     if (fused.length === 0) return { hits: undefined, failures, saturated: false };
     const hits: SearchHit[] = (
