@@ -74,9 +74,9 @@ async function retrieveWithin(
 }
 
 describe('SearchBudget', () => {
-  it('keeps a fifth of the budget for after retrieval, at most 25 ms', () => {
+  it('keeps a fifth of the budget for after retrieval, at most 50 ms', () => {
     expect(reserveOf(50)).toBe(10);
-    expect(reserveOf(5000)).toBe(25);
+    expect(reserveOf(5000)).toBe(50);
   });
 
   it('reads a gRPC deadline as the time left, none when the call has no deadline', () => {
@@ -89,7 +89,7 @@ describe('SearchBudget', () => {
     let now = 0;
     const budget = new SearchBudget(200, () => now);
     expect(budget.cannotAfford(50)).toBe(false);
-    now = 130; // 70 ms left, 25 of them reserved
+    now = 130; // 70 ms left, 40 of them reserved
     expect(budget.cannotAfford(50)).toBe(true);
     expect(budget.remainingMs()).toBe(70);
   });
@@ -100,8 +100,8 @@ describe('HybridRetrieval within a budget (docs/adr/0042)', () => {
     const { value, took } = await retrieveWithin(150, { vectorStuck: true });
     expect(value!.degradedReason).toBe('vector_search_timed_out');
     expect(value!.bySpace[0]!.hits.map((h) => h.chunkIndex)).toEqual([2, 3]);
-    // The strategies stop at the budget less its reserve (25 ms of 150), not before.
-    expect(took).toBeGreaterThanOrEqual(120);
+    // The strategies stop at the budget less its reserve (30 ms of 150), not before.
+    expect(took).toBeGreaterThanOrEqual(115);
   });
 
   it('answers with the vector hits, marked timed out, when BM25 does not finish in time', async () => {
