@@ -61,7 +61,13 @@ describe('search deadlines', () => {
       body: JSON.stringify(body),
     });
     const json = (await response.json()) as SearchBody;
-    return { status: response.status, body: json, took: performance.now() - started };
+    const took = performance.now() - started;
+    return {
+      status: response.status,
+      body: json,
+      took,
+      timing: response.headers.get('server-timing'),
+    };
   }
 
   /** Backends waiting for a lock on the partition: a statement the deadline did not cancel. */
@@ -138,6 +144,7 @@ describe('search deadlines', () => {
             semantic_300: Math.round(semantic.took),
             grpc_hybrid_500: Math.round(grpcTook),
           },
+          hybrid_server_timing: hybrid.timing,
         })}\n`,
       );
 

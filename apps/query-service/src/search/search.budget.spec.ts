@@ -74,9 +74,9 @@ async function retrieveWithin(
 }
 
 describe('SearchBudget', () => {
-  it('keeps a fifth of the budget for after retrieval, at most 50 ms', () => {
+  it('keeps a fifth of the budget for after retrieval, at most 100 ms', () => {
     expect(reserveOf(50)).toBe(10);
-    expect(reserveOf(5000)).toBe(50);
+    expect(reserveOf(5000)).toBe(100);
   });
 
   it('reads a gRPC deadline as the time left, none when the call has no deadline', () => {
