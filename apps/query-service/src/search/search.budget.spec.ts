@@ -77,6 +77,8 @@ describe('SearchBudget', () => {
   it('keeps a fifth of the budget for after retrieval, at most 100 ms', () => {
     expect(reserveOf(50)).toBe(10);
     expect(reserveOf(5000)).toBe(100);
+    // A budget whose fifth is not whole (a gRPC deadline 487 ms away) still makes its signals.
+    expect(new SearchBudget(487).retrieval.aborted).toBe(false);
   });
 
   it('reads a gRPC deadline as the time left, none when the call has no deadline', () => {

@@ -20,8 +20,9 @@ export class SearchBudget {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.deadline = now() + timeoutMs;
-    this.signal = AbortSignal.timeout(Math.max(timeoutMs, 1));
-    this.retrieval = AbortSignal.timeout(Math.max(timeoutMs - reserveOf(timeoutMs), 1));
+    // `AbortSignal.timeout` takes whole milliseconds only.
+    this.signal = AbortSignal.timeout(Math.max(Math.floor(timeoutMs), 1));
+    this.retrieval = AbortSignal.timeout(Math.max(Math.floor(timeoutMs - reserveOf(timeoutMs)), 1));
   }
 
   /** Milliseconds left until the deadline (never below 0). */
