@@ -139,6 +139,7 @@ export class AppModule {
           useValue: {
             semanticWeight: deps.config.HYBRID_SEMANTIC_WEIGHT,
             feedback: deps.config.PSEUDO_RELEVANCE_FEEDBACK,
+            timeoutMs: deps.config.SEARCH_TIMEOUT_MS,
             rerankCandidates: deps.config.RERANK_CANDIDATES,
           },
         },

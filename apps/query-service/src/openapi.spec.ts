@@ -34,6 +34,7 @@ describe('OpenAPI document', () => {
         'offset',
         'query',
         'rerank',
+        'timeoutMs',
         'topK',
       ].sort(),
     );

@@ -1,3 +1,4 @@
+export * from './abortable-query';
 export * from './database';
 export * from './filter-sql';
 export * from './migrate.cli';

@@ -14,6 +14,8 @@ export enum ErrorKind {
   /** A budget of the caller's is spent (a rate limit); retry after the error's `retryAfterSeconds`. */
   ResourceExhausted = 'resource_exhausted',
   Unavailable = 'unavailable',
+  /** The caller's time budget (a gRPC deadline, a REST `timeoutMs`) ran out before an answer. */
+  DeadlineExceeded = 'deadline_exceeded',
   Internal = 'internal',
 }
 

@@ -6,6 +6,7 @@ import { ErrorKind } from './domain-error';
  */
 export const GrpcCode = {
   INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
   NOT_FOUND: 5,
   ALREADY_EXISTS: 6,
   PERMISSION_DENIED: 7,
@@ -35,6 +36,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorKind, TransportStatus>> = {
   [ErrorKind.FailedPrecondition]: { http: 409, grpc: GrpcCode.FAILED_PRECONDITION },
   [ErrorKind.ResourceExhausted]: { http: 429, grpc: GrpcCode.RESOURCE_EXHAUSTED },
   [ErrorKind.Unavailable]: { http: 503, grpc: GrpcCode.UNAVAILABLE },
+  [ErrorKind.DeadlineExceeded]: { http: 504, grpc: GrpcCode.DEADLINE_EXCEEDED },
   [ErrorKind.Internal]: { http: 500, grpc: GrpcCode.INTERNAL },
 };
 

@@ -18,7 +18,9 @@ export const GrpcService = (): ClassDecorator =>
   applyDecorators(Controller(), UseFilters(GrpcExceptionFilter));
 
 /** What a handler may do with the call it serves beyond answering it. */
-export type GrpcCall = Pick<ServerUnaryCall<unknown, unknown>, 'sendMetadata'>;
+export type GrpcCall = Pick<ServerUnaryCall<unknown, unknown>, 'sendMetadata'> &
+  /** The client's deadline (`Infinity` when it set none); absent in some test doubles. */
+  Partial<Pick<ServerUnaryCall<unknown, unknown>, 'getDeadline'>>;
 
 /**
  * The call a `@GrpcMethod` handler serves (Nest passes the message, its metadata and the call),

@@ -1,5 +1,5 @@
 import type { IndexSpace } from '@kb/contracts';
-import { type FilterColumns, filterToSql } from '@kb/database';
+import { type FilterColumns, filterToSql, withAbortableClient } from '@kb/database';
 import type { Pool } from 'pg';
 
 import { constraintToSql, literalSql } from './lexical-constraint.sql';
@@ -91,8 +91,12 @@ export async function bm25Search(
     : '';
   // Reading and sending 100 chunk texts was ~3.5 of the ~10 ms of a CISI query (docs/adr/0029).
   const texts = query.withText === false ? `'' AS title, '' AS text` : 'c.title, c.text';
-  const { rows } = await pool.query<Row>(
-    `WITH query_terms AS MATERIALIZED (
+  // The search's remaining budget cancels the statement (docs/adr/0042).
+  const { rows } = await withAbortableClient(
+    pool,
+    (client) =>
+      client.query<Row>(
+        `WITH query_terms AS MATERIALIZED (
        SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2))
      ), weights AS MATERIALIZED (
        SELECT lexeme, sum(w)::float8 AS w
@@ -136,7 +140,9 @@ export async function bm25Search(
       ) c
       ORDER BY ${score} DESC, scored.document_id, scored.chunk_index
       LIMIT $3`,
-    params,
+        params,
+      ),
+    query.signal,
   );
   return rows.map((row) => ({
     documentId: row.document_id,

@@ -57,6 +57,11 @@ export interface LexicalQuery {
    * storage nor sent. Default true.
    */
   withText?: boolean | undefined;
+  /**
+   * The search's remaining budget (docs/adr/0042): once it aborts, the search rejects with its
+   * reason, and a search running in Postgres has its statement cancelled.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** Terms pseudo-relevance feedback adds to a query: lexemes as the index stores them. */

@@ -1,4 +1,5 @@
 import type { EditableAttributes, IndexSpace } from '@kb/contracts';
+import { raceAbort } from '@kb/database';
 
 import { ChunkContentCache } from './chunk-content-cache';
 import type {
@@ -116,7 +117,12 @@ export class SnapshotLexicalIndex implements LexicalIndex {
     this.now = options.now ?? Date.now;
   }
 
-  async search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
+  /** Past `query.signal` it rejects at once; Postgres' statement is cancelled (docs/adr/0042). */
+  search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
+    return raceAbort(this.ranked(space, query), query.signal);
+  }
+
+  private async ranked(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
     const parsed = parseLexicalQuery(query.text);
     const inMemory = !parsed.constraint && parsed.preferred.length === 0;
     const snapshot = inMemory ? await this.snapshotOf(space) : undefined;

@@ -5,6 +5,7 @@ import {
   guardPool,
   migrateToLatest,
   pendingMigrations,
+  withAbortableClient,
 } from '@kb/database';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
@@ -163,18 +164,20 @@ export class PgVectorStore implements VectorStore {
       : '';
     const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
     const texts = query.withText === false ? `'' AS title, '' AS text` : 'title, text';
-    const client = await this.pool.connect();
-    try {
-      const ef = Math.max(40, query.topK * 2);
-      if ((this.efSearch.get(client) ?? DEFAULT_EF_SEARCH) !== ef) {
-        await client.query(`SET hnsw.ef_search = ${ef}`);
-        this.efSearch.set(client, ef);
-      }
-      // `namespace = $2` prunes to the namespace's partition. The filter sits inside the index
-      // scan (iterative scans keep going until k rows match); relaxed order means the outer
-      // query restores exact order.
-      const { rows } = await client.query<MatchRow>(
-        `SELECT * FROM (
+    // The search's remaining budget (docs/adr/0042): past it the statement is cancelled.
+    return withAbortableClient(
+      this.pool,
+      async (client) => {
+        const ef = Math.max(40, query.topK * 2);
+        if ((this.efSearch.get(client) ?? DEFAULT_EF_SEARCH) !== ef) {
+          await client.query(`SET hnsw.ef_search = ${ef}`);
+          this.efSearch.set(client, ef);
+        }
+        // `namespace = $2` prunes to the namespace's partition. The filter sits inside the index
+        // scan (iterative scans keep going until k rows match); relaxed order means the outer
+        // query restores exact order.
+        const { rows } = await client.query<MatchRow>(
+          `SELECT * FROM (
            SELECT document_id, document_version, chunk_index, ${texts}, start_offset, end_offset,
                   1 - (embedding <=> $1::vector) AS score
              FROM ${table}
@@ -182,12 +185,12 @@ export class PgVectorStore implements VectorStore {
             ORDER BY embedding <=> $1::vector
             LIMIT $3
          ) nearest ORDER BY score DESC, document_id, chunk_index`,
-        params,
-      );
-      return rows.map(toMatch);
-    } finally {
-      client.release();
-    }
+          params,
+        );
+        return rows.map(toMatch);
+      },
+      query.signal,
+    );
   }
 
   async fetchVectors(namespace: string, chunks: ChunkKey[]): Promise<Map<string, number[]>> {

@@ -1,4 +1,5 @@
 import type { EditableAttributes } from '@kb/contracts';
+import { raceAbort } from '@kb/database';
 import { type Index, Pinecone, type RecordMetadata } from '@pinecone-database/pinecone';
 
 import { PINECONE_FIELDS, type PineconeFilter, toPineconeFilter } from './pinecone-filter';
@@ -106,12 +107,17 @@ export class PineconeStore implements VectorStore {
     }
     if (query.filter) clauses.push(toPineconeFilter(query.filter));
     const filter = clauses.length > 1 ? { $and: clauses } : clauses[0];
-    const response = await this.index.namespace(namespace).query({
-      vector: query.vector,
-      topK: query.topK,
-      includeMetadata: true,
-      ...(filter ? { filter } : {}),
-    });
+    // The Pinecone client takes no AbortSignal: past the budget the answer is given up on
+    // (docs/adr/0042); the request itself runs to its end.
+    const response = await raceAbort(
+      this.index.namespace(namespace).query({
+        vector: query.vector,
+        topK: query.topK,
+        includeMetadata: true,
+        ...(filter ? { filter } : {}),
+      }),
+      query.signal,
+    );
     return (response.matches ?? []).flatMap((match) =>
       match.metadata
         ? [

@@ -34,6 +34,11 @@ export interface VectorQuery {
    * them. Default true.
    */
   withText?: boolean | undefined;
+  /**
+   * The search's remaining budget (docs/adr/0042): once it aborts, the query rejects with its
+   * reason and the store stops the work where it can (pgvector cancels the statement).
+   */
+  signal?: AbortSignal | undefined;
 }
 
 export type ChunkKey = Pick<VectorRecord, 'documentId' | 'documentVersion' | 'chunkIndex'>;

@@ -48,6 +48,12 @@ export const queryConfigSchema = baseConfigSchema
      */
     PSEUDO_RELEVANCE_FEEDBACK: z.enum(FEEDBACK_METHODS).default('rm3'),
     /**
+     * The time budget of a search (REST and MCP) or context call whose caller gives none: a gRPC
+     * deadline or a REST `timeoutMs` replaces it. Past it the answer is 504 / DEADLINE_EXCEEDED, or
+     * the strategy that finished, marked degraded (docs/adr/0042).
+     */
+    SEARCH_TIMEOUT_MS: env.positiveInt(5000),
+    /**
      * Chunks of lexical index held in memory for BM25 (a snapshot per index space, kept while
      * its index generation holds; docs/adr/0029). A larger space, typed syntax and filters are
      * searched in Postgres. 0: every search in Postgres.

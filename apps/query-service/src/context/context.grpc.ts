@@ -1,11 +1,11 @@
 import { type Access, type Caller, readFilterOf } from '@kb/auth';
 import type { kbv1 } from '@kb/contracts';
-import { GrpcService } from '@kb/grpc';
+import { CurrentGrpcCall, type GrpcCall, GrpcService } from '@kb/grpc';
 import { Authenticated, CurrentAccess, CurrentCaller, parseBody } from '@kb/http';
 import { GrpcMethod, Payload } from '@nestjs/microservices';
 
 import { SearchAudit } from '../audit/search-audit.publisher';
-import { modeOf } from '../search/search.grpc';
+import { budgetOfCall, modeOf } from '../search/search.grpc';
 import { ContextService, retrieveContextSchema } from './context.service';
 
 /** `kb.v1.KnowledgeBase/RetrieveContext`: thin, like `POST /v1/context`. */
@@ -22,6 +22,7 @@ export class ContextGrpcController {
     @Payload() message: kbv1.RetrieveContextRequest,
     @CurrentCaller() caller: Caller,
     @CurrentAccess() access: Access,
+    @CurrentGrpcCall() call: GrpcCall,
   ): Promise<kbv1.RetrieveContextResponse> {
     const request = parseBody(retrieveContextSchema, {
       question: message.question,
@@ -31,6 +32,7 @@ export class ContextGrpcController {
       mode: modeOf(message.mode),
       knowledgeBaseIds: message.knowledgeBaseIds,
       filter: message.filter,
+      timeoutMs: budgetOfCall(call),
     });
     const { hits, ...response } = await this.context.retrieve(
       caller.tenantId,

@@ -10,6 +10,7 @@ import {
   type SearchHit,
   type SearchRequest,
   searchRequestSchema,
+  timeoutMsSchema,
 } from '../search/search.model';
 import { SearchService } from '../search/search.service';
 import type { ChatMessage } from './chat-model.rewriter';
@@ -60,6 +61,7 @@ export const retrieveContextSchema = z
     mode: z.enum(SEARCH_MODES).default('hybrid'),
     knowledgeBaseIds: knowledgeBaseIdsSchema,
     filter: filterSchema,
+    timeoutMs: timeoutMsSchema,
   })
   .refine(
     (r) => r.question !== '' || r.messages.some((m) => m.role === 'user' && m.content.trim()),
@@ -110,6 +112,7 @@ export class ContextService {
     principals?: string[],
     caller?: Caller,
   ): Promise<RetrieveContextResponse & { hits: SearchHit[] }> {
+    const started = performance.now();
     const { question, history } = splitConversation(request);
     const { strategy, query } = await this.rewriter.standaloneQuery(question, history);
     // The search defaults (no paging, MMR, rerank or neighbours; convex fusion) are the schema's.
@@ -122,6 +125,12 @@ export class ContextService {
         mode: request.mode,
       }),
       filter: request.filter,
+      // What the rewrite left of the caller's budget bounds the search (docs/adr/0042).
+      ...(request.timeoutMs === undefined
+        ? {}
+        : {
+            timeoutMs: Math.max(1, Math.floor(request.timeoutMs - (performance.now() - started))),
+          }),
     };
     const result = await this.search.search(tenantId, search, principals, caller);
     return {

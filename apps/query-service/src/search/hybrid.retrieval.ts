@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache';
 
 import { INDEX_STATE, LEXICAL_INDEX, SEARCH_TUNING, VECTOR_STORE } from '../platform/tokens';
 import { type PrefetchedEmbedding, QueryEmbedder } from './query.embedder';
+import { deadlineExceeded, type SearchBudget } from './search.budget';
 import { SearchError, SearchErrorCode } from './search.errors';
 import type { DegradedReason, SearchHit, SearchRequest, SearchTuning } from './search.model';
 import { SpaceSearch } from './space.search';
@@ -43,7 +44,8 @@ const modelsKey = (tenantId: TenantId, knowledgeBaseIds: string[]): string =>
 /**
  * Hybrid retrieval over the index spaces of a search: in each space, vector and BM25 search run
  * in parallel and are fused (adaptive convex combination by default, or fixed α, or RRF). When one side fails, the
- * other's results come back marked degraded; when every side of every space fails, 503.
+ * other's results come back marked degraded; when every side of every space fails, 503 (504
+ * when one ran out of time, docs/adr/0042).
  */
 @Injectable()
 export class HybridRetrieval {
@@ -134,6 +136,7 @@ export class HybridRetrieval {
     scope: SearchScope,
     depth: number,
     embedded?: Promise<number[]>,
+    budget?: SearchBudget,
   ): Promise<Retrieved> {
     // Inactive documents stay indexed but are never found (docs/adr/0025).
     const active = { ...scope, filter: activeOnly(scope.filter) };
@@ -146,11 +149,14 @@ export class HybridRetrieval {
           active,
           depth,
           embedded && this.embedder.usesMain(model) ? embedded : undefined,
+          budget,
         ),
       ),
     );
     const failures = [...new Set(outcomes.flatMap((o) => o.failures))];
     if (outcomes.every((o) => o.hits === undefined)) {
+      // Nothing finished in time: 504 / DEADLINE_EXCEEDED rather than 503 (docs/adr/0042).
+      if (budget && failures.some((f) => f.endsWith('_timed_out'))) throw deadlineExceeded(budget);
       throw new SearchError(
         SearchErrorCode.Unavailable,
         `${request.mode} search is unavailable (${failures.join(', ')})`,

@@ -7,7 +7,8 @@ import { GrpcMethod, Payload } from '@nestjs/microservices';
 
 import { SearchAudit } from '../audit/search-audit.publisher';
 import type { FusionMethod } from './fusion.ranking';
-import { type SearchMode, searchRequestSchema } from './search.model';
+import { remainingOfDeadline } from './search.budget';
+import { MAX_TIMEOUT_MS, type SearchMode, searchRequestSchema } from './search.model';
 import { SearchService } from './search.service';
 import { toCachedSearchResponse, toWireHit } from './search.wire';
 import { similarRequestSchema } from './similar.model';
@@ -32,6 +33,12 @@ const FUSIONS: Record<kbv1.FusionMethod, FusionMethod | undefined> = {
 
 /** A wire search mode as the request schemas take it: unspecified (or unknown) means their default. */
 export const modeOf = (mode: kbv1.SearchMode): SearchMode | undefined => MODES[mode];
+
+/** The time to the call's deadline, within what a request may ask; undefined without one. */
+export function budgetOfCall(call: GrpcCall): number | undefined {
+  const remaining = call.getDeadline ? remainingOfDeadline(call.getDeadline()) : undefined;
+  return remaining === undefined ? undefined : Math.min(remaining, MAX_TIMEOUT_MS);
+}
 
 /** `kb.v1.KnowledgeBase/Search`: thin, like `POST /v1/search`. */
 @GrpcService()
@@ -64,6 +71,8 @@ export class SearchGrpcController {
       offset: message.offset,
       mmr: message.mmr,
       mmrLambda: message.mmrLambda,
+      // The call's deadline is the search's budget (docs/adr/0042).
+      timeoutMs: budgetOfCall(call),
     });
     const { result: response, timings } = await collectStageTimings(() =>
       this.search.search(caller.tenantId, request, readFilterOf(access), caller),

@@ -11,6 +11,8 @@ export const MAX_TOP_K = 100;
 export const MAX_RESULT_WINDOW = 200;
 export const DEFAULT_MMR_LAMBDA = 0.5;
 export const DEFAULT_TOP_K = 10;
+/** The longest time budget a caller may give a search (`timeoutMs`). */
+export const MAX_TIMEOUT_MS = 60_000;
 /** `auto` is hybrid with α chosen from the query's type (query-type.classifier.ts). */
 export const SEARCH_MODES = ['hybrid', 'semantic', 'lexical', 'auto'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -23,6 +25,8 @@ export interface SearchTuning {
   rerankCandidates: number;
   /** Pseudo-relevance feedback of hybrid searches (docs/adr/0028); absent means `rm3`. */
   feedback?: FeedbackMethod | undefined;
+  /** A search's time budget when the caller gives none (`SEARCH_TIMEOUT_MS`, docs/adr/0042). */
+  timeoutMs?: number | undefined;
 }
 
 export const DEFAULT_SEARCH_TUNING: SearchTuning = {
@@ -56,6 +60,18 @@ export const knowledgeBaseIdsSchema = z
   .max(50)
   .default([])
   .describe('Search these knowledge bases only; empty means all of the tenant.');
+
+/** A caller's time budget for a whole search or context call (docs/adr/0042). */
+export const timeoutMsSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_TIMEOUT_MS)
+  .optional()
+  .describe(
+    'Time budget of the whole call in milliseconds (default: the deployment’s). Past it the ' +
+      'answer is 504 deadline_exceeded, or the hits of the strategy that finished, marked degraded.',
+  );
 
 /** One search request, whichever transport it came from. Validated once, here. */
 export const searchRequestSchema = z
@@ -122,6 +138,7 @@ export const searchRequestSchema = z
       .describe(
         'How hybrid mode fuses the two lists: adaptive (α per query from how far each list’s best hit stands out), convex (fixed α) or rrf (k = 60).',
       ),
+    timeoutMs: timeoutMsSchema,
   })
   .refine((r) => r.offset + r.topK <= MAX_RESULT_WINDOW, {
     message: `offset + topK must be at most ${MAX_RESULT_WINDOW}`,
@@ -167,7 +184,13 @@ export type SearchHit = z.infer<typeof searchHitSchema>;
  */
 export const chunkKey: (chunk: ChunkKey) => string = vectorId;
 
-const DEGRADED_REASONS = ['vector_search_unavailable', 'lexical_search_unavailable'] as const;
+/** `*_timed_out`: that strategy did not finish within the search's budget (docs/adr/0042). */
+const DEGRADED_REASONS = [
+  'vector_search_unavailable',
+  'lexical_search_unavailable',
+  'vector_search_timed_out',
+  'lexical_search_timed_out',
+] as const;
 export type DegradedReason = (typeof DEGRADED_REASONS)[number];
 /** "off", "applied", or "skipped: <reason>". */
 const stepOutcome = z.custom<'off' | 'applied' | `skipped: ${string}`>(
@@ -204,8 +227,10 @@ export type SearchResponse = z.infer<typeof searchResponseSchema>;
 
 /** The part of a request that decides its answer, in one canonical form (the cache key's input). */
 export function normalizeRequest(request: SearchRequest): SearchRequest {
+  // The time budget decides how long to wait, not what a complete answer is.
+  const { timeoutMs: _budget, ...decisive } = request;
   return {
-    ...request,
+    ...decisive,
     // Whitespace only, no case folding: a case-sensitive model or reranker may rank "US" and
     // "us" differently, so they are different searches.
     query: request.query.trim().replace(/\s+/g, ' '),

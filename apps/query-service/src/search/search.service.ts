@@ -1,17 +1,22 @@
 import type { Caller } from '@kb/auth';
 import { type TenantId, tenantSpace } from '@kb/contracts';
+import { raceAbort } from '@kb/database';
 import { meter, timedStage, withSpan } from '@kb/observability';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 
+import { SEARCH_TUNING } from '../platform/tokens';
 import { HybridRetrieval } from './hybrid.retrieval';
 import type { PrefetchedEmbedding } from './query.embedder';
 import { classifyQuery } from './query-type.classifier';
+import { deadlineExceeded, SearchBudget } from './search.budget';
+import { SearchError } from './search.errors';
 import {
   chunkKey,
   MAX_RESULT_WINDOW,
   type SearchHit,
   type SearchRequest,
   type SearchResponse,
+  type SearchTuning,
 } from './search.model';
 import { SearchResultCache } from './search-result.cache';
 import { DiversifyStep } from './steps/diversify.step';
@@ -87,6 +92,9 @@ function depthOf(request: SearchRequest): number {
   );
 }
 
+/** `SEARCH_TIMEOUT_MS`'s default, for a service built without the deployment's tuning (tests). */
+const DEFAULT_TIMEOUT_MS = 5000;
+
 const elapsed = (started: number): number => Math.round((performance.now() - started) * 100) / 100;
 
 /**
@@ -102,6 +110,7 @@ export class SearchService {
     private readonly diversifier: DiversifyStep,
     private readonly neighbors: NeighborsStep,
     private readonly details: HitDetailsStep,
+    @Optional() @Inject(SEARCH_TUNING) private readonly tuning?: SearchTuning,
   ) {}
 
   /**
@@ -120,13 +129,25 @@ export class SearchService {
       { 'kb.tenant_id': tenantId, 'kb.mode': request.mode, 'kb.top_k': request.topK },
       async () => {
         const started = performance.now();
-        const answer = await this.results.getOrCompute(
-          tenantId,
-          principals,
-          request,
-          (prefetched) => this.execute(tenantId, request, principals, caller, started, prefetched),
-          this.retrieval.earlyEmbeddingKey(request),
+        const budget = new SearchBudget(
+          request.timeoutMs ?? this.tuning?.timeoutMs ?? DEFAULT_TIMEOUT_MS,
         );
+        // Past the deadline the answer is 504 / DEADLINE_EXCEEDED, whatever is still running;
+        // the strategies were told to stop before it (docs/adr/0042).
+        const answer = await raceAbort(
+          this.results.getOrCompute(
+            tenantId,
+            principals,
+            request,
+            (prefetched) =>
+              this.execute(tenantId, request, principals, caller, started, budget, prefetched),
+            this.retrieval.earlyEmbeddingKey(request),
+          ),
+          budget.signal,
+        ).catch((error: unknown) => {
+          if (!budget.signal.aborted || error instanceof SearchError) throw error;
+          throw deadlineExceeded(budget);
+        });
         // A cached answer carries the time of the search that computed it.
         return answer.cache === 'hit' ? { ...answer, tookMs: elapsed(started) } : answer;
       },
@@ -149,6 +170,7 @@ export class SearchService {
     principals: string[] | undefined,
     caller: Caller | undefined,
     started: number,
+    budget: SearchBudget,
     prefetched?: PrefetchedEmbedding,
   ): Promise<SearchResponse> {
     const depth = depthOf(request);
@@ -156,6 +178,8 @@ export class SearchService {
       filter: request.filter,
       knowledgeBaseIds: request.knowledgeBaseIds,
       principals,
+      // Both strategies' queries stop here: a statement past it is cancelled (docs/adr/0042).
+      signal: budget.retrieval,
     };
     // The query embedding starts now, while the index spaces are read (docs/adr/0029).
     const embedded = this.retrieval.embedEarly(tenantId, request, prefetched);
@@ -168,6 +192,7 @@ export class SearchService {
       scope,
       depth,
       embedded,
+      budget,
     );
     const merged =
       bySpace.length === 1 ? bySpace[0]!.hits : mergeSpaces(bySpace.map((s) => s.hits));

@@ -1,4 +1,5 @@
 import type { IndexSpace } from '@kb/contracts';
+import { raceAbort } from '@kb/database';
 import { type LexicalIndex, type LexicalQuery, parseLexicalQuery } from '@kb/lexical-index';
 import { timedStage, withSpan } from '@kb/observability';
 import type { VectorStore } from '@kb/vector-store';
@@ -16,6 +17,7 @@ import {
 import type { SearchScope } from './hybrid.retrieval';
 import type { QueryEmbedder } from './query.embedder';
 import { classifyQuery, semanticWeightFor } from './query-type.classifier';
+import type { SearchBudget } from './search.budget';
 import {
   chunkKey,
   type DegradedReason,
@@ -31,6 +33,18 @@ import {
  * them all the same, and says the number is a rank, not raw BM25 (docs/adr/0019).
  */
 export const exposedLexicalScore = (score: number): number => Math.round(score * 100) / 100;
+
+/**
+ * What RM3 feedback costs at most, about (its p95 on CISI, docs/adr/0042): with less of the budget
+ * left before the reserve, it is skipped (`feedback_skipped` in the stage timings) and the first
+ * pass is fused.
+ */
+const FEEDBACK_COST_MS = 50;
+
+/** Why a strategy failed: its time ran out (the retrieval signal aborted), or it was unavailable. */
+function reasonOf(strategy: 'vector' | 'lexical', scope: SearchScope): DegradedReason {
+  return scope.signal?.aborted ? `${strategy}_search_timed_out` : `${strategy}_search_unavailable`;
+}
 
 /**
  * The search of one index space: vector and BM25 search in parallel, the semantic side held to
@@ -87,13 +101,21 @@ export class SpaceSearch {
     scope: SearchScope,
     depth: number,
     lists: Ranked<Candidate>[],
+    budget: SearchBudget | undefined,
   ): Promise<Ranked<Candidate>[]> {
     if (!this.feedbackOn()) return lists;
+    if (budget?.cannotAfford(FEEDBACK_COST_MS)) {
+      await timedStage('feedback_skipped', () => Promise.resolve());
+      return lists;
+    }
     try {
       const best = this.fuse(lists, request).slice(0, RM3.documents);
-      const vectors = await this.lexical.termVectors!(
-        space,
-        best.map(({ item }) => item),
+      const vectors = await raceAbort(
+        this.lexical.termVectors!(
+          space,
+          best.map(({ item }) => item),
+        ),
+        scope.signal,
       );
       const hits: FeedbackHit[] = best.flatMap(({ item, score }) => {
         const terms = vectors.get(`${item.documentId}#${item.documentVersion}#${item.chunkIndex}`);
@@ -159,14 +181,18 @@ export class SpaceSearch {
     lists: Ranked<Candidate>[],
     textless: Candidate[],
     failures: DegradedReason[],
+    budget: SearchBudget | undefined,
   ): Promise<Ranked<Candidate>[]> {
     const kept = lists.findIndex((list) => list.items === textless);
     if (kept < 0) return lists;
     try {
+      // The first pass again, with its texts: it already finished in time, so only the deadline
+      // itself, not the strategies' earlier stop, bounds this read (docs/adr/0042).
       const items = await this.bm25(space, {
         text: request.query,
         topK: depth,
         ...scope,
+        signal: budget?.signal ?? scope.signal,
       });
       return lists.map((list, i) => (i === kept ? { strategy: 'lexical', items } : list));
     } catch (error) {
@@ -214,6 +240,7 @@ export class SpaceSearch {
     scope: SearchScope,
     depth: number,
     embedded: Promise<number[]> | undefined,
+    budget?: SearchBudget,
   ): Promise<{ hits: SearchHit[] | undefined; failures: DegradedReason[]; saturated: boolean }> {
     // With feedback to come, the first BM25 pass only ranks (its list is replaced by the second
     // pass's): its texts are not read unless that list is kept after all (docs/adr/0029).
@@ -225,16 +252,20 @@ export class SpaceSearch {
     const [semantic, lexical] = await Promise.allSettled([
       request.mode === 'lexical'
         ? Promise.resolve(null)
-        : (embedded ?? this.embedder.embed(request.query, model)).then(async (vector) => {
-            const query = { vector, topK: depth, ...scope };
-            if (!textsFromLexical) {
-              return timedStage('vector', () => this.vectors.query(space, query));
-            }
-            const found = await timedStage('vector', () =>
-              this.vectors.query(space, { ...query, withText: false }),
-            );
-            return this.withChunkTexts(space, found, () => this.vectors.query(space, query));
-          }),
+        : // The model's run is not stopped (its vector is cached for the next search); the
+          // search stops waiting for it at the budget (docs/adr/0042).
+          raceAbort(embedded ?? this.embedder.embed(request.query, model), scope.signal).then(
+            async (vector) => {
+              const query = { vector, topK: depth, ...scope };
+              if (!textsFromLexical) {
+                return timedStage('vector', () => this.vectors.query(space, query));
+              }
+              const found = await timedStage('vector', () =>
+                this.vectors.query(space, { ...query, withText: false }),
+              );
+              return this.withChunkTexts(space, found, () => this.vectors.query(space, query));
+            },
+          ),
       request.mode === 'semantic'
         ? Promise.resolve(null)
         : timedStage('lexical', () =>
@@ -250,7 +281,7 @@ export class SpaceSearch {
     const failures: DegradedReason[] = [];
     if (semantic.status === 'rejected') {
       this.logger.warn(`vector search failed: ${String(semantic.reason)}`);
-      failures.push('vector_search_unavailable');
+      failures.push(reasonOf('vector', scope));
     } else if (semantic.value) {
       const items =
         request.mode === 'semantic'
@@ -260,7 +291,7 @@ export class SpaceSearch {
     }
     if (lexical.status === 'rejected') {
       this.logger.warn(`lexical search failed: ${String(lexical.reason)}`);
-      failures.push('lexical_search_unavailable');
+      failures.push(reasonOf('lexical', scope));
     } else if (lexical.value) {
       lists.push({ strategy: 'lexical', items: lexical.value });
     }
@@ -268,11 +299,22 @@ export class SpaceSearch {
     const saturated = lists.some((list) => list.items.length >= depth);
     const ranked =
       lists.length === 2
-        ? await timedStage('feedback', () => this.withFeedback(space, request, scope, depth, lists))
+        ? await timedStage('feedback', () =>
+            this.withFeedback(space, request, scope, depth, lists, budget),
+          )
         : lists;
     const fused =
       textless && lexical.status === 'fulfilled' && lexical.value
-        ? await this.withTexts(space, request, scope, depth, ranked, lexical.value, failures)
+        ? await this.withTexts(
+            space,
+            request,
+            scope,
+            depth,
+            ranked,
+            lexical.value,
+            failures,
+            budget,
+          )
         : ranked;
     if (fused.length === 0) return { hits: undefined, failures, saturated: false };
     const hits: SearchHit[] = (

@@ -198,7 +198,11 @@ export interface operations {
             nextOffset?: number;
             degraded: boolean;
             /** @enum {string} */
-            degradedReason?: 'vector_search_unavailable' | 'lexical_search_unavailable';
+            degradedReason?:
+              | 'vector_search_unavailable'
+              | 'lexical_search_unavailable'
+              | 'vector_search_timed_out'
+              | 'lexical_search_timed_out';
           };
         };
       };
@@ -304,6 +308,8 @@ export interface operations {
            * @enum {string}
            */
           fusion?: 'adaptive' | 'convex' | 'rrf';
+          /** @description Time budget of the whole call in milliseconds (default: the deployment’s). Past it the answer is 504 deadline_exceeded, or the hits of the strategy that finished, marked degraded. */
+          timeoutMs?: number;
         };
       };
     };
@@ -358,7 +364,11 @@ export interface operations {
             nextOffset?: number;
             degraded: boolean;
             /** @enum {string} */
-            degradedReason?: 'vector_search_unavailable' | 'lexical_search_unavailable';
+            degradedReason?:
+              | 'vector_search_unavailable'
+              | 'lexical_search_unavailable'
+              | 'vector_search_timed_out'
+              | 'lexical_search_timed_out';
           };
         };
       };
@@ -575,6 +585,8 @@ export interface operations {
           knowledgeBaseIds?: string[];
           /** @description Mongo-style filter over document_id, tags, uploaded_at and metadata.<key>, with $eq $ne $in $nin $gt $gte $lt $lte $exists $and $or; e.g. {"tags": "finance", "metadata.year": {"$gte": 2024}}. */
           filter?: Record<string, unknown>;
+          /** @description Time budget of the whole call in milliseconds (default: the deployment’s). Past it the answer is 504 deadline_exceeded, or the hits of the strategy that finished, marked degraded. */
+          timeoutMs?: number;
         };
       };
     };
