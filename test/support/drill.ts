@@ -5,7 +5,7 @@
  * and consumer groups `kb-drill-<service>` on the shared topics.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -154,6 +154,7 @@ let services: RunningService[] = [];
 export const stopDrillServices = () => stopServices(services);
 export async function startDrillServices(): Promise<void> {
   const logDir = join(env['KB_HOME'] ?? tmpdir(), 'logs', 'e2e-backup-restore');
+  mkdirSync(logDir, { recursive: true });
   services = SERVICES.map((name) =>
     startService(name, {
       env: { ...drillEnv, KAFKA_GROUP_ID: `${GROUP_PREFIX}${name}` },
