@@ -134,17 +134,25 @@ export async function groupsAtTopicEnds(): Promise<void> {
     const topics = (await kafkaAdmin.listTopics()).filter(
       (topic) => topic.startsWith('kb.') && !topic.startsWith('kb.dlq.'),
     );
-    const groups = SERVICES.flatMap((s) => [`${GROUP_PREFIX}${s}`, `${GROUP_PREFIX}${s}-audit`]);
-    for (const topic of topics) {
-      const ends = await kafkaAdmin.fetchTopicOffsets(topic);
-      for (const groupId of groups) {
-        await kafkaAdmin.setOffsets({
-          groupId,
-          topic,
-          partitions: ends.map(({ partition, offset }) => ({ partition, offset })),
-        });
-      }
-    }
+    // The groups that start from the beginning (query-service's and the other ACL consumers are
+    // per-instance groups that start at the end anyway). kafkajs' setOffsets joins the group for
+    // each topic (seconds each), so the groups are set in parallel.
+    const groups = [
+      ...SERVICES.filter((s) => s !== 'query-service').map((s) => `${GROUP_PREFIX}${s}`),
+      `${GROUP_PREFIX}acl-service-audit`,
+    ];
+    const ends = await Promise.all(topics.map((topic) => kafkaAdmin.fetchTopicOffsets(topic)));
+    await Promise.all(
+      groups.map(async (groupId) => {
+        for (const [i, topic] of topics.entries()) {
+          await kafkaAdmin.setOffsets({
+            groupId,
+            topic,
+            partitions: ends[i]!.map(({ partition, offset }) => ({ partition, offset })),
+          });
+        }
+      }),
+    );
   } finally {
     await kafkaAdmin.disconnect();
   }
