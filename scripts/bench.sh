@@ -2,7 +2,8 @@
 # `npm run bench -- query [--tenant <id>] [--rounds n]`, `npm run bench -- ingest` or
 # `npm run bench -- large [--size-mb 50]` (one large document, peak memory per service) or
 # `npm run bench -- empty [--documents 50000]` (emptying a knowledge base, timed) or
-# `npm run bench -- acl` (the access-control oracle, KB_ACL_ROUNDS=100000 by default): servers up,
+# `npm run bench -- acl` (the access-control oracle, KB_ACL_ROUNDS=100000 by default) or
+# `npm run bench -- drill` (backup, wipe, restore and repair of the whole of CISI): servers up,
 # build, then the benchmark (`kb-tools bench`, tools/bench) against the running services (started
 # for the run when `npm start` is not running them, so peak memory figures cover the run alone).
 # The last line of output is one JSON object. The dataset is test/fixtures/cisi (CISI) unless KB_BENCH_DATASET names another.
@@ -29,7 +30,14 @@ case "$kind" in
     export KB_ACL_ROUNDS="${KB_ACL_ROUNDS:-100000}"
     exec npx jest test/e2e/access.e2e-spec.ts --selectProjects e2e --runInBand \
       -t 'never returns what the caller may not read' "$@" ;;
-  *) echo "usage: npm run bench -- query [--tenant <id>] [--rounds <n>] | ingest [--concurrency <n>] | large [--size-mb <n>] | empty [--documents <n>] | acl" >&2; exit 2 ;;
+  drill)
+    # The backup and restore drill of test/e2e/backup-restore.e2e-spec.ts on the whole of CISI
+    # (KB_DRILL_DOCUMENTS=all unless set): prints each phase's duration (docs/adr/0040).
+    bash scripts/infra/up.sh >&2
+    npx nx run-many -t build --output-style=static >/dev/null
+    export KB_DRILL_DOCUMENTS="${KB_DRILL_DOCUMENTS:-all}"
+    exec npx jest test/e2e/backup-restore.e2e-spec.ts --selectProjects e2e --runInBand --forceExit "$@" ;;
+  *) echo "usage: npm run bench -- query [--tenant <id>] [--rounds <n>] | ingest [--concurrency <n>] | large [--size-mb <n>] | empty [--documents <n>] | acl | drill" >&2; exit 2 ;;
 esac
 bash scripts/infra/up.sh >&2
 # ghz, the query bench's independent client (built once into $KB_HOME/bin).

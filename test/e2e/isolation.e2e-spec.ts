@@ -259,6 +259,9 @@ const REST_CASES: Record<string, (a: AValues) => RestProbe[]> = {
       body: { title: 'probe', externalId: a.externalId, chunks: [{ text: 'A probe.' }] },
     },
   ],
+  // document-service: repair after a restore (ADR 40) acts on the caller's own tenant: B's admin
+  // repairs B; A's member (no admin role) is refused. The answer holds counts only.
+  'document-service repairDocuments': () => [{ phase: 2, ok: B_ADMIN }],
   // document-service: sources
   'document-service createSource': (a) => [
     {

@@ -28,6 +28,9 @@ import { type DocumentDeps, PlatformModule } from './platform/platform.module';
 import { AccessReconciler } from './reconciliation/access.reconciler';
 import { Reconciler } from './reconciliation/reconciler.service';
 import { ReconciliationRepository } from './reconciliation/reconciliation.repository';
+import { RepairController } from './repair/repair.controller';
+import { RepairRepository } from './repair/repair.repository';
+import { RepairService } from './repair/repair.service';
 import { SOURCE_STORES, type SourceStores, SourceSyncService } from './sources/source-sync.service';
 import { SourcesController } from './sources/sources.controller';
 import { SourcesRepository } from './sources/sources.repository';
@@ -69,6 +72,7 @@ export class AppModule {
         SourcesController,
         DocumentContentController,
         DocumentStatsController,
+        RepairController,
         OpenApiController,
         HealthController,
         MetricsController,
@@ -89,6 +93,8 @@ export class AppModule {
         ReconciliationRepository,
         Reconciler,
         AccessReconciler,
+        RepairRepository,
+        RepairService,
         AccessInvalidationConsumer,
         {
           provide: EVENT_CONSUMERS,

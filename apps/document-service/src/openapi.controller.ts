@@ -7,6 +7,7 @@ import { CollectionsController } from './knowledge-bases/collections.controller'
 import { KnowledgeBaseDocumentsController } from './knowledge-bases/knowledge-base-documents.controller';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { PrecomputedChunksController } from './knowledge-bases/precomputed-chunks.controller';
+import { RepairController } from './repair/repair.controller';
 import { SourcesController } from './sources/sources.controller';
 import { DocumentStatsController } from './stats/document-stats.controller';
 
@@ -20,6 +21,7 @@ export const DOCUMENT_CONTROLLERS = [
   SourcesController,
   DocumentContentController,
   DocumentStatsController,
+  RepairController,
 ];
 
 /** The REST API's OpenAPI 3 document, built from the routes' `@ApiOperation`s. */

@@ -2,6 +2,7 @@
 
 import { Command } from 'commander';
 
+import { registerAdminCommand } from './admin/admin.command';
 import { registerDocsCommand } from './collections/docs.command';
 import { registerKbCommand } from './collections/kb.command';
 import { registerIngestCommand } from './ingest/ingest.command';
@@ -28,6 +29,7 @@ for (const register of [
   registerWebhooksCommand,
   registerMcpCommand,
   registerStatusCommand,
+  registerAdminCommand,
 ]) {
   register(program);
 }
