@@ -26,6 +26,7 @@ import { migrationPlans } from './migrations';
 import { OpenApiController } from './openapi.controller';
 import { type DocumentDeps, PlatformModule } from './platform/platform.module';
 import { AccessReconciler } from './reconciliation/access.reconciler';
+import { PipelineBacklog } from './reconciliation/pipeline-backlog';
 import { Reconciler } from './reconciliation/reconciler.service';
 import { ReconciliationRepository } from './reconciliation/reconciliation.repository';
 import { RepairController } from './repair/repair.controller';
@@ -93,6 +94,7 @@ export class AppModule {
         ReconciliationRepository,
         Reconciler,
         AccessReconciler,
+        PipelineBacklog,
         RepairRepository,
         RepairService,
         AccessInvalidationConsumer,

@@ -10,6 +10,7 @@ import {
   Partitioners,
 } from 'kafkajs';
 
+import { ConsumerLagReporter } from './consumer-lag';
 import { DeliveryCounter } from './delivery-count';
 import { ensureTopics } from './kafka';
 import { type BatchContext, HEARTBEAT_MS, MessageHandling } from './message-handling';
@@ -112,6 +113,7 @@ export class EventConsumer {
   private readonly deliveries: DeliveryCounter;
   private readonly waiter = new Waiter();
   private readonly handling: MessageHandling;
+  private readonly lag: ConsumerLagReporter;
   private joined = false;
   private lastContact = 0;
   private lastProblem: string | undefined;
@@ -129,6 +131,10 @@ export class EventConsumer {
     });
     this.admin = kafka.admin();
     this.deliveries = new DeliveryCounter(this.admin, options.groupId);
+    this.lag = new ConsumerLagReporter(this.admin, options.groupId, Object.keys(options.handlers), {
+      error: (message) =>
+        options.log?.('consumer lag not read', { group: options.groupId, message }),
+    });
     this.handling = new MessageHandling(
       options,
       this.deliveries,
@@ -166,11 +172,13 @@ export class EventConsumer {
     await this.dlqProducer.connect();
     await this.admin.connect();
     await this.run(this.consumer);
+    this.lag.start();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
     this.waiter.wakeAll();
+    await this.lag.stop();
     await this.consumer.disconnect();
     await this.dlqProducer.disconnect();
     await this.admin.disconnect();

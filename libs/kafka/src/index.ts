@@ -1,5 +1,6 @@
 export * from './claim-check';
 export * from './concurrent-batch';
+export * from './consumer-lag';
 export * from './consumers.host';
 export * from './dead-letter';
 export * from './delivery-count';

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 
 import { formatTable } from '../collections/table';
+import { formatPipelineMetrics, pipelineMetricsOf } from './pipeline-metrics';
 
 /** The services in start order, each at base + its position (3001 … 3007 by default). */
 export const SERVICE_NAMES = [
@@ -63,7 +64,7 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description(
-      "Each service's readiness (GET /health/ready), with the checks that fail; exits 1 when one is not ready.",
+      "Each service's readiness (GET /health/ready) with the checks that fail, each consumer group's lag and the documents waiting in each pipeline stage (GET /metrics); exits 1 when a service is not ready.",
     )
     .option('--host <host>', 'where the services run', '127.0.0.1')
     .option(
@@ -74,13 +75,18 @@ export function registerStatusCommand(program: Command): void {
     )
     .option('--json', 'print the statuses as one JSON object')
     .action(async (options: { host: string; portBase: number; json?: boolean }) => {
-      const statuses = await Promise.all(
-        SERVICE_NAMES.map((service, i) =>
-          readinessOf(service, `http://${options.host}:${options.portBase + i + 1}`),
-        ),
-      );
+      const services = SERVICE_NAMES.map((service, i) => ({
+        service,
+        url: `http://${options.host}:${options.portBase + i + 1}`,
+      }));
+      const [statuses, pipeline] = await Promise.all([
+        Promise.all(services.map(({ service, url }) => readinessOf(service, url))),
+        pipelineMetricsOf(services),
+      ]);
       process.stdout.write(
-        options.json ? `${JSON.stringify({ services: statuses })}\n` : formatStatus(statuses),
+        options.json
+          ? `${JSON.stringify({ services: statuses, ...pipeline })}\n`
+          : `${formatStatus(statuses)}\n${formatPipelineMetrics(pipeline)}`,
       );
       if (statuses.some((s) => s.status !== 'ready')) process.exitCode = 1;
     });

@@ -13,7 +13,8 @@ export interface SeenRequest {
 
 /** A node:http server answering every request with `answer(request)`; it records what it saw. */
 export async function stubApi(
-  answer: (request: SeenRequest) => { status: number; body: unknown },
+  /** `body` is sent as JSON, `text` as plain text (a Prometheus exposition). */
+  answer: (request: SeenRequest) => { status: number; body?: unknown; text?: string },
 ): Promise<{ url: string; seen: SeenRequest[]; close: () => Promise<void> }> {
   const seen: SeenRequest[] = [];
   const read = async (request: IncomingMessage): Promise<unknown> => {
@@ -31,7 +32,12 @@ export async function stubApi(
         body,
       };
       seen.push(entry);
-      const { status, body: reply } = answer(entry);
+      const { status, body: reply, text } = answer(entry);
+      if (text !== undefined) {
+        response.writeHead(status, { 'content-type': 'text/plain' });
+        response.end(text);
+        return;
+      }
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(JSON.stringify(reply));
     });
