@@ -112,16 +112,16 @@ describe('monitoring objects of the chart', () => {
       );
     }
     expect(some(/outcome="hit".*kb_embedding_cache_lookups_total/)).toBe(true);
-    expect(some(/http_status_code=~"4\.\.\|5\.\."/)).toBe(true);
-    expect(some(/http_client_duration_count/)).toBe(true);
+    expect(some(/http_response_status_code=~"4\.\.\|5\.\."/)).toBe(true);
+    expect(some(/http_client_request_duration_count/)).toBe(true);
   });
 
   it('reads metric names, not label names, from the expressions', () => {
     expect(
       metricFamilies(
-        'sum by (job, http_status_code) (rate(http_server_duration_count{http_status_code=~"5.."}[5m]))',
+        'sum by (job, http_response_status_code) (rate(http_server_request_duration_count{http_response_status_code=~"5.."}[5m]))',
       ),
-    ).toEqual(['http_server_duration']);
+    ).toEqual(['http_server_request_duration']);
     expect(referencedMetrics().has('kb_search_duration_ms')).toBe(true);
   });
 
