@@ -12,9 +12,13 @@
 #   version the tests use to kubernetes-json-schema/v<version>-standalone-strict/ with those
 #   references rewritten to absolute file:// URLs. kubeconform then reads them through
 #     -schema-location "$KB_HOME/kubernetes-json-schema/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json"
-#   (with -strict), never touching the network. CRDs (ServiceMonitor) get small local schemas from
-#   test/deploy/schemas/.
-# Versions can be overridden: KB_HELM_VERSION, KB_KUBECONFORM_VERSION, KB_GHZ_VERSION,
+#   (with -strict), never touching the network. CRDs (ServiceMonitor, PrometheusRule, ScaledObject)
+#   get local schemas from test/deploy/schemas/ (provenance in its README);
+# - bin/promtool, built with `go install` (module github.com/prometheus/prometheus): `promtool test
+#   rules` unit-tests the chart's alerts (test/deploy/rules). Its build is large; when it fails, the
+#   script says why, writes the reason to bin/promtool.unavailable and goes on: the rules test then
+#   skips naming that reason (docs/adr/0039). Any other missing tool still fails the test.
+# Versions can be overridden: KB_HELM_VERSION, KB_KUBECONFORM_VERSION, KB_GHZ_VERSION, KB_PROMETHEUS_VERSION,
 # KB_KUBERNETES_VALIDATE_VERSION, KB_KUBERNETES_VERSION (the schemas to lay out).
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -23,6 +27,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 HELM_VERSION="${KB_HELM_VERSION:-v3.22.0}"
 KUBECONFORM_VERSION="${KB_KUBECONFORM_VERSION:-v0.7.0}"
 GHZ_VERSION="${KB_GHZ_VERSION:-v0.120.0}"
+PROMETHEUS_VERSION="${KB_PROMETHEUS_VERSION:-v0.316.0}"
 KUBERNETES_VALIDATE_VERSION="${KB_KUBERNETES_VALIDATE_VERSION:-1.37.0}"
 KUBERNETES_VERSION="${KB_KUBERNETES_VERSION:-1.33.0}"
 bin="$KB_HOME/bin"
@@ -46,6 +51,13 @@ go_install() {
 go_install helm helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
 go_install kubeconform github.com/yannh/kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
 go_install ghz github.com/bojand/ghz github.com/bojand/ghz/cmd/ghz "$GHZ_VERSION"
+# promtool: Prometheus' Go module versions are v0.<minor>.<patch> for release 3.<minor>.<patch>.
+if (go_install promtool github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/promtool "$PROMETHEUS_VERSION"); then
+  rm -f "$bin/promtool.unavailable"
+else
+  echo "go install github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION failed; see $KB_LOG_DIR/go-install-promtool.log" >"$bin/promtool.unavailable"
+  say "promtool could not be built: the alert rule tests will skip ($(cat "$bin/promtool.unavailable"))"
+fi
 
 if ! "$venv/bin/kubernetes-validate" --version 2>/dev/null | grep -q "$KUBERNETES_VALIDATE_VERSION"; then
   say "installing kubernetes-validate $KUBERNETES_VALIDATE_VERSION (once)"
@@ -74,5 +86,6 @@ fi
 say "helm                $HELM_VERSION ($bin/helm)"
 say "kubeconform         $KUBECONFORM_VERSION ($bin/kubeconform)"
 say "ghz                 $GHZ_VERSION ($bin/ghz)"
+[[ -x "$bin/promtool" ]] && say "promtool            $PROMETHEUS_VERSION ($bin/promtool)"
 say "kubernetes-validate $KUBERNETES_VALIDATE_VERSION ($venv/bin/kubernetes-validate)"
 say "schemas             Kubernetes $KUBERNETES_VERSION ($target)"
