@@ -141,6 +141,10 @@ export class AppModule {
             feedback: deps.config.PSEUDO_RELEVANCE_FEEDBACK,
             timeoutMs: deps.config.SEARCH_TIMEOUT_MS,
             rerankCandidates: deps.config.RERANK_CANDIDATES,
+            rerankFusion: {
+              k: deps.config.RERANK_FUSION_K,
+              weight: deps.config.RERANK_FUSION_WEIGHT,
+            },
           },
         },
         { provide: RERANKER, useValue: deps.reranker ?? null },

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { FeedbackMethod } from './feedback';
 import { FUSION_METHODS, type Strategy } from './fusion.ranking';
 import { QUERY_TYPES } from './query-type.classifier';
+import type { RerankFusion } from './rerank.fusion';
 
 export const MAX_TOP_K = 100;
 /** How deep pagination reaches: `offset + topK` stays within it. */
@@ -23,6 +24,8 @@ export interface SearchTuning {
   semanticWeight: number;
   /** How many of the best fused candidates the cross-encoder re-scores. */
   rerankCandidates: number;
+  /** How the cross-encoder's order is fused with the first stage's; absent means the defaults. */
+  rerankFusion?: RerankFusion | undefined;
   /** Pseudo-relevance feedback of hybrid searches (docs/adr/0028); absent means `rm3`. */
   feedback?: FeedbackMethod | undefined;
   /** A search's time budget when the caller gives none (`SEARCH_TIMEOUT_MS`, docs/adr/0042). */

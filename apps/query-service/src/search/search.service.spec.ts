@@ -225,7 +225,11 @@ describe('SearchService', () => {
     const contents = { vector: [newMatch(1, 0.9), newMatch(2, 0.8)] };
     const applied = await search({ ...contents, reranker }, { mode: 'semantic', rerank: true });
     expect(applied.rerank).toBe('applied');
-    expect(order(applied.hits)).toEqual([2, 1]);
+    // The default fusion (k 60, model share 0.3) scores by both orders; a light share keeps the first.
+    expect(applied.hits.map((h) => [h.chunkIndex, h.score])).toEqual([
+      [1, 0.7 / 61 + 0.3 / 62],
+      [2, 0.7 / 62 + 0.3 / 61],
+    ]);
     const noModel = await search(contents, { mode: 'semantic', rerank: true });
     expect(noModel.rerank).toBe('skipped: no_reranker_model');
     expect(order(noModel.hits)).toEqual([1, 2]);

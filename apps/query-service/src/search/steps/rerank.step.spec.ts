@@ -25,7 +25,8 @@ const hits = [
   newHit(3, 0.6, { text: 'rigging rigging rigging' }),
 ];
 const asked = { query: 'ropes', rerank: true };
-const tuning = { ...DEFAULT_SEARCH_TUNING, rerankCandidates: 3 };
+// The cross-encoder's order alone (weight 1), so the order shows what the model said.
+const tuning = { ...DEFAULT_SEARCH_TUNING, rerankCandidates: 3, rerankFusion: { k: 1, weight: 1 } };
 
 describe('RerankStep', () => {
   it('orders the top candidates by the cross-encoder and keeps the rest after them', async () => {
@@ -33,9 +34,9 @@ describe('RerankStep', () => {
     const { hits: reranked, outcome } = await new RerankStep(reranker, tuning).run(hits, asked);
     expect(outcome).toBe('applied');
     expect(reranked.map((h) => [h.chunkIndex, h.score])).toEqual([
-      [1, 2],
-      [2, 1],
-      [0, 0],
+      [1, 1 / 2],
+      [2, 1 / 3],
+      [0, 1 / 4],
       [3, 0.6], // beyond the 3 candidates: not re-scored, kept after them
     ]);
     expect(calls).toEqual([
@@ -47,11 +48,19 @@ describe('RerankStep', () => {
     const { reranker } = fakeReranker();
     const flat = [newHit(0, 0.9), newHit(1, 0.8), newHit(2, 0.7)];
     const { hits: reranked } = await new RerankStep(reranker, tuning).run(flat, asked);
-    expect(reranked.map((h) => [h.chunkIndex, h.score])).toEqual([
-      [0, 0],
-      [1, 0],
-      [2, 0],
-    ]);
+    expect(reranked.map((h) => h.chunkIndex)).toEqual([0, 1, 2]);
+  });
+
+  it('fuses the model order with the first stage order by the configured weight', async () => {
+    const { reranker } = fakeReranker();
+    const order = async (weight: number) => {
+      const fusion = { ...tuning, rerankFusion: { k: 60, weight } };
+      const { hits: fused } = await new RerankStep(reranker, fusion).run(hits, asked);
+      return fused.map((h) => h.chunkIndex);
+    };
+    // An equal share lifts the model's favourite one place; a light share keeps the first order.
+    expect(await order(0.5)).toEqual([1, 0, 2, 3]);
+    expect(await order(0.3)).toEqual([0, 1, 2, 3]);
   });
 
   it('is off when not asked, without calling the model', async () => {

@@ -3,14 +3,16 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { RERANKER, SEARCH_TUNING } from '../../platform/tokens';
 import type { Reranker } from '../cross-encoder.reranker';
+import { DEFAULT_RERANK_FUSION, fuseRerankScores } from '../rerank.fusion';
 import type { SearchHit, SearchRequest, SearchTuning } from '../search.model';
 import type { StepResult } from './step.model';
 
 export type RerankSkipReason = 'no_reranker_model' | 'reranker_failed';
 
 /**
- * Re-scores the best `rerankCandidates` hits with the cross-encoder and orders them by its score
- * (the hit's `score` becomes the model's relevance logit); the rest keep their order after them.
+ * Re-scores the best `rerankCandidates` hits with the cross-encoder and orders them by the fusion
+ * of its order with the first stage's (rerank.fusion.ts; the hit's `score` becomes the fused
+ * score); the rest keep their order after them.
  * A missing model or a failed call leaves the order as it was, and says why.
  */
 @Injectable()
@@ -46,8 +48,9 @@ export class RerankStep {
       this.logger.warn(`rerank failed, fused order kept: ${String(error)}`);
       return { hits, outcome: { skipped: 'reranker_failed' } };
     }
+    const fused = fuseRerankScores(scores, this.tuning.rerankFusion ?? DEFAULT_RERANK_FUSION);
     const rescored = head
-      .map((hit, i) => ({ hit: { ...hit, score: scores[i]! }, i }))
+      .map((hit, i) => ({ hit: { ...hit, score: fused[i]! }, i }))
       .sort((a, b) => b.hit.score - a.hit.score || a.i - b.i)
       .map(({ hit }) => hit);
     return { hits: [...rescored, ...hits.slice(head.length)], outcome: 'applied' };
