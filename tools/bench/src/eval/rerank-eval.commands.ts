@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 
 import { loadBeir } from './beir';
-import { readTrecRun, rerankSweep } from './rerank-eval';
+import { DEFAULT_RERANK_GRID, readTrecRun, rerankSweep } from './rerank-eval';
 
 /** Prints one JSON line per setting, then the best setting by its paired gain. */
 export function printRerankRows(
@@ -26,15 +26,31 @@ export function registerRerankEvalCommand(program: Command): void {
     .requiredOption('--dataset <folder>', 'the BEIR folder the run was made on')
     .requiredOption('--run <file>', 'TREC run file of the first stage')
     .requiredOption('--rerank <folder>', 'cross-encoder folder (model.onnx, tokenizer.json)')
-    .action(async (options: { dataset: string; run: string; rerank: string }) => {
-      const dataset = await loadBeir(options.dataset);
-      const rows = await rerankSweep(
-        dataset,
-        await readTrecRun(options.run),
-        options.rerank,
-        undefined,
-        (line) => process.stderr.write(`eval: ${line}\n`),
-      );
-      printRerankRows(options.dataset, rows);
-    });
+    .option('--truncations <tokens>', 'comma list of passage truncations', (v) =>
+      v.split(',').map(Number),
+    )
+    .option('--depths <n>', 'comma list of depths', (v) => v.split(',').map(Number))
+    .action(
+      async (options: {
+        dataset: string;
+        run: string;
+        rerank: string;
+        truncations?: number[];
+        depths?: number[];
+      }) => {
+        const dataset = await loadBeir(options.dataset);
+        const rows = await rerankSweep(
+          dataset,
+          await readTrecRun(options.run),
+          options.rerank,
+          {
+            ...DEFAULT_RERANK_GRID,
+            ...(options.truncations ? { truncations: options.truncations } : {}),
+            ...(options.depths ? { depths: options.depths } : {}),
+          },
+          (line) => process.stderr.write(`eval: ${line}\n`),
+        );
+        printRerankRows(options.dataset, rows);
+      },
+    );
 }
