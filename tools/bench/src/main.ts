@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { registerBenchCommands } from './bench/bench.commands';
 import { registerChaosCommand } from './chaos/chaos.command';
 import { registerEvalCommand } from './eval/eval.commands';
+import { registerRerankEvalCommand } from './eval/rerank-eval.commands';
 import { registerFuzzCommand } from './fuzz/fuzz.command';
 
 const program = new Command('kb-tools').description(
@@ -14,6 +15,7 @@ const program = new Command('kb-tools').description(
 for (const register of [
   registerBenchCommands,
   registerEvalCommand,
+  registerRerankEvalCommand,
   registerFuzzCommand,
   registerChaosCommand,
 ]) {

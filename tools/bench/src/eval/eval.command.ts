@@ -7,6 +7,8 @@ import { KbClient, type KbEndpoints, localToken, mapPool } from '@kb/kb-cli/api'
 
 import { contentOf, loadBeir } from './beir';
 import { evaluate, perModeLosers, type Ranking } from './metrics';
+import { rerankSweep } from './rerank-eval';
+import { printRerankRows } from './rerank-eval.commands';
 
 export type EvalMode = 'hybrid' | 'semantic' | 'lexical' | 'auto';
 
@@ -27,6 +29,11 @@ export interface EvalOptions extends Omit<KbEndpoints, 'token'> {
   model?: string;
   /** Queries listed per mode where it lost most nDCG@10 to the best other mode. */
   losers?: number;
+  /**
+   * Cross-encoder folder: rerank each mode's ranking offline over the depth × truncation × fusion
+   * grid and print nDCG@10 with and without, with paired standard errors (ADR 46).
+   */
+  rerankModel?: string;
   concurrency: number;
   log: (line: string) => void;
 }
@@ -157,6 +164,16 @@ export async function runEval(options: EvalOptions): Promise<void> {
         mean_query_ms: Math.round((elapsed / dataset.queries.length) * 10) / 10,
       };
       process.stdout.write(`${JSON.stringify(line)}\n`);
+    }
+    for (const [mode, rankings] of options.rerankModel ? perMode : []) {
+      const rows = await rerankSweep(
+        dataset,
+        rankings,
+        options.rerankModel!,
+        undefined,
+        options.log,
+      );
+      printRerankRows(`${basename(options.dataset)}:${mode}`, rows);
     }
     if (perMode.size > 1) {
       for (const [mode, losers] of perModeLosers(perMode, dataset.qrels, options.losers ?? 5)) {

@@ -36,6 +36,10 @@ export function registerEvalCommand(program: Command): void {
     )
     .option('--token <jwt>', 'bearer token for --kb (default: KB_TOKEN, else a local admin token)')
     .option('--model <name>', 'embedding model of the knowledge base the evaluation creates')
+    .option(
+      '--rerank <folder>',
+      'also rerank each mode offline with this cross-encoder folder (model.onnx, tokenizer.json) and report the gain',
+    )
     .option('--losers <n>', 'queries listed per mode', (v) => Number.parseInt(v, 10), 5)
     .option(
       '--documents-url <url>',
@@ -58,6 +62,7 @@ export function registerEvalCommand(program: Command): void {
         token?: string;
         model?: string;
         losers: number;
+        rerank?: string;
         documentsUrl: string;
         grpc: string;
         concurrency: number;
@@ -72,6 +77,7 @@ export function registerEvalCommand(program: Command): void {
           ...(token ? { token } : {}),
           ...(options.model ? { model: options.model } : {}),
           losers: options.losers,
+          ...(options.rerank ? { rerankModel: options.rerank } : {}),
           documentsUrl: options.documentsUrl,
           grpcAddress: options.grpc,
           concurrency: options.concurrency,
