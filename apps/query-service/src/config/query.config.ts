@@ -68,7 +68,7 @@ export const queryConfigSchema = baseConfigSchema
      */
     RERANKER_MODEL: z.string().min(1).optional(),
     RERANKER_MODEL_DIR: z.string().min(1).optional(),
-    RERANK_CANDIDATES: z.coerce.number().int().min(1).max(200).default(30),
+    RERANK_CANDIDATES: z.coerce.number().int().min(1).max(200).default(10),
     /**
      * Fusion of the cross-encoder's order with the first stage's: weighted reciprocal rank,
      * (1 − weight)/(k + first rank) + weight/(k + cross-encoder rank), over the first stage's top
