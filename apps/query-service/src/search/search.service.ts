@@ -129,25 +129,14 @@ export class SearchService {
       { 'kb.tenant_id': tenantId, 'kb.mode': request.mode, 'kb.top_k': request.topK },
       async () => {
         const started = performance.now();
-        const budget = new SearchBudget(
-          request.timeoutMs ?? this.tuning?.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        const answer = await this.results.getOrCompute(
+          tenantId,
+          principals,
+          request,
+          (prefetched) =>
+            this.withinBudget(tenantId, request, principals, caller, started, prefetched),
+          this.retrieval.earlyEmbeddingKey(request),
         );
-        // Past the deadline the answer is 504 / DEADLINE_EXCEEDED, whatever is still running;
-        // the strategies were told to stop before it (docs/adr/0042).
-        const answer = await raceAbort(
-          this.results.getOrCompute(
-            tenantId,
-            principals,
-            request,
-            (prefetched) =>
-              this.execute(tenantId, request, principals, caller, started, budget, prefetched),
-            this.retrieval.earlyEmbeddingKey(request),
-          ),
-          budget.signal,
-        ).catch((error: unknown) => {
-          if (!budget.signal.aborted || error instanceof SearchError) throw error;
-          throw deadlineExceeded(budget);
-        });
         // A cached answer carries the time of the search that computed it.
         return answer.cache === 'hit' ? { ...answer, tookMs: elapsed(started) } : answer;
       },
@@ -161,6 +150,31 @@ export class SearchService {
     searchDuration.record(response.tookMs, labels);
     searchResults.record(response.hits.length, { mode: response.mode });
     return response;
+  }
+
+  /**
+   * A miss, bounded by its budget (docs/adr/0042): past the deadline the answer is 504 /
+   * DEADLINE_EXCEEDED, whatever is still running; the strategies were told to stop before it.
+   * A cache hit takes no budget: its timers cost the hit path a tenth of its throughput.
+   */
+  private withinBudget(
+    tenantId: TenantId,
+    request: SearchRequest,
+    principals: string[] | undefined,
+    caller: Caller | undefined,
+    started: number,
+    prefetched?: PrefetchedEmbedding,
+  ): Promise<SearchResponse> {
+    const budget = new SearchBudget(
+      request.timeoutMs ?? this.tuning?.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    );
+    return raceAbort(
+      this.execute(tenantId, request, principals, caller, started, budget, prefetched),
+      budget.signal,
+    ).catch((error: unknown) => {
+      if (!budget.signal.aborted || error instanceof SearchError) throw error;
+      throw deadlineExceeded(budget);
+    });
   }
 
   /** spaces → retrieve → merge → latest version → rerank → MMR → page → neighbours → details. */
