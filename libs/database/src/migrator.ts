@@ -1,4 +1,12 @@
-import { Kysely, type Migration, Migrator, sql } from 'kysely';
+import {
+  type DatabaseIntrospector,
+  Kysely,
+  type Migration,
+  Migrator,
+  type SchemaMetadata,
+  sql,
+  type TableMetadata,
+} from 'kysely';
 
 import { quoteIdent } from './database';
 
@@ -70,12 +78,57 @@ function historyOf(history: string | MigrationHistory): MigrationHistory {
 
 function migrator<DB>(db: Kysely<DB>, history: MigrationHistory, migrations: Migrations): Migrator {
   return new Migrator({
-    db,
+    db: withScopedIntrospection(db, history.schema),
     provider: { getMigrations: async () => migrations },
     allowUnorderedMigrations: true,
     ...(history.schema ? { migrationTableSchema: history.schema } : {}),
     ...(history.table
       ? { migrationTableName: history.table, migrationLockTableName: `${history.table}_lock` }
       : {}),
+  });
+}
+
+/**
+ * The migrator asks the introspector whether its schema and history tables exist. Kysely's
+ * Postgres introspector answers by listing the columns of every table in every schema and calling
+ * `has_schema_privilege` and `pg_get_serial_sequence` on each schema's name, so a schema dropped
+ * while that query runs fails it with "schema … does not exist" (3F000). Suites that migrate and
+ * drop throw-away schemas side by side hit that. This one looks only at the history's schema and
+ * the search path, and reads names from the catalog without calling functions on them.
+ */
+function withScopedIntrospection<DB>(db: Kysely<DB>, schema: string | undefined): Kysely<DB> {
+  const introspector: DatabaseIntrospector = {
+    async getSchemas(): Promise<SchemaMetadata[]> {
+      const { rows } = await sql<{ name: string }>`
+        SELECT nspname AS name FROM pg_catalog.pg_namespace`.execute(db);
+      return rows;
+    },
+    async getTables(): Promise<TableMetadata[]> {
+      const { rows } = await sql<{ name: string; schema: string; kind: string }>`
+        SELECT c.relname AS name, ns.nspname AS schema, c.relkind AS kind
+          FROM pg_catalog.pg_class c
+          JOIN pg_catalog.pg_namespace ns ON ns.oid = c.relnamespace
+         WHERE c.relkind IN ('r', 'v', 'p')
+           AND (ns.nspname = ${schema ?? null} OR ns.nspname = ANY (current_schemas(false)))
+      `.execute(db);
+      return rows.map((r) => ({
+        name: r.name,
+        schema: r.schema,
+        isView: r.kind === 'v',
+        columns: [],
+      }));
+    },
+    async getMetadata() {
+      return { tables: await this.getTables() };
+    },
+  };
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === 'introspection') return introspector;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
+    },
   });
 }

@@ -49,3 +49,58 @@ describe('migrateToLatest', () => {
     expect(rows.map((r) => r.column_name)).toEqual(['id', 'later', 'today']);
   });
 });
+
+describe('migrateToLatest beside schemas being dropped', () => {
+  const prefix = `churn_${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+  let pool: Pool;
+  let db: Kysely<unknown>;
+
+  beforeAll(() => {
+    pool = createPool({ url: process.env['DATABASE_URL']!, schema: 'public', maxConnections: 8 });
+    db = createDatabase<unknown>(pool);
+  });
+
+  afterAll(async () => {
+    const { rows } = await sql<{ nspname: string }>`
+      SELECT nspname FROM pg_namespace WHERE nspname LIKE ${`${prefix}%`}`.execute(db);
+    for (const { nspname } of rows) {
+      await sql`DROP SCHEMA IF EXISTS ${sql.raw(nspname)} CASCADE`.execute(db);
+    }
+    await pool.end();
+  });
+
+  // Other suites create and drop throw-away schemas while this one migrates (the CI failure
+  // "schema source_syncs_… does not exist" in the reconciler's migrations).
+  it('is not failed by another schema dropped while it looks for its history table', async () => {
+    let churning = true;
+    const churn = async (lane: number): Promise<number> => {
+      let dropped = 0;
+      while (churning) {
+        const name = `${prefix}_c${lane}_${dropped}`;
+        await sql`CREATE SCHEMA ${sql.raw(name)}`.execute(db);
+        await sql`CREATE TABLE ${sql.raw(name)}.t (id serial, v text)`.execute(db);
+        await sql`DROP SCHEMA ${sql.raw(name)} CASCADE`.execute(db);
+        dropped += 1;
+      }
+      return dropped;
+    };
+    const churners = [churn(0), churn(1), churn(2)];
+    const create = (schema: string): Migration => ({
+      async up(db: Kysely<unknown>): Promise<void> {
+        await sql`CREATE TABLE ${sql.raw(schema)}.things (id int)`.execute(db);
+      },
+    });
+    try {
+      for (let i = 0; i < 25; i++) {
+        const schema = `${prefix}_m${i}`;
+        const migrations = { '20261122T1600_create': create(schema) };
+        expect((await migrateToLatest(db, schema, migrations)).applied).toEqual([
+          '20261122T1600_create',
+        ]);
+      }
+    } finally {
+      churning = false;
+    }
+    expect((await Promise.all(churners)).every((n) => n > 0)).toBe(true);
+  });
+});
