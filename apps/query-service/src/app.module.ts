@@ -141,6 +141,8 @@ export class AppModule {
             feedback: deps.config.PSEUDO_RELEVANCE_FEEDBACK,
             timeoutMs: deps.config.SEARCH_TIMEOUT_MS,
             rerankCandidates: deps.config.RERANK_CANDIDATES,
+            rerankBudgetMs: deps.config.RERANK_BUDGET_MS,
+            rerankMaxTokens: deps.config.RERANK_MAX_TOKENS,
             rerankFusion: {
               k: deps.config.RERANK_FUSION_K,
               weight: deps.config.RERANK_FUSION_WEIGHT,

@@ -277,6 +277,8 @@ PSEUDO_RELEVANCE_FEEDBACK: {{ $v.search.pseudoRelevanceFeedback | quote }}
 LEXICAL_MEMORY_CHUNKS: {{ $v.search.lexicalMemoryChunks | quote }}
 SEARCH_CACHE_TTL_SECONDS: {{ $v.search.cacheTtlSeconds | quote }}
 RERANK_CANDIDATES: {{ $v.search.rerankCandidates | quote }}
+RERANK_BUDGET_MS: {{ $v.search.rerankBudgetMs | quote }}
+RERANK_THREADS: {{ $v.search.rerankThreads | quote }}
 {{- if include "kb.rerankerModel" .root }}
 # The cross-encoder is read from the model volume (mounted on query-service whenever one is set).
 RERANKER_MODEL: {{ $v.search.rerankerModel | quote }}

@@ -1,4 +1,6 @@
 export * from './batching-embedding-provider';
+export * from './cross-encoder-model';
+export * from './cross-encoder-pool';
 export * from './embedding-provider';
 export * from './from-config';
 export * from './model-catalog';

@@ -68,7 +68,14 @@ export const queryConfigSchema = baseConfigSchema
      */
     RERANKER_MODEL: z.string().min(1).optional(),
     RERANKER_MODEL_DIR: z.string().min(1).optional(),
+    /**
+     * The most hits a rerank re-scores; how many it does re-score comes from RERANK_BUDGET_MS over
+     * the model's measured cost per hit (docs/adr/0047). RERANK_THREADS: onnxruntime threads of
+     * the cross-encoder's worker thread.
+     */
     RERANK_CANDIDATES: z.coerce.number().int().min(1).max(200).default(10),
+    RERANK_BUDGET_MS: z.coerce.number().int().min(1).default(150),
+    RERANK_THREADS: z.coerce.number().int().min(1).max(16).default(2),
     /**
      * Fusion of the cross-encoder's order with the first stage's: weighted reciprocal rank,
      * (1 − weight)/(k + first rank) + weight/(k + cross-encoder rank), over the first stage's top

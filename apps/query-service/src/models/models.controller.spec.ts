@@ -12,6 +12,7 @@ describe('query-service GET /v1/models', () => {
   );
   const reranker: Reranker = {
     model: 'ms-marco-MiniLM-L-6-v2',
+    msPerPair: 1,
     score: async () => [],
     close: async () => undefined,
   };

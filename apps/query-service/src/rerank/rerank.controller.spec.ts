@@ -57,6 +57,7 @@ const guardProviders = (perCaller: number, queue?: ModelRunQueue) => [
 ];
 const reranker: Reranker = {
   model: 'fake-cross-encoder',
+  msPerPair: 1,
   score: async (_query, passages) => passages.map((p) => p.length),
   close: async () => undefined,
 };
@@ -100,6 +101,7 @@ describe.each([
     ['top_k 0', { query: 'q', documents: ['a'], top_k: 0 }],
     ['a fractional top_k', { query: 'q', documents: ['a'], top_k: 1.5 }],
     ['top_k as a string', { query: 'q', documents: ['a'], top_k: '2' }],
+    ['top_k and top_n that differ', { query: 'q', documents: ['a'], top_k: 1, top_n: 2 }],
   ])('answers 400 invalid_argument for %s', async (_label, body) => {
     expect(await post(body)).toMatchObject({
       status: 400,
@@ -145,6 +147,7 @@ describe('POST /v1/rerank, its permission and limits', () => {
   /** A cross-encoder whose runs end when the test says so. */
   const slow: Reranker = {
     model: 'fake-cross-encoder',
+    msPerPair: 1,
     score: async (_query, passages) => {
       running++;
       await new Promise<void>((resolve) => (release = resolve));

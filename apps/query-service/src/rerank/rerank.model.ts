@@ -13,29 +13,41 @@ const documentSchema = z
   .describe('A passage: a string, or an object with `text`.');
 
 /** `POST /v1/rerank`: the shape Cohere, Jina and TEI rerank APIs share. */
-export const rerankRequestSchema = z.object({
-  query: z.string().trim().min(1, 'query must not be empty').max(4000),
-  documents: z
-    .array(documentSchema)
-    .max(MAX_RERANK_DOCUMENTS, `at most ${MAX_RERANK_DOCUMENTS} documents`)
-    .describe('The passages to order by relevance to the query; empty answers no results.'),
-  top_k: z
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_RERANK_DOCUMENTS)
-    .optional()
-    .describe('How many of the best to return; all when absent.'),
-  return_documents: z
-    .boolean()
-    .default(false)
-    .describe('Echo each result\u2019s document as `{text}`.'),
-  model: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('When given, it must be the cross-encoder loaded here (GET /v1/models).'),
-});
+export const rerankRequestSchema = z
+  .object({
+    query: z.string().trim().min(1, 'query must not be empty').max(4000),
+    documents: z
+      .array(documentSchema)
+      .max(MAX_RERANK_DOCUMENTS, `at most ${MAX_RERANK_DOCUMENTS} documents`)
+      .describe('The passages to order by relevance to the query; empty answers no results.'),
+    top_k: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_RERANK_DOCUMENTS)
+      .optional()
+      .describe('How many of the best to return; all when absent.'),
+    top_n: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_RERANK_DOCUMENTS)
+      .optional()
+      .describe('Cohere\u2019s name for `top_k`; give one or the other.'),
+    return_documents: z
+      .boolean()
+      .default(false)
+      .describe('Echo each result\u2019s document as `{text}`.'),
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('When given, it must be the cross-encoder loaded here (GET /v1/models).'),
+  })
+  .refine((r) => r.top_k === undefined || r.top_n === undefined || r.top_k === r.top_n, {
+    message: 'top_k and top_n name the same limit: give one',
+    path: ['top_n'],
+  });
 export type RerankRequest = z.infer<typeof rerankRequestSchema>;
 
 export const rerankResultSchema = z.object({

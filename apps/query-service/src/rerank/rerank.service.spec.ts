@@ -8,6 +8,7 @@ function wordReranker(fail = false): Reranker & { calls: string[][] } {
   const calls: string[][] = [];
   return {
     model: 'fake-cross-encoder',
+    msPerPair: 1,
     calls,
     async score(query, passages) {
       calls.push(passages);
@@ -70,6 +71,13 @@ describe('RerankService', () => {
         document: { text: 'The lighthouse is white.' },
       },
     ]);
+  });
+
+  it("takes Cohere's top_n as top_k", async () => {
+    const response = await new RerankService(wordReranker()).rerank(
+      request({ documents: DOCUMENTS, top_n: 1 }),
+    );
+    expect(response.results).toEqual([{ index: 1, relevance_score: 2, original_rank: 2 }]);
   });
 
   it('answers no results for no documents, without calling the model', async () => {

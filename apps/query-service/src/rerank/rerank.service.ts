@@ -48,7 +48,7 @@ export class RerankService {
       original_rank: index + 1,
       ...(request.return_documents ? { document: { text: texts[index]! } } : {}),
     });
-    const topK = request.top_k ?? texts.length;
+    const topK = request.top_k ?? request.top_n ?? texts.length;
     if (texts.length === 0) return { model: reranker.model, reranked: true, results: [] };
     // A full queue throws model_busy (429) here; a failed model run is answered below.
     const scores = await this.queue.run(async () => {

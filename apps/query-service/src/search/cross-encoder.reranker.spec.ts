@@ -44,7 +44,12 @@ describe('crossEncoderFromConfig', () => {
 
 describe('crossEncoderStateOf', () => {
   it('tells whether a cross-encoder is configured and loaded, and which', () => {
-    const reranker: Reranker = { model: 'm', score: async () => [], close: async () => undefined };
+    const reranker: Reranker = {
+      model: 'm',
+      msPerPair: 1,
+      score: async () => [],
+      close: async () => undefined,
+    };
     expect(crossEncoderStateOf(reranker)).toEqual({ configured: true, loaded: true, model: 'm' });
     expect(crossEncoderStateOf(null)).toEqual({ configured: false, loaded: false, model: null });
   });

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { offlineTransformers } from '@kb/embeddings';
+import { type CrossEncoderOptions, CrossEncoderWorkerPool } from '@kb/embeddings';
 
 /** A configured cross-encoder that cannot be loaded: the service must not start. */
 export class CrossEncoderLoadError extends Error {
@@ -28,6 +28,8 @@ export interface CrossEncoderSettings {
   RERANKER_MODEL?: string | undefined;
   RERANKER_MODEL_DIR?: string | undefined;
   EMBEDDING_MODEL_DIR?: string | undefined;
+  RERANK_THREADS?: number | undefined;
+  RERANK_MAX_TOKENS?: number | undefined;
 }
 
 /** RERANKER_MODEL's value that turns the cross-encoder off (`npm start` loads one by default). */
@@ -48,53 +50,53 @@ export async function crossEncoderFromConfig(
       `RERANKER_MODEL=${settings.RERANKER_MODEL} is configured but no folder holds it: set RERANKER_MODEL_DIR (or EMBEDDING_MODEL_DIR)`,
     );
   }
-  return CrossEncoderReranker.load({ modelDir, model: settings.RERANKER_MODEL });
+  return CrossEncoderReranker.load({
+    modelDir,
+    model: settings.RERANKER_MODEL,
+    threads: settings.RERANK_THREADS,
+    maxTokens: settings.RERANK_MAX_TOKENS,
+  });
 }
 
 /** Scores (query, passage) pairs; higher is more relevant. */
 export interface Reranker {
   readonly model: string;
+  /**
+   * What one pair costs, in milliseconds: measured when the model loads, then a moving average
+   * of the runs (waits for the model included), so the rerank budget's depth follows the load.
+   */
+  readonly msPerPair: number;
   score(query: string, passages: string[]): Promise<number[]>;
   close(): Promise<void>;
 }
 
-export interface CrossEncoderOptions {
-  /** Folder holding `<model>/config.json`, `tokenizer.json` and `onnx/model.onnx`. */
-  modelDir: string;
-  /** Sub-folder of `modelDir`, e.g. `ms-marco-MiniLM-L-6-v2`. */
-  model: string;
-  /** `fp32` loads `onnx/model.onnx`, `q8` loads `onnx/model_quantized.onnx`. */
-  dtype?: 'fp32' | 'q8';
-  threads?: number;
-  /** Pairs per model call. */
-  batchSize?: number;
-}
-
-interface Tensor {
-  tolist(): number[][];
-}
-type Tokenizer = (
-  texts: string[],
-  options: { text_pair: string[]; padding: boolean; truncation: boolean },
-) => Record<string, unknown>;
-type SequenceClassifier = ((inputs: Record<string, unknown>) => Promise<{ logits: Tensor }>) & {
-  dispose(): Promise<unknown>;
-};
+/** Weight of the newest run in the moving average of `msPerPair`. */
+const COST_SMOOTHING = 0.2;
+/** Pairs of the calibration run at load; the second of two runs counts (the first warms up). */
+const CALIBRATION_PAIRS = 4;
 
 /**
- * A cross-encoder (a BERT sequence classifier over "[CLS] query [SEP] passage [SEP]", such as an
- * ONNX export of ms-marco-MiniLM-L-6-v2) run by onnxruntime through transformers.js, loaded
- * offline from a folder like the embedding model. It reads query and passage together, so it
- * ranks better than comparing two independent embeddings, at the cost of one model pass per
- * candidate: only the top candidates are reranked.
+ * The cross-encoder behind `rerank: true` and `/v1/rerank`: the model runs in a worker thread of
+ * its own (`CrossEncoderWorkerPool`, docs/adr/0047), and its cost per pair is kept for the
+ * rerank step's budget.
  */
 export class CrossEncoderReranker implements Reranker {
+  private cost: number;
+
   private constructor(
-    readonly model: string,
-    private readonly tokenizer: Tokenizer,
-    private readonly classifier: SequenceClassifier,
-    private readonly batchSize: number,
-  ) {}
+    private readonly pool: CrossEncoderWorkerPool,
+    calibrated: number,
+  ) {
+    this.cost = calibrated;
+  }
+
+  get model(): string {
+    return this.pool.model;
+  }
+
+  get msPerPair(): number {
+    return this.cost;
+  }
 
   /**
    * Loads the model, or fails with a message naming the setting and the folder: a cross-encoder
@@ -108,54 +110,41 @@ export class CrossEncoderReranker implements Reranker {
         `RERANKER_MODEL=${options.model} is configured but ${folder} holds no model (no config.json); install it there or unset RERANKER_MODEL`,
       );
     }
+    let pool: CrossEncoderWorkerPool;
     try {
-      return await CrossEncoderReranker.loadFrom(options);
+      pool = await CrossEncoderWorkerPool.load(options);
     } catch (error) {
       throw new CrossEncoderLoadError(
         `RERANKER_MODEL=${options.model} in ${folder} failed to load: ${String(error)}`,
         { cause: error },
       );
     }
-  }
-
-  private static async loadFrom(options: CrossEncoderOptions): Promise<Reranker> {
-    const transformers = await offlineTransformers(options.modelDir);
-    const tokenizer = await transformers.AutoTokenizer.from_pretrained(options.model);
-    const classifier = await transformers.AutoModelForSequenceClassification.from_pretrained(
-      options.model,
-      {
-        dtype: options.dtype ?? 'fp32',
-        session_options: {
-          intraOpNumThreads: options.threads ?? 1,
-          interOpNumThreads: 1,
-          enableCpuMemArena: false,
-        },
-      },
-    );
-    return new CrossEncoderReranker(
-      options.model,
-      tokenizer as unknown as Tokenizer,
-      classifier as unknown as SequenceClassifier,
-      options.batchSize ?? 16,
-    );
+    return new CrossEncoderReranker(pool, await calibrate(pool, options.maxTokens ?? 256));
   }
 
   async score(query: string, passages: string[]): Promise<number[]> {
-    const scores: number[] = [];
-    for (let i = 0; i < passages.length; i += this.batchSize) {
-      const batch = passages.slice(i, i + this.batchSize);
-      const inputs = this.tokenizer(
-        batch.map(() => query),
-        { text_pair: batch, padding: true, truncation: true },
-      );
-      const { logits } = await this.classifier(inputs);
-      // One relevance logit per pair.
-      scores.push(...logits.tolist().map((row) => row[0] ?? Number.NEGATIVE_INFINITY));
-    }
+    if (passages.length === 0) return [];
+    const started = performance.now();
+    const scores = await this.pool.score(query, passages);
+    const perPair = (performance.now() - started) / passages.length;
+    this.cost = (1 - COST_SMOOTHING) * this.cost + COST_SMOOTHING * perPair;
     return scores;
   }
 
   async close(): Promise<void> {
-    await this.classifier.dispose();
+    await this.pool.close();
   }
+}
+
+/** Milliseconds per pair of passages as long as the model reads (`maxTokens`). */
+async function calibrate(pool: CrossEncoderWorkerPool, maxTokens: number): Promise<number> {
+  const passage = Array.from({ length: maxTokens }, (_, i) => `word${i % 97}`).join(' ');
+  const passages = Array.from({ length: CALIBRATION_PAIRS }, () => passage);
+  let perPair = 0;
+  for (let run = 0; run < 2; run++) {
+    const started = performance.now();
+    await pool.score('a calibration query', passages);
+    perPair = (performance.now() - started) / CALIBRATION_PAIRS;
+  }
+  return perPair;
 }

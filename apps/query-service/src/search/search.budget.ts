@@ -30,6 +30,11 @@ export class SearchBudget {
     return Math.max(0, this.deadline - this.now());
   }
 
+  /** Milliseconds an optional step may still take without eating into the reserve (never below 0). */
+  spareMs(): number {
+    return this.retrieval.aborted ? 0 : Math.max(0, this.remainingMs() - reserveOf(this.timeoutMs));
+  }
+
   /**
    * Whether an optional step that costs about `costMs` (RM3 feedback, say) would eat into the
    * reserve: it is then skipped, and the skip shows in the stage timings.

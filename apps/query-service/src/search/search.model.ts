@@ -24,6 +24,10 @@ export interface SearchTuning {
   semanticWeight: number;
   /** How many of the best fused candidates the cross-encoder re-scores. */
   rerankCandidates: number;
+  /** A rerank's time budget when the request gives none (`RERANK_BUDGET_MS`, docs/adr/0047). */
+  rerankBudgetMs?: number | undefined;
+  /** Tokens of a (query, passage) pair the cross-encoder reads (`RERANK_MAX_TOKENS`). */
+  rerankMaxTokens?: number | undefined;
   /** How the cross-encoder's order is fused with the first stage's; absent means the defaults. */
   rerankFusion?: RerankFusion | undefined;
   /** Pseudo-relevance feedback of hybrid searches (docs/adr/0028); absent means `rm3`. */
@@ -135,6 +139,15 @@ export const searchRequestSchema = z
       .boolean()
       .default(false)
       .describe('Cross-encoder reranking when a reranker model is installed.'),
+    rerankBudgetMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(60_000)
+      .optional()
+      .describe(
+        'Milliseconds the rerank may take (default RERANK_BUDGET_MS): how many hits it re-scores follows from the model’s measured cost per hit.',
+      ),
     fusion: z
       .enum(FUSION_METHODS)
       .default('adaptive')

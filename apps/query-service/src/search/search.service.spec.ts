@@ -218,6 +218,7 @@ describe('SearchService', () => {
   it('reports rerank as applied or skipped with its reason', async () => {
     const reranker: Reranker = {
       model: 'fake-cross-encoder',
+      msPerPair: 1,
       // Reverses the order: the last passage scores highest.
       score: async (_query, passages) => passages.map((_, i) => i),
       close: async () => undefined,

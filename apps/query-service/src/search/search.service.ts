@@ -211,7 +211,7 @@ export class SearchService {
     const merged =
       bySpace.length === 1 ? bySpace[0]!.hits : mergeSpaces(bySpace.map((s) => s.hits));
     const latest = latestVersionsOnly(merged);
-    const reranked = await timedStage('rerank', () => this.reranker.run(latest, request));
+    const reranked = await timedStage('rerank', () => this.reranker.run(latest, request, budget));
     const diversified = await timedStage('mmr', () =>
       this.diversifier.run(
         reranked.hits,

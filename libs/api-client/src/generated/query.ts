@@ -302,6 +302,8 @@ export interface operations {
            * @default false
            */
           rerank?: boolean;
+          /** @description Milliseconds the rerank may take (default RERANK_BUDGET_MS): how many hits it re-scores follows from the model’s measured cost per hit. */
+          rerankBudgetMs?: number;
           /**
            * @description How hybrid mode fuses the two lists: adaptive (α per query from how far each list’s best hit stands out), convex (fixed α) or rrf (k = 60).
            * @default adaptive
@@ -737,6 +739,8 @@ export interface operations {
           )[];
           /** @description How many of the best to return; all when absent. */
           top_k?: number;
+          /** @description Cohere’s name for `top_k`; give one or the other. */
+          top_n?: number;
           /**
            * @description Echo each result’s document as `{text}`.
            * @default false

@@ -34,6 +34,8 @@ export interface EvalOptions extends Omit<KbEndpoints, 'token'> {
    * grid and print nDCG@10 with and without, with paired standard errors (ADR 46).
    */
   rerankModel?: string;
+  /** Ask the service to rerank (`rerank: true`): measures the served rerank (ADR 47). */
+  serviceRerank?: boolean;
   concurrency: number;
   log: (line: string) => void;
 }
@@ -117,15 +119,18 @@ export async function runEval(options: EvalOptions): Promise<void> {
       const rankings = new Map<string, Ranking>();
       const scores = new Map<string, number[]>();
       const types = new Map<string, number>();
+      const reranks = new Map<string, number>();
       const started = performance.now();
       await mapPool(dataset.queries, 4, async (query) => {
         const response = await client.search({
           query: query.text,
           topK: 100,
           mode: GRPC_MODE[mode],
+          rerank: options.serviceRerank ?? false,
           // A reused tenant holds the corpus in an earlier run's knowledge base: search them all.
           knowledgeBaseIds: existing === undefined ? [] : [knowledgeBaseId],
         });
+        reranks.set(response.rerank, (reranks.get(response.rerank) ?? 0) + 1);
         if (response.queryType)
           types.set(response.queryType, (types.get(response.queryType) ?? 0) + 1);
         const seen = new Map<string, number>();
@@ -161,6 +166,7 @@ export async function runEval(options: EvalOptions): Promise<void> {
         queries: dataset.queries.length,
         ...evaluate(rankings, dataset.qrels),
         ...(mode === 'auto' ? { query_types: Object.fromEntries(types) } : {}),
+        ...(options.serviceRerank ? { rerank: Object.fromEntries(reranks) } : {}),
         mean_query_ms: Math.round((elapsed / dataset.queries.length) * 10) / 10,
       };
       process.stdout.write(`${JSON.stringify(line)}\n`);

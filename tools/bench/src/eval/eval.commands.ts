@@ -40,6 +40,7 @@ export function registerEvalCommand(program: Command): void {
       '--rerank <folder>',
       'also rerank each mode offline with this cross-encoder folder (model.onnx, tokenizer.json) and report the gain',
     )
+    .option('--service-rerank', 'search with rerank: true (the service reranks within its budget)')
     .option('--losers <n>', 'queries listed per mode', (v) => Number.parseInt(v, 10), 5)
     .option(
       '--documents-url <url>',
@@ -63,6 +64,7 @@ export function registerEvalCommand(program: Command): void {
         model?: string;
         losers: number;
         rerank?: string;
+        serviceRerank?: boolean;
         documentsUrl: string;
         grpc: string;
         concurrency: number;
@@ -78,6 +80,7 @@ export function registerEvalCommand(program: Command): void {
           ...(options.model ? { model: options.model } : {}),
           losers: options.losers,
           ...(options.rerank ? { rerankModel: options.rerank } : {}),
+          ...(options.serviceRerank ? { serviceRerank: true } : {}),
           documentsUrl: options.documentsUrl,
           grpcAddress: options.grpc,
           concurrency: options.concurrency,

@@ -8,6 +8,7 @@ function fakeReranker(fail = false) {
   const calls: Array<{ query: string; passages: string[] }> = [];
   const reranker: Reranker = {
     model: 'fake-cross-encoder',
+    msPerPair: 1,
     score: async (query, passages) => {
       calls.push({ query, passages });
       if (fail) throw new Error('model crashed');
@@ -79,5 +80,90 @@ describe('RerankStep', () => {
       hits,
       outcome: { skipped: 'reranker_failed' },
     });
+  });
+
+  describe('within its budget', () => {
+    /** FAKE cross-encoder whose every pair costs `msPerPair` of (simulated) time. */
+    function costly(msPerPair: number, clock: { now: number }) {
+      const runs: number[] = [];
+      const reranker: Reranker = {
+        model: 'fake-cross-encoder',
+        msPerPair,
+        score: async (_query, passages) => {
+          runs.push(passages.length);
+          clock.now += msPerPair * passages.length;
+          return passages.map(() => 0);
+        },
+        close: async () => undefined,
+      };
+      return { reranker, runs };
+    }
+    const many = Array.from({ length: 12 }, (_, i) => newHit(i, 1 - i / 100));
+    const wide = { ...tuning, rerankCandidates: 12 };
+    let clock: { now: number };
+    beforeEach(() => {
+      clock = { now: 0 };
+      jest.spyOn(performance, 'now').mockImplementation(() => clock.now);
+    });
+    afterEach(() => jest.restoreAllMocks());
+
+    it('re-scores as many hits as the budget pays for at the measured cost', async () => {
+      const { reranker, runs } = costly(10, clock);
+      const step = new RerankStep(reranker, { ...wide, rerankBudgetMs: 70 });
+      expect((await step.run(many, asked)).outcome).toBe('applied');
+      // 70 ms at 10 ms a pair: 7 pairs, in runs of 4.
+      expect(runs).toEqual([4, 3]);
+    });
+
+    it("takes the request's budget over the configured one, and the search's spare time over both", async () => {
+      const { reranker, runs } = costly(10, clock);
+      const step = new RerankStep(reranker, { ...wide, rerankBudgetMs: 1000 });
+      await step.run(many, { ...asked, rerankBudgetMs: 30 });
+      expect(runs).toEqual([3]);
+      runs.length = 0;
+      await step.run(many, asked, { spareMs: () => 50 });
+      expect(runs).toEqual([4, 1]);
+    });
+
+    it('stops before a run that would overrun when the model turns slower than measured', async () => {
+      const { reranker, runs } = costly(10, clock);
+      let calls = 0;
+      const slowing: Reranker = {
+        ...reranker,
+        score: async (query, passages) => {
+          calls += 1;
+          // The first run takes five times what was measured (a busy machine).
+          if (calls === 1) clock.now += 40 * passages.length;
+          return reranker.score(query, passages);
+        },
+      };
+      const step = new RerankStep(slowing, { ...wide, rerankBudgetMs: 120 });
+      const { hits: reranked, outcome } = await step.run(many, asked);
+      expect(outcome).toBe('applied');
+      expect(runs).toEqual([4]);
+      // The hits not re-scored keep their places after the re-scored ones.
+      expect(reranked.slice(4).map((h) => h.chunkIndex)).toEqual([4, 5, 6, 7, 8, 9, 10, 11]);
+    });
+
+    it('skips, and says so, when the budget pays for fewer than two hits', async () => {
+      const { reranker, runs } = costly(10, clock);
+      const step = new RerankStep(reranker, { ...wide, rerankBudgetMs: 15 });
+      expect(await step.run(many, asked)).toEqual({
+        hits: many,
+        outcome: { skipped: 'rerank_budget_spent' },
+      });
+      expect(runs).toEqual([]);
+    });
+  });
+
+  it("gives the model each passage's best window for the query", async () => {
+    const { reranker, calls } = fakeReranker();
+    const filler = Array.from({ length: 300 }, () => 'filler').join(' ');
+    const long = newHit(0, 0.9, { text: `${filler} the rigging of ropes ${filler}` });
+    const step = new RerankStep(reranker, { ...tuning, rerankMaxTokens: 64 });
+    await step.run([long, newHit(1, 0.8)], asked);
+    const passage = calls[0]!.passages[0]!;
+    expect(passage).toContain('rigging of ropes');
+    expect(passage.split(' ').length).toBeLessThan(60);
   });
 });
