@@ -39,6 +39,7 @@ import { ChatModelRewriter } from './context/chat-model.rewriter';
 import { ContextController } from './context/context.controller';
 import { ContextGrpcController } from './context/context.grpc';
 import { ContextService } from './context/context.service';
+import { ContextRerankDefaults } from './context/context-rerank.defaults';
 import { CHAT_REWRITER, ConversationRewriter } from './context/conversation.rewriter';
 import { DocumentDetailsCache } from './documents/document-details.cache';
 import { DocumentDetailsConsumer } from './documents/document-details.consumer';
@@ -222,6 +223,7 @@ export class AppModule {
         },
         ConversationRewriter,
         ContextService,
+        ContextRerankDefaults,
         KnowledgeBaseToolsAdapter,
         {
           provide: GrpcTransport,

@@ -18,6 +18,8 @@ export interface ContextRequest {
   mode: 'auto' | 'hybrid' | 'semantic' | 'lexical';
   knowledgeBaseIds: string[];
   filter?: JsonObject;
+  /** Absent: the knowledge bases' `contextRerank` decides. */
+  rerank?: boolean;
 }
 
 /** `GET /v1/documents/{id}/text`'s query (document-service), in UTF-16 code units. */

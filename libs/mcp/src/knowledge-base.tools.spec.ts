@@ -127,6 +127,10 @@ describe('the knowledge base MCP server', () => {
     expect(textOf(result)).toContain(`[1] Tides (document ${DOC} v2, characters 5-40)`);
     expect(textOf(result)).toContain('The moon pulls the water.');
     expect(calls.context[0]).toMatchObject({ tokenBudget: 2000, mode: 'auto' });
+    // Without `rerank` the knowledge bases decide; with it, it is passed on.
+    expect(calls.context[0]).not.toHaveProperty('rerank');
+    await client.callTool({ name: 'kb_context', arguments: { question: 'q', rerank: true } });
+    expect(calls.context[1]).toMatchObject({ rerank: true });
   });
 
   it('reads a document with a text window, and shows a refusal with its code', async () => {

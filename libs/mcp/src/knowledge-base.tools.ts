@@ -148,6 +148,12 @@ export function createKnowledgeBaseMcpServer(
         mode,
         filter,
         knowledge_base_ids: knowledgeBaseIds,
+        rerank: z
+          .boolean()
+          .optional()
+          .describe(
+            'Rerank the candidates with the cross-encoder (slower, sometimes better); absent: the knowledge bases decide.',
+          ),
       },
       annotations: readOnly,
     },
@@ -159,6 +165,7 @@ export function createKnowledgeBaseMcpServer(
           mode: args.mode,
           knowledgeBaseIds: args.knowledge_base_ids ?? [],
           ...(args.filter ? { filter: args.filter } : {}),
+          ...(args.rerank === undefined ? {} : { rerank: args.rerank }),
         });
         return { content: [{ type: 'text', text: contextText(answer) }] };
       } catch (error) {

@@ -52,16 +52,23 @@ export const createKnowledgeBaseSchema = z
      * false by default; only a tenant admin may turn it on.
      */
     allowPrecomputedVectors: z.boolean().default(false),
+    /**
+     * Whether `/v1/context` over this knowledge base reranks with the cross-encoder when the call
+     * does not say (docs/adr/0047): false by default.
+     */
+    contextRerank: z.boolean().default(false),
   })
   .strict();
 export type CreateKnowledgeBase = Omit<
   z.infer<typeof createKnowledgeBaseSchema>,
-  'metadata' | 'allowPrecomputedVectors'
+  'metadata' | 'allowPrecomputedVectors' | 'contextRerank'
 > & {
   /** Absent: `{}`. */
   metadata?: KnowledgeBaseMetadata;
   /** Absent: false. */
   allowPrecomputedVectors?: boolean;
+  /** Absent: false. */
+  contextRerank?: boolean;
 };
 
 /** `chunker` and `embeddingModel` are accepted only to answer 409 when they differ. */
@@ -76,6 +83,7 @@ export const updateKnowledgeBaseSchema = z
     metadata: z.record(z.string().min(1).max(128), z.unknown()).optional(),
     /** Turning it on takes a tenant admin (403 `permission_denied`); off, anyone who may write. */
     allowPrecomputedVectors: z.boolean().optional(),
+    contextRerank: z.boolean().optional(),
   })
   .strict();
 export type UpdateKnowledgeBase = z.infer<typeof updateKnowledgeBaseSchema>;
@@ -133,6 +141,8 @@ export interface KnowledgeBaseView {
   metadata: KnowledgeBaseMetadata;
   /** Takes pre-computed vectors (ADR 33); set by a tenant admin, false by default. */
   allowPrecomputedVectors: boolean;
+  /** Context calls rerank by default (docs/adr/0047). */
+  contextRerank: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -156,6 +166,7 @@ export const knowledgeBaseViewSchema = z.object({
   tagRule: z.object({ anyOf: z.array(z.string()) }),
   metadata: z.record(z.string(), z.unknown()),
   allowPrecomputedVectors: z.boolean(),
+  contextRerank: z.boolean(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -39,6 +39,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
         tag_rule: knowledgeBase.tagRule,
         metadata: JSON.stringify(knowledgeBase.metadata),
         allow_precomputed_vectors: knowledgeBase.allowPrecomputedVectors,
+        context_rerank: knowledgeBase.contextRerank,
         created_at: knowledgeBase.now,
         updated_at: knowledgeBase.now,
       })
@@ -110,6 +111,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
               ? sql<string>`jsonb_strip_nulls(metadata || ${JSON.stringify(change.metadata.values)}::jsonb)`
               : JSON.stringify(change.metadata.values),
         allow_precomputed_vectors: change.allowPrecomputedVectors,
+        context_rerank: change.contextRerank,
         updated_at: now,
       })
       .where('tenant_id', '=', tenantId)
@@ -191,6 +193,7 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   tagRule: { anyOf: row.tag_rule },
   metadata: row.metadata,
   allowPrecomputedVectors: row.allow_precomputed_vectors,
+  contextRerank: row.context_rerank,
   createdAt: new Date(row.created_at).toISOString(),
   updatedAt: new Date(row.updated_at).toISOString(),
 });

@@ -20,6 +20,7 @@ export interface NewKnowledgeBase {
   tagRule: string[];
   metadata: KnowledgeBaseMetadata;
   allowPrecomputedVectors: boolean;
+  contextRerank: boolean;
   now: Date;
 }
 
@@ -31,6 +32,7 @@ export interface KnowledgeBaseChange {
   /** Merged into the current metadata (null values remove their key) or replacing it. */
   metadata?: { values: KnowledgeBaseMetadata; merge: boolean } | undefined;
   allowPrecomputedVectors?: boolean | undefined;
+  contextRerank?: boolean | undefined;
 }
 
 /** Which knowledge bases a page holds. */

@@ -45,6 +45,7 @@ describe('KnowledgeBasesService', () => {
       embeddingDimension: 384,
       tagRule: { anyOf: [] },
       allowPrecomputedVectors: false,
+      contextRerank: false,
       createdAt: f.now.toISOString(),
       updatedAt: f.now.toISOString(),
     });

@@ -82,6 +82,7 @@ export class KnowledgeBasesService {
         tagRule: [...new Set(input.tagRule.anyOf)],
         metadata: input.metadata ?? {},
         allowPrecomputedVectors: input.allowPrecomputedVectors ?? false,
+        contextRerank: input.contextRerank ?? false,
         now,
       });
       if (!created) {
@@ -145,6 +146,7 @@ export class KnowledgeBasesService {
           tagRule: input.tagRule && [...new Set(input.tagRule.anyOf)],
           metadata: input.metadata && { values: input.metadata, merge },
           allowPrecomputedVectors: input.allowPrecomputedVectors,
+          contextRerank: input.contextRerank,
         },
         now,
       );

@@ -13,6 +13,7 @@ import { tagRules } from './20261124T1000_tag_rules';
 import { embeddingDimension } from './20261125T0900_embedding_dimension';
 import { metaVersion } from './20261126T0900_meta_version';
 import { allowPrecomputedVectors } from './20261126T1555_allow_precomputed_vectors';
+import { contextRerank } from './20261127T0042_context_rerank';
 import { knowledgeBaseMetadata } from './20261127T0900_knowledge_base_metadata';
 import { externalIdsAndInactive } from './20261127T1000_external_ids_and_inactive';
 import { sources } from './20261127T1010_sources';
@@ -38,6 +39,7 @@ export const migrations: Migrations = {
   '20261128T1210_one_running_sync': oneRunningSync,
   '20261128T1220_outbox_lanes': outboxLanes,
   '20261129T0900_content_hash_index': contentHashIndex,
+  '20261127T0042_context_rerank': contextRerank,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */

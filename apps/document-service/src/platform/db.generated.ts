@@ -46,6 +46,7 @@ export interface Documents {
 export interface KnowledgeBases {
   allow_precomputed_vectors: Generated<boolean>;
   chunker: ColumnType<Record<string, unknown>, string, string>;
+  context_rerank: Generated<boolean>;
   created_at: Timestamp;
   description: Generated<string>;
   embedding_dimension: number | null;

@@ -42,6 +42,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       tagRule: { anyOf: knowledgeBase.tagRule },
       metadata: knowledgeBase.metadata,
       allowPrecomputedVectors: knowledgeBase.allowPrecomputedVectors,
+      contextRerank: knowledgeBase.contextRerank,
       createdAt: at,
       updatedAt: at,
     };
@@ -109,6 +110,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
         : stored.view.metadata,
       allowPrecomputedVectors:
         change.allowPrecomputedVectors ?? stored.view.allowPrecomputedVectors,
+      contextRerank: change.contextRerank ?? stored.view.contextRerank,
       updatedAt: now.toISOString(),
     };
     this.db.knowledgeBases.set(keyOf(tenantId, id), clone({ ...stored, view }));

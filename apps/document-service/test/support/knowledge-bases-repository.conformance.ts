@@ -27,6 +27,7 @@ const newKnowledgeBase = (
   tagRule: [],
   metadata: {},
   allowPrecomputedVectors: false,
+  contextRerank: false,
   now: new Date('2026-11-22T10:00:00Z'),
   ...overrides,
 });
@@ -113,7 +114,12 @@ export function knowledgeBasesRepositoryConformance(
     });
     expect(await update({ allowPrecomputedVectors: true })).toMatchObject({
       allowPrecomputedVectors: true,
+      contextRerank: false,
       metadata: { only: 'this' },
+    });
+    expect(await update({ contextRerank: true })).toMatchObject({
+      allowPrecomputedVectors: true,
+      contextRerank: true,
     });
     expect(
       await h.transactions.run((trx) => h.repository.update(trx, tenant, 'gone', {}, new Date())),

@@ -33,6 +33,7 @@ export class ContextGrpcController {
       knowledgeBaseIds: message.knowledgeBaseIds,
       filter: message.filter,
       timeoutMs: budgetOfCall(call),
+      rerank: message.rerank,
     });
     const { hits, ...response } = await this.context.retrieve(
       caller.tenantId,
@@ -56,6 +57,7 @@ export class ContextGrpcController {
       degradedReason: response.degradedReason ?? '',
       queryStrategy: response.queryStrategy,
       standaloneQuery: response.standaloneQuery,
+      rerank: response.rerank,
     };
   }
 }

@@ -5,8 +5,22 @@ import type { SearchRequest, SearchResponse } from '../search/search.model';
 import { ContextService, retrieveContextSchema } from './context.service';
 import { ConversationRewriter } from './conversation.rewriter';
 
-const contextService = (search: ConstructorParameters<typeof ContextService>[0]) =>
-  new ContextService(search, new ConversationRewriter(null));
+/** FAKE knowledge-base settings: the ids listed rerank context calls by default. */
+const rerankDefaults = (rerankingIds: string[] = []) => {
+  const asked: string[][] = [];
+  return {
+    asked,
+    rerankFor: async (_tenantId: string, ids: readonly string[]) => {
+      asked.push([...ids]);
+      return ids.some((id) => rerankingIds.includes(id));
+    },
+  };
+};
+
+const contextService = (
+  search: ConstructorParameters<typeof ContextService>[0],
+  defaults = rerankDefaults(),
+) => new ContextService(search, new ConversationRewriter(null), defaults);
 
 /** A search that records what it was asked and answers degraded with two hits. */
 function recordingSearch() {
@@ -117,5 +131,40 @@ describe('ContextService', () => {
     expect(
       retrieveContextSchema.safeParse({ messages: [{ role: 'assistant', content: 'hi' }] }).success,
     ).toBe(false);
+  });
+
+  describe('rerank', () => {
+    const ask = async (body: Record<string, unknown>, reranking: string[]) => {
+      const { search, asked } = recordingSearch();
+      const defaults = rerankDefaults(reranking);
+      const context = await contextService(search, defaults).retrieve(
+        toTenantId('t1'),
+        retrieveContextSchema.parse({ question: 'q', ...body }),
+      );
+      return { rerank: asked[0]!.request.rerank, settingsRead: defaults.asked, context };
+    };
+
+    it('follows the knowledge bases named when the call does not say', async () => {
+      expect(await ask({ knowledgeBaseIds: ['plain', 'legal'] }, ['legal'])).toMatchObject({
+        rerank: true,
+        settingsRead: [['plain', 'legal']],
+      });
+      expect((await ask({ knowledgeBaseIds: ['plain'] }, ['legal'])).rerank).toBe(false);
+    });
+
+    it('does what the call says, without reading the settings', async () => {
+      expect(await ask({ knowledgeBaseIds: ['legal'], rerank: false }, ['legal'])).toMatchObject({
+        rerank: false,
+        settingsRead: [],
+      });
+      expect(await ask({ knowledgeBaseIds: ['plain'], rerank: true }, [])).toMatchObject({
+        rerank: true,
+        settingsRead: [],
+      });
+    });
+
+    it('reports what the search did with it', async () => {
+      expect((await ask({}, [])).context.rerank).toBe('off');
+    });
   });
 });

@@ -15,6 +15,7 @@ import {
 import { SearchService } from '../search/search.service';
 import type { ChatMessage } from './chat-model.rewriter';
 import { packContext, packedContextSchema } from './context.packing';
+import { ContextRerankDefaults } from './context-rerank.defaults';
 import { ConversationRewriter, QUERY_STRATEGIES } from './conversation.rewriter';
 
 const chatMessageSchema = z.object({
@@ -62,6 +63,12 @@ export const retrieveContextSchema = z
     knowledgeBaseIds: knowledgeBaseIdsSchema,
     filter: filterSchema,
     timeoutMs: timeoutMsSchema,
+    rerank: z
+      .boolean()
+      .optional()
+      .describe(
+        'Rerank the candidates with the cross-encoder, within its budget. Absent: the named knowledge bases decide (true when any has contextRerank); none named: no.',
+      ),
   })
   .refine(
     (r) => r.question !== '' || r.messages.some((m) => m.role === 'user' && m.content.trim()),
@@ -79,6 +86,8 @@ export const retrieveContextResponseSchema = packedContextSchema.extend({
   queryStrategy: z.enum(QUERY_STRATEGIES),
   /** The query the search ran with. */
   standaloneQuery: z.string(),
+  /** What the rerank did: `off`, `applied` or `skipped: <reason>`. */
+  rerank: z.string(),
 });
 
 /**
@@ -104,6 +113,8 @@ export class ContextService {
   constructor(
     @Inject(SearchService) private readonly search: Pick<SearchService, 'search'>,
     private readonly rewriter: ConversationRewriter,
+    @Inject(ContextRerankDefaults)
+    private readonly rerankDefaults: Pick<ContextRerankDefaults, 'rerankFor'>,
   ) {}
 
   async retrieve(
@@ -114,8 +125,12 @@ export class ContextService {
   ): Promise<RetrieveContextResponse & { hits: SearchHit[] }> {
     const started = performance.now();
     const { question, history } = splitConversation(request);
-    const { strategy, query } = await this.rewriter.standaloneQuery(question, history);
-    // The search defaults (no paging, MMR, rerank or neighbours; convex fusion) are the schema's.
+    const [{ strategy, query }, rerank] = await Promise.all([
+      this.rewriter.standaloneQuery(question, history),
+      request.rerank ??
+        this.rerankDefaults.rerankFor(tenantId, request.knowledgeBaseIds ?? [], caller),
+    ]);
+    // The search defaults (no paging, MMR or neighbours; convex fusion) are the schema's.
     // The filter was parsed with the rest of the context request: it joins the parsed search.
     const search: SearchRequest = {
       ...searchRequestSchema.parse({
@@ -123,6 +138,7 @@ export class ContextService {
         topK: request.candidates,
         knowledgeBaseIds: request.knowledgeBaseIds,
         mode: request.mode,
+        rerank,
       }),
       filter: request.filter,
       // What the rewrite left of the caller's budget bounds the search (docs/adr/0042).
@@ -140,6 +156,7 @@ export class ContextService {
       ...(result.degradedReason ? { degradedReason: result.degradedReason } : {}),
       queryStrategy: strategy,
       standaloneQuery: query,
+      rerank: result.rerank,
     };
   }
 }

@@ -6,6 +6,7 @@ import {
   type DocumentTextWindow,
   type DocumentView,
   errorBodyOf,
+  type KnowledgeBaseView,
   type QueryOf,
 } from '@kb/api-client';
 import type { Caller } from '@kb/auth';
@@ -55,6 +56,16 @@ export class DocumentsClient {
     return this.read(() =>
       this.api(caller).GET('/v1/documents/{id}', {
         params: { path: { id: documentId } },
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      }),
+    );
+  }
+
+  /** A knowledge base as the caller may see it (its settings, e.g. `contextRerank`). */
+  knowledgeBase(caller: Caller, id: string): Promise<KnowledgeBaseView> {
+    return this.read(() =>
+      this.api(caller).GET('/v1/knowledge-bases/{id}', {
+        params: { path: { id } },
         signal: AbortSignal.timeout(TIMEOUT_MS),
       }),
     );

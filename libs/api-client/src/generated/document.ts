@@ -1577,6 +1577,7 @@ export interface operations {
                 [key: string]: unknown;
               };
               allowPrecomputedVectors: boolean;
+              contextRerank: boolean;
               createdAt: string;
               updatedAt: string;
               stats?: {
@@ -1708,6 +1709,8 @@ export interface operations {
           };
           /** @default false */
           allowPrecomputedVectors?: boolean;
+          /** @default false */
+          contextRerank?: boolean;
         };
       };
     };
@@ -1773,6 +1776,7 @@ export interface operations {
               [key: string]: unknown;
             };
             allowPrecomputedVectors: boolean;
+            contextRerank: boolean;
             createdAt: string;
             updatedAt: string;
           };
@@ -1907,6 +1911,7 @@ export interface operations {
               [key: string]: unknown;
             };
             allowPrecomputedVectors: boolean;
+            contextRerank: boolean;
             createdAt: string;
             updatedAt: string;
           };
@@ -2069,6 +2074,7 @@ export interface operations {
             [key: string]: unknown;
           };
           allowPrecomputedVectors?: boolean;
+          contextRerank?: boolean;
         };
       };
     };
@@ -2134,6 +2140,7 @@ export interface operations {
               [key: string]: unknown;
             };
             allowPrecomputedVectors: boolean;
+            contextRerank: boolean;
             createdAt: string;
             updatedAt: string;
           };

@@ -589,6 +589,8 @@ export interface operations {
           filter?: Record<string, unknown>;
           /** @description Time budget of the whole call in milliseconds (default: the deployment’s). Past it the answer is 504 deadline_exceeded, or the hits of the strategy that finished, marked degraded. */
           timeoutMs?: number;
+          /** @description Rerank the candidates with the cross-encoder, within its budget. Absent: the named knowledge bases decide (true when any has contextRerank); none named: no. */
+          rerank?: boolean;
         };
       };
     };
@@ -621,6 +623,7 @@ export interface operations {
             /** @enum {string} */
             queryStrategy: 'standalone' | 'history_rule' | 'model_rewrite';
             standaloneQuery: string;
+            rerank: string;
           };
         };
       };

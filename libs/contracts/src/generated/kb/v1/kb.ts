@@ -258,6 +258,11 @@ export interface RetrieveContextRequest {
    * query before the search (response fields query_strategy and standalone_query).
    */
   messages: ChatMessage[];
+  /**
+   * Rerank the candidates with the cross-encoder, within its budget. Unset: the named knowledge
+   * bases decide (their context_rerank setting: true when any of them has it); none named: no.
+   */
+  rerank?: boolean | undefined;
 }
 
 export interface ChatMessage {
@@ -282,6 +287,8 @@ export interface RetrieveContextResponse {
   queryStrategy: string;
   /** The query the search ran with. */
   standaloneQuery: string;
+  /** What the rerank did: "off", "applied" or "skipped: <reason>". */
+  rerank: string;
 }
 
 export interface Passage {
@@ -1841,6 +1848,7 @@ function createBaseRetrieveContextRequest(): RetrieveContextRequest {
     knowledgeBaseIds: [],
     filter: undefined,
     messages: [],
+    rerank: undefined,
   };
 }
 
@@ -1866,6 +1874,9 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
     }
     for (const v of message.messages) {
       ChatMessage.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.rerank !== undefined) {
+      writer.uint32(64).bool(message.rerank);
     }
     return writer;
   },
@@ -1939,6 +1950,14 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
             message.messages.push(ChatMessage.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.rerank = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1970,6 +1989,7 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
       messages: globalThis.Array.isArray(object?.messages)
         ? object.messages.map((e: any) => ChatMessage.fromJSON(e))
         : [],
+      rerank: isSet(object.rerank) ? globalThis.Boolean(object.rerank) : undefined,
     };
   },
 
@@ -1996,6 +2016,9 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
     if (message.messages?.length) {
       obj.messages = message.messages.map((e) => ChatMessage.toJSON(e));
     }
+    if (message.rerank !== undefined) {
+      obj.rerank = message.rerank;
+    }
     return obj;
   },
 
@@ -2011,6 +2034,7 @@ export const RetrieveContextRequest: MessageFns<RetrieveContextRequest> = {
     message.knowledgeBaseIds = object.knowledgeBaseIds?.map((e) => e) || [];
     message.filter = object.filter ?? undefined;
     message.messages = object.messages?.map((e) => ChatMessage.fromPartial(e)) || [];
+    message.rerank = object.rerank ?? undefined;
     return message;
   },
 };
@@ -2110,6 +2134,7 @@ function createBaseRetrieveContextResponse(): RetrieveContextResponse {
     degradedReason: "",
     queryStrategy: "",
     standaloneQuery: "",
+    rerank: "",
   };
 }
 
@@ -2138,6 +2163,9 @@ export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
     }
     if (message.standaloneQuery !== "") {
       writer.uint32(66).string(message.standaloneQuery);
+    }
+    if (message.rerank !== "") {
+      writer.uint32(74).string(message.rerank);
     }
     return writer;
   },
@@ -2219,6 +2247,14 @@ export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
             message.standaloneQuery = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.rerank = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2261,6 +2297,7 @@ export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
         : isSet(object.standalone_query)
         ? globalThis.String(object.standalone_query)
         : "",
+      rerank: isSet(object.rerank) ? globalThis.String(object.rerank) : "",
     };
   },
 
@@ -2290,6 +2327,9 @@ export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
     if (message.standaloneQuery !== "") {
       obj.standaloneQuery = message.standaloneQuery;
     }
+    if (message.rerank !== "") {
+      obj.rerank = message.rerank;
+    }
     return obj;
   },
 
@@ -2306,6 +2346,7 @@ export const RetrieveContextResponse: MessageFns<RetrieveContextResponse> = {
     message.degradedReason = object.degradedReason ?? "";
     message.queryStrategy = object.queryStrategy ?? "";
     message.standaloneQuery = object.standaloneQuery ?? "";
+    message.rerank = object.rerank ?? "";
     return message;
   },
 };
