@@ -110,14 +110,18 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       options.log(`benching ${benched}: ${corpus.documents} documents, ${corpus.chunks} chunks`);
     }
     const search =
-      (query: string, topK: number, as = client, stages?: StageSamples) =>
+      (query: string, topK: number, as = client, stages?: StageSamples, rerank = false) =>
       async () =>
-        as.search({ query, topK, mode: kbv1.SearchMode.SEARCH_MODE_HYBRID }, stages?.record);
+        as.search(
+          { query, topK, mode: kbv1.SearchMode.SEARCH_MODE_HYBRID, ...(rerank ? { rerank } : {}) },
+          stages?.record,
+        );
     // Where the service says a search spent its time (its Server-Timing), per pass at c1.
     const stages = {
       miss_c1: new StageSamples(),
       miss_short_c1: new StageSamples(),
       miss_embedding_cached_c1: new StageSamples(),
+      rerank_miss_c1: new StageSamples(),
       hit_c1: new StageSamples(),
     };
     const queries = dataset.queries.map((q) => q.text);
@@ -158,6 +162,14 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       1,
     );
     options.log(`miss with cached query embeddings c1: ${JSON.stringify(embeddingCached)}`);
+    // `rerank: true`, cache misses: the cross-encoder within RERANK_BUDGET_MS (docs/adr/0047).
+    const rerankMiss = await measure(
+      queries.map((q) =>
+        search(`${q} (${run} rerank)`, TOP_K, client, stages.rerank_miss_c1, true),
+      ),
+      1,
+    );
+    options.log(`rerank miss c1: ${JSON.stringify(rerankMiss)}`);
     await measure(
       queries.map((q) => search(q, TOP_K)),
       4,
@@ -228,6 +240,7 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
         miss_short: { c1: shortMiss },
         hit,
         miss_embedding_cached: { c1: embeddingCached },
+        rerank_miss: { c1: rerankMiss },
         acl: {
           on: { p50_ms: acl.on.p50_ms, p95_ms: acl.on.p95_ms },
           off: { p50_ms: acl.off.p50_ms, p95_ms: acl.off.p95_ms },
@@ -282,18 +295,20 @@ async function independentPasses(
   tool: 'ghz';
   miss: Record<'c1' | 'c32', LatencySummary>;
   hit: Record<'c1' | 'c32', LatencySummary>;
+  rerank_miss: Record<'c1', LatencySummary>;
 }> {
-  const request = (query: string) => ({
+  const request = (query: string, rerank = false) => ({
     query,
     topK: TOP_K,
     mode: 'SEARCH_MODE_HYBRID',
+    ...(rerank ? { rerank: true } : {}),
   });
   const misses = (c: number) =>
     Array.from({ length: options.rounds }, (_, round) =>
       queries.map((q) => request(`${q} (${run} ghz c${c} ${round})`)),
     ).flat();
   const hits = Array.from({ length: options.rounds * GHZ_HIT_ROUNDS_FACTOR }, () =>
-    queries.map(request),
+    queries.map((q) => request(q)),
   ).flat();
   // ghz does not read the answers, so query-service's own count says what each pass was.
   const cacheHits = async (): Promise<number | undefined> => {
@@ -332,5 +347,14 @@ async function independentPasses(
       c32: await pass('miss c32', misses(32), 32, none),
     },
     hit: { c1: await pass('hit c1', hits, 1, all), c32: await pass('hit c32', hits, 32, all) },
+    // `rerank: true` within the service's rerank budget (docs/adr/0047), cache misses.
+    rerank_miss: {
+      c1: await pass(
+        'rerank miss c1',
+        queries.map((q) => request(`${q} (${run} ghz rerank)`, true)),
+        1,
+        none,
+      ),
+    },
   };
 }
