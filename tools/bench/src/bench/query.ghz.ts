@@ -1,0 +1,86 @@
+import { cacheHitsIn, type GhzOptions, ghzSearch } from './ghz';
+import type { LatencySummary } from './latency';
+import type { QueryBenchOptions } from './query.bench';
+
+/** Hits a benchmark search asks for. */
+export const TOP_K = 10;
+/** ghz's hit passes ask every query this many times more than `--rounds`: at 2,000 a second, 228 hits are gone in a tenth of a second. */
+const GHZ_HIT_ROUNDS_FACTOR = 30;
+
+/**
+ * The miss and hit passes at concurrency 1 and 32 again, sent by ghz (docs/adr/0029): misses with
+ * query texts no other pass used, hits with the texts the hit passes cached (`rounds` ×
+ * GHZ_HIT_ROUNDS_FACTOR of them, so the pass lasts long enough to measure).
+ */
+export async function independentPasses(
+  ghz: GhzOptions,
+  queries: string[],
+  run: string,
+  options: Pick<QueryBenchOptions, 'rounds' | 'log' | 'queryUrl'>,
+): Promise<{
+  tool: 'ghz';
+  miss: Record<'c1' | 'c32', LatencySummary>;
+  hit: Record<'c1' | 'c32', LatencySummary>;
+  rerank_miss: Record<'c1', LatencySummary>;
+}> {
+  const request = (query: string, rerank = false) => ({
+    query,
+    topK: TOP_K,
+    mode: 'SEARCH_MODE_HYBRID',
+    ...(rerank ? { rerank: true } : {}),
+  });
+  const misses = (c: number) =>
+    Array.from({ length: options.rounds }, (_, round) =>
+      queries.map((q) => request(`${q} (${run} ghz c${c} ${round})`)),
+    ).flat();
+  const hits = Array.from({ length: options.rounds * GHZ_HIT_ROUNDS_FACTOR }, () =>
+    queries.map((q) => request(q)),
+  ).flat();
+  // ghz does not read the answers, so query-service's own count says what each pass was.
+  const cacheHits = async (): Promise<number | undefined> => {
+    if (!options.queryUrl) return undefined;
+    const response = await fetch(new URL('/metrics', options.queryUrl));
+    return cacheHitsIn(await response.text());
+  };
+  const pass = async (
+    name: string,
+    requests: object[],
+    concurrency: number,
+    expectedHits: (sent: number) => number,
+  ) => {
+    const before = await cacheHits();
+    const summary = await ghzSearch(ghz, { requests, concurrency });
+    const after = await cacheHits();
+    if (before !== undefined && after !== undefined) {
+      const served = after - before;
+      if (served !== expectedHits(requests.length)) {
+        throw new Error(
+          `ghz ${name}: ${served} of ${requests.length} searches were cache hits, expected ${expectedHits(requests.length)}`,
+        );
+      }
+    }
+    options.log(
+      `ghz ${name}: ${JSON.stringify(summary)}${before === undefined ? ' (cache use not checked: no query-service URL)' : ''}`,
+    );
+    return summary;
+  };
+  const none = () => 0;
+  const all = (sent: number) => sent;
+  return {
+    tool: 'ghz',
+    miss: {
+      c1: await pass('miss c1', misses(1), 1, none),
+      c32: await pass('miss c32', misses(32), 32, none),
+    },
+    hit: { c1: await pass('hit c1', hits, 1, all), c32: await pass('hit c32', hits, 32, all) },
+    // `rerank: true` within the service's rerank budget (docs/adr/0047), cache misses.
+    rerank_miss: {
+      c1: await pass(
+        'rerank miss c1',
+        queries.map((q) => request(`${q} (${run} ghz rerank)`, true)),
+        1,
+        none,
+      ),
+    },
+  };
+}
