@@ -104,7 +104,7 @@ describe('monitoring objects of the chart', () => {
     const some = (pattern: RegExp) => exprs.some((expr) => pattern.test(expr));
     expect(some(/rate\(kb_documents_uploaded_total/)).toBe(true);
     expect(some(/kb_consumer_lag/)).toBe(true);
-    expect(some(/by \(knowledge_base\) \(rate\(kb_events_dead_lettered_total/)).toBe(true);
+    expect(some(/by \(knowledge_base, reason\) \(rate\(kb_events_dead_lettered_total/)).toBe(true);
     expect(some(/by \(topic, reason\) \(rate\(kb_events_dead_lettered_total/)).toBe(true);
     for (const q of ['0.5', '0.95', '0.99']) {
       expect(some(new RegExp(`histogram_quantile\\(${q}, .*kb_search_duration_ms_bucket`))).toBe(
@@ -112,6 +112,10 @@ describe('monitoring objects of the chart', () => {
       );
     }
     expect(some(/outcome="hit".*kb_embedding_cache_lookups_total/)).toBe(true);
+    // Per knowledge base (docs/adr/0041): ingest and search rate, and search latency.
+    expect(some(/by \(knowledge_base\) \(rate\(kb_chunks_indexed_total/)).toBe(true);
+    expect(some(/by \(knowledge_base\) \(rate\(kb_search_requests_total/)).toBe(true);
+    expect(some(/by \(knowledge_base, le\) \(rate\(kb_search_duration_ms_bucket/)).toBe(true);
     expect(some(/http_response_status_code=~"4\.\.\|5\.\."/)).toBe(true);
     expect(some(/http_client_request_duration_count/)).toBe(true);
   });

@@ -94,6 +94,9 @@ NODE_OPTIONS: {{ . | quote }}
 HOME: /tmp
 LOG_LEVEL: {{ $v.logLevel | quote }}
 OTEL_SERVICE_NAME: {{ $name | quote }}
+{{- if and $v.metrics (hasKey $v.metrics "maxKnowledgeBases") }}
+METRICS_MAX_KNOWLEDGE_BASES: {{ $v.metrics.maxKnowledgeBases | int | quote }}
+{{- end }}
 {{- if $v.otel.endpoint }}
 OTEL_EXPORTER_OTLP_ENDPOINT: {{ $v.otel.endpoint | quote }}
 {{- end }}

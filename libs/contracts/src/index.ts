@@ -5,6 +5,7 @@ export * from './events/chunk';
 export * from './events/collection.events';
 export * from './events/document.events';
 export * from './events/envelope';
+export * from './events/event-knowledge-bases';
 export * from './events/topics';
 export * from './extracted-text';
 export * from './filter';

@@ -11,16 +11,20 @@ import type {
   DeadLetter,
   EventHandler,
 } from './event-consumer';
+import { eventLabels, knowledgeBaseOfBatch, knowledgeBaseOfEvent, tally } from './event-labels';
 import { ConsumerStoppingError, isRebalance, type Waiter } from './retry-wait';
 
+// Each also carries `knowledge_base` when the event names one (event-labels.ts, ADR 41).
 const handled = meter().createCounter('kb_events_handled_total', {
-  description: 'Kafka messages handled successfully, by topic and consumer group',
+  description: 'Kafka messages handled successfully, by topic, consumer group and knowledge base',
 });
 const deadLettered = meter().createCounter('kb_events_dead_lettered_total', {
-  description: 'Kafka messages sent to a dead-letter topic, by topic, group and reason',
+  description:
+    'Kafka messages sent to a dead-letter topic, by topic, group, reason and knowledge base',
 });
 const retried = meter().createCounter('kb_events_retried_total', {
-  description: 'Handler retries, by topic, group and class (transient: a dependency is away)',
+  description:
+    'Handler retries, by topic, group, class (transient: a dependency is away) and knowledge base',
 });
 const handleDuration = meter().createHistogram('kb_event_handle_duration_ms', {
   description: 'Time to handle one message, retries included',
@@ -85,7 +89,9 @@ export class MessageHandling {
         return oneByOne();
       }
     }
-    const labels = { topic, group: this.options.groupId };
+    const group = this.options.groupId;
+    const knowledgeBases = envelopes.map(knowledgeBaseOfEvent);
+    const labels = eventLabels(topic, group, knowledgeBaseOfBatch(knowledgeBases));
     const started = performance.now();
     let failures = 0;
     let waits = 0;
@@ -93,7 +99,9 @@ export class MessageHandling {
       for (;;) {
         try {
           await this.withHeartbeats(context, () => handler(envelopes));
-          handled.add(envelopes.length, labels);
+          for (const [knowledgeBase, count] of tally(knowledgeBases)) {
+            handled.add(count, eventLabels(topic, group, knowledgeBase));
+          }
           return true;
         } catch (error) {
           if (this.isStopping()) throw new ConsumerStoppingError(error);
@@ -161,9 +169,9 @@ export class MessageHandling {
     }
     const handler = this.options.handlers[topic] as EventHandler<Topic>;
     const started = performance.now();
-    const labels = { topic, group: this.options.groupId };
+    const labels = eventLabels(topic, this.options.groupId, knowledgeBaseOfEvent(envelope));
     try {
-      await this.untilOutcome(context, message, envelope, () => handler(envelope));
+      await this.untilOutcome(context, message, envelope, labels, () => handler(envelope));
     } finally {
       handleDuration.record(performance.now() - started, labels);
     }
@@ -177,11 +185,11 @@ export class MessageHandling {
     context: BatchContext,
     message: KafkaMessage,
     envelope: TopicEnvelope<Topic>,
+    labels: Record<string, string>,
     attempt: () => Promise<void>,
   ): Promise<void> {
     const topic = context.topic;
     const key = message.key?.toString() ?? null;
-    const labels = { topic, group: this.options.groupId };
     let failures = 0;
     let waits = 0;
     for (;;) {
@@ -276,9 +284,9 @@ export class MessageHandling {
     letter: DeadLetter,
   ): Promise<void> {
     this.options.log?.('message dead-lettered', { ...letter, envelope: undefined });
+    const knowledgeBase = letter.envelope && knowledgeBaseOfEvent(letter.envelope);
     deadLettered.add(1, {
-      topic: letter.topic,
-      group: this.options.groupId,
+      ...eventLabels(letter.topic, this.options.groupId, knowledgeBase),
       reason: letter.reason,
     });
     // Publishing the letter and marking the document wait out an outage like a handler does.

@@ -1,3 +1,4 @@
+export * from './knowledge-base-label';
 export * from './logger';
 export * from './server-timing';
 export * from './telemetry';

@@ -21,6 +21,8 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { RedisInstrumentation } from '@opentelemetry/instrumentation-redis';
 import { NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
 
+import { knowledgeBaseLabels } from './knowledge-base-label';
+
 let sdk: NodeSDK | undefined;
 let prometheus: PrometheusExporter | undefined;
 
@@ -31,9 +33,11 @@ let prometheus: PrometheusExporter | undefined;
  * document through every hop. Spans are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT
  * (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; otherwise context still propagates, spans are
  * not recorded and nothing is sent. Metrics are served for Prometheus by `GET /metrics` (see `serveMetrics`).
- * OTEL_SDK_DISABLED=true turns it all off.
+ * OTEL_SDK_DISABLED=true turns it all off. METRICS_MAX_KNOWLEDGE_BASES caps the `knowledge_base`
+ * label (see `knowledgeBaseLabels`).
  */
 export function startTelemetry(serviceName: string): void {
+  knowledgeBaseLabels(); // a bad METRICS_MAX_KNOWLEDGE_BASES fails the boot, not a request
   if (sdk || process.env['OTEL_SDK_DISABLED'] === 'true') return;
   const exporting = Boolean(
     process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] ?? process.env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],

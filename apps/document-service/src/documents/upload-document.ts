@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { Access } from '@kb/auth';
 import type { TenantId } from '@kb/contracts';
-import { annotateActiveSpan, meter } from '@kb/observability';
+import { annotateActiveSpan, meter, withKnowledgeBase } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable } from '@nestjs/common';
 
@@ -80,8 +80,12 @@ function checkExternalId(externalId: string, options: UploadOptions): void {
 }
 
 const uploads = meter().createCounter('kb_documents_uploaded_total', {
-  description: 'Uploads, by outcome (created or duplicate)',
+  description: 'Uploads, by outcome (created or duplicate) and knowledge base',
 });
+
+/** Counted under the knowledge bases the upload names (`_multiple` for several; ADR 41). */
+const countUpload = (outcome: 'created' | 'duplicate', fields: UploadFields): void =>
+  uploads.add(1, withKnowledgeBase({ outcome }, fields.knowledgeBaseIds ?? DEFAULT_KNOWLEDGE_BASE));
 
 /**
  * `POST /v1/documents` and the uploads of sources and pre-computed chunks: a new document, the
@@ -132,7 +136,7 @@ export class UploadDocument {
     // leak. Checked here for the common case, and again under a lock when inserting.
     const existing = await this.documents.findBySha256(tenantId, sha256, visibilityOf(access));
     if (existing) {
-      uploads.add(1, { outcome: 'duplicate' });
+      countUpload('duplicate', fields);
       return { ...toView(existing), duplicate: true };
     }
     return this.uploadNew(tenantId, access, file, fields, sha256, start);
@@ -206,10 +210,10 @@ export class UploadDocument {
     annotateActiveSpan({ 'kb.tenant_id': tenantId, 'kb.document_id': document.id });
     if (duplicate) {
       // Lost the race to a concurrent upload of the same content: that one is the document.
-      uploads.add(1, { outcome: 'duplicate' });
+      countUpload('duplicate', fields);
       return { ...document, duplicate: true };
     }
-    uploads.add(1, { outcome: 'created' });
+    countUpload('created', fields);
     return document;
   }
 

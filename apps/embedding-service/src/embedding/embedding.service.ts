@@ -1,6 +1,7 @@
 import {
   type DocumentParsed,
   type EmbeddedChunks,
+  eventKnowledgeBases,
   parsedDocumentSchema,
   type PipelineRef,
   Topics,
@@ -13,7 +14,7 @@ import {
   PermanentError,
   spaceOfTenant,
 } from '@kb/kafka';
-import { meter, withSpan } from '@kb/observability';
+import { meter, withKnowledgeBase, withSpan } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
@@ -30,10 +31,10 @@ export const embeddingsKey = (
 ) => `derived/${tenantId}/${documentId}/v${version}/embeddings.${model}.json`;
 
 const chunksEmbedded = meter().createCounter('kb_chunks_embedded_total', {
-  description: 'Chunks embedded, by model',
+  description: "Chunks embedded, by model and knowledge base (the pipeline's; ADR 41)",
 });
 const embeddingDuration = meter().createHistogram('kb_embedding_duration_ms', {
-  description: 'Time to embed one document version (all its batches), by model',
+  description: 'Time to embed one document version (all its batches), by model and knowledge base',
   unit: 'ms',
 });
 
@@ -113,8 +114,9 @@ export class EmbeddingService {
         return { ...chunk, vector };
       }),
     };
-    chunksEmbedded.add(output.chunks.length, { model });
-    embeddingDuration.record(performance.now() - started, { model });
+    const labels = withKnowledgeBase({ model }, eventKnowledgeBases(parsed));
+    chunksEmbedded.add(output.chunks.length, labels);
+    embeddingDuration.record(performance.now() - started, labels);
     const key = embeddingsKey(tenantId, documentId, version, `${model}.${pipeline.key}`);
     // Carried in the event when small (most documents), stored in S3 when not (ADR 4).
     const embeddings = await checkIn(this.blobs, key, output);

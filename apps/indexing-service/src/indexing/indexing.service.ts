@@ -3,13 +3,14 @@ import {
   type DocumentEvent,
   type EditableAttributes,
   embeddedChunksSchema,
+  eventKnowledgeBases,
   type TenantId,
   Topics,
 } from '@kb/contracts';
 import type { DocumentIndexState, IndexGenerations } from '@kb/index-state';
 import { checkOut, claimOfTenant, type EventProducer, spaceOfTenant } from '@kb/kafka';
 import type { LexicalIndex } from '@kb/lexical-index';
-import { meter, withSpan } from '@kb/observability';
+import { meter, withKnowledgeBase, withSpan } from '@kb/observability';
 import type { BlobStore } from '@kb/storage';
 import type { VectorRecord, VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -26,7 +27,7 @@ import { DocumentRemovalService, type Removed } from '../removal/document-remova
 import { InPlaceChunkWriter, sameList } from './in-place-chunk.writer';
 
 const chunksIndexed = meter().createCounter('kb_chunks_indexed_total', {
-  description: 'Chunks written to the vector store and the lexical index',
+  description: 'Chunks written to the vector store and the lexical index, by knowledge base',
 });
 
 @Injectable()
@@ -175,7 +176,7 @@ export class IndexingService {
     );
     // After the writes: any result cached from now on carries the new generation.
     await this.generations.bump(tenantId);
-    chunksIndexed.add(records.length);
+    chunksIndexed.add(records.length, withKnowledgeBase({}, eventKnowledgeBases(embedded)));
     const waiting = versionSpaces.filter((s) => !held.has(s));
     if (waiting.length > 0) {
       this.logger.log(
@@ -219,7 +220,7 @@ export class IndexingService {
     if (event.kind === 'deleted') {
       await this.deleteDocument(tenantId, event.documentId);
     } else if (event.kind === 'documents_removed') {
-      await this.removal.removeDocuments(tenantId, event.documentIds);
+      await this.removal.removeDocuments(tenantId, event.documentIds, event.knowledgeBaseId);
     } else if (event.kind === 'uploaded') {
       return; // the pipeline's business: indexing waits for its embeddings
     } else if (await this.state.isTombstoned(tenantId, event.documentId)) {

@@ -2,7 +2,7 @@ import type { TenantId } from '@kb/contracts';
 import type { DocumentIndexState, IndexGenerations } from '@kb/index-state';
 import { derivedPrefix } from '@kb/kafka';
 import type { LexicalIndex } from '@kb/lexical-index';
-import { meter } from '@kb/observability';
+import { meter, withKnowledgeBase } from '@kb/observability';
 import { type BlobStore, deleteUnder } from '@kb/storage';
 import type { VectorStore } from '@kb/vector-store';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -18,7 +18,8 @@ import {
 import type { SearchCachePurger } from './search-cache.purger';
 
 const documentsRemoved = meter().createCounter('kb_documents_removed_total', {
-  description: 'Deleted documents removed from the indexes',
+  description:
+    'Deleted documents removed from the indexes (by knowledge base when emptied with it)',
 });
 const derivedRemoved = meter().createCounter('kb_derived_objects_removed_total', {
   description: 'Parsed chunks and embeddings removed from S3, by cause (deleted or superseded)',
@@ -116,8 +117,14 @@ export class DocumentRemovalService {
    * and one cache purge. The derived objects are the only per-document step (S3 lists by
    * prefix), run a few documents at a time. Same order and idempotence as a single delete: the
    * tombstones go first, the bookkeeping is forgotten only once every space is empty.
+   * `knowledgeBaseId`, the one emptied or deleted, labels the count (a single delete's event
+   * names none, so `removeDocument` counts unlabelled).
    */
-  async removeDocuments(tenantId: TenantId, documentIds: string[]): Promise<Removed> {
+  async removeDocuments(
+    tenantId: TenantId,
+    documentIds: string[],
+    knowledgeBaseId?: string,
+  ): Promise<Removed> {
     const ids = [...new Set(documentIds)];
     const removed: Removed = { vectors: 0, lexical: 0, derived: 0, cached: 0 };
     if (ids.length === 0) return removed;
@@ -143,7 +150,10 @@ export class DocumentRemovalService {
     const purgeStarted = performance.now();
     removed.cached = await this.cache.purgeTenant(tenantId);
     const purgeMs = lap(purgeStarted);
-    documentsRemoved.add(ids.length);
+    documentsRemoved.add(
+      ids.length,
+      knowledgeBaseId === undefined ? {} : withKnowledgeBase({}, knowledgeBaseId),
+    );
     this.logger.log(
       `removed ${ids.length} documents at once in ${lap(started)} ms (indexes ${indexesMs} ms, cache ${purgeMs} ms): ${removed.vectors} vectors, ${removed.lexical} lexical rows, ${removed.cached} cached results; derived objects queued`,
     );

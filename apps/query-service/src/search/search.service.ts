@@ -1,7 +1,13 @@
 import type { Caller } from '@kb/auth';
 import { type TenantId, tenantSpace } from '@kb/contracts';
 import { raceAbort } from '@kb/database';
-import { meter, timedStage, withSpan } from '@kb/observability';
+import {
+  KnowledgeBaseLabelValue,
+  meter,
+  timedStage,
+  withKnowledgeBase,
+  withSpan,
+} from '@kb/observability';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 
 import { SEARCH_TUNING } from '../platform/tokens';
@@ -32,11 +38,13 @@ import { describeOutcome } from './steps/step.model';
 const HYBRID_CANDIDATES = 100;
 /** Candidates MMR chooses among, at least; it re-orders, so it needs more than it returns. */
 const MMR_CANDIDATES = 50;
+// Both carry `knowledge_base`: the one searched, `_multiple` for several, `_all` for none named
+// (the whole tenant); ADR 41.
 const searches = meter().createCounter('kb_search_requests_total', {
-  description: 'Searches by mode, cache outcome and whether they were degraded',
+  description: 'Searches by mode, cache outcome, whether they were degraded, and knowledge base',
 });
 const searchDuration = meter().createHistogram('kb_search_duration_ms', {
-  description: 'Search latency inside the service',
+  description: 'Search latency inside the service, by mode, cache outcome and knowledge base',
   unit: 'ms',
 });
 const searchResults = meter().createHistogram('kb_search_results', {
@@ -141,11 +149,11 @@ export class SearchService {
         return answer.cache === 'hit' ? { ...answer, tookMs: elapsed(started) } : answer;
       },
     );
-    const labels = {
-      mode: response.mode,
-      cache: response.cache,
-      degraded: String(response.degraded),
-    };
+    const labels = withKnowledgeBase(
+      { mode: response.mode, cache: response.cache, degraded: String(response.degraded) },
+      request.knowledgeBaseIds,
+      KnowledgeBaseLabelValue.all,
+    );
     searches.add(1, labels);
     searchDuration.record(response.tookMs, labels);
     searchResults.record(response.hits.length, { mode: response.mode });
