@@ -415,6 +415,48 @@ describe('rerank with a cross-encoder', () => {
     expect(hits[0]!.score).toBeCloseTo(1 / 61, 6);
     expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
   });
+
+  it('reranks context calls over a knowledge base whose contextRerank is on, unless the call says no', async () => {
+    const createKnowledgeBase = async (id: string, contextRerank: boolean) => {
+      const response = await fetch(`${suite.documentUrl}/v1/knowledge-bases`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+        body: JSON.stringify({ id, name: id, contextRerank }),
+      });
+      expect(response.status).toBe(201);
+      expect(await response.json()).toMatchObject({ id, contextRerank });
+    };
+    await createKnowledgeBase('reranked', true);
+    await createKnowledgeBase('plain', false);
+    for (const knowledgeBase of ['reranked', 'plain']) {
+      const response = await suite.upload(
+        `${knowledgeBase}.md`,
+        `${LIGHTHOUSE_DOCUMENT}\n\nFiled under ${knowledgeBase}.`,
+        'text/markdown',
+        undefined,
+        {
+          knowledgeBaseIds: [knowledgeBase],
+        },
+      );
+      expect(response.status).toBe(202);
+      const { id } = (await response.json()) as { id: string };
+      await waitFor(
+        () => suite.getDocument(id),
+        (d) => d.status === 'indexed',
+        120_000,
+      );
+    }
+    const context = async (body: object) =>
+      (await post('/v1/context', { question: 'harbour lighthouse', mode: 'lexical', ...body }))
+        .body['rerank'];
+    expect(await context({ knowledgeBaseIds: ['reranked'] })).toBe('applied');
+    expect(await context({ knowledgeBaseIds: ['plain'] })).toBe('off');
+    expect(await context({ knowledgeBaseIds: ['plain', 'reranked'] })).toBe('applied');
+    expect(await context({ knowledgeBaseIds: ['reranked'], rerank: false })).toBe('off');
+    expect(await context({ knowledgeBaseIds: ['plain'], rerank: true })).toBe('applied');
+    // Over all of the tenant's knowledge bases, nothing to decide by: no rerank.
+    expect(await context({})).toBe('off');
+  });
 });
 
 describe('rerank with the cross-encoder npm start ships', () => {
