@@ -31,6 +31,7 @@ import { Test } from '@nestjs/testing';
 
 import { SearchAudit } from './audit/search-audit.publisher';
 import { ContextGrpcController } from './context/context.grpc';
+import { ContextRerankDefaults } from './context/context-rerank.defaults';
 import { ContextService } from './context/context.service';
 import { ConversationRewriter } from './context/conversation.rewriter';
 import { DocumentsClient } from './documents/documents.client';
@@ -176,6 +177,7 @@ async function boot(search: FakeSearch, documents: Partial<DocumentsClient>) {
       { provide: SearchService, useValue: search },
       { provide: SimilarService, useValue: similar },
       ContextService,
+      ContextRerankDefaults,
       ConversationRewriter,
       { provide: DocumentsClient, useValue: documents },
       { provide: SearchAudit, useValue: audit },

@@ -34,6 +34,7 @@ describe('OpenAPI document', () => {
         'offset',
         'query',
         'rerank',
+        'rerankBudgetMs',
         'timeoutMs',
         'topK',
       ].sort(),
@@ -88,7 +89,7 @@ describe('OpenAPI document', () => {
     const paths = QUERY_OPENAPI['paths'] as Record<string, Record<string, Node>>;
     const body = paths['/v1/rerank']!['post'].requestBody.content['application/json'].schema;
     expect(Object.keys(body.properties).sort()).toEqual(
-      ['documents', 'model', 'query', 'return_documents', 'top_k'].sort(),
+      ['documents', 'model', 'query', 'return_documents', 'top_k', 'top_n'].sort(),
     );
     expect(body.required).toEqual(['query', 'documents']);
     const result =
