@@ -31,8 +31,8 @@ import { Test } from '@nestjs/testing';
 
 import { SearchAudit } from './audit/search-audit.publisher';
 import { ContextGrpcController } from './context/context.grpc';
-import { ContextRerankDefaults } from './context/context-rerank.defaults';
 import { ContextService } from './context/context.service';
+import { ContextRerankDefaults } from './context/context-rerank.defaults';
 import { ConversationRewriter } from './context/conversation.rewriter';
 import { DocumentsClient } from './documents/documents.client';
 import { DocumentServiceError } from './documents/documents.errors';
