@@ -286,6 +286,14 @@ const REST_CASES: Record<string, (a: AValues) => RestProbe[]> = {
   'document-service getSourceSync': (a) => [
     { params: { id: a.sourceId, syncId: a.syncId }, ok: MEMBER },
   ],
+  // `kb sync --source` opens and reports its folder syncs (ADR 43): write on A's own source.
+  'document-service openSourceSync': (a) => [{ params: { id: a.sourceId } }],
+  'document-service finishSourceSync': (a) => [
+    {
+      params: { id: a.sourceId, syncId: a.syncId },
+      body: { counts: { added: 0, updated: 0, unchanged: 0, deleted: 0, failed: 0 } },
+    },
+  ],
   'document-service listSourceSyncs': (a) => [
     { params: { id: a.sourceId }, ok: MEMBER, reveals: true },
   ],
@@ -394,6 +402,18 @@ const MCP_CASES: Record<string, (a: AValues) => McpProbe[]> = {
   ],
   'tool kb_list_knowledge_bases': () => [{ args: {}, ok: OWN, reveals: true }],
   'tool kb_stats': () => [{ args: {}, ok: OWN, reveals: true }],
+  // Sources over MCP (ADR 43): as createSource, syncSource and getSourceSync over REST.
+  'tool kb_add_source': (a) => [
+    { args: { name: 'probe', knowledge_base_id: a.kbId, bucket: a.bucket, prefix: a.prefix } },
+    {
+      label: "A's bucket, own knowledge base",
+      args: { name: 'probe', knowledge_base_id: 'default', bucket: a.bucket, prefix: '' },
+    },
+  ],
+  'tool kb_sync': (a) => [
+    { label: 'progress', args: { source_id: a.sourceId, sync_id: a.syncId }, ok: MEMBER },
+    { args: { source_id: a.sourceId } },
+  ],
   'resource kb://knowledge-bases': () => [{ uri: 'kb://knowledge-bases', ok: OWN, reveals: true }],
   'resource-template kb://documents/{id}': (a) => [
     { uri: `kb://documents/${a.documentId}`, reveals: true },

@@ -42,10 +42,12 @@ type Answer = {
 
 describe('sources that sync', () => {
   /** The buckets an operator grants the suite's tenant (SOURCE_ALLOWLIST), made as tests need them. */
-  const granted = [1, 2, 3, 4].map(() => `kb-src-${randomUUID().slice(0, 8)}`);
+  const granted = [1, 2, 3, 4, 5].map(() => `kb-src-${randomUUID().slice(0, 8)}`);
   /** A bucket granted under `public/` only. */
   const partlyGranted = `kb-src-${randomUUID().slice(0, 8)}`;
   const suite = useSuite('sources', 6600, (tenant) => ({
+    // Scheduled syncs (ADR 43): the scheduler looks for due sources twice a second here.
+    SOURCE_SCHEDULE_TICK_MS: '500',
     SOURCE_ALLOWLIST: JSON.stringify({
       [tenant]: [
         ...granted.map((bucket) => ({ bucket, prefix: '' })),
@@ -253,6 +255,101 @@ describe('sources that sync', () => {
       400,
     );
     store.destroy();
+  });
+
+  it('syncs a source on its cron schedule by itself, and refuses a schedule that does not parse', async () => {
+    const { bucket, store } = await newBucket();
+    await store.put('tides.md', '# Tides\n\nThe scheduled sync brings the spring tide table.');
+    const refused = await api('/v1/sources', {
+      method: 'POST',
+      body: { name: 'Bad', kind: 's3', bucket, knowledgeBaseId: 'default', schedule: 'daily' },
+    });
+    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'invalid_schedule' } } });
+    const created = await api('/v1/sources', {
+      method: 'POST',
+      // Every second (croner's six-field form), read in a named time zone.
+      body: {
+        name: 'Scheduled',
+        kind: 's3',
+        bucket,
+        knowledgeBaseId: 'default',
+        schedule: '* * * * * *',
+        timezone: 'Europe/Paris',
+      },
+    });
+    expect(created.status).toBe(201);
+    const source = created.body as unknown as {
+      id: string;
+      externalIdPrefix: string;
+      schedule: string;
+      timezone: string;
+      nextSyncAt: string;
+    };
+    expect(source).toMatchObject({ schedule: '* * * * * *', timezone: 'Europe/Paris' });
+    expect(Date.parse(source.nextSyncAt)).toBeGreaterThan(Date.now() - 5_000);
+    try {
+      // Nobody asks: the schedule does, and the history says so.
+      const history = await waitFor(
+        async () =>
+          (await api(`/v1/sources/${source.id}/syncs`)).body.items as unknown as Array<{
+            trigger: string;
+            status: string;
+            counts: Counts;
+          }>,
+        (items) => items.some((s) => s.trigger === 'schedule' && s.status === 'succeeded'),
+        60_000,
+        250,
+      );
+      const first = history[history.length - 1]!;
+      expect(first).toMatchObject({ trigger: 'schedule', counts: counts({ added: 1 }) });
+      await allIndexed(source.externalIdPrefix, 1);
+    } finally {
+      // Deleting the source ends its schedule.
+      expect((await api(`/v1/sources/${source.id}`, { method: 'DELETE' })).status).toBe(200);
+      store.destroy();
+    }
+  });
+
+  it('records a kb sync of a folder source as its sync, so source.synced fires for it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kb-sync-source-'));
+    writeFileSync(join(dir, 'reef.md'), '# Reef\n\nParrotfish graze the reef at dawn.');
+    const created = await api('/v1/sources', {
+      method: 'POST',
+      body: { name: 'Laptop folder', kind: 'folder', knowledgeBaseId: 'default' },
+    });
+    const source = created.body as unknown as { id: string };
+    try {
+      const result = await promisify(execFile)(
+        process.execPath,
+        ['apps/kb-cli/dist/main.js', 'sync', dir, '--source', source.id, '--json'],
+        { env: { ...process.env, KB_TOKEN: suite.token, KB_DOCUMENTS_URL: suite.documentUrl } },
+      );
+      expect(JSON.parse(result.stdout)).toMatchObject({ counts: counts({ added: 1 }) });
+      const history = (await api(`/v1/sources/${source.id}/syncs`)).body.items as unknown as Array<{
+        trigger: string;
+        status: string;
+        counts: Counts;
+      }>;
+      // The same record (and, in its transaction, the same source_synced event) as a server sync.
+      expect(history).toEqual([
+        expect.objectContaining({
+          trigger: 'client',
+          status: 'succeeded',
+          counts: counts({ added: 1 }),
+          finishedAt: expect.any(String),
+        }),
+      ]);
+      // A report for a sync that is no longer running is refused.
+      const syncId = (history[0] as unknown as { id: string }).id;
+      expect(
+        await api(`/v1/sources/${source.id}/syncs/${syncId}/finish`, {
+          method: 'POST',
+          body: { counts: counts({}) },
+        }),
+      ).toMatchObject({ status: 409, body: { error: { code: 'sync_not_running' } } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads only the buckets and prefixes an operator granted the tenant (review N1)', async () => {

@@ -32,6 +32,7 @@ import { ReconciliationRepository } from './reconciliation/reconciliation.reposi
 import { RepairController } from './repair/repair.controller';
 import { RepairRepository } from './repair/repair.repository';
 import { RepairService } from './repair/repair.service';
+import { SourceScheduler } from './sources/source.scheduler';
 import { SOURCE_STORES, type SourceStores, SourceSyncService } from './sources/source-sync.service';
 import { SourcesController } from './sources/sources.controller';
 import { SourcesRepository } from './sources/sources.repository';
@@ -84,6 +85,7 @@ export class AppModule {
         SourcesRepository,
         SourcesService,
         SourceSyncService,
+        SourceScheduler,
         {
           provide: SOURCE_STORES,
           useValue: ((bucket: string) =>

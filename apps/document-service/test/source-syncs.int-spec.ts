@@ -34,7 +34,7 @@ describe('source syncs in SQL', () => {
     await pool.end();
   });
 
-  const newSource = async () =>
+  const newSource = async (schedule?: { cron: string; nextSyncAt: Date }) =>
     (
       await sources.insert(tenant, {
         id: randomUUID(),
@@ -47,8 +47,30 @@ describe('source syncs in SQL', () => {
         exclude: [],
         createdBy: 'alice',
         now: t0,
+        ...(schedule ? { schedule: schedule.cron } : {}),
+        nextSyncAt: schedule?.nextSyncAt ?? null,
       })
     ).id;
+
+  it('lets one of several racing schedulers claim a due source, and moves its next due time', async () => {
+    const due = await newSource({ cron: '*/5 * * * *', nextSyncAt: at(-minutes(1)) });
+    const later = await newSource({ cron: '*/5 * * * *', nextSyncAt: at(minutes(10)) });
+    const next = at(minutes(4));
+    const claims = await Promise.all(
+      [1, 2, 3, 4].map(() => sources.claimDue(t0, 100, () => next)),
+    );
+    const claimed = claims.flat().filter((c) => c.source.id === due || c.source.id === later);
+    expect(claimed.map((c) => c.source.id)).toEqual([due]);
+    expect(claimed[0]!.tenantId).toBe(tenant);
+    expect((await sources.find(tenant, due))?.nextSyncAt).toBe(next.toISOString());
+    expect((await sources.find(tenant, later))?.nextSyncAt).toBe(at(minutes(10)).toISOString());
+    // Not due again until its next time.
+    const again = (await sources.claimDue(t0, 100, () => next)).map((c) => c.source.id);
+    expect(again).not.toContain(due);
+    // A sync it starts says the schedule started it.
+    const outcome = await sources.startSync(tenant, due, randomUUID(), t0, t0, 'schedule');
+    expect('started' in outcome && outcome.started.trigger).toBe('schedule');
+  });
 
   it('starts one sync of a source at a time, even when two start at once', async () => {
     const source = await newSource();

@@ -10,6 +10,7 @@ import {
 
 import {
   type ContextRequest,
+  type CreateSourceRequest,
   KnowledgeBaseApiError,
   type KnowledgeBasePort,
   type ListDocumentsRequest,
@@ -131,6 +132,30 @@ export class KnowledgeBaseRestClient implements KnowledgeBasePort {
   stats() {
     return this.call(this.endpoints.documentsUrl, '/v1/stats', (signal) =>
       this.documents.GET('/v1/stats', { signal }),
+    );
+  }
+
+  createSource(request: CreateSourceRequest) {
+    return this.call(this.endpoints.documentsUrl, '/v1/sources', (signal) =>
+      this.documents.POST('/v1/sources', { body: request, signal }),
+    );
+  }
+
+  syncSource(sourceId: string) {
+    return this.call(this.endpoints.documentsUrl, '/v1/sources/{id}/sync', (signal) =>
+      this.documents.POST('/v1/sources/{id}/sync', {
+        params: { path: { id: sourceId }, query: { wait: 'false' } },
+        signal,
+      }),
+    );
+  }
+
+  getSourceSync(sourceId: string, syncId: string) {
+    return this.call(this.endpoints.documentsUrl, '/v1/sources/{id}/syncs/{syncId}', (signal) =>
+      this.documents.GET('/v1/sources/{id}/syncs/{syncId}', {
+        params: { path: { id: sourceId, syncId } },
+        signal,
+      }),
     );
   }
 

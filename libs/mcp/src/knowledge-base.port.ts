@@ -29,6 +29,19 @@ export interface TextWindow {
   version?: number;
 }
 
+/** `POST /v1/sources`' body (document-service), as `kb_add_source` sends it. */
+export interface CreateSourceRequest {
+  name: string;
+  knowledgeBaseId: string;
+  kind: 's3';
+  bucket: string;
+  prefix: string;
+  include?: string[];
+  exclude?: string[];
+  schedule?: string;
+  timezone?: string;
+}
+
 export interface ListDocumentsRequest {
   limit: number;
   cursor?: string;
@@ -53,6 +66,12 @@ export interface KnowledgeBasePort {
   /** `{ items }`. */
   listKnowledgeBases(): Promise<object>;
   stats(): Promise<object>;
+  /** The created source. */
+  createSource(request: CreateSourceRequest): Promise<object>;
+  /** Starts a sync in the background: the running sync. */
+  syncSource(sourceId: string): Promise<object>;
+  /** One sync: running, or finished with its counts and failures. */
+  getSourceSync(sourceId: string, syncId: string): Promise<object>;
 }
 
 /** An API's refusal as its caller sees it: the HTTP status and the stable error code. */

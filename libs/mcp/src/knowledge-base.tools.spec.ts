@@ -3,6 +3,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 
 import {
   type ContextRequest,
+  type CreateSourceRequest,
   KnowledgeBaseApiError,
   type KnowledgeBasePort,
   type SearchRequest,
@@ -14,7 +15,13 @@ const HIDDEN = '00000000-0000-4000-8000-000000000000';
 
 /** A port that records what the tools asked and refuses the hidden document as the APIs do. */
 function fakePort() {
-  const calls: { search: SearchRequest[]; context: ContextRequest[] } = { search: [], context: [] };
+  const calls: {
+    search: SearchRequest[];
+    context: ContextRequest[];
+    sources: CreateSourceRequest[];
+    syncs: string[];
+  } = { search: [], context: [], sources: [], syncs: [] };
+  const SOURCE = '5a1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f61';
   const port: KnowledgeBasePort = {
     search: async (request) => (calls.search.push(request), { hits: [{ documentId: DOC }] }),
     context: async (request) => (
@@ -43,6 +50,13 @@ function fakePort() {
     listDocuments: async () => ({ items: [{ id: DOC, title: 'Tides' }], nextCursor: 'c2' }),
     listKnowledgeBases: async () => ({ items: [{ id: 'default' }] }),
     stats: async () => ({ totals: { documents: 1 } }),
+    createSource: async (request) => (calls.sources.push(request), { id: SOURCE, ...request }),
+    syncSource: async (id) => {
+      if (id !== SOURCE) throw new KnowledgeBaseApiError(404, 'source_not_found', 'no source');
+      calls.syncs.push(id);
+      return { id: 'sync-1', sourceId: id, status: 'running' };
+    },
+    getSourceSync: async (id, syncId) => ({ id: syncId, sourceId: id, status: 'succeeded' }),
   };
   return { port, calls };
 }
@@ -59,21 +73,24 @@ const textOf = (result: Awaited<ReturnType<Client['callTool']>>): string =>
   (result.content as Array<{ type: string; text: string }>)[0]!.text;
 
 describe('the knowledge base MCP server', () => {
-  it('lists six read-only tools, each with a description and an input schema', async () => {
+  it('lists six read-only tools and two for sources, each with a description and an input schema', async () => {
     const client = await connect(fakePort().port);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      'kb_add_source',
       'kb_context',
       'kb_get_document',
       'kb_list_documents',
       'kb_list_knowledge_bases',
       'kb_search',
       'kb_stats',
+      'kb_sync',
     ]);
     for (const tool of tools) {
       expect(tool.description?.length).toBeGreaterThan(20);
       expect(tool.inputSchema.type).toBe('object');
-      expect(tool.annotations?.readOnlyHint).toBe(true);
+      const writes = tool.name === 'kb_add_source' || tool.name === 'kb_sync';
+      expect(tool.annotations?.readOnlyHint).toBe(!writes);
     }
     const search = tools.find((t) => t.name === 'kb_search')!;
     expect(search.inputSchema.required).toEqual(['query']);
@@ -176,5 +193,48 @@ describe('the knowledge base MCP server', () => {
     const result = await client.callTool({ name: 'kb_stats', arguments: {} });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toBe('internal_error: the tool failed');
+  });
+
+  it('adds an S3 source with its schedule, starts its sync and reads its progress', async () => {
+    const { port, calls } = fakePort();
+    const client = await connect(port);
+    const added = await client.callTool({
+      name: 'kb_add_source',
+      arguments: {
+        name: 'handbook',
+        knowledge_base_id: 'default',
+        bucket: 'team-docs',
+        prefix: 'handbook/',
+        schedule: '0 3 * * *',
+        timezone: 'Europe/Paris',
+      },
+    });
+    expect(added.isError).toBeFalsy();
+    expect(calls.sources).toEqual([
+      {
+        name: 'handbook',
+        knowledgeBaseId: 'default',
+        kind: 's3',
+        bucket: 'team-docs',
+        prefix: 'handbook/',
+        schedule: '0 3 * * *',
+        timezone: 'Europe/Paris',
+      },
+    ]);
+    const { id } = JSON.parse(textOf(added)) as { id: string };
+    const started = await client.callTool({ name: 'kb_sync', arguments: { source_id: id } });
+    expect(JSON.parse(textOf(started))).toMatchObject({ id: 'sync-1', status: 'running' });
+    const progress = await client.callTool({
+      name: 'kb_sync',
+      arguments: { source_id: id, sync_id: '6b1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f62' },
+    });
+    expect(JSON.parse(textOf(progress))).toMatchObject({ status: 'succeeded' });
+    expect(calls.syncs).toEqual([id]);
+    const refused = await client.callTool({
+      name: 'kb_sync',
+      arguments: { source_id: HIDDEN },
+    });
+    expect(refused).toMatchObject({ isError: true });
+    expect(textOf(refused)).toMatch(/^source_not_found: /);
   });
 });

@@ -1,8 +1,10 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 import type { KnowledgeBasePort } from './knowledge-base.port';
+import { registerSourceTools } from './source.tools';
+import { failure, run } from './tool-results';
 
 export const MAX_SEARCH_LIMIT = 50;
 export const MAX_TEXT_WINDOW = 50_000;
@@ -29,32 +31,6 @@ const mode = z
       'paraphrases; lexical matches exact words, identifiers and error strings.',
   );
 
-const json = (value: unknown): CallToolResult => ({
-  content: [{ type: 'text', text: JSON.stringify(value) }],
-});
-
-/**
- * A refusal is a tool result the model can read (`isError`), with the API's stable code: a
- * document the caller may not read is `document_not_found`, like one that does not exist.
- * Anything without a code is not described (no internals reach the model).
- */
-function failure(error: unknown): CallToolResult {
-  const code =
-    error instanceof Error && typeof (error as { code?: unknown }).code === 'string'
-      ? (error as Error & { code: string }).code
-      : undefined;
-  const text = code ? `${code}: ${(error as Error).message}` : 'internal_error: the tool failed';
-  return { content: [{ type: 'text', text }], isError: true };
-}
-
-const run = async (work: () => Promise<unknown>): Promise<CallToolResult> => {
-  try {
-    return json(await work());
-  } catch (error) {
-    return failure(error);
-  }
-};
-
 /** A field of an API's JSON answer. */
 const fieldOf = (value: object, key: string): unknown => (value as Record<string, unknown>)[key];
 const listOf = (value: object, key: string): Array<Record<string, unknown>> => {
@@ -80,7 +56,7 @@ const resourceJson = (uri: URL, value: unknown): ReadResourceResult => ({
 });
 
 /**
- * The knowledge base as an MCP server: six read-only tools and resources for knowledge bases and
+ * The knowledge base as an MCP server: six read-only tools, two for sources (source.tools.ts), and resources for knowledge bases and
  * documents, over `port` (one caller: everything answers what that caller may read). Stateless:
  * build one per connection or request.
  */
@@ -301,5 +277,6 @@ export function createKnowledgeBaseMcpServer(
     },
   );
 
+  registerSourceTools(server, port);
   return server;
 }

@@ -17,6 +17,7 @@ import { contextRerank } from './20261127T0042_context_rerank';
 import { knowledgeBaseMetadata } from './20261127T0900_knowledge_base_metadata';
 import { externalIdsAndInactive } from './20261127T1000_external_ids_and_inactive';
 import { sources } from './20261127T1010_sources';
+import { sourceSchedules } from './20261127T1011_source_schedules';
 import { oneRunningSync } from './20261128T1210_one_running_sync';
 import { outboxLanes } from './20261128T1220_outbox_lanes';
 import { contentHashIndex } from './20261129T0900_content_hash_index';
@@ -37,6 +38,7 @@ export const migrations: Migrations = {
   '20261127T0900_knowledge_base_metadata': knowledgeBaseMetadata,
   '20261127T1000_external_ids_and_inactive': externalIdsAndInactive,
   '20261127T1010_sources': sources,
+  '20261127T1011_source_schedules': sourceSchedules,
   '20261128T1210_one_running_sync': oneRunningSync,
   '20261128T1220_outbox_lanes': outboxLanes,
   '20261129T0900_content_hash_index': contentHashIndex,

@@ -83,7 +83,10 @@ export interface Sources {
   kind: string;
   knowledge_base_id: string;
   name: string;
+  next_sync_at: Timestamp | null;
   prefix: Generated<string>;
+  schedule: string | null;
+  schedule_timezone: string | null;
   tenant_id: string;
 }
 
@@ -99,6 +102,7 @@ export interface SourceSyncs {
   started_at: Timestamp;
   status: string;
   tenant_id: string;
+  trigger: Generated<string>;
   unchanged: Generated<number>;
   updated: Generated<number>;
 }

@@ -36,6 +36,7 @@ function syncBookkeeping() {
         id,
         sourceId: 's1',
         status: result.status,
+        trigger: 'manual',
         counts: result.counts,
         failures: result.failures,
         startedAt: result.now.toISOString(),
@@ -59,6 +60,9 @@ const SOURCE: SourceView = {
   exclude: [],
   createdBy: 'alice',
   createdAt: '2026-11-22T10:00:00.000Z',
+  schedule: null,
+  timezone: null,
+  nextSyncAt: null,
   externalIdPrefix: externalIdPrefixOf('s1'),
 };
 
@@ -66,6 +70,7 @@ const RUNNING: SyncView = {
   id: 'sync-1',
   sourceId: 's1',
   status: 'running',
+  trigger: 'manual',
   counts: { added: 0, updated: 0, unchanged: 0, deleted: 0, failed: 0 },
   failures: [],
   startedAt: '2026-11-22T10:00:00.000Z',

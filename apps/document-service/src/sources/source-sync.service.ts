@@ -20,7 +20,7 @@ import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { CLOCK, type Clock } from '../platform/tokens';
 import { TransactionRunner } from '../platform/transaction.runner';
-import { type SourceView, type SyncView } from './source.model';
+import { type SourceView, type SyncTrigger, type SyncView } from './source.model';
 import { selects } from './source-globs';
 import { SourceError, SourceErrorCode } from './sources.errors';
 import { SourcesRepository } from './sources.repository';
@@ -76,7 +76,11 @@ export class SourceSyncService {
    * Records the source's sync as running; 409 `sync_in_progress` when one already runs (one at a
    * time: two would race to upload the same paths).
    */
-  async start(tenantId: TenantId, source: SourceView): Promise<SyncView> {
+  async start(
+    tenantId: TenantId,
+    source: SourceView,
+    trigger: SyncTrigger = 'manual',
+  ): Promise<SyncView> {
     const now = this.clock();
     const outcome = await this.sources.startSync(
       tenantId,
@@ -84,6 +88,7 @@ export class SourceSyncService {
       randomUUID(),
       now,
       new Date(now.getTime() - SYNC_STALE_AFTER_MS),
+      trigger,
     );
     if ('running' in outcome) {
       throw new SourceError(
@@ -190,11 +195,23 @@ export class SourceSyncService {
     } finally {
       store.destroy?.();
     }
+    return this.finish(tenantId, source, started.id, { status, counts, failures });
+  }
+
+  /**
+   * Records a sync's outcome and enqueues `source_synced` with it, in one transaction: the end of
+   * the server's S3 syncs and of the folder syncs `kb sync --source` reports (ADR 43).
+   */
+  async finish(
+    tenantId: TenantId,
+    source: SourceView,
+    syncId: string,
+    outcome: Pick<SyncView, 'status' | 'counts' | 'failures'> & { status: 'succeeded' | 'failed' },
+  ): Promise<SyncView> {
+    const { counts } = outcome;
     const finished = await this.transactions.run(async (trx) => {
-      const done = await this.sources.finishSync(trx, tenantId, started.id, {
-        status,
-        counts,
-        failures,
+      const done = await this.sources.finishSync(trx, tenantId, syncId, {
+        ...outcome,
         now: this.clock(),
       });
       await this.events.enqueue(trx, Topics.collection, tenantId, source.id, {

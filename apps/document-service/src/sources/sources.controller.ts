@@ -23,6 +23,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 
 import {
+  clientSyncReportSchema,
   createSourceSchema,
   type SourceView,
   sourceViewSchema,
@@ -173,5 +174,55 @@ export class SourcesController {
   ): Promise<{ items: SyncView[] }> {
     const { limit } = parseBody(syncHistoryQuerySchema, query);
     return this.sources.history(caller.tenantId, id, limit);
+  }
+
+  /** `kb sync --source` opens its sync of a folder source (ADR 43). */
+  @Post(':id/syncs')
+  @HttpCode(201)
+  @ApiOperation({
+    operationId: 'openSourceSync',
+    summary:
+      'Open a sync of a folder source before kb sync uploads it (trigger client): one sync per source at a time (409 sync_in_progress); an S3 source is synced by the server (409 source_not_syncable)',
+    parameters: [sourceId],
+    status: 201,
+    response: syncViewSchema,
+    errors: [403, 404, 409],
+  })
+  @Authenticated({ access: true, rateLimit: 'upload' })
+  openSync(
+    @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
+    @Param('id', uuid) id: string,
+  ): Promise<SyncView> {
+    return this.sources.openClientSync(caller.tenantId, access, id);
+  }
+
+  /** The CLI's report closes the sync and sends `source.synced` to webhooks (ADR 43). */
+  @Post(':id/syncs/:syncId/finish')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'finishSourceSync',
+    summary:
+      'Close a folder source\u2019s sync with what kb sync did (counts, failed files); enqueues source.synced like the server\u2019s syncs. 409 sync_not_running when it was closed meanwhile',
+    parameters: [sourceId, pathParameter('syncId', z.uuid(), 'The sync id.')],
+    body: clientSyncReportSchema,
+    response: syncViewSchema,
+    errors: [403, 404, 409],
+  })
+  @Authenticated({ access: true, rateLimit: 'upload' })
+  finishSync(
+    @CurrentCaller() caller: Caller,
+    @CurrentAccess() access: Access,
+    @Param('id', uuid) id: string,
+    @Param('syncId', uuid) syncId: string,
+    @Body() body: unknown,
+  ): Promise<SyncView> {
+    return this.sources.finishClientSync(
+      caller.tenantId,
+      access,
+      id,
+      syncId,
+      parseBody(clientSyncReportSchema, body),
+    );
   }
 }

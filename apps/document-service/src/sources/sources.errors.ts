@@ -18,6 +18,10 @@ export enum SourceErrorCode {
   /** A sync of this source is running: one at a time. */
   SyncInProgress = 'sync_in_progress',
   SyncNotFound = 'sync_not_found',
+  /** A client's sync report names a sync that is not running (finished, or taken over). */
+  SyncNotRunning = 'sync_not_running',
+  /** The schedule is not a cron expression, or its time zone is unknown. */
+  InvalidSchedule = 'invalid_schedule',
 }
 
 const KIND: Record<SourceErrorCode, ErrorKind> = {
@@ -29,6 +33,8 @@ const KIND: Record<SourceErrorCode, ErrorKind> = {
   [SourceErrorCode.TooManyFiles]: ErrorKind.FailedPrecondition,
   [SourceErrorCode.SyncInProgress]: ErrorKind.FailedPrecondition,
   [SourceErrorCode.SyncNotFound]: ErrorKind.NotFound,
+  [SourceErrorCode.InvalidSchedule]: ErrorKind.InvalidArgument,
+  [SourceErrorCode.SyncNotRunning]: ErrorKind.FailedPrecondition,
 };
 
 export class SourceError extends DomainError<SourceErrorCode> {

@@ -9,8 +9,15 @@ import {
   type CreateSource,
   externalIdPrefixOf,
   type SourceView,
+  type SyncTrigger,
   type SyncView,
 } from './source.model';
+
+/** A source whose schedule is due, as the scheduler claimed it. */
+export interface DueSource {
+  tenantId: TenantId;
+  source: SourceView;
+}
 
 /** The only SQL on `sources` and `source_syncs`; every method takes the tenant. */
 @Injectable()
@@ -19,7 +26,7 @@ export class SourcesRepository {
 
   async insert(
     tenantId: TenantId,
-    source: CreateSource & { id: string; createdBy: string; now: Date },
+    source: CreateSource & { id: string; createdBy: string; now: Date; nextSyncAt: Date | null },
   ): Promise<SourceView> {
     const row = await this.db
       .insertInto('sources')
@@ -35,6 +42,9 @@ export class SourcesRepository {
         exclude: source.exclude,
         created_by: source.createdBy,
         created_at: source.now,
+        schedule: source.schedule ?? null,
+        schedule_timezone: source.schedule ? (source.timezone ?? null) : null,
+        next_sync_at: source.nextSyncAt,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -73,6 +83,42 @@ export class SourcesRepository {
   }
 
   /**
+   * Claims up to `limit` sources whose schedule is due at `now`, across tenants, and moves each
+   * one's `next_sync_at` to `nextOf(source)` in the same transaction. Rows another replica is
+   * claiming are skipped (`FOR UPDATE SKIP LOCKED`), so each due time is claimed once (ADR 43).
+   */
+  async claimDue(
+    now: Date,
+    limit: number,
+    nextOf: (source: SourceView) => Date | null,
+  ): Promise<DueSource[]> {
+    return this.db.transaction().execute(async (trx) => {
+      // The builder's FOR UPDATE SKIP LOCKED, over the partial index sources_due.
+      const rows = await trx
+        .selectFrom('sources')
+        .selectAll()
+        .where('next_sync_at', '<=', now)
+        .orderBy('next_sync_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      const due: DueSource[] = [];
+      for (const row of rows) {
+        const source = toSource(row);
+        await trx
+          .updateTable('sources')
+          .set({ next_sync_at: nextOf(source) })
+          .where('tenant_id', '=', row.tenant_id)
+          .where('id', '=', row.id)
+          .execute();
+        due.push({ tenantId: row.tenant_id as TenantId, source });
+      }
+      return due;
+    });
+  }
+
+  /**
    * Records a running sync of the source, or answers the one already running (and records
    * nothing). A running sync whose heartbeat is older than `staleBefore` was abandoned by a process
    * that died: it is closed as failed (`sync_abandoned`) and replaced.
@@ -83,6 +129,7 @@ export class SourcesRepository {
     id: string,
     now: Date,
     staleBefore: Date,
+    trigger: SyncTrigger = 'manual',
   ): Promise<{ started: SyncView } | { running: SyncView }> {
     return this.db.transaction().execute(async (trx) => {
       await trx
@@ -104,6 +151,7 @@ export class SourcesRepository {
           tenant_id: tenantId,
           source_id: sourceId,
           status: 'running',
+          trigger,
           started_at: now,
           heartbeat_at: now,
         })
@@ -197,6 +245,9 @@ function toSource(row: Selectable<SourcesTable>): SourceView {
     exclude: row.exclude,
     createdBy: row.created_by,
     createdAt: new Date(row.created_at).toISOString(),
+    schedule: row.schedule,
+    timezone: row.schedule ? (row.schedule_timezone ?? 'UTC') : null,
+    nextSyncAt: row.next_sync_at ? new Date(row.next_sync_at).toISOString() : null,
     externalIdPrefix: externalIdPrefixOf(row.id),
   };
 }
@@ -206,6 +257,7 @@ function toSync(row: Selectable<SourceSyncsTable>): SyncView {
     id: row.id,
     sourceId: row.source_id,
     status: row.status as SyncView['status'],
+    trigger: row.trigger as SyncTrigger,
     counts: {
       added: row.added,
       updated: row.updated,

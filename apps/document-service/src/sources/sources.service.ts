@@ -10,8 +10,9 @@ import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config'
 import type { UploadOptions } from '../documents/upload-document';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { CLOCK, type Clock } from '../platform/tokens';
-import type { CreateSource, SourceView, SyncView } from './source.model';
+import type { ClientSyncReport, CreateSource, SourceView, SyncView } from './source.model';
 import { isGranted } from './source-grants';
+import { nextRunOf } from './source-schedule';
 import { SourceSyncService, type SyncGuard } from './source-sync.service';
 import { SourceError, SourceErrorCode } from './sources.errors';
 import { SourcesRepository } from './sources.repository';
@@ -45,11 +46,13 @@ export class SourcesService implements BeforeApplicationShutdown {
     requireDocumentAction(access, 'write');
     if (input.kind === 's3') this.requireGrant(tenantId, input.bucket!, input.prefix);
     await this.knowledgeBases.requireExisting(tenantId, [input.knowledgeBaseId]);
+    const now = this.clock();
     return this.sources.insert(tenantId, {
       ...input,
       id: randomUUID(),
       createdBy: access.userId,
-      now: this.clock(),
+      now,
+      nextSyncAt: input.schedule ? nextRunOf(input.schedule, input.timezone ?? null, now) : null,
     });
   }
 
@@ -108,14 +111,102 @@ export class SourcesService implements BeforeApplicationShutdown {
     const started = await this.syncs.start(tenantId, source);
     const running = this.syncs.run(tenantId, guard, source, started);
     if (wait) return { sync: await running, finished: true };
+    this.inBackground(running, started, id);
+    return { sync: started, finished: false };
+  }
+
+  /**
+   * A sync its schedule started (the scheduler claimed the due time, ADR 43): in the background,
+   * as the source's creator with the rights to the documents the source brought (its external-id
+   * prefix, in its knowledge base) — the same documents a manual sync touches. The operator's
+   * grant is checked before it starts and before every batch; deleting the source, or the grant,
+   * stops the next one. Answers the started sync, or undefined when one is already running.
+   */
+  async syncOnSchedule(tenantId: TenantId, source: SourceView): Promise<SyncView | undefined> {
+    if (source.kind !== 's3') return undefined;
+    const access: Access = {
+      tenantId,
+      userId: source.createdBy,
+      principals: [],
+      documentActions: new Set(['read', 'write', 'delete']),
+      // Its reads are the source's own external ids: a sync never looks past them.
+      isAdmin: true,
+    };
+    const guard: SyncGuard = async () => {
+      this.requireGrant(tenantId, source.bucket!, source.prefix);
+      if (!(await this.sources.find(tenantId, source.id))) {
+        throw new SourceError(SourceErrorCode.NotFound, `source ${source.id} was deleted`);
+      }
+      return access;
+    };
+    await guard();
+    let started: SyncView;
+    try {
+      started = await this.syncs.start(tenantId, source, 'schedule');
+    } catch (error) {
+      if (error instanceof SourceError && error.code === SourceErrorCode.SyncInProgress) {
+        return undefined;
+      }
+      throw error;
+    }
+    this.inBackground(this.syncs.run(tenantId, guard, source, started), started, source.id);
+    return started;
+  }
+
+  private inBackground(running: Promise<unknown>, started: SyncView, sourceId: string): void {
     const tracked = running
       .catch((error: unknown) =>
         // Left running; its heartbeat stops, so the next sync takes it over as abandoned.
-        this.logger.error(`sync ${started.id} of source ${id} failed: ${String(error)}`),
+        this.logger.error(`sync ${started.id} of source ${sourceId} failed: ${String(error)}`),
       )
       .finally(() => this.background.delete(tracked));
     this.background.add(tracked);
-    return { sync: started, finished: false };
+  }
+
+  /**
+   * `kb sync --source` opens a sync of a folder source before it uploads (ADR 43): the same
+   * one-running-sync lease as the server's syncs, `trigger: client`. 409 `source_not_syncable`
+   * for an S3 source (the server syncs those), `sync_in_progress` while one runs.
+   */
+  async openClientSync(tenantId: TenantId, access: Access, id: string): Promise<SyncView> {
+    requireDocumentAction(access, 'write');
+    const source = await this.folderSource(tenantId, id);
+    return this.syncs.start(tenantId, source, 'client');
+  }
+
+  /**
+   * The CLI's report closes its sync and enqueues `source_synced`, as the server's syncs do, so
+   * webhooks follow folder syncs too. 409 `sync_not_running` when the sync was closed meanwhile
+   * (taken over as abandoned after SYNC_STALE_AFTER_MS without a report).
+   */
+  async finishClientSync(
+    tenantId: TenantId,
+    access: Access,
+    id: string,
+    syncId: string,
+    report: ClientSyncReport,
+  ): Promise<SyncView> {
+    requireDocumentAction(access, 'write');
+    const source = await this.folderSource(tenantId, id);
+    const sync = await this.getSync(tenantId, id, syncId);
+    if (sync.status !== 'running' || sync.trigger !== 'client') {
+      throw new SourceError(
+        SourceErrorCode.SyncNotRunning,
+        `sync ${syncId} of source ${id} is ${sync.status === 'running' ? 'not a client sync' : sync.status}`,
+      );
+    }
+    return this.syncs.finish(tenantId, source, syncId, report);
+  }
+
+  private async folderSource(tenantId: TenantId, id: string): Promise<SourceView> {
+    const source = await this.get(tenantId, id);
+    if (source.kind !== 'folder') {
+      throw new SourceError(
+        SourceErrorCode.NotSyncable,
+        `source ${id} is an S3 source: the server syncs it (POST /v1/sources/${id}/sync)`,
+      );
+    }
+    return source;
   }
 
   async getSync(tenantId: TenantId, id: string, syncId: string): Promise<SyncView> {

@@ -11,7 +11,7 @@ import {
   type UploadedDocument as UploadAnswer,
 } from '@kb/api-client';
 import { mintToken, type TokenClaims } from '@kb/auth';
-import { kbv1 } from '@kb/contracts';
+import { kbv1, type SyncCounts } from '@kb/contracts';
 import { parseServerTiming, type StageTiming } from '@kb/observability/server-timing';
 
 export interface KbEndpoints {
@@ -211,6 +211,48 @@ export class KbClient {
     });
     if (!data) throw new Error(`reading source ${id} failed: ${response.status}`);
     return data;
+  }
+
+  /**
+   * Opens a sync of a folder source before `kb sync --source` uploads (ADR 43): its id, or the
+   * API's refusal (409 `sync_in_progress` while another runs).
+   */
+  async openSourceSync(id: string): Promise<string> {
+    const { data, error, response } = await this.documents.POST('/v1/sources/{id}/syncs', {
+      params: { path: { id } },
+    });
+    if (!data) {
+      const body = errorBodyOf(error);
+      throw new Error(
+        `opening a sync of source ${id} failed: ${body.code ?? response.status} ${body.message ?? ''}`.trim(),
+      );
+    }
+    return data.id;
+  }
+
+  /** Closes it with what the sync did; document-service then sends `source.synced`. */
+  async finishSourceSync(
+    id: string,
+    syncId: string,
+    report: {
+      status: 'succeeded' | 'failed';
+      counts: SyncCounts;
+      failures: Array<{ path: string; reason: string }>;
+    },
+  ): Promise<void> {
+    const { error, response } = await this.documents.POST(
+      '/v1/sources/{id}/syncs/{syncId}/finish',
+      {
+        params: { path: { id, syncId } },
+        body: report,
+      },
+    );
+    if (!response.ok) {
+      const body = errorBodyOf(error);
+      throw new Error(
+        `reporting sync ${syncId} of source ${id} failed: ${body.code ?? response.status} ${body.message ?? ''}`.trim(),
+      );
+    }
   }
 
   /** Every document the caller may read, or those of one knowledge base, following the cursor. */

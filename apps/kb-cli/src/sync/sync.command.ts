@@ -59,6 +59,9 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
     .filter(({ name }) => selects(include, exclude, name));
   const counts: SyncCounts = { added: 0, updated: 0, unchanged: 0, deleted: 0, failed: 0 };
   const failures: SyncSummary['failures'] = [];
+  // A folder source's sync is recorded by document-service, which sends `source.synced` (ADR 43).
+  const syncId = source ? await client.openSourceSync(source.id) : undefined;
+  let status: 'succeeded' | 'failed' = 'failed';
   const bar = options.progress
     ? new SingleBar({ clearOnComplete: false }, Presets.shades_classic)
     : undefined;
@@ -114,10 +117,17 @@ export async function runSync(options: SyncOptions): Promise<SyncSummary> {
         failures.push({ path: gone.path, reason: result.code });
       }
     }
+    status = 'succeeded';
     return { knowledgeBaseId, prefix, counts, failures };
   } finally {
     bar?.stop();
-    client.close();
+    try {
+      if (source && syncId) {
+        await client.finishSourceSync(source.id, syncId, { status, counts, failures });
+      }
+    } finally {
+      client.close();
+    }
   }
 }
 

@@ -60,6 +60,9 @@ export class KnowledgeBaseToolsAdapter {
       listDocuments: (request) => documents.listDocuments(request),
       listKnowledgeBases: () => documents.listKnowledgeBases(),
       stats: () => documents.stats(),
+      createSource: (request) => documents.createSource(request),
+      syncSource: (id) => documents.syncSource(id),
+      getSourceSync: (id, syncId) => documents.getSourceSync(id, syncId),
     };
   }
 }

@@ -262,7 +262,25 @@ export interface paths {
     /** The source’s sync history, newest first */
     get: operations['listSourceSyncs'];
     put?: never;
-    post?: never;
+    /** Open a sync of a folder source before kb sync uploads it (trigger client): one sync per source at a time (409 sync_in_progress); an S3 source is synced by the server (409 source_not_syncable) */
+    post: operations['openSourceSync'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sources/{id}/syncs/{syncId}/finish': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Close a folder source’s sync with what kb sync did (counts, failed files); enqueues source.synced like the server’s syncs. 409 sync_not_running when it was closed meanwhile */
+    post: operations['finishSourceSync'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2851,6 +2869,9 @@ export interface operations {
               exclude: string[];
               createdBy: string;
               createdAt: string;
+              schedule: string | null;
+              timezone: string | null;
+              nextSyncAt: string | null;
               externalIdPrefix: string;
             }[];
           };
@@ -2906,6 +2927,8 @@ export interface operations {
           include?: string[];
           /** @default [] */
           exclude?: string[];
+          schedule?: string;
+          timezone?: string;
         };
       };
     };
@@ -2929,6 +2952,9 @@ export interface operations {
             exclude: string[];
             createdBy: string;
             createdAt: string;
+            schedule: string | null;
+            timezone: string | null;
+            nextSyncAt: string | null;
             externalIdPrefix: string;
           };
         };
@@ -3010,6 +3036,9 @@ export interface operations {
             exclude: string[];
             createdBy: string;
             createdAt: string;
+            schedule: string | null;
+            timezone: string | null;
+            nextSyncAt: string | null;
             externalIdPrefix: string;
           };
         };
@@ -3148,6 +3177,8 @@ export interface operations {
             sourceId: string;
             /** @enum {string} */
             status: 'running' | 'succeeded' | 'failed';
+            /** @enum {string} */
+            trigger: 'manual' | 'schedule' | 'client';
             counts: {
               added: number;
               updated: number;
@@ -3177,6 +3208,8 @@ export interface operations {
             sourceId: string;
             /** @enum {string} */
             status: 'running' | 'succeeded' | 'failed';
+            /** @enum {string} */
+            trigger: 'manual' | 'schedule' | 'client';
             counts: {
               added: number;
               updated: number;
@@ -3282,6 +3315,8 @@ export interface operations {
             sourceId: string;
             /** @enum {string} */
             status: 'running' | 'succeeded' | 'failed';
+            /** @enum {string} */
+            trigger: 'manual' | 'schedule' | 'client';
             counts: {
               added: number;
               updated: number;
@@ -3363,6 +3398,8 @@ export interface operations {
               sourceId: string;
               /** @enum {string} */
               status: 'running' | 'succeeded' | 'failed';
+              /** @enum {string} */
+              trigger: 'manual' | 'schedule' | 'client';
               counts: {
                 added: number;
                 updated: number;
@@ -3413,6 +3450,235 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  openSourceSync: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            sourceId: string;
+            /** @enum {string} */
+            status: 'running' | 'succeeded' | 'failed';
+            /** @enum {string} */
+            trigger: 'manual' | 'schedule' | 'client';
+            counts: {
+              added: number;
+              updated: number;
+              unchanged: number;
+              deleted: number;
+              failed: number;
+            };
+            failures: {
+              path: string;
+              reason: string;
+            }[];
+            startedAt: string;
+            finishedAt: string | null;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (409) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  finishSourceSync: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        /** @description The sync id. */
+        syncId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @default succeeded
+           * @enum {string}
+           */
+          status?: 'succeeded' | 'failed';
+          counts: {
+            added: number;
+            updated: number;
+            unchanged: number;
+            deleted: number;
+            failed: number;
+          };
+          /** @default [] */
+          failures?: {
+            path: string;
+            reason: string;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            sourceId: string;
+            /** @enum {string} */
+            status: 'running' | 'succeeded' | 'failed';
+            /** @enum {string} */
+            trigger: 'manual' | 'schedule' | 'client';
+            counts: {
+              added: number;
+              updated: number;
+              unchanged: number;
+              deleted: number;
+              failed: number;
+            };
+            failures: {
+              path: string;
+              reason: string;
+            }[];
+            startedAt: string;
+            finishedAt: string | null;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (409) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (413) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
       };
       /** @description Error (503) */
       503: {
