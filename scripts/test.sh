@@ -31,6 +31,8 @@ export KB_TEST_TALLY
 trap 'rm -f "$KB_TEST_TALLY"' EXIT
 status=0
 npx jest --forceExit --maxWorkers=2 --selectProjects unit deploy integration || status=$?
+# The e2e suites start from the topics' ends (scripts/infra/kafka-groups-at-ends.js).
+node scripts/infra/kafka-groups-at-ends.js
 npx jest --forceExit --runInBand --selectProjects e2e || status=$?
 node test/support/summary-reporter.js "$KB_TEST_TALLY" 2
 exit "$status"
