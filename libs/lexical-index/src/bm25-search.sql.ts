@@ -1,5 +1,5 @@
 import type { IndexSpace } from '@kb/contracts';
-import { type FilterColumns, filterToSql, withAbortableClient } from '@kb/database';
+import { type FilterColumns, filterToSqlText, withAbortableClient } from '@kb/database';
 import type { Pool } from 'pg';
 
 import { constraintToSql, literalSql } from './lexical-constraint.sql';
@@ -41,7 +41,7 @@ export async function bm25Search(
   const acl = query.principals
     ? `c.principals && $${params.push(query.principals)}::text[]`
     : 'TRUE';
-  const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
+  const filter = filterToSqlText(query.filter, FILTER_COLUMNS, params);
   const matches = parsed.constraint ? constraintToSql(parsed.constraint, params) : 'TRUE';
   // Identifiers typed among plain words: each one a chunk contains whole adds the best BM25
   // score of the query, so it ranks above every chunk that only shares the identifier's parts.
