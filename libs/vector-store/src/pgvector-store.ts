@@ -151,7 +151,7 @@ export class PgVectorStore implements VectorStore {
   }
 
   async query(namespace: string, query: VectorQuery): Promise<VectorMatch[]> {
-    const statement = nearestStatement(this.table(), namespace, query).compile(this.db);
+    const statement = nearestStatement(this.db, this.table(), namespace, query);
     // The search's remaining budget (docs/adr/0042): past it the statement is cancelled.
     return withAbortableClient(
       this.pool,
