@@ -2,5 +2,6 @@ import { describeMigratedSchema } from '@kb/database/test/support/migrated-schem
 
 import { searchIndexMigrations } from '../src/migrations';
 
-// The lexical index and the index state are still queried with SQL over pg (ADR 38): no types.
+// The merged list's dating rule. The types of the two libraries' tables are generated and checked
+// by their own schema specs (libs/lexical-index and libs/index-state, test/schema.int-spec.ts).
 describeMigratedSchema('indexing-service search_index', { migrations: searchIndexMigrations });

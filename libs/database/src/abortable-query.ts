@@ -1,4 +1,5 @@
-import { Client, type Pool, type PoolClient } from 'pg';
+import type { CompiledQuery } from 'kysely';
+import { Client, type Pool, type PoolClient, type QueryResultRow } from 'pg';
 
 /** The reason a query stopped by its signal rejects with, when the signal gives none. */
 export class QueryAbortedError extends Error {
@@ -100,4 +101,19 @@ export function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined):
       },
     );
   });
+}
+
+/**
+ * Runs a compiled Kysely statement (`sql<Row>\`…\`.compile(db)`) on `client`, a connection
+ * `withAbortableClient` lent, and returns its rows: the statement is typed by the caller's
+ * `Kysely<DB>`, the connection is the one a deadline can cancel.
+ */
+export async function queryOn<Row>(
+  client: PoolClient,
+  statement: CompiledQuery<Row>,
+): Promise<Row[]> {
+  const { rows } = await client.query<Row & QueryResultRow>(statement.sql, [
+    ...statement.parameters,
+  ]);
+  return rows;
 }

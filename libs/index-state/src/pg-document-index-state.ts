@@ -5,9 +5,10 @@ import {
   tenantOfSpace,
   tenantSpace,
 } from '@kb/contracts';
-import { createPool, quoteIdent } from '@kb/database';
-import type { Pool } from 'pg';
+import { createDatabase, createPool } from '@kb/database';
+import { type Kysely, sql } from 'kysely';
 
+import type { DB } from './db.generated';
 import {
   type DocumentIndexState,
   type KnowledgeBaseSpace,
@@ -20,75 +21,56 @@ import { PgRecordedAccess } from './pg-recorded-access';
 
 /** The document index state in Postgres: six small tables keyed by tenant (or space) and document. */
 export class PgDocumentIndexState implements DocumentIndexState {
-  private readonly pool: Pool;
-  private readonly tombstones: string;
-  private readonly principals: string;
-  private readonly attributes: string;
-  private readonly versions: string;
-  private readonly spaces: string;
-  private readonly kbSpaces: string;
-  private readonly derivedCleanup: string;
+  private readonly db: Kysely<DB>;
   /** The principals and attributes recorded per document: their own two tables. */
   private readonly access: PgRecordedAccess;
 
   constructor(options: { url: string; schema?: string; maxConnections?: number }) {
-    const schema = options.schema ?? INDEX_STATE_SCHEMA;
-    this.pool = createPool({
-      url: options.url,
-      schema,
-      maxConnections: options.maxConnections ?? 2,
-      applicationName: 'document-index-state',
-    });
-    this.tombstones = `${quoteIdent(schema)}.tombstones`;
-    this.principals = `${quoteIdent(schema)}.document_principals`;
-    this.attributes = `${quoteIdent(schema)}.document_attributes`;
-    this.versions = `${quoteIdent(schema)}.indexed_versions`;
-    this.spaces = `${quoteIdent(schema)}.document_spaces`;
-    this.kbSpaces = `${quoteIdent(schema)}.knowledge_base_spaces`;
-    this.derivedCleanup = `${quoteIdent(schema)}.derived_cleanup`;
-    this.access = new PgRecordedAccess(this.pool, this.principals, this.attributes);
+    this.db = createDatabase<DB>(
+      createPool({
+        url: options.url,
+        schema: options.schema ?? INDEX_STATE_SCHEMA,
+        maxConnections: options.maxConnections ?? 2,
+        applicationName: 'document-index-state',
+      }),
+    );
+    this.access = new PgRecordedAccess(this.db);
   }
 
   async tombstone(tenantId: TenantId, documentId: string): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO ${this.tombstones} (tenant_id, document_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-      [tenantId, documentId],
-    );
+    await this.db
+      .insertInto('tombstones')
+      .values({ tenant_id: tenantId, document_id: documentId })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 
   async isTombstoned(tenantId: TenantId, documentId: string): Promise<boolean> {
-    const { rows } = await this.pool.query(
-      `SELECT 1 FROM ${this.tombstones} WHERE tenant_id = $1 AND document_id = $2`,
-      [tenantId, documentId],
-    );
-    return rows.length > 0;
+    const row = await this.db
+      .selectFrom('tombstones')
+      .select('document_id')
+      .where('tenant_id', '=', tenantId)
+      .where('document_id', '=', documentId)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
+  /** Forgets one document; `forgetDocuments` does it for many, in one statement either way. */
   async forgetDocument(
     tenantId: TenantId,
     documentId: string,
     spaces: IndexSpace[],
   ): Promise<void> {
-    await this.pool.query(
-      `WITH principals AS (
-         DELETE FROM ${this.principals} WHERE tenant_id = $1 AND document_id = $2
-       ), attributes AS (
-         DELETE FROM ${this.attributes} WHERE tenant_id = $1 AND document_id = $2
-       ), versions AS (
-         DELETE FROM ${this.versions} WHERE tenant_id = ANY($3::text[]) AND document_id = $2
-       )
-       DELETE FROM ${this.spaces} WHERE tenant_id = $1 AND document_id = $2`,
-      [tenantId, documentId, spaces],
-    );
+    await this.forgetDocuments(tenantId, [documentId], spaces);
   }
 
+  // Bulk insert over unnest: one array parameter for a batch of thousands.
   async tombstoneMany(tenantId: TenantId, documentIds: string[]): Promise<void> {
     if (documentIds.length === 0) return;
-    await this.pool.query(
-      `INSERT INTO ${this.tombstones} (tenant_id, document_id)
-       SELECT $1, id FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING`,
-      [tenantId, documentIds],
-    );
+    await sql`
+      INSERT INTO tombstones (tenant_id, document_id)
+      SELECT ${tenantId}, id FROM unnest(${documentIds}::text[]) AS id
+      ON CONFLICT DO NOTHING`.execute(this.db);
   }
 
   async spacesOfMany(
@@ -98,93 +80,109 @@ export class PgDocumentIndexState implements DocumentIndexState {
     const bySpace = new Map<IndexSpace, string[]>();
     if (documentIds.length === 0) return bySpace;
     bySpace.set(tenantSpace(tenantId), [...new Set(documentIds)]);
-    const { rows } = await this.pool.query<{ space: IndexSpace; ids: string[] }>(
-      `SELECT space, array_agg(DISTINCT document_id) AS ids FROM ${this.spaces}
-        WHERE tenant_id = $1 AND document_id = ANY($2::text[]) AND space <> $3
-        GROUP BY space ORDER BY space`,
-      [tenantId, documentIds, tenantSpace(tenantId)],
-    );
+    const rows = await this.db
+      .selectFrom('document_spaces')
+      .select(['space', sql<string[]>`array_agg(DISTINCT document_id)`.as('ids')])
+      .where('tenant_id', '=', tenantId)
+      .where((eb) => eb('document_id', '=', eb.fn.any(eb.val(documentIds))))
+      .where('space', '<>', tenantSpace(tenantId))
+      .groupBy('space')
+      .orderBy('space')
+      .execute();
     for (const row of rows) bySpace.set(row.space, row.ids);
     return bySpace;
   }
 
+  /** One statement: the principals, attributes, version claims and spaces of the documents go. */
   async forgetDocuments(
     tenantId: TenantId,
     documentIds: string[],
     spaces: IndexSpace[],
   ): Promise<void> {
     if (documentIds.length === 0) return;
-    await this.pool.query(
-      `WITH principals AS (
-         DELETE FROM ${this.principals} WHERE tenant_id = $1 AND document_id = ANY($2::text[])
-       ), attributes AS (
-         DELETE FROM ${this.attributes} WHERE tenant_id = $1 AND document_id = ANY($2::text[])
-       ), versions AS (
-         DELETE FROM ${this.versions} WHERE tenant_id = ANY($3::text[]) AND document_id = ANY($2::text[])
-       )
-       DELETE FROM ${this.spaces} WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
-      [tenantId, documentIds, spaces],
-    );
+    await this.db
+      .with('principals', (db) =>
+        db
+          .deleteFrom('document_principals')
+          .where('tenant_id', '=', tenantId)
+          .where((eb) => eb('document_id', '=', eb.fn.any(eb.val(documentIds)))),
+      )
+      .with('attributes', (db) =>
+        db
+          .deleteFrom('document_attributes')
+          .where('tenant_id', '=', tenantId)
+          .where((eb) => eb('document_id', '=', eb.fn.any(eb.val(documentIds)))),
+      )
+      .with('versions', (db) =>
+        db
+          .deleteFrom('indexed_versions')
+          .where((eb) => eb('tenant_id', '=', eb.fn.any(eb.val(spaces))))
+          .where((eb) => eb('document_id', '=', eb.fn.any(eb.val(documentIds)))),
+      )
+      .deleteFrom('document_spaces')
+      .where('tenant_id', '=', tenantId)
+      .where((eb) => eb('document_id', '=', eb.fn.any(eb.val(documentIds))))
+      .execute();
   }
 
+  // Bulk insert over unnest, as tombstoneMany.
   async queueDerivedCleanup(tenantId: TenantId, documentIds: string[]): Promise<void> {
     if (documentIds.length === 0) return;
-    await this.pool.query(
-      `INSERT INTO ${this.derivedCleanup} (tenant_id, document_id)
-       SELECT $1, id FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING`,
-      [tenantId, documentIds],
-    );
+    await sql`
+      INSERT INTO derived_cleanup (tenant_id, document_id)
+      SELECT ${tenantId}, id FROM unnest(${documentIds}::text[]) AS id
+      ON CONFLICT DO NOTHING`.execute(this.db);
   }
 
+  // A FOR UPDATE SKIP LOCKED lease claim: the builder would only obscure it.
   async claimDerivedCleanup(
     limit: number,
     leaseMs: number,
   ): Promise<Array<{ tenantId: TenantId; documentId: string }>> {
-    const { rows } = await this.pool.query<{ tenant_id: TenantId; document_id: string }>(
-      `UPDATE ${this.derivedCleanup} d SET claimed_until = now() + $2 * interval '1 millisecond'
-        WHERE (d.tenant_id, d.document_id) IN (
-          SELECT tenant_id, document_id FROM ${this.derivedCleanup}
-           WHERE claimed_until IS NULL OR claimed_until < now()
-           ORDER BY queued_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-        RETURNING d.tenant_id, d.document_id`,
-      [limit, leaseMs],
-    );
+    const { rows } = await sql<{ tenant_id: TenantId; document_id: string }>`
+      UPDATE derived_cleanup d SET claimed_until = now() + ${leaseMs} * interval '1 millisecond'
+       WHERE (d.tenant_id, d.document_id) IN (
+         SELECT tenant_id, document_id FROM derived_cleanup
+          WHERE claimed_until IS NULL OR claimed_until < now()
+          ORDER BY queued_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+       RETURNING d.tenant_id, d.document_id`.execute(this.db);
     return rows.map((row) => ({ tenantId: row.tenant_id, documentId: row.document_id }));
   }
 
   async derivedCleanupDone(tenantId: TenantId, documentIds: string[]): Promise<void> {
     if (documentIds.length === 0) return;
-    await this.pool.query(
-      `DELETE FROM ${this.derivedCleanup} WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
-      [tenantId, documentIds],
-    );
+    await this.db
+      .deleteFrom('derived_cleanup')
+      .where('tenant_id', '=', tenantId)
+      .where((eb) => eb('document_id', '=', eb.fn.any(eb.val(documentIds))))
+      .execute();
   }
 
   // `indexed_versions.tenant_id` holds the space: the column predates pipelines.
   async claimVersion(space: IndexSpace, documentId: string, version: number): Promise<boolean> {
-    const { rows } = await this.pool.query(
-      `INSERT INTO ${this.versions} (tenant_id, document_id, version) VALUES ($1, $2, $3)
-       ON CONFLICT (tenant_id, document_id) DO UPDATE SET version = EXCLUDED.version
-         WHERE ${this.versions}.version <= EXCLUDED.version
-       RETURNING version`,
-      [space, documentId, version],
-    );
-    return rows.length > 0;
+    const row = await this.db
+      .insertInto('indexed_versions')
+      .values({ tenant_id: space, document_id: documentId, version })
+      .onConflict((oc) =>
+        oc
+          .columns(['tenant_id', 'document_id'])
+          .doUpdateSet((eb) => ({ version: eb.ref('excluded.version') }))
+          .where('indexed_versions.version', '<=', (eb) => eb.ref('excluded.version')),
+      )
+      .returning('version')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
+  // Left joins from an unnest of the asked ids (a table function the builder cannot type).
   async indexStates(space: IndexSpace, documentIds: string[]): Promise<Map<string, SpaceState>> {
-    const { rows } = await this.pool.query<{
-      document_id: string;
-      version: number | null;
-      deleted: boolean;
-    }>(
-      `SELECT d.document_id, v.version, t.document_id IS NOT NULL AS deleted
-         FROM unnest($2::text[]) AS d(document_id)
-         LEFT JOIN ${this.versions} v ON v.tenant_id = $1 AND v.document_id = d.document_id
-         LEFT JOIN ${this.tombstones} t ON t.tenant_id = $3 AND t.document_id = d.document_id
-        WHERE v.document_id IS NOT NULL OR t.document_id IS NOT NULL`,
-      [space, documentIds, tenantOfSpace(space)],
-    );
+    const { rows } = await sql<{ document_id: string; version: number | null; deleted: boolean }>`
+      SELECT d.document_id, v.version, t.document_id IS NOT NULL AS deleted
+        FROM unnest(${documentIds}::text[]) AS d(document_id)
+        LEFT JOIN indexed_versions v ON v.tenant_id = ${space} AND v.document_id = d.document_id
+        LEFT JOIN tombstones t ON t.tenant_id = ${tenantOfSpace(space)}
+                              AND t.document_id = d.document_id
+       WHERE v.document_id IS NOT NULL OR t.document_id IS NOT NULL`.execute(this.db);
     return new Map(
       rows.map((row) => [
         row.document_id,
@@ -200,52 +198,73 @@ export class PgDocumentIndexState implements DocumentIndexState {
     version: number,
     chunkCount: number,
   ): Promise<Map<IndexSpace, number>> {
-    await this.pool.query(
-      `INSERT INTO ${this.spaces} (tenant_id, document_id, space, version, chunk_count)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (tenant_id, document_id, space) DO UPDATE
-         SET version = EXCLUDED.version, chunk_count = EXCLUDED.chunk_count
-         WHERE ${this.spaces}.version <= EXCLUDED.version`,
-      [tenantId, documentId, space, version, chunkCount],
-    );
-    const { rows } = await this.pool.query<{ space: IndexSpace; chunk_count: number }>(
-      `SELECT space, chunk_count FROM ${this.spaces}
-        WHERE tenant_id = $1 AND document_id = $2 AND version >= $3`,
-      [tenantId, documentId, version],
-    );
+    await this.db
+      .insertInto('document_spaces')
+      .values({
+        tenant_id: tenantId,
+        document_id: documentId,
+        space,
+        version,
+        chunk_count: chunkCount,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['tenant_id', 'document_id', 'space'])
+          .doUpdateSet((eb) => ({
+            version: eb.ref('excluded.version'),
+            chunk_count: eb.ref('excluded.chunk_count'),
+          }))
+          .where('document_spaces.version', '<=', (eb) => eb.ref('excluded.version')),
+      )
+      .execute();
+    const rows = await this.db
+      .selectFrom('document_spaces')
+      .select(['space', 'chunk_count'])
+      .where('tenant_id', '=', tenantId)
+      .where('document_id', '=', documentId)
+      .where('version', '>=', version)
+      .execute();
     return new Map(rows.map((row) => [row.space, row.chunk_count]));
   }
 
   async reserveSpace(tenantId: TenantId, documentId: string, space: IndexSpace): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO ${this.spaces} (tenant_id, document_id, space, version, chunk_count)
-       VALUES ($1, $2, $3, 0, 0) ON CONFLICT (tenant_id, document_id, space) DO NOTHING`,
-      [tenantId, documentId, space],
-    );
+    await this.db
+      .insertInto('document_spaces')
+      .values({ tenant_id: tenantId, document_id: documentId, space, version: 0, chunk_count: 0 })
+      .onConflict((oc) => oc.columns(['tenant_id', 'document_id', 'space']).doNothing())
+      .execute();
   }
 
   async spacesOf(tenantId: TenantId, documentId: string): Promise<IndexSpace[]> {
-    const { rows } = await this.pool.query<{ space: IndexSpace }>(
-      `SELECT space FROM ${this.spaces} WHERE tenant_id = $1 AND document_id = $2`,
-      [tenantId, documentId],
-    );
+    const rows = await this.db
+      .selectFrom('document_spaces')
+      .select('space')
+      .where('tenant_id', '=', tenantId)
+      .where('document_id', '=', documentId)
+      .execute();
     return [...new Set([tenantSpace(tenantId), ...rows.map((row) => row.space)])];
   }
 
   async forgetSpace(tenantId: TenantId, documentId: string, space: IndexSpace): Promise<void> {
-    await this.pool.query(
-      `DELETE FROM ${this.spaces} WHERE tenant_id = $1 AND document_id = $2 AND space = $3`,
-      [tenantId, documentId, space],
-    );
+    await this.db
+      .deleteFrom('document_spaces')
+      .where('tenant_id', '=', tenantId)
+      .where('document_id', '=', documentId)
+      .where('space', '=', space)
+      .execute();
   }
 
   async allSpaces(): Promise<IndexSpace[]> {
-    const { rows } = await this.pool.query<{ space: IndexSpace }>(
-      `SELECT DISTINCT space FROM ${this.spaces} ORDER BY space`,
-    );
+    const rows = await this.db
+      .selectFrom('document_spaces')
+      .select('space')
+      .distinct()
+      .orderBy('space')
+      .execute();
     return rows.map((row) => row.space);
   }
 
+  // Bulk upsert over unnest, as tombstoneMany.
   async recordKnowledgeBaseSpace(
     tenantId: TenantId,
     knowledgeBaseIds: string[],
@@ -253,28 +272,27 @@ export class PgDocumentIndexState implements DocumentIndexState {
     model: string,
   ): Promise<void> {
     if (knowledgeBaseIds.length === 0) return;
-    await this.pool.query(
-      `INSERT INTO ${this.kbSpaces} (tenant_id, knowledge_base_id, space, model)
-       SELECT $1, id, $3, $4 FROM unnest($2::text[]) AS id
-       ON CONFLICT (tenant_id, knowledge_base_id) DO UPDATE
-         SET space = EXCLUDED.space, model = EXCLUDED.model`,
-      [tenantId, knowledgeBaseIds, space, model],
-    );
+    await sql`
+      INSERT INTO knowledge_base_spaces (tenant_id, knowledge_base_id, space, model)
+      SELECT ${tenantId}, id, ${space}, ${model} FROM unnest(${knowledgeBaseIds}::text[]) AS id
+      ON CONFLICT (tenant_id, knowledge_base_id) DO UPDATE
+        SET space = EXCLUDED.space, model = EXCLUDED.model`.execute(this.db);
   }
 
   async knowledgeBaseSpaces(
     tenantId: TenantId,
     knowledgeBaseIds: string[],
   ): Promise<KnowledgeBaseSpace[]> {
-    const { rows } = await this.pool.query<{
-      knowledge_base_id: string;
-      space: IndexSpace;
-      model: string;
-    }>(
-      `SELECT knowledge_base_id, space, model FROM ${this.kbSpaces}
-        WHERE tenant_id = $1 AND (cardinality($2::text[]) = 0 OR knowledge_base_id = ANY($2::text[]))`,
-      [tenantId, knowledgeBaseIds],
-    );
+    let query = this.db
+      .selectFrom('knowledge_base_spaces')
+      .select(['knowledge_base_id', 'space', 'model'])
+      .where('tenant_id', '=', tenantId);
+    if (knowledgeBaseIds.length > 0) {
+      query = query.where((eb) =>
+        eb('knowledge_base_id', '=', eb.fn.any(eb.val(knowledgeBaseIds))),
+      );
+    }
+    const rows = await query.execute();
     return spacesToSearch(
       tenantId,
       knowledgeBaseIds,
@@ -321,6 +339,6 @@ export class PgDocumentIndexState implements DocumentIndexState {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await this.db.destroy();
   }
 }

@@ -1,7 +1,8 @@
 import type { TenantId } from '@kb/contracts';
-import { createPool, quoteIdent } from '@kb/database';
-import type { Pool } from 'pg';
+import { createDatabase, createPool } from '@kb/database';
+import type { Kysely } from 'kysely';
 
+import type { DB } from './db.generated';
 import type { IndexGenerations } from './index-generations';
 import { INDEX_STATE_SCHEMA } from './migrations';
 
@@ -10,46 +11,52 @@ import { INDEX_STATE_SCHEMA } from './migrations';
  * bump.
  */
 export class PgIndexGenerations implements IndexGenerations {
-  private readonly pool: Pool;
-  private readonly table: string;
+  private readonly db: Kysely<DB>;
 
   constructor(options: { url: string; schema?: string; maxConnections?: number }) {
-    const schema = options.schema ?? INDEX_STATE_SCHEMA;
-    this.pool = createPool({
-      url: options.url,
-      schema,
-      maxConnections: options.maxConnections ?? 2,
-      applicationName: 'index-generations',
-    });
-    this.table = `${quoteIdent(schema)}.generations`;
+    this.db = createDatabase<DB>(
+      createPool({
+        url: options.url,
+        schema: options.schema ?? INDEX_STATE_SCHEMA,
+        maxConnections: options.maxConnections ?? 2,
+        applicationName: 'index-generations',
+      }),
+    );
   }
 
   async bump(tenantId: TenantId): Promise<number> {
-    const { rows } = await this.pool.query<{ generation: string }>(
-      `INSERT INTO ${this.table} (tenant_id, generation) VALUES ($1, 1)
-       ON CONFLICT (tenant_id) DO UPDATE SET generation = ${this.table}.generation + 1
-       RETURNING generation`,
-      [tenantId],
-    );
-    return Number(rows[0]!.generation);
+    const row = await this.db
+      .insertInto('generations')
+      .values({ tenant_id: tenantId, generation: 1 })
+      .onConflict((oc) =>
+        oc
+          .column('tenant_id')
+          .doUpdateSet({ generation: (eb) => eb('generations.generation', '+', 1) }),
+      )
+      .returning('generation')
+      .executeTakeFirstOrThrow();
+    return Number(row.generation);
   }
 
   async current(tenantId: TenantId): Promise<number> {
-    const { rows } = await this.pool.query<{ generation: string }>(
-      `SELECT generation FROM ${this.table} WHERE tenant_id = $1`,
-      [tenantId],
-    );
-    return Number(rows[0]?.generation ?? 0);
+    const row = await this.db
+      .selectFrom('generations')
+      .select('generation')
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+    return Number(row?.generation ?? 0);
   }
 
   async tenants(): Promise<TenantId[]> {
-    const { rows } = await this.pool.query<{ tenant_id: TenantId }>(
-      `SELECT tenant_id FROM ${this.table} ORDER BY tenant_id`,
-    );
+    const rows = await this.db
+      .selectFrom('generations')
+      .select('tenant_id')
+      .orderBy('tenant_id')
+      .execute();
     return rows.map((row) => row.tenant_id);
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await this.db.destroy();
   }
 }

@@ -1,6 +1,7 @@
 import type { EditableAttributes, TenantId } from '@kb/contracts';
-import type { Pool } from 'pg';
+import type { Kysely } from 'kysely';
 
+import type { DB } from './db.generated';
 import type { RecordedAccess } from './document-index-state';
 
 /**
@@ -8,11 +9,7 @@ import type { RecordedAccess } from './document-index-state';
  * attributes, each with the version that set them, so a late event cannot undo a newer one.
  */
 export class PgRecordedAccess {
-  constructor(
-    private readonly pool: Pool,
-    private readonly principals: string,
-    private readonly attributes: string,
-  ) {}
+  constructor(private readonly db: Kysely<DB>) {}
 
   // A new row is not applied yet (-1); a stale version changes nothing and returns no row.
   async recordPrincipals(
@@ -21,16 +18,27 @@ export class PgRecordedAccess {
     principals: string[],
     version?: number,
   ): Promise<boolean> {
-    const { rows } = await this.pool.query(
-      `INSERT INTO ${this.principals} AS p (tenant_id, document_id, principals, version, applied_version)
-       VALUES ($1, $2, $3, COALESCE($4::integer, 0), -1)
-       ON CONFLICT (tenant_id, document_id) DO UPDATE
-         SET principals = EXCLUDED.principals, version = GREATEST(p.version, EXCLUDED.version)
-         WHERE $4::integer IS NULL OR p.version <= $4::integer
-       RETURNING 1`,
-      [tenantId, documentId, principals, version ?? null],
-    );
-    return rows.length > 0;
+    const row = await this.db
+      .insertInto('document_principals')
+      .values({
+        tenant_id: tenantId,
+        document_id: documentId,
+        principals,
+        version: version ?? 0,
+        applied_version: -1,
+      })
+      .onConflict((oc) => {
+        const update = oc.columns(['tenant_id', 'document_id']).doUpdateSet((eb) => ({
+          principals: eb.ref('excluded.principals'),
+          version: eb.fn<number>('greatest', ['document_principals.version', 'excluded.version']),
+        }));
+        return version === undefined
+          ? update
+          : update.where('document_principals.version', '<=', version);
+      })
+      .returning('version')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async markPrincipalsApplied(
@@ -38,27 +46,25 @@ export class PgRecordedAccess {
     documentId: string,
     version?: number,
   ): Promise<void> {
-    await this.pool.query(
-      `UPDATE ${this.principals} SET applied_version = version
-        WHERE tenant_id = $1 AND document_id = $2 AND ($3::integer IS NULL OR version = $3::integer)`,
-      [tenantId, documentId, version ?? null],
-    );
+    let update = this.db
+      .updateTable('document_principals')
+      .set((eb) => ({ applied_version: eb.ref('version') }))
+      .where('tenant_id', '=', tenantId)
+      .where('document_id', '=', documentId);
+    if (version !== undefined) update = update.where('version', '=', version);
+    await update.execute();
   }
 
   async accessStates(
     tenantId: TenantId,
     documentIds: string[],
   ): Promise<Map<string, RecordedAccess>> {
-    const { rows } = await this.pool.query<{
-      document_id: string;
-      principals: string[];
-      version: number;
-      applied_version: number;
-    }>(
-      `SELECT document_id, principals, version, applied_version FROM ${this.principals}
-        WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
-      [tenantId, documentIds],
-    );
+    const rows = await this.db
+      .selectFrom('document_principals')
+      .select(['document_id', 'principals', 'version', 'applied_version'])
+      .where('tenant_id', '=', tenantId)
+      .where((eb) => eb('document_id', '=', eb.fn.any(eb.val(documentIds))))
+      .execute();
     return new Map(
       rows.map((row) => [
         row.document_id,
@@ -72,11 +78,13 @@ export class PgRecordedAccess {
   }
 
   async principalsOf(tenantId: TenantId, documentId: string): Promise<string[] | undefined> {
-    const { rows } = await this.pool.query<{ principals: string[] }>(
-      `SELECT principals FROM ${this.principals} WHERE tenant_id = $1 AND document_id = $2`,
-      [tenantId, documentId],
-    );
-    return rows[0]?.principals;
+    const row = await this.db
+      .selectFrom('document_principals')
+      .select('principals')
+      .where('tenant_id', '=', tenantId)
+      .where('document_id', '=', documentId)
+      .executeTakeFirst();
+    return row?.principals;
   }
 
   async recordAttributes(
@@ -85,26 +93,38 @@ export class PgRecordedAccess {
     attributes: EditableAttributes,
     version?: number,
   ): Promise<boolean> {
-    const { rows } = await this.pool.query(
-      `INSERT INTO ${this.attributes} AS a (tenant_id, document_id, attributes, version)
-       VALUES ($1, $2, $3::jsonb, COALESCE($4::integer, 0))
-       ON CONFLICT (tenant_id, document_id) DO UPDATE
-         SET attributes = EXCLUDED.attributes, version = GREATEST(a.version, EXCLUDED.version)
-         WHERE $4::integer IS NULL OR a.version <= $4::integer
-       RETURNING 1`,
-      [tenantId, documentId, JSON.stringify(attributes), version ?? null],
-    );
-    return rows.length > 0;
+    const row = await this.db
+      .insertInto('document_attributes')
+      .values({
+        tenant_id: tenantId,
+        document_id: documentId,
+        attributes: JSON.stringify(attributes),
+        version: version ?? 0,
+      })
+      .onConflict((oc) => {
+        const update = oc.columns(['tenant_id', 'document_id']).doUpdateSet((eb) => ({
+          attributes: eb.ref('excluded.attributes'),
+          version: eb.fn<number>('greatest', ['document_attributes.version', 'excluded.version']),
+        }));
+        return version === undefined
+          ? update
+          : update.where('document_attributes.version', '<=', version);
+      })
+      .returning('version')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async attributesOf(
     tenantId: TenantId,
     documentId: string,
   ): Promise<EditableAttributes | undefined> {
-    const { rows } = await this.pool.query<{ attributes: EditableAttributes }>(
-      `SELECT attributes FROM ${this.attributes} WHERE tenant_id = $1 AND document_id = $2`,
-      [tenantId, documentId],
-    );
-    return rows[0]?.attributes;
+    const row = await this.db
+      .selectFrom('document_attributes')
+      .select('attributes')
+      .where('tenant_id', '=', tenantId)
+      .where('document_id', '=', documentId)
+      .executeTakeFirst();
+    return row?.attributes;
   }
 }

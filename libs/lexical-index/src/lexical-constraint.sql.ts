@@ -1,3 +1,5 @@
+import { type RawBuilder, sql } from 'kysely';
+
 import type { LexicalConstraint } from './lexical-query.parser';
 
 /**
@@ -6,29 +8,29 @@ import type { LexicalConstraint } from './lexical-query.parser';
  * phrase of stop words only has no lexeme and constrains nothing (NULL, read as true at the top).
  * Identifiers must appear in the chunk's title or text as typed, case-insensitively.
  */
-export function constraintToSql(constraint: LexicalConstraint, params: unknown[]): string {
-  const node = (c: LexicalConstraint): string => {
+export function constraintToSql(constraint: LexicalConstraint): RawBuilder<boolean> {
+  const node = (c: LexicalConstraint): RawBuilder<boolean> => {
     switch (c.kind) {
       case 'word':
       case 'phrase': {
-        const fn = c.kind === 'word' ? 'plainto_tsquery' : 'phraseto_tsquery';
-        const q = `${fn}('english', $${params.push(c.text)}::text)`;
-        return `(CASE WHEN numnode(${q}) = 0 THEN NULL ELSE c.tsv @@ ${q} END)`;
+        const fn = sql.raw(c.kind === 'word' ? 'plainto_tsquery' : 'phraseto_tsquery');
+        const q = sql`${fn}('english', ${c.text}::text)`;
+        return sql`(CASE WHEN numnode(${q}) = 0 THEN NULL ELSE c.tsv @@ ${q} END)`;
       }
       case 'literal':
-        return literalSql(c.text, params);
+        return literalSql(c.text);
       case 'and':
-        return `(${c.items.map(node).join(' AND ')})`;
+        return sql`(${sql.join(c.items.map(node), sql` AND `)})`;
       case 'or':
-        return `(${c.items.map(node).join(' OR ')})`;
+        return sql`(${sql.join(c.items.map(node), sql` OR `)})`;
       case 'not':
-        return `(NOT ${node(c.item)})`;
+        return sql`(NOT ${node(c.item)})`;
     }
   };
-  return `coalesce(${node(constraint)}, TRUE)`;
+  return sql`coalesce(${node(constraint)}, TRUE)`;
 }
 
 /** Whether the chunk row `c` holds the text as typed in its title or text, case-insensitively. */
-export function literalSql(text: string, params: unknown[]): string {
-  return `(strpos(lower(c.title || E'\\n' || c.text), lower($${params.push(text)}::text)) > 0)`;
+export function literalSql(text: string): RawBuilder<boolean> {
+  return sql`(strpos(lower(c.title || E'\\n' || c.text), lower(${text}::text)) > 0)`;
 }

@@ -1,6 +1,7 @@
-import type { IndexSpace, MetadataValue } from '@kb/contracts';
-import type { Pool } from 'pg';
+import type { IndexSpace } from '@kb/contracts';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 
+import type { DB } from './db.generated';
 import { constraintToSql } from './lexical-constraint.sql';
 import type {
   ChunkLocation,
@@ -15,29 +16,36 @@ import { parseLexicalQuery } from './lexical-query.parser';
 /**
  * The reads of `PgLexicalIndex` beyond search: chunks by reference (texts, locations, term
  * vectors, neighbours, a query's constraint), and a space's rows and postings for a snapshot.
+ * The reads by reference join a `jsonb_to_recordset` of the refs (one parameter for any number):
+ * `sql` templates, which the builder would only obscure.
  */
 export class PgChunkReads {
+  private readonly table: RawBuilder<unknown>;
+  private readonly postings: RawBuilder<unknown>;
+
   constructor(
-    private readonly pool: Pool,
-    private readonly table: string,
-    private readonly postings: string,
-  ) {}
+    private readonly db: Kysely<DB>,
+    schema: string,
+  ) {
+    this.table = sql.table(`${schema}.chunks`);
+    this.postings = sql.table(`${schema}.postings`);
+  }
 
   async termVectors(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, TermVector>> {
     if (chunks.length === 0) return new Map();
-    const { rows } = await this.pool.query<{
+    const { rows } = await sql<{
       document_id: string;
       document_version: number;
       chunk_index: number;
       lexeme: string;
       tf: number;
       doc_len: number;
-    }>(
-      `SELECT p.document_id, p.document_version, p.chunk_index, p.lexeme, p.tf, p.doc_len
-         FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
-         JOIN ${this.postings} p ON p.tenant_id = $1 AND p.document_id = a.document_id
-          AND p.document_version = a.document_version AND p.chunk_index = a.chunk_index`,
-      [space, JSON.stringify(chunks.map(toRefRow))],
+    }>`SELECT p.document_id, p.document_version, p.chunk_index, p.lexeme, p.tf, p.doc_len
+         FROM jsonb_to_recordset(${JSON.stringify(chunks.map(toRefRow))}::jsonb)
+              AS a(document_id text, document_version integer, chunk_index integer)
+         JOIN ${this.postings} p ON p.tenant_id = ${space} AND p.document_id = a.document_id
+          AND p.document_version = a.document_version AND p.chunk_index = a.chunk_index`.execute(
+      this.db,
     );
     const vectors = new Map<string, TermVector>();
     for (const row of rows) {
@@ -51,20 +59,17 @@ export class PgChunkReads {
 
   async locations(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkLocation>> {
     if (chunks.length === 0) return new Map();
-    const { rows } = await this.pool.query<{
+    // One primary-key lookup per chunk (LATERAL … LIMIT 1 keeps it parameterized): joined
+    // plainly, the planner takes the recordset for 100 rows and hashes a scan of the space's
+    // every chunk row (350 buffers for a page of 10 in a CISI tenant, docs/adr/0029).
+    const { rows } = await sql<{
       document_id: string;
       document_version: number;
       chunk_index: number;
       page: number | null;
       heading_path: string[];
-    }>(
-      // One primary-key lookup per chunk (LATERAL … LIMIT 1 keeps it parameterized): joined
-      // plainly, the planner takes the recordset for 100 rows and hashes a scan of the space's
-      // every chunk row (350 buffers for a page of 10 in a CISI tenant, docs/adr/0029).
-      `SELECT c.document_id, c.document_version, c.chunk_index, c.page, c.heading_path
-         ${this.chunksOfRecordset()}`,
-      [space, JSON.stringify(chunks.map(toRefRow))],
-    );
+    }>`SELECT c.document_id, c.document_version, c.chunk_index, c.page, c.heading_path
+         ${this.chunksOfRecordset(space, chunks)}`.execute(this.db);
     return new Map(
       rows.map((row) => [
         `${row.document_id}#${row.document_version}#${row.chunk_index}`,
@@ -77,14 +82,15 @@ export class PgChunkReads {
   }
 
   /**
-   * The chunk rows `c` of the refs in parameter $2 (a JSON recordset) in space $1, one
-   * primary-key lookup each: `locations` and `matching` read them so.
+   * The chunk rows `c` of these refs (a JSON recordset) in the space, one primary-key lookup
+   * each: `locations`, `matching` and `texts` read them so.
    */
-  private chunksOfRecordset(): string {
-    return `FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
+  private chunksOfRecordset(space: IndexSpace, chunks: ChunkRef[]): RawBuilder<unknown> {
+    return sql`FROM jsonb_to_recordset(${JSON.stringify(chunks.map(toRefRow))}::jsonb)
+             AS a(document_id text, document_version integer, chunk_index integer)
         CROSS JOIN LATERAL (
           SELECT * FROM ${this.table} c
-           WHERE c.tenant_id = $1 AND c.document_id = a.document_id
+           WHERE c.tenant_id = ${space} AND c.document_id = a.document_id
              AND c.document_version = a.document_version AND c.chunk_index = a.chunk_index
            LIMIT 1
         ) c`;
@@ -94,14 +100,9 @@ export class PgChunkReads {
     const constraint = parseLexicalQuery(query).constraint;
     const keys = chunks.map((c) => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`);
     if (!constraint || chunks.length === 0) return new Set(keys);
-    const params: unknown[] = [space, JSON.stringify(chunks.map(toRefRow))];
-    const matches = constraintToSql(constraint, params);
-    const { rows } = await this.pool.query<ChunkRefRow>(
-      `SELECT c.document_id, c.document_version, c.chunk_index
-         ${this.chunksOfRecordset()}
-        WHERE ${matches}`,
-      params,
-    );
+    const { rows } = await sql<ChunkRefRow>`SELECT c.document_id, c.document_version, c.chunk_index
+         ${this.chunksOfRecordset(space, chunks)}
+        WHERE ${constraintToSql(constraint)}`.execute(this.db);
     return new Set(
       rows.map((row) => `${row.document_id}#${row.document_version}#${row.chunk_index}`),
     );
@@ -113,21 +114,21 @@ export class PgChunkReads {
     radius: number,
   ): Promise<LexicalRecord[]> {
     if (anchors.length === 0 || radius <= 0) return [];
-    const { rows } = await this.pool.query<ChunkRow>(
-      // A range of the primary key per anchor (OFFSET 0 keeps the subquery parameterized, as in
-      // `locations`).
-      `SELECT DISTINCT c.document_id, c.document_version, c.chunk_index, c.title, c.text, c.start_offset, c.end_offset
-         FROM jsonb_to_recordset($2::jsonb) AS a(document_id text, document_version integer, chunk_index integer)
-        CROSS JOIN LATERAL (
-          SELECT * FROM ${this.table} c
-           WHERE c.tenant_id = $1 AND c.document_id = a.document_id
-             AND c.document_version = a.document_version
-             AND c.chunk_index BETWEEN a.chunk_index - $3 AND a.chunk_index + $3
-          OFFSET 0
-        ) c
-        ORDER BY c.document_id, c.chunk_index`,
-      [space, JSON.stringify(anchors.map(toRefRow)), radius],
-    );
+    // A range of the primary key per anchor (OFFSET 0 keeps the subquery parameterized, as in
+    // `locations`).
+    const { rows } = await sql<ChunkRow>`
+      SELECT DISTINCT c.document_id, c.document_version, c.chunk_index, c.title, c.text,
+             c.start_offset, c.end_offset
+        FROM jsonb_to_recordset(${JSON.stringify(anchors.map(toRefRow))}::jsonb)
+             AS a(document_id text, document_version integer, chunk_index integer)
+       CROSS JOIN LATERAL (
+         SELECT * FROM ${this.table} c
+          WHERE c.tenant_id = ${space} AND c.document_id = a.document_id
+            AND c.document_version = a.document_version
+            AND c.chunk_index BETWEEN a.chunk_index - ${radius} AND a.chunk_index + ${radius}
+         OFFSET 0
+       ) c
+       ORDER BY c.document_id, c.chunk_index`.execute(this.db);
     return rows.map((row) => ({
       documentId: row.document_id,
       documentVersion: row.document_version,
@@ -141,24 +142,23 @@ export class PgChunkReads {
 
   /** Every chunk of the space, with what BM25 and the scope read: a snapshot's rows. */
   async spaceChunks(space: IndexSpace): Promise<SpaceChunk[]> {
-    const { rows } = await this.pool.query<{
-      document_id: string;
-      document_version: number;
-      chunk_index: number;
-      doc_len: number;
-      start_offset: number;
-      end_offset: number;
-      principals: string[];
-      kb_ids: string[];
-      tags: string[];
-      uploaded_at: string;
-      metadata: Record<string, MetadataValue>;
-    }>(
-      `SELECT document_id, document_version, chunk_index, doc_len, start_offset, end_offset,
-              principals, kb_ids, tags, uploaded_at, metadata
-         FROM ${this.table} WHERE tenant_id = $1`,
-      [space],
-    );
+    const rows = await this.db
+      .selectFrom('chunks')
+      .select([
+        'document_id',
+        'document_version',
+        'chunk_index',
+        'doc_len',
+        'start_offset',
+        'end_offset',
+        'principals',
+        'kb_ids',
+        'tags',
+        'uploaded_at',
+        'metadata',
+      ])
+      .where('tenant_id', '=', space)
+      .execute();
     return rows.map((row) => ({
       documentId: row.document_id,
       documentVersion: row.document_version,
@@ -178,20 +178,24 @@ export class PgChunkReads {
   async postingsOf(space: IndexSpace, lexemes: string[]): Promise<Posting[]> {
     if (lexemes.length === 0) return [];
     // The chunk's key is built by Postgres: a cold CISI ×10 query reads ~30,000 postings.
-    const { rows } = await this.pool.query<Posting>(
-      `SELECT lexeme, document_id || '#' || document_version || '#' || chunk_index AS chunk, tf
-         FROM ${this.postings} WHERE tenant_id = $1 AND lexeme = ANY($2::text[])`,
-      [space, lexemes],
-    );
-    return rows;
+    return this.db
+      .selectFrom('postings')
+      .select([
+        'lexeme',
+        sql<string>`document_id || '#' || document_version || '#' || chunk_index`.as('chunk'),
+        'tf',
+      ])
+      .where('tenant_id', '=', space)
+      .where((eb) => eb('lexeme', '=', eb.fn.any(eb.val(lexemes))))
+      .execute();
   }
 
   /** The distinct lexemes the index's text search configuration makes of a text. */
   async analyze(text: string): Promise<string[]> {
-    const { rows } = await this.pool.query<{ lexeme: string }>(
-      `SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $1))`,
-      [text],
-    );
+    // A table function over to_tsvector: a sql template.
+    const { rows } = await sql<{
+      lexeme: string;
+    }>`SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', ${text}))`.execute(this.db);
     return rows.map((row) => row.lexeme);
   }
 
@@ -201,11 +205,9 @@ export class PgChunkReads {
     chunks: ChunkRef[],
   ): Promise<Map<string, { title: string; text: string }>> {
     if (chunks.length === 0) return new Map();
-    const { rows } = await this.pool.query<ChunkRefRow & { title: string; text: string }>(
-      `SELECT c.document_id, c.document_version, c.chunk_index, c.title, c.text
-         ${this.chunksOfRecordset()}`,
-      [space, JSON.stringify(chunks.map(toRefRow))],
-    );
+    const { rows } = await sql<ChunkRefRow & { title: string; text: string }>`
+      SELECT c.document_id, c.document_version, c.chunk_index, c.title, c.text
+        ${this.chunksOfRecordset(space, chunks)}`.execute(this.db);
     return new Map(
       rows.map((row) => [
         `${row.document_id}#${row.document_version}#${row.chunk_index}`,

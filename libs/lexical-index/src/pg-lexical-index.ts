@@ -1,8 +1,10 @@
 import type { EditableAttributes, IndexSpace } from '@kb/contracts';
-import { createPool, quoteIdent } from '@kb/database';
+import { createDatabase, createPool } from '@kb/database';
+import { type Kysely, sql } from 'kysely';
 import type { Pool } from 'pg';
 
 import { bm25Search } from './bm25-search.sql';
+import type { DB } from './db.generated';
 import type {
   ChunkLocation,
   ChunkRef,
@@ -29,8 +31,9 @@ export { BM25_B, BM25_K1 } from './bm25-search.sql';
  */
 export class PgLexicalIndex implements LexicalIndex {
   private readonly pool: Pool;
-  private readonly table: string;
-  private readonly postings: string;
+  /** Over the pool, every table qualified with the schema. */
+  private readonly db: Kysely<DB>;
+  private readonly schema: string;
   private readonly chunkReads: PgChunkReads;
 
   constructor(options: { url: string; schema?: string; maxConnections?: number }) {
@@ -41,56 +44,52 @@ export class PgLexicalIndex implements LexicalIndex {
       maxConnections: options.maxConnections ?? 4,
       applicationName: 'lexical-index',
     });
-    this.table = `${quoteIdent(schema)}.chunks`;
-    this.postings = `${quoteIdent(schema)}.postings`;
-    this.chunkReads = new PgChunkReads(this.pool, this.table, this.postings);
+    this.schema = schema;
+    this.db = createDatabase<DB>(this.pool).withSchema(schema);
+    this.chunkReads = new PgChunkReads(this.db, schema);
   }
 
+  // A bulk upsert over jsonb_to_recordset: one parameter for a batch of thousands.
   async upsert(space: IndexSpace, records: LexicalWrite[]): Promise<void> {
     if (records.length === 0) return;
-    await this.pool.query(
-      `INSERT INTO ${this.table}
-         (tenant_id, document_id, document_version, chunk_index, title, text, start_offset, end_offset,
-          kb_ids, tags, uploaded_at, metadata, principals, page, heading_path)
-       SELECT $1, r.document_id, r.document_version, r.chunk_index, r.title, r.text, r.start_offset,
-              r.end_offset, r.kb_ids, r.tags, r.uploaded_at, r.metadata, r.principals, r.page,
-              coalesce(r.heading_path, '{}')
-         FROM jsonb_to_recordset($2::jsonb) AS r(document_id text, document_version integer,
-              chunk_index integer, title text, text text, start_offset integer, end_offset integer,
-              kb_ids text[], tags text[], uploaded_at bigint, metadata jsonb, principals text[],
-              page integer, heading_path text[])
-       ON CONFLICT (tenant_id, document_id, document_version, chunk_index) DO UPDATE SET
-         title = EXCLUDED.title, text = EXCLUDED.text,
-         start_offset = EXCLUDED.start_offset, end_offset = EXCLUDED.end_offset,
-         kb_ids = EXCLUDED.kb_ids, tags = EXCLUDED.tags, uploaded_at = EXCLUDED.uploaded_at,
-         metadata = EXCLUDED.metadata, principals = EXCLUDED.principals, page = EXCLUDED.page,
-         heading_path = EXCLUDED.heading_path`,
-      [
-        space,
-        JSON.stringify(
-          records.map((r) => ({
-            document_id: r.documentId,
-            document_version: r.documentVersion,
-            chunk_index: r.chunkIndex,
-            title: r.title,
-            text: r.text,
-            start_offset: r.startOffset,
-            end_offset: r.endOffset,
-            kb_ids: r.attributes.knowledgeBaseIds,
-            tags: r.attributes.tags,
-            uploaded_at: r.attributes.uploadedAt,
-            metadata: r.attributes.metadata,
-            principals: r.attributes.principals,
-            page: r.page ?? null,
-            heading_path: r.headingPath ?? [],
-          })),
-        ),
-      ],
-    );
+    const rows = records.map((r) => ({
+      document_id: r.documentId,
+      document_version: r.documentVersion,
+      chunk_index: r.chunkIndex,
+      title: r.title,
+      text: r.text,
+      start_offset: r.startOffset,
+      end_offset: r.endOffset,
+      kb_ids: r.attributes.knowledgeBaseIds,
+      tags: r.attributes.tags,
+      uploaded_at: r.attributes.uploadedAt,
+      metadata: r.attributes.metadata,
+      principals: r.attributes.principals,
+      page: r.page ?? null,
+      heading_path: r.headingPath ?? [],
+    }));
+    await sql`
+      INSERT INTO ${sql.table(`${this.schema}.chunks`)}
+        (tenant_id, document_id, document_version, chunk_index, title, text, start_offset, end_offset,
+         kb_ids, tags, uploaded_at, metadata, principals, page, heading_path)
+      SELECT ${space}, r.document_id, r.document_version, r.chunk_index, r.title, r.text,
+             r.start_offset, r.end_offset, r.kb_ids, r.tags, r.uploaded_at, r.metadata,
+             r.principals, r.page, coalesce(r.heading_path, '{}')
+        FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(document_id text,
+             document_version integer, chunk_index integer, title text, text text,
+             start_offset integer, end_offset integer, kb_ids text[], tags text[],
+             uploaded_at bigint, metadata jsonb, principals text[], page integer,
+             heading_path text[])
+      ON CONFLICT (tenant_id, document_id, document_version, chunk_index) DO UPDATE SET
+        title = EXCLUDED.title, text = EXCLUDED.text,
+        start_offset = EXCLUDED.start_offset, end_offset = EXCLUDED.end_offset,
+        kb_ids = EXCLUDED.kb_ids, tags = EXCLUDED.tags, uploaded_at = EXCLUDED.uploaded_at,
+        metadata = EXCLUDED.metadata, principals = EXCLUDED.principals, page = EXCLUDED.page,
+        heading_path = EXCLUDED.heading_path`.execute(this.db);
   }
 
   search(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
-    return bm25Search(this.pool, { chunks: this.table, postings: this.postings }, space, query);
+    return bm25Search(this.db, this.pool, this.schema, space, query);
   }
 
   async setAttributes(
@@ -98,18 +97,17 @@ export class PgLexicalIndex implements LexicalIndex {
     documentId: string,
     attributes: EditableAttributes,
   ): Promise<number> {
-    const result = await this.pool.query(
-      `UPDATE ${this.table} SET kb_ids = $3::text[], tags = $4::text[], metadata = $5::jsonb
-        WHERE tenant_id = $1 AND document_id = $2`,
-      [
-        space,
-        documentId,
-        attributes.knowledgeBaseIds,
-        attributes.tags,
-        JSON.stringify(attributes.metadata),
-      ],
-    );
-    return result.rowCount ?? 0;
+    const result = await this.db
+      .updateTable('chunks')
+      .set({
+        kb_ids: attributes.knowledgeBaseIds,
+        tags: attributes.tags,
+        metadata: JSON.stringify(attributes.metadata),
+      })
+      .where('tenant_id', '=', space)
+      .where('document_id', '=', documentId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
   async setPrincipals(
@@ -117,20 +115,22 @@ export class PgLexicalIndex implements LexicalIndex {
     documentId: string,
     principals: string[],
   ): Promise<number> {
-    const result = await this.pool.query(
-      `UPDATE ${this.table} SET principals = $3::text[] WHERE tenant_id = $1 AND document_id = $2`,
-      [space, documentId, principals],
-    );
-    return result.rowCount ?? 0;
+    const result = await this.db
+      .updateTable('chunks')
+      .set({ principals })
+      .where('tenant_id', '=', space)
+      .where('document_id', '=', documentId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
   async deleteDocument(space: IndexSpace, documentId: string, olderThan?: number): Promise<number> {
-    const result = await this.pool.query(
-      `DELETE FROM ${this.table} WHERE tenant_id = $1 AND document_id = $2
-         AND ($3::integer IS NULL OR document_version < $3::integer)`,
-      [space, documentId, olderThan ?? null],
-    );
-    return result.rowCount ?? 0;
+    let statement = this.db
+      .deleteFrom('chunks')
+      .where('tenant_id', '=', space)
+      .where('document_id', '=', documentId);
+    if (olderThan !== undefined) statement = statement.where('document_version', '<', olderThan);
+    return Number((await statement.executeTakeFirst()).numDeletedRows);
   }
 
   /**
@@ -140,25 +140,19 @@ export class PgLexicalIndex implements LexicalIndex {
    */
   async deleteDocuments(space: IndexSpace, documentIds: string[]): Promise<number> {
     if (documentIds.length === 0) return 0;
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query(
-        `DELETE FROM ${this.postings} WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
-        [space, documentIds],
-      );
-      const result = await client.query(
-        `DELETE FROM ${this.table} WHERE tenant_id = $1 AND document_id = ANY($2::text[])`,
-        [space, documentIds],
-      );
-      await client.query('COMMIT');
-      return result.rowCount ?? 0;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .deleteFrom('postings')
+        .where('tenant_id', '=', space)
+        .where((eb) => eb('document_id', '=', eb.fn.any(eb.val(documentIds))))
+        .execute();
+      const result = await trx
+        .deleteFrom('chunks')
+        .where('tenant_id', '=', space)
+        .where((eb) => eb('document_id', '=', eb.fn.any(eb.val(documentIds))))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    });
   }
 
   async *documentVersions(
@@ -167,12 +161,20 @@ export class PgLexicalIndex implements LexicalIndex {
     const page = 500;
     let after = '';
     for (;;) {
-      const { rows } = await this.pool.query<{ document_id: string; versions: number[] }>(
-        `SELECT document_id, array_agg(DISTINCT document_version ORDER BY document_version) AS versions
-           FROM ${this.table} WHERE tenant_id = $1 AND document_id > $2
-          GROUP BY document_id ORDER BY document_id LIMIT $3`,
-        [space, after, page],
-      );
+      const rows = await this.db
+        .selectFrom('chunks')
+        .select([
+          'document_id',
+          sql<number[]>`array_agg(DISTINCT document_version ORDER BY document_version)`.as(
+            'versions',
+          ),
+        ])
+        .where('tenant_id', '=', space)
+        .where('document_id', '>', after)
+        .groupBy('document_id')
+        .orderBy('document_id')
+        .limit(page)
+        .execute();
       for (const row of rows) yield { documentId: row.document_id, versions: row.versions };
       if (rows.length < page) return;
       after = rows[rows.length - 1]!.document_id;
@@ -219,18 +221,20 @@ export class PgLexicalIndex implements LexicalIndex {
   }
 
   async countDocument(space: IndexSpace, documentId: string): Promise<number> {
-    const { rows } = await this.pool.query<{ n: string }>(
-      `SELECT count(*) AS n FROM ${this.table} WHERE tenant_id = $1 AND document_id = $2`,
-      [space, documentId],
-    );
-    return Number(rows[0]?.n ?? 0);
+    const row = await this.db
+      .selectFrom('chunks')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('tenant_id', '=', space)
+      .where('document_id', '=', documentId)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   async ping(): Promise<void> {
-    await this.pool.query('SELECT 1');
+    await sql`SELECT 1`.execute(this.db);
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await this.db.destroy();
   }
 }

@@ -1,4 +1,12 @@
+import type { DB } from './db.generated';
 import type { VectorMatch } from './vector-store';
+
+/**
+ * Every dimension's table (`kb_vectors_<dimension>`) is built by the same migrations, so the types
+ * generated from the 384 one (test/schema.int-spec.ts) are the columns of each.
+ */
+export type VectorTableName = `kb_vectors_${number}`;
+export type VectorDB = Record<VectorTableName, DB['kb_vectors_384']>;
 
 /** A row a vector query returns. */
 export interface MatchRow {

@@ -1,17 +1,22 @@
 import type { EditableAttributes } from '@kb/contracts';
 import {
-  type FilterColumns,
-  filterToSql,
   guardPool,
   migrateToLatest,
   pendingMigrations,
+  queryOn,
   withAbortableClient,
 } from '@kb/database';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
 
 import { partitionFunction, vectorTable, vectorTableHistory } from './migrations';
-import { type MatchRow, toMatch, toVectorLiteral } from './pgvector-store.rows';
+import { nearestStatement } from './pgvector-search.sql';
+import {
+  toMatch,
+  toVectorLiteral,
+  type VectorDB,
+  type VectorTableName,
+} from './pgvector-store.rows';
 import type {
   ChunkKey,
   DocumentVersions,
@@ -50,13 +55,6 @@ const DEFAULT_EF_SEARCH = 200;
  * (docs/adr/0029, twelfth pass).
  */
 const RANDOM_PAGE_COST = 1.1;
-const FILTER_COLUMNS: FilterColumns = {
-  documentId: 'document_id',
-  tags: 'tags',
-  uploadedAt: 'uploaded_at',
-  metadata: 'metadata',
-};
-
 /**
  * The self-hosted vector store: pgvector, one partition per namespace with its own HNSW cosine
  * index and the vectors inline (docs/adr/0029). Iterative index scans keep a filtered search
@@ -69,8 +67,8 @@ export class PgVectorStore implements VectorStore {
   private readonly partitions = new Set<string>();
   /** Each connection's hnsw.ef_search, when changed from DEFAULT_EF_SEARCH. */
   private readonly efSearch = new WeakMap<PoolClient, number>();
-  /** Over the same pool, for the migrator only; never destroyed (`close` ends the pool). */
-  private readonly db: Kysely<unknown>;
+  /** Over the same pool: the statements, typed by the generated types of every dimension's table. */
+  private readonly db: Kysely<VectorDB>;
   private readonly migrate: boolean;
   private dimension?: number;
 
@@ -88,7 +86,7 @@ export class PgVectorStore implements VectorStore {
       }),
       'kb_vectors',
     );
-    this.db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: this.pool }) });
+    this.db = new Kysely<VectorDB>({ dialect: new PostgresDialect({ pool: this.pool }) });
     this.migrate = options.migrate ?? true;
   }
 
@@ -114,56 +112,46 @@ export class PgVectorStore implements VectorStore {
     if (records.length === 0) return;
     const table = this.table();
     await this.ensurePartition(namespace);
-    const columns = 15;
-    const values: unknown[] = [];
-    const rows = records.map((record, i) => {
-      values.push(
-        namespace,
-        vectorId(record),
-        record.documentId,
-        record.documentVersion,
-        record.chunkIndex,
-        record.title,
-        record.text,
-        record.startOffset,
-        record.endOffset,
-        record.attributes.knowledgeBaseIds,
-        record.attributes.tags,
-        record.attributes.uploadedAt,
-        record.attributes.principals,
-        JSON.stringify(record.attributes.metadata),
-        toVectorLiteral(record.vector),
-      );
-      const params = Array.from({ length: columns }, (_, c) => `$${i * columns + c + 1}`);
-      params[columns - 2] = `${params[columns - 2]}::jsonb`;
-      params[columns - 1] = `${params[columns - 1]}::vector`;
-      return `(${params.join(', ')})`;
-    });
-    await this.pool.query(
-      `INSERT INTO ${table} (namespace, id, document_id, document_version, chunk_index, title, text,
-         start_offset, end_offset, kb_ids, tags, uploaded_at, principals, metadata, embedding)
-       VALUES ${rows.join(', ')}
-       ON CONFLICT (namespace, id) DO UPDATE SET
-         title = EXCLUDED.title, text = EXCLUDED.text, start_offset = EXCLUDED.start_offset,
-         end_offset = EXCLUDED.end_offset, kb_ids = EXCLUDED.kb_ids, tags = EXCLUDED.tags,
-         uploaded_at = EXCLUDED.uploaded_at, principals = EXCLUDED.principals,
-         metadata = EXCLUDED.metadata,
-         embedding = EXCLUDED.embedding`,
-      values,
-    );
+    await this.db
+      .insertInto(table)
+      .values(
+        records.map((record) => ({
+          namespace,
+          id: vectorId(record),
+          document_id: record.documentId,
+          document_version: record.documentVersion,
+          chunk_index: record.chunkIndex,
+          title: record.title,
+          text: record.text,
+          start_offset: record.startOffset,
+          end_offset: record.endOffset,
+          kb_ids: record.attributes.knowledgeBaseIds,
+          tags: record.attributes.tags,
+          uploaded_at: record.attributes.uploadedAt,
+          principals: record.attributes.principals,
+          metadata: sql<string>`${JSON.stringify(record.attributes.metadata)}::jsonb`,
+          embedding: sql<string>`${toVectorLiteral(record.vector)}::vector`,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['namespace', 'id']).doUpdateSet((eb) => ({
+          title: eb.ref('excluded.title'),
+          text: eb.ref('excluded.text'),
+          start_offset: eb.ref('excluded.start_offset'),
+          end_offset: eb.ref('excluded.end_offset'),
+          kb_ids: eb.ref('excluded.kb_ids'),
+          tags: eb.ref('excluded.tags'),
+          uploaded_at: eb.ref('excluded.uploaded_at'),
+          principals: eb.ref('excluded.principals'),
+          metadata: eb.ref('excluded.metadata'),
+          embedding: eb.ref('excluded.embedding'),
+        })),
+      )
+      .execute();
   }
 
   async query(namespace: string, query: VectorQuery): Promise<VectorMatch[]> {
-    const table = this.table();
-    const params: unknown[] = [toVectorLiteral(query.vector), namespace, query.topK];
-    const kbs = query.knowledgeBaseIds?.length
-      ? `AND kb_ids && $${params.push(query.knowledgeBaseIds)}::text[]`
-      : '';
-    const acl = query.principals
-      ? `AND principals && $${params.push(query.principals)}::text[]`
-      : '';
-    const filter = filterToSql(query.filter, FILTER_COLUMNS, params);
-    const texts = query.withText === false ? `'' AS title, '' AS text` : 'title, text';
+    const statement = nearestStatement(this.db, this.table(), namespace, query);
     // The search's remaining budget (docs/adr/0042): past it the statement is cancelled.
     return withAbortableClient(
       this.pool,
@@ -173,21 +161,7 @@ export class PgVectorStore implements VectorStore {
           await client.query(`SET hnsw.ef_search = ${ef}`);
           this.efSearch.set(client, ef);
         }
-        // `namespace = $2` prunes to the namespace's partition. The filter sits inside the index
-        // scan (iterative scans keep going until k rows match); relaxed order means the outer
-        // query restores exact order.
-        const { rows } = await client.query<MatchRow>(
-          `SELECT * FROM (
-           SELECT document_id, document_version, chunk_index, ${texts}, start_offset, end_offset,
-                  1 - (embedding <=> $1::vector) AS score
-             FROM ${table}
-            WHERE namespace = $2 ${kbs} ${acl} AND ${filter}
-            ORDER BY embedding <=> $1::vector
-            LIMIT $3
-         ) nearest ORDER BY score DESC, document_id, chunk_index`,
-          params,
-        );
-        return rows.map(toMatch);
+        return (await queryOn(client, statement)).map(toMatch);
       },
       query.signal,
     );
@@ -195,11 +169,13 @@ export class PgVectorStore implements VectorStore {
 
   async fetchVectors(namespace: string, chunks: ChunkKey[]): Promise<Map<string, number[]>> {
     if (chunks.length === 0) return new Map();
-    const { rows } = await this.pool.query<{ id: string; embedding: string }>(
-      `SELECT id, embedding::text AS embedding FROM ${this.table()}
-        WHERE namespace = $1 AND id = ANY($2::text[])`,
-      [namespace, chunks.map(vectorId)],
-    );
+    const ids = chunks.map(vectorId);
+    const rows = await this.db
+      .selectFrom(this.table())
+      .select(['id', sql<string>`embedding::text`.as('embedding')])
+      .where('namespace', '=', namespace)
+      .where((eb) => eb('id', '=', eb.fn.any(eb.val(ids))))
+      .execute();
     return new Map(rows.map((row) => [row.id, JSON.parse(row.embedding) as number[]]));
   }
 
@@ -208,17 +184,19 @@ export class PgVectorStore implements VectorStore {
     documentId: string,
     attributes: EditableAttributes,
   ): Promise<number> {
-    return this.inEveryTable(
-      (table) => `UPDATE ${table} SET kb_ids = $3::text[], tags = $4::text[], metadata = $5::jsonb
-        WHERE namespace = $1 AND document_id = $2`,
-      [
-        namespace,
-        documentId,
-        attributes.knowledgeBaseIds,
-        attributes.tags,
-        JSON.stringify(attributes.metadata),
-      ],
-    );
+    return this.inEveryTable(async (table) => {
+      const result = await this.db
+        .updateTable(table)
+        .set({
+          kb_ids: attributes.knowledgeBaseIds,
+          tags: attributes.tags,
+          metadata: JSON.stringify(attributes.metadata),
+        })
+        .where('namespace', '=', namespace)
+        .where('document_id', '=', documentId)
+        .executeTakeFirst();
+      return result.numUpdatedRows;
+    });
   }
 
   async setPrincipals(
@@ -226,28 +204,39 @@ export class PgVectorStore implements VectorStore {
     documentId: string,
     principals: string[],
   ): Promise<number> {
-    return this.inEveryTable(
-      (table) =>
-        `UPDATE ${table} SET principals = $3::text[] WHERE namespace = $1 AND document_id = $2`,
-      [namespace, documentId, principals],
-    );
+    return this.inEveryTable(async (table) => {
+      const result = await this.db
+        .updateTable(table)
+        .set({ principals })
+        .where('namespace', '=', namespace)
+        .where('document_id', '=', documentId)
+        .executeTakeFirst();
+      return result.numUpdatedRows;
+    });
   }
 
   async deleteDocument(namespace: string, documentId: string, olderThan?: number): Promise<number> {
-    return this.inEveryTable(
-      (table) => `DELETE FROM ${table} WHERE namespace = $1 AND document_id = $2
-         AND ($3::integer IS NULL OR document_version < $3::integer)`,
-      [namespace, documentId, olderThan ?? null],
-    );
+    return this.inEveryTable(async (table) => {
+      let statement = this.db
+        .deleteFrom(table)
+        .where('namespace', '=', namespace)
+        .where('document_id', '=', documentId);
+      if (olderThan !== undefined) statement = statement.where('document_version', '<', olderThan);
+      return (await statement.executeTakeFirst()).numDeletedRows;
+    });
   }
 
   /** One DELETE per vector table for the whole batch, pruned to the namespace's partition. */
   async deleteDocuments(namespace: string, documentIds: string[]): Promise<number> {
     if (documentIds.length === 0) return 0;
-    return this.inEveryTable(
-      (table) => `DELETE FROM ${table} WHERE namespace = $1 AND document_id = ANY($2::text[])`,
-      [namespace, documentIds],
-    );
+    return this.inEveryTable(async (table) => {
+      const result = await this.db
+        .deleteFrom(table)
+        .where('namespace', '=', namespace)
+        .where((eb) => eb('document_id', '=', eb.fn.any(eb.val(documentIds))))
+        .executeTakeFirst();
+      return result.numDeletedRows;
+    });
   }
 
   isReady(): boolean {
@@ -258,12 +247,20 @@ export class PgVectorStore implements VectorStore {
   async *documentVersions(namespace: string): AsyncIterable<DocumentVersions> {
     let after = '';
     for (;;) {
-      const { rows } = await this.pool.query<{ document_id: string; versions: number[] }>(
-        `SELECT document_id, array_agg(DISTINCT document_version ORDER BY document_version) AS versions
-           FROM ${this.table()} WHERE namespace = $1 AND document_id > $2
-          GROUP BY document_id ORDER BY document_id LIMIT $3`,
-        [namespace, after, LIST_PAGE],
-      );
+      const rows = await this.db
+        .selectFrom(this.table())
+        .select([
+          'document_id',
+          sql<number[]>`array_agg(DISTINCT document_version ORDER BY document_version)`.as(
+            'versions',
+          ),
+        ])
+        .where('namespace', '=', namespace)
+        .where('document_id', '>', after)
+        .groupBy('document_id')
+        .orderBy('document_id')
+        .limit(LIST_PAGE)
+        .execute();
       for (const row of rows) yield { documentId: row.document_id, versions: row.versions };
       if (rows.length < LIST_PAGE) return;
       after = rows[rows.length - 1]!.document_id;
@@ -271,25 +268,27 @@ export class PgVectorStore implements VectorStore {
   }
 
   async countDocument(namespace: string, documentId: string): Promise<number> {
-    const { rows } = await this.pool.query<{ n: string }>(
-      `SELECT count(*) AS n FROM ${this.table()} WHERE namespace = $1 AND document_id = $2`,
-      [namespace, documentId],
-    );
-    return Number(rows[0]?.n ?? 0);
+    const row = await this.db
+      .selectFrom(this.table())
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('namespace', '=', namespace)
+      .where('document_id', '=', documentId)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   async ping(): Promise<void> {
-    await this.pool.query('SELECT 1');
+    await sql`SELECT 1`.execute(this.db);
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await this.db.destroy();
   }
 
   /** Creates the namespace's partition unless this process knows it exists. */
   private async ensurePartition(namespace: string): Promise<void> {
     if (this.partitions.has(namespace)) return;
-    await this.pool.query(`SELECT "${partitionFunction(this.table())}"($1)`, [namespace]);
+    await sql`SELECT ${sql.id(partitionFunction(this.table()))}(${namespace})`.execute(this.db);
     this.partitions.add(namespace);
   }
 
@@ -300,12 +299,9 @@ export class PgVectorStore implements VectorStore {
    * then a document's delete arrives before any vectors. Naming the namespace and document keeps
    * the change to that document's rows whichever table holds them; with no table, nothing to do.
    */
-  private async inEveryTable(statement: (table: string) => string, values: unknown[]) {
+  private async inEveryTable(change: (table: VectorTableName) => Promise<bigint>) {
     let touched = 0;
-    for (const name of await this.vectorTables()) {
-      const result = await this.pool.query(statement(`"${name}"`), values);
-      touched += result.rowCount ?? 0;
-    }
+    for (const name of await this.vectorTables()) touched += Number(await change(name));
     return touched;
   }
 
@@ -316,17 +312,20 @@ export class PgVectorStore implements VectorStore {
    * the candidates: a few rows, where filtering all of `pg_class` by name (thousands of partitions
    * and their indexes) cost 3.5 ms of the server's time on every indexed document (ADR 29,
    * fourteenth pass). `regclass` prints a name unqualified only when it is on the search path,
-   * i.e. in this schema.
+   * i.e. in this schema. A catalog read over the pool: a named statement (prepared once per
+   * connection), which Kysely does not make.
    */
-  private async vectorTables(): Promise<string[]> {
+  private async vectorTables(): Promise<VectorTableName[]> {
     const { rows } = await this.pool.query<{ name: string }>({
       name: 'kb-vector-tables',
       text: 'SELECT partrelid::regclass::text AS name FROM pg_catalog.pg_partitioned_table',
     });
-    return rows.map((row) => row.name).filter((name) => /^kb_vectors_[0-9]+$/.test(name));
+    return rows
+      .map((row) => row.name)
+      .filter((name): name is VectorTableName => /^kb_vectors_[0-9]+$/.test(name));
   }
 
-  private table(): string {
+  private table(): VectorTableName {
     if (this.dimension === undefined) throw new Error('PgVectorStore.ensureReady() was not called');
     return vectorTable(this.dimension);
   }

@@ -2,8 +2,17 @@ import { describeMigratedSchema } from '@kb/database/test/support/migrated-schem
 
 import { vectorTableMigrations } from '../src/migrations';
 
-// pgvector's tables are written with SQL over pg (ADR 38): the dating rule only, no types.
+/**
+ * Every dimension's table (`kb_vectors_<dimension>`) is built by the same migrations: the types
+ * are generated from the 384 one and type the whole family (`VectorTableName` in the store).
+ */
 describeMigratedSchema('pgvector kb_vectors_384', {
   migrations: vectorTableMigrations(384),
   url: process.env['VECTOR_DATABASE_URL']!,
+  types: {
+    file: `${__dirname}/../src/db.generated.ts`,
+    overrides: {
+      'kb_vectors_384.metadata': 'ColumnType<Record<string, unknown>, string | undefined, string>',
+    },
+  },
 });

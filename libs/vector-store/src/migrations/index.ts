@@ -8,7 +8,7 @@ import { kbVectorsPartitions, partitionFunction } from './20261127T1200_kb_vecto
 export { partitionFunction };
 
 /** One table per dimension (`kb_vectors_384`), in the vector database's default schema. */
-export function vectorTable(dimension: number): string {
+export function vectorTable(dimension: number): `kb_vectors_${number}` {
   if (!Number.isInteger(dimension) || dimension <= 0) throw new Error(`bad dimension ${dimension}`);
   return `kb_vectors_${dimension}`;
 }
