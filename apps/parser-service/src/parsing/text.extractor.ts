@@ -6,6 +6,7 @@ import type { Extracted, ExtractInput, ExtractionLimits, Format } from './extrac
 import { detectFormat } from './format.detector';
 import { htmlToText } from './html.extractor';
 import { extractPdf } from './pdf.extractor';
+import { extractPptx } from './pptx.extractor';
 import { extractXlsx } from './xlsx.extractor';
 
 export { detectFormat } from './format.detector';
@@ -16,6 +17,7 @@ const BINARY_EXTRACTORS: Partial<Record<Format, BinaryExtractor>> = {
   pdf: (input) => extractPdf(input),
   docx: extractDocx,
   xlsx: extractXlsx,
+  pptx: extractPptx,
 };
 
 /**
