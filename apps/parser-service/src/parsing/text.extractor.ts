@@ -5,6 +5,7 @@ import { ExtractionError } from './extraction.errors';
 import type { Extracted, ExtractInput, ExtractionLimits, Format } from './extraction.model';
 import { detectFormat } from './format.detector';
 import { htmlToText } from './html.extractor';
+import { extractOdf } from './odf.extractor';
 import { extractPdf } from './pdf.extractor';
 import { extractPptx } from './pptx.extractor';
 import { extractXlsx } from './xlsx.extractor';
@@ -18,6 +19,9 @@ const BINARY_EXTRACTORS: Partial<Record<Format, BinaryExtractor>> = {
   docx: extractDocx,
   xlsx: extractXlsx,
   pptx: extractPptx,
+  odt: (input, limits) => extractOdf(input, limits, 'odt'),
+  ods: (input, limits) => extractOdf(input, limits, 'ods'),
+  odp: (input, limits) => extractOdf(input, limits, 'odp'),
 };
 
 /**
