@@ -1,6 +1,7 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 
 import { extractDocx } from './docx.extractor';
+import { extractEpub } from './epub.extractor';
 import { ExtractionError } from './extraction.errors';
 import type { Extracted, ExtractInput, ExtractionLimits, Format } from './extraction.model';
 import { detectFormat } from './format.detector';
@@ -22,6 +23,7 @@ const BINARY_EXTRACTORS: Partial<Record<Format, BinaryExtractor>> = {
   odt: (input, limits) => extractOdf(input, limits, 'odt'),
   ods: (input, limits) => extractOdf(input, limits, 'ods'),
   odp: (input, limits) => extractOdf(input, limits, 'odp'),
+  epub: extractEpub,
 };
 
 /**
