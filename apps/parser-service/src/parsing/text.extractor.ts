@@ -10,6 +10,7 @@ import { extractOdf } from './odf.extractor';
 import { extractPdf } from './pdf.extractor';
 import { extractPptx } from './pptx.extractor';
 import { extractXlsx } from './xlsx.extractor';
+import { xmlToText } from './xml.parts';
 
 export { detectFormat } from './format.detector';
 
@@ -69,6 +70,10 @@ function extractTextual(input: ExtractInput, format: Format): Extracted {
       return { ...htmlToText(raw), format };
     case 'csv':
       return { text: csvToText(raw, input.filename), format };
+    case 'tsv':
+      return { text: csvToText(raw, input.filename, '\t'), format };
+    case 'xml':
+      return { text: xmlToText(raw), format };
     case 'json':
       return { text: jsonToText(raw, input.filename), format };
     default:
@@ -77,7 +82,7 @@ function extractTextual(input: ExtractInput, format: Format): Extracted {
 }
 
 /** One line per record, `column: value` pairs, so each row reads (and embeds) on its own. */
-function csvToText(raw: string, filename: string): string {
+function csvToText(raw: string, filename: string, delimiter = ','): string {
   let rows: Record<string, string>[];
   try {
     rows = parseCsv(raw, {
@@ -85,9 +90,15 @@ function csvToText(raw: string, filename: string): string {
       skip_empty_lines: true,
       bom: true,
       relax_column_count: true,
+      delimiter,
+      ...(delimiter === '\t' ? { quote: false } : {}),
     });
   } catch (error) {
-    throw new ExtractionError('parse_error', `"${filename}" is not valid CSV: ${String(error)}`);
+    const kind = delimiter === ',' ? 'CSV' : 'TSV';
+    throw new ExtractionError(
+      'parse_error',
+      `"${filename}" is not valid ${kind}: ${String(error)}`,
+    );
   }
   return rows
     .map((row) =>

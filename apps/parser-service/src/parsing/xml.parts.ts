@@ -105,3 +105,35 @@ export class ParagraphCollector {
     return this.stack.pop()!.replace(/\s+/g, ' ').trim();
   }
 }
+
+/**
+ * An XML document as plain structured text: one `element: text` line per run of text, in document
+ * order, attributes left out. Entities are decoded, never expanded from a DTD (no entity bombs).
+ */
+export function xmlToText(xml: string): string {
+  const lines: string[] = [];
+  const open: string[] = [];
+  let pending = '';
+  const flush = () => {
+    const clean = pending.replace(/\s+/g, ' ').trim();
+    if (clean) lines.push(open.length > 0 ? `${open[open.length - 1]}: ${clean}` : clean);
+    pending = '';
+  };
+  // htmlparser2 ends a declaration at its first `>`: the DTD's internal subset is dropped whole.
+  const withoutDtd = xml.replace(/<!DOCTYPE[^[>]*(?:\[[^\]]*\][^>]*)?>/i, '');
+  walkXml(withoutDtd, {
+    open(name) {
+      flush();
+      open.push(localName(name));
+    },
+    text(text) {
+      pending += text;
+    },
+    close() {
+      flush();
+      open.pop();
+    },
+  });
+  flush();
+  return lines.join('\n');
+}
