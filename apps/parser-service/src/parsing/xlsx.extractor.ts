@@ -13,7 +13,8 @@ export async function extractXlsx(
   limits: ExtractionLimits,
 ): Promise<Extracted> {
   await inspectZip(input.body, limits, input.filename);
-  const { Workbook } = await import('exceljs');
+  // exceljs is CommonJS whose exports Node cannot name from an import(): its `default` is the module.
+  const { Workbook } = (await import('exceljs')).default;
   const sheets: Sheet[] = [];
   try {
     const workbook = new Workbook();
