@@ -22,7 +22,6 @@ export type Format =
   | 'ods'
   | 'odp'
   | 'epub'
-  | 'rtf'
   | 'eml';
 
 export interface Extracted {

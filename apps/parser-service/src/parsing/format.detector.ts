@@ -54,7 +54,6 @@ const BY_EXTENSION: Record<string, Format> = {
   ods: 'ods',
   odp: 'odp',
   epub: 'epub',
-  rtf: 'rtf',
   eml: 'eml',
 };
 const BY_MIME: Record<string, Format> = {
@@ -74,8 +73,6 @@ const BY_MIME: Record<string, Format> = {
   [`${ODF}.spreadsheet`]: 'ods',
   [`${ODF}.presentation`]: 'odp',
   'application/epub+zip': 'epub',
-  'application/rtf': 'rtf',
-  'text/rtf': 'rtf',
   'message/rfc822': 'eml',
 };
 /** Formats read from a ZIP container: the archive is counted by zip.inspector.ts first. */
@@ -89,11 +86,11 @@ export const ZIP_FORMATS: ReadonlySet<Format> = new Set([
   'epub',
 ]);
 /** Formats whose content has its own magic bytes: declared or named so, the content must agree. */
-const BINARY: ReadonlySet<Format> = new Set(['pdf', 'rtf', ...ZIP_FORMATS]);
+const BINARY: ReadonlySet<Format> = new Set(['pdf', ...ZIP_FORMATS]);
 
 /** What every branch below reads, for the `unsupported_type` message and the README. */
 export const SUPPORTED_FORMATS =
-  'text, Markdown, HTML, CSV, TSV, JSON, XML, source code, PDF, DOCX, XLSX, PPTX, ODT, ODS, ODP, EPUB, RTF or EML';
+  'text, Markdown, HTML, CSV, TSV, JSON, XML, source code, PDF, DOCX, XLSX, PPTX, ODT, ODS, ODP, EPUB or EML';
 
 /**
  * What the first bytes say the content is, when they say anything. OpenDocument and EPUB archives
@@ -101,7 +98,6 @@ export const SUPPORTED_FORMATS =
  */
 function sniff(body: Buffer): Format | 'zip' | undefined {
   if (body.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
-  if (body.subarray(0, 5).toString('latin1') === '{\\rtf') return 'rtf';
   if (body.length < 4 || body.readUInt32BE(0) !== 0x504b0304) return undefined;
   if (body.length >= 38 && body.toString('latin1', 30, 38) === 'mimetype') {
     const length = body.readUInt32LE(18);

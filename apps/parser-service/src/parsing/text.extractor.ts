@@ -1,6 +1,7 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 
 import { extractDocx } from './docx.extractor';
+import { extractEml } from './eml.extractor';
 import { extractEpub } from './epub.extractor';
 import { ExtractionError } from './extraction.errors';
 import type { Extracted, ExtractInput, ExtractionLimits, Format } from './extraction.model';
@@ -25,6 +26,7 @@ const BINARY_EXTRACTORS: Partial<Record<Format, BinaryExtractor>> = {
   ods: (input, limits) => extractOdf(input, limits, 'ods'),
   odp: (input, limits) => extractOdf(input, limits, 'odp'),
   epub: extractEpub,
+  eml: (input) => extractEml(input),
 };
 
 /**
