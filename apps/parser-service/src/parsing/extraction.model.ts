@@ -22,6 +22,7 @@ export type Format =
   | 'ods'
   | 'odp'
   | 'epub'
+  | 'rtf'
   | 'eml';
 
 export interface Extracted {

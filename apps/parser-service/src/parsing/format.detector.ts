@@ -55,6 +55,7 @@ const BY_EXTENSION: Record<string, Format> = {
   odp: 'odp',
   epub: 'epub',
   eml: 'eml',
+  rtf: 'rtf',
 };
 const BY_MIME: Record<string, Format> = {
   'text/markdown': 'markdown',
@@ -74,6 +75,8 @@ const BY_MIME: Record<string, Format> = {
   [`${ODF}.presentation`]: 'odp',
   'application/epub+zip': 'epub',
   'message/rfc822': 'eml',
+  'application/rtf': 'rtf',
+  'text/rtf': 'rtf',
 };
 /** Formats read from a ZIP container: the archive is counted by zip.inspector.ts first. */
 export const ZIP_FORMATS: ReadonlySet<Format> = new Set([
@@ -86,11 +89,11 @@ export const ZIP_FORMATS: ReadonlySet<Format> = new Set([
   'epub',
 ]);
 /** Formats whose content has its own magic bytes: declared or named so, the content must agree. */
-const BINARY: ReadonlySet<Format> = new Set(['pdf', ...ZIP_FORMATS]);
+const BINARY: ReadonlySet<Format> = new Set(['pdf', 'rtf', ...ZIP_FORMATS]);
 
 /** What every branch below reads, for the `unsupported_type` message and the README. */
 export const SUPPORTED_FORMATS =
-  'text, Markdown, HTML, CSV, TSV, JSON, XML, source code, PDF, DOCX, XLSX, PPTX, ODT, ODS, ODP, EPUB or EML';
+  'text, Markdown, HTML, CSV, TSV, JSON, XML, source code, PDF, DOCX, XLSX, PPTX, ODT, ODS, ODP, EPUB, RTF or EML';
 
 /**
  * What the first bytes say the content is, when they say anything. OpenDocument and EPUB archives
@@ -98,6 +101,7 @@ export const SUPPORTED_FORMATS =
  */
 function sniff(body: Buffer): Format | 'zip' | undefined {
   if (body.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
+  if (body.subarray(0, 5).toString('latin1') === '{\\rtf') return 'rtf';
   if (body.length < 4 || body.readUInt32BE(0) !== 0x504b0304) return undefined;
   if (body.length >= 38 && body.toString('latin1', 30, 38) === 'mimetype') {
     const length = body.readUInt32LE(18);

@@ -10,6 +10,7 @@ import { htmlToText } from './html.extractor';
 import { extractOdf } from './odf.extractor';
 import { extractPdf } from './pdf.extractor';
 import { extractPptx } from './pptx.extractor';
+import { extractRtf } from './rtf.extractor';
 import { extractXlsx } from './xlsx.extractor';
 import { xmlToText } from './xml.parts';
 
@@ -27,6 +28,7 @@ const BINARY_EXTRACTORS: Partial<Record<Format, BinaryExtractor>> = {
   odp: (input, limits) => extractOdf(input, limits, 'odp'),
   epub: extractEpub,
   eml: (input) => extractEml(input),
+  rtf: (input) => extractRtf(input),
 };
 
 /**
