@@ -1,6 +1,6 @@
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 
-import { manyEntries } from '../../test/fixtures/zip.fixtures';
+import { lyingDocx, manyEntries } from '../../test/fixtures/zip.fixtures';
 import { ExtractionError } from './extraction.errors';
 import type { ExtractInput, ExtractionLimits } from './extraction.model';
 import { detectFormat, extractText as extractWithLimits } from './text.extractor';
@@ -138,6 +138,21 @@ describe('extractText', () => {
     // At the limit the archive is read (and fails for what it is: no document inside).
     expect(await reasonOf(extractText(input('many.docx', manyEntries(100))))).toBe('parse_error');
   });
+
+  it.each(['xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub'])(
+    'counts a .%s archive through the same guard before its reader opens it',
+    async (extension) => {
+      expect(await reasonOf(extractText(input(`many.${extension}`, manyEntries(101))))).toBe(
+        'too_large',
+      );
+      const bomb = lyingDocx(2 * 1024 * 1024);
+      expect(
+        await reasonOf(
+          extractText(input(`bomb.${extension}`, bomb), { maxInflatedBytes: 1024 * 1024 }),
+        ),
+      ).toBe('too_large');
+    },
+  );
 
   it('refuses extracted text longer than the limit (output bound)', async () => {
     const text = 'word '.repeat(1000);
