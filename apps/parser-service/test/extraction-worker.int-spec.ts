@@ -9,6 +9,7 @@ import { wordCounter } from '../src/chunking/token.counter';
 import type { ExtractInput } from '../src/parsing/extraction.model';
 import { ParsingService } from '../src/parsing/parsing.service';
 import type { WorkerTextExtractor } from '../src/parsing/worker.extractor';
+import { MALFORMED } from './fixtures/malformed.fixtures';
 import { builtExtractor, DEFAULT_LIMITS } from './fixtures/worker.fixtures';
 import { lyingDocx, manyEntries } from './fixtures/zip.fixtures';
 
@@ -92,6 +93,23 @@ describe('extraction in worker threads (built worker)', () => {
       'too_large',
     );
   }, 60_000);
+
+  it('extracts or fails with a reason every file of the malformed corpus, then a DOCX', async () => {
+    const extractor = pool();
+    for (const file of MALFORMED) {
+      const outcome = await extractor.extract(input(file.filename, await file.body())).then(
+        () => 'extracted',
+        (error: unknown) =>
+          error instanceof PermanentError ? error.reason : `not permanent: ${String(error)}`,
+      );
+      expect([file.name, outcome]).toEqual([
+        file.name,
+        expect.stringMatching(/^(extracted|parse_error|too_large|no_text|unsupported_type)$/),
+      ]);
+    }
+    const next = await extractor.extract(input('after.docx', await docx('still parsing')));
+    expect(next.text).toBe('still parsing');
+  }, 120_000);
 
   it('fails a document that exhausts its worker heap as too_large, then extracts the next', async () => {
     const extractor = pool({ maxMemoryMb: 16 });

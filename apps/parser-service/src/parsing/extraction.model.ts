@@ -5,12 +5,33 @@ export interface ExtractInput {
   body: Buffer;
 }
 
-export type Format = 'text' | 'markdown' | 'html' | 'csv' | 'json' | 'code' | 'pdf' | 'docx';
+export type Format =
+  | 'text'
+  | 'markdown'
+  | 'html'
+  | 'csv'
+  | 'tsv'
+  | 'json'
+  | 'xml'
+  | 'code'
+  | 'pdf'
+  | 'docx'
+  | 'xlsx'
+  | 'pptx'
+  | 'odt'
+  | 'ods'
+  | 'odp'
+  | 'epub'
+  | 'rtf'
+  | 'eml';
 
 export interface Extracted {
   text: string;
   format: Format;
-  /** Where each page starts and ends in `text` (PDF only). */
+  /**
+   * Where each page starts and ends in `text`: PDF pages, PPTX/ODP slides, XLSX/ODS sheets (in
+   * workbook order from 1).
+   */
   pages?: Array<{ page: number; start: number; end: number }>;
   /** The document's own title when the format carries one (HTML <title>, PDF info). */
   title?: string;
@@ -20,7 +41,7 @@ export interface Extracted {
 
 /** Bounds on what one document may cost to extract; past any of them it fails `too_large`. */
 export interface ExtractionLimits {
-  /** Entries a ZIP container (DOCX) may hold. */
+  /** Entries a ZIP container (DOCX, XLSX, PPTX, OpenDocument, EPUB) may hold. */
   maxZipEntries: number;
   /** Bytes a ZIP container's entries may inflate to, counted while inflating. */
   maxInflatedBytes: number;

@@ -30,7 +30,18 @@ import { BLOB_STORE, EVENT_PRODUCER, TEXT_EXTRACTOR, TOKEN_COUNTER } from '../pl
 import type { Format, TextExtractor } from './extraction.model';
 
 /** Formats whose extracted text marks headings as Markdown `#` lines. */
-const HEADED_FORMATS: ReadonlySet<Format> = new Set(['markdown', 'html', 'docx']);
+const HEADED_FORMATS: ReadonlySet<Format> = new Set([
+  'markdown',
+  'html',
+  'docx',
+  'xlsx',
+  'pptx',
+  'odt',
+  'ods',
+  'odp',
+  'epub',
+  'eml',
+]);
 
 /** Where the chunks of one document version for one chunker are stored when too large to carry. */
 export const chunksKey = (

@@ -1,6 +1,6 @@
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 
-import { manyEntries } from '../../test/fixtures/zip.fixtures';
+import { lyingDocx, manyEntries } from '../../test/fixtures/zip.fixtures';
 import { ExtractionError } from './extraction.errors';
 import type { ExtractInput, ExtractionLimits } from './extraction.model';
 import { detectFormat, extractText as extractWithLimits } from './text.extractor';
@@ -90,6 +90,19 @@ describe('extractText', () => {
     expect(json).toEqual({ text: '{\n  "a": [\n    1,\n    2\n  ]\n}', format: 'json' });
   });
 
+  it('reads TSV rows as CSV rows are, and XML as element: text lines', async () => {
+    const tsv = await extractText(input('ships.tsv', 'name\tport\nAurora\t"Brest\n'));
+    expect(tsv).toEqual({ text: 'name: Aurora; port: "Brest', format: 'tsv' });
+    const xml =
+      '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY x "boom">]><catalog><book id="1">' +
+      '<title>Tern &amp; Gull</title><note><![CDATA[periwinkle]]></note></book>&x;</catalog>';
+    expect(await extractText(input('books.xml', xml))).toEqual({
+      text: 'title: Tern & Gull\nnote: periwinkle\ncatalog: &x;',
+      format: 'xml',
+    });
+    expect((await extractText(input('feed', '<a>b</a>', 'application/xml'))).format).toBe('xml');
+  });
+
   it('names the language of source code from the extension', async () => {
     expect(await extractText(input('main.py', 'def f():\n    return 1\n'))).toMatchObject({
       format: 'code',
@@ -112,6 +125,8 @@ describe('extractText', () => {
     ['a declared DOCX that is text', input('x', 'hello', BY_DOCX), 'type_mismatch'],
     ['malformed CSV', input('bad.csv', 'a,b\n"unterminated'), 'parse_error'],
     ['malformed JSON', input('bad.json', '{"a":'), 'parse_error'],
+    ['binary named XML', input('bad.xml', Buffer.from([0x3c, 0, 0xff])), 'unsupported_type'],
+    ['binary named TSV', input('bad.tsv', Buffer.from([0xc3, 0x28])), 'unsupported_type'],
   ])('fails %s with a reason code', async (_name, file, reason) => {
     expect(await reasonOf(extractText(file))).toBe(reason);
   });
@@ -123,6 +138,21 @@ describe('extractText', () => {
     // At the limit the archive is read (and fails for what it is: no document inside).
     expect(await reasonOf(extractText(input('many.docx', manyEntries(100))))).toBe('parse_error');
   });
+
+  it.each(['xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub'])(
+    'counts a .%s archive through the same guard before its reader opens it',
+    async (extension) => {
+      expect(await reasonOf(extractText(input(`many.${extension}`, manyEntries(101))))).toBe(
+        'too_large',
+      );
+      const bomb = lyingDocx(2 * 1024 * 1024);
+      expect(
+        await reasonOf(
+          extractText(input(`bomb.${extension}`, bomb), { maxInflatedBytes: 1024 * 1024 }),
+        ),
+      ).toBe('too_large');
+    },
+  );
 
   it('refuses extracted text longer than the limit (output bound)', async () => {
     const text = 'word '.repeat(1000);

@@ -1,102 +1,35 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 
 import { extractDocx } from './docx.extractor';
+import { extractEml } from './eml.extractor';
+import { extractEpub } from './epub.extractor';
 import { ExtractionError } from './extraction.errors';
 import type { Extracted, ExtractInput, ExtractionLimits, Format } from './extraction.model';
+import { detectFormat } from './format.detector';
 import { htmlToText } from './html.extractor';
+import { extractOdf } from './odf.extractor';
 import { extractPdf } from './pdf.extractor';
+import { extractPptx } from './pptx.extractor';
+import { extractRtf } from './rtf.extractor';
+import { extractXlsx } from './xlsx.extractor';
+import { xmlToText } from './xml.parts';
 
-const CODE_LANGUAGES: Record<string, string> = {
-  ts: 'typescript',
-  tsx: 'typescript',
-  js: 'javascript',
-  mjs: 'javascript',
-  cjs: 'javascript',
-  jsx: 'javascript',
-  py: 'python',
-  java: 'java',
-  kt: 'kotlin',
-  go: 'go',
-  rs: 'rust',
-  c: 'c',
-  h: 'c',
-  cc: 'cpp',
-  cpp: 'cpp',
-  hpp: 'cpp',
-  cs: 'csharp',
-  rb: 'ruby',
-  php: 'php',
-  swift: 'swift',
-  scala: 'scala',
-  sh: 'shell',
-  sql: 'sql',
-  yaml: 'yaml',
-  yml: 'yaml',
-  toml: 'toml',
-};
-const BY_EXTENSION: Record<string, Format> = {
-  md: 'markdown',
-  markdown: 'markdown',
-  mdx: 'markdown',
-  txt: 'text',
-  text: 'text',
-  log: 'text',
-  html: 'html',
-  htm: 'html',
-  csv: 'csv',
-  json: 'json',
-  pdf: 'pdf',
-  docx: 'docx',
-};
-const BY_MIME: Record<string, Format> = {
-  'text/markdown': 'markdown',
-  'text/html': 'html',
-  'text/csv': 'csv',
-  'application/json': 'json',
-  'application/pdf': 'pdf',
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
-};
-const BINARY: ReadonlySet<Format> = new Set(['pdf', 'docx']);
+export { detectFormat } from './format.detector';
 
-/** What the first bytes say the content is, when they say anything. */
-function sniff(body: Buffer): 'pdf' | 'zip' | undefined {
-  if (body.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
-  if (body.length >= 4 && body.readUInt32BE(0) === 0x504b0304) return 'zip';
-  return undefined;
-}
-
-/**
- * The format from the content (magic bytes), the file name and the declared type. A declared
- * binary type the content contradicts is `type_mismatch`; a name or type nothing here reads is
- * `unsupported_type`.
- */
-export function detectFormat(input: ExtractInput): { format: Format; language?: string } {
-  const extension = input.filename.toLowerCase().split('.').pop() ?? '';
-  const declared = BY_MIME[input.contentType.split(';')[0]!.trim().toLowerCase()];
-  const named = BY_EXTENSION[extension];
-  const magic = sniff(input.body);
-  if (magic === 'pdf') return { format: 'pdf' };
-  if (magic === 'zip' && (named === 'docx' || declared === 'docx')) return { format: 'docx' };
-  const claimed = declared ?? named;
-  if (claimed && BINARY.has(claimed)) {
-    throw new ExtractionError(
-      'type_mismatch',
-      `"${input.filename}" is declared ${claimed.toUpperCase()} but its content is not`,
-    );
-  }
-  if (magic === 'zip') {
-    throw new ExtractionError('unsupported_type', `"${input.filename}" is an archive`);
-  }
-  const language = CODE_LANGUAGES[extension];
-  if (named && named !== 'text') return { format: named };
-  if (language) return { format: 'code', language };
-  if (declared) return { format: declared };
-  if (named === 'text' || input.contentType.startsWith('text/')) return { format: 'text' };
-  throw new ExtractionError(
-    'unsupported_type',
-    `"${input.filename}" (${input.contentType}) is not a supported type: text, Markdown, HTML, CSV, JSON, source code, PDF or DOCX`,
-  );
-}
+type BinaryExtractor = (input: ExtractInput, limits: ExtractionLimits) => Promise<Extracted>;
+/** Formats read from bytes rather than from UTF-8 text. */
+const BINARY_EXTRACTORS: Partial<Record<Format, BinaryExtractor>> = {
+  pdf: (input) => extractPdf(input),
+  docx: extractDocx,
+  xlsx: extractXlsx,
+  pptx: extractPptx,
+  odt: (input, limits) => extractOdf(input, limits, 'odt'),
+  ods: (input, limits) => extractOdf(input, limits, 'ods'),
+  odp: (input, limits) => extractOdf(input, limits, 'odp'),
+  epub: extractEpub,
+  eml: (input) => extractEml(input),
+  rtf: (input) => extractRtf(input),
+};
 
 /**
  * Extracts a document's text in its structure's reading order. Malformed or encrypted files,
@@ -109,12 +42,8 @@ export async function extractText(
   limits: ExtractionLimits,
 ): Promise<Extracted> {
   const { format, language } = detectFormat(input);
-  const extracted =
-    format === 'pdf'
-      ? await extractPdf(input)
-      : format === 'docx'
-        ? await extractDocx(input, limits)
-        : extractTextual(input, format);
+  const binary = BINARY_EXTRACTORS[format];
+  const extracted = binary ? await binary(input, limits) : extractTextual(input, format);
   if (extracted.text.length > limits.maxTextChars) {
     throw new ExtractionError(
       'too_large',
@@ -145,6 +74,10 @@ function extractTextual(input: ExtractInput, format: Format): Extracted {
       return { ...htmlToText(raw), format };
     case 'csv':
       return { text: csvToText(raw, input.filename), format };
+    case 'tsv':
+      return { text: csvToText(raw, input.filename, '\t'), format };
+    case 'xml':
+      return { text: xmlToText(raw), format };
     case 'json':
       return { text: jsonToText(raw, input.filename), format };
     default:
@@ -153,7 +86,7 @@ function extractTextual(input: ExtractInput, format: Format): Extracted {
 }
 
 /** One line per record, `column: value` pairs, so each row reads (and embeds) on its own. */
-function csvToText(raw: string, filename: string): string {
+function csvToText(raw: string, filename: string, delimiter = ','): string {
   let rows: Record<string, string>[];
   try {
     rows = parseCsv(raw, {
@@ -161,9 +94,15 @@ function csvToText(raw: string, filename: string): string {
       skip_empty_lines: true,
       bom: true,
       relax_column_count: true,
+      delimiter,
+      ...(delimiter === '\t' ? { quote: false } : {}),
     });
   } catch (error) {
-    throw new ExtractionError('parse_error', `"${filename}" is not valid CSV: ${String(error)}`);
+    const kind = delimiter === ',' ? 'CSV' : 'TSV';
+    throw new ExtractionError(
+      'parse_error',
+      `"${filename}" is not valid ${kind}: ${String(error)}`,
+    );
   }
   return rows
     .map((row) =>

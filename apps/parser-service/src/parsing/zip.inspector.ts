@@ -10,14 +10,19 @@ export interface ZipLimits {
 }
 
 /**
- * Opens a ZIP container (DOCX) and inflates every entry once, counting the bytes as they come
+ * Opens a ZIP container (DOCX, XLSX, PPTX, OpenDocument, EPUB) and inflates every entry once, counting the bytes as they come
  * out, so an archive is refused before anything reads it whole. The sizes the central directory
  * declares are never trusted: an attacker writes them (review H1), and JSZip only compares them
  * with the real ones after inflating everything. Entries are inflated by the same JSZip that
  * mammoth reads the archive with, so what is counted here is what mammoth would inflate.
  * Too many entries or too many bytes is `too_large`; an unreadable archive is `parse_error`.
+ * Returns the archive it counted, so readers of the other containers read exactly those entries.
  */
-export async function inspectZip(body: Buffer, limits: ZipLimits, filename: string): Promise<void> {
+export async function inspectZip(
+  body: Buffer,
+  limits: ZipLimits,
+  filename: string,
+): Promise<JSZip> {
   const JSZipClass = (await import('jszip')).default;
   let zip: JSZip;
   try {
@@ -37,6 +42,7 @@ export async function inspectZip(body: Buffer, limits: ZipLimits, filename: stri
     if (entry.dir) continue;
     inflated = await countInflated(entry, inflated, limits.maxInflatedBytes, filename);
   }
+  return zip;
 }
 
 /** Inflates one entry chunk by chunk, adding to `counted`; stops at the first byte over `max`. */

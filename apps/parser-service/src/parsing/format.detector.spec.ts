@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { extract, reasonOf, upload } from '../../test/fixtures/extraction.fixtures';
+import { ExtractionError } from './extraction.errors';
+import { detectFormat, SUPPORTED_FORMATS } from './format.detector';
+
+const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+/** The README's format list: from its first line to the paragraph on failure reasons. */
+const formatList = README.slice(0, README.indexOf('Failure reasons:'));
+const named = SUPPORTED_FORMATS.replace(/ or /, ', ').split(', ');
+
+/** A file name of each format the message names that is found by its extension. */
+const BY_NAME: Record<string, string> = {
+  CSV: 'a.csv',
+  TSV: 'a.tsv',
+  JSON: 'a.json',
+  XML: 'a.xml',
+  HTML: 'a.html',
+  Markdown: 'a.md',
+  PDF: 'a.pdf',
+  DOCX: 'a.docx',
+  XLSX: 'a.xlsx',
+  PPTX: 'a.pptx',
+  ODT: 'a.odt',
+  ODS: 'a.ods',
+  ODP: 'a.odp',
+  EPUB: 'a.epub',
+  RTF: 'a.rtf',
+  EML: 'a.eml',
+};
+
+describe('the supported-format list', () => {
+  it('is what the unsupported_type message says', async () => {
+    const error = await extract(upload('a.exe', 'MZ')).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ExtractionError);
+    expect((error as ExtractionError).message).toContain(SUPPORTED_FORMATS);
+    expect(await reasonOf(extract(upload('a.exe', 'MZ')))).toBe('unsupported_type');
+  });
+
+  it.each(named)('names %s in the README, and the detector reads it', (format) => {
+    expect(formatList).toContain(format === 'text' ? 'plain text' : format);
+    const filename = BY_NAME[format];
+    if (!filename) return; // text and source code: no one extension
+    const content = format === 'PDF' ? '%PDF-1.7' : format === 'RTF' ? '{\\rtf1 x}' : 'x';
+    const body = filename.match(/\.(docx|xlsx|pptx|odt|ods|odp|epub)$/)
+      ? Buffer.from([0x50, 0x4b, 0x03, 0x04])
+      : Buffer.from(content);
+    expect(detectFormat(upload(filename, body)).format).toBe(format.toLowerCase());
+  });
+});
