@@ -85,7 +85,12 @@ export function registerSourcesCommand(program: Command): void {
       .option('--bucket <bucket>', 'an S3 bucket of the deployment (else: a folder source)')
       .option('--prefix <prefix>', 'keys under this prefix (a file is its key without it)', '')
       .option('--include <glob>', 'a glob a path must match (repeatable)', collect, [])
-      .option('--exclude <glob>', 'a glob a path must not match (repeatable)', collect, []),
+      .option('--exclude <glob>', 'a glob a path must not match (repeatable)', collect, [])
+      .option(
+        '--schedule <cron>',
+        'an S3 source: sync it on this cron expression, e.g. "0 3 * * *"',
+      )
+      .option('--timezone <zone>', 'the IANA time zone of --schedule (default UTC)'),
   ).action(
     async (
       options: RestFlags & {
@@ -95,6 +100,8 @@ export function registerSourcesCommand(program: Command): void {
         prefix: string;
         include: string[];
         exclude: string[];
+        schedule?: string;
+        timezone?: string;
       },
     ) => {
       const source = await answerOf(
@@ -107,6 +114,8 @@ export function registerSourcesCommand(program: Command): void {
             prefix: options.prefix,
             include: options.include,
             exclude: options.exclude,
+            ...(options.schedule ? { schedule: options.schedule } : {}),
+            ...(options.timezone ? { timezone: options.timezone } : {}),
           },
         }),
       );
