@@ -56,9 +56,7 @@ describe('source syncs in SQL', () => {
     const due = await newSource({ cron: '*/5 * * * *', nextSyncAt: at(-minutes(1)) });
     const later = await newSource({ cron: '*/5 * * * *', nextSyncAt: at(minutes(10)) });
     const next = at(minutes(4));
-    const claims = await Promise.all(
-      [1, 2, 3, 4].map(() => sources.claimDue(t0, 100, () => next)),
-    );
+    const claims = await Promise.all([1, 2, 3, 4].map(() => sources.claimDue(t0, 100, () => next)));
     const claimed = claims.flat().filter((c) => c.source.id === due || c.source.id === later);
     expect(claimed.map((c) => c.source.id)).toEqual([due]);
     expect(claimed[0]!.tenantId).toBe(tenant);
