@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -387,5 +389,39 @@ describe('webhooks', () => {
     });
     expect(refused.status).toBe(400);
     expect(refused.body.error?.code).toBe('invalid_webhook_secret');
+  });
+
+  it('delivers source.synced for a kb sync run of a folder source (ADR 43)', async () => {
+    const hook = await subscribe(receiver.script('/folder', []), ['source.synced']);
+    const created = await fetch(`${suite.documentUrl}/v1/sources`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+      body: JSON.stringify({ name: 'Folder', kind: 'folder', knowledgeBaseId: 'default' }),
+    });
+    expect(created.status).toBe(201);
+    const source = (await created.json()) as { id: string };
+    const dir = mkdtempSync(join(tmpdir(), 'kb-webhook-sync-'));
+    writeFileSync(join(dir, 'tide.md'), '# Tide\n\nThe spring tide floods the causeway.');
+    try {
+      const { stdout } = await run(
+        process.execPath,
+        [CLI, 'sync', dir, '--source', source.id, '--json'],
+        { env: { ...process.env, KB_TOKEN: suite.token, KB_DOCUMENTS_URL: suite.documentUrl } },
+      );
+      expect((JSON.parse(stdout) as { counts: object }).counts).toMatchObject({ added: 1 });
+      const received = await waitFor(
+        async () => payloadsAt('/folder', hook.secret),
+        (payloads) => payloads.some((p) => p.type === 'source.synced'),
+        120_000,
+      );
+      expect(received.find((p) => p.type === 'source.synced')?.data).toMatchObject({
+        sourceId: source.id,
+        syncId: expect.any(String),
+        knowledgeBaseId: 'default',
+        counts: { added: 1, updated: 0, unchanged: 0, deleted: 0, failed: 0 },
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
