@@ -171,12 +171,14 @@ describe('agents: document content and the MCP server', () => {
       const { tools } = await reader.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(
         [
+          'kb_add_source',
           'kb_context',
           'kb_get_document',
           'kb_list_documents',
           'kb_list_knowledge_bases',
           'kb_stats',
           'kb_search',
+          'kb_sync',
         ].sort(),
       );
 
