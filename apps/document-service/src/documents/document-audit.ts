@@ -46,16 +46,10 @@ export class DocumentAudit {
   ): Promise<void> {
     // Keyed like the document's own events, or by actor for a list of many.
     const key = documentIds.length === 1 ? (documentIds[0] ?? access.userId) : access.userId;
-    await this.events.enqueue(
-      trx,
-      Topics.audit,
-      access.tenantId as TenantId,
-      key,
-      {
-        ...this.event(action, access, documentIds, detail),
-        ...(knowledgeBaseIds ? { knowledgeBaseIds } : {}),
-      },
-    );
+    await this.events.enqueue(trx, Topics.audit, access.tenantId as TenantId, key, {
+      ...this.event(action, access, documentIds, detail),
+      ...(knowledgeBaseIds ? { knowledgeBaseIds } : {}),
+    });
   }
 
   /**
