@@ -7,7 +7,7 @@ import { type Detector, matchesOf } from '../pii.model';
 const IPV4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)/g;
 const VERSION_BEFORE = /\b(?:v|ver|version|release|build)\.?:?\s?$/i;
 const IPV6 =
-  /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])/g;
+  /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?![\w:]|\.\d)/g;
 
 export const detectIps: Detector = (text) => [
   ...matchesOf(
