@@ -18,7 +18,7 @@ export const piiTypeSchema = z.enum(PII_TYPES);
 export type PiiType = z.infer<typeof piiTypeSchema>;
 
 /** Findings of one document version, counted by type (types without a finding are left out). */
-export const piiSummarySchema = z.partialRecord(piiTypeSchema, z.number().int().positive());
+export const piiSummarySchema = z.partialRecord(piiTypeSchema, z.number().int().min(1));
 export type PiiSummary = Partial<Record<PiiType, number>>;
 
 const STRICTNESS: Record<PiiMode, number> = { off: 0, detect: 1, redact: 2, block: 3 };

@@ -14,6 +14,7 @@ import { embeddingDimension } from './20261125T0900_embedding_dimension';
 import { metaVersion } from './20261126T0900_meta_version';
 import { allowPrecomputedVectors } from './20261126T1555_allow_precomputed_vectors';
 import { contextRerank } from './20261127T0042_context_rerank';
+import { pii } from './20261127T0334_pii';
 import { knowledgeBaseMetadata } from './20261127T0900_knowledge_base_metadata';
 import { externalIdsAndInactive } from './20261127T1000_external_ids_and_inactive';
 import { sources } from './20261127T1010_sources';
@@ -42,6 +43,7 @@ export const migrations: Migrations = {
   '20261128T1210_one_running_sync': oneRunningSync,
   '20261128T1220_outbox_lanes': outboxLanes,
   '20261129T0900_content_hash_index': contentHashIndex,
+  '20261127T0334_pii': pii,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */

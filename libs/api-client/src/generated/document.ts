@@ -405,6 +405,7 @@ export interface operations {
                   | 'parse_error'
                   | 'too_large'
                   | 'timeout'
+                  | 'pii_blocked'
                   | 'embedding_error'
                   | 'indexing_error'
                   | 'stalled'
@@ -441,6 +442,10 @@ export interface operations {
               duplicate?: true;
               /** @enum {boolean} */
               unchanged?: true;
+              /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+              pii?: {
+                [key: string]: number;
+              };
             }[];
             nextCursor: string | null;
           };
@@ -558,6 +563,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -594,6 +600,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -625,6 +635,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -661,6 +672,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -861,6 +876,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -897,6 +913,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -928,6 +948,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -964,6 +985,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1072,6 +1097,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -1108,6 +1134,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1275,6 +1305,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -1311,6 +1342,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1423,6 +1458,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -1459,6 +1495,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1596,6 +1636,8 @@ export interface operations {
               };
               allowPrecomputedVectors: boolean;
               contextRerank: boolean;
+              /** @enum {string} */
+              pii: 'off' | 'detect' | 'redact' | 'block';
               createdAt: string;
               updatedAt: string;
               stats?: {
@@ -1729,6 +1771,11 @@ export interface operations {
           allowPrecomputedVectors?: boolean;
           /** @default false */
           contextRerank?: boolean;
+          /**
+           * @default off
+           * @enum {string}
+           */
+          pii?: 'off' | 'detect' | 'redact' | 'block';
         };
       };
     };
@@ -1795,6 +1842,8 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            /** @enum {string} */
+            pii: 'off' | 'detect' | 'redact' | 'block';
             createdAt: string;
             updatedAt: string;
           };
@@ -1930,6 +1979,8 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            /** @enum {string} */
+            pii: 'off' | 'detect' | 'redact' | 'block';
             createdAt: string;
             updatedAt: string;
           };
@@ -2093,6 +2144,8 @@ export interface operations {
           };
           allowPrecomputedVectors?: boolean;
           contextRerank?: boolean;
+          /** @enum {string} */
+          pii?: 'off' | 'detect' | 'redact' | 'block';
         };
       };
     };
@@ -2159,6 +2212,8 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            /** @enum {string} */
+            pii: 'off' | 'detect' | 'redact' | 'block';
             createdAt: string;
             updatedAt: string;
           };
@@ -2435,6 +2490,7 @@ export interface operations {
                   | 'parse_error'
                   | 'too_large'
                   | 'timeout'
+                  | 'pii_blocked'
                   | 'embedding_error'
                   | 'indexing_error'
                   | 'stalled'
@@ -2471,6 +2527,10 @@ export interface operations {
               duplicate?: true;
               /** @enum {boolean} */
               unchanged?: true;
+              /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+              pii?: {
+                [key: string]: number;
+              };
             }[];
             nextCursor: string | null;
           };
@@ -2669,6 +2729,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -2705,6 +2766,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -2736,6 +2801,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -2772,6 +2838,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
