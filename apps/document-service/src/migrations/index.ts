@@ -36,6 +36,7 @@ export const migrations: Migrations = {
   '20261126T0900_meta_version': metaVersion,
   '20261126T1555_allow_precomputed_vectors': allowPrecomputedVectors,
   '20261127T0042_context_rerank': contextRerank,
+  '20261127T0334_pii': pii,
   '20261127T0900_knowledge_base_metadata': knowledgeBaseMetadata,
   '20261127T1000_external_ids_and_inactive': externalIdsAndInactive,
   '20261127T1010_sources': sources,
@@ -43,7 +44,6 @@ export const migrations: Migrations = {
   '20261128T1210_one_running_sync': oneRunningSync,
   '20261128T1220_outbox_lanes': outboxLanes,
   '20261129T0900_content_hash_index': contentHashIndex,
-  '20261127T0334_pii': pii,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */
