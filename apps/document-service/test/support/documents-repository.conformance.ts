@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { DEFAULT_CHUNKER, pipelineOf, type PiiSummary, toTenantId } from '@kb/contracts';
+import { DEFAULT_CHUNKER, type PiiSummary, pipelineOf, toTenantId } from '@kb/contracts';
 import { ErrorKind } from '@kb/errors';
 
 import type { NewDocument } from '../../src/documents/document.model';
