@@ -5,6 +5,9 @@
  * holds it; `detect` counts findings on the document and in `kb_pii_findings_total`; `block`
  * fails the document with `pii_blocked`.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
 import { useSuite } from '../support/suite';
 import { waitFor } from '../support/wait';
 
@@ -54,7 +57,13 @@ describe('PII detection and redaction at ingest', () => {
   beforeAll(async () => {
     await createKnowledgeBase('redacted', 'redact');
     await createKnowledgeBase('audited', 'detect');
-    await createKnowledgeBase('guarded', 'block');
+    // Through the CLI, as a knowledge manager would.
+    const cli = await promisify(execFile)(
+      process.execPath,
+      ['apps/kb-cli/dist/main.js', 'kb', 'create', 'guarded', '--pii', 'block', '--json'],
+      { env: { ...process.env, KB_TOKEN: suite.token, KB_DOCUMENTS_URL: suite.documentUrl } },
+    );
+    expect(JSON.parse(cli.stdout)).toMatchObject({ id: 'guarded', pii: 'block' });
   });
 
   it('redacts before chunking: search for the address finds nothing, chunks show [EMAIL]', async () => {
@@ -141,5 +150,16 @@ describe('PII detection and redaction at ingest', () => {
     const document = await settled(id);
     expect(document.status).toBe('indexed');
     expect(document).not.toHaveProperty('pii');
+
+    // The setting can change later (it applies to versions parsed from then on).
+    const knowledgeBase = `${suite.documentUrl}/v1/knowledge-bases/redacted`;
+    const patched = await fetch(knowledgeBase, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', ...(await suite.auth()) },
+      body: JSON.stringify({ pii: 'detect' }),
+    });
+    expect(patched.status).toBe(200);
+    const read = await fetch(knowledgeBase, { headers: await suite.auth() });
+    expect(await read.json()).toMatchObject({ id: 'redacted', pii: 'detect' });
   });
 });
