@@ -27,7 +27,7 @@ describe('detectPii', () => {
       found(
         'On 2024-01-15 at 12:30:45 order 4155552672 (v1.2.3.4, version 1.2.3.4, OID 1.3.6.1.4.1) ' +
           'cost $1,234.56; ref 4111 1111 1111 1112, DE89 3704 0044 0532 0130 01, SSN 000-12-3456, ' +
-          'MAC 00:1A:2B:3C:4D:5E, std::vector, icon@2x.png, sk-learn-compatible-2024.',
+          'MAC 00:1A:2B:3C:4D:5E, std::vector, icon@2x.png, sk-learn-compatible-2024, id 456-78-9012-A.',
       ),
     ).toEqual([]);
   });
