@@ -6,6 +6,8 @@ import {
   documentStatusSchema,
   type FailureReason,
   failureReasonSchema,
+  type PiiSummary,
+  piiSummarySchema,
   type TenantId,
 } from '@kb/contracts';
 import { z } from 'zod';
@@ -81,6 +83,11 @@ export interface DocumentView {
   duplicate?: true;
   /** Set on new content for a document that already held it (its external id's, or a PUT). */
   unchanged?: true;
+  /**
+   * Personal data and secrets the parser found in the current version, counted by type, when its
+   * knowledge bases look for them (docs/adr/0051); absent when nothing was looked for.
+   */
+  pii?: PiiSummary;
 }
 
 /** A document as stored: what the repositories answer, with what the API does not show. */
@@ -113,6 +120,8 @@ export interface DocumentRecord {
   metaVersion: number;
   externalId: string | null;
   inactive: boolean;
+  /** What the parser found in the current version, by type; null or absent: not looked for. */
+  piiFindings?: PiiSummary | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -141,6 +150,7 @@ export function toView(document: DocumentRecord): DocumentView {
     state: document.inactive ? 'inactive' : 'active',
     createdAt: document.createdAt.toISOString(),
     updatedAt: document.updatedAt.toISOString(),
+    ...(document.piiFindings ? { pii: document.piiFindings } : {}),
   };
 }
 
@@ -241,6 +251,9 @@ export const documentViewSchema = z.object({
   updatedAt: z.string(),
   duplicate: z.literal(true).optional(),
   unchanged: z.literal(true).optional(),
+  pii: piiSummarySchema
+    .optional()
+    .describe('PII found in the current version, counted by type (knowledge-base setting pii)'),
 });
 
 export const documentPageSchema = z.object({

@@ -3,6 +3,8 @@ import {
   chunkerConfigSchema,
   DOCUMENT_STATUSES,
   type DocumentStatus,
+  type PiiMode,
+  piiModeSchema,
 } from '@kb/contracts';
 import { z } from 'zod';
 
@@ -57,11 +59,17 @@ export const createKnowledgeBaseSchema = z
      * does not say (docs/adr/0047): false by default.
      */
     contextRerank: z.boolean().default(false),
+    /**
+     * Personal data and secrets in its documents (docs/adr/0051): `off` (default), `detect`
+     * (counted on the document and in metrics), `redact` (replaced by placeholders before
+     * chunking and embedding) or `block` (the document fails `pii_blocked`).
+     */
+    pii: piiModeSchema.default('off'),
   })
   .strict();
 export type CreateKnowledgeBase = Omit<
   z.infer<typeof createKnowledgeBaseSchema>,
-  'metadata' | 'allowPrecomputedVectors' | 'contextRerank'
+  'metadata' | 'allowPrecomputedVectors' | 'contextRerank' | 'pii'
 > & {
   /** Absent: `{}`. */
   metadata?: KnowledgeBaseMetadata;
@@ -69,6 +77,8 @@ export type CreateKnowledgeBase = Omit<
   allowPrecomputedVectors?: boolean;
   /** Absent: false. */
   contextRerank?: boolean;
+  /** Absent: `off`. */
+  pii?: PiiMode;
 };
 
 /** `chunker` and `embeddingModel` are accepted only to answer 409 when they differ. */
@@ -84,6 +94,8 @@ export const updateKnowledgeBaseSchema = z
     /** Turning it on takes a tenant admin (403 `permission_denied`); off, anyone who may write. */
     allowPrecomputedVectors: z.boolean().optional(),
     contextRerank: z.boolean().optional(),
+    /** Applies to versions parsed from then on; documents already indexed keep their text. */
+    pii: piiModeSchema.optional(),
   })
   .strict();
 export type UpdateKnowledgeBase = z.infer<typeof updateKnowledgeBaseSchema>;
@@ -143,6 +155,8 @@ export interface KnowledgeBaseView {
   allowPrecomputedVectors: boolean;
   /** Context calls rerank by default (docs/adr/0047). */
   contextRerank: boolean;
+  /** What the parser does about personal data and secrets (docs/adr/0051). */
+  pii: PiiMode;
   createdAt: string;
   updatedAt: string;
 }
@@ -167,6 +181,7 @@ export const knowledgeBaseViewSchema = z.object({
   metadata: z.record(z.string(), z.unknown()),
   allowPrecomputedVectors: z.boolean(),
   contextRerank: z.boolean(),
+  pii: piiModeSchema,
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -40,6 +40,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
         metadata: JSON.stringify(knowledgeBase.metadata),
         allow_precomputed_vectors: knowledgeBase.allowPrecomputedVectors,
         context_rerank: knowledgeBase.contextRerank,
+        pii: knowledgeBase.pii,
         created_at: knowledgeBase.now,
         updated_at: knowledgeBase.now,
       })
@@ -112,6 +113,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
               : JSON.stringify(change.metadata.values),
         allow_precomputed_vectors: change.allowPrecomputedVectors,
         context_rerank: change.contextRerank,
+        pii: change.pii,
         updated_at: now,
       })
       .where('tenant_id', '=', tenantId)
@@ -171,7 +173,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
     if (ids.length === 0) return [];
     const rows = await sqlOf(trx)
       .selectFrom('knowledge_bases')
-      .select(['id', 'chunker', 'embedding_model'])
+      .select(['id', 'chunker', 'embedding_model', 'pii'])
       .where('tenant_id', '=', tenantId)
       .where('id', 'in', ids)
       .execute();
@@ -179,6 +181,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
       knowledgeBaseId: row.id,
       chunker: row.chunker,
       embeddingModel: row.embedding_model,
+      pii: row.pii,
     }));
   }
 }
@@ -194,6 +197,7 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   metadata: row.metadata,
   allowPrecomputedVectors: row.allow_precomputed_vectors,
   contextRerank: row.context_rerank,
+  pii: row.pii,
   createdAt: new Date(row.created_at).toISOString(),
   updatedAt: new Date(row.updated_at).toISOString(),
 });

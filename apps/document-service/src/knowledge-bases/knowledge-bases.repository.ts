@@ -1,4 +1,4 @@
-import type { ChunkerConfig, TenantId } from '@kb/contracts';
+import type { ChunkerConfig, PiiMode, TenantId } from '@kb/contracts';
 
 import {
   DEFAULT_KNOWLEDGE_BASE,
@@ -21,6 +21,7 @@ export interface NewKnowledgeBase {
   metadata: KnowledgeBaseMetadata;
   allowPrecomputedVectors: boolean;
   contextRerank: boolean;
+  pii: PiiMode;
   now: Date;
 }
 
@@ -33,6 +34,7 @@ export interface KnowledgeBaseChange {
   metadata?: { values: KnowledgeBaseMetadata; merge: boolean } | undefined;
   allowPrecomputedVectors?: boolean | undefined;
   contextRerank?: boolean | undefined;
+  pii?: PiiMode | undefined;
 }
 
 /** Which knowledge bases a page holds. */

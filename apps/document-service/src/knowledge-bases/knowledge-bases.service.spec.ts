@@ -46,6 +46,7 @@ describe('KnowledgeBasesService', () => {
       tagRule: { anyOf: [] },
       allowPrecomputedVectors: false,
       contextRerank: false,
+      pii: 'off',
       createdAt: f.now.toISOString(),
       updatedAt: f.now.toISOString(),
     });

@@ -86,6 +86,7 @@ export class KnowledgeBasesService {
         metadata: input.metadata ?? {},
         allowPrecomputedVectors: input.allowPrecomputedVectors ?? false,
         contextRerank: input.contextRerank ?? false,
+        pii: input.pii ?? 'off',
         now,
       });
       if (!created) {
@@ -150,6 +151,7 @@ export class KnowledgeBasesService {
           metadata: input.metadata && { values: input.metadata, merge },
           allowPrecomputedVectors: input.allowPrecomputedVectors,
           contextRerank: input.contextRerank,
+          pii: input.pii,
         },
         now,
       );

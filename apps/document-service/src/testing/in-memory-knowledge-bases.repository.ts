@@ -43,6 +43,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       metadata: knowledgeBase.metadata,
       allowPrecomputedVectors: knowledgeBase.allowPrecomputedVectors,
       contextRerank: knowledgeBase.contextRerank,
+      pii: knowledgeBase.pii,
       createdAt: at,
       updatedAt: at,
     };
@@ -111,6 +112,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       allowPrecomputedVectors:
         change.allowPrecomputedVectors ?? stored.view.allowPrecomputedVectors,
       contextRerank: change.contextRerank ?? stored.view.contextRerank,
+      pii: change.pii ?? stored.view.pii,
       updatedAt: now.toISOString(),
     };
     this.db.knowledgeBases.set(keyOf(tenantId, id), clone({ ...stored, view }));
@@ -155,6 +157,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
         knowledgeBaseId: kb.view.id,
         chunker: kb.chunker,
         embeddingModel: kb.view.embeddingModel,
+        pii: kb.view.pii,
       }));
   }
 

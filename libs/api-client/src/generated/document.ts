@@ -440,6 +440,7 @@ export interface operations {
                   | 'parse_error'
                   | 'too_large'
                   | 'timeout'
+                  | 'pii_blocked'
                   | 'embedding_error'
                   | 'indexing_error'
                   | 'stalled'
@@ -476,6 +477,10 @@ export interface operations {
               duplicate?: true;
               /** @enum {boolean} */
               unchanged?: true;
+              /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+              pii?: {
+                [key: string]: number;
+              };
             }[];
             nextCursor: string | null;
           };
@@ -593,6 +598,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -629,6 +635,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -660,6 +670,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -696,6 +707,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -896,6 +911,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -932,6 +948,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -963,6 +983,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -999,6 +1020,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1107,6 +1132,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -1143,6 +1169,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1310,6 +1340,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -1346,6 +1377,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1458,6 +1493,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -1494,6 +1530,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1631,6 +1671,8 @@ export interface operations {
               };
               allowPrecomputedVectors: boolean;
               contextRerank: boolean;
+              /** @enum {string} */
+              pii: 'off' | 'detect' | 'redact' | 'block';
               createdAt: string;
               updatedAt: string;
               stats?: {
@@ -1764,6 +1806,11 @@ export interface operations {
           allowPrecomputedVectors?: boolean;
           /** @default false */
           contextRerank?: boolean;
+          /**
+           * @default off
+           * @enum {string}
+           */
+          pii?: 'off' | 'detect' | 'redact' | 'block';
         };
       };
     };
@@ -1830,6 +1877,8 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            /** @enum {string} */
+            pii: 'off' | 'detect' | 'redact' | 'block';
             createdAt: string;
             updatedAt: string;
           };
@@ -1965,6 +2014,8 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            /** @enum {string} */
+            pii: 'off' | 'detect' | 'redact' | 'block';
             createdAt: string;
             updatedAt: string;
           };
@@ -2128,6 +2179,8 @@ export interface operations {
           };
           allowPrecomputedVectors?: boolean;
           contextRerank?: boolean;
+          /** @enum {string} */
+          pii?: 'off' | 'detect' | 'redact' | 'block';
         };
       };
     };
@@ -2194,6 +2247,8 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            /** @enum {string} */
+            pii: 'off' | 'detect' | 'redact' | 'block';
             createdAt: string;
             updatedAt: string;
           };
@@ -2470,6 +2525,7 @@ export interface operations {
                   | 'parse_error'
                   | 'too_large'
                   | 'timeout'
+                  | 'pii_blocked'
                   | 'embedding_error'
                   | 'indexing_error'
                   | 'stalled'
@@ -2506,6 +2562,10 @@ export interface operations {
               duplicate?: true;
               /** @enum {boolean} */
               unchanged?: true;
+              /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+              pii?: {
+                [key: string]: number;
+              };
             }[];
             nextCursor: string | null;
           };
@@ -2704,6 +2764,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -2740,6 +2801,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -2771,6 +2836,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -2807,6 +2873,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
