@@ -69,7 +69,9 @@ describe('ConversationRewriter with a chat model', () => {
         url: fake.url,
         apiKey: 'sk-test',
         model: 'rewriter-1',
-        timeoutMs: 300,
+        // Generous: a loaded 2-core machine can take a few hundred ms to answer on loopback; only
+        // the "no answer in time" case waits it out.
+        timeoutMs: 1_500,
       }),
     );
   });
