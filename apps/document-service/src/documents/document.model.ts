@@ -21,15 +21,34 @@ const principalName = z
     'letters, digits, "_", ".", "@" or "-", at most 128',
   );
 
-/** Who may read a document besides its owner: users, groups, roles, or everyone in the tenant. */
+/** Users and groups one action on one document is granted to (docs/adr/0054). */
+const granteesSchema = z.object({
+  users: z.array(principalName).max(256).default([]),
+  groups: z.array(principalName).max(256).default([]),
+});
+export type Grantees = z.infer<typeof granteesSchema>;
+
+/**
+ * Who may read a document besides its owner: users, groups, roles, or everyone in the tenant;
+ * and who may change (`writers`: edit, new content) or delete it beside the tenant-wide roles. A
+ * writer or deleter also reads it.
+ */
 export const documentAclSchema = z.object({
   users: z.array(principalName).max(256).default([]),
   groups: z.array(principalName).max(256).default([]),
   roles: z.array(principalName).max(64).default([]),
   /** Everyone in the tenant. */
   tenant: z.boolean().default(false),
+  writers: granteesSchema.optional(),
+  deleters: granteesSchema.optional(),
 });
 export type DocumentAcl = z.infer<typeof documentAclSchema>;
+
+/** The principals of a per-document grant. */
+export const granteePrincipals = (grantees: Grantees | undefined): string[] => [
+  ...(grantees?.users ?? []).map(principal.user),
+  ...(grantees?.groups ?? []).map(principal.group),
+];
 
 /** The principals a document grants read access to: its owner and its ACL's entries. */
 export function principalsOf(ownerId: string, acl: DocumentAcl): string[] {
@@ -40,6 +59,8 @@ export function principalsOf(ownerId: string, acl: DocumentAcl): string[] {
       ...acl.groups.map(principal.group),
       ...acl.roles.map(principal.role),
       ...(acl.tenant ? [principal.tenant] : []),
+      ...granteePrincipals(acl.writers),
+      ...granteePrincipals(acl.deleters),
     ]),
   ].sort();
 }

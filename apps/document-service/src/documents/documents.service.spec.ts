@@ -1,3 +1,4 @@
+import type { Action } from '@kb/auth';
 import { DEFAULT_CHUNKER, INACTIVE_TAG, pipelineOf, Topics, toTenantId } from '@kb/contracts';
 import { ErrorKind } from '@kb/errors';
 
@@ -229,6 +230,52 @@ describe('DocumentsService', () => {
         kind: ErrorKind.PermissionDenied,
       });
       expect(kinds()).toEqual(['uploaded']);
+    });
+  });
+
+  describe('per-document grants (ADR 54)', () => {
+    it('lets a writer or deleter of one document change or delete it without the tenant-wide role', async () => {
+      const document = await upload('granted', {
+        acl: {
+          users: [],
+          groups: [],
+          roles: [],
+          tenant: false,
+          writers: { users: ['wes'], groups: [] },
+          deleters: { users: [], groups: ['cleanup'] },
+        },
+      });
+      const readOnly = new Set<Action>(['read']);
+      const wes = newAccess({ userId: 'wes', documentActions: readOnly });
+      const dee = newAccess({
+        userId: 'dee',
+        principals: ['u:dee', 'g:cleanup'],
+        documentActions: readOnly,
+      });
+      // A grantee reads the document: the grant is among its principals.
+      await expect(f.documents.get(TENANT, wes, document.id)).resolves.toMatchObject({
+        id: document.id,
+      });
+      await expect(
+        f.documents.edit(TENANT, wes, document.id, { tags: ['w'] }),
+      ).resolves.toMatchObject({ tags: ['w'] });
+      // Write is not delete, and delete is not write.
+      await expect(f.documents.delete(TENANT, wes, document.id)).rejects.toMatchObject({
+        kind: ErrorKind.PermissionDenied,
+      });
+      await expect(
+        f.documents.edit(TENANT, dee, document.id, { tags: ['d'] }),
+      ).rejects.toMatchObject({ kind: ErrorKind.PermissionDenied });
+      // Another document grants them nothing.
+      const other = await upload('not granted', {
+        acl: { users: ['wes'], groups: [], roles: [], tenant: false },
+      });
+      await expect(f.documents.edit(TENANT, wes, other.id, { tags: ['w'] })).rejects.toMatchObject({
+        kind: ErrorKind.PermissionDenied,
+      });
+      await expect(f.documents.delete(TENANT, dee, document.id)).resolves.toMatchObject({
+        documentId: document.id,
+      });
     });
   });
 

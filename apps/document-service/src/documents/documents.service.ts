@@ -9,7 +9,7 @@ import {
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
-import { requireDocumentAction } from '../access/document-actions';
+import { requireDocumentActionOn } from '../access/document-actions';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
@@ -118,8 +118,8 @@ export class DocumentsService {
    * fails that document with a reason rather than dropping it.
    */
   async delete(tenantId: TenantId, access: Access, id: string): Promise<DeleteResult> {
-    await this.get(tenantId, access, id);
-    requireDocumentAction(access, 'delete');
+    const current = await readableDocument(this.documents, tenantId, access, id);
+    requireDocumentActionOn(access, 'delete', current);
     const deleted = await this.transactions.run(async (trx) => {
       const row = await this.documents.delete(trx, tenantId, id);
       if (!row) return row;

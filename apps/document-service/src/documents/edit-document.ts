@@ -2,7 +2,7 @@ import type { Access } from '@kb/auth';
 import type { EditableAttributes, TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 
-import { requireDocumentAction } from '../access/document-actions';
+import { requireDocumentActionOn } from '../access/document-actions';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { CLOCK, type Clock } from '../platform/tokens';
@@ -38,8 +38,8 @@ export class EditDocument {
     id: string,
     edit: Partial<EditableAttributes> & { inactive?: boolean },
   ): Promise<DocumentView> {
-    await readableDocument(this.documents, tenantId, access, id);
-    requireDocumentAction(access, 'write');
+    const current = await readableDocument(this.documents, tenantId, access, id);
+    requireDocumentActionOn(access, 'write', current);
     await this.knowledgeBases.requireExisting(tenantId, edit.knowledgeBaseIds ?? []);
     const now = this.clock();
     const updated = await this.transactions.run(async (trx) => {

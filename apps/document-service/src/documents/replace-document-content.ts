@@ -3,7 +3,7 @@ import type { TenantId } from '@kb/contracts';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable } from '@nestjs/common';
 
-import { requireDocumentAction } from '../access/document-actions';
+import { requireDocumentActionOn } from '../access/document-actions';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
 import { TransactionRunner } from '../platform/transaction.runner';
@@ -47,7 +47,7 @@ export class ReplaceDocumentContent {
     start?: VersionStart,
   ): Promise<DocumentView & { unchanged?: true }> {
     const current = await readableDocument(this.documents, tenantId, access, id);
-    requireDocumentAction(access, 'write');
+    requireDocumentActionOn(access, 'write', current);
     if (file.size === 0) {
       throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);
     }
