@@ -50,6 +50,8 @@ function setUp() {
       maxZipEntries: 100,
       maxInflatedBytes: 16 * 1024 * 1024,
       maxTextChars: 1_000_000,
+      maxImagePixels: 40_000_000,
+      maxOcrPages: 50,
     }),
     { PARSER_MAX_INPUT_BYTES: MAX_INPUT_BYTES },
   );

@@ -114,7 +114,7 @@ export class ParsingService {
       payload: { documentId, version, status: 'parsing' },
     });
     const body = await this.readOriginal(document);
-    const { text, pages, format, language } = await this.extractor.extract({
+    const { text, pages, format, language, ocr } = await this.extractor.extract({
       filename: document.filename,
       contentType: document.contentType,
       body,
@@ -128,7 +128,14 @@ export class ParsingService {
       text,
       pages: pages ?? [],
       headings,
+      ...(ocr ? { ocr } : {}),
     };
+    if (ocr?.pages.some((page) => page.flagged)) {
+      const flagged = ocr.pages.filter((page) => page.flagged).map((page) => page.page);
+      this.logger.warn(
+        `document ${documentId} v${version}: OCR page(s) ${flagged.join(', ')} under confidence ${ocr.minConfidence}, left out`,
+      );
+    }
     // Stored as UTF-8 plus an index of its blocks (review N6): a reader range-reads the window it
     // serves. The text first, then the index: a reader takes the index as the sign the text is in.
     const layout = textLayoutOf(extracted);
