@@ -474,6 +474,18 @@ describe.each([
     );
   });
 
+  it("sets every bound of parser-service's OCR pool, with values its config accepts", () => {
+    const container = podSpec(find(objects, 'Deployment', 'parser-service')).containers[0]!;
+    const env = resolveEnv(objects, container);
+    const ocr = Object.fromEntries(
+      [...env.values()].filter((e) => e.name.startsWith('OCR_')).map((e) => [e.name, e.value]),
+    );
+    const keys = Object.keys(parserConfigSchema.shape).filter((key) => key.startsWith('OCR_'));
+    expect(Object.keys(ocr).sort()).toEqual(keys.sort());
+    const parsed = parserConfigSchema.pick({ OCR_LANGUAGES: true, OCR_WORKERS: true }).parse(ocr);
+    expect(parsed.OCR_LANGUAGES).toEqual(['eng']);
+  });
+
   // What the model services need depends on the provider: a model volume, or an API.
   if (provider === 'onnx') {
     it('mounts the model folder at EMBEDDING_MODEL_DIR and gives model loaders a startup probe', () => {
