@@ -1,14 +1,10 @@
-import type { OcrReport } from '@kb/contracts';
+import type { OcrReport, ParsingSettings } from '@kb/contracts';
 
-/** How a knowledge base wants its documents read (set at its creation; docs/adr/0050). */
-export interface ExtractionSettings {
-  /** Read images and PDF pages without a text layer through OCR. */
-  ocr: boolean;
-  /** Tesseract language codes for OCR, e.g. `eng`, `deu`; empty for the deployment's default. */
-  ocrLanguages: string[];
-  /** Spreadsheets (XLSX, ODS): rows as `header (B7): value` records, or as plain text lines. */
-  tableMode: 'records' | 'text';
-}
+/**
+ * How a knowledge base wants its documents read (set at its creation; docs/adr/0050): OCR on or
+ * off, OCR's languages (empty: OCR_LANGUAGES), spreadsheets as records or as text.
+ */
+export type ExtractionSettings = ParsingSettings;
 
 export const DEFAULT_SETTINGS: ExtractionSettings = {
   ocr: true,

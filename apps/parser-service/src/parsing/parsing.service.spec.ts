@@ -16,6 +16,7 @@ import { INLINE_PAYLOAD_MAX_BYTES, markFailedOnDeadLetter, PermanentError } from
 import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 
+import { renderText } from '../../test/fixtures/ocr.fixtures';
 import { lyingDocx } from '../../test/fixtures/zip.fixtures';
 import { wordCounter } from '../chunking/token.counter';
 import { inProcessExtractor } from './in-process.extractor';
@@ -326,5 +327,18 @@ describe('ParsingService', () => {
     const parsed = await service.parse('t1', await upload('tides.md', GUIDE));
     expect(parsed.chunks.length).toBeGreaterThan(0);
     expect(producer.events(Topics.documentParsed)).toHaveLength(1);
+  });
+
+  it("reads with the settings of the document's knowledge bases", async () => {
+    const { service, upload } = setUp();
+    const scan = await upload('scan.png', renderText('A whiteboard photo'));
+    scan.pipelines = [
+      { ...scan.pipelines[0]!, parsing: { ocr: false, ocrLanguages: [], tableMode: 'records' } },
+    ];
+    const failure = (await service.parse('t1', scan).catch((e: unknown) => e)) as PermanentError;
+    expect([failure.reason, failure.message]).toEqual([
+      'no_text',
+      '"scan.png" has no extractable text (OCR is off)',
+    ]);
   });
 });

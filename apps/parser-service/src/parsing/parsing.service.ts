@@ -1,4 +1,5 @@
 import {
+  combineParsingSettings,
   type DocumentUploaded,
   type ExtractedText,
   extractedTextBodyKey,
@@ -114,10 +115,13 @@ export class ParsingService {
       payload: { documentId, version, status: 'parsing' },
     });
     const body = await this.readOriginal(document);
+    // Extracted once for all its knowledge bases: their settings combined (docs/adr/0050).
+    const settings = combineParsingSettings(pipelines.map((pipeline) => pipeline.parsing));
     const { text, pages, format, language, ocr } = await this.extractor.extract({
       filename: document.filename,
       contentType: document.contentType,
       body,
+      ...(settings ? { settings } : {}),
     });
     const headings = HEADED_FORMATS.has(format) ? markdownHeadings(text) : [];
     // Kept once per version, so readers can fetch the text every chunk offset points into.
