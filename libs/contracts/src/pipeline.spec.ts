@@ -39,7 +39,6 @@ describe('parsing settings', () => {
       combineParsingSettings([
         { ocr: false, ocrLanguages: ['deu'], tableMode: 'text' },
         { ocr: true, ocrLanguages: ['eng', 'deu'], tableMode: 'records' },
-        undefined,
       ]),
     ).toEqual({ ocr: true, ocrLanguages: ['deu', 'eng'], tableMode: 'records' });
     expect(combineParsingSettings([{ ocr: false, ocrLanguages: [], tableMode: 'text' }])).toEqual({

@@ -30,13 +30,15 @@ export type ParsingSettings = z.infer<typeof parsingSettingsSchema>;
  * version (every pipeline's chunks point into it), so their settings combine. OCR runs when any
  * of them wants it, in every language any of them names, and spreadsheets are read as records
  * when any of them wants records (records keep every value and name its column; text mode
- * only drops those names). Undefined when none has settings: the parser's defaults.
+ * only drops those names). One without settings counts as the defaults; undefined when none
+ * has settings: the parser's defaults.
  */
 export function combineParsingSettings(
   settings: Array<ParsingSettings | undefined>,
 ): ParsingSettings | undefined {
-  const given = settings.filter((setting): setting is ParsingSettings => setting !== undefined);
-  if (given.length === 0) return undefined;
+  if (settings.every((setting) => setting === undefined)) return undefined;
+  // A knowledge base without settings reads with the defaults.
+  const given = settings.map((setting) => setting ?? parsingSettingsSchema.parse({}));
   return {
     ocr: given.some((setting) => setting.ocr),
     ocrLanguages: [...new Set(given.flatMap((setting) => setting.ocrLanguages))],

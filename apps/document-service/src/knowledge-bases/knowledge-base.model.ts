@@ -3,6 +3,8 @@ import {
   chunkerConfigSchema,
   DOCUMENT_STATUSES,
   type DocumentStatus,
+  type ParsingSettings,
+  parsingSettingsSchema,
 } from '@kb/contracts';
 import { z } from 'zod';
 
@@ -57,6 +59,12 @@ export const createKnowledgeBaseSchema = z
      * does not say (docs/adr/0047): false by default.
      */
     contextRerank: z.boolean().default(false),
+    /**
+     * How its documents are read (docs/adr/0050): OCR on or off, OCR's languages, spreadsheet
+     * rows as records or text; fixed once created. Absent: the defaults (OCR on in the
+     * deployment's languages, records).
+     */
+    parsing: parsingSettingsSchema.optional(),
   })
   .strict();
 export type CreateKnowledgeBase = Omit<
@@ -143,6 +151,8 @@ export interface KnowledgeBaseView {
   allowPrecomputedVectors: boolean;
   /** Context calls rerank by default (docs/adr/0047). */
   contextRerank: boolean;
+  /** How its documents are read, fixed at creation (docs/adr/0050); the defaults when unset. */
+  parsing: ParsingSettings;
   createdAt: string;
   updatedAt: string;
 }
@@ -167,6 +177,7 @@ export const knowledgeBaseViewSchema = z.object({
   metadata: z.record(z.string(), z.unknown()),
   allowPrecomputedVectors: z.boolean(),
   contextRerank: z.boolean(),
+  parsing: parsingSettingsSchema,
   createdAt: z.string(),
   updatedAt: z.string(),
 });

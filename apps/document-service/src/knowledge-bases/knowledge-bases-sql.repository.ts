@@ -1,4 +1,4 @@
-import type { ChunkerConfig, TenantId } from '@kb/contracts';
+import { type ChunkerConfig, parsingSettingsSchema, type TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { type Kysely, type Selectable, sql } from 'kysely';
 
@@ -40,6 +40,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
         metadata: JSON.stringify(knowledgeBase.metadata),
         allow_precomputed_vectors: knowledgeBase.allowPrecomputedVectors,
         context_rerank: knowledgeBase.contextRerank,
+        parsing: knowledgeBase.parsing ? JSON.stringify(knowledgeBase.parsing) : null,
         created_at: knowledgeBase.now,
         updated_at: knowledgeBase.now,
       })
@@ -171,7 +172,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
     if (ids.length === 0) return [];
     const rows = await sqlOf(trx)
       .selectFrom('knowledge_bases')
-      .select(['id', 'chunker', 'embedding_model'])
+      .select(['id', 'chunker', 'embedding_model', 'parsing'])
       .where('tenant_id', '=', tenantId)
       .where('id', 'in', ids)
       .execute();
@@ -179,6 +180,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
       knowledgeBaseId: row.id,
       chunker: row.chunker,
       embeddingModel: row.embedding_model,
+      parsing: row.parsing,
     }));
   }
 }
@@ -194,6 +196,8 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   metadata: row.metadata,
   allowPrecomputedVectors: row.allow_precomputed_vectors,
   contextRerank: row.context_rerank,
+  // Validated when it was written; NULL reads as the defaults.
+  parsing: parsingSettingsSchema.parse(row.parsing ?? {}),
   createdAt: new Date(row.created_at).toISOString(),
   updatedAt: new Date(row.updated_at).toISOString(),
 });

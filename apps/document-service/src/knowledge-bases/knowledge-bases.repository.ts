@@ -1,4 +1,4 @@
-import type { ChunkerConfig, TenantId } from '@kb/contracts';
+import type { ChunkerConfig, ParsingSettings, TenantId } from '@kb/contracts';
 
 import {
   DEFAULT_KNOWLEDGE_BASE,
@@ -21,6 +21,8 @@ export interface NewKnowledgeBase {
   metadata: KnowledgeBaseMetadata;
   allowPrecomputedVectors: boolean;
   contextRerank: boolean;
+  /** Undefined: the defaults, stored as NULL. */
+  parsing: ParsingSettings | undefined;
   now: Date;
 }
 

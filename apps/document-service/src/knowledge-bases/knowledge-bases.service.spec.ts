@@ -46,6 +46,7 @@ describe('KnowledgeBasesService', () => {
       tagRule: { anyOf: [] },
       allowPrecomputedVectors: false,
       contextRerank: false,
+      parsing: { ocr: true, ocrLanguages: [], tableMode: 'records' },
       createdAt: f.now.toISOString(),
       updatedAt: f.now.toISOString(),
     });

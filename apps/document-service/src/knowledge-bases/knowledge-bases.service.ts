@@ -83,6 +83,7 @@ export class KnowledgeBasesService {
         metadata: input.metadata ?? {},
         allowPrecomputedVectors: input.allowPrecomputedVectors ?? false,
         contextRerank: input.contextRerank ?? false,
+        parsing: input.parsing,
         now,
       });
       if (!created) {

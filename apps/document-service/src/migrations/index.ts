@@ -21,6 +21,7 @@ import { sourceSchedules } from './20261127T1011_source_schedules';
 import { oneRunningSync } from './20261128T1210_one_running_sync';
 import { outboxLanes } from './20261128T1220_outbox_lanes';
 import { contentHashIndex } from './20261129T0900_content_hash_index';
+import { knowledgeBaseParsing } from './20261129T1000_knowledge_base_parsing';
 
 /** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
@@ -42,6 +43,7 @@ export const migrations: Migrations = {
   '20261128T1210_one_running_sync': oneRunningSync,
   '20261128T1220_outbox_lanes': outboxLanes,
   '20261129T0900_content_hash_index': contentHashIndex,
+  '20261129T1000_knowledge_base_parsing': knowledgeBaseParsing,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */

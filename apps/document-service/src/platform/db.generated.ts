@@ -54,6 +54,7 @@ export interface KnowledgeBases {
   id: string;
   metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
   name: string;
+  parsing: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   tag_rule: Generated<string[]>;
   tenant_id: string;
   updated_at: Timestamp;

@@ -1,4 +1,4 @@
-import type { TenantId } from '@kb/contracts';
+import { parsingSettingsSchema, type TenantId } from '@kb/contracts';
 
 import type { KnowledgeBaseView } from '../knowledge-bases/knowledge-base.model';
 import {
@@ -43,10 +43,14 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       metadata: knowledgeBase.metadata,
       allowPrecomputedVectors: knowledgeBase.allowPrecomputedVectors,
       contextRerank: knowledgeBase.contextRerank,
+      parsing: parsingSettingsSchema.parse(knowledgeBase.parsing ?? {}),
       createdAt: at,
       updatedAt: at,
     };
-    this.db.knowledgeBases.set(key, clone({ tenantId, view, chunker: view.chunker }));
+    this.db.knowledgeBases.set(
+      key,
+      clone({ tenantId, view, chunker: view.chunker, parsing: knowledgeBase.parsing ?? null }),
+    );
     this.db.writes.push({ trx: trxId, table: 'knowledge_bases', op: 'insert', key: view.id });
     return view;
   }
@@ -155,6 +159,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
         knowledgeBaseId: kb.view.id,
         chunker: kb.chunker,
         embeddingModel: kb.view.embeddingModel,
+        parsing: kb.parsing ?? null,
       }));
   }
 

@@ -28,6 +28,7 @@ const newKnowledgeBase = (
   metadata: {},
   allowPrecomputedVectors: false,
   contextRerank: false,
+  parsing: undefined,
   now: new Date('2026-11-22T10:00:00Z'),
   ...overrides,
 });
@@ -131,7 +132,12 @@ export function knowledgeBasesRepositoryConformance(
     await insert('a', { tagRule: ['z'] });
     await insert('none');
     const token = { strategy: 'token', size: 256, overlap: 32 } as const;
-    await insert('token', { chunker: token });
+    const parsing = { ocr: false, ocrLanguages: ['deu'], tableMode: 'text' as const };
+    await insert('token', { chunker: token, parsing });
+    expect(await h.repository.find(tenant, 'token')).toMatchObject({ parsing });
+    expect(await h.repository.find(tenant, 'none')).toMatchObject({
+      parsing: { ocr: true, ocrLanguages: [], tableMode: 'records' },
+    });
     expect(await h.transactions.run((trx) => h.repository.tagRulesOf(trx, tenant))).toEqual([
       { knowledgeBaseId: 'a', anyOf: ['z'] },
       { knowledgeBaseId: 'b', anyOf: ['x', 'y'] },
@@ -141,8 +147,13 @@ export function knowledgeBasesRepositoryConformance(
         h.repository.pipelineSettingsOf(trx, tenant, ['token', 'none', 'nope']),
       ),
     ).toEqual([
-      { knowledgeBaseId: 'none', chunker: DEFAULT_CHUNKER, embeddingModel: 'all-MiniLM-L6-v2' },
-      { knowledgeBaseId: 'token', chunker: token, embeddingModel: 'all-MiniLM-L6-v2' },
+      {
+        knowledgeBaseId: 'none',
+        chunker: DEFAULT_CHUNKER,
+        embeddingModel: 'all-MiniLM-L6-v2',
+        parsing: null,
+      },
+      { knowledgeBaseId: 'token', chunker: token, embeddingModel: 'all-MiniLM-L6-v2', parsing },
     ]);
     expect(await h.transactions.run((trx) => h.repository.delete(trx, tenant, 'a'))).toBe(true);
     expect(await h.transactions.run((trx) => h.repository.delete(trx, tenant, 'a'))).toBe(false);

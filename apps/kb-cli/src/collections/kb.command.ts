@@ -25,7 +25,10 @@ export function registerKbCommand(program: Command): void {
       .option('--description <text>', 'description', '')
       .option('--metadata <json>', 'free-form metadata, a JSON object')
       .option('--model <model>', "embedding model (default: the deployment's)")
-      .option('--tag-rule <tags>', 'documents tagged with any of these comma-separated tags join'),
+      .option('--tag-rule <tags>', 'documents tagged with any of these comma-separated tags join')
+      .option('--no-ocr', 'do not read images and scanned PDF pages through OCR')
+      .option('--ocr-languages <codes>', 'OCR languages, comma-separated tesseract codes (eng,deu)')
+      .option('--table-mode <mode>', 'spreadsheet rows as "records" (default) or "text"'),
   ).action(
     async (
       id: string,
@@ -35,8 +38,20 @@ export function registerKbCommand(program: Command): void {
         metadata?: string;
         model?: string;
         tagRule?: string;
+        ocr: boolean;
+        ocrLanguages?: string;
+        tableMode?: 'records' | 'text';
       },
     ) => {
+      // Sent only when a flag is given: otherwise the knowledge base reads with the defaults.
+      const parsing =
+        !options.ocr || options.ocrLanguages || options.tableMode
+          ? {
+              ocr: options.ocr,
+              ...(options.ocrLanguages ? { ocrLanguages: options.ocrLanguages.split(',') } : {}),
+              ...(options.tableMode ? { tableMode: options.tableMode } : {}),
+            }
+          : undefined;
       const created = await createKnowledgeBase(endpointOf(options), {
         id,
         name: options.name ?? id,
@@ -46,6 +61,7 @@ export function registerKbCommand(program: Command): void {
           : {}),
         ...(options.model ? { embeddingModel: options.model } : {}),
         ...(options.tagRule ? { tagRule: { anyOf: options.tagRule.split(',') } } : {}),
+        ...(parsing ? { parsing } : {}),
       });
       printResult(options, created, () =>
         summaryTable([

@@ -1596,6 +1596,17 @@ export interface operations {
               };
               allowPrecomputedVectors: boolean;
               contextRerank: boolean;
+              parsing: {
+                /** @default true */
+                ocr: boolean;
+                /** @default [] */
+                ocrLanguages: string[];
+                /**
+                 * @default records
+                 * @enum {string}
+                 */
+                tableMode: 'records' | 'text';
+              };
               createdAt: string;
               updatedAt: string;
               stats?: {
@@ -1729,6 +1740,17 @@ export interface operations {
           allowPrecomputedVectors?: boolean;
           /** @default false */
           contextRerank?: boolean;
+          parsing?: {
+            /** @default true */
+            ocr?: boolean;
+            /** @default [] */
+            ocrLanguages?: string[];
+            /**
+             * @default records
+             * @enum {string}
+             */
+            tableMode?: 'records' | 'text';
+          };
         };
       };
     };
@@ -1795,6 +1817,17 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            parsing: {
+              /** @default true */
+              ocr: boolean;
+              /** @default [] */
+              ocrLanguages: string[];
+              /**
+               * @default records
+               * @enum {string}
+               */
+              tableMode: 'records' | 'text';
+            };
             createdAt: string;
             updatedAt: string;
           };
@@ -1930,6 +1963,17 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            parsing: {
+              /** @default true */
+              ocr: boolean;
+              /** @default [] */
+              ocrLanguages: string[];
+              /**
+               * @default records
+               * @enum {string}
+               */
+              tableMode: 'records' | 'text';
+            };
             createdAt: string;
             updatedAt: string;
           };
@@ -2159,6 +2203,17 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            parsing: {
+              /** @default true */
+              ocr: boolean;
+              /** @default [] */
+              ocrLanguages: string[];
+              /**
+               * @default records
+               * @enum {string}
+               */
+              tableMode: 'records' | 'text';
+            };
             createdAt: string;
             updatedAt: string;
           };
