@@ -14,6 +14,7 @@ import { embeddingDimension } from './20261125T0900_embedding_dimension';
 import { metaVersion } from './20261126T0900_meta_version';
 import { allowPrecomputedVectors } from './20261126T1555_allow_precomputed_vectors';
 import { contextRerank } from './20261127T0042_context_rerank';
+import { knowledgeBaseParsing } from './20261127T0348_knowledge_base_parsing';
 import { knowledgeBaseMetadata } from './20261127T0900_knowledge_base_metadata';
 import { externalIdsAndInactive } from './20261127T1000_external_ids_and_inactive';
 import { sources } from './20261127T1010_sources';
@@ -21,7 +22,6 @@ import { sourceSchedules } from './20261127T1011_source_schedules';
 import { oneRunningSync } from './20261128T1210_one_running_sync';
 import { outboxLanes } from './20261128T1220_outbox_lanes';
 import { contentHashIndex } from './20261129T0900_content_hash_index';
-import { knowledgeBaseParsing } from './20261129T1000_knowledge_base_parsing';
 
 /** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
@@ -36,6 +36,7 @@ export const migrations: Migrations = {
   '20261126T0900_meta_version': metaVersion,
   '20261126T1555_allow_precomputed_vectors': allowPrecomputedVectors,
   '20261127T0042_context_rerank': contextRerank,
+  '20261127T0348_knowledge_base_parsing': knowledgeBaseParsing,
   '20261127T0900_knowledge_base_metadata': knowledgeBaseMetadata,
   '20261127T1000_external_ids_and_inactive': externalIdsAndInactive,
   '20261127T1010_sources': sources,
@@ -43,7 +44,6 @@ export const migrations: Migrations = {
   '20261128T1210_one_running_sync': oneRunningSync,
   '20261128T1220_outbox_lanes': outboxLanes,
   '20261129T0900_content_hash_index': contentHashIndex,
-  '20261129T1000_knowledge_base_parsing': knowledgeBaseParsing,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */
