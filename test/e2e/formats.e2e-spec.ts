@@ -49,6 +49,33 @@ describe('formats', () => {
       });
       expect(hit!.text.toLowerCase()).toContain(file.word);
     }
+    // What OCR read is reported with the text: the page, its confidence, not flagged.
+    for (const { id, file } of uploaded.filter((u) => /scan|whiteboard/.test(u.file.filename))) {
+      const response = await fetch(`${suite.documentUrl}/v1/documents/${id}/text`, {
+        headers: await suite.auth(),
+      });
+      const text = (await response.json()) as {
+        ocr?: {
+          languages: string[];
+          pages: Array<{ page: number; confidence: number; flagged: boolean }>;
+        };
+      };
+      expect({
+        file: file.filename,
+        languages: text.ocr?.languages,
+        page: text.ocr?.pages[0],
+      }).toEqual({
+        file: file.filename,
+        languages: ['eng'],
+        page: {
+          page: 1,
+          confidence: expect.any(Number),
+          flagged: false,
+          chars: expect.any(Number),
+        },
+      });
+      expect(text.ocr!.pages[0]!.confidence).toBeGreaterThanOrEqual(60);
+    }
   });
 
   it('leaves an image unread in a knowledge base created with OCR off', async () => {

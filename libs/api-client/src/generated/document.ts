@@ -3773,7 +3773,7 @@ export interface operations {
             version: number;
             title: string;
             contentType: string;
-            /** @description How the parser read it: text, markdown, html, csv, json, code, pdf, docx. */
+            /** @description How the parser read it: text, markdown, html, csv, tsv, json, xml, code, pdf, docx, xlsx, pptx, odt, ods, odp, epub, rtf, eml, image. */
             format: string;
             /** @description The whole text, in UTF-16 code units (the unit of hit offsets). */
             length: number;
@@ -3791,6 +3791,17 @@ export interface operations {
               level: number;
               text: string;
             }[];
+            /** @description When OCR read some pages (images, scanned PDF pages): the languages, the confidence threshold and per page its confidence, characters and whether it was flagged (its text then left out). */
+            ocr?: {
+              languages: string[];
+              minConfidence: number;
+              pages: {
+                page: number;
+                confidence: number;
+                flagged: boolean;
+                chars: number;
+              }[];
+            };
           };
         };
       };
