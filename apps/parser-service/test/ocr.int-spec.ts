@@ -9,6 +9,8 @@ import { builtExtractor, builtOcrPool, DEFAULT_LIMITS } from './fixtures/worker.
  * OCR the way the service runs it: extraction (and a scan's rendering) in the extraction pool,
  * recognition in the OCR pool, both on the build output.
  */
+jest.setTimeout(60_000);
+
 const pools: Array<{ close(): Promise<void> }> = [];
 afterAll(() => Promise.all(pools.map((pool) => pool.close())));
 
@@ -49,13 +51,11 @@ describe('OCR in its own pool', () => {
   const extractor = ocrExtractor();
 
   it('reads the scanned page of a PDF into its page, the typed page as it is', async () => {
-    const started = Date.now();
     const extracted = await extractor.extract({
       filename: 'contract.pdf',
       contentType: 'application/pdf',
       body: await halfScannedPdf(PARAGRAPH),
     });
-    console.log(`scanned PDF page: ${Date.now() - started} ms (first page of a fresh pool)`);
     const [first, second] = extracted.pages!;
     expect(extracted.text.slice(first!.start, first!.end)).toBe('A typed cover page.');
     const scanned = extracted.text.slice(second!.start, second!.end);

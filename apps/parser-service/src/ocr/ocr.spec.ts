@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 
 import { extract, reasonOf, upload } from '../../test/fixtures/extraction.fixtures';
+import { pngDeclaring } from '../../test/fixtures/malformed.fixtures';
 import { characterAccuracy, PARAGRAPH, renderText } from '../../test/fixtures/ocr.fixtures';
 import { DEFAULT_SETTINGS } from '../parsing/extraction.model';
 import recognizePage, { stopRecognizer } from './ocr.worker';
@@ -13,6 +14,9 @@ const ocrExtractor = (minConfidence = 60) =>
     { recognize: recognizePage },
     { defaultLanguages: ['eng'], minConfidence, maxTextChars: 1_000_000, log: () => undefined },
   );
+
+// tesseract starts in about a second and reads a page in about half of one, on a busy machine more.
+jest.setTimeout(30_000);
 
 afterAll(() => stopRecognizer());
 
@@ -50,6 +54,12 @@ describe('OCR of images', () => {
       .png()
       .toBuffer();
     expect(await reasonOf(extract(upload('big.png', body), { maxImagePixels: 8_000_000 }))).toBe(
+      'too_large',
+    );
+  });
+
+  it('fails a PNG declaring a huge size in a few bytes too_large, from its header', async () => {
+    expect(await reasonOf(extract(upload('bomb.png', pngDeclaring(100_000, 100_000))))).toBe(
       'too_large',
     );
   });
