@@ -262,6 +262,14 @@ const REST_CASES: Record<string, (a: AValues) => RestProbe[]> = {
   // document-service: repair after a restore (ADR 40) acts on the caller's own tenant: B's admin
   // repairs B; A's member (no admin role) is refused. The answer holds counts only.
   'document-service repairDocuments': () => [{ phase: 2, ok: B_ADMIN }],
+  // document-service: usage and quotas (ADR 53) answer for the caller's own tenant: usage to its
+  // admins only (it names A's knowledge bases), the limits to any member; setting a limit on A's
+  // knowledge base is refused to all.
+  'document-service getUsage': () => [{ ok: B_ADMIN, reveals: true }],
+  'document-service getQuotas': () => [{ ok: OWN }],
+  'document-service setQuotas': (a) => [
+    { phase: 2, body: { knowledgeBaseId: a.kbId, maxDocuments: 1_000_000 } },
+  ],
   // document-service: sources
   'document-service createSource': (a) => [
     {

@@ -39,6 +39,8 @@ import { SourcesRepository } from './sources/sources.repository';
 import { SourcesService } from './sources/sources.service';
 import { DocumentStatsController } from './stats/document-stats.controller';
 import { DocumentStatsService } from './stats/document-stats.service';
+import { UsageConsumer } from './usage/usage.consumer';
+import { UsageModule } from './usage/usage.module';
 
 export type { DocumentDeps };
 
@@ -66,6 +68,7 @@ export class AppModule {
         PlatformModule.register(deps),
         // Uploads spool to disk (UPLOAD_TMP_DIR) with the size limit, for DocumentsController.
         MulterModule.register(uploadOptions(config)),
+        UsageModule,
         DocumentsModule,
         KnowledgeBasesModule,
       ],
@@ -102,7 +105,7 @@ export class AppModule {
         AccessInvalidationConsumer,
         {
           provide: EVENT_CONSUMERS,
-          inject: [AccessInvalidationConsumer, DocumentStatusConsumer],
+          inject: [AccessInvalidationConsumer, DocumentStatusConsumer, UsageConsumer],
           useFactory: (...consumers: Array<{ consumer: EventConsumer }>) =>
             consumers.map(({ consumer }) => consumer),
         },

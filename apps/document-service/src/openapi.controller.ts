@@ -10,6 +10,7 @@ import { PrecomputedChunksController } from './knowledge-bases/precomputed-chunk
 import { RepairController } from './repair/repair.controller';
 import { SourcesController } from './sources/sources.controller';
 import { DocumentStatsController } from './stats/document-stats.controller';
+import { UsageController } from './usage/usage.controller';
 
 /** The controllers of the public REST API, in the order the document lists them. */
 export const DOCUMENT_CONTROLLERS = [
@@ -22,6 +23,7 @@ export const DOCUMENT_CONTROLLERS = [
   DocumentContentController,
   DocumentStatsController,
   RepairController,
+  UsageController,
 ];
 
 /** The REST API's OpenAPI 3 document, built from the routes' `@ApiOperation`s. */

@@ -10,7 +10,8 @@ export const ocrReportSchema = z.object({
   minConfidence: z.number().min(0).max(100),
   pages: z.array(
     z.object({
-      page: z.number().int().positive(),
+      // min(1), not positive(): an OpenAPI 3.0 document cannot state an exclusive minimum.
+      page: z.number().int().min(1),
       confidence: z.number().min(0).max(100),
       flagged: z.boolean(),
       /** Characters of recognised text (kept or, when flagged, left out). */
