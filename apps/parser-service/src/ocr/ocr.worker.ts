@@ -30,6 +30,9 @@ async function workerFor(languages: string[]): Promise<Worker> {
     // Nothing is written or fetched: the data is read from the npm packages on every start.
     cacheMethod: 'none',
   });
+  // Renders and most images carry no resolution; tesseract would guess 70 dpi (and say so on
+  // stderr for every page). Pages are rendered at about 240 dpi, scans are usually 200-300.
+  await worker.setParameters({ user_defined_dpi: '300' });
   current = { key, worker, folder };
   return worker;
 }
