@@ -2,6 +2,7 @@
 # `npm run bench -- query [--tenant <id>] [--rounds n]`, `npm run bench -- ingest` or
 # `npm run bench -- large [--size-mb 50]` (one large document, peak memory per service) or
 # `npm run bench -- empty [--documents 50000]` (emptying a knowledge base, timed) or
+# `npm run bench -- formats` (the parser per format and OCR accuracy and speed, no services) or
 # `npm run bench -- acl` (the access-control oracle, KB_ACL_ROUNDS=100000 by default) or
 # `npm run bench -- drill` (backup, wipe, restore and repair of the whole of CISI): servers up,
 # build, then the benchmark (`kb-tools bench`, tools/bench) against the running services (started
@@ -20,6 +21,10 @@ case "$kind" in
   query) command=(node tools/bench/dist/main.js bench query --dataset "$dataset" "$@") ;;
   ingest) command=(node tools/bench/dist/main.js bench ingest --dataset "$dataset" "$@") ;;
   large) command=(node tools/bench/dist/main.js bench large --dataset "$dataset" "$@") ;;
+  formats)
+    # The parser per format and OCR (accuracy, seconds per page), in process: no services.
+    npx nx run-many -t build --output-style=static >/dev/null
+    exec node tools/bench/dist/main.js bench formats "$@" ;;
   # Empties a knowledge base of 50,000 documents (seeded in SQL) through REST: under 30 s.
   empty) command=(node tools/bench/dist/main.js bench empty "$@") ;;
   acl)
@@ -37,7 +42,7 @@ case "$kind" in
     npx nx run-many -t build --output-style=static >/dev/null
     export KB_DRILL_DOCUMENTS="${KB_DRILL_DOCUMENTS:-all}"
     exec npx jest test/e2e/backup-restore.e2e-spec.ts --selectProjects e2e --runInBand --forceExit "$@" ;;
-  *) echo "usage: npm run bench -- query [--tenant <id>] [--rounds <n>] | ingest [--concurrency <n>] | large [--size-mb <n>] | empty [--documents <n>] | acl | drill" >&2; exit 2 ;;
+  *) echo "usage: npm run bench -- query [--tenant <id>] [--rounds <n>] | ingest [--concurrency <n>] | large [--size-mb <n>] | empty [--documents <n>] | formats [--lines <n>] | acl | drill" >&2; exit 2 ;;
 esac
 bash scripts/infra/up.sh >&2
 # ghz, the query bench's independent client (built once into $KB_HOME/bin).

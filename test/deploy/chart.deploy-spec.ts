@@ -474,6 +474,34 @@ describe.each([
     );
   });
 
+  it("sets every bound of parser-service's OCR pool, with values its config accepts", () => {
+    const container = podSpec(find(objects, 'Deployment', 'parser-service')).containers[0]!;
+    const env = resolveEnv(objects, container);
+    const ocr = Object.fromEntries(
+      [...env.values()].filter((e) => e.name.startsWith('OCR_')).map((e) => [e.name, e.value]),
+    );
+    const keys = Object.keys(parserConfigSchema.shape).filter((key) => key.startsWith('OCR_'));
+    expect(Object.keys(ocr).sort()).toEqual(keys.sort());
+    const parsed = parserConfigSchema
+      .pick({
+        OCR_LANGUAGES: true,
+        OCR_WORKERS: true,
+        OCR_WORKER_MAX_MEMORY_MB: true,
+        PARSER_WORKERS: true,
+        PARSER_WORKER_MAX_MEMORY_MB: true,
+      })
+      .parse(Object.fromEntries([...env.values()].map((e) => [e.name, e.value])));
+    expect(parsed.OCR_LANGUAGES).toEqual(['eng']);
+    // Every thread's heap, and about 100 MiB of tesseract's WebAssembly per OCR thread (ADR 50),
+    // within 80 % of the container's limit.
+    const threadsMib =
+      parsed.PARSER_WORKERS * parsed.PARSER_WORKER_MAX_MEMORY_MB +
+      parsed.OCR_WORKERS * (parsed.OCR_WORKER_MAX_MEMORY_MB + 100);
+    expect(threadsMib).toBeLessThanOrEqual(
+      0.8 * mebibytes(container.resources?.limits?.['memory']),
+    );
+  });
+
   // What the model services need depends on the provider: a model volume, or an API.
   if (provider === 'onnx') {
     it('mounts the model folder at EMBEDDING_MODEL_DIR and gives model loaders a startup probe', () => {

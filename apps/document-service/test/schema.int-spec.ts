@@ -16,6 +16,8 @@ const overrides = {
   'knowledge_bases.chunker': 'ColumnType<Record<string, unknown>, string, string>',
   'knowledge_bases.metadata': 'ColumnType<Record<string, unknown>, string | undefined, string>',
   'knowledge_bases.pii': 'ColumnType<PiiMode, PiiMode | undefined, PiiMode>',
+  'knowledge_bases.parsing':
+    'ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>',
   'source_syncs.failures':
     'ColumnType<Array<{ path: string; reason: string }>, string | undefined, string>',
 };

@@ -15,8 +15,8 @@ import type { Kafka } from 'kafkajs';
 import type { TokenCounter } from './chunking/token.counter';
 import { PARSER_CONFIG, type ParserConfig } from './config/parser.config';
 import { DocumentsConsumer } from './parsing/documents.consumer';
+import type { TextExtractor } from './parsing/extraction.model';
 import { ParsingService } from './parsing/parsing.service';
-import type { WorkerTextExtractor } from './parsing/worker.extractor';
 import {
   BLOB_STORE,
   EVENT_PRODUCER,
@@ -32,8 +32,10 @@ export interface ParserDeps {
   blobs: S3BlobStore;
   /** The embedding model's tokenizer (or the word estimate without the model folder). */
   tokens: TokenCounter;
-  /** Text extraction in worker threads, bounded in memory and time (docs/adr/0016). */
-  extractor: WorkerTextExtractor;
+  /** Text extraction in worker threads, bounded in memory and time (docs/adr/0016), then OCR. */
+  extractor: TextExtractor;
+  /** The thread pools behind it (extraction, OCR), stopped at shutdown. */
+  pools: Array<{ close(): Promise<void> }>;
 }
 
 @Module({})
@@ -42,7 +44,7 @@ export class AppModule {
     const closers: Closer[] = [
       () => deps.producer.disconnect(),
       () => deps.blobs.destroy(),
-      () => deps.extractor.close(),
+      ...deps.pools.map((pool) => () => pool.close()),
     ];
     return {
       module: AppModule,

@@ -9,6 +9,8 @@ import { s3BlobStoreFromEnv } from '@kb/storage';
 import { AppModule } from './app.module';
 import { loadTokenCounter } from './chunking/model-token.counter';
 import { extractionLimitsOf, loadParserConfig } from './config/parser.config';
+import { OcrPool } from './ocr/ocr.pool';
+import { OcrTextExtractor } from './ocr/ocr-text.extractor';
 import { WorkerTextExtractor } from './parsing/worker.extractor';
 
 async function main(): Promise<void> {
@@ -18,15 +20,27 @@ async function main(): Promise<void> {
     { modelDir: config.EMBEDDING_MODEL_DIR, model: config.EMBEDDING_MODEL },
     (message) => logger.warn(message),
   );
-  const extractor = new WorkerTextExtractor({
+  const extraction = new WorkerTextExtractor({
     limits: extractionLimitsOf(config),
     workers: config.PARSER_WORKERS,
     maxMemoryMb: config.PARSER_WORKER_MAX_MEMORY_MB,
     timeoutMs: config.PARSER_TIMEOUT_MS,
     log: (message) => logger.warn(message),
   });
+  const ocr = new OcrPool({
+    workers: config.OCR_WORKERS,
+    maxMemoryMb: config.OCR_WORKER_MAX_MEMORY_MB,
+    pageTimeoutMs: config.OCR_PAGE_TIMEOUT_MS,
+    log: (message) => logger.warn(message),
+  });
+  const extractor = new OcrTextExtractor(extraction, ocr, {
+    defaultLanguages: config.OCR_LANGUAGES,
+    minConfidence: config.OCR_MIN_CONFIDENCE,
+    maxTextChars: config.PARSER_MAX_TEXT_CHARS,
+    log: (message) => logger.warn(message),
+  });
   // A worker that cannot load would fail every document `too_large`: fail the boot instead.
-  await extractor.extract({
+  await extraction.extract({
     filename: 'boot.txt',
     contentType: 'text/plain',
     body: Buffer.from('ok'),
@@ -37,7 +51,15 @@ async function main(): Promise<void> {
   const blobs = s3BlobStoreFromEnv(config);
   await blobs.ensureBucket();
   await bootHttpService({
-    module: AppModule.register({ config, kafka, producer, blobs, tokens, extractor }),
+    module: AppModule.register({
+      config,
+      kafka,
+      producer,
+      blobs,
+      tokens,
+      extractor,
+      pools: [extraction, ocr],
+    }),
     logger,
     host: config.HOST,
     port: config.PORT,

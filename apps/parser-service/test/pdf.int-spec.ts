@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PermanentError } from '@kb/kafka';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 
+import { DEFAULT_SETTINGS, type ExtractionSettings } from '../src/parsing/extraction.model';
 import { builtExtractor } from './fixtures/worker.fixtures';
 
 /**
@@ -17,12 +18,14 @@ afterAll(() => extractor.close());
 async function extractInWorker(
   filename: string,
   body: Buffer,
+  settings: ExtractionSettings = DEFAULT_SETTINGS,
 ): Promise<{ ok: boolean; value: Record<string, unknown> }> {
   try {
     const value = await extractor.extract({
       filename,
       contentType: 'application/octet-stream',
       body,
+      settings,
     });
     return { ok: true, value: { ...value } };
   } catch (error) {
@@ -61,7 +64,9 @@ describe('PDF extraction (pdf-parse on pdf.js, in a worker thread)', () => {
       ok: false,
       value: { reason: 'parse_error' },
     });
-    expect(await extractInWorker('blank.pdf', await pdf(['']))).toMatchObject({
+    // With OCR off; with it on, the blank page goes to OCR (ocr.int-spec.ts).
+    const noOcr = { ...DEFAULT_SETTINGS, ocr: false };
+    expect(await extractInWorker('blank.pdf', await pdf(['']), noOcr)).toMatchObject({
       ok: false,
       value: { reason: 'no_text' },
     });

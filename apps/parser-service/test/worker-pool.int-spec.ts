@@ -12,7 +12,13 @@ import { type WorkerExtractorOptions, WorkerTextExtractor } from '../src/parsing
  * the timeouts and out-of-memory threads take seconds (docs/adr/0035).
  */
 const MISBEHAVING = join(__dirname, 'fixtures', 'misbehaving.worker.js');
-const LIMITS: ExtractionLimits = { maxZipEntries: 10, maxInflatedBytes: 1024, maxTextChars: 1024 };
+const LIMITS: ExtractionLimits = {
+  maxZipEntries: 10,
+  maxInflatedBytes: 1024,
+  maxTextChars: 1024,
+  maxImagePixels: 1_000_000,
+  maxOcrPages: 2,
+};
 
 const doc = (filename: string, text = 'fine') => ({
   filename,

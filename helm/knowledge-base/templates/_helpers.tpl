@@ -272,6 +272,14 @@ PARSER_TIMEOUT_MS: {{ $v.parser.timeoutMs | quote }}
 PARSER_MAX_TEXT_CHARS: {{ $v.parser.maxTextChars | quote }}
 PARSER_ZIP_MAX_ENTRIES: {{ $v.parser.zipMaxEntries | quote }}
 PARSER_ZIP_MAX_INFLATED_MB: {{ $v.parser.zipMaxInflatedMb | quote }}
+# OCR in its own pool (docs/adr/0050).
+OCR_WORKERS: {{ $v.parser.ocr.workers | quote }}
+OCR_WORKER_MAX_MEMORY_MB: {{ $v.parser.ocr.workerMaxMemoryMb | quote }}
+OCR_PAGE_TIMEOUT_MS: {{ $v.parser.ocr.pageTimeoutMs | quote }}
+OCR_MAX_PAGES: {{ $v.parser.ocr.maxPages | quote }}
+OCR_MAX_IMAGE_PIXELS: {{ $v.parser.ocr.maxImagePixels | quote }}
+OCR_MIN_CONFIDENCE: {{ $v.parser.ocr.minConfidence | quote }}
+OCR_LANGUAGES: {{ $v.parser.ocr.languages | quote }}
 {{- end }}
 {{- if has $name (splitList " " (include "kb.grpcServices" .)) }}
 GRPC_HOST: "0.0.0.0"

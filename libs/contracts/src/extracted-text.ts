@@ -1,6 +1,27 @@
 import { z } from 'zod';
 
 /**
+ * What OCR read of a document (docs/adr/0050): the languages, and each page it recognised with
+ * tesseract's mean word confidence (0-100). A page below the parser's OCR_MIN_CONFIDENCE is
+ * `flagged` and its text is left out of the document rather than indexed as noise.
+ */
+export const ocrReportSchema = z.object({
+  languages: z.array(z.string()),
+  minConfidence: z.number().min(0).max(100),
+  pages: z.array(
+    z.object({
+      // min(1), not positive(): an OpenAPI 3.0 document cannot state an exclusive minimum.
+      page: z.number().int().min(1),
+      confidence: z.number().min(0).max(100),
+      flagged: z.boolean(),
+      /** Characters of recognised text (kept or, when flagged, left out). */
+      chars: z.number().int().nonnegative(),
+    }),
+  ),
+});
+export type OcrReport = z.infer<typeof ocrReportSchema>;
+
+/**
  * The text parser-service extracted from one document version, stored once per version beside
  * its chunks. Every offset here, and every chunk's `start`/`end` in search hits and context
  * citations, counts UTF-16 code units of `text`: `text.slice(hit.start, hit.end)` is the hit.
@@ -28,6 +49,8 @@ export const extractedTextSchema = z.object({
       text: z.string(),
     }),
   ),
+  /** Present when some pages were read by OCR (images, PDF pages without a text layer). */
+  ocr: ocrReportSchema.optional(),
 });
 export type ExtractedText = z.infer<typeof extractedTextSchema>;
 

@@ -1,6 +1,6 @@
 import { DEFAULT_CHUNKER } from './chunking';
 import { tenantOfSpace, toIndexSpace } from './index-space';
-import { pipelineKey, pipelineOf } from './pipeline';
+import { combineParsingSettings, parsingSettingsSchema, pipelineKey, pipelineOf } from './pipeline';
 
 const defaults = { chunker: DEFAULT_CHUNKER, model: 'all-MiniLM-L6-v2' };
 
@@ -20,5 +20,31 @@ describe('pipelines', () => {
     expect(tenantOfSpace(toIndexSpace(other.space))).toBe('acme');
     const chunked = pipelineOf('acme', { ...DEFAULT_CHUNKER, size: 500 }, defaults.model, defaults);
     expect(chunked.space).not.toBe('acme');
+  });
+});
+
+describe('parsing settings', () => {
+  it('default to OCR on, the deployment languages and records', () => {
+    expect(parsingSettingsSchema.parse({})).toEqual({
+      ocr: true,
+      ocrLanguages: [],
+      tableMode: 'records',
+    });
+    expect(parsingSettingsSchema.safeParse({ ocrLanguages: ['English'] }).success).toBe(false);
+  });
+
+  it('combine for a document in several knowledge bases: OCR if any, every language, records if any', () => {
+    expect(combineParsingSettings([undefined, undefined])).toBeUndefined();
+    expect(
+      combineParsingSettings([
+        { ocr: false, ocrLanguages: ['deu'], tableMode: 'text' },
+        { ocr: true, ocrLanguages: ['eng', 'deu'], tableMode: 'records' },
+      ]),
+    ).toEqual({ ocr: true, ocrLanguages: ['deu', 'eng'], tableMode: 'records' });
+    expect(combineParsingSettings([{ ocr: false, ocrLanguages: [], tableMode: 'text' }])).toEqual({
+      ocr: false,
+      ocrLanguages: [],
+      tableMode: 'text',
+    });
   });
 });

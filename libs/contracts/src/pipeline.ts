@@ -9,6 +9,45 @@ import { piiModeSchema } from './pii';
 import { toTenantId } from './tenancy';
 
 /**
+ * How a knowledge base wants its documents read (docs/adr/0050), set at its creation like the
+ * chunker: OCR of images and of PDF pages without a text layer, OCR's languages (tesseract
+ * codes; none: the parser's OCR_LANGUAGES), and spreadsheet rows as `header (B7): value`
+ * records or as plain text lines.
+ */
+export const parsingSettingsSchema = z
+  .object({
+    ocr: z.boolean().default(true),
+    ocrLanguages: z
+      .array(z.string().regex(/^[a-z]{3}(_[a-z]+)?$/, 'a tesseract language code such as eng'))
+      .max(8)
+      .default([]),
+    tableMode: z.enum(['records', 'text']).default('records'),
+  })
+  .strict();
+export type ParsingSettings = z.infer<typeof parsingSettingsSchema>;
+
+/**
+ * The one reading of a document in several knowledge bases: its text is extracted once per
+ * version (every pipeline's chunks point into it), so their settings combine. OCR runs when any
+ * of them wants it, in every language any of them names, and spreadsheets are read as records
+ * when any of them wants records (records keep every value and name its column; text mode
+ * only drops those names). One without settings counts as the defaults; undefined when none
+ * has settings: the parser's defaults.
+ */
+export function combineParsingSettings(
+  settings: Array<ParsingSettings | undefined>,
+): ParsingSettings | undefined {
+  if (settings.every((setting) => setting === undefined)) return undefined;
+  // A knowledge base without settings reads with the defaults.
+  const given = settings.map((setting) => setting ?? parsingSettingsSchema.parse({}));
+  return {
+    ocr: given.some((setting) => setting.ocr),
+    ocrLanguages: [...new Set(given.flatMap((setting) => setting.ocrLanguages))],
+    tableMode: given.some((setting) => setting.tableMode === 'records') ? 'records' : 'text',
+  };
+}
+
+/**
  * How a knowledge base turns documents into vectors: its chunker and its embedding model. A
  * document is chunked and embedded once per distinct pipeline among its knowledge bases, and each
  * pipeline's chunks live in an index space of their own (docs/adr/0012).
@@ -27,6 +66,11 @@ export const pipelineSchema = z.object({
    * parser applies the strictest over all of a document's pipelines. Not part of `key`.
    */
   pii: piiModeSchema.optional(),
+  /**
+   * Their parsing settings combined (`combineParsingSettings`); absent in events written before
+   * it existed and for knowledge bases that set none: the parser's defaults.
+   */
+  parsing: parsingSettingsSchema.optional(),
 });
 export type Pipeline = z.infer<typeof pipelineSchema>;
 

@@ -71,6 +71,8 @@ export interface DocumentText {
   nextOffset: number | null;
   pages: ExtractedText['pages'];
   headings: ExtractedText['headings'];
+  /** What OCR read, when it read some pages (docs/adr/0050). */
+  ocr?: ExtractedText['ocr'];
 }
 
 export interface TextWindow {
@@ -195,6 +197,7 @@ export class DocumentContentService {
         nextOffset: end < index.length ? end : null,
         pages: index.pages,
         headings: index.headings,
+        ...(index.ocr ? { ocr: index.ocr } : {}),
       };
     }
     const legacyKey = extractedTextKey(tenantId, document.id, version);

@@ -1,3 +1,4 @@
+import { ocrReportSchema } from '@kb/contracts';
 import { z } from 'zod';
 
 import type { DocumentText } from './document-content.service';
@@ -10,7 +11,9 @@ export const documentTextSchema = z.object({
   contentType: z.string(),
   format: z
     .string()
-    .describe('How the parser read it: text, markdown, html, csv, json, code, pdf, docx.'),
+    .describe(
+      'How the parser read it: text, markdown, html, csv, tsv, json, xml, code, pdf, docx, xlsx, pptx, odt, ods, odp, epub, rtf, eml, image.',
+    ),
   length: z
     .number()
     .int()
@@ -28,6 +31,11 @@ export const documentTextSchema = z.object({
   headings: z.array(
     z.object({ start: z.number().int(), level: z.number().int(), text: z.string() }),
   ),
+  ocr: ocrReportSchema
+    .optional()
+    .describe(
+      'When OCR read some pages (images, scanned PDF pages): the languages, the confidence threshold and per page its confidence, characters and whether it was flagged (its text then left out).',
+    ),
 });
 
 // The view is a TypeScript interface; this line stops the schema drifting from it.

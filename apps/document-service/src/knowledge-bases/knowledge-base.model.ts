@@ -3,6 +3,8 @@ import {
   chunkerConfigSchema,
   DOCUMENT_STATUSES,
   type DocumentStatus,
+  type ParsingSettings,
+  parsingSettingsSchema,
   type PiiMode,
   piiModeSchema,
 } from '@kb/contracts';
@@ -65,6 +67,12 @@ export const createKnowledgeBaseSchema = z
      * chunking and embedding) or `block` (the document fails `pii_blocked`).
      */
     pii: piiModeSchema.default('off'),
+    /**
+     * How its documents are read (docs/adr/0050): OCR on or off, OCR's languages, spreadsheet
+     * rows as records or text; fixed once created. Absent: the defaults (OCR on in the
+     * deployment's languages, records).
+     */
+    parsing: parsingSettingsSchema.optional(),
   })
   .strict();
 export type CreateKnowledgeBase = Omit<
@@ -157,6 +165,8 @@ export interface KnowledgeBaseView {
   contextRerank: boolean;
   /** What the parser does about personal data and secrets (docs/adr/0051). */
   pii: PiiMode;
+  /** How its documents are read, fixed at creation (docs/adr/0050); the defaults when unset. */
+  parsing: ParsingSettings;
   createdAt: string;
   updatedAt: string;
 }
@@ -182,6 +192,7 @@ export const knowledgeBaseViewSchema = z.object({
   allowPrecomputedVectors: z.boolean(),
   contextRerank: z.boolean(),
   pii: piiModeSchema,
+  parsing: parsingSettingsSchema,
   createdAt: z.string(),
   updatedAt: z.string(),
 });

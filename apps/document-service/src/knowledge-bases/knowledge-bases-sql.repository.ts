@@ -1,4 +1,4 @@
-import type { ChunkerConfig, TenantId } from '@kb/contracts';
+import { type ChunkerConfig, parsingSettingsSchema, type TenantId } from '@kb/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { type Kysely, type Selectable, sql } from 'kysely';
 
@@ -41,6 +41,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
         allow_precomputed_vectors: knowledgeBase.allowPrecomputedVectors,
         context_rerank: knowledgeBase.contextRerank,
         pii: knowledgeBase.pii,
+        parsing: knowledgeBase.parsing ? JSON.stringify(knowledgeBase.parsing) : null,
         created_at: knowledgeBase.now,
         updated_at: knowledgeBase.now,
       })
@@ -173,7 +174,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
     if (ids.length === 0) return [];
     const rows = await sqlOf(trx)
       .selectFrom('knowledge_bases')
-      .select(['id', 'chunker', 'embedding_model', 'pii'])
+      .select(['id', 'chunker', 'embedding_model', 'pii', 'parsing'])
       .where('tenant_id', '=', tenantId)
       .where('id', 'in', ids)
       .execute();
@@ -182,6 +183,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
       chunker: row.chunker,
       embeddingModel: row.embedding_model,
       pii: row.pii,
+      parsing: row.parsing,
     }));
   }
 }
@@ -198,6 +200,8 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   allowPrecomputedVectors: row.allow_precomputed_vectors,
   contextRerank: row.context_rerank,
   pii: row.pii,
+  // Validated when it was written; NULL reads as the defaults.
+  parsing: parsingSettingsSchema.parse(row.parsing ?? {}),
   createdAt: new Date(row.created_at).toISOString(),
   updatedAt: new Date(row.updated_at).toISOString(),
 });

@@ -1,4 +1,4 @@
-import type { ChunkerConfig, PiiMode, TenantId } from '@kb/contracts';
+import type { ChunkerConfig, ParsingSettings, PiiMode, TenantId } from '@kb/contracts';
 
 import {
   DEFAULT_KNOWLEDGE_BASE,
@@ -22,6 +22,8 @@ export interface NewKnowledgeBase {
   allowPrecomputedVectors: boolean;
   contextRerank: boolean;
   pii: PiiMode;
+  /** Undefined: the defaults, stored as NULL. */
+  parsing: ParsingSettings | undefined;
   now: Date;
 }
 

@@ -47,6 +47,7 @@ describe('KnowledgeBasesService', () => {
       allowPrecomputedVectors: false,
       contextRerank: false,
       pii: 'off',
+      parsing: { ocr: true, ocrLanguages: [], tableMode: 'records' },
       createdAt: f.now.toISOString(),
       updatedAt: f.now.toISOString(),
     });

@@ -87,6 +87,7 @@ export class KnowledgeBasesService {
         allowPrecomputedVectors: input.allowPrecomputedVectors ?? false,
         contextRerank: input.contextRerank ?? false,
         pii: input.pii ?? 'off',
+        parsing: input.parsing,
         now,
       });
       if (!created) {

@@ -16,6 +16,7 @@ import { allowPrecomputedVectors } from './20261126T1555_allow_precomputed_vecto
 import { contextRerank } from './20261127T0042_context_rerank';
 import { pii } from './20261127T0334_pii';
 import { usageAndQuotas } from './20261127T0345_usage_and_quotas';
+import { knowledgeBaseParsing } from './20261127T0348_knowledge_base_parsing';
 import { knowledgeBaseMetadata } from './20261127T0900_knowledge_base_metadata';
 import { externalIdsAndInactive } from './20261127T1000_external_ids_and_inactive';
 import { sources } from './20261127T1010_sources';
@@ -39,6 +40,7 @@ export const migrations: Migrations = {
   '20261127T0042_context_rerank': contextRerank,
   '20261127T0334_pii': pii,
   '20261127T0345_usage_and_quotas': usageAndQuotas,
+  '20261127T0348_knowledge_base_parsing': knowledgeBaseParsing,
   '20261127T0900_knowledge_base_metadata': knowledgeBaseMetadata,
   '20261127T1000_external_ids_and_inactive': externalIdsAndInactive,
   '20261127T1010_sources': sources,

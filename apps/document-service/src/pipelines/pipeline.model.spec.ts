@@ -36,6 +36,30 @@ describe('pipelines', () => {
     expect(standard.space).toBe('t1'); // the default pipeline keeps the tenant's own space
   });
 
+  it("carries each pipeline's parsing settings, combined over its knowledge bases (ADR 50)", () => {
+    const model = 'all-MiniLM-L6-v2';
+    const scans = { ocr: true, ocrLanguages: ['deu'], tableMode: 'text' } as const;
+    const sheets = { ocr: false, ocrLanguages: [], tableMode: 'text' } as const;
+    const [pipeline] = distinctPipelines(
+      't1',
+      ['scans', 'sheets'],
+      [
+        { knowledgeBaseId: 'scans', chunker: {}, embeddingModel: model, parsing: scans },
+        { knowledgeBaseId: 'sheets', chunker: {}, embeddingModel: model, parsing: sheets },
+      ],
+      defaults,
+    );
+    expect(pipeline!.parsing).toEqual({ ocr: true, ocrLanguages: ['deu'], tableMode: 'text' });
+    // None set (NULL): nothing carried, the parser's defaults.
+    const [plain] = distinctPipelines(
+      't1',
+      ['legacy'],
+      [{ knowledgeBaseId: 'legacy', chunker: {}, embeddingModel: model, parsing: null }],
+      defaults,
+    );
+    expect(plain).not.toHaveProperty('parsing');
+  });
+
   it('puts a document in no knowledge base in default', () => {
     expect(distinctPipelines('t1', [], [], defaults)).toEqual([
       {

@@ -2,6 +2,9 @@
 // its knowledge bases (docs/adr/0012). Neither folder imports the other; both import this one.
 import {
   chunkerConfigSchema,
+  combineParsingSettings,
+  type ParsingSettings,
+  parsingSettingsSchema,
   type PiiMode,
   type Pipeline,
   type PipelineDefaults,
@@ -25,6 +28,8 @@ export interface PipelineSetting {
   embeddingModel: string;
   /** Absent: `off`. */
   pii?: PiiMode;
+  /** How its documents are read (docs/adr/0050); null or absent: the defaults. */
+  parsing?: unknown;
 }
 
 /**
@@ -41,6 +46,7 @@ export function distinctPipelines(
 ): Pipeline[] {
   const byId = new Map(settings.map((setting) => [setting.knowledgeBaseId, setting]));
   const pipelines = new Map<string, Pipeline>();
+  const parsing = new Map<string, Array<ParsingSettings | undefined>>();
   for (const id of knowledgeBasesOrDefault(knowledgeBaseIds)) {
     const setting = byId.get(id);
     const chunker = setting ? chunkerConfigSchema.safeParse(setting.chunker) : undefined;
@@ -55,8 +61,17 @@ export function distinctPipelines(
     const pii = strictestPiiMode([seen.pii, setting?.pii]);
     if (pii !== 'off') seen.pii = pii;
     pipelines.set(pipeline.key, seen);
+    const settings = parsingSettingsSchema.safeParse(setting?.parsing ?? undefined);
+    parsing.set(pipeline.key, [
+      ...(parsing.get(pipeline.key) ?? []),
+      settings.success ? settings.data : undefined,
+    ]);
   }
-  return [...pipelines.values()];
+  // The parser reads a document once, with every pipeline's settings combined (ADR 50).
+  return [...pipelines.values()].map((pipeline) => {
+    const combined = combineParsingSettings(parsing.get(pipeline.key) ?? []);
+    return combined ? { ...pipeline, parsing: combined } : pipeline;
+  });
 }
 
 /** A document in no knowledge base is in `default`. */

@@ -61,6 +61,7 @@ export interface KnowledgeBases {
   id: string;
   metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
   name: string;
+  parsing: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   pii: ColumnType<PiiMode, PiiMode | undefined, PiiMode>;
   tag_rule: Generated<string[]>;
   tenant_id: string;

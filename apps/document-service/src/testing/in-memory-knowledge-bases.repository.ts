@@ -1,4 +1,4 @@
-import type { TenantId } from '@kb/contracts';
+import { parsingSettingsSchema, type TenantId } from '@kb/contracts';
 
 import type { KnowledgeBaseView } from '../knowledge-bases/knowledge-base.model';
 import {
@@ -44,10 +44,14 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       allowPrecomputedVectors: knowledgeBase.allowPrecomputedVectors,
       contextRerank: knowledgeBase.contextRerank,
       pii: knowledgeBase.pii,
+      parsing: parsingSettingsSchema.parse(knowledgeBase.parsing ?? {}),
       createdAt: at,
       updatedAt: at,
     };
-    this.db.knowledgeBases.set(key, clone({ tenantId, view, chunker: view.chunker }));
+    this.db.knowledgeBases.set(
+      key,
+      clone({ tenantId, view, chunker: view.chunker, parsing: knowledgeBase.parsing ?? null }),
+    );
     this.db.writes.push({ trx: trxId, table: 'knowledge_bases', op: 'insert', key: view.id });
     return view;
   }
@@ -158,6 +162,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
         chunker: kb.chunker,
         embeddingModel: kb.view.embeddingModel,
         pii: kb.view.pii,
+        parsing: kb.parsing ?? null,
       }));
   }
 

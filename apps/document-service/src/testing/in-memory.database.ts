@@ -10,6 +10,8 @@ export interface StoredKnowledgeBase {
   view: KnowledgeBaseView;
   /** As stored, before validation (a row may hold `{}`). */
   chunker: unknown;
+  /** As stored: NULL (undefined) for the defaults. */
+  parsing?: unknown;
 }
 
 /** One write, and the transaction it was made in: what specs check "in one transaction" with. */

@@ -29,6 +29,7 @@ const newKnowledgeBase = (
   allowPrecomputedVectors: false,
   contextRerank: false,
   pii: 'off',
+  parsing: undefined,
   now: new Date('2026-11-22T10:00:00Z'),
   ...overrides,
 });
@@ -134,7 +135,12 @@ export function knowledgeBasesRepositoryConformance(
     await insert('a', { tagRule: ['z'] });
     await insert('none');
     const token = { strategy: 'token', size: 256, overlap: 32 } as const;
-    await insert('token', { chunker: token, pii: 'block' });
+    const parsing = { ocr: false, ocrLanguages: ['deu'], tableMode: 'text' as const };
+    await insert('token', { chunker: token, pii: 'block', parsing });
+    expect(await h.repository.find(tenant, 'token')).toMatchObject({ parsing });
+    expect(await h.repository.find(tenant, 'none')).toMatchObject({
+      parsing: { ocr: true, ocrLanguages: [], tableMode: 'records' },
+    });
     expect(await h.transactions.run((trx) => h.repository.tagRulesOf(trx, tenant))).toEqual([
       { knowledgeBaseId: 'a', anyOf: ['z'] },
       { knowledgeBaseId: 'b', anyOf: ['x', 'y'] },
@@ -149,12 +155,14 @@ export function knowledgeBasesRepositoryConformance(
         chunker: DEFAULT_CHUNKER,
         embeddingModel: 'all-MiniLM-L6-v2',
         pii: 'off',
+        parsing: null,
       },
       {
         knowledgeBaseId: 'token',
         chunker: token,
         embeddingModel: 'all-MiniLM-L6-v2',
         pii: 'block',
+        parsing,
       },
     ]);
     expect(await h.transactions.run((trx) => h.repository.delete(trx, tenant, 'a'))).toBe(true);

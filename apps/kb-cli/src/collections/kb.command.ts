@@ -31,7 +31,10 @@ export function registerKbCommand(program: Command): void {
           '--pii <mode>',
           'personal data and secrets in its documents: counted (detect), replaced by placeholders before indexing (redact) or refused (block)',
         ).choices(['off', 'detect', 'redact', 'block']),
-      ),
+      )
+      .option('--no-ocr', 'do not read images and scanned PDF pages through OCR')
+      .option('--ocr-languages <codes>', 'OCR languages, comma-separated tesseract codes (eng,deu)')
+      .option('--table-mode <mode>', 'spreadsheet rows as "records" (default) or "text"'),
   ).action(
     async (
       id: string,
@@ -42,8 +45,20 @@ export function registerKbCommand(program: Command): void {
         model?: string;
         tagRule?: string;
         pii?: 'off' | 'detect' | 'redact' | 'block';
+        ocr: boolean;
+        ocrLanguages?: string;
+        tableMode?: 'records' | 'text';
       },
     ) => {
+      // Sent only when a flag is given: otherwise the knowledge base reads with the defaults.
+      const parsing =
+        !options.ocr || options.ocrLanguages || options.tableMode
+          ? {
+              ocr: options.ocr,
+              ...(options.ocrLanguages ? { ocrLanguages: options.ocrLanguages.split(',') } : {}),
+              ...(options.tableMode ? { tableMode: options.tableMode } : {}),
+            }
+          : undefined;
       const created = await createKnowledgeBase(endpointOf(options), {
         id,
         name: options.name ?? id,
@@ -54,6 +69,7 @@ export function registerKbCommand(program: Command): void {
         ...(options.model ? { embeddingModel: options.model } : {}),
         ...(options.tagRule ? { tagRule: { anyOf: options.tagRule.split(',') } } : {}),
         ...(options.pii ? { pii: options.pii } : {}),
+        ...(parsing ? { parsing } : {}),
       });
       printResult(options, created, () =>
         summaryTable([

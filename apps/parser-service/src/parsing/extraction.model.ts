@@ -1,8 +1,24 @@
+import type { OcrReport, ParsingSettings } from '@kb/contracts';
+
+/**
+ * How a knowledge base wants its documents read (set at its creation; docs/adr/0050): OCR on or
+ * off, OCR's languages (empty: OCR_LANGUAGES), spreadsheets as records or as text.
+ */
+export type ExtractionSettings = ParsingSettings;
+
+export const DEFAULT_SETTINGS: ExtractionSettings = {
+  ocr: true,
+  ocrLanguages: [],
+  tableMode: 'records',
+};
+
 /** What the parser extracts text from: an original as stored, with what the uploader said it is. */
 export interface ExtractInput {
   filename: string;
   contentType: string;
   body: Buffer;
+  /** The document's parsing settings; DEFAULT_SETTINGS when absent. */
+  settings?: ExtractionSettings;
 }
 
 export type Format =
@@ -23,7 +39,8 @@ export type Format =
   | 'odp'
   | 'epub'
   | 'rtf'
-  | 'eml';
+  | 'eml'
+  | 'image';
 
 export interface Extracted {
   text: string;
@@ -37,6 +54,14 @@ export interface Extracted {
   title?: string;
   /** Source language, for code. */
   language?: string;
+  /**
+   * Pages with no text of their own, rendered as PNG for OCR: an image's pages, a PDF's pages
+   * without a text layer. Their slots in `pages` are empty until OCR fills them
+   * (ocr/ocr-text.extractor.ts); never in a finished extraction.
+   */
+  ocrPages?: Array<{ page: number; image: Uint8Array }>;
+  /** What OCR read, page by page, and which pages it left out (docs/adr/0050). */
+  ocr?: OcrReport;
 }
 
 /** Bounds on what one document may cost to extract; past any of them it fails `too_large`. */
@@ -47,6 +72,10 @@ export interface ExtractionLimits {
   maxInflatedBytes: number;
   /** Characters of extracted text. */
   maxTextChars: number;
+  /** Pixels of one image (or one page of a multi-page TIFF) read by OCR. */
+  maxImagePixels: number;
+  /** Pages of one document read by OCR: image pages, PDF pages without a text layer. */
+  maxOcrPages: number;
 }
 
 /**

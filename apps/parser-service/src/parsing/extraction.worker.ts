@@ -1,5 +1,5 @@
 import { ExtractionError, type ExtractionFailure } from './extraction.errors';
-import type { Extracted, ExtractionLimits } from './extraction.model';
+import type { Extracted, ExtractionLimits, ExtractionSettings } from './extraction.model';
 import { extractText } from './text.extractor';
 
 /** One document for a worker thread; the body arrives as a plain Uint8Array (structured clone). */
@@ -8,6 +8,7 @@ export interface ExtractionTask {
   contentType: string;
   body: Uint8Array;
   limits: ExtractionLimits;
+  settings?: ExtractionSettings;
 }
 
 /**
@@ -27,7 +28,12 @@ export default async function extractInWorker(task: ExtractionTask): Promise<Ext
   const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
   try {
     const extracted = await extractText(
-      { filename: task.filename, contentType: task.contentType, body },
+      {
+        filename: task.filename,
+        contentType: task.contentType,
+        body,
+        ...(task.settings ? { settings: task.settings } : {}),
+      },
       task.limits,
     );
     return { ok: true, extracted };

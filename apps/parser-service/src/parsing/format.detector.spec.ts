@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { extract, reasonOf, upload } from '../../test/fixtures/extraction.fixtures';
 import { ExtractionError } from './extraction.errors';
-import { detectFormat, SUPPORTED_FORMATS } from './format.detector';
+import { detectFormat, READ_BY_EXTENSION, SUPPORTED_FORMATS } from './format.detector';
 
 const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
 /** The README's format list: from its first line to the paragraph on failure reasons. */
@@ -28,6 +28,29 @@ const BY_NAME: Record<string, string> = {
   EPUB: 'a.epub',
   RTF: 'a.rtf',
   EML: 'a.eml',
+  PNG: 'a.png',
+  JPEG: 'a.jpg',
+  TIFF: 'a.tif',
+  WebP: 'a.webp',
+};
+/** The first bytes of each binary format the detector checks content for. */
+const MAGIC: Record<string, Buffer> = {
+  PDF: Buffer.from('%PDF-1.7'),
+  RTF: Buffer.from('{\\rtf1 x}'),
+  PNG: Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'),
+  JPEG: Buffer.from([0xff, 0xd8, 0xff, 0xe0]),
+  TIFF: Buffer.from('II*\x00', 'latin1'),
+  WebP: Buffer.from('RIFF\x00\x00\x00\x00WEBP', 'latin1'),
+};
+const IMAGES = new Set(['PNG', 'JPEG', 'TIFF', 'WebP']);
+/** The label the message gives each image extension. */
+const IMAGE_LABELS: Record<string, string> = {
+  png: 'png',
+  jpg: 'jpeg',
+  jpeg: 'jpeg',
+  tif: 'tiff',
+  tiff: 'tiff',
+  webp: 'webp',
 };
 
 describe('the supported-format list', () => {
@@ -42,10 +65,21 @@ describe('the supported-format list', () => {
     expect(formatList).toContain(format === 'text' ? 'plain text' : format);
     const filename = BY_NAME[format];
     if (!filename) return; // text and source code: no one extension
-    const content = format === 'PDF' ? '%PDF-1.7' : format === 'RTF' ? '{\\rtf1 x}' : 'x';
     const body = filename.match(/\.(docx|xlsx|pptx|odt|ods|odp|epub)$/)
       ? Buffer.from([0x50, 0x4b, 0x03, 0x04])
-      : Buffer.from(content);
-    expect(detectFormat(upload(filename, body)).format).toBe(format.toLowerCase());
+      : (MAGIC[format] ?? Buffer.from('x'));
+    expect(detectFormat(upload(filename, body)).format).toBe(
+      IMAGES.has(format) ? 'image' : format.toLowerCase(),
+    );
   });
+
+  it.each(Object.entries(READ_BY_EXTENSION))(
+    'names every extension the detector reads: .%s (%s)',
+    (extension, format) => {
+      const label = format === 'image' ? IMAGE_LABELS[extension] : format;
+      const name = named.find((candidate) => candidate.toLowerCase() === label);
+      expect(name).toBeDefined();
+      expect(formatList).toContain(name === 'text' ? 'plain text' : name);
+    },
+  );
 });

@@ -56,6 +56,12 @@ const BY_EXTENSION: Record<string, Format> = {
   epub: 'epub',
   eml: 'eml',
   rtf: 'rtf',
+  png: 'image',
+  jpg: 'image',
+  jpeg: 'image',
+  tif: 'image',
+  tiff: 'image',
+  webp: 'image',
 };
 const BY_MIME: Record<string, Format> = {
   'text/markdown': 'markdown',
@@ -77,7 +83,14 @@ const BY_MIME: Record<string, Format> = {
   'message/rfc822': 'eml',
   'application/rtf': 'rtf',
   'text/rtf': 'rtf',
+  'image/png': 'image',
+  'image/jpeg': 'image',
+  'image/tiff': 'image',
+  'image/webp': 'image',
 };
+/** Every extension the detector reads by name, and as what (the converse of the message's list). */
+export const READ_BY_EXTENSION: Readonly<Record<string, Format>> = BY_EXTENSION;
+
 /** Formats read from a ZIP container: the archive is counted by zip.inspector.ts first. */
 export const ZIP_FORMATS: ReadonlySet<Format> = new Set([
   'docx',
@@ -89,11 +102,23 @@ export const ZIP_FORMATS: ReadonlySet<Format> = new Set([
   'epub',
 ]);
 /** Formats whose content has its own magic bytes: declared or named so, the content must agree. */
-const BINARY: ReadonlySet<Format> = new Set(['pdf', 'rtf', ...ZIP_FORMATS]);
+const BINARY: ReadonlySet<Format> = new Set(['pdf', 'rtf', 'image', ...ZIP_FORMATS]);
 
 /** What every branch below reads, for the `unsupported_type` message and the README. */
 export const SUPPORTED_FORMATS =
-  'text, Markdown, HTML, CSV, TSV, JSON, XML, source code, PDF, DOCX, XLSX, PPTX, ODT, ODS, ODP, EPUB, RTF or EML';
+  'text, Markdown, HTML, CSV, TSV, JSON, XML, source code, PDF, DOCX, XLSX, PPTX, ODT, ODS, ODP, EPUB, RTF, EML, PNG, JPEG, TIFF or WebP';
+
+/** Magic bytes of the image formats OCR reads (PNG, JPEG, TIFF both byte orders, WebP). */
+function isImage(body: Buffer): boolean {
+  const head = body.toString('latin1', 0, 4);
+  return (
+    head === '\x89PNG' ||
+    (body[0] === 0xff && body[1] === 0xd8 && body[2] === 0xff) ||
+    head === 'II*\x00' ||
+    head === 'MM\x00*' ||
+    (head === 'RIFF' && body.toString('latin1', 8, 12) === 'WEBP')
+  );
+}
 
 /**
  * What the first bytes say the content is, when they say anything. OpenDocument and EPUB archives
@@ -102,6 +127,7 @@ export const SUPPORTED_FORMATS =
 function sniff(body: Buffer): Format | 'zip' | undefined {
   if (body.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
   if (body.subarray(0, 5).toString('latin1') === '{\\rtf') return 'rtf';
+  if (isImage(body)) return 'image';
   if (body.length < 4 || body.readUInt32BE(0) !== 0x504b0304) return undefined;
   if (body.length >= 38 && body.toString('latin1', 30, 38) === 'mimetype') {
     const length = body.readUInt32LE(18);

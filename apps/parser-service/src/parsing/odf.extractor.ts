@@ -19,11 +19,12 @@ export async function extractOdf(
   input: ExtractInput,
   limits: ExtractionLimits,
   format: OdfFormat,
+  tableMode: 'records' | 'text' = 'records',
 ): Promise<Extracted> {
   const zip = await inspectZip(input.body, limits, input.filename);
   const content = await requirePart(zip, 'content.xml', input.filename);
-  const read = format === 'odt' ? odtText : format === 'ods' ? odsText : odpText;
-  return { ...read(content), format };
+  if (format === 'ods') return { ...sheetsToText(odsSheets(content), tableMode), format };
+  return { ...(format === 'odt' ? odtText(content) : odpText(content)), format };
 }
 
 interface OdfHandlers {
@@ -72,7 +73,7 @@ function odtText(xml: string): { text: string } {
   return { text: out.result().text };
 }
 
-function odsText(xml: string): ReturnType<typeof sheetsToText> {
+function odsSheets(xml: string): Sheet[] {
   const sheets: Sheet[] = [];
   let rowNumber = 0;
   let column = 0;
@@ -116,7 +117,7 @@ function odsText(xml: string): ReturnType<typeof sheetsToText> {
       }
     },
   });
-  return sheetsToText(sheets);
+  return sheets;
 }
 
 function odpText(xml: string): ReturnType<typeof slidesToText> {

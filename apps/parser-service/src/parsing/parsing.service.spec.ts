@@ -16,6 +16,7 @@ import { INLINE_PAYLOAD_MAX_BYTES, markFailedOnDeadLetter, PermanentError } from
 import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 
+import { renderText } from '../../test/fixtures/ocr.fixtures';
 import { lyingDocx } from '../../test/fixtures/zip.fixtures';
 import { wordCounter } from '../chunking/token.counter';
 import { inProcessExtractor } from './in-process.extractor';
@@ -50,6 +51,8 @@ function setUp() {
       maxZipEntries: 100,
       maxInflatedBytes: 16 * 1024 * 1024,
       maxTextChars: 1_000_000,
+      maxImagePixels: 40_000_000,
+      maxOcrPages: 50,
     }),
     { PARSER_MAX_INPUT_BYTES: MAX_INPUT_BYTES },
   );
@@ -382,5 +385,18 @@ describe('ParsingService', () => {
       expect(parsed.chunks[0]!.text).toBe(LETTER);
       expect(setup.producer.events(Topics.documentStatus)).toHaveLength(1);
     });
+  });
+
+  it("reads with the settings of the document's knowledge bases", async () => {
+    const { service, upload } = setUp();
+    const scan = await upload('scan.png', renderText('A whiteboard photo'));
+    scan.pipelines = [
+      { ...scan.pipelines[0]!, parsing: { ocr: false, ocrLanguages: [], tableMode: 'records' } },
+    ];
+    const failure = (await service.parse('t1', scan).catch((e: unknown) => e)) as PermanentError;
+    expect([failure.reason, failure.message]).toEqual([
+      'no_text',
+      '"scan.png" has no extractable text (OCR is off)',
+    ]);
   });
 });

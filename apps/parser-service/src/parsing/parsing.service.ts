@@ -1,4 +1,5 @@
 import {
+  combineParsingSettings,
   type DocumentUploaded,
   type ExtractedText,
   extractedTextBodyKey,
@@ -115,12 +116,15 @@ export class ParsingService {
       payload: { documentId, version, status: 'parsing' },
     });
     const body = await this.readOriginal(document);
+    // Extracted once for all its knowledge bases: their settings combined (docs/adr/0050).
+    const settings = combineParsingSettings(pipelines.map((pipeline) => pipeline.parsing));
     const extraction = await this.extractor.extract({
       filename: document.filename,
       contentType: document.contentType,
       body,
+      ...(settings ? { settings } : {}),
     });
-    const { format, language } = extraction;
+    const { format, language, ocr } = extraction;
     // The knowledge bases' PII setting (ADR 51): with `redact`, the redacted text is what is
     // stored, chunked and embedded (the original in S3 stays as uploaded). Findings go back to
     // document-service on a second `parsing` status event.
@@ -145,7 +149,14 @@ export class ParsingService {
       text,
       pages: pages ?? [],
       headings,
+      ...(ocr ? { ocr } : {}),
     };
+    if (ocr?.pages.some((page) => page.flagged)) {
+      const flagged = ocr.pages.filter((page) => page.flagged).map((page) => page.page);
+      this.logger.warn(
+        `document ${documentId} v${version}: OCR page(s) ${flagged.join(', ')} under confidence ${ocr.minConfidence}, left out`,
+      );
+    }
     // Stored as UTF-8 plus an index of its blocks (review N6): a reader range-reads the window it
     // serves. The text first, then the index: a reader takes the index as the sign the text is in.
     const layout = textLayoutOf(extracted);

@@ -61,11 +61,16 @@ export function columnName(n: number): string {
 }
 
 /**
- * Sheets as `# name` sections (one page each, numbered from 1). The first non-empty row is the
- * header; every later row is one line of `header (A2): value` pairs, so a chunk of any rows still
- * names its columns and each value keeps its cell position.
+ * Sheets as `# name` sections (one page each, numbered from 1). In `records` mode the first
+ * non-empty row is the header; every later row is one line of `header (A2): value` pairs, so a
+ * chunk of any rows still names its columns and each value keeps its cell position. In `text`
+ * mode every row is one line of its values, tab-separated, as a sheet reads.
  */
-export function sheetsToText(sheets: Sheet[]): { text: string; pages?: Page[] } {
+export function sheetsToText(
+  sheets: Sheet[],
+  mode: 'records' | 'text' = 'records',
+): { text: string; pages?: Page[] } {
+  if (mode === 'text') return sheetsAsText(sheets);
   const out = new TextBuilder();
   sheets.forEach((sheet, index) => {
     if (sheet.rows.length === 0) return;
@@ -85,6 +90,19 @@ export function sheetsToText(sheets: Sheet[]): { text: string; pages?: Page[] } 
       lines.push(pairs.join('; '));
     }
     out.block(lines.join('\n'));
+  });
+  return out.result();
+}
+
+function sheetsAsText(sheets: Sheet[]): { text: string; pages?: Page[] } {
+  const out = new TextBuilder();
+  sheets.forEach((sheet, index) => {
+    if (sheet.rows.length === 0) return;
+    out.startPage(index + 1);
+    out.heading(1, sheet.name);
+    out.block(
+      sheet.rows.map(({ cells }) => cells.map((c) => oneLine(c.value)).join('\t')).join('\n'),
+    );
   });
   return out.result();
 }

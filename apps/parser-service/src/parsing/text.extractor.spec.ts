@@ -9,6 +9,8 @@ const LIMITS: ExtractionLimits = {
   maxZipEntries: 100,
   maxInflatedBytes: 64 * 1024 * 1024,
   maxTextChars: 1_000_000,
+  maxImagePixels: 40_000_000,
+  maxOcrPages: 50,
 };
 const extractText = (input: ExtractInput, limits: Partial<ExtractionLimits> = {}) =>
   extractWithLimits(input, { ...LIMITS, ...limits });

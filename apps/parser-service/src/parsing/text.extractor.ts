@@ -4,9 +4,16 @@ import { extractDocx } from './docx.extractor';
 import { extractEml } from './eml.extractor';
 import { extractEpub } from './epub.extractor';
 import { ExtractionError } from './extraction.errors';
-import type { Extracted, ExtractInput, ExtractionLimits, Format } from './extraction.model';
+import {
+  DEFAULT_SETTINGS,
+  type Extracted,
+  type ExtractInput,
+  type ExtractionLimits,
+  type Format,
+} from './extraction.model';
 import { detectFormat } from './format.detector';
 import { htmlToText } from './html.extractor';
+import { extractImage } from './image.extractor';
 import { extractOdf } from './odf.extractor';
 import { extractPdf } from './pdf.extractor';
 import { extractPptx } from './pptx.extractor';
@@ -16,20 +23,26 @@ import { xmlToText } from './xml.parts';
 
 export { detectFormat } from './format.detector';
 
+const settingsOf = (input: ExtractInput) => input.settings ?? DEFAULT_SETTINGS;
+
 type BinaryExtractor = (input: ExtractInput, limits: ExtractionLimits) => Promise<Extracted>;
 /** Formats read from bytes rather than from UTF-8 text. */
 const BINARY_EXTRACTORS: Partial<Record<Format, BinaryExtractor>> = {
-  pdf: (input) => extractPdf(input),
+  pdf: (input, limits) => extractPdf(input, limits, settingsOf(input).ocr),
+  image: (input, limits) => extractImage(input, limits, settingsOf(input).ocr),
   docx: extractDocx,
-  xlsx: extractXlsx,
+  xlsx: (input, limits) => extractXlsx(input, limits, settingsOf(input).tableMode),
   pptx: extractPptx,
   odt: (input, limits) => extractOdf(input, limits, 'odt'),
-  ods: (input, limits) => extractOdf(input, limits, 'ods'),
+  ods: (input, limits) => extractOdf(input, limits, 'ods', settingsOf(input).tableMode),
   odp: (input, limits) => extractOdf(input, limits, 'odp'),
   epub: extractEpub,
   eml: (input) => extractEml(input),
   rtf: (input) => extractRtf(input),
 };
+
+/** Formats whose text may come from OCR. */
+const BINARY_OCR: ReadonlySet<Format> = new Set(['pdf', 'image']);
 
 /**
  * Extracts a document's text in its structure's reading order. Malformed or encrypted files,
@@ -50,8 +63,10 @@ export async function extractText(
       `"${input.filename}" has ${extracted.text.length} characters of text, over the ${limits.maxTextChars} limit`,
     );
   }
-  if (!/\S/.test(extracted.text)) {
-    throw new ExtractionError('no_text', `"${input.filename}" has no extractable text`);
+  // Pages waiting for OCR may still bring text: ocr/ocr-text.extractor.ts checks after it.
+  if (!/\S/.test(extracted.text) && !extracted.ocrPages?.length) {
+    const off = BINARY_OCR.has(format) && !settingsOf(input).ocr ? ' (OCR is off)' : '';
+    throw new ExtractionError('no_text', `"${input.filename}" has no extractable text${off}`);
   }
   return { ...extracted, ...(language ? { language } : {}) };
 }

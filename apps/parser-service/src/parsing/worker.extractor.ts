@@ -6,6 +6,7 @@ import { Piscina } from 'piscina';
 
 import type { Extracted, ExtractInput, ExtractionLimits, TextExtractor } from './extraction.model';
 import type { ExtractionOutcome, ExtractionTask } from './extraction.worker';
+import { Slots } from './slots';
 
 export interface WorkerExtractorOptions {
   limits: ExtractionLimits;
@@ -81,6 +82,7 @@ export class WorkerTextExtractor implements TextExtractor {
           contentType: input.contentType,
           body,
           limits: this.options.limits,
+          ...(input.settings ? { settings: input.settings } : {}),
         },
         { signal: timer.signal, transferList: [body.buffer] },
       );
@@ -117,31 +119,7 @@ export class WorkerTextExtractor implements TextExtractor {
   }
 }
 
-const describe = (error: unknown): string =>
+export const describe = (error: unknown): string =>
   error instanceof Error
     ? `${(error as { code?: string }).code ?? error.name}: ${error.message}`
     : String(error);
-
-/** A counting semaphore: at most `size` holders, the others wait in arrival order. */
-class Slots {
-  private free: number;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(size: number) {
-    this.free = size;
-  }
-
-  async acquire(): Promise<void> {
-    if (this.free > 0) {
-      this.free--;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.free++;
-  }
-}

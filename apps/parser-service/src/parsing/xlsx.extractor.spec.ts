@@ -24,6 +24,18 @@ async function workbook(): Promise<Buffer> {
 }
 
 describe('XLSX extraction', () => {
+  it('reads rows as tab-separated lines in a knowledge base whose table mode is text', async () => {
+    const input = {
+      ...upload('fleet.xlsx', await workbook()),
+      settings: { ocr: true, ocrLanguages: [], tableMode: 'text' as const },
+    };
+    const extracted = await extract(input);
+    expect(pageText(extracted, 1)).toBe(
+      '# Ships\n\nName\tPort\tTons\nAurora\tBrest\t120\nBorealis\t80\nquillwort',
+    );
+    expect(pageText(extracted, 3)).toBe('# Crew\n\nRole\nBosun');
+  });
+
   it('reads each sheet under its name, rows as header: value pairs with cell positions', async () => {
     const extracted = await extract(upload('fleet.xlsx', await workbook()));
     expect(extracted.format).toBe('xlsx');

@@ -11,6 +11,7 @@ import { inspectZip } from './zip.inspector';
 export async function extractXlsx(
   input: ExtractInput,
   limits: ExtractionLimits,
+  tableMode: 'records' | 'text' = 'records',
 ): Promise<Extracted> {
   await inspectZip(input.body, limits, input.filename);
   // exceljs is CommonJS whose exports Node cannot name from an import(): its `default` is the module.
@@ -39,5 +40,5 @@ export async function extractXlsx(
       `"${input.filename}" is not a readable XLSX: ${String(error)}`,
     );
   }
-  return { ...sheetsToText(sheets), format: 'xlsx' };
+  return { ...sheetsToText(sheets, tableMode), format: 'xlsx' };
 }

@@ -464,6 +464,18 @@ export interface operations {
                 roles: string[];
                 /** @default false */
                 tenant: boolean;
+                writers?: {
+                  /** @default [] */
+                  users: string[];
+                  /** @default [] */
+                  groups: string[];
+                };
+                deleters?: {
+                  /** @default [] */
+                  users: string[];
+                  /** @default [] */
+                  groups: string[];
+                };
               };
               stageTimes: {
                 [key: string]: string;
@@ -564,6 +576,18 @@ export interface operations {
             roles?: string[];
             /** @default false */
             tenant?: boolean;
+            writers?: {
+              /** @default [] */
+              users?: string[];
+              /** @default [] */
+              groups?: string[];
+            };
+            deleters?: {
+              /** @default [] */
+              users?: string[];
+              /** @default [] */
+              groups?: string[];
+            };
           };
           externalId?: string;
         };
@@ -622,6 +646,18 @@ export interface operations {
               roles: string[];
               /** @default false */
               tenant: boolean;
+              writers?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
+              deleters?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -694,6 +730,18 @@ export interface operations {
               roles: string[];
               /** @default false */
               tenant: boolean;
+              writers?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
+              deleters?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -935,6 +983,18 @@ export interface operations {
               roles: string[];
               /** @default false */
               tenant: boolean;
+              writers?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
+              deleters?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -1007,6 +1067,18 @@ export interface operations {
               roles: string[];
               /** @default false */
               tenant: boolean;
+              writers?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
+              deleters?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -1156,6 +1228,18 @@ export interface operations {
               roles: string[];
               /** @default false */
               tenant: boolean;
+              writers?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
+              deleters?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -1364,6 +1448,18 @@ export interface operations {
               roles: string[];
               /** @default false */
               tenant: boolean;
+              writers?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
+              deleters?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -1461,6 +1557,18 @@ export interface operations {
           roles?: string[];
           /** @default false */
           tenant?: boolean;
+          writers?: {
+            /** @default [] */
+            users?: string[];
+            /** @default [] */
+            groups?: string[];
+          };
+          deleters?: {
+            /** @default [] */
+            users?: string[];
+            /** @default [] */
+            groups?: string[];
+          };
         };
       };
     };
@@ -1517,6 +1625,18 @@ export interface operations {
               roles: string[];
               /** @default false */
               tenant: boolean;
+              writers?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
+              deleters?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -1673,6 +1793,17 @@ export interface operations {
               contextRerank: boolean;
               /** @enum {string} */
               pii: 'off' | 'detect' | 'redact' | 'block';
+              parsing: {
+                /** @default true */
+                ocr: boolean;
+                /** @default [] */
+                ocrLanguages: string[];
+                /**
+                 * @default records
+                 * @enum {string}
+                 */
+                tableMode: 'records' | 'text';
+              };
               createdAt: string;
               updatedAt: string;
               stats?: {
@@ -1811,6 +1942,17 @@ export interface operations {
            * @enum {string}
            */
           pii?: 'off' | 'detect' | 'redact' | 'block';
+          parsing?: {
+            /** @default true */
+            ocr?: boolean;
+            /** @default [] */
+            ocrLanguages?: string[];
+            /**
+             * @default records
+             * @enum {string}
+             */
+            tableMode?: 'records' | 'text';
+          };
         };
       };
     };
@@ -1879,6 +2021,17 @@ export interface operations {
             contextRerank: boolean;
             /** @enum {string} */
             pii: 'off' | 'detect' | 'redact' | 'block';
+            parsing: {
+              /** @default true */
+              ocr: boolean;
+              /** @default [] */
+              ocrLanguages: string[];
+              /**
+               * @default records
+               * @enum {string}
+               */
+              tableMode: 'records' | 'text';
+            };
             createdAt: string;
             updatedAt: string;
           };
@@ -2016,6 +2169,17 @@ export interface operations {
             contextRerank: boolean;
             /** @enum {string} */
             pii: 'off' | 'detect' | 'redact' | 'block';
+            parsing: {
+              /** @default true */
+              ocr: boolean;
+              /** @default [] */
+              ocrLanguages: string[];
+              /**
+               * @default records
+               * @enum {string}
+               */
+              tableMode: 'records' | 'text';
+            };
             createdAt: string;
             updatedAt: string;
           };
@@ -2249,6 +2413,17 @@ export interface operations {
             contextRerank: boolean;
             /** @enum {string} */
             pii: 'off' | 'detect' | 'redact' | 'block';
+            parsing: {
+              /** @default true */
+              ocr: boolean;
+              /** @default [] */
+              ocrLanguages: string[];
+              /**
+               * @default records
+               * @enum {string}
+               */
+              tableMode: 'records' | 'text';
+            };
             createdAt: string;
             updatedAt: string;
           };
@@ -2549,6 +2724,18 @@ export interface operations {
                 roles: string[];
                 /** @default false */
                 tenant: boolean;
+                writers?: {
+                  /** @default [] */
+                  users: string[];
+                  /** @default [] */
+                  groups: string[];
+                };
+                deleters?: {
+                  /** @default [] */
+                  users: string[];
+                  /** @default [] */
+                  groups: string[];
+                };
               };
               stageTimes: {
                 [key: string]: string;
@@ -2724,6 +2911,18 @@ export interface operations {
             roles?: string[];
             /** @default false */
             tenant?: boolean;
+            writers?: {
+              /** @default [] */
+              users?: string[];
+              /** @default [] */
+              groups?: string[];
+            };
+            deleters?: {
+              /** @default [] */
+              users?: string[];
+              /** @default [] */
+              groups?: string[];
+            };
           };
           chunks: {
             id?: string;
@@ -2788,6 +2987,18 @@ export interface operations {
               roles: string[];
               /** @default false */
               tenant: boolean;
+              writers?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
+              deleters?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -2860,6 +3071,18 @@ export interface operations {
               roles: string[];
               /** @default false */
               tenant: boolean;
+              writers?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
+              deleters?: {
+                /** @default [] */
+                users: string[];
+                /** @default [] */
+                groups: string[];
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -3823,7 +4046,7 @@ export interface operations {
             version: number;
             title: string;
             contentType: string;
-            /** @description How the parser read it: text, markdown, html, csv, json, code, pdf, docx. */
+            /** @description How the parser read it: text, markdown, html, csv, tsv, json, xml, code, pdf, docx, xlsx, pptx, odt, ods, odp, epub, rtf, eml, image. */
             format: string;
             /** @description The whole text, in UTF-16 code units (the unit of hit offsets). */
             length: number;
@@ -3841,6 +4064,17 @@ export interface operations {
               level: number;
               text: string;
             }[];
+            /** @description When OCR read some pages (images, scanned PDF pages): the languages, the confidence threshold and per page its confidence, characters and whether it was flagged (its text then left out). */
+            ocr?: {
+              languages: string[];
+              minConfidence: number;
+              pages: {
+                page: number;
+                confidence: number;
+                flagged: boolean;
+                chars: number;
+              }[];
+            };
           };
         };
       };

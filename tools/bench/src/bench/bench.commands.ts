@@ -4,14 +4,27 @@ import { onnxModelSpec } from '@kb/embeddings';
 import type { Command } from 'commander';
 
 import { runEmptyBench } from './empty.bench';
+import { runFormatsBench } from './formats.bench';
 import { runIngestBench } from './ingest.bench';
 import { MEMORY_LIMITS_MB, runLargeBench } from './large.bench';
 import { withMachineState } from './machine';
 import { runQueryBench } from './query.bench';
 
-/** `kb-tools bench query|ingest|empty|large` (`npm run bench -- <kind>`). */
+/** `kb-tools bench query|ingest|empty|large|formats` (`npm run bench -- <kind>`). */
 export function registerBenchCommands(program: Command): void {
   const bench = program.command('bench').description('Benchmarks against running services.');
+
+  bench
+    .command('formats')
+    .description(
+      "The parser's throughput per format (in process, one core) and OCR: character accuracy on a rendered paragraph, seconds per page through the OCR pool; needs no services; prints one JSON object.",
+    )
+    .option('--lines <n>', 'filler sentences in each file', (v) => Number.parseInt(v, 10), 2000)
+    .option('--rounds <n>', 'timed extractions per format', (v) => Number.parseInt(v, 10), 5)
+    .option('--ocr-pages <n>', 'pages OCR reads per pool size', (v) => Number.parseInt(v, 10), 8)
+    .action(async (options: { lines: number; rounds: number; ocrPages: number }) => {
+      console.log(JSON.stringify(await runFormatsBench(options)));
+    });
 
   bench
     .command('query')

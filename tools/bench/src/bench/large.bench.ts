@@ -23,7 +23,7 @@ export interface LargeBenchOptions extends Omit<KbEndpoints, 'token' | 'grpcAddr
  */
 export const MEMORY_LIMITS_MB: Record<string, number> = {
   'document-service': 512,
-  'parser-service': 1024,
+  'parser-service': 1280,
   'embedding-service': 1024,
   'indexing-service': 512,
   'query-service': 1024,
