@@ -19,6 +19,7 @@ export interface Documents {
   chunk_count: number | null;
   content_type: string;
   created_at: Timestamp;
+  expires_at: Timestamp | null;
   explicit_knowledge_base_ids: Generated<string[]>;
   external_id: string | null;
   failure_detail: string | null;
@@ -54,9 +55,27 @@ export interface KnowledgeBases {
   id: string;
   metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
   name: string;
+  retention_days: number | null;
+  retention_from: Generated<string>;
   tag_rule: Generated<string[]>;
   tenant_id: string;
   updated_at: Timestamp;
+}
+
+export interface LegalHolds {
+  document_ids: Generated<string[]>;
+  id: string;
+  knowledge_base_id: string | null;
+  name: string;
+  placed_at: Timestamp;
+  placed_by: string;
+  reason: Generated<string>;
+  release_reason: string | null;
+  released_at: Timestamp | null;
+  released_by: string | null;
+  scope: string;
+  tenant_id: string;
+  where_filter: string | null;
 }
 
 export interface Outbox {
@@ -110,6 +129,7 @@ export interface SourceSyncs {
 export interface DB {
   documents: Documents;
   knowledge_bases: KnowledgeBases;
+  legal_holds: LegalHolds;
   outbox: Outbox;
   reconciliation_runs: ReconciliationRuns;
   source_syncs: SourceSyncs;
