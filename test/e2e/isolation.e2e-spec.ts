@@ -93,6 +93,8 @@ interface AValues {
   role: string;
   group: string;
   grantee: string;
+  holdId: string;
+  holdName: string;
 }
 
 /**
@@ -262,6 +264,15 @@ const REST_CASES: Record<string, (a: AValues) => RestProbe[]> = {
   // document-service: repair after a restore (ADR 40) acts on the caller's own tenant: B's admin
   // repairs B; A's member (no admin role) is refused. The answer holds counts only.
   'document-service repairDocuments': () => [{ phase: 2, ok: B_ADMIN }],
+  // document-service: legal holds (ADR 52), tenant admins of the caller's own tenant only. B's
+  // admin may place one in B (naming A's document id, which B does not hold); A's member may not.
+  'document-service placeHold': (a) => [
+    { body: { name: 'probe', documentIds: [a.documentId] }, ok: B_ADMIN },
+    { label: "A's knowledge base", body: { name: 'probe', knowledgeBaseId: a.kbId } },
+  ],
+  'document-service listHolds': () => [{ query: { state: 'all' }, ok: B_ADMIN, reveals: true }],
+  'document-service getHold': (a) => [{ params: { id: a.holdId }, reveals: true }],
+  'document-service releaseHold': (a) => [{ params: { id: a.holdId }, body: { reason: 'probe' } }],
   // document-service: sources
   'document-service createSource': (a) => [
     {
@@ -623,6 +634,8 @@ describe('isolation: every published operation, tried with tenant A’s ids', ()
     sourceName: `iso-source-${hex()}`,
     sourceId: '',
     syncId: '',
+    holdId: '',
+    holdName: `iso-hold-${hex()}`,
     marker: `zq${letters(12)}`,
     secretWord: `secretword${letters(12)}`,
     title: `iso-title-${hex()}`,
@@ -1069,6 +1082,14 @@ describe('isolation: every published operation, tried with tenant A’s ids', ()
     const sync = await ownerApi(documents, 'POST', `/v1/sources/${a.sourceId}/sync`);
     expect(sync).toMatchObject({ status: 200, body: { status: 'succeeded' } });
     a.syncId = String(sync.body['id']);
+
+    // A legal hold on A's document (ADR 52).
+    const hold = await ownerApi(documents, 'POST', '/v1/holds', {
+      name: a.holdName,
+      documentIds: [a.documentId],
+    });
+    expect(hold).toMatchObject({ status: 201 });
+    a.holdId = String(hold.body['id']);
 
     // The policy: a role of A's own, given to a user, who is also in a group.
     expect(

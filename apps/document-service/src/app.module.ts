@@ -21,6 +21,8 @@ import { DocumentStatusConsumer } from './documents/document-status.consumer';
 import { DocumentsController } from './documents/documents.controller';
 import { DocumentsModule } from './documents/documents.module';
 import { uploadOptions } from './documents/upload.options';
+import { LegalHoldsController } from './holds/legal-holds.controller';
+import { LegalHoldsService } from './holds/legal-holds.service';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module';
 import { migrationPlans } from './migrations';
 import { OpenApiController } from './openapi.controller';
@@ -75,6 +77,7 @@ export class AppModule {
         DocumentContentController,
         DocumentStatsController,
         RepairController,
+        LegalHoldsController,
         OpenApiController,
         HealthController,
         MetricsController,
@@ -99,6 +102,7 @@ export class AppModule {
         PipelineBacklog,
         RepairRepository,
         RepairService,
+        LegalHoldsService,
         AccessInvalidationConsumer,
         {
           provide: EVENT_CONSUMERS,

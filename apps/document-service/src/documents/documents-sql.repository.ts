@@ -130,6 +130,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     tenantId: TenantId,
     knowledgeBaseId: string,
     visibility: Visibility,
+    keep: string[] = [],
   ): Promise<DeletedDocument[]> {
     const only = sql.val([knowledgeBaseId]);
     let query = sqlOf(trx)
@@ -140,6 +141,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     if (visibility !== 'all') {
       query = query.where(sql<boolean>`principals && ${sql.val(visibility)}::text[]`);
     }
+    if (keep.length > 0) query = query.where(sql<boolean>`id <> ALL(${sql.val(keep)}::uuid[])`);
     const rows = await query.returning(['id', 'sha256', 'blob_key', 'meta_version']).execute();
     return rows.map((row) => ({
       id: row.id,

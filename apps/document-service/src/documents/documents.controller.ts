@@ -208,10 +208,11 @@ export class DocumentsController {
   @Delete(':id')
   @ApiOperation({
     operationId: 'deleteDocument',
-    summary: 'Delete a document; the indexes drop its chunks asynchronously',
+    summary:
+      'Delete a document; the indexes drop its chunks asynchronously. 409 legal_hold while a legal hold covers it',
     parameters: [documentIdParameter],
     response: deleteResultSchema,
-    errors: [403, 404],
+    errors: [403, 404, 409],
   })
   @Authenticated({ access: true })
   @HttpCode(200)

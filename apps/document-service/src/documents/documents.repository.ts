@@ -135,13 +135,15 @@ export abstract class DocumentsRepository {
   ): Promise<DocumentRecord[]>;
   /**
    * Deletes, in one statement, the documents `visibility` may read whose only knowledge base is
-   * `knowledgeBaseId`; what each delete left to clean up (as `delete` answers).
+   * `knowledgeBaseId`, but those in `keep` (held, docs/adr/0052); what each delete left to clean
+   * up (as `delete` answers).
    */
   abstract deleteOnlyIn(
     trx: Trx,
     tenantId: TenantId,
     knowledgeBaseId: string,
     visibility: Visibility,
+    keep?: string[],
   ): Promise<DeletedDocument[]>;
   /** The documents in `knowledgeBaseId` that `visibility` may read, locked until `trx` ends. */
   abstract lockMembers(

@@ -10,6 +10,7 @@ import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { requireDocumentAction } from '../access/document-actions';
+import { HeldDocuments } from '../holds/legal-holds.repository';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
@@ -74,6 +75,7 @@ export class DocumentsService {
     private readonly uploads: UploadDocument,
     private readonly replacer: ReplaceDocumentContent,
     private readonly editor: EditDocument,
+    private readonly holds: HeldDocuments,
   ) {}
 
   /** See `UploadDocument`. */
@@ -116,11 +118,19 @@ export class DocumentsService {
    * the same bytes (review M4).
    * A concurrent upload of identical content racing this delete can lose its blob; the parser then
    * fails that document with a reason rather than dropping it.
+   * A document a legal hold covers is 409 `legal_hold`, naming the hold (docs/adr/0052).
    */
   async delete(tenantId: TenantId, access: Access, id: string): Promise<DeleteResult> {
     await this.get(tenantId, access, id);
     requireDocumentAction(access, 'delete');
     const deleted = await this.transactions.run(async (trx) => {
+      const hold = (await this.holds.heldAmong(trx, tenantId, [id])).get(id);
+      if (hold !== undefined) {
+        throw new DocumentError(
+          DocumentErrorCode.LegalHold,
+          `document ${id} is under legal hold "${hold}" and cannot be deleted until the hold is released`,
+        );
+      }
       const row = await this.documents.delete(trx, tenantId, id);
       if (!row) return row;
       await this.events.enqueue(

@@ -6,6 +6,8 @@ import {
 } from '@kb/contracts';
 import { z } from 'zod';
 
+import { heldSkipSchema } from '../holds/legal-hold.model';
+
 /** Documents tagged with any of `anyOf` belong to the knowledge base; `[]`, no rule. */
 const tagRuleSchema = z
   .object({
@@ -214,6 +216,8 @@ export const emptyResultSchema = z.object({
   retainedCount: z.number().int(),
   indexRemoval: z.literal('scheduled'),
   tookMs: z.number().int(),
+  /** Documents left in place (deleted and unlinked neither) because a legal hold covers them. */
+  held: heldSkipSchema.optional(),
 });
 
 /** What deleting a knowledge base did. */
@@ -223,6 +227,8 @@ export const deleteKnowledgeBaseResultSchema = z.object({
   deletedCount: z.number().int(),
   unlinkedCount: z.number().int(),
   indexRemoval: z.literal('scheduled'),
+  /** Documents not deleted with it (`cascade`) because a legal hold covers them: they were unlinked. */
+  held: heldSkipSchema.optional(),
 });
 
 // The view is a TypeScript interface; this line stops the schema drifting from it.

@@ -86,11 +86,13 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     tenantId: TenantId,
     knowledgeBaseId: string,
     visibility: Visibility,
+    keep: string[] = [],
   ): Promise<DeletedDocument[]> {
     openTrx(trx);
     const doomed = this.tenantDocuments(tenantId).filter(
       (d) =>
         visible(d, visibility) &&
+        !keep.includes(d.id) &&
         d.knowledgeBaseIds.length > 0 &&
         d.knowledgeBaseIds.every((id) => id === knowledgeBaseId),
     );

@@ -51,7 +51,7 @@ export interface paths {
     get: operations['getDocument'];
     put?: never;
     post?: never;
-    /** Delete a document; the indexes drop its chunks asynchronously */
+    /** Delete a document; the indexes drop its chunks asynchronously. 409 legal_hold while a legal hold covers it */
     delete: operations['deleteDocument'];
     options?: never;
     head?: never;
@@ -332,6 +332,58 @@ export interface paths {
     put?: never;
     /** After a restore: send every document of the caller’s tenant through its pipelines again (re-parse from the original, re-embed through the cache, re-index); tenant admins only. Answers when the events are queued */
     post: operations['repairDocuments'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/holds': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tenant’s legal holds, newest first (active by default); tenant admins only */
+    get: operations['listHolds'];
+    put?: never;
+    /** Place a named legal hold on a knowledge base, a set of document ids or a listing filter (`where`); held documents cannot be deleted by anyone or anything; tenant admins only */
+    post: operations['placeHold'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/holds/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One legal hold; an active one with the number of documents it holds now */
+    get: operations['getHold'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/holds/{id}/release': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Release a legal hold (final; it stays listed as released, with who released it and why); tenant admins only */
+    post: operations['releaseHold'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1212,6 +1264,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Error (409) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Error (503) */
       503: {
         headers: {
@@ -2000,6 +2061,12 @@ export interface operations {
             unlinkedCount: number;
             /** @enum {string} */
             indexRemoval: 'scheduled';
+            held?: {
+              count: number;
+              /** @enum {string} */
+              reason: 'legal_hold';
+              holds: string[];
+            };
           };
         };
       };
@@ -2551,6 +2618,12 @@ export interface operations {
             /** @enum {string} */
             indexRemoval: 'scheduled';
             tookMs: number;
+            held?: {
+              count: number;
+              /** @enum {string} */
+              reason: 'legal_hold';
+              holds: string[];
+            };
           };
         };
       };
@@ -3906,6 +3979,402 @@ export interface operations {
       };
       /** @description Error (403) */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listHolds: {
+    parameters: {
+      query?: {
+        state?: 'active' | 'released' | 'all';
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: {
+              /** Format: uuid */
+              id: string;
+              name: string;
+              reason: string;
+              /** @enum {string} */
+              scope: 'knowledge_base' | 'documents' | 'filter';
+              /** @enum {string} */
+              state: 'active' | 'released';
+              knowledgeBaseId?: string;
+              documentIds?: string[];
+              where?: {
+                [key: string]: unknown;
+              };
+              placedBy: string;
+              placedAt: string;
+              releasedBy?: string;
+              releasedAt?: string;
+              releaseReason?: string;
+              heldDocuments?: number;
+            }[];
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request line and headers over the server limit (no body) */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  placeHold: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string;
+          /** @default  */
+          reason?: string;
+          knowledgeBaseId?: string;
+          documentIds?: string[];
+          where?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            reason: string;
+            /** @enum {string} */
+            scope: 'knowledge_base' | 'documents' | 'filter';
+            /** @enum {string} */
+            state: 'active' | 'released';
+            knowledgeBaseId?: string;
+            documentIds?: string[];
+            where?: {
+              [key: string]: unknown;
+            };
+            placedBy: string;
+            placedAt: string;
+            releasedBy?: string;
+            releasedAt?: string;
+            releaseReason?: string;
+            heldDocuments?: number;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (413) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getHold: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The hold id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            reason: string;
+            /** @enum {string} */
+            scope: 'knowledge_base' | 'documents' | 'filter';
+            /** @enum {string} */
+            state: 'active' | 'released';
+            knowledgeBaseId?: string;
+            documentIds?: string[];
+            where?: {
+              [key: string]: unknown;
+            };
+            placedBy: string;
+            placedAt: string;
+            releasedBy?: string;
+            releasedAt?: string;
+            releaseReason?: string;
+            heldDocuments?: number;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  releaseHold: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The hold id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @default  */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            reason: string;
+            /** @enum {string} */
+            scope: 'knowledge_base' | 'documents' | 'filter';
+            /** @enum {string} */
+            state: 'active' | 'released';
+            knowledgeBaseId?: string;
+            documentIds?: string[];
+            where?: {
+              [key: string]: unknown;
+            };
+            placedBy: string;
+            placedAt: string;
+            releasedBy?: string;
+            releasedAt?: string;
+            releaseReason?: string;
+            heldDocuments?: number;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (409) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (413) */
+      413: {
         headers: {
           [name: string]: unknown;
         };
