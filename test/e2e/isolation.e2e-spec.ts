@@ -273,6 +273,7 @@ const REST_CASES: Record<string, (a: AValues) => RestProbe[]> = {
   'document-service listHolds': () => [{ query: { state: 'all' }, ok: B_ADMIN, reveals: true }],
   'document-service getHold': (a) => [{ params: { id: a.holdId }, reveals: true }],
   'document-service releaseHold': (a) => [{ params: { id: a.holdId }, body: { reason: 'probe' } }],
+  'document-service previewRetention': (a) => [{ params: { id: a.kbId } }],
   // document-service: sources
   'document-service createSource': (a) => [
     {

@@ -34,6 +34,10 @@ import { ReconciliationRepository } from './reconciliation/reconciliation.reposi
 import { RepairController } from './repair/repair.controller';
 import { RepairRepository } from './repair/repair.repository';
 import { RepairService } from './repair/repair.service';
+import { RetentionController } from './retention/retention.controller';
+import { RetentionRepository } from './retention/retention.repository';
+import { RetentionScheduler } from './retention/retention.scheduler';
+import { RetentionService } from './retention/retention.service';
 import { SourceScheduler } from './sources/source.scheduler';
 import { SOURCE_STORES, type SourceStores, SourceSyncService } from './sources/source-sync.service';
 import { SourcesController } from './sources/sources.controller';
@@ -78,6 +82,7 @@ export class AppModule {
         DocumentStatsController,
         RepairController,
         LegalHoldsController,
+        RetentionController,
         OpenApiController,
         HealthController,
         MetricsController,
@@ -103,6 +108,9 @@ export class AppModule {
         RepairRepository,
         RepairService,
         LegalHoldsService,
+        RetentionRepository,
+        RetentionService,
+        RetentionScheduler,
         AccessInvalidationConsumer,
         {
           provide: EVENT_CONSUMERS,

@@ -9,6 +9,7 @@ import { KnowledgeBaseDocumentsController } from './knowledge-bases/knowledge-ba
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { PrecomputedChunksController } from './knowledge-bases/precomputed-chunks.controller';
 import { RepairController } from './repair/repair.controller';
+import { RetentionController } from './retention/retention.controller';
 import { SourcesController } from './sources/sources.controller';
 import { DocumentStatsController } from './stats/document-stats.controller';
 
@@ -24,6 +25,7 @@ export const DOCUMENT_CONTROLLERS = [
   DocumentStatsController,
   RepairController,
   LegalHoldsController,
+  RetentionController,
 ];
 
 /** The REST API's OpenAPI 3 document, built from the routes' `@ApiOperation`s. */

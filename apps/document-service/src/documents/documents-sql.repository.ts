@@ -6,6 +6,7 @@ import type { DocumentDatabase } from '../platform/db.types';
 import { DB } from '../platform/tokens';
 import { sqlOf, type Trx } from '../platform/transaction.runner';
 import type { DocumentAcl, DocumentRecord } from './document.model';
+import { setExpiry } from './document-expiry.sql';
 import {
   listByExternalIdPrefix,
   listDocuments,
@@ -318,6 +319,10 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     return row
       ? { sha256: row.sha256, blobKey: row.blob_key, metaVersion: row.meta_version + 1 }
       : undefined;
+  }
+
+  setExpiry(trx: Trx, tenantId: TenantId, id: string, expiresAt: Date | null) {
+    return setExpiry(trx, tenantId, id, expiresAt);
   }
 
   driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]> {

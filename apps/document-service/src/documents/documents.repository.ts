@@ -199,6 +199,13 @@ export abstract class DocumentsRepository {
     tenantId: TenantId,
     id: string,
   ): Promise<Omit<DeletedDocument, 'id'> | undefined>;
+  /** Sets the document's own retention date (null: none); undefined when it is gone. */
+  abstract setExpiry(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    expiresAt: Date | null,
+  ): Promise<DocumentRecord | undefined>;
   /** The tenant's documents whose membership no longer matches their tags and the tag rules. */
   abstract driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]>;
   /**

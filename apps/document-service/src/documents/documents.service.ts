@@ -198,6 +198,44 @@ export class DocumentsService {
     return toView(updated);
   }
 
+  /**
+   * Sets (or, with null, clears) the document's own retention date (docs/adr/0052): the retention
+   * run deletes it once the date has passed, unless a hold covers it. Needs `write`; audited as
+   * an edit in its transaction.
+   */
+  async setExpiry(
+    tenantId: TenantId,
+    access: Access,
+    id: string,
+    expiresAt: Date | null,
+  ): Promise<DocumentView> {
+    await this.get(tenantId, access, id);
+    requireDocumentAction(access, 'write');
+    const updated = await this.transactions.run(async (trx) => {
+      const row = await this.documents.setExpiry(trx, tenantId, id, expiresAt);
+      if (row) {
+        const detail = { expiresAt: expiresAt?.toISOString() ?? null };
+        await this.audit.record(trx, 'document_edited', access, [id], detail);
+      }
+      return row;
+    });
+    if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
+    this.outbox.wake();
+    return toView(updated);
+  }
+
+  /** An upload's `expiresAt`, set on what it uploaded; never on a duplicate's existing copy. */
+  async expireUpload<T extends DocumentView & { unchanged?: true }>(
+    tenantId: TenantId,
+    access: Access,
+    document: T,
+    expiresAt: string | undefined,
+  ): Promise<DocumentView> {
+    if (expiresAt === undefined || document.duplicate) return document;
+    const dated = await this.setExpiry(tenantId, access, document.id, new Date(expiresAt));
+    return { ...dated, ...(document.unchanged ? { unchanged: true as const } : {}) };
+  }
+
   /** See `EditDocument`. */
   edit(
     tenantId: TenantId,

@@ -34,6 +34,12 @@ export const knowledgeBaseMetadataSchema = z
   .refine((m) => JSON.stringify(m).length <= 16_384, 'metadata is at most 16 KiB as JSON');
 export type KnowledgeBaseMetadata = Record<string, unknown>;
 
+/** What a retention period is counted from (docs/adr/0052): upload, or the last update. */
+export const RETENTION_FROM = ['uploaded', 'updated'] as const;
+export type RetentionFrom = (typeof RETENTION_FROM)[number];
+/** Days a document is kept (up to 100 years); null keeps it until someone deletes it. */
+const retentionDays = z.number().int().min(1).max(36_500).nullable();
+
 export const createKnowledgeBaseSchema = z
   .object({
     id: z
@@ -59,12 +65,20 @@ export const createKnowledgeBaseSchema = z
      * does not say (docs/adr/0047): false by default.
      */
     contextRerank: z.boolean().default(false),
+    /**
+     * Retention (docs/adr/0052): its documents are deleted `retentionDays` after `retentionFrom`
+     * (upload or last update) by the scheduled retention run, unless held; tenant admins only.
+     */
+    retentionDays: retentionDays.optional(),
+    retentionFrom: z.enum(RETENTION_FROM).optional(),
   })
   .strict();
 export type CreateKnowledgeBase = Omit<
   z.infer<typeof createKnowledgeBaseSchema>,
-  'metadata' | 'allowPrecomputedVectors' | 'contextRerank'
+  'metadata' | 'allowPrecomputedVectors' | 'contextRerank' | 'retentionDays' | 'retentionFrom'
 > & {
+  retentionDays?: number | null | undefined;
+  retentionFrom?: RetentionFrom | undefined;
   /** Absent: `{}`. */
   metadata?: KnowledgeBaseMetadata;
   /** Absent: false. */
@@ -86,6 +100,9 @@ export const updateKnowledgeBaseSchema = z
     /** Turning it on takes a tenant admin (403 `permission_denied`); off, anyone who may write. */
     allowPrecomputedVectors: z.boolean().optional(),
     contextRerank: z.boolean().optional(),
+    /** null ends the policy; setting or changing it takes a tenant admin. */
+    retentionDays: retentionDays.optional(),
+    retentionFrom: z.enum(RETENTION_FROM).optional(),
   })
   .strict();
 export type UpdateKnowledgeBase = z.infer<typeof updateKnowledgeBaseSchema>;
@@ -145,6 +162,9 @@ export interface KnowledgeBaseView {
   allowPrecomputedVectors: boolean;
   /** Context calls rerank by default (docs/adr/0047). */
   contextRerank: boolean;
+  /** Retention (docs/adr/0052): null keeps documents until deleted. */
+  retentionDays: number | null;
+  retentionFrom: RetentionFrom;
   createdAt: string;
   updatedAt: string;
 }
@@ -169,6 +189,8 @@ export const knowledgeBaseViewSchema = z.object({
   metadata: z.record(z.string(), z.unknown()),
   allowPrecomputedVectors: z.boolean(),
   contextRerank: z.boolean(),
+  retentionDays: z.number().int().nullable(),
+  retentionFrom: z.enum(RETENTION_FROM),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

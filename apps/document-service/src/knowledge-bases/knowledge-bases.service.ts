@@ -36,6 +36,16 @@ function requireAdminToAllowPrecomputed(access: Access): void {
   }
 }
 
+/** A retention policy deletes documents: a tenant admin sets it (docs/adr/0052). */
+function requireAdminForRetention(access: Access): void {
+  if (!access.isAdmin) {
+    throw new KnowledgeBaseError(
+      KnowledgeBaseErrorCode.PermissionDenied,
+      `only a tenant admin may set a retention policy (${access.userId} is not one)`,
+    );
+  }
+}
+
 /**
  * Knowledge bases of a tenant. The pipeline a knowledge base was created with (chunker and its
  * parameters, embedding model) cannot change: vectors made another way would not be comparable,
@@ -61,6 +71,7 @@ export class KnowledgeBasesService {
   ): Promise<KnowledgeBaseView> {
     requireDocumentAction(access, 'write');
     if (input.allowPrecomputedVectors) requireAdminToAllowPrecomputed(access);
+    if (input.retentionDays != null || input.retentionFrom) requireAdminForRetention(access);
     const model = input.embeddingModel ?? this.defaults.model;
     // Detected, not declared: the model must be served, and its dimension is what it produces.
     const dimension = await this.models.dimensionOf(model);
@@ -83,6 +94,8 @@ export class KnowledgeBasesService {
         metadata: input.metadata ?? {},
         allowPrecomputedVectors: input.allowPrecomputedVectors ?? false,
         contextRerank: input.contextRerank ?? false,
+        retentionDays: input.retentionDays ?? null,
+        retentionFrom: input.retentionFrom ?? 'uploaded',
         now,
       });
       if (!created) {
@@ -134,6 +147,9 @@ export class KnowledgeBasesService {
     if (input.allowPrecomputedVectors && !current.allowPrecomputedVectors) {
       requireAdminToAllowPrecomputed(access);
     }
+    if (input.retentionDays !== undefined || input.retentionFrom !== undefined) {
+      requireAdminForRetention(access);
+    }
     const now = this.clock();
     const { updated, changed } = await this.transactions.run(async (trx) => {
       const updated = await this.knowledgeBases.update(
@@ -147,6 +163,8 @@ export class KnowledgeBasesService {
           metadata: input.metadata && { values: input.metadata, merge },
           allowPrecomputedVectors: input.allowPrecomputedVectors,
           contextRerank: input.contextRerank,
+          retentionDays: input.retentionDays,
+          retentionFrom: input.retentionFrom,
         },
         now,
       );

@@ -220,6 +220,16 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     });
   }
 
+  async setExpiry(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    expiresAt: Date | null,
+  ): Promise<DocumentRecord | undefined> {
+    const document = this.read(tenantId, id);
+    return document && this.write(trx, 'set_expiry', { ...document, expiresAt });
+  }
+
   async delete(
     trx: Trx,
     tenantId: TenantId,

@@ -43,6 +43,8 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       metadata: knowledgeBase.metadata,
       allowPrecomputedVectors: knowledgeBase.allowPrecomputedVectors,
       contextRerank: knowledgeBase.contextRerank,
+      retentionDays: knowledgeBase.retentionDays ?? null,
+      retentionFrom: knowledgeBase.retentionFrom ?? 'uploaded',
       createdAt: at,
       updatedAt: at,
     };
@@ -111,6 +113,9 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       allowPrecomputedVectors:
         change.allowPrecomputedVectors ?? stored.view.allowPrecomputedVectors,
       contextRerank: change.contextRerank ?? stored.view.contextRerank,
+      retentionDays:
+        change.retentionDays === undefined ? stored.view.retentionDays : change.retentionDays,
+      retentionFrom: change.retentionFrom ?? stored.view.retentionFrom,
       updatedAt: now.toISOString(),
     };
     this.db.knowledgeBases.set(keyOf(tenantId, id), clone({ ...stored, view }));

@@ -6,6 +6,8 @@ import { DocumentAudit } from '../../src/documents/document-audit';
 import { DocumentMembershipService } from '../../src/documents/document-membership.service';
 import { DocumentReads } from '../../src/documents/document-reads.service';
 import { SqlDocumentsRepository } from '../../src/documents/documents-sql.repository';
+import { LegalHoldsService } from '../../src/holds/legal-holds.service';
+import { SqlLegalHoldsRepository } from '../../src/holds/legal-holds-sql.repository';
 import { CollectionsService } from '../../src/knowledge-bases/collections.service';
 import { KnowledgeBaseBulkDelete } from '../../src/knowledge-bases/knowledge-base-bulk-delete';
 import { KnowledgeBaseDirectoryService } from '../../src/knowledge-bases/knowledge-base-directory.service';
@@ -19,6 +21,8 @@ import { SqlTransactionRunner } from '../../src/platform/transaction.runner';
 import { AccessReconciler } from '../../src/reconciliation/access.reconciler';
 import { Reconciler } from '../../src/reconciliation/reconciler.service';
 import { ReconciliationRepository } from '../../src/reconciliation/reconciliation.repository';
+import { RetentionRepository } from '../../src/retention/retention.repository';
+import { RetentionService } from '../../src/retention/retention.service';
 import { SqlDocumentStatsRepository } from '../../src/stats/document-stats-sql.repository';
 import {
   countingRelay,
@@ -56,6 +60,7 @@ export function sqlDocumentService(
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
   const audit = new DocumentAudit(writer, transactions, clock, relay);
   const generations = new MemoryIndexGenerations();
+  const holds = new SqlLegalHoldsRepository(db);
   const { documents } = documentsServiceOver({
     documentsRepository,
     membership,
@@ -66,6 +71,7 @@ export function sqlDocumentService(
     blobs,
     clock,
     audit,
+    holds,
   });
   return {
     defaults,
@@ -85,7 +91,30 @@ export function sqlDocumentService(
         clock,
         audit,
         generations,
+        holds,
       ),
+    ),
+    holds,
+    legalHolds: new LegalHoldsService(
+      holds,
+      knowledgeBasesRepository,
+      transactions,
+      audit,
+      relay,
+      clock,
+    ),
+    retention: new RetentionService(
+      new RetentionRepository(db),
+      documentsRepository,
+      knowledgeBasesRepository,
+      holds,
+      transactions,
+      audit,
+      writer,
+      relay,
+      blobs,
+      generations,
+      clock,
     ),
     transactions,
     documentsRepository,

@@ -390,6 +390,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/knowledge-bases/{id}/retention/preview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What retention would delete from a knowledge base now (documents whose expiresAt or retention period has passed) and which of them a legal hold keeps; tenant admins only */
+    get: operations['previewRetention'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -487,6 +504,7 @@ export interface operations {
               externalId: string | null;
               /** @enum {string} */
               state: 'active' | 'inactive';
+              expiresAt?: string;
               createdAt: string;
               updatedAt: string;
               /** @enum {boolean} */
@@ -550,6 +568,8 @@ export interface operations {
           knowledgeBaseIds?: string;
           acl?: string;
           externalId?: string;
+          /** Format: date-time */
+          expiresAt?: string;
           /**
            * @deprecated
            * @description Deprecated: use knowledgeBaseIds.
@@ -578,6 +598,8 @@ export interface operations {
             tenant?: boolean;
           };
           externalId?: string;
+          /** Format: date-time */
+          expiresAt?: string;
         };
       };
     };
@@ -640,6 +662,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -707,6 +730,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -943,6 +967,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -1010,6 +1035,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -1154,6 +1180,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -1304,6 +1331,8 @@ export interface operations {
           knowledgeBaseIds?: string[];
           /** @enum {string} */
           state?: 'active' | 'inactive';
+          /** Format: date-time */
+          expiresAt?: string | null;
         };
       };
     };
@@ -1366,6 +1395,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -1514,6 +1544,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -1657,6 +1688,9 @@ export interface operations {
               };
               allowPrecomputedVectors: boolean;
               contextRerank: boolean;
+              retentionDays: number | null;
+              /** @enum {string} */
+              retentionFrom: 'uploaded' | 'updated';
               createdAt: string;
               updatedAt: string;
               stats?: {
@@ -1790,6 +1824,9 @@ export interface operations {
           allowPrecomputedVectors?: boolean;
           /** @default false */
           contextRerank?: boolean;
+          retentionDays?: number | null;
+          /** @enum {string} */
+          retentionFrom?: 'uploaded' | 'updated';
         };
       };
     };
@@ -1856,6 +1893,9 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            retentionDays: number | null;
+            /** @enum {string} */
+            retentionFrom: 'uploaded' | 'updated';
             createdAt: string;
             updatedAt: string;
           };
@@ -1991,6 +2031,9 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            retentionDays: number | null;
+            /** @enum {string} */
+            retentionFrom: 'uploaded' | 'updated';
             createdAt: string;
             updatedAt: string;
           };
@@ -2160,6 +2203,9 @@ export interface operations {
           };
           allowPrecomputedVectors?: boolean;
           contextRerank?: boolean;
+          retentionDays?: number | null;
+          /** @enum {string} */
+          retentionFrom?: 'uploaded' | 'updated';
         };
       };
     };
@@ -2226,6 +2272,9 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            retentionDays: number | null;
+            /** @enum {string} */
+            retentionFrom: 'uploaded' | 'updated';
             createdAt: string;
             updatedAt: string;
           };
@@ -2532,6 +2581,7 @@ export interface operations {
               externalId: string | null;
               /** @enum {string} */
               state: 'active' | 'inactive';
+              expiresAt?: string;
               createdAt: string;
               updatedAt: string;
               /** @enum {boolean} */
@@ -2772,6 +2822,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -2839,6 +2890,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -4381,6 +4433,105 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'];
         };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  previewRetention: {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        /** @description The knowledge base id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            knowledgeBaseId: string;
+            retentionDays: number | null;
+            /** @enum {string} */
+            retentionFrom: 'uploaded' | 'updated';
+            asOf: string;
+            deletes: {
+              /** Format: uuid */
+              id: string;
+              title: string;
+              dueAt: string;
+            }[];
+            held: {
+              /** Format: uuid */
+              id: string;
+              title: string;
+              dueAt: string;
+              hold: string;
+              /** @enum {string} */
+              reason: 'legal_hold';
+            }[];
+            truncated: boolean;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request line and headers over the server limit (no body) */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description Error (503) */
       503: {
