@@ -95,6 +95,7 @@ interface AValues {
   grantee: string;
   holdId: string;
   holdName: string;
+  erasureId: string;
 }
 
 /**
@@ -274,6 +275,9 @@ const REST_CASES: Record<string, (a: AValues) => RestProbe[]> = {
   'document-service getHold': (a) => [{ params: { id: a.holdId }, reveals: true }],
   'document-service releaseHold': (a) => [{ params: { id: a.holdId }, body: { reason: 'probe' } }],
   'document-service previewRetention': (a) => [{ params: { id: a.kbId } }],
+  // Erasures (ADR 52): B's admin erases in B (what A's owner id uploaded there: nothing).
+  'document-service requestErasure': (a) => [{ body: { uploadedBy: a.owner }, ok: B_ADMIN }],
+  'document-service getErasure': (a) => [{ params: { id: a.erasureId }, reveals: true }],
   // document-service: sources
   'document-service createSource': (a) => [
     {
@@ -637,6 +641,7 @@ describe('isolation: every published operation, tried with tenant A’s ids', ()
     syncId: '',
     holdId: '',
     holdName: `iso-hold-${hex()}`,
+    erasureId: '',
     marker: `zq${letters(12)}`,
     secretWord: `secretword${letters(12)}`,
     title: `iso-title-${hex()}`,
@@ -1091,6 +1096,10 @@ describe('isolation: every published operation, tried with tenant A’s ids', ()
     });
     expect(hold).toMatchObject({ status: 201 });
     a.holdId = String(hold.body['id']);
+    // An erasure job of A's (of a user who uploaded nothing): its record names A's member.
+    const erasure = await ownerApi(documents, 'POST', '/v1/erasures', { uploadedBy: a.member });
+    expect(erasure).toMatchObject({ status: 202 });
+    a.erasureId = String(erasure.body['id']);
 
     // The policy: a role of A's own, given to a user, who is also in a group.
     expect(

@@ -21,6 +21,9 @@ import { DocumentStatusConsumer } from './documents/document-status.consumer';
 import { DocumentsController } from './documents/documents.controller';
 import { DocumentsModule } from './documents/documents.module';
 import { uploadOptions } from './documents/upload.options';
+import { ErasuresController } from './erasures/erasures.controller';
+import { ErasuresRepository } from './erasures/erasures.repository';
+import { ErasuresService } from './erasures/erasures.service';
 import { LegalHoldsController } from './holds/legal-holds.controller';
 import { LegalHoldsService } from './holds/legal-holds.service';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module';
@@ -34,6 +37,7 @@ import { ReconciliationRepository } from './reconciliation/reconciliation.reposi
 import { RepairController } from './repair/repair.controller';
 import { RepairRepository } from './repair/repair.repository';
 import { RepairService } from './repair/repair.service';
+import { BulkDeletion } from './retention/bulk-deletion';
 import { RetentionController } from './retention/retention.controller';
 import { RetentionRepository } from './retention/retention.repository';
 import { RetentionScheduler } from './retention/retention.scheduler';
@@ -83,6 +87,7 @@ export class AppModule {
         RepairController,
         LegalHoldsController,
         RetentionController,
+        ErasuresController,
         OpenApiController,
         HealthController,
         MetricsController,
@@ -108,7 +113,10 @@ export class AppModule {
         RepairRepository,
         RepairService,
         LegalHoldsService,
+        BulkDeletion,
         RetentionRepository,
+        ErasuresRepository,
+        ErasuresService,
         RetentionService,
         RetentionScheduler,
         AccessInvalidationConsumer,

@@ -3,6 +3,7 @@ import { Controller, Get } from '@nestjs/common';
 
 import { DocumentContentController } from './document-content/document-content.controller';
 import { DocumentsController } from './documents/documents.controller';
+import { ErasuresController } from './erasures/erasures.controller';
 import { LegalHoldsController } from './holds/legal-holds.controller';
 import { CollectionsController } from './knowledge-bases/collections.controller';
 import { KnowledgeBaseDocumentsController } from './knowledge-bases/knowledge-base-documents.controller';
@@ -26,6 +27,7 @@ export const DOCUMENT_CONTROLLERS = [
   RepairController,
   LegalHoldsController,
   RetentionController,
+  ErasuresController,
 ];
 
 /** The REST API's OpenAPI 3 document, built from the routes' `@ApiOperation`s. */

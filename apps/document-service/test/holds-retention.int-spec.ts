@@ -136,4 +136,25 @@ describe('legal holds and retention in SQL', () => {
     const again = await Promise.all([1, 2].map(() => service.retention.runTenant(tenant, now)));
     expect(again.flat()).toEqual([]);
   });
+
+  it('erases what a user uploaded as one job, in batches, skipping and counting held documents', async () => {
+    const mine = await Promise.all([1, 2, 3].map(() => add(['default'], { ownerId: 'mallory' })));
+    const kept = await add(['default'], { ownerId: 'mallory', tags: ['evidence'] });
+    const other = await add(['default'], { ownerId: 'trent' });
+    await place({ name: 'Evidence', where: { tags: 'evidence' } });
+
+    const job = await service.erasures.request(tenant, admin, { uploadedBy: 'mallory' });
+    expect(job).toMatchObject({ status: 'running', uploadedBy: 'mallory', deleted: 0 });
+    await service.erasures.idle();
+
+    expect(await service.erasures.get(tenant, admin, job.id)).toMatchObject({
+      status: 'succeeded',
+      deleted: 3,
+      held: 1,
+      heldReason: 'legal_hold',
+    });
+    for (const id of mine) expect(await exists(id)).toBe(false);
+    expect(await exists(kept)).toBe(true);
+    expect(await exists(other)).toBe(true);
+  });
 });

@@ -44,6 +44,21 @@ export interface Documents {
   version: number;
 }
 
+export interface Erasures {
+  deleted: Generated<number>;
+  error: string | null;
+  finished_at: Timestamp | null;
+  held: Generated<number>;
+  id: string;
+  owner_id: string | null;
+  requested_by: string;
+  started_at: Timestamp;
+  status: Generated<string>;
+  tenant_id: string;
+  updated_at: Timestamp;
+  where_filter: string | null;
+}
+
 export interface KnowledgeBases {
   allow_precomputed_vectors: Generated<boolean>;
   chunker: ColumnType<Record<string, unknown>, string, string>;
@@ -128,6 +143,7 @@ export interface SourceSyncs {
 
 export interface DB {
   documents: Documents;
+  erasures: Erasures;
   knowledge_bases: KnowledgeBases;
   legal_holds: LegalHolds;
   outbox: Outbox;

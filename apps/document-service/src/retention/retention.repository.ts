@@ -3,11 +3,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { type Kysely, sql } from 'kysely';
 
 import type { DeletedDocument } from '../documents/documents.repository';
-import { anyHoldSql, holdNameSql } from '../holds/held-documents.sql';
+import { holdNameSql } from '../holds/held-documents.sql';
 import type { ActiveHold } from '../holds/legal-hold.model';
 import type { DocumentDatabase } from '../platform/db.types';
 import { DB } from '../platform/tokens';
 import { sqlOf, type Trx } from '../platform/transaction.runner';
+import { deleteClaimed } from './claimed-delete.sql';
 import { dueAtSql, mayBeDueSql } from './retention-due.sql';
 
 /** A document the next retention run deletes, or one a hold keeps. */
@@ -40,35 +41,16 @@ export class RetentionRepository {
     return rows.map((row) => row.tenant_id as TenantId);
   }
 
-  /**
-   * Deletes up to `limit` of the tenant's documents due at `now` that no hold covers, in the
-   * caller's transaction. The rows are claimed `FOR UPDATE SKIP LOCKED`: two replicas never
-   * delete the same document, and a document someone is changing waits for the next run.
-   */
-  async deleteDue(
+  /** Deletes up to `limit` of the tenant's documents due at `now` that no hold covers. */
+  deleteDue(
     trx: Trx,
     tenantId: TenantId,
     now: Date,
     holds: ActiveHold[],
     limit: number,
   ): Promise<DeletedDocument[]> {
-    const claimed = sql`SELECT id FROM documents
-      WHERE tenant_id = ${tenantId} AND ${mayBeDueSql(now)} AND ${dueAtSql} <= ${now}
-        AND NOT ${anyHoldSql(holds)}
-      ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
-    const rows = await sqlOf(trx)
-      .deleteFrom('documents')
-      .where('tenant_id', '=', tenantId)
-      .where(sql<boolean>`id IN (${claimed})`)
-      .returning(['id', 'sha256', 'blob_key', 'meta_version'])
-      .execute();
-    // The delete is each document's last change: its event carries the version after it.
-    return rows.map((row) => ({
-      id: row.id,
-      sha256: row.sha256,
-      blobKey: row.blob_key,
-      metaVersion: row.meta_version + 1,
-    }));
+    const due = sql<boolean>`(${mayBeDueSql(now)} AND ${dueAtSql} <= ${now})`;
+    return deleteClaimed(trx, tenantId, due, holds, limit);
   }
 
   /** The documents of a knowledge base due at `now`, held ones with their hold, by due date. */

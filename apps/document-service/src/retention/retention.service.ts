@@ -1,19 +1,13 @@
 import type { Access } from '@kb/auth';
-import { type TenantId, Topics } from '@kb/contracts';
-import type { IndexGenerations } from '@kb/index-state';
-import type { BlobStore } from '@kb/storage';
+import type { TenantId } from '@kb/contracts';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
-import { DocumentAudit } from '../documents/document-audit';
-import { deletedEventOf } from '../documents/document-events.builder';
-import { type DeletedDocument, DocumentsRepository } from '../documents/documents.repository';
+import type { DeletedDocument } from '../documents/documents.repository';
 import { HeldDocuments } from '../holds/legal-holds.repository';
 import { KnowledgeBasesRepository } from '../knowledge-bases/knowledge-bases.repository';
-import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
-import { OutboxWriter } from '../outbox/outbox.writer';
-import { forEachConcurrently } from '../platform/for-each-concurrently';
-import { BLOB_STORE, CLOCK, type Clock, GENERATIONS } from '../platform/tokens';
+import { CLOCK, type Clock } from '../platform/tokens';
 import { TransactionRunner } from '../platform/transaction.runner';
+import { BulkDeletion } from './bulk-deletion';
 import { RetentionError, RetentionErrorCode } from './retention.errors';
 import type { RetentionPreview } from './retention.model';
 import { RetentionRepository } from './retention.repository';
@@ -38,15 +32,10 @@ export class RetentionService {
 
   constructor(
     private readonly retention: RetentionRepository,
-    private readonly documents: DocumentsRepository,
     private readonly knowledgeBases: KnowledgeBasesRepository,
     private readonly holds: HeldDocuments,
     private readonly transactions: TransactionRunner,
-    private readonly audit: DocumentAudit,
-    private readonly events: OutboxWriter,
-    @Inject(OutboxRelay) private readonly outbox: OutboxWake,
-    @Inject(BLOB_STORE) private readonly blobs: Pick<BlobStore, 'delete'>,
-    @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
+    private readonly deletion: BulkDeletion,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -62,39 +51,16 @@ export class RetentionService {
 
   /** Deletes one batch of the tenant's due documents that no hold covers. */
   async runTenant(tenantId: TenantId, now: Date): Promise<DeletedDocument[]> {
-    const actor = { tenantId, userId: RETENTION_ACTOR };
     const deleted = await this.transactions.run(async (trx) => {
       const holds = await this.holds.activeHolds(trx, tenantId);
       const rows = await this.retention.deleteDue(trx, tenantId, now, holds, RETENTION_BATCH);
-      if (rows.length === 0) return rows;
-      await this.events.enqueueMany(
-        trx,
-        Topics.document,
-        tenantId,
-        rows.map((row) => ({ key: row.id, payload: deletedEventOf(row.id, row.metaVersion) })),
-      );
-      await this.audit.record(
-        trx,
-        'document_deleted',
-        actor,
-        rows.map((row) => row.id),
-        { cause: 'retention' },
-      );
+      await this.deletion.record(trx, tenantId, RETENTION_ACTOR, rows, { cause: 'retention' });
       return rows;
     });
-    if (deleted.length === 0) return deleted;
-    this.outbox.wake();
-    this.logger.log(`retention deleted ${deleted.length} document(s) of tenant ${tenantId}`);
-    try {
-      await this.generations.bump(tenantId);
-    } catch (error) {
-      this.logger.warn(`index generation not bumped after retention: ${String(error)}`);
+    if (deleted.length > 0) {
+      this.logger.log(`retention deleted ${deleted.length} document(s) of tenant ${tenantId}`);
     }
-    await forEachConcurrently(deleted, 8, async (row) => {
-      if (!(await this.documents.isBlobReferenced(row.sha256, row.blobKey))) {
-        await this.blobs.delete(row.blobKey);
-      }
-    }).catch((error: unknown) => this.logger.warn(`originals not all removed: ${String(error)}`));
+    await this.deletion.after(tenantId, deleted);
     return deleted;
   }
 
