@@ -13,6 +13,7 @@ const GROUPS = [
   'indexing-service',
   'webhook-service',
   'acl-service-audit',
+  'document-service-usage',
 ];
 
 async function main() {

@@ -60,7 +60,8 @@ describe('AppModule', () => {
       chunker: { strategy: 'recursive', size: 800, overlap: 150 },
       model: config.EMBEDDING_MODEL,
     });
-    expect(app.get<EventConsumer[]>(EVENT_CONSUMERS)).toHaveLength(2);
+    // Access invalidation, statuses, usage.
+    expect(app.get<EventConsumer[]>(EVENT_CONSUMERS)).toHaveLength(3);
     // What @Authenticated({ access: true }) on the controllers needs.
     expect(app.get(TOKEN_VERIFIER)).toBe(verifier);
     expect(app.get(ACCESS_POLICY)).toBeDefined();

@@ -49,6 +49,8 @@ import { SourcesRepository } from './sources/sources.repository';
 import { SourcesService } from './sources/sources.service';
 import { DocumentStatsController } from './stats/document-stats.controller';
 import { DocumentStatsService } from './stats/document-stats.service';
+import { UsageConsumer } from './usage/usage.consumer';
+import { UsageModule } from './usage/usage.module';
 
 export type { DocumentDeps };
 
@@ -76,6 +78,7 @@ export class AppModule {
         PlatformModule.register(deps),
         // Uploads spool to disk (UPLOAD_TMP_DIR) with the size limit, for DocumentsController.
         MulterModule.register(uploadOptions(config)),
+        UsageModule,
         DocumentsModule,
         KnowledgeBasesModule,
       ],
@@ -122,7 +125,7 @@ export class AppModule {
         AccessInvalidationConsumer,
         {
           provide: EVENT_CONSUMERS,
-          inject: [AccessInvalidationConsumer, DocumentStatusConsumer],
+          inject: [AccessInvalidationConsumer, DocumentStatusConsumer, UsageConsumer],
           useFactory: (...consumers: Array<{ consumer: EventConsumer }>) =>
             consumers.map(({ consumer }) => consumer),
         },

@@ -13,6 +13,7 @@ import { RepairController } from './repair/repair.controller';
 import { RetentionController } from './retention/retention.controller';
 import { SourcesController } from './sources/sources.controller';
 import { DocumentStatsController } from './stats/document-stats.controller';
+import { UsageController } from './usage/usage.controller';
 
 /** The controllers of the public REST API, in the order the document lists them. */
 export const DOCUMENT_CONTROLLERS = [
@@ -28,6 +29,7 @@ export const DOCUMENT_CONTROLLERS = [
   LegalHoldsController,
   RetentionController,
   ErasuresController,
+  UsageController,
 ];
 
 /** The REST API's OpenAPI 3 document, built from the routes' `@ApiOperation`s. */

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 
 import { toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { leaseQueueConformance } from '@kb/jobs/test/support/lease-queue.conformance';
 import { type Kysely, sql } from 'kysely';
 import type { Pool } from 'pg';
 
 import { migrations } from '../src/migrations';
 import type { DocumentDatabase } from '../src/platform/db.types';
-import { SourcesRepository } from '../src/sources/sources.repository';
+import { type DueSource, SourcesRepository } from '../src/sources/sources.repository';
 
 jest.setTimeout(60_000);
 
@@ -52,22 +53,57 @@ describe('source syncs in SQL', () => {
       })
     ).id;
 
-  it('lets one of several racing schedulers claim a due source, and moves its next due time', async () => {
+  it('lets one of several racing schedulers claim a due source for a lease, then moves it on', async () => {
     const due = await newSource({ cron: '*/5 * * * *', nextSyncAt: at(-minutes(1)) });
     const later = await newSource({ cron: '*/5 * * * *', nextSyncAt: at(minutes(10)) });
-    const next = at(minutes(4));
-    const claims = await Promise.all([1, 2, 3, 4].map(() => sources.claimDue(t0, 100, () => next)));
+    const claims = await Promise.all([1, 2, 3, 4].map(() => sources.claimDue(t0, 100, minutes(1))));
     const claimed = claims.flat().filter((c) => c.source.id === due || c.source.id === later);
     expect(claimed.map((c) => c.source.id)).toEqual([due]);
     expect(claimed[0]!.tenantId).toBe(tenant);
+    // Held until the lease ends, then moved to its next time once its sync started.
+    expect((await sources.find(tenant, due))?.nextSyncAt).toBe(at(minutes(1)).toISOString());
+    const next = at(minutes(4));
+    expect(await sources.scheduleNext(claimed[0]!, next)).toBe(true);
     expect((await sources.find(tenant, due))?.nextSyncAt).toBe(next.toISOString());
     expect((await sources.find(tenant, later))?.nextSyncAt).toBe(at(minutes(10)).toISOString());
     // Not due again until its next time.
-    const again = (await sources.claimDue(t0, 100, () => next)).map((c) => c.source.id);
+    const again = (await sources.claimDue(at(minutes(2)), 100, minutes(1))).map((c) => c.source.id);
     expect(again).not.toContain(due);
     // A sync it starts says the schedule started it.
     const outcome = await sources.startSync(tenant, due, randomUUID(), t0, t0, 'schedule');
     expect('started' in outcome && outcome.started.trigger).toBe('schedule');
+  });
+
+  it('keeps a schedule changed while its source was claimed', async () => {
+    const id = await newSource({ cron: '*/5 * * * *', nextSyncAt: at(-minutes(1)) });
+    const [claimed] = (await sources.claimDue(t0, 100, minutes(1))).filter(
+      (c) => c.source.id === id,
+    );
+    const changed = at(minutes(30));
+    await sql`UPDATE sources SET next_sync_at = ${changed} WHERE id = ${id}`.execute(db);
+    expect(await sources.scheduleNext(claimed!, at(minutes(4)))).toBe(false);
+    expect((await sources.find(tenant, id))?.nextSyncAt).toBe(changed.toISOString());
+  });
+
+  describe('due sources as a lease queue', () => {
+    let now = at(minutes(60 * 24));
+    leaseQueueConformance<DueSource>(async () => {
+      now = new Date(now.getTime() + minutes(60));
+      // Emptied: no source of an earlier test is due.
+      await sql`UPDATE sources SET next_sync_at = NULL`.execute(db);
+      return {
+        queue: { claim: (limit, leaseMs) => sources.claimDue(now, limit, leaseMs) },
+        add: async (count) =>
+          Promise.all(
+            Array.from({ length: count }, () =>
+              newSource({ cron: '*/5 * * * *', nextSyncAt: new Date(now.getTime() - 1) }),
+            ),
+          ),
+        idOf: (due) => due.source.id,
+        finish: async (due) => void (await sources.scheduleNext(due, null)),
+        elapse: async (ms) => Promise.resolve(void (now = new Date(now.getTime() + ms))),
+      };
+    });
   });
 
   it('starts one sync of a source at a time, even when two start at once', async () => {

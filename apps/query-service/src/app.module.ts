@@ -70,6 +70,7 @@ import { SearchController } from './search/search.controller';
 import { SearchGrpcController } from './search/search.grpc';
 import { SearchService } from './search/search.service';
 import { knowledgeBaseService } from './search/search.wire';
+import { SearchQuota } from './search/search-quota';
 import { SearchResultCache } from './search/search-result.cache';
 import { SimilarService } from './search/similar.service';
 import { DiversifyStep } from './search/steps/diversify.step';
@@ -214,6 +215,7 @@ export class AppModule {
         NeighborsStep,
         HitDetailsStep,
         SearchService,
+        SearchQuota,
         SimilarService,
         RerankService,
         DocumentsClient,

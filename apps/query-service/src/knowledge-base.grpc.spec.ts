@@ -355,6 +355,7 @@ describe('kb.v1.KnowledgeBase over the Nest gRPC transport', () => {
       'search',
       'moons of Saturn',
       expect.any(Array),
+      { knowledgeBaseIds: [], reranked: false },
     );
   });
 

@@ -3,12 +3,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { leaseQueueConformance } from '@kb/jobs/test/support/lease-queue.conformance';
 import { type Kysely, sql } from 'kysely';
 import type { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
 
 import type { WebhookConfig } from '../src/config/webhook.config';
-import { DeliveriesRepository } from '../src/deliveries/deliveries.repository';
+import {
+  type ClaimedDelivery,
+  DeliveriesRepository,
+} from '../src/deliveries/deliveries.repository';
 import { DeliveryDispatcher } from '../src/deliveries/delivery.dispatcher';
 import { DeliveryRetention } from '../src/deliveries/delivery.retention';
 import { HttpReceiverSender } from '../src/deliveries/receiver.sender';
@@ -595,5 +599,52 @@ describe('webhooks on Postgres', () => {
     expect((await service.list('another-tenant')).map((w) => w.url)).toEqual([`${receiver.url}/c`]);
     await expect(service.delete(tenant, mine!.id)).resolves.toEqual({ id: mine!.id });
     expect((await service.list(tenant)).some((w) => w.id === mine!.id)).toBe(false);
+  });
+
+  describe('deliveries as a lease queue', () => {
+    let at = new Date();
+    leaseQueueConformance<ClaimedDelivery>(async () => {
+      // Emptied: no delivery of an earlier test is due.
+      await sql`UPDATE deliveries SET status = 'failed' WHERE status = 'pending'`.execute(db);
+      const owner = `q-${randomUUID().slice(0, 8)}`;
+      await service.create(owner, {
+        url: receiver.script('/queue', []),
+        events: ['document.deleted'],
+        description: '',
+      });
+      at = new Date(Math.max(at.getTime(), Date.now()) + 1_000);
+      return {
+        queue: { claim: (limit, leaseMs) => deliveries.claimDue(at, limit, leaseMs) },
+        add: async (count) => {
+          const messageIds = Array.from({ length: count }, (_, n) =>
+            messageIdOf('queue', owner, n),
+          );
+          for (const messageId of messageIds) {
+            await service.record(owner, {
+              type: 'document.deleted',
+              messageId,
+              occurredAt: new Date().toISOString(),
+              data: { documentId: randomUUID() },
+            });
+          }
+          const rows = await db
+            .selectFrom('deliveries')
+            .select('id')
+            .where('tenant_id', '=', owner)
+            .where('message_id', 'in', messageIds)
+            .execute();
+          return rows.map((row) => row.id);
+        },
+        idOf: (delivery) => delivery.id,
+        finish: async (delivery) =>
+          void (await deliveries.recordAttempt(
+            delivery,
+            { succeeded: true, statusCode: 200, error: null, durationMs: 1, at },
+            undefined,
+            { failures: 4, afterMs: 0 },
+          )),
+        elapse: async (ms) => Promise.resolve(void (at = new Date(at.getTime() + ms))),
+      };
+    });
   });
 });

@@ -36,6 +36,8 @@ export type UploadedDocument =
   | JsonOf<DocumentOperations['uploadDocument'], 200>;
 /** A knowledge base (`GET /v1/knowledge-bases/{id}`). */
 export type KnowledgeBaseView = JsonOf<DocumentOperations['getKnowledgeBase']>;
+/** The limits in force for a tenant and its knowledge bases (`GET /v1/quotas`). */
+export type QuotasView = JsonOf<DocumentOperations['getQuotas']>;
 /** A page of knowledge bases (`GET /v1/knowledge-bases`). */
 export type KnowledgeBasePage = JsonOf<DocumentOperations['listKnowledgeBases']>;
 /** A source (`GET /v1/sources/{id}`). */

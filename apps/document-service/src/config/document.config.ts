@@ -65,6 +65,15 @@ export const documentConfigSchema = baseConfigSchema
     /** The default pipeline's chunker (documents in no configured knowledge base). */
     CHUNK_SIZE: env.positiveInt(1000),
     CHUNK_OVERLAP: z.coerce.number().int().min(0).default(150),
+    /**
+     * Every tenant's limits (docs/adr/0053); 0 is none. A tenant admin may set tighter ones
+     * (`PUT /v1/quotas`), never looser.
+     */
+    QUOTA_MAX_DOCUMENTS: z.coerce.number().int().min(0).default(0),
+    QUOTA_MAX_BYTES: z.coerce.number().int().min(0).default(0),
+    QUOTA_MAX_KNOWLEDGE_BASES: z.coerce.number().int().min(0).default(0),
+    /** Counted and refused by query-service, which reads it through `GET /v1/quotas`. */
+    QUOTA_MAX_SEARCHES_PER_DAY: z.coerce.number().int().min(0).default(0),
     /** embedding-service's REST API: which models it serves, and their dimensions. */
     EMBEDDING_SERVICE_URL: z.url().default('http://127.0.0.1:3003'),
   });

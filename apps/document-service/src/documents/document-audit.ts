@@ -45,16 +45,14 @@ export class DocumentAudit {
     access: Pick<Access, 'tenantId' | 'userId'>,
     documentIds: string[],
     detail: object = {},
+    knowledgeBaseIds?: string[],
   ): Promise<void> {
     // Keyed like the document's own events, or by actor for a list of many.
     const key = documentIds.length === 1 ? (documentIds[0] ?? access.userId) : access.userId;
-    await this.events.enqueue(
-      trx,
-      Topics.audit,
-      access.tenantId as TenantId,
-      key,
-      this.event(action, access, documentIds, detail),
-    );
+    await this.events.enqueue(trx, Topics.audit, access.tenantId as TenantId, key, {
+      ...this.event(action, access, documentIds, detail),
+      ...(knowledgeBaseIds ? { knowledgeBaseIds } : {}),
+    });
   }
 
   /**

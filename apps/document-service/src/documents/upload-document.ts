@@ -10,8 +10,9 @@ import { requireDocumentAction } from '../access/document-actions';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
-import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
+import { BLOB_STORE, CLOCK, type Clock, QUOTA_CHECK } from '../platform/tokens';
 import { TransactionRunner } from '../platform/transaction.runner';
+import type { QuotaCheck } from '../usage/usage.service';
 import {
   type DocumentView,
   type NewDocument,
@@ -104,6 +105,7 @@ export class UploadDocument {
     private readonly audit: DocumentAudit,
     private readonly replacer: ReplaceDocumentContent,
     private readonly editor: EditDocument,
+    @Inject(QUOTA_CHECK) private readonly quotas: QuotaCheck,
   ) {}
 
   /**
@@ -185,6 +187,9 @@ export class UploadDocument {
     sha256: string,
     start?: VersionStart,
   ): Promise<DocumentView> {
+    // Before anything is stored: a refused upload leaves nothing behind (docs/adr/0053).
+    const knowledgeBaseIds = [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])];
+    await this.quotas.beforeUpload(tenantId, knowledgeBaseIds, file.size);
     const blobKey = await storeOriginal(this.blobs, tenantId, file, sha256);
     const { document, duplicate } = await this.register(
       {
@@ -198,7 +203,7 @@ export class UploadDocument {
         blobKey,
         metadata: fields.metadata ?? {},
         tags: [...new Set(fields.tags ?? [])],
-        knowledgeBaseIds: [...new Set(fields.knowledgeBaseIds ?? [DEFAULT_KNOWLEDGE_BASE])],
+        knowledgeBaseIds,
         ownerId: access.userId,
         acl: fields.acl ?? { users: [], groups: [], roles: [], tenant: false },
         ...(fields.externalId ? { externalId: fields.externalId } : {}),
@@ -266,9 +271,14 @@ export class UploadDocument {
       });
       await (start ?? this.membership.sendThroughPipelines.bind(this.membership))(trx, document);
       const actor = { tenantId: doc.tenantId, userId: doc.ownerId };
-      await this.audit.record(trx, 'document_uploaded', actor, [document.id], {
-        version: document.version,
-      });
+      await this.audit.record(
+        trx,
+        'document_uploaded',
+        actor,
+        [document.id],
+        { version: document.version },
+        doc.knowledgeBaseIds,
+      );
       return { document, duplicate: false };
     });
     if (!registered.duplicate) this.outbox.wake();

@@ -8,8 +8,9 @@ import { requireDocumentAction } from '../access/document-actions';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { PIPELINE_DEFAULTS } from '../pipelines/pipeline-defaults.provider';
 import { TagRuleMembership } from '../pipelines/tag-rule-membership.port';
-import { CLOCK, type Clock } from '../platform/tokens';
+import { CLOCK, type Clock, QUOTA_CHECK } from '../platform/tokens';
 import { TransactionRunner } from '../platform/transaction.runner';
+import type { QuotaCheck } from '../usage/usage.service';
 import type {
   CreateKnowledgeBase,
   KnowledgeBaseView,
@@ -62,6 +63,7 @@ export class KnowledgeBasesService {
     @Inject(MODEL_CATALOG) private readonly models: ModelCatalog,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(PIPELINE_DEFAULTS) private readonly defaults: PipelineDefaults,
+    @Inject(QUOTA_CHECK) private readonly quotas: QuotaCheck,
   ) {}
 
   async create(
@@ -72,6 +74,7 @@ export class KnowledgeBasesService {
     requireDocumentAction(access, 'write');
     if (input.allowPrecomputedVectors) requireAdminToAllowPrecomputed(access);
     if (input.retentionDays != null || input.retentionFrom) requireAdminForRetention(access);
+    await this.quotas.beforeKnowledgeBase(tenantId);
     const model = input.embeddingModel ?? this.defaults.model;
     // Detected, not declared: the model must be served, and its dimension is what it produces.
     const dimension = await this.models.dimensionOf(model);

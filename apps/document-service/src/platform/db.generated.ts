@@ -102,6 +102,17 @@ export interface Outbox {
   topic: string;
 }
 
+export interface Quotas {
+  knowledge_base_id: Generated<string>;
+  max_bytes: Int8 | null;
+  max_documents: Int8 | null;
+  max_knowledge_bases: Int8 | null;
+  max_searches_per_day: Int8 | null;
+  tenant_id: string;
+  updated_at: Timestamp;
+  updated_by: string;
+}
+
 export interface ReconciliationRuns {
   name: string;
   ran_at: Timestamp;
@@ -141,13 +152,25 @@ export interface SourceSyncs {
   updated: Generated<number>;
 }
 
+export interface UsageDaily {
+  context_calls: Generated<Int8>;
+  day: Timestamp;
+  knowledge_base_id: Generated<string>;
+  reranks: Generated<Int8>;
+  searches: Generated<Int8>;
+  tenant_id: string;
+  uploads: Generated<Int8>;
+}
+
 export interface DB {
   documents: Documents;
   erasures: Erasures;
   knowledge_bases: KnowledgeBases;
   legal_holds: LegalHolds;
   outbox: Outbox;
+  quotas: Quotas;
   reconciliation_runs: ReconciliationRuns;
   source_syncs: SourceSyncs;
   sources: Sources;
+  usage_daily: UsageDaily;
 }

@@ -8,3 +8,5 @@ export const CLOCK = Symbol('CLOCK');
 export const GENERATIONS = Symbol('GENERATIONS');
 
 export type Clock = () => Date;
+/** The quota check uploads and knowledge-base creation ask first (usage/usage.service.ts). */
+export const QUOTA_CHECK = Symbol('QUOTA_CHECK');

@@ -1,4 +1,4 @@
-import { PeriodicTask } from '@kb/timing';
+import { QueueWorker } from '@kb/jobs';
 import {
   type BeforeApplicationShutdown,
   Inject,
@@ -11,22 +11,26 @@ import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config'
 import { CLOCK, type Clock } from '../platform/tokens';
 import type { SourceView } from './source.model';
 import { nextRunOf } from './source-schedule';
-import { SourcesRepository } from './sources.repository';
+import { SourceError } from './sources.errors';
+import { type DueSource, SourcesRepository } from './sources.repository';
 import { SourcesService } from './sources.service';
 
-/** Due sources claimed per tick; the rest wait for the next one. */
-const CLAIM_PER_TICK = 16;
+/** Scheduled syncs this replica starts at once. */
+const CONCURRENCY = 4;
+/** How long a claimed due source is this replica's to start: a sync starts in well under this. */
+const LEASE_MS = 60_000;
 
 /**
- * Starts the syncs sources' schedules ask for (docs/adr/0043). Every replica ticks every
- * SOURCE_SCHEDULE_TICK_MS (0: off); a tick claims the due sources with `FOR UPDATE SKIP LOCKED`
- * and moves each one's next due time in the same transaction, so one replica starts each due
- * sync. A due source still syncing (the one-running-sync lease) skips that time.
+ * Starts the syncs sources' schedules ask for (docs/adr/0043). Due sources are a lease queue
+ * (docs/adr/0049): every replica looks every SOURCE_SCHEDULE_TICK_MS (0: off) and claims due
+ * sources with `FOR UPDATE SKIP LOCKED`, so one replica starts each due sync; once started, the
+ * source moves to its next due time. A replica that dies in between leaves the source due again
+ * when its lease ends. A due source still syncing (the one-running-sync lease) skips that time.
  */
 @Injectable()
 export class SourceScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(SourceScheduler.name);
-  private readonly task: PeriodicTask;
+  private readonly worker: QueueWorker<DueSource>;
 
   constructor(
     private readonly repository: SourcesRepository,
@@ -35,43 +39,52 @@ export class SourceScheduler implements OnApplicationBootstrap, BeforeApplicatio
     @Inject(DOCUMENT_CONFIG)
     config: Pick<DocumentConfig, 'SOURCE_SCHEDULE_TICK_MS'>,
   ) {
-    this.task = new PeriodicTask(
-      'source schedules',
-      config.SOURCE_SCHEDULE_TICK_MS,
-      () => this.tick(),
+    this.worker = new QueueWorker(
+      { claim: (limit, leaseMs) => repository.claimDue(this.clock(), limit, leaseMs) },
+      (due) => this.start(due),
+      {
+        name: 'source schedules',
+        concurrency: CONCURRENCY,
+        leaseMs: LEASE_MS,
+        pollMs: config.SOURCE_SCHEDULE_TICK_MS,
+      },
       this.logger,
     );
   }
 
   onApplicationBootstrap(): void {
-    this.task.start();
+    this.worker.start();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.task.stop();
+  beforeApplicationShutdown(): Promise<void> {
+    return this.worker.stop();
   }
 
-  /** Claims what is due now and starts its syncs; answers how many started. */
-  async tick(): Promise<number> {
-    const now = this.clock();
-    const due = await this.repository.claimDue(now, CLAIM_PER_TICK, (source) =>
-      this.nextOf(source, now),
-    );
-    let started = 0;
-    for (const { tenantId, source } of due) {
-      try {
-        const sync = await this.sources.syncOnSchedule(tenantId, source);
-        if (sync) {
-          started += 1;
-          this.logger.log(`source ${source.id}: scheduled sync ${sync.id} started`);
-        } else {
-          this.logger.log(`source ${source.id}: still syncing, this scheduled time is skipped`);
-        }
-      } catch (error) {
-        this.logger.warn(`source ${source.id}: scheduled sync not started: ${String(error)}`);
-      }
+  /** Starts every sync due now; answers how many due sources it took. */
+  tick(): Promise<number> {
+    return this.worker.drain();
+  }
+
+  /**
+   * Starts a due source's sync, or skips this time when one still runs, then moves the source to
+   * its next due time. A source that refuses to sync (its grant was withdrawn, it was deleted)
+   * skips this time too; any other failure leaves it claimed, to be tried again when the lease
+   * ends.
+   */
+  private async start(due: DueSource): Promise<void> {
+    const { tenantId, source } = due;
+    try {
+      const sync = await this.sources.syncOnSchedule(tenantId, source);
+      this.logger.log(
+        sync
+          ? `source ${source.id}: scheduled sync ${sync.id} started`
+          : `source ${source.id}: still syncing, this scheduled time is skipped`,
+      );
+    } catch (error) {
+      if (!(error instanceof SourceError)) throw error;
+      this.logger.warn(`source ${source.id}: scheduled sync not started: ${error.message}`);
     }
-    return started;
+    await this.repository.scheduleNext(due, this.nextOf(source, this.clock()));
   }
 
   /** The next due time; a schedule that no longer parses stops (null) rather than loop. */

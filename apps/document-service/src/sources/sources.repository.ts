@@ -17,6 +17,8 @@ import {
 export interface DueSource {
   tenantId: TenantId;
   source: SourceView;
+  /** The end of the claim's lease: `next_sync_at` until `scheduleNext` moves it. */
+  leasedUntil: Date;
 }
 
 /** The only SQL on `sources` and `source_syncs`; every method takes the tenant. */
@@ -83,39 +85,53 @@ export class SourcesRepository {
   }
 
   /**
-   * Claims up to `limit` sources whose schedule is due at `now`, across tenants, and moves each
-   * one's `next_sync_at` to `nextOf(source)` in the same transaction. Rows another replica is
-   * claiming are skipped (`FOR UPDATE SKIP LOCKED`), so each due time is claimed once (ADR 43).
+   * Claims up to `limit` sources whose schedule is due at `now`, across tenants, for `leaseMs`:
+   * each one's `next_sync_at` moves to the lease's end in the same statement, so another replica
+   * skips it (`FOR UPDATE SKIP LOCKED`), and if this one dies before `scheduleNext` it is due again
+   * when the lease ends (docs/adr/0043, docs/adr/0049).
    */
-  async claimDue(
-    now: Date,
-    limit: number,
-    nextOf: (source: SourceView) => Date | null,
-  ): Promise<DueSource[]> {
-    return this.db.transaction().execute(async (trx) => {
-      // The builder's FOR UPDATE SKIP LOCKED, over the partial index sources_due.
-      const rows = await trx
-        .selectFrom('sources')
-        .selectAll()
-        .where('next_sync_at', '<=', now)
-        .orderBy('next_sync_at')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked()
-        .execute();
-      const due: DueSource[] = [];
-      for (const row of rows) {
-        const source = toSource(row);
-        await trx
-          .updateTable('sources')
-          .set({ next_sync_at: nextOf(source) })
-          .where('tenant_id', '=', row.tenant_id)
-          .where('id', '=', row.id)
-          .execute();
-        due.push({ tenantId: row.tenant_id as TenantId, source });
-      }
-      return due;
-    });
+  async claimDue(now: Date, limit: number, leaseMs: number): Promise<DueSource[]> {
+    const leasedUntil = new Date(now.getTime() + leaseMs);
+    const rows = await this.db
+      .updateTable('sources')
+      .set({ next_sync_at: leasedUntil })
+      .where(({ eb, refTuple, selectFrom }) =>
+        eb(
+          refTuple('tenant_id', 'id'),
+          'in',
+          // Over the partial index sources_due.
+          selectFrom('sources')
+            .select(['tenant_id', 'id'])
+            .where('next_sync_at', '<=', now)
+            .orderBy('next_sync_at')
+            .limit(limit)
+            .forUpdate()
+            .skipLocked()
+            .$asTuple('tenant_id', 'id'),
+        ),
+      )
+      .returningAll()
+      .execute();
+    return rows.map((row) => ({
+      tenantId: row.tenant_id as TenantId,
+      source: toSource(row),
+      leasedUntil,
+    }));
+  }
+
+  /**
+   * Moves a claimed source to its next due time (null: none), unless its schedule changed while
+   * it was claimed (its `next_sync_at` is no longer the lease's end). Answers whether it moved.
+   */
+  async scheduleNext(due: DueSource, next: Date | null): Promise<boolean> {
+    const result = await this.db
+      .updateTable('sources')
+      .set({ next_sync_at: next })
+      .where('tenant_id', '=', due.tenantId)
+      .where('id', '=', due.source.id)
+      .where('next_sync_at', '=', due.leasedUntil)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   /**

@@ -29,6 +29,7 @@ import { OutboxWriter } from '../outbox/outbox.writer';
 import type { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import type { Clock } from '../platform/tokens';
 import type { TransactionRunner } from '../platform/transaction.runner';
+import { unlimitedQuotas } from '../usage/usage.service';
 import { InMemoryDatabase } from './in-memory.database';
 import { InMemoryDocumentStatsRepository } from './in-memory-document-stats.repository';
 import { InMemoryDocumentsRepository } from './in-memory-documents.repository';
@@ -110,6 +111,7 @@ export function documentsServiceOver(deps: DocumentsServiceDeps) {
     audit,
     replacer,
     editor,
+    unlimitedQuotas,
   );
   const documents = new DocumentsService(
     repository,
@@ -179,6 +181,7 @@ export function documentServiceFixture(
     models,
     clock,
     defaults,
+    unlimitedQuotas,
   );
   const stats = new InMemoryDocumentStatsRepository(db);
   const generations = new MemoryIndexGenerations();

@@ -32,6 +32,7 @@ import {
   documentsServiceOver,
   servedModels,
 } from '../../src/testing/document-service.fixture';
+import { unlimitedQuotas } from '../../src/usage/usage.service';
 
 /**
  * document-service's services over the SQL repositories of `db`, as app.module wires them, with
@@ -139,6 +140,7 @@ export function sqlDocumentService(
       servedModels({ 'all-MiniLM-L6-v2': 384 }),
       clock,
       defaults,
+      unlimitedQuotas,
     ),
     accessReconciler: new AccessReconciler(
       transactions,

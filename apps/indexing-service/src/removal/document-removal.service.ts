@@ -1,5 +1,6 @@
 import type { TenantId } from '@kb/contracts';
 import type { DocumentIndexState, IndexGenerations } from '@kb/index-state';
+import type { LeaseQueue } from '@kb/jobs';
 import { derivedPrefix } from '@kb/kafka';
 import type { LexicalIndex } from '@kb/lexical-index';
 import { meter, withKnowledgeBase } from '@kb/observability';
@@ -38,11 +39,11 @@ export function derivedVersionOf(prefix: string, key: string): number | undefine
   return match ? Number(match[1]) : undefined;
 }
 
-/** Documents whose derived objects are listed and deleted at once. */
-const DERIVED_CONCURRENCY = 16;
-/** Queued documents one pass of the derived cleanup takes, and how long it holds them. */
-export const DERIVED_CLAIM = 500;
-const DERIVED_LEASE_MS = 5 * 60_000;
+/** A document removed in bulk whose derived objects still wait for their clean-up. */
+export interface QueuedDerived {
+  tenantId: TenantId;
+  documentId: string;
+}
 
 export interface Removed {
   vectors: number;
@@ -161,30 +162,21 @@ export class DocumentRemovalService {
   }
 
   /**
-   * Removes the derived objects of up to `limit` documents queued by `removeDocuments`, a few
-   * documents at a time, and takes them off the queue; returns how many documents it took. A
-   * failure leaves them queued (their lease runs out and another pass takes them again).
+   * The documents `removeDocuments` queued, as a lease queue (docs/adr/0049): `DerivedCleanupTask`
+   * drains it off the partitions.
    */
-  async removeQueuedDerived(limit = DERIVED_CLAIM): Promise<number> {
-    const claimed = await this.state.claimDerivedCleanup(limit, DERIVED_LEASE_MS);
-    const queue = [...claimed];
-    const done = new Map<TenantId, string[]>();
-    let objects = 0;
-    await Promise.all(
-      Array.from({ length: DERIVED_CONCURRENCY }, async () => {
-        for (let next = queue.shift(); next; next = queue.shift()) {
-          objects += await this.removeDerived(next.tenantId, next.documentId, 'deleted');
-          done.set(next.tenantId, [...(done.get(next.tenantId) ?? []), next.documentId]);
-        }
-      }),
-    );
-    for (const [tenantId, ids] of done) await this.state.derivedCleanupDone(tenantId, ids);
-    if (claimed.length > 0) {
-      this.logger.log(
-        `removed ${objects} derived objects of ${claimed.length} documents removed in bulk`,
-      );
-    }
-    return claimed.length;
+  readonly derivedQueue: LeaseQueue<QueuedDerived> = {
+    claim: (limit, leaseMs) => this.state.claimDerivedCleanup(limit, leaseMs),
+  };
+
+  /**
+   * Removes a queued document's derived objects and takes it off the queue; answers how many
+   * objects. A failure leaves it queued: its lease runs out and it is taken again.
+   */
+  async removeQueuedDerived({ tenantId, documentId }: QueuedDerived): Promise<number> {
+    const objects = await this.removeDerived(tenantId, documentId, 'deleted');
+    await this.state.derivedCleanupDone(tenantId, [documentId]);
+    return objects;
   }
 
   /**

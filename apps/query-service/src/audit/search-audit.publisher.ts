@@ -40,6 +40,8 @@ export class SearchAudit implements BeforeApplicationShutdown {
     action: 'search' | 'retrieve_context',
     query: string,
     chunks: Array<{ documentId: string; documentVersion: number; chunkIndex: number }>,
+    /** For usage by day (docs/adr/0053): the knowledge bases searched, and a rerank applied. */
+    usage: { knowledgeBaseIds?: readonly string[] | undefined; reranked?: boolean } = {},
   ): void {
     if (!this.producer) return;
     this.queue.push({
@@ -52,6 +54,10 @@ export class SearchAudit implements BeforeApplicationShutdown {
         detail: query.slice(0, 4000),
         documentIds: [...new Set(chunks.map((c) => c.documentId))],
         chunks: chunks.map((c) => `${c.documentId}#${c.documentVersion}#${c.chunkIndex}`),
+        ...(usage.knowledgeBaseIds?.length
+          ? { knowledgeBaseIds: [...new Set(usage.knowledgeBaseIds)] }
+          : {}),
+        ...(usage.reranked ? { reranked: true } : {}),
         at: new Date().toISOString(),
       },
     });

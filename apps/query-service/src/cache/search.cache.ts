@@ -39,6 +39,11 @@ export interface SearchCache {
   lookup(tenantId: string, key: string, also?: string): Promise<CacheLookup>;
   /** Raises the tenant's mirrored generation to one read from Postgres (never lowers it). */
   raiseGeneration(tenantId: string, generation: number): Promise<void>;
+  /**
+   * Adds one to a counter that expires `ttlSeconds` after it was created (a day's searches);
+   * answers the new count, or undefined when Redis fails.
+   */
+  increment?(key: string, ttlSeconds: number): Promise<number | undefined>;
   readonly counters: CacheCounters;
   /** Connected and accepting commands (readiness reports it; the cache works without). */
   readonly isReady: boolean;
@@ -123,6 +128,20 @@ export class RedisSearchCache implements SearchCache {
   private count(value: string | null | undefined): void {
     if (value === null || value === undefined) this.counters.misses++;
     else this.counters.hits++;
+  }
+
+  async increment(key: string, ttlSeconds: number): Promise<number | undefined> {
+    try {
+      const [count] = await withTimeout(
+        this.client.multi().incr(key).expire(key, ttlSeconds, 'NX').exec(),
+        250,
+      );
+      return Number(count);
+    } catch (error) {
+      this.counters.errors++;
+      this.logger.debug?.(`counter increment failed: ${String(error)}`);
+      return undefined;
+    }
   }
 
   async raiseGeneration(tenantId: string, generation: number): Promise<void> {

@@ -66,6 +66,7 @@ export class ContextController {
       'retrieve_context',
       response.standaloneQuery,
       hits,
+      { knowledgeBaseIds: request.knowledgeBaseIds, reranked: response.rerank === 'applied' },
     );
     return response;
   }

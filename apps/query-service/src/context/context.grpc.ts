@@ -47,6 +47,7 @@ export class ContextGrpcController {
       'retrieve_context',
       response.standaloneQuery,
       hits,
+      { knowledgeBaseIds: request.knowledgeBaseIds, reranked: response.rerank === 'applied' },
     );
     return {
       passages: response.passages,

@@ -8,6 +8,7 @@ import {
   errorBodyOf,
   type KnowledgeBaseView,
   type QueryOf,
+  type QuotasView,
 } from '@kb/api-client';
 import type { Caller } from '@kb/auth';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -58,6 +59,13 @@ export class DocumentsClient {
         params: { path: { id: documentId } },
         signal: AbortSignal.timeout(TIMEOUT_MS),
       }),
+    );
+  }
+
+  /** The limits in force for the caller's tenant and its knowledge bases (docs/adr/0053). */
+  quotas(caller: Caller): Promise<QuotasView> {
+    return this.read(() =>
+      this.api(caller).GET('/v1/quotas', { signal: AbortSignal.timeout(TIMEOUT_MS) }),
     );
   }
 

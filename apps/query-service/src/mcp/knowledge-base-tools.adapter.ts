@@ -8,6 +8,7 @@ import { QUERY_CONFIG, type QueryConfig } from '../config/query.config';
 import { ContextService, retrieveContextSchema } from '../context/context.service';
 import { searchRequestSchema } from '../search/search.model';
 import { SearchService } from '../search/search.service';
+import { SearchQuota } from '../search/search-quota';
 
 /**
  * The MCP tools' port for one caller of `/mcp`: searches and context run here, in process, with
@@ -23,6 +24,7 @@ export class KnowledgeBaseToolsAdapter {
     private readonly contexts: ContextService,
     private readonly audit: SearchAudit,
     @Inject(QUERY_CONFIG) private readonly config: QueryConfig,
+    private readonly quota: SearchQuota,
   ) {}
 
   portFor(caller: Caller, access: Access): KnowledgeBasePort {
@@ -35,12 +37,17 @@ export class KnowledgeBaseToolsAdapter {
     return {
       search: async (body) => {
         const request = parseBody(searchRequestSchema, body);
+        await this.quota.admit(caller.tenantId, request.knowledgeBaseIds, caller);
         const response = await this.searches.search(caller.tenantId, request, readFilterOf(access));
-        this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits);
+        this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits, {
+          knowledgeBaseIds: request.knowledgeBaseIds,
+          reranked: response.rerank === 'applied',
+        });
         return response;
       },
       context: async (body) => {
         const request = parseBody(retrieveContextSchema, body);
+        await this.quota.admit(caller.tenantId, request.knowledgeBaseIds ?? [], caller);
         const { hits, ...response } = await this.contexts.retrieve(
           caller.tenantId,
           request,
@@ -52,6 +59,7 @@ export class KnowledgeBaseToolsAdapter {
           'retrieve_context',
           request.question,
           hits,
+          { knowledgeBaseIds: request.knowledgeBaseIds, reranked: response.rerank === 'applied' },
         );
         return response;
       },

@@ -141,7 +141,10 @@ export class SearchController {
     const { result: response, timings } = await collectStageTimings(() =>
       this.search.search(caller.tenantId, request, readFilterOf(access), caller),
     );
-    this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits);
+    this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits, {
+      knowledgeBaseIds: request.knowledgeBaseIds,
+      reranked: response.rerank === 'applied',
+    });
     // Where the time went, per stage (docs/adr/0029).
     timings.add('total', response.tookMs);
     http.setHeader('Server-Timing', timings.header());

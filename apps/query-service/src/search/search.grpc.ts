@@ -77,7 +77,10 @@ export class SearchGrpcController {
     const { result: response, timings } = await collectStageTimings(() =>
       this.search.search(caller.tenantId, request, readFilterOf(access), caller),
     );
-    this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits);
+    this.audit.record(caller.tenantId, caller.userId, 'search', request.query, response.hits, {
+      knowledgeBaseIds: request.knowledgeBaseIds,
+      reranked: response.rerank === 'applied',
+    });
     // Where the time went, as HTTP's Server-Timing header (docs/adr/0029).
     timings.add('total', response.tookMs);
     sendResponseHeaders(call, { 'server-timing': timings.header() });

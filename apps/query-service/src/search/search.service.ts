@@ -24,6 +24,7 @@ import {
   type SearchResponse,
   type SearchTuning,
 } from './search.model';
+import { SearchQuota } from './search-quota';
 import { SearchResultCache } from './search-result.cache';
 import { DiversifyStep } from './steps/diversify.step';
 import { HitDetailsStep } from './steps/hit-details.step';
@@ -119,6 +120,7 @@ export class SearchService {
     private readonly neighbors: NeighborsStep,
     private readonly details: HitDetailsStep,
     @Optional() @Inject(SEARCH_TUNING) private readonly tuning?: SearchTuning,
+    @Optional() private readonly quota?: SearchQuota,
   ) {}
 
   /**
@@ -132,6 +134,8 @@ export class SearchService {
     principals?: string[],
     caller?: Caller,
   ): Promise<SearchResponse> {
+    // Before any work: a search past the day's quota is refused (docs/adr/0053).
+    await this.quota?.admit(tenantId, request.knowledgeBaseIds ?? [], caller);
     const response = await withSpan(
       'kb.search',
       { 'kb.tenant_id': tenantId, 'kb.mode': request.mode, 'kb.top_k': request.topK },

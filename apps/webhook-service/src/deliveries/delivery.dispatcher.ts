@@ -1,5 +1,5 @@
+import { type LeaseQueue, QueueWorker } from '@kb/jobs';
 import { meter } from '@kb/observability';
-import { PeriodicTask } from '@kb/timing';
 import {
   type BeforeApplicationShutdown,
   Inject,
@@ -28,15 +28,15 @@ const disabled = meter().createCounter('kb_webhooks_disabled_total', {
 
 /**
  * Sends what the deliveries table owes, apart from Kafka: the consumer only records deliveries,
- * so a receiver that is down never holds a partition. It claims due deliveries (a lease: replicas
- * share the work, a crash only delays) into a pool of independent tries, fairly across tenants,
- * signs and POSTs each, and logs the try; a failed try is due again after an exponential wait,
- * until the tries are used up.
+ * so a receiver that is down never holds a partition. The deliveries table is a lease queue
+ * (docs/adr/0049) drained by a `QueueWorker`: replicas share the work, a crash only delays. Each
+ * try is signed, POSTed and logged; a failed try is due again after an exponential wait, until
+ * the tries are used up.
  */
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(DeliveryDispatcher.name);
-  private readonly task: PeriodicTask;
+  private readonly worker: QueueWorker<ClaimedDelivery>;
   private readonly policy: RetryPolicy;
 
   constructor(
@@ -50,69 +50,42 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
       baseMs: config.WEBHOOK_RETRY_BASE_MS,
       maxMs: config.WEBHOOK_RETRY_MAX_MS,
     };
-    this.task = new PeriodicTask(
-      'dispatch',
-      config.WEBHOOK_DISPATCH_INTERVAL_MS,
-      () => this.dispatchDue(),
+    // The claim gives a tenant at most WEBHOOK_TENANT_CONCURRENCY deliveries in flight, oldest
+    // due first tenant by tenant (`claimDue`), so one tenant's slow or failing receivers cannot
+    // occupy the pool (review N7).
+    const queue: LeaseQueue<ClaimedDelivery> = {
+      claim: (limit, leaseMs) =>
+        deliveries.claimDue(this.clock(), limit, leaseMs, config.WEBHOOK_TENANT_CONCURRENCY),
+    };
+    this.worker = new QueueWorker(
+      queue,
+      (delivery) => this.deliver(delivery),
+      {
+        name: 'dispatch',
+        concurrency: config.WEBHOOK_DISPATCH_CONCURRENCY,
+        // Long enough for a try to time out and be logged.
+        leaseMs: config.WEBHOOK_TIMEOUT_MS * 2 + 5_000,
+        pollMs: config.WEBHOOK_DISPATCH_INTERVAL_MS,
+      },
       this.logger,
     );
   }
 
   onApplicationBootstrap(): void {
-    this.task.start();
+    this.worker.start();
   }
 
   /** Stops claiming and waits for the tries in flight to be logged. */
   beforeApplicationShutdown(): Promise<void> {
-    return this.task.stop();
+    return this.worker.stop();
   }
 
   /**
-   * Sends due deliveries through a pool of WEBHOOK_DISPATCH_CONCURRENCY slots until none is due
-   * and none is in flight (or shutdown); returns how many were claimed. Each try runs on its own:
-   * when one ends its slot is refilled at once, so a slow receiver holds one slot, not a batch.
-   * The claim gives a tenant at most WEBHOOK_TENANT_CONCURRENCY of them at once, oldest due first
-   * tenant by tenant (`claimDue`), so one tenant's slow or failing receivers cannot occupy the
-   * pool (review N7). While tries are in flight, new due deliveries are looked for every
-   * WEBHOOK_DISPATCH_INTERVAL_MS and whenever a try ends.
+   * Sends due deliveries through WEBHOOK_DISPATCH_CONCURRENCY slots until none is due and none is
+   * in flight (or shutdown); returns how many were claimed.
    */
-  async dispatchDue(): Promise<number> {
-    let sent = 0;
-    const slots = this.config.WEBHOOK_DISPATCH_CONCURRENCY;
-    const perTenant = this.config.WEBHOOK_TENANT_CONCURRENCY;
-    // Long enough for a try to time out and be logged.
-    const leaseMs = this.config.WEBHOOK_TIMEOUT_MS * 2 + 5_000;
-    const inFlight = new Set<Promise<void>>();
-    let ended = signal();
-    try {
-      while (!this.task.stopping) {
-        const free = slots - inFlight.size;
-        const claimed =
-          free > 0 ? await this.deliveries.claimDue(this.clock(), free, leaseMs, perTenant) : [];
-        for (const delivery of claimed) {
-          const run: Promise<void> = this.deliver(delivery)
-            // Its lease runs out and it is tried again; the other tries go on.
-            .catch((error: unknown) =>
-              this.logger.error(`delivery ${delivery.id} could not be recorded: ${String(error)}`),
-            )
-            .finally(() => {
-              inFlight.delete(run);
-              ended.fire();
-            });
-          inFlight.add(run);
-        }
-        sent += claimed.length;
-        if (inFlight.size === 0 && claimed.length === 0) break;
-        // The pool is full, or nothing more is due (or every tenant with due deliveries is at its
-        // share): wait for a try to end, or for the next look.
-        await ended.within(this.config.WEBHOOK_DISPATCH_INTERVAL_MS);
-        ended = signal();
-      }
-    } finally {
-      // Also when a claim failed: the tries already started are logged before the next run.
-      await Promise.all(inFlight);
-    }
-    return sent;
+  dispatchDue(): Promise<number> {
+    return this.worker.drain();
   }
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
@@ -157,26 +130,4 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
       this.logger.warn(`webhook ${delivery.webhookId} disabled after repeated failure`);
     }
   }
-}
-
-/** A one-shot wake-up: `fire` ends `within`'s wait early, even when it fired before the wait. */
-function signal(): { fire(): void; within(ms: number): Promise<void> } {
-  let fired = false;
-  let wake = (): void => undefined;
-  return {
-    fire() {
-      fired = true;
-      wake();
-    },
-    within(ms) {
-      if (fired) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ms);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    },
-  };
 }

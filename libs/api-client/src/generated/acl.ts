@@ -603,6 +603,8 @@ export interface operations {
               documentIds: string[];
               /** @default [] */
               chunks: string[];
+              knowledgeBaseIds?: string[];
+              reranked?: boolean;
               at: string;
               id: string;
             }[];

@@ -441,6 +441,41 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What the tenant stores now (documents, bytes, chunks, knowledge bases) and what it did each UTC day (searches, context calls, reranks, uploads), in all or in one knowledge base; tenant admins only */
+    get: operations['getUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/quotas': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The limits in force for the tenant and its knowledge bases (documents, bytes, knowledge bases, searches per day); null is none */
+    get: operations['getQuotas'];
+    /** Set the tenant’s limits, or a knowledge base’s (knowledgeBaseId); null removes one, fields left out are kept; never looser than the deployment’s; tenant admins only */
+    put: operations['setQuotas'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4738,6 +4773,254 @@ export interface operations {
       };
       /** @description Error (404) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getUsage: {
+    parameters: {
+      query?: {
+        from?: string;
+        to?: string;
+        knowledgeBaseId?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: date */
+            from: string;
+            /** Format: date */
+            to: string;
+            stored: {
+              documents: number;
+              bytes: number;
+              chunks: number;
+              knowledgeBases: number;
+            };
+            knowledgeBases: {
+              documents: number;
+              bytes: number;
+              chunks: number;
+              id: string;
+            }[];
+            days: {
+              searches: number;
+              contextCalls: number;
+              reranks: number;
+              uploads: number;
+              /** Format: date */
+              day: string;
+            }[];
+            totals: {
+              searches: number;
+              contextCalls: number;
+              reranks: number;
+              uploads: number;
+            };
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request line and headers over the server limit (no body) */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getQuotas: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            tenant: {
+              maxDocuments: number | null;
+              maxBytes: number | null;
+              maxKnowledgeBases: number | null;
+              maxSearchesPerDay: number | null;
+            };
+            knowledgeBases: {
+              maxDocuments: number | null;
+              maxBytes: number | null;
+              maxKnowledgeBases: number | null;
+              maxSearchesPerDay: number | null;
+              id: string;
+            }[];
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  setQuotas: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          maxDocuments?: number | null;
+          maxBytes?: number | null;
+          maxKnowledgeBases?: number | null;
+          maxSearchesPerDay?: number | null;
+          knowledgeBaseId?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            tenant: {
+              maxDocuments: number | null;
+              maxBytes: number | null;
+              maxKnowledgeBases: number | null;
+              maxSearchesPerDay: number | null;
+            };
+            knowledgeBases: {
+              maxDocuments: number | null;
+              maxBytes: number | null;
+              maxKnowledgeBases: number | null;
+              maxSearchesPerDay: number | null;
+              id: string;
+            }[];
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (413) */
+      413: {
         headers: {
           [name: string]: unknown;
         };

@@ -35,6 +35,10 @@ export const auditEventSchema = z.object({
   documentIds: z.array(z.string()).default([]),
   /** `<document>#<version>#<chunk>` of every chunk returned. */
   chunks: z.array(z.string()).default([]),
+  /** The knowledge bases a search, context call or upload was in (usage by knowledge base). */
+  knowledgeBaseIds: z.array(z.string()).optional(),
+  /** A search or context call whose results the cross-encoder reranked (usage). */
+  reranked: z.boolean().optional(),
   at: z.iso.datetime(),
 });
 export type AuditEvent = z.infer<typeof auditEventSchema>;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { pipelineSpace, type TenantId, tenantSpace, toTenantId } from '@kb/contracts';
+import { leaseQueueConformance } from '@kb/jobs/test/support/lease-queue.conformance';
 
 import type { DocumentIndexState, IndexGenerations } from '../../src';
 
@@ -343,5 +344,28 @@ export function documentIndexStateConformance(getState: () => DocumentIndexState
     await state.derivedCleanupDone(tenant, [b, c]);
     await state.derivedCleanupDone(tenant, []);
     expect(mine(await state.claimDerivedCleanup(10_000, 1))).toEqual([]);
+  });
+
+  describe('derived clean-ups as a lease queue', () => {
+    leaseQueueConformance<{ tenantId: TenantId; documentId: string }>(async () => {
+      const state = getState();
+      // Emptied: whatever earlier tests left due is settled.
+      for (const left of await state.claimDerivedCleanup(100_000, 60_000)) {
+        await state.derivedCleanupDone(left.tenantId, [left.documentId]);
+      }
+      const tenant = newTenant();
+      return {
+        queue: { claim: (limit, leaseMs) => state.claimDerivedCleanup(limit, leaseMs) },
+        add: async (count) => {
+          const ids = Array.from({ length: count }, () => randomUUID());
+          await state.queueDerivedCleanup(tenant, ids);
+          return ids;
+        },
+        idOf: (job) => job.documentId,
+        finish: (job) => state.derivedCleanupDone(job.tenantId, [job.documentId]),
+        // Leases end by the database's clock (or the process's): the test waits.
+        elapse: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      };
+    });
   });
 }

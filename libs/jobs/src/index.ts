@@ -1,0 +1,2 @@
+export * from './lease-queue';
+export * from './queue-worker';
