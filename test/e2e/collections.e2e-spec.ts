@@ -3,7 +3,8 @@
  * through the public REST and gRPC APIs and the built `kb` CLI: stats, metadata values and
  * listings never count or show what the caller cannot read; a bad filter is 400; a cascade
  * delete deletes what only the knowledge base holds and unlinks the rest; emptying reports its
- * count and the documents leave search.
+ * count and the documents leave search. Usage by day and quotas (docs/adr/0053), through REST
+ * and `kb usage` / `kb quotas`.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -348,5 +349,110 @@ describe('collections', () => {
       await lexical.close();
     }
     expect((await suite.search(query)).hits).toEqual([]);
+  });
+
+  // Usage and quotas (issue 39 item 5, docs/adr/0053), in a tenant of their own: query-service
+  // keeps a tenant's limits for 30 s, so they are set before the tenant's first search.
+  describe('usage and quotas', () => {
+    const other = `quota-${run}`;
+    const admin = { tenant: other, user: 'root', roles: ['admin'] };
+    const editor = { tenant: other, user: 'ed', roles: ['editor'] };
+    const kbq = `kbq-${run}`;
+    const searchAs = async (body: object) => {
+      const response = await fetch(`${suite.queryUrl}/v1/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(await suite.auth(editor)) },
+        body: JSON.stringify(body),
+      });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON answers, checked by matchers
+      return {
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        body: (await response.json()) as any,
+      };
+    };
+
+    it('refuses an upload past the document quota, before storing anything, with the limit and the use', async () => {
+      expect(
+        (
+          await rest(
+            '/v1/knowledge-bases',
+            { method: 'POST', body: JSON.stringify({ id: kbq, name: 'quota' }) },
+            admin,
+          )
+        ).status,
+      ).toBe(201);
+      // Only a tenant admin sets limits; the CLI sets them as one.
+      expect(
+        (
+          await rest(
+            '/v1/quotas',
+            { method: 'PUT', body: JSON.stringify({ maxDocuments: 1 }) },
+            editor,
+          )
+        ).body.error.code,
+      ).toBe('permission_denied');
+      const adminToken = (await suite.auth(admin)).authorization.replace('Bearer ', '');
+      const set = await kb(
+        ['quotas', '--max-documents', '1', '--max-searches-per-day', '3'],
+        adminToken,
+      );
+      expect(set.tenant).toMatchObject({ maxDocuments: 1, maxSearchesPerDay: 3 });
+      await kb(['quotas', '--kb', kbq, '--max-searches-per-day', '1'], adminToken);
+      // Any member reads the limits in force.
+      const read = await rest('/v1/quotas', {}, editor);
+      expect(read.body.knowledgeBases).toEqual([
+        expect.objectContaining({ id: kbq, maxSearchesPerDay: 1 }),
+      ]);
+
+      const first = await suite.upload('q1.txt', `quota one ${run}`, 'text/plain', other, {
+        knowledgeBaseIds: [kbq],
+      });
+      expect(first.status).toBe(202);
+      const second = await suite.upload('q2.txt', `quota two ${run}`, 'text/plain', other);
+      expect(second.status).toBe(403);
+      expect(((await second.json()) as { error: unknown }).error).toMatchObject({
+        code: 'quota_exceeded',
+        details: { quota: 'documents', limit: 1, used: 1 },
+      });
+      const listed = await rest('/v1/documents', {}, admin);
+      expect(listed.body.items).toHaveLength(1);
+    });
+
+    it('counts searches per day, for the tenant and a knowledge base, and answers 429 past a limit', async () => {
+      expect((await searchAs({ query: 'quota', knowledgeBaseIds: [kbq] })).status).toBe(200);
+      const kbRefused = await searchAs({ query: 'quota', knowledgeBaseIds: [kbq] });
+      expect(kbRefused.status).toBe(429);
+      expect(kbRefused.body.error).toMatchObject({
+        code: 'quota_exceeded',
+        details: { quota: 'searchesPerDay', limit: 1, knowledgeBaseId: kbq },
+      });
+      expect(Number(kbRefused.retryAfter)).toBeGreaterThan(0);
+      expect((await searchAs({ query: 'quota' })).status).toBe(200);
+      const tenantRefused = await searchAs({ query: 'quota' });
+      expect(tenantRefused.status).toBe(429);
+      expect(tenantRefused.body.error.details).toMatchObject({ quota: 'searchesPerDay', limit: 3 });
+    });
+
+    it('serves usage by day to tenant admins only: stored now, and the day\u2019s searches and uploads', async () => {
+      expect((await rest('/v1/usage', {}, editor)).status).toBe(403);
+      const today = new Date().toISOString().slice(0, 10);
+      const usage = await waitFor(
+        async () => (await rest('/v1/usage', {}, admin)).body,
+        (u) => u.totals?.searches === 2 && u.totals?.uploads === 1,
+        60_000,
+        500,
+      );
+      expect(usage.stored).toMatchObject({ documents: 1, knowledgeBases: 1 });
+      expect(usage.knowledgeBases).toEqual([expect.objectContaining({ id: kbq, documents: 1 })]);
+      expect(usage.days).toEqual([
+        expect.objectContaining({ day: today, searches: 2, uploads: 1 }),
+      ]);
+      const inKb = await kb(
+        ['usage', '--kb', kbq],
+        (await suite.auth(admin)).authorization.replace('Bearer ', ''),
+      );
+      expect(inKb.totals).toMatchObject({ searches: 1, uploads: 1 });
+    });
   });
 });

@@ -278,6 +278,14 @@ const REST_CASES: Record<string, (a: AValues) => RestProbe[]> = {
   // Erasures (ADR 52): B's admin erases in B (what A's owner id uploaded there: nothing).
   'document-service requestErasure': (a) => [{ body: { uploadedBy: a.owner }, ok: B_ADMIN }],
   'document-service getErasure': (a) => [{ params: { id: a.erasureId }, reveals: true }],
+  // document-service: usage and quotas (ADR 53) answer for the caller's own tenant: usage to its
+  // admins only (it names A's knowledge bases), the limits to any member; setting a limit on A's
+  // knowledge base is refused to all.
+  'document-service getUsage': () => [{ ok: B_ADMIN, reveals: true }],
+  'document-service getQuotas': () => [{ ok: OWN }],
+  'document-service setQuotas': (a) => [
+    { phase: 2, body: { knowledgeBaseId: a.kbId, maxDocuments: 1_000_000 } },
+  ],
   // document-service: sources
   'document-service createSource': (a) => [
     {

@@ -14,6 +14,7 @@ import { registerSourcesCommand } from './sources/sources.command';
 import { registerStatusCommand } from './status/status.command';
 import { registerSyncCommand } from './sync/sync.command';
 import { registerTokenCommand } from './token/token.command';
+import { registerUsageCommands } from './usage/usage.command';
 import { registerWebhooksCommand } from './webhooks/webhooks.command';
 
 const program = new Command('kb').description('Command-line client of the knowledge base.');
@@ -31,6 +32,7 @@ for (const register of [
   registerHoldsCommand,
   registerMcpCommand,
   registerStatusCommand,
+  registerUsageCommands,
   registerAdminCommand,
 ]) {
   register(program);

@@ -185,6 +185,11 @@ EMBEDDING_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "ro
 ACCESS_RECONCILE_INTERVAL_MS: {{ $v.convergence.accessReconcileIntervalMs | quote }}
 # What each tenant's S3 sources may read (docs/adr/0026): tenant to [{bucket, prefix}]; none by default.
 SOURCE_ALLOWLIST: {{ $v.sources.allowlist | toJson | quote }}
+# Every tenant's limits (docs/adr/0053); 0 is none. Tenant admins may only tighten them.
+QUOTA_MAX_DOCUMENTS: {{ $v.quotas.maxDocuments | int64 | quote }}
+QUOTA_MAX_BYTES: {{ $v.quotas.maxBytes | int64 | quote }}
+QUOTA_MAX_KNOWLEDGE_BASES: {{ $v.quotas.maxKnowledgeBases | int64 | quote }}
+QUOTA_MAX_SEARCHES_PER_DAY: {{ $v.quotas.maxSearchesPerDay | int64 | quote }}
 SOURCE_SYNC_MAX_FILES: {{ $v.sources.maxFilesPerSync | quote }}
 {{- end }}
 {{- if eq $name "acl-service" }}
