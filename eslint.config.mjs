@@ -74,7 +74,7 @@ export default tseslint.config(
   {
     // Domain libraries (tagged layer:domain) never import a transport's packages. Their specs
     // may: they check how the domain reads a transport's errors (libs/errors/src/error-class.spec.ts).
-    files: ['libs/contracts/src/**/*.ts', 'libs/errors/src/**/*.ts'],
+    files: ['libs/contracts/src/**/*.ts', 'libs/errors/src/**/*.ts', 'libs/pii/src/**/*.ts'],
     ignores: ['**/*.spec.ts'],
     rules: {
       'no-restricted-imports': [

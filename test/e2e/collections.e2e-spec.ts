@@ -364,10 +364,10 @@ describe('collections', () => {
         headers: { 'content-type': 'application/json', ...(await suite.auth(editor)) },
         body: JSON.stringify(body),
       });
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON answers, checked by matchers
       return {
         status: response.status,
         retryAfter: response.headers.get('retry-after'),
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON answers, checked by matchers
         body: (await response.json()) as any,
       };
     };

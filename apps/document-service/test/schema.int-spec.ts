@@ -10,9 +10,12 @@ const overrides = {
   'documents.acl': 'ColumnType<DocumentAcl, string | undefined, string>',
   'documents.stage_times': 'ColumnType<Record<string, string>, string, string>',
   'documents.size_bytes': 'ColumnType<number, number, number>',
+  'documents.pii_findings':
+    'ColumnType<PiiSummary | null, string | null | undefined, string | null>',
   'outbox.headers': 'ColumnType<Record<string, string>, string, string>',
   'knowledge_bases.chunker': 'ColumnType<Record<string, unknown>, string, string>',
   'knowledge_bases.metadata': 'ColumnType<Record<string, unknown>, string | undefined, string>',
+  'knowledge_bases.pii': 'ColumnType<PiiMode, PiiMode | undefined, PiiMode>',
   'source_syncs.failures':
     'ColumnType<Array<{ path: string; reason: string }>, string | undefined, string>',
 };
@@ -26,6 +29,8 @@ describeMigratedSchema('document-service', {
       DocumentStatus: '@kb/contracts',
       FailureReason: '@kb/contracts',
       DocumentMetadata: '@kb/contracts',
+      PiiMode: '@kb/contracts',
+      PiiSummary: '@kb/contracts',
       DocumentAcl: '../documents/document.model',
     },
   },

@@ -13,6 +13,7 @@ export * as aclv1 from './generated/kb/v1/acl';
 export * as kbv1 from './generated/kb/v1/kb';
 export * from './index-space';
 export * from './openai-models';
+export * from './pii';
 export * from './pipeline';
 export * from './search-cache';
 export * from './sync';

@@ -5,6 +5,7 @@ import { z } from 'zod';
 
 import { type ChunkerConfig, chunkerConfigSchema } from './chunking';
 import { pipelineSpace, tenantSpace } from './index-space';
+import { piiModeSchema } from './pii';
 import { toTenantId } from './tenancy';
 
 /**
@@ -21,6 +22,11 @@ export const pipelineSchema = z.object({
   space: z.string().min(1),
   /** The document's knowledge bases that use this pipeline. */
   knowledgeBaseIds: z.array(z.string()).default([]),
+  /**
+   * The strictest PII setting of those knowledge bases (docs/adr/0051); absent when `off`. The
+   * parser applies the strictest over all of a document's pipelines. Not part of `key`.
+   */
+  pii: piiModeSchema.optional(),
 });
 export type Pipeline = z.infer<typeof pipelineSchema>;
 

@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { registerBenchCommands } from './bench/bench.commands';
 import { registerChaosCommand } from './chaos/chaos.command';
 import { registerEvalCommand } from './eval/eval.commands';
+import { registerPiiEvalCommand } from './eval/pii-eval.commands';
 import { registerRerankEvalCommand } from './eval/rerank-eval.commands';
 import { registerFuzzCommand } from './fuzz/fuzz.command';
 
@@ -16,6 +17,7 @@ for (const register of [
   registerBenchCommands,
   registerEvalCommand,
   registerRerankEvalCommand,
+  registerPiiEvalCommand,
   registerFuzzCommand,
   registerChaosCommand,
 ]) {

@@ -32,6 +32,7 @@ export function toRecord(row: Selectable<DocumentsTable>): DocumentRecord {
     externalId: row.external_id,
     inactive: row.inactive,
     expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+    piiFindings: row.pii_findings,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

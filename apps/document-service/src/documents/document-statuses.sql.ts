@@ -6,6 +6,7 @@ import { FINAL_STATUSES, STATUS_RANK } from './document.model';
 import {
   type AppliedStatus,
   collapseStatusChanges,
+  piiFindingsOf,
   type TenantStatusChange,
 } from './status-changes';
 
@@ -14,6 +15,17 @@ export async function applyStatuses(
   db: Kysely<DocumentDatabase>,
   changes: TenantStatusChange[],
 ): Promise<AppliedStatus[]> {
+  const findings = piiFindingsOf(changes);
+  if (findings.length > 0) {
+    // On the version they were found in; a newer version has none of its own until parsed.
+    await sql`
+      UPDATE documents d SET pii_findings = f.pii
+        FROM jsonb_to_recordset(${JSON.stringify(findings)}::jsonb)
+             AS f("tenantId" text, "documentId" uuid, version integer, pii jsonb)
+       WHERE d.tenant_id = f."tenantId" AND d.id = f."documentId" AND d.version = f.version`.execute(
+      db,
+    );
+  }
   const collapsed = collapseStatusChanges(changes);
   if (collapsed.length === 0) return [];
   const rows = collapsed.map((c) => ({

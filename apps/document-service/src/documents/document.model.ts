@@ -6,6 +6,8 @@ import {
   documentStatusSchema,
   type FailureReason,
   failureReasonSchema,
+  type PiiSummary,
+  piiSummarySchema,
   type TenantId,
 } from '@kb/contracts';
 import { z } from 'zod';
@@ -83,6 +85,11 @@ export interface DocumentView {
   duplicate?: true;
   /** Set on new content for a document that already held it (its external id's, or a PUT). */
   unchanged?: true;
+  /**
+   * Personal data and secrets the parser found in the current version, counted by type, when its
+   * knowledge bases look for them (docs/adr/0051); absent when nothing was looked for.
+   */
+  pii?: PiiSummary;
 }
 
 /** A document as stored: what the repositories answer, with what the API does not show. */
@@ -117,6 +124,8 @@ export interface DocumentRecord {
   inactive: boolean;
   /** Its own retention date (docs/adr/0052); null or absent when none. */
   expiresAt?: Date | null;
+  /** What the parser found in the current version, by type; null or absent: not looked for. */
+  piiFindings?: PiiSummary | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -146,6 +155,7 @@ export function toView(document: DocumentRecord): DocumentView {
     ...(document.expiresAt ? { expiresAt: document.expiresAt.toISOString() } : {}),
     createdAt: document.createdAt.toISOString(),
     updatedAt: document.updatedAt.toISOString(),
+    ...(document.piiFindings ? { pii: document.piiFindings } : {}),
   };
 }
 
@@ -247,6 +257,9 @@ export const documentViewSchema = z.object({
   updatedAt: z.string(),
   duplicate: z.literal(true).optional(),
   unchanged: z.literal(true).optional(),
+  pii: piiSummarySchema
+    .optional()
+    .describe('PII found in the current version, counted by type (knowledge-base setting pii)'),
 });
 
 export const documentPageSchema = z.object({

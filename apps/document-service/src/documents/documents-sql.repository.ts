@@ -228,6 +228,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
       failure_reason: null,
       failure_detail: null,
       chunk_count: null,
+      pii_findings: null,
       redrives: 0,
       filename: content.filename,
       content_type: content.contentType,

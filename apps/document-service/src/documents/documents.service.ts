@@ -318,6 +318,7 @@ export class DocumentsService {
         reason: event.reason || undefined,
         detail: event.detail || undefined,
         chunkCount: event.chunkCount,
+        ...(event.pii ? { pii: event.pii } : {}),
         at,
       })),
     );

@@ -117,6 +117,18 @@ describe('PrecomputedChunksService', () => {
     expect(f.outbox.envelopes(Topics.document)).toEqual([]);
   });
 
+  it('refuses pre-computed chunks into a knowledge base that screens PII, which they would skip (ADR 51)', async () => {
+    const chunks = [{ text: 'Mail jane.doe@example.com.', embedding: vector(384) }];
+    await f.knowledgeBases.update(TENANT, alice, 'own', { pii: 'redact' });
+    await expect(
+      f.precomputed.upload(TENANT, alice, 'own', { title: 't', chunks }),
+    ).rejects.toMatchObject({
+      code: 'precomputed_vectors_disabled',
+      message: expect.stringContaining('screens personal data (pii: redact)'),
+    });
+    expect(f.outbox.envelopes(Topics.chunksEmbedded)).toEqual([]);
+  });
+
   it('answers 400 invalid_vector naming a chunk whose values are not finite or whose norm is not 1 (review N9)', async () => {
     const upload = (embedding: number[]) =>
       f.precomputed.upload(TENANT, alice, 'own', {

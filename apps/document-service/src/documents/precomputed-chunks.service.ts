@@ -97,6 +97,13 @@ export class PrecomputedChunksService {
         `knowledge base "${knowledgeBaseId}" does not take pre-computed vectors: a tenant admin can allow them (allowPrecomputedVectors: true), or upload the text to be embedded`,
       );
     }
+    if (pipeline.pii) {
+      // Pre-computed chunks skip the parser, where PII is looked for (docs/adr/0051).
+      throw new PrecomputedChunksError(
+        PrecomputedChunksErrorCode.Disabled,
+        `knowledge base "${knowledgeBaseId}" screens personal data (pii: ${pipeline.pii}), which pre-computed chunks would skip: upload the text to be screened and embedded`,
+      );
+    }
     if (dimension === undefined) {
       throw new DocumentError(
         DocumentErrorCode.InvalidChunk,

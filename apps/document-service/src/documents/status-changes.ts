@@ -1,4 +1,4 @@
-import type { DocumentStatus, FailureReason, TenantId } from '@kb/contracts';
+import type { DocumentStatus, FailureReason, PiiSummary, TenantId } from '@kb/contracts';
 
 import { isFinal, STATUS_RANK } from './document.model';
 
@@ -9,6 +9,8 @@ export interface StatusChange {
   reason?: FailureReason;
   detail?: string;
   chunkCount?: number;
+  /** PII the parser found in the version: recorded whatever the status (`piiFindingsOf`). */
+  pii?: PiiSummary;
   at: Date;
 }
 
@@ -23,6 +25,29 @@ export interface TenantStatusChange extends StatusChange {
  */
 export interface CollapsedStatusChange extends TenantStatusChange {
   stageTimes: Partial<Record<DocumentStatus, string>>;
+}
+
+/**
+ * The PII findings a batch of changes carries, the last per document version: recorded on the
+ * version whatever its status, since the parser sends them on a status it already reached.
+ */
+export function piiFindingsOf(
+  changes: TenantStatusChange[],
+): Array<Pick<TenantStatusChange, 'tenantId' | 'documentId' | 'version'> & { pii: PiiSummary }> {
+  const byVersion = new Map<string, TenantStatusChange & { pii: PiiSummary }>();
+  for (const change of changes) {
+    if (!change.pii) continue;
+    byVersion.set(JSON.stringify([change.tenantId, change.documentId, change.version]), {
+      ...change,
+      pii: change.pii,
+    });
+  }
+  return [...byVersion.values()].map(({ tenantId, documentId, version, pii }) => ({
+    tenantId,
+    documentId,
+    version,
+    pii,
+  }));
 }
 
 /** Where a status change left a document version it moved. */

@@ -65,7 +65,14 @@ export class KnowledgeBaseDirectoryService extends KnowledgeBaseDirectory {
       tenantId,
       [id],
       knowledgeBase
-        ? [{ knowledgeBaseId: id, chunker: knowledgeBase.chunker, embeddingModel: model }]
+        ? [
+            {
+              knowledgeBaseId: id,
+              chunker: knowledgeBase.chunker,
+              embeddingModel: model,
+              pii: knowledgeBase.pii,
+            },
+          ]
         : [],
       this.defaults,
     );

@@ -3,6 +3,8 @@ import {
   chunkerConfigSchema,
   DOCUMENT_STATUSES,
   type DocumentStatus,
+  type PiiMode,
+  piiModeSchema,
 } from '@kb/contracts';
 import { z } from 'zod';
 
@@ -71,11 +73,22 @@ export const createKnowledgeBaseSchema = z
      */
     retentionDays: retentionDays.optional(),
     retentionFrom: z.enum(RETENTION_FROM).optional(),
+    /**
+     * Personal data and secrets in its documents (docs/adr/0051): `off` (default), `detect`
+     * (counted on the document and in metrics), `redact` (replaced by placeholders before
+     * chunking and embedding) or `block` (the document fails `pii_blocked`).
+     */
+    pii: piiModeSchema.default('off'),
   })
   .strict();
 export type CreateKnowledgeBase = Omit<
   z.infer<typeof createKnowledgeBaseSchema>,
-  'metadata' | 'allowPrecomputedVectors' | 'contextRerank' | 'retentionDays' | 'retentionFrom'
+  | 'metadata'
+  | 'allowPrecomputedVectors'
+  | 'contextRerank'
+  | 'pii'
+  | 'retentionDays'
+  | 'retentionFrom'
 > & {
   retentionDays?: number | null | undefined;
   retentionFrom?: RetentionFrom | undefined;
@@ -85,6 +98,8 @@ export type CreateKnowledgeBase = Omit<
   allowPrecomputedVectors?: boolean;
   /** Absent: false. */
   contextRerank?: boolean;
+  /** Absent: `off`. */
+  pii?: PiiMode;
 };
 
 /** `chunker` and `embeddingModel` are accepted only to answer 409 when they differ. */
@@ -103,6 +118,8 @@ export const updateKnowledgeBaseSchema = z
     /** null ends the policy; setting or changing it takes a tenant admin. */
     retentionDays: retentionDays.optional(),
     retentionFrom: z.enum(RETENTION_FROM).optional(),
+    /** Applies to versions parsed from then on; documents already indexed keep their text. */
+    pii: piiModeSchema.optional(),
   })
   .strict();
 export type UpdateKnowledgeBase = z.infer<typeof updateKnowledgeBaseSchema>;
@@ -165,6 +182,8 @@ export interface KnowledgeBaseView {
   /** Retention (docs/adr/0052): null keeps documents until deleted. */
   retentionDays: number | null;
   retentionFrom: RetentionFrom;
+  /** What the parser does about personal data and secrets (docs/adr/0051). */
+  pii: PiiMode;
   createdAt: string;
   updatedAt: string;
 }
@@ -191,6 +210,7 @@ export const knowledgeBaseViewSchema = z.object({
   contextRerank: z.boolean(),
   retentionDays: z.number().int().nullable(),
   retentionFrom: z.enum(RETENTION_FROM),
+  pii: piiModeSchema,
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -42,6 +42,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
         context_rerank: knowledgeBase.contextRerank,
         retention_days: knowledgeBase.retentionDays ?? null,
         retention_from: knowledgeBase.retentionFrom ?? 'uploaded',
+        pii: knowledgeBase.pii,
         created_at: knowledgeBase.now,
         updated_at: knowledgeBase.now,
       })
@@ -116,6 +117,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
         context_rerank: change.contextRerank,
         retention_days: change.retentionDays,
         retention_from: change.retentionFrom,
+        pii: change.pii,
         updated_at: now,
       })
       .where('tenant_id', '=', tenantId)
@@ -175,7 +177,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
     if (ids.length === 0) return [];
     const rows = await sqlOf(trx)
       .selectFrom('knowledge_bases')
-      .select(['id', 'chunker', 'embedding_model'])
+      .select(['id', 'chunker', 'embedding_model', 'pii'])
       .where('tenant_id', '=', tenantId)
       .where('id', 'in', ids)
       .execute();
@@ -183,6 +185,7 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
       knowledgeBaseId: row.id,
       chunker: row.chunker,
       embeddingModel: row.embedding_model,
+      pii: row.pii,
     }));
   }
 }
@@ -200,6 +203,7 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   contextRerank: row.context_rerank,
   retentionDays: row.retention_days,
   retentionFrom: row.retention_from as RetentionFrom,
+  pii: row.pii,
   createdAt: new Date(row.created_at).toISOString(),
   updatedAt: new Date(row.updated_at).toISOString(),
 });

@@ -1,4 +1,4 @@
-import type { ChunkerConfig, TenantId } from '@kb/contracts';
+import type { ChunkerConfig, PiiMode, TenantId } from '@kb/contracts';
 
 import {
   DEFAULT_KNOWLEDGE_BASE,
@@ -28,6 +28,7 @@ export interface NewKnowledgeBase {
   /** Absent: none, counted from upload. */
   retentionDays?: number | null;
   retentionFrom?: RetentionFrom;
+  pii: PiiMode;
   now: Date;
 }
 
@@ -43,6 +44,7 @@ export interface KnowledgeBaseChange {
   /** null ends the policy. */
   retentionDays?: number | null | undefined;
   retentionFrom?: RetentionFrom | undefined;
+  pii?: PiiMode | undefined;
 }
 
 /** Which knowledge bases a page holds. */

@@ -48,6 +48,7 @@ describe('KnowledgeBasesService', () => {
       contextRerank: false,
       retentionDays: null,
       retentionFrom: 'uploaded',
+      pii: 'off',
       createdAt: f.now.toISOString(),
       updatedAt: f.now.toISOString(),
     });

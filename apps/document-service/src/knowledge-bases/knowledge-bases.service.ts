@@ -99,6 +99,7 @@ export class KnowledgeBasesService {
         contextRerank: input.contextRerank ?? false,
         retentionDays: input.retentionDays ?? null,
         retentionFrom: input.retentionFrom ?? 'uploaded',
+        pii: input.pii ?? 'off',
         now,
       });
       if (!created) {
@@ -168,6 +169,7 @@ export class KnowledgeBasesService {
           contextRerank: input.contextRerank,
           retentionDays: input.retentionDays,
           retentionFrom: input.retentionFrom,
+          pii: input.pii,
         },
         now,
       );

@@ -44,4 +44,22 @@ describe('pipelines', () => {
       },
     ]);
   });
+
+  it('carries the strictest PII setting of its knowledge bases, and none when all are off', () => {
+    const setting = (knowledgeBaseId: string, pii?: 'detect' | 'redact' | 'block') => ({
+      knowledgeBaseId,
+      chunker: {},
+      embeddingModel: 'all-MiniLM-L6-v2',
+      ...(pii ? { pii } : {}),
+    });
+    const [shared] = distinctPipelines(
+      't1',
+      ['audit', 'hr', 'wiki'],
+      [setting('audit', 'detect'), setting('hr', 'redact'), setting('wiki')],
+      defaults,
+    );
+    expect(shared).toMatchObject({ knowledgeBaseIds: ['audit', 'hr', 'wiki'], pii: 'redact' });
+    const [plain] = distinctPipelines('t1', ['wiki'], [setting('wiki')], defaults);
+    expect(plain).not.toHaveProperty('pii');
+  });
 });

@@ -2,9 +2,11 @@
 // its knowledge bases (docs/adr/0012). Neither folder imports the other; both import this one.
 import {
   chunkerConfigSchema,
+  type PiiMode,
   type Pipeline,
   type PipelineDefaults,
   pipelineOf,
+  strictestPiiMode,
 } from '@kb/contracts';
 
 /** The knowledge base every tenant has, which uploads join when they name none. */
@@ -21,12 +23,15 @@ export interface PipelineSetting {
   knowledgeBaseId: string;
   chunker: unknown;
   embeddingModel: string;
+  /** Absent: `off`. */
+  pii?: PiiMode;
 }
 
 /**
  * The distinct pipelines (chunker, model) of these knowledge bases, first seen first: a document
  * is chunked and embedded once per pipeline. A knowledge base without a setting (the implicit
  * `default`) uses the deployment's default pipeline (CHUNK_SIZE, CHUNK_OVERLAP, EMBEDDING_MODEL).
+ * A pipeline carries the strictest PII setting of its knowledge bases, left out when `off`.
  */
 export function distinctPipelines(
   tenantId: string,
@@ -47,6 +52,8 @@ export function distinctPipelines(
     );
     const seen = pipelines.get(pipeline.key) ?? pipeline;
     seen.knowledgeBaseIds.push(id);
+    const pii = strictestPiiMode([seen.pii, setting?.pii]);
+    if (pii !== 'off') seen.pii = pii;
     pipelines.set(pipeline.key, seen);
   }
   return [...pipelines.values()];

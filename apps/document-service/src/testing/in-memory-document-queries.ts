@@ -11,6 +11,7 @@ import type { ListingRead, MembershipDrift } from '../documents/documents.reposi
 import {
   type AppliedStatus,
   collapseStatusChanges,
+  piiFindingsOf,
   type TenantStatusChange,
 } from '../documents/status-changes';
 import { clone, type InMemoryDatabase, keyOf } from './in-memory.database';
@@ -102,6 +103,12 @@ export function applyStatuses(
   db: InMemoryDatabase,
   changes: TenantStatusChange[],
 ): AppliedStatus[] {
+  for (const { tenantId, documentId, version, pii } of piiFindingsOf(changes)) {
+    const stored = db.documents.get(keyOf(tenantId, documentId));
+    if (stored?.version === version) {
+      db.documents.set(keyOf(tenantId, documentId), { ...clone(stored), piiFindings: pii });
+    }
+  }
   const moved: AppliedStatus[] = [];
   for (const change of collapseStatusChanges(changes)) {
     const stored = db.documents.get(keyOf(change.tenantId, change.documentId));

@@ -45,6 +45,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       contextRerank: knowledgeBase.contextRerank,
       retentionDays: knowledgeBase.retentionDays ?? null,
       retentionFrom: knowledgeBase.retentionFrom ?? 'uploaded',
+      pii: knowledgeBase.pii,
       createdAt: at,
       updatedAt: at,
     };
@@ -116,6 +117,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       retentionDays:
         change.retentionDays === undefined ? stored.view.retentionDays : change.retentionDays,
       retentionFrom: change.retentionFrom ?? stored.view.retentionFrom,
+      pii: change.pii ?? stored.view.pii,
       updatedAt: now.toISOString(),
     };
     this.db.knowledgeBases.set(keyOf(tenantId, id), clone({ ...stored, view }));
@@ -160,6 +162,7 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
         knowledgeBaseId: kb.view.id,
         chunker: kb.chunker,
         embeddingModel: kb.view.embeddingModel,
+        pii: kb.view.pii,
       }));
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { DEFAULT_CHUNKER, pipelineOf, toTenantId } from '@kb/contracts';
+import { DEFAULT_CHUNKER, type PiiSummary, pipelineOf, toTenantId } from '@kb/contracts';
 import { ErrorKind } from '@kb/errors';
 
 import type { NewDocument } from '../../src/documents/document.model';
@@ -163,6 +163,29 @@ export function documentsRepositoryConformance(harness: () => DocumentsConforman
     const view = await h.service.documentsRepository.findById(tenant, doc.id, 'all');
     expect(view).toMatchObject({ status: 'indexed', chunkCount: 3 });
     expect(Object.keys(view!.stageTimes).sort()).toEqual(['embedding', 'indexed', 'pending']);
+  });
+
+  it('records PII findings on their version whatever its status (ADR 51)', async () => {
+    const doc = newDocument();
+    await insertWithEvent(doc);
+    const repository = h.service.documentsRepository;
+    const change = (version: number, status: 'parsing' | 'embedding', pii?: PiiSummary) =>
+      repository.applyStatus(tenant, {
+        documentId: doc.id,
+        version,
+        status,
+        at: new Date(),
+        ...(pii ? { pii } : {}),
+      });
+    expect((await repository.findById(tenant, doc.id, 'all'))?.piiFindings ?? null).toBeNull();
+    await change(1, 'embedding');
+    // The parser sends them on a second `parsing` event, below the row's status by then.
+    expect(await change(1, 'parsing', { email: 2, card: 1 })).toBe(false);
+    await change(2, 'parsing', { ssn: 1 }); // another version: not this one's
+    expect(await repository.findById(tenant, doc.id, 'all')).toMatchObject({
+      status: 'embedding',
+      piiFindings: { email: 2, card: 1 },
+    });
   });
 
   it('applies a batch of status events in one statement as one at a time would', async () => {

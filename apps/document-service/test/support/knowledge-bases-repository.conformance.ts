@@ -28,6 +28,7 @@ const newKnowledgeBase = (
   metadata: {},
   allowPrecomputedVectors: false,
   contextRerank: false,
+  pii: 'off',
   now: new Date('2026-11-22T10:00:00Z'),
   ...overrides,
 });
@@ -120,7 +121,9 @@ export function knowledgeBasesRepositoryConformance(
     expect(await update({ contextRerank: true })).toMatchObject({
       allowPrecomputedVectors: true,
       contextRerank: true,
+      pii: 'off',
     });
+    expect(await update({ pii: 'redact' })).toMatchObject({ contextRerank: true, pii: 'redact' });
     expect(
       await h.transactions.run((trx) => h.repository.update(trx, tenant, 'gone', {}, new Date())),
     ).toBeUndefined();
@@ -131,7 +134,7 @@ export function knowledgeBasesRepositoryConformance(
     await insert('a', { tagRule: ['z'] });
     await insert('none');
     const token = { strategy: 'token', size: 256, overlap: 32 } as const;
-    await insert('token', { chunker: token });
+    await insert('token', { chunker: token, pii: 'block' });
     expect(await h.transactions.run((trx) => h.repository.tagRulesOf(trx, tenant))).toEqual([
       { knowledgeBaseId: 'a', anyOf: ['z'] },
       { knowledgeBaseId: 'b', anyOf: ['x', 'y'] },
@@ -141,8 +144,18 @@ export function knowledgeBasesRepositoryConformance(
         h.repository.pipelineSettingsOf(trx, tenant, ['token', 'none', 'nope']),
       ),
     ).toEqual([
-      { knowledgeBaseId: 'none', chunker: DEFAULT_CHUNKER, embeddingModel: 'all-MiniLM-L6-v2' },
-      { knowledgeBaseId: 'token', chunker: token, embeddingModel: 'all-MiniLM-L6-v2' },
+      {
+        knowledgeBaseId: 'none',
+        chunker: DEFAULT_CHUNKER,
+        embeddingModel: 'all-MiniLM-L6-v2',
+        pii: 'off',
+      },
+      {
+        knowledgeBaseId: 'token',
+        chunker: token,
+        embeddingModel: 'all-MiniLM-L6-v2',
+        pii: 'block',
+      },
     ]);
     expect(await h.transactions.run((trx) => h.repository.delete(trx, tenant, 'a'))).toBe(true);
     expect(await h.transactions.run((trx) => h.repository.delete(trx, tenant, 'a'))).toBe(false);

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 
 import { endpointOf, printResult, type RestFlags, restOptions } from '../client/rest-options';
 import {
@@ -25,7 +25,13 @@ export function registerKbCommand(program: Command): void {
       .option('--description <text>', 'description', '')
       .option('--metadata <json>', 'free-form metadata, a JSON object')
       .option('--model <model>', "embedding model (default: the deployment's)")
-      .option('--tag-rule <tags>', 'documents tagged with any of these comma-separated tags join'),
+      .option('--tag-rule <tags>', 'documents tagged with any of these comma-separated tags join')
+      .addOption(
+        new Option(
+          '--pii <mode>',
+          'personal data and secrets in its documents: counted (detect), replaced by placeholders before indexing (redact) or refused (block)',
+        ).choices(['off', 'detect', 'redact', 'block']),
+      ),
   ).action(
     async (
       id: string,
@@ -35,6 +41,7 @@ export function registerKbCommand(program: Command): void {
         metadata?: string;
         model?: string;
         tagRule?: string;
+        pii?: 'off' | 'detect' | 'redact' | 'block';
       },
     ) => {
       const created = await createKnowledgeBase(endpointOf(options), {
@@ -46,11 +53,13 @@ export function registerKbCommand(program: Command): void {
           : {}),
         ...(options.model ? { embeddingModel: options.model } : {}),
         ...(options.tagRule ? { tagRule: { anyOf: options.tagRule.split(',') } } : {}),
+        ...(options.pii ? { pii: options.pii } : {}),
       });
       printResult(options, created, () =>
         summaryTable([
           ['created', created.id],
           ['name', created.name],
+          ['pii', created.pii],
         ]),
       );
     },

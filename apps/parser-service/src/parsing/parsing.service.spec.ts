@@ -325,4 +325,62 @@ describe('ParsingService', () => {
     expect(parsed.chunks.length).toBeGreaterThan(0);
     expect(producer.events(Topics.documentParsed)).toHaveLength(1);
   });
+
+  describe('PII (ADR 51)', () => {
+    const LETTER = 'Refund for jane.doe@example.com to card 4111 1111 1111 1111, please.';
+    const withPii = async (
+      setup: ReturnType<typeof setUp>,
+      ...modes: Array<'detect' | 'redact' | 'block' | undefined>
+    ) => {
+      const document = await setup.upload('letter.txt', LETTER);
+      const [pipeline] = document.pipelines;
+      const sentence = { strategy: 'sentence', size: 200, overlap: 0 } as const;
+      document.pipelines = modes.map((pii, i) => ({
+        ...(i === 0 ? pipeline! : pipelineWith(sentence)),
+        ...(pii ? { pii } : {}),
+      }));
+      return document;
+    };
+
+    it('redacts with the strictest setting of the pipelines, before storing and chunking', async () => {
+      const setup = setUp();
+      const document = await withPii(setup, 'detect', 'redact');
+      const parsed = await setup.service.parse('t1', document);
+      const redacted = 'Refund for [EMAIL] to card [CARD], please.';
+      expect(parsed.chunks.map((c) => c.text)).toEqual([redacted]);
+      for (const event of setup.producer.events(Topics.documentParsed)) {
+        expect(JSON.stringify(event.payload)).not.toContain('jane.doe');
+      }
+      const body = extractedTextBodyKey('t1', document.documentId, 1);
+      expect((await setup.blobs.get(body)).toString('utf8')).toBe(redacted);
+      expect(setup.producer.events(Topics.documentStatus).map((e) => e.payload)).toEqual([
+        { documentId: document.documentId, version: 1, status: 'parsing' },
+        {
+          documentId: document.documentId,
+          version: 1,
+          status: 'parsing',
+          pii: { email: 1, card: 1 },
+        },
+      ]);
+    });
+
+    it('blocks as pii_blocked after reporting the findings, and parses nothing', async () => {
+      const setup = setUp();
+      const document = await withPii(setup, undefined, 'block');
+      await expect(setup.service.parse('t1', document)).rejects.toMatchObject({
+        reason: 'pii_blocked',
+      });
+      expect(setup.producer.events(Topics.documentParsed)).toEqual([]);
+      expect(setup.producer.events(Topics.documentStatus).at(-1)!.payload).toMatchObject({
+        pii: { email: 1, card: 1 },
+      });
+    });
+
+    it('with every pipeline off, looks for nothing and reports nothing', async () => {
+      const setup = setUp();
+      const parsed = await setup.service.parse('t1', await withPii(setup, undefined));
+      expect(parsed.chunks[0]!.text).toBe(LETTER);
+      expect(setup.producer.events(Topics.documentStatus)).toHaveLength(1);
+    });
+  });
 });

@@ -28,6 +28,7 @@ import type { TokenCounter } from '../chunking/token.counter';
 import { PARSER_CONFIG, type ParserConfig } from '../config/parser.config';
 import { BLOB_STORE, EVENT_PRODUCER, TEXT_EXTRACTOR, TOKEN_COUNTER } from '../platform/tokens';
 import type { Format, TextExtractor } from './extraction.model';
+import { piiModeOf, screenPii } from './pii.screen';
 
 /** Formats whose extracted text marks headings as Markdown `#` lines. */
 const HEADED_FORMATS: ReadonlySet<Format> = new Set([
@@ -114,11 +115,27 @@ export class ParsingService {
       payload: { documentId, version, status: 'parsing' },
     });
     const body = await this.readOriginal(document);
-    const { text, pages, format, language } = await this.extractor.extract({
+    const extraction = await this.extractor.extract({
       filename: document.filename,
       contentType: document.contentType,
       body,
     });
+    const { format, language } = extraction;
+    // The knowledge bases' PII setting (ADR 51): with `redact`, the redacted text is what is
+    // stored, chunked and embedded (the original in S3 stays as uploaded). Findings go back to
+    // document-service on a second `parsing` status event.
+    const { text, pages } = await screenPii(
+      piiModeOf(document),
+      extraction,
+      document.attributes.knowledgeBaseIds,
+      (pii) =>
+        this.producer.publish({
+          topic: Topics.documentStatus,
+          tenantId,
+          key: documentId,
+          payload: { documentId, version, status: 'parsing', pii },
+        }),
+    );
     const headings = HEADED_FORMATS.has(format) ? markdownHeadings(text) : [];
     // Kept once per version, so readers can fetch the text every chunk offset points into.
     const extracted: ExtractedText = {

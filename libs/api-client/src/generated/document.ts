@@ -543,6 +543,7 @@ export interface operations {
                   | 'parse_error'
                   | 'too_large'
                   | 'timeout'
+                  | 'pii_blocked'
                   | 'embedding_error'
                   | 'indexing_error'
                   | 'stalled'
@@ -580,6 +581,10 @@ export interface operations {
               duplicate?: true;
               /** @enum {boolean} */
               unchanged?: true;
+              /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+              pii?: {
+                [key: string]: number;
+              };
             }[];
             nextCursor: string | null;
           };
@@ -701,6 +706,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -738,6 +744,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -769,6 +779,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -806,6 +817,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1006,6 +1021,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -1043,6 +1059,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1074,6 +1094,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -1111,6 +1132,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1219,6 +1244,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -1256,6 +1282,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1434,6 +1464,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -1471,6 +1502,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1583,6 +1618,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -1620,6 +1656,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -1760,6 +1800,8 @@ export interface operations {
               retentionDays: number | null;
               /** @enum {string} */
               retentionFrom: 'uploaded' | 'updated';
+              /** @enum {string} */
+              pii: 'off' | 'detect' | 'redact' | 'block';
               createdAt: string;
               updatedAt: string;
               stats?: {
@@ -1896,6 +1938,11 @@ export interface operations {
           retentionDays?: number | null;
           /** @enum {string} */
           retentionFrom?: 'uploaded' | 'updated';
+          /**
+           * @default off
+           * @enum {string}
+           */
+          pii?: 'off' | 'detect' | 'redact' | 'block';
         };
       };
     };
@@ -1965,6 +2012,8 @@ export interface operations {
             retentionDays: number | null;
             /** @enum {string} */
             retentionFrom: 'uploaded' | 'updated';
+            /** @enum {string} */
+            pii: 'off' | 'detect' | 'redact' | 'block';
             createdAt: string;
             updatedAt: string;
           };
@@ -2103,6 +2152,8 @@ export interface operations {
             retentionDays: number | null;
             /** @enum {string} */
             retentionFrom: 'uploaded' | 'updated';
+            /** @enum {string} */
+            pii: 'off' | 'detect' | 'redact' | 'block';
             createdAt: string;
             updatedAt: string;
           };
@@ -2275,6 +2326,8 @@ export interface operations {
           retentionDays?: number | null;
           /** @enum {string} */
           retentionFrom?: 'uploaded' | 'updated';
+          /** @enum {string} */
+          pii?: 'off' | 'detect' | 'redact' | 'block';
         };
       };
     };
@@ -2344,6 +2397,8 @@ export interface operations {
             retentionDays: number | null;
             /** @enum {string} */
             retentionFrom: 'uploaded' | 'updated';
+            /** @enum {string} */
+            pii: 'off' | 'detect' | 'redact' | 'block';
             createdAt: string;
             updatedAt: string;
           };
@@ -2620,6 +2675,7 @@ export interface operations {
                   | 'parse_error'
                   | 'too_large'
                   | 'timeout'
+                  | 'pii_blocked'
                   | 'embedding_error'
                   | 'indexing_error'
                   | 'stalled'
@@ -2657,6 +2713,10 @@ export interface operations {
               duplicate?: true;
               /** @enum {boolean} */
               unchanged?: true;
+              /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+              pii?: {
+                [key: string]: number;
+              };
             }[];
             nextCursor: string | null;
           };
@@ -2861,6 +2921,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -2898,6 +2959,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };
@@ -2929,6 +2994,7 @@ export interface operations {
                 | 'parse_error'
                 | 'too_large'
                 | 'timeout'
+                | 'pii_blocked'
                 | 'embedding_error'
                 | 'indexing_error'
                 | 'stalled'
@@ -2966,6 +3032,10 @@ export interface operations {
             duplicate?: true;
             /** @enum {boolean} */
             unchanged?: true;
+            /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
+            pii?: {
+              [key: string]: number;
+            };
           };
         };
       };

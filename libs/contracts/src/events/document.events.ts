@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { documentAttributesSchema } from '../document';
+import { piiSummarySchema } from '../pii';
 import { pipelineRefSchema, pipelineSchema } from '../pipeline';
 import { embeddedChunksSchema, parsedDocumentSchema } from './chunk';
 
@@ -164,6 +165,8 @@ export const FAILURE_REASONS = [
   'too_large',
   /** Extraction ran past the parser's time limit. */
   'timeout',
+  /** Its knowledge base's PII setting is `block` and the text holds personal data (ADR 51). */
+  'pii_blocked',
   'embedding_error',
   'indexing_error',
   /** No progress past a stage for the reconciliation timeout, after the allowed re-drives. */
@@ -180,5 +183,11 @@ export const documentStatusChangedSchema = z.object({
   reason: failureReasonSchema.optional(),
   detail: z.string().optional(),
   chunkCount: z.number().int().nonnegative().optional(),
+  /**
+   * What the parser found in this version, counted by type (docs/adr/0051), when its knowledge
+   * bases look for PII. Recorded on the document whatever the status (the parser sends it on a
+   * second `parsing` event).
+   */
+  pii: piiSummarySchema.optional(),
 });
 export type DocumentStatusChanged = z.infer<typeof documentStatusChangedSchema>;
