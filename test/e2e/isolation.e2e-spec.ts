@@ -93,6 +93,9 @@ interface AValues {
   role: string;
   group: string;
   grantee: string;
+  holdId: string;
+  holdName: string;
+  erasureId: string;
 }
 
 /**
@@ -262,6 +265,19 @@ const REST_CASES: Record<string, (a: AValues) => RestProbe[]> = {
   // document-service: repair after a restore (ADR 40) acts on the caller's own tenant: B's admin
   // repairs B; A's member (no admin role) is refused. The answer holds counts only.
   'document-service repairDocuments': () => [{ phase: 2, ok: B_ADMIN }],
+  // document-service: legal holds (ADR 52), tenant admins of the caller's own tenant only. B's
+  // admin may place one in B (naming A's document id, which B does not hold); A's member may not.
+  'document-service placeHold': (a) => [
+    { body: { name: 'probe', documentIds: [a.documentId] }, ok: B_ADMIN },
+    { label: "A's knowledge base", body: { name: 'probe', knowledgeBaseId: a.kbId } },
+  ],
+  'document-service listHolds': () => [{ query: { state: 'all' }, ok: B_ADMIN, reveals: true }],
+  'document-service getHold': (a) => [{ params: { id: a.holdId }, reveals: true }],
+  'document-service releaseHold': (a) => [{ params: { id: a.holdId }, body: { reason: 'probe' } }],
+  'document-service previewRetention': (a) => [{ params: { id: a.kbId } }],
+  // Erasures (ADR 52): B's admin erases in B (what A's owner id uploaded there: nothing).
+  'document-service requestErasure': (a) => [{ body: { uploadedBy: a.owner }, ok: B_ADMIN }],
+  'document-service getErasure': (a) => [{ params: { id: a.erasureId }, reveals: true }],
   // document-service: usage and quotas (ADR 53) answer for the caller's own tenant: usage to its
   // admins only (it names A's knowledge bases), the limits to any member; setting a limit on A's
   // knowledge base is refused to all.
@@ -631,6 +647,9 @@ describe('isolation: every published operation, tried with tenant A’s ids', ()
     sourceName: `iso-source-${hex()}`,
     sourceId: '',
     syncId: '',
+    holdId: '',
+    holdName: `iso-hold-${hex()}`,
+    erasureId: '',
     marker: `zq${letters(12)}`,
     secretWord: `secretword${letters(12)}`,
     title: `iso-title-${hex()}`,
@@ -1077,6 +1096,18 @@ describe('isolation: every published operation, tried with tenant A’s ids', ()
     const sync = await ownerApi(documents, 'POST', `/v1/sources/${a.sourceId}/sync`);
     expect(sync).toMatchObject({ status: 200, body: { status: 'succeeded' } });
     a.syncId = String(sync.body['id']);
+
+    // A legal hold on A's document (ADR 52).
+    const hold = await ownerApi(documents, 'POST', '/v1/holds', {
+      name: a.holdName,
+      documentIds: [a.documentId],
+    });
+    expect(hold).toMatchObject({ status: 201 });
+    a.holdId = String(hold.body['id']);
+    // An erasure job of A's (of a user who uploaded nothing): its record names A's member.
+    const erasure = await ownerApi(documents, 'POST', '/v1/erasures', { uploadedBy: a.member });
+    expect(erasure).toMatchObject({ status: 202 });
+    a.erasureId = String(erasure.body['id']);
 
     // The policy: a role of A's own, given to a user, who is also in a group.
     expect(

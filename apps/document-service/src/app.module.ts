@@ -21,6 +21,11 @@ import { DocumentStatusConsumer } from './documents/document-status.consumer';
 import { DocumentsController } from './documents/documents.controller';
 import { DocumentsModule } from './documents/documents.module';
 import { uploadOptions } from './documents/upload.options';
+import { ErasuresController } from './erasures/erasures.controller';
+import { ErasuresRepository } from './erasures/erasures.repository';
+import { ErasuresService } from './erasures/erasures.service';
+import { LegalHoldsController } from './holds/legal-holds.controller';
+import { LegalHoldsService } from './holds/legal-holds.service';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module';
 import { migrationPlans } from './migrations';
 import { OpenApiController } from './openapi.controller';
@@ -32,6 +37,11 @@ import { ReconciliationRepository } from './reconciliation/reconciliation.reposi
 import { RepairController } from './repair/repair.controller';
 import { RepairRepository } from './repair/repair.repository';
 import { RepairService } from './repair/repair.service';
+import { BulkDeletion } from './retention/bulk-deletion';
+import { RetentionController } from './retention/retention.controller';
+import { RetentionRepository } from './retention/retention.repository';
+import { RetentionScheduler } from './retention/retention.scheduler';
+import { RetentionService } from './retention/retention.service';
 import { SourceScheduler } from './sources/source.scheduler';
 import { SOURCE_STORES, type SourceStores, SourceSyncService } from './sources/source-sync.service';
 import { SourcesController } from './sources/sources.controller';
@@ -78,6 +88,9 @@ export class AppModule {
         DocumentContentController,
         DocumentStatsController,
         RepairController,
+        LegalHoldsController,
+        RetentionController,
+        ErasuresController,
         OpenApiController,
         HealthController,
         MetricsController,
@@ -102,6 +115,13 @@ export class AppModule {
         PipelineBacklog,
         RepairRepository,
         RepairService,
+        LegalHoldsService,
+        BulkDeletion,
+        RetentionRepository,
+        ErasuresRepository,
+        ErasuresService,
+        RetentionService,
+        RetentionScheduler,
         AccessInvalidationConsumer,
         {
           provide: EVENT_CONSUMERS,

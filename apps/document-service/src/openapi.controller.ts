@@ -3,11 +3,14 @@ import { Controller, Get } from '@nestjs/common';
 
 import { DocumentContentController } from './document-content/document-content.controller';
 import { DocumentsController } from './documents/documents.controller';
+import { ErasuresController } from './erasures/erasures.controller';
+import { LegalHoldsController } from './holds/legal-holds.controller';
 import { CollectionsController } from './knowledge-bases/collections.controller';
 import { KnowledgeBaseDocumentsController } from './knowledge-bases/knowledge-base-documents.controller';
 import { KnowledgeBasesController } from './knowledge-bases/knowledge-bases.controller';
 import { PrecomputedChunksController } from './knowledge-bases/precomputed-chunks.controller';
 import { RepairController } from './repair/repair.controller';
+import { RetentionController } from './retention/retention.controller';
 import { SourcesController } from './sources/sources.controller';
 import { DocumentStatsController } from './stats/document-stats.controller';
 import { UsageController } from './usage/usage.controller';
@@ -23,6 +26,9 @@ export const DOCUMENT_CONTROLLERS = [
   DocumentContentController,
   DocumentStatsController,
   RepairController,
+  LegalHoldsController,
+  RetentionController,
+  ErasuresController,
   UsageController,
 ];
 

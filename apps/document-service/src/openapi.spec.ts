@@ -36,6 +36,7 @@ describe('document-service OpenAPI document', () => {
     expect(Object.keys(schema.properties).sort()).toEqual(
       [
         'acl',
+        'expiresAt',
         'externalId',
         'file',
         'knowledgeBaseIds',

@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { registerAdminCommand } from './admin/admin.command';
 import { registerDocsCommand } from './collections/docs.command';
 import { registerKbCommand } from './collections/kb.command';
+import { registerHoldsCommand } from './holds/holds.command';
 import { registerIngestCommand } from './ingest/ingest.command';
 import { registerMcpCommand } from './mcp/mcp.command';
 import { registerContextCommand } from './search/context.command';
@@ -28,6 +29,7 @@ for (const register of [
   registerDocsCommand,
   registerSourcesCommand,
   registerWebhooksCommand,
+  registerHoldsCommand,
   registerMcpCommand,
   registerStatusCommand,
   registerUsageCommands,

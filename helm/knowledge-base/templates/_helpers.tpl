@@ -190,6 +190,8 @@ QUOTA_MAX_DOCUMENTS: {{ $v.quotas.maxDocuments | int64 | quote }}
 QUOTA_MAX_BYTES: {{ $v.quotas.maxBytes | int64 | quote }}
 QUOTA_MAX_KNOWLEDGE_BASES: {{ $v.quotas.maxKnowledgeBases | int64 | quote }}
 QUOTA_MAX_SEARCHES_PER_DAY: {{ $v.quotas.maxSearchesPerDay | int64 | quote }}
+# How often retention deletes what is due (docs/adr/0052); 0 is off.
+RETENTION_TICK_MS: {{ $v.retention.tickMs | int64 | quote }}
 SOURCE_SYNC_MAX_FILES: {{ $v.sources.maxFilesPerSync | quote }}
 {{- end }}
 {{- if eq $name "acl-service" }}

@@ -40,6 +40,8 @@ export const documentConfigSchema = baseConfigSchema
     SOURCE_SYNC_MAX_FILES: env.positiveInt(10_000),
     /** How often each replica looks for sources whose schedule is due (ADR 43); 0: never. */
     SOURCE_SCHEDULE_TICK_MS: z.coerce.number().int().min(0).default(30_000),
+    /** How often each replica deletes documents whose retention is due (ADR 52); 0: never. */
+    RETENTION_TICK_MS: z.coerce.number().int().min(0).default(60_000),
     /** Where uploads are spooled while they are hashed and streamed to S3; removed afterwards. */
     UPLOAD_TMP_DIR: z.string().default(tmpdir()),
     /** How often the outbox relay looks for rows no wake announced (outbox.relay.ts). */

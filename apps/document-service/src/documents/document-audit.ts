@@ -17,6 +17,9 @@ export type DocumentAuditAction = Extract<
   | 'document_deleted'
   | 'document_read'
   | 'documents_listed'
+  | 'legal_hold_placed'
+  | 'legal_hold_released'
+  | 'erasure_requested'
 >;
 
 /**

@@ -75,6 +75,9 @@ export const externalIdSchema = z
 
 const knowledgeBaseIds = z.array(label).min(1).max(16);
 
+/** A document's own retention date, ISO 8601 with an offset (docs/adr/0052). */
+export const expiresAtSchema = z.iso.datetime({ offset: true });
+
 export const editSchema = z
   .object({
     tags: z.array(label).max(64).optional(),
@@ -82,11 +85,13 @@ export const editSchema = z
     knowledgeBaseIds: knowledgeBaseIds.optional(),
     /** `inactive`: kept in the indexes, never found by search; `active` brings it back. */
     state: z.enum(DOCUMENT_STATES).optional(),
+    /** When retention deletes it (docs/adr/0052); null clears it. */
+    expiresAt: expiresAtSchema.nullable().optional(),
   })
   .strict()
   .refine(
     (e) => Object.keys(e).length > 0,
-    'name at least one of tags, metadata, knowledgeBaseIds, state',
+    'name at least one of tags, metadata, knowledgeBaseIds, state, expiresAt',
   );
 
 /**
@@ -101,6 +106,7 @@ export const uploadFieldsSchema = z
     knowledgeBaseIds: jsonPart(knowledgeBaseIds, 'a non-empty array of ids'),
     acl: jsonPart(documentAclSchema, 'an object {users, groups, roles, tenant}'),
     externalId: externalIdSchema.optional(),
+    expiresAt: expiresAtSchema.optional(),
   })
   .strict();
 
@@ -118,6 +124,7 @@ export const jsonUploadSchema = z
     knowledgeBaseIds: knowledgeBaseIds.optional(),
     acl: documentAclSchema.optional(),
     externalId: externalIdSchema.optional(),
+    expiresAt: expiresAtSchema.optional(),
   })
   .strict()
   .refine((b) => (b.text === undefined) !== (b.markdown === undefined), {

@@ -31,6 +31,7 @@ export function toRecord(row: Selectable<DocumentsTable>): DocumentRecord {
     metaVersion: row.meta_version,
     externalId: row.external_id,
     inactive: row.inactive,
+    expiresAt: row.expires_at ? new Date(row.expires_at) : null,
     piiFindings: row.pii_findings,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),

@@ -98,6 +98,8 @@ export interface DocumentView {
   externalId: string | null;
   /** `inactive`: kept in the indexes but never found by search, until active again (ADR 25). */
   state: DocumentState;
+  /** When retention deletes it (docs/adr/0052), unless a hold covers it; absent when never. */
+  expiresAt?: string;
   createdAt: string;
   updatedAt: string;
   /** Set on an upload answered with an existing document of the same content. */
@@ -141,6 +143,8 @@ export interface DocumentRecord {
   metaVersion: number;
   externalId: string | null;
   inactive: boolean;
+  /** Its own retention date (docs/adr/0052); null or absent when none. */
+  expiresAt?: Date | null;
   /** What the parser found in the current version, by type; null or absent: not looked for. */
   piiFindings?: PiiSummary | null;
   createdAt: Date;
@@ -169,6 +173,7 @@ export function toView(document: DocumentRecord): DocumentView {
     stageTimes: document.stageTimes,
     externalId: document.externalId,
     state: document.inactive ? 'inactive' : 'active',
+    ...(document.expiresAt ? { expiresAt: document.expiresAt.toISOString() } : {}),
     createdAt: document.createdAt.toISOString(),
     updatedAt: document.updatedAt.toISOString(),
     ...(document.piiFindings ? { pii: document.piiFindings } : {}),
@@ -268,6 +273,7 @@ export const documentViewSchema = z.object({
   stageTimes: z.partialRecord(documentStatusSchema, z.string()),
   externalId: z.string().nullable(),
   state: z.enum(DOCUMENT_STATES),
+  expiresAt: z.string().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
   duplicate: z.literal(true).optional(),

@@ -6,6 +6,7 @@ import type { DocumentDatabase } from '../platform/db.types';
 import { DB } from '../platform/tokens';
 import { sqlOf, type Trx } from '../platform/transaction.runner';
 import type { DocumentAcl, DocumentRecord } from './document.model';
+import { setExpiry } from './document-expiry.sql';
 import {
   listByExternalIdPrefix,
   listDocuments,
@@ -130,6 +131,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     tenantId: TenantId,
     knowledgeBaseId: string,
     visibility: Visibility,
+    keep: string[] = [],
   ): Promise<DeletedDocument[]> {
     const only = sql.val([knowledgeBaseId]);
     let query = sqlOf(trx)
@@ -140,6 +142,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     if (visibility !== 'all') {
       query = query.where(sql<boolean>`principals && ${sql.val(visibility)}::text[]`);
     }
+    if (keep.length > 0) query = query.where(sql<boolean>`id <> ALL(${sql.val(keep)}::uuid[])`);
     const rows = await query.returning(['id', 'sha256', 'blob_key', 'meta_version']).execute();
     return rows.map((row) => ({
       id: row.id,
@@ -317,6 +320,10 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     return row
       ? { sha256: row.sha256, blobKey: row.blob_key, metaVersion: row.meta_version + 1 }
       : undefined;
+  }
+
+  setExpiry(trx: Trx, tenantId: TenantId, id: string, expiresAt: Date | null) {
+    return setExpiry(trx, tenantId, id, expiresAt);
   }
 
   driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]> {

@@ -119,12 +119,13 @@ export class DocumentsController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<DocumentView> {
     if (!file && request.is('application/json')) {
-      const document = await this.uploadJson(caller, access, parseBody(jsonUploadSchema, body));
+      const { expiresAt, ...json } = parseBody(jsonUploadSchema, body);
+      const document = await this.uploadJson(caller, access, json);
       response.status(document.duplicate || document.unchanged ? 200 : 202);
-      return document;
+      return this.documents.expireUpload(caller.tenantId, access, document, expiresAt);
     }
     markDeprecated(response, body);
-    const fields = parseBody(uploadFieldsSchema, withCurrentNames(body ?? {}));
+    const { expiresAt, ...fields } = parseBody(uploadFieldsSchema, withCurrentNames(body ?? {}));
     if (!file) {
       throw new DocumentError(DocumentErrorCode.MissingFile, 'multipart part "file" is required');
     }
@@ -137,14 +138,14 @@ export class DocumentsController {
       await this.sources.uploadOptionsFor(caller.tenantId, fields.externalId),
     );
     response.status(document.duplicate || document.unchanged ? 200 : 202);
-    return document;
+    return this.documents.expireUpload(caller.tenantId, access, document, expiresAt);
   }
 
   /** The JSON body's text, spooled like a file, then uploaded as one. */
   private async uploadJson(
     caller: Caller,
     access: Access,
-    body: JsonUpload,
+    body: Omit<JsonUpload, 'expiresAt'>,
   ): Promise<DocumentView & { unchanged?: true }> {
     const { text, markdown, ...fields } = body;
     const isMarkdown = markdown !== undefined;
@@ -208,10 +209,11 @@ export class DocumentsController {
   @Delete(':id')
   @ApiOperation({
     operationId: 'deleteDocument',
-    summary: 'Delete a document; the indexes drop its chunks asynchronously',
+    summary:
+      'Delete a document; the indexes drop its chunks asynchronously. 409 legal_hold while a legal hold covers it',
     parameters: [documentIdParameter],
     response: deleteResultSchema,
-    errors: [403, 404],
+    errors: [403, 404, 409],
   })
   @Authenticated({ access: true })
   @HttpCode(200)
@@ -248,13 +250,19 @@ export class DocumentsController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<DocumentView> {
     markDeprecated(response, body);
-    const edit = parseBody(editSchema, withCurrentNames(body));
-    return this.documents.edit(caller.tenantId, access, id, {
-      tags: edit.tags && [...new Set(edit.tags)],
-      metadata: edit.metadata,
-      knowledgeBaseIds: edit.knowledgeBaseIds && [...new Set(edit.knowledgeBaseIds)],
-      ...(edit.state ? { inactive: edit.state === 'inactive' } : {}),
-    });
+    const { expiresAt, ...edit } = parseBody(editSchema, withCurrentNames(body));
+    const edited =
+      Object.keys(edit).length > 0
+        ? await this.documents.edit(caller.tenantId, access, id, {
+            tags: edit.tags && [...new Set(edit.tags)],
+            metadata: edit.metadata,
+            knowledgeBaseIds: edit.knowledgeBaseIds && [...new Set(edit.knowledgeBaseIds)],
+            ...(edit.state ? { inactive: edit.state === 'inactive' } : {}),
+          })
+        : undefined;
+    if (expiresAt === undefined) return edited!;
+    const when = expiresAt === null ? null : new Date(expiresAt);
+    return this.documents.setExpiry(caller.tenantId, access, id, when);
   }
 
   /** Replaces the document's ACL (`{users, groups, roles, tenant}`); owner or tenant admin only. */

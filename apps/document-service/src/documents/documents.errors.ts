@@ -22,6 +22,8 @@ export enum DocumentErrorCode {
   InvalidChunk = 'invalid_chunk',
   /** A pre-computed document cannot go through another pipeline (it has no original to parse). */
   PrecomputedPipeline = 'precomputed_pipeline',
+  /** A legal hold covers the document: nobody may delete it until the hold is released (ADR 52). */
+  LegalHold = 'legal_hold',
 }
 
 const KIND: Record<DocumentErrorCode, ErrorKind> = {
@@ -37,6 +39,7 @@ const KIND: Record<DocumentErrorCode, ErrorKind> = {
   [DocumentErrorCode.ExternalIdReserved]: ErrorKind.InvalidArgument,
   [DocumentErrorCode.InvalidChunk]: ErrorKind.InvalidArgument,
   [DocumentErrorCode.PrecomputedPipeline]: ErrorKind.FailedPrecondition,
+  [DocumentErrorCode.LegalHold]: ErrorKind.FailedPrecondition,
 };
 
 export class DocumentError extends DomainError<DocumentErrorCode> {

@@ -1,5 +1,7 @@
 import { forwardRef, Module } from '@nestjs/common';
 
+import { HeldDocuments, LegalHoldsRepository } from '../holds/legal-holds.repository';
+import { SqlLegalHoldsRepository } from '../holds/legal-holds-sql.repository';
 import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module';
 import { TagRuleMembership } from '../pipelines/tag-rule-membership.port';
 import { DocumentStatsRepository } from '../stats/document-stats.repository';
@@ -19,6 +21,9 @@ import { UploadDocument } from './upload-document';
 const exported = [
   { provide: DocumentsRepository, useClass: SqlDocumentsRepository },
   { provide: DocumentStatsRepository, useClass: SqlDocumentStatsRepository },
+  // Every deletion path asks the legal holds (docs/adr/0052) through `HeldDocuments`.
+  { provide: LegalHoldsRepository, useClass: SqlLegalHoldsRepository },
+  { provide: HeldDocuments, useExisting: LegalHoldsRepository },
   DocumentMembershipService,
   // knowledge-bases/ moves documents in and out by tag rule through this port only.
   { provide: TagRuleMembership, useExisting: DocumentMembershipService },

@@ -135,13 +135,15 @@ export abstract class DocumentsRepository {
   ): Promise<DocumentRecord[]>;
   /**
    * Deletes, in one statement, the documents `visibility` may read whose only knowledge base is
-   * `knowledgeBaseId`; what each delete left to clean up (as `delete` answers).
+   * `knowledgeBaseId`, but those in `keep` (held, docs/adr/0052); what each delete left to clean
+   * up (as `delete` answers).
    */
   abstract deleteOnlyIn(
     trx: Trx,
     tenantId: TenantId,
     knowledgeBaseId: string,
     visibility: Visibility,
+    keep?: string[],
   ): Promise<DeletedDocument[]>;
   /** The documents in `knowledgeBaseId` that `visibility` may read, locked until `trx` ends. */
   abstract lockMembers(
@@ -197,6 +199,13 @@ export abstract class DocumentsRepository {
     tenantId: TenantId,
     id: string,
   ): Promise<Omit<DeletedDocument, 'id'> | undefined>;
+  /** Sets the document's own retention date (null: none); undefined when it is gone. */
+  abstract setExpiry(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    expiresAt: Date | null,
+  ): Promise<DocumentRecord | undefined>;
   /** The tenant's documents whose membership no longer matches their tags and the tag rules. */
   abstract driftedMemberships(trx: Trx, tenantId: TenantId): Promise<MembershipDrift[]>;
   /**

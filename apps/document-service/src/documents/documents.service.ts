@@ -9,7 +9,8 @@ import {
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
-import { requireDocumentActionOn } from '../access/document-actions';
+import { requireDocumentAction, requireDocumentActionOn } from '../access/document-actions';
+import { HeldDocuments } from '../holds/legal-holds.repository';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
@@ -74,6 +75,7 @@ export class DocumentsService {
     private readonly uploads: UploadDocument,
     private readonly replacer: ReplaceDocumentContent,
     private readonly editor: EditDocument,
+    private readonly holds: HeldDocuments,
   ) {}
 
   /** See `UploadDocument`. */
@@ -116,11 +118,19 @@ export class DocumentsService {
    * the same bytes (review M4).
    * A concurrent upload of identical content racing this delete can lose its blob; the parser then
    * fails that document with a reason rather than dropping it.
+   * A document a legal hold covers is 409 `legal_hold`, naming the hold (docs/adr/0052).
    */
   async delete(tenantId: TenantId, access: Access, id: string): Promise<DeleteResult> {
     const current = await readableDocument(this.documents, tenantId, access, id);
     requireDocumentActionOn(access, 'delete', current);
     const deleted = await this.transactions.run(async (trx) => {
+      const hold = (await this.holds.heldAmong(trx, tenantId, [id])).get(id);
+      if (hold !== undefined) {
+        throw new DocumentError(
+          DocumentErrorCode.LegalHold,
+          `document ${id} is under legal hold "${hold}" and cannot be deleted until the hold is released`,
+        );
+      }
       const row = await this.documents.delete(trx, tenantId, id);
       if (!row) return row;
       await this.events.enqueue(
@@ -186,6 +196,44 @@ export class DocumentsService {
     if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();
     return toView(updated);
+  }
+
+  /**
+   * Sets (or, with null, clears) the document's own retention date (docs/adr/0052): the retention
+   * run deletes it once the date has passed, unless a hold covers it. Needs `write`; audited as
+   * an edit in its transaction.
+   */
+  async setExpiry(
+    tenantId: TenantId,
+    access: Access,
+    id: string,
+    expiresAt: Date | null,
+  ): Promise<DocumentView> {
+    await this.get(tenantId, access, id);
+    requireDocumentAction(access, 'write');
+    const updated = await this.transactions.run(async (trx) => {
+      const row = await this.documents.setExpiry(trx, tenantId, id, expiresAt);
+      if (row) {
+        const detail = { expiresAt: expiresAt?.toISOString() ?? null };
+        await this.audit.record(trx, 'document_edited', access, [id], detail);
+      }
+      return row;
+    });
+    if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
+    this.outbox.wake();
+    return toView(updated);
+  }
+
+  /** An upload's `expiresAt`, set on what it uploaded; never on a duplicate's existing copy. */
+  async expireUpload<T extends DocumentView & { unchanged?: true }>(
+    tenantId: TenantId,
+    access: Access,
+    document: T,
+    expiresAt: string | undefined,
+  ): Promise<DocumentView> {
+    if (expiresAt === undefined || document.duplicate) return document;
+    const dated = await this.setExpiry(tenantId, access, document.id, new Date(expiresAt));
+    return { ...dated, ...(document.unchanged ? { unchanged: true as const } : {}) };
   }
 
   /** See `EditDocument`. */

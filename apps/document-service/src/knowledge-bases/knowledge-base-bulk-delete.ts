@@ -15,12 +15,15 @@ import {
   type Visibility,
   visibilityOf,
 } from '../documents/documents.repository';
+import type { HeldSkip } from '../holds/legal-hold.model';
+import { HeldDocuments } from '../holds/legal-holds.repository';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
 import { forEachConcurrently } from '../platform/for-each-concurrently';
 import { BLOB_STORE, CLOCK, type Clock, GENERATIONS } from '../platform/tokens';
 import { TransactionRunner, type Trx } from '../platform/transaction.runner';
+import { heldField, heldMembers, refuseHeldKnowledgeBase } from './held-members';
 import {
   KnowledgeBaseError,
   KnowledgeBaseErrorCode,
@@ -42,6 +45,8 @@ export interface EmptyResult {
   /** indexing-service drops the deleted documents' chunks when it reads their events. */
   indexRemoval: 'scheduled';
   tookMs: number;
+  /** Documents left in it, deleted and unlinked neither, because a legal hold covers them. */
+  held?: HeldSkip;
 }
 
 export interface DeleteKnowledgeBaseResult {
@@ -52,6 +57,8 @@ export interface DeleteKnowledgeBaseResult {
   /** Documents that stay, in their other knowledge bases. */
   unlinkedCount: number;
   indexRemoval: 'scheduled';
+  /** Documents a legal hold kept from the cascade: they left it instead (counted in unlinked). */
+  held?: HeldSkip;
 }
 
 /** Audit records name at most this many documents each (a Kafka message stays small). */
@@ -80,6 +87,7 @@ export class KnowledgeBaseBulkDelete {
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly audit: DocumentAudit,
     @Inject(GENERATIONS) private readonly generations: Pick<IndexGenerations, 'bump'>,
+    private readonly holds: HeldDocuments,
   ) {}
 
   /**
@@ -87,7 +95,8 @@ export class KnowledgeBaseBulkDelete {
    * the caller may read whose only knowledge base it is are deleted in one statement, the others
    * leave it. One transaction: the rows, their `deleted` and `attributes_changed` events, the
    * audit records and `knowledge_base_emptied` commit together. Documents the caller cannot read
-   * stay (a tenant admin reads them all).
+   * stay (a tenant admin reads them all), and so do those a legal hold covers: they stay in it,
+   * counted in `held` with the names of the holds (docs/adr/0052).
    */
   async empty(tenantId: TenantId, access: Access, id: string): Promise<EmptyResult> {
     requireDocumentAction(access, 'delete');
@@ -97,11 +106,12 @@ export class KnowledgeBaseBulkDelete {
     const visibility = visibilityOf(access);
     const now = this.clock();
     const outcome = await this.transactions.run(async (trx) => {
-      const deleted = await this.deleteOnlyIn(trx, tenantId, access, id, visibility, {
+      const held = await heldMembers(this.documents, this.holds, trx, tenantId, id, visibility);
+      const deleted = await this.deleteOnlyIn(trx, tenantId, access, id, visibility, held, {
         jobId,
         cause: 'emptied',
       });
-      const { unlinked, retained } = await this.unlink(trx, tenantId, id, visibility, now);
+      const { unlinked, retained } = await this.unlink(trx, tenantId, id, visibility, now, held);
       const removed = deleted.length + unlinked;
       await this.events.enqueue(trx, Topics.collection, tenantId, id, {
         kind: 'knowledge_base_emptied',
@@ -109,7 +119,7 @@ export class KnowledgeBaseBulkDelete {
         deletedCount: removed,
         jobId,
       });
-      return { deleted, unlinked, retained };
+      return { deleted, unlinked, retained, held };
     });
     this.outbox.wake();
     await this.retireCachedResults(tenantId, outcome.deleted.length);
@@ -123,6 +133,7 @@ export class KnowledgeBaseBulkDelete {
       retainedCount: outcome.retained,
       indexRemoval: 'scheduled',
       tookMs: Date.now() - started,
+      ...heldField(outcome.held),
     };
     this.logger.log(`emptied knowledge base ${id}: ${JSON.stringify(result)}`);
     return result;
@@ -133,7 +144,9 @@ export class KnowledgeBaseBulkDelete {
    * may read is refused (409 `knowledge_base_not_empty`); with it, those documents are deleted
    * when it is their only knowledge base and leave it otherwise. Documents the caller cannot read
    * are never deleted and never counted: they leave it (into `default` when it was their only
-   * one), so a refusal never tells the caller that a document they cannot read exists.
+   * one), so a refusal never tells the caller that a document they cannot read exists. A
+   * knowledge base a legal hold names is 409 `legal_hold`; documents a hold covers are not
+   * deleted by the cascade but leave it like the others, counted in `held` (docs/adr/0052).
    */
   async delete(
     tenantId: TenantId,
@@ -147,6 +160,7 @@ export class KnowledgeBaseBulkDelete {
     const visibility = visibilityOf(access);
     const now = this.clock();
     const outcome = await this.transactions.run(async (trx) => {
+      await refuseHeldKnowledgeBase(this.holds, trx, tenantId, id);
       const readable = await this.documents.lockMembers(trx, tenantId, id, visibility);
       if (readable.length > 0 && !cascade) {
         throw new KnowledgeBaseError(
@@ -156,8 +170,11 @@ export class KnowledgeBaseBulkDelete {
       }
       // Gone first, so that its tag rule no longer holds anything.
       if (!(await this.knowledgeBases.delete(trx, tenantId, id))) throw knowledgeBaseNotFound(id);
+      const held = cascade
+        ? await heldMembers(this.documents, this.holds, trx, tenantId, id, visibility)
+        : new Map<string, string>();
       const deleted = cascade
-        ? await this.deleteOnlyIn(trx, tenantId, access, id, visibility, {
+        ? await this.deleteOnlyIn(trx, tenantId, access, id, visibility, held, {
             jobId: randomUUID(),
             cause: 'knowledge_base_deleted',
           })
@@ -172,7 +189,7 @@ export class KnowledgeBaseBulkDelete {
         deletedCount: deleted.length,
         unlinkedCount: mine.unlinked + hidden.unlinked,
       });
-      return { deleted, unlinked: mine.unlinked };
+      return { deleted, unlinked: mine.unlinked, held };
     });
     this.outbox.wake();
     await this.retireCachedResults(tenantId, outcome.deleted.length);
@@ -183,6 +200,7 @@ export class KnowledgeBaseBulkDelete {
       deletedCount: outcome.deleted.length,
       unlinkedCount: outcome.unlinked,
       indexRemoval: 'scheduled',
+      ...heldField(outcome.held),
     };
   }
 
@@ -198,9 +216,12 @@ export class KnowledgeBaseBulkDelete {
     access: Access,
     id: string,
     visibility: Visibility,
+    held: Map<string, string>,
     job: { jobId: string; cause: 'emptied' | 'knowledge_base_deleted' },
   ): Promise<DeletedDocument[]> {
-    const deleted = await this.documents.deleteOnlyIn(trx, tenantId, id, visibility);
+    const deleted = await this.documents.deleteOnlyIn(trx, tenantId, id, visibility, [
+      ...held.keys(),
+    ]);
     const batches = Math.ceil(deleted.length / DOCUMENTS_REMOVED_BATCH);
     await this.events.enqueueMany(
       trx,
@@ -233,7 +254,8 @@ export class KnowledgeBaseBulkDelete {
   /**
    * The documents of `id` that `visibility` may read leave it (its id leaves their explicit
    * ones; `default` when none would be left and `id` is not `default`), each with its
-   * `attributes_changed` event. Those its tag rule still holds are retained.
+   * `attributes_changed` event. Those its tag rule still holds are retained, those in `keep`
+   * (held) are left as they are.
    */
   private async unlink(
     trx: Trx,
@@ -241,10 +263,12 @@ export class KnowledgeBaseBulkDelete {
     id: string,
     visibility: Visibility,
     now: Date,
+    keep: Map<string, string> = new Map(),
   ): Promise<{ unlinked: number; retained: number }> {
     let unlinked = 0;
     let retained = 0;
     for (const document of await this.documents.lockMembers(trx, tenantId, id, visibility)) {
+      if (keep.has(document.id)) continue;
       const rest = document.explicitKnowledgeBaseIds.filter((kb) => kb !== id);
       const others = document.knowledgeBaseIds.filter((kb) => kb !== id);
       const explicit =

@@ -10,6 +10,8 @@ import {
 } from '@kb/contracts';
 import { z } from 'zod';
 
+import { heldSkipSchema } from '../holds/legal-hold.model';
+
 /** Documents tagged with any of `anyOf` belong to the knowledge base; `[]`, no rule. */
 const tagRuleSchema = z
   .object({
@@ -35,6 +37,12 @@ export const knowledgeBaseMetadataSchema = z
   .refine((m) => Object.keys(m).length <= 64, 'at most 64 metadata keys')
   .refine((m) => JSON.stringify(m).length <= 16_384, 'metadata is at most 16 KiB as JSON');
 export type KnowledgeBaseMetadata = Record<string, unknown>;
+
+/** What a retention period is counted from (docs/adr/0052): upload, or the last update. */
+export const RETENTION_FROM = ['uploaded', 'updated'] as const;
+export type RetentionFrom = (typeof RETENTION_FROM)[number];
+/** Days a document is kept (up to 100 years); null keeps it until someone deletes it. */
+const retentionDays = z.number().int().min(1).max(36_500).nullable();
 
 export const createKnowledgeBaseSchema = z
   .object({
@@ -62,6 +70,12 @@ export const createKnowledgeBaseSchema = z
      */
     contextRerank: z.boolean().default(false),
     /**
+     * Retention (docs/adr/0052): its documents are deleted `retentionDays` after `retentionFrom`
+     * (upload or last update) by the scheduled retention run, unless held; tenant admins only.
+     */
+    retentionDays: retentionDays.optional(),
+    retentionFrom: z.enum(RETENTION_FROM).optional(),
+    /**
      * Personal data and secrets in its documents (docs/adr/0051): `off` (default), `detect`
      * (counted on the document and in metrics), `redact` (replaced by placeholders before
      * chunking and embedding) or `block` (the document fails `pii_blocked`).
@@ -77,8 +91,15 @@ export const createKnowledgeBaseSchema = z
   .strict();
 export type CreateKnowledgeBase = Omit<
   z.infer<typeof createKnowledgeBaseSchema>,
-  'metadata' | 'allowPrecomputedVectors' | 'contextRerank' | 'pii'
+  | 'metadata'
+  | 'allowPrecomputedVectors'
+  | 'contextRerank'
+  | 'pii'
+  | 'retentionDays'
+  | 'retentionFrom'
 > & {
+  retentionDays?: number | null | undefined;
+  retentionFrom?: RetentionFrom | undefined;
   /** Absent: `{}`. */
   metadata?: KnowledgeBaseMetadata;
   /** Absent: false. */
@@ -102,6 +123,9 @@ export const updateKnowledgeBaseSchema = z
     /** Turning it on takes a tenant admin (403 `permission_denied`); off, anyone who may write. */
     allowPrecomputedVectors: z.boolean().optional(),
     contextRerank: z.boolean().optional(),
+    /** null ends the policy; setting or changing it takes a tenant admin. */
+    retentionDays: retentionDays.optional(),
+    retentionFrom: z.enum(RETENTION_FROM).optional(),
     /** Applies to versions parsed from then on; documents already indexed keep their text. */
     pii: piiModeSchema.optional(),
   })
@@ -163,6 +187,9 @@ export interface KnowledgeBaseView {
   allowPrecomputedVectors: boolean;
   /** Context calls rerank by default (docs/adr/0047). */
   contextRerank: boolean;
+  /** Retention (docs/adr/0052): null keeps documents until deleted. */
+  retentionDays: number | null;
+  retentionFrom: RetentionFrom;
   /** What the parser does about personal data and secrets (docs/adr/0051). */
   pii: PiiMode;
   /** How its documents are read, fixed at creation (docs/adr/0050); the defaults when unset. */
@@ -191,6 +218,8 @@ export const knowledgeBaseViewSchema = z.object({
   metadata: z.record(z.string(), z.unknown()),
   allowPrecomputedVectors: z.boolean(),
   contextRerank: z.boolean(),
+  retentionDays: z.number().int().nullable(),
+  retentionFrom: z.enum(RETENTION_FROM),
   pii: piiModeSchema,
   parsing: parsingSettingsSchema,
   createdAt: z.string(),
@@ -240,6 +269,8 @@ export const emptyResultSchema = z.object({
   retainedCount: z.number().int(),
   indexRemoval: z.literal('scheduled'),
   tookMs: z.number().int(),
+  /** Documents left in place (deleted and unlinked neither) because a legal hold covers them. */
+  held: heldSkipSchema.optional(),
 });
 
 /** What deleting a knowledge base did. */
@@ -249,6 +280,8 @@ export const deleteKnowledgeBaseResultSchema = z.object({
   deletedCount: z.number().int(),
   unlinkedCount: z.number().int(),
   indexRemoval: z.literal('scheduled'),
+  /** Documents not deleted with it (`cascade`) because a legal hold covers them: they were unlinked. */
+  held: heldSkipSchema.optional(),
 });
 
 // The view is a TypeScript interface; this line stops the schema drifting from it.

@@ -6,7 +6,7 @@ import type { PipelineSetting, TagRule } from '../pipelines/pipeline.model';
 import type { DocumentDatabase, KnowledgeBasesTable } from '../platform/db.types';
 import { DB } from '../platform/tokens';
 import { sqlOf, type Trx } from '../platform/transaction.runner';
-import type { KnowledgeBaseView } from './knowledge-base.model';
+import type { KnowledgeBaseView, RetentionFrom } from './knowledge-base.model';
 import {
   type KnowledgeBaseChange,
   type KnowledgeBasePageQuery,
@@ -40,6 +40,8 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
         metadata: JSON.stringify(knowledgeBase.metadata),
         allow_precomputed_vectors: knowledgeBase.allowPrecomputedVectors,
         context_rerank: knowledgeBase.contextRerank,
+        retention_days: knowledgeBase.retentionDays ?? null,
+        retention_from: knowledgeBase.retentionFrom ?? 'uploaded',
         pii: knowledgeBase.pii,
         parsing: knowledgeBase.parsing ? JSON.stringify(knowledgeBase.parsing) : null,
         created_at: knowledgeBase.now,
@@ -114,6 +116,8 @@ export class SqlKnowledgeBasesRepository extends KnowledgeBasesRepository {
               : JSON.stringify(change.metadata.values),
         allow_precomputed_vectors: change.allowPrecomputedVectors,
         context_rerank: change.contextRerank,
+        retention_days: change.retentionDays,
+        retention_from: change.retentionFrom,
         pii: change.pii,
         updated_at: now,
       })
@@ -199,6 +203,8 @@ const toView = (row: Selectable<KnowledgeBasesTable>): KnowledgeBaseView => ({
   metadata: row.metadata,
   allowPrecomputedVectors: row.allow_precomputed_vectors,
   contextRerank: row.context_rerank,
+  retentionDays: row.retention_days,
+  retentionFrom: row.retention_from as RetentionFrom,
   pii: row.pii,
   // Validated when it was written; NULL reads as the defaults.
   parsing: parsingSettingsSchema.parse(row.parsing ?? {}),

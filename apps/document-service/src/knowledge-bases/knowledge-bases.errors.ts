@@ -15,6 +15,8 @@ export enum KnowledgeBaseErrorCode {
   InvalidField = 'invalid_field',
   /** embedding-service could not say which models it serves. */
   EmbeddingServiceUnavailable = 'embedding_service_unavailable',
+  /** A legal hold names the knowledge base: it cannot be deleted until the hold is released. */
+  LegalHold = 'legal_hold',
 }
 
 const KIND: Record<KnowledgeBaseErrorCode, ErrorKind> = {
@@ -28,6 +30,7 @@ const KIND: Record<KnowledgeBaseErrorCode, ErrorKind> = {
   [KnowledgeBaseErrorCode.InvalidCursor]: ErrorKind.InvalidArgument,
   [KnowledgeBaseErrorCode.InvalidField]: ErrorKind.InvalidArgument,
   [KnowledgeBaseErrorCode.EmbeddingServiceUnavailable]: ErrorKind.Unavailable,
+  [KnowledgeBaseErrorCode.LegalHold]: ErrorKind.FailedPrecondition,
 };
 
 export class KnowledgeBaseError extends DomainError<KnowledgeBaseErrorCode> {

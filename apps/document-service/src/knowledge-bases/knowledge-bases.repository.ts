@@ -6,7 +6,11 @@ import {
   type TagRule,
 } from '../pipelines/pipeline.model';
 import type { Trx } from '../platform/transaction.runner';
-import type { KnowledgeBaseMetadata, KnowledgeBaseView } from './knowledge-base.model';
+import type {
+  KnowledgeBaseMetadata,
+  KnowledgeBaseView,
+  RetentionFrom,
+} from './knowledge-base.model';
 import { knowledgeBaseNotFound } from './knowledge-bases.errors';
 
 export interface NewKnowledgeBase {
@@ -21,6 +25,9 @@ export interface NewKnowledgeBase {
   metadata: KnowledgeBaseMetadata;
   allowPrecomputedVectors: boolean;
   contextRerank: boolean;
+  /** Absent: none, counted from upload. */
+  retentionDays?: number | null;
+  retentionFrom?: RetentionFrom;
   pii: PiiMode;
   /** Undefined: the defaults, stored as NULL. */
   parsing: ParsingSettings | undefined;
@@ -36,6 +43,9 @@ export interface KnowledgeBaseChange {
   metadata?: { values: KnowledgeBaseMetadata; merge: boolean } | undefined;
   allowPrecomputedVectors?: boolean | undefined;
   contextRerank?: boolean | undefined;
+  /** null ends the policy. */
+  retentionDays?: number | null | undefined;
+  retentionFrom?: RetentionFrom | undefined;
   pii?: PiiMode | undefined;
 }
 

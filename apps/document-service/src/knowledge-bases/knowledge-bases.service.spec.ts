@@ -46,6 +46,8 @@ describe('KnowledgeBasesService', () => {
       tagRule: { anyOf: [] },
       allowPrecomputedVectors: false,
       contextRerank: false,
+      retentionDays: null,
+      retentionFrom: 'uploaded',
       pii: 'off',
       parsing: { ocr: true, ocrLanguages: [], tableMode: 'records' },
       createdAt: f.now.toISOString(),
@@ -207,5 +209,24 @@ describe('KnowledgeBasesService', () => {
     await expect(f.collections.delete(TENANT, alice, 'gone', false)).rejects.toMatchObject({
       kind: ErrorKind.NotFound,
     });
+  });
+
+  it('lets only a tenant admin set or change a retention policy (ADR 52)', async () => {
+    const admin = newAccess({ userId: 'root', isAdmin: true });
+    await expect(
+      f.knowledgeBases.create(TENANT, alice, input({ id: 'short', retentionDays: 30 })),
+    ).rejects.toMatchObject({ code: 'permission_denied' });
+    await f.knowledgeBases.create(TENANT, admin, input({ id: 'short', retentionDays: 30 }));
+    await expect(
+      f.knowledgeBases.update(TENANT, alice, 'short', { retentionDays: null }),
+    ).rejects.toMatchObject({ code: 'permission_denied' });
+    const changed = await f.knowledgeBases.update(TENANT, admin, 'short', {
+      retentionDays: 90,
+      retentionFrom: 'updated',
+    });
+    expect(changed).toMatchObject({ retentionDays: 90, retentionFrom: 'updated' });
+    expect(
+      await f.knowledgeBases.update(TENANT, admin, 'short', { retentionDays: null }),
+    ).toMatchObject({ retentionDays: null, retentionFrom: 'updated' });
   });
 });

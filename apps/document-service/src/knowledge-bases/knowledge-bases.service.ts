@@ -37,6 +37,16 @@ function requireAdminToAllowPrecomputed(access: Access): void {
   }
 }
 
+/** A retention policy deletes documents: a tenant admin sets it (docs/adr/0052). */
+function requireAdminForRetention(access: Access): void {
+  if (!access.isAdmin) {
+    throw new KnowledgeBaseError(
+      KnowledgeBaseErrorCode.PermissionDenied,
+      `only a tenant admin may set a retention policy (${access.userId} is not one)`,
+    );
+  }
+}
+
 /**
  * Knowledge bases of a tenant. The pipeline a knowledge base was created with (chunker and its
  * parameters, embedding model) cannot change: vectors made another way would not be comparable,
@@ -63,6 +73,7 @@ export class KnowledgeBasesService {
   ): Promise<KnowledgeBaseView> {
     requireDocumentAction(access, 'write');
     if (input.allowPrecomputedVectors) requireAdminToAllowPrecomputed(access);
+    if (input.retentionDays != null || input.retentionFrom) requireAdminForRetention(access);
     await this.quotas.beforeKnowledgeBase(tenantId);
     const model = input.embeddingModel ?? this.defaults.model;
     // Detected, not declared: the model must be served, and its dimension is what it produces.
@@ -86,6 +97,8 @@ export class KnowledgeBasesService {
         metadata: input.metadata ?? {},
         allowPrecomputedVectors: input.allowPrecomputedVectors ?? false,
         contextRerank: input.contextRerank ?? false,
+        retentionDays: input.retentionDays ?? null,
+        retentionFrom: input.retentionFrom ?? 'uploaded',
         pii: input.pii ?? 'off',
         parsing: input.parsing,
         now,
@@ -139,6 +152,9 @@ export class KnowledgeBasesService {
     if (input.allowPrecomputedVectors && !current.allowPrecomputedVectors) {
       requireAdminToAllowPrecomputed(access);
     }
+    if (input.retentionDays !== undefined || input.retentionFrom !== undefined) {
+      requireAdminForRetention(access);
+    }
     const now = this.clock();
     const { updated, changed } = await this.transactions.run(async (trx) => {
       const updated = await this.knowledgeBases.update(
@@ -152,6 +168,8 @@ export class KnowledgeBasesService {
           metadata: input.metadata && { values: input.metadata, merge },
           allowPrecomputedVectors: input.allowPrecomputedVectors,
           contextRerank: input.contextRerank,
+          retentionDays: input.retentionDays,
+          retentionFrom: input.retentionFrom,
           pii: input.pii,
         },
         now,

@@ -14,9 +14,11 @@ import { embeddingDimension } from './20261125T0900_embedding_dimension';
 import { metaVersion } from './20261126T0900_meta_version';
 import { allowPrecomputedVectors } from './20261126T1555_allow_precomputed_vectors';
 import { contextRerank } from './20261127T0042_context_rerank';
+import { legalHoldsAndRetention } from './20261127T0327_legal_holds_and_retention';
 import { pii } from './20261127T0334_pii';
 import { usageAndQuotas } from './20261127T0345_usage_and_quotas';
 import { knowledgeBaseParsing } from './20261127T0348_knowledge_base_parsing';
+import { erasures } from './20261127T0350_erasures';
 import { knowledgeBaseMetadata } from './20261127T0900_knowledge_base_metadata';
 import { externalIdsAndInactive } from './20261127T1000_external_ids_and_inactive';
 import { sources } from './20261127T1010_sources';
@@ -38,9 +40,11 @@ export const migrations: Migrations = {
   '20261126T0900_meta_version': metaVersion,
   '20261126T1555_allow_precomputed_vectors': allowPrecomputedVectors,
   '20261127T0042_context_rerank': contextRerank,
+  '20261127T0327_legal_holds_and_retention': legalHoldsAndRetention,
   '20261127T0334_pii': pii,
   '20261127T0345_usage_and_quotas': usageAndQuotas,
   '20261127T0348_knowledge_base_parsing': knowledgeBaseParsing,
+  '20261127T0350_erasures': erasures,
   '20261127T0900_knowledge_base_metadata': knowledgeBaseMetadata,
   '20261127T1000_external_ids_and_inactive': externalIdsAndInactive,
   '20261127T1010_sources': sources,

@@ -25,6 +25,7 @@ export interface Documents {
   chunk_count: number | null;
   content_type: string;
   created_at: Timestamp;
+  expires_at: Timestamp | null;
   explicit_knowledge_base_ids: Generated<string[]>;
   external_id: string | null;
   failure_detail: string | null;
@@ -50,6 +51,21 @@ export interface Documents {
   version: number;
 }
 
+export interface Erasures {
+  deleted: Generated<number>;
+  error: string | null;
+  finished_at: Timestamp | null;
+  held: Generated<number>;
+  id: string;
+  owner_id: string | null;
+  requested_by: string;
+  started_at: Timestamp;
+  status: Generated<string>;
+  tenant_id: string;
+  updated_at: Timestamp;
+  where_filter: string | null;
+}
+
 export interface KnowledgeBases {
   allow_precomputed_vectors: Generated<boolean>;
   chunker: ColumnType<Record<string, unknown>, string, string>;
@@ -63,9 +79,27 @@ export interface KnowledgeBases {
   name: string;
   parsing: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   pii: ColumnType<PiiMode, PiiMode | undefined, PiiMode>;
+  retention_days: number | null;
+  retention_from: Generated<string>;
   tag_rule: Generated<string[]>;
   tenant_id: string;
   updated_at: Timestamp;
+}
+
+export interface LegalHolds {
+  document_ids: Generated<string[]>;
+  id: string;
+  knowledge_base_id: string | null;
+  name: string;
+  placed_at: Timestamp;
+  placed_by: string;
+  reason: Generated<string>;
+  release_reason: string | null;
+  released_at: Timestamp | null;
+  released_by: string | null;
+  scope: string;
+  tenant_id: string;
+  where_filter: string | null;
 }
 
 export interface Outbox {
@@ -139,7 +173,9 @@ export interface UsageDaily {
 
 export interface DB {
   documents: Documents;
+  erasures: Erasures;
   knowledge_bases: KnowledgeBases;
+  legal_holds: LegalHolds;
   outbox: Outbox;
   quotas: Quotas;
   reconciliation_runs: ReconciliationRuns;

@@ -17,6 +17,8 @@ import { EditDocument } from '../documents/edit-document';
 import { PrecomputedChunksService } from '../documents/precomputed-chunks.service';
 import { ReplaceDocumentContent } from '../documents/replace-document-content';
 import { UploadDocument } from '../documents/upload-document';
+import type { HeldDocuments } from '../holds/legal-holds.repository';
+import { LegalHoldsService } from '../holds/legal-holds.service';
 import { CollectionsService } from '../knowledge-bases/collections.service';
 import { KnowledgeBaseBulkDelete } from '../knowledge-bases/knowledge-base-bulk-delete';
 import { KnowledgeBaseDirectoryService } from '../knowledge-bases/knowledge-base-directory.service';
@@ -32,6 +34,7 @@ import { InMemoryDatabase } from './in-memory.database';
 import { InMemoryDocumentStatsRepository } from './in-memory-document-stats.repository';
 import { InMemoryDocumentsRepository } from './in-memory-documents.repository';
 import { InMemoryKnowledgeBasesRepository } from './in-memory-knowledge-bases.repository';
+import { InMemoryLegalHolds, NO_HOLDS } from './in-memory-legal-holds';
 import { InMemoryOutboxRepository } from './in-memory-outbox.repository';
 import { InMemoryTransactionRunner } from './in-memory-transaction.runner';
 
@@ -64,6 +67,8 @@ export interface DocumentsServiceDeps {
   blobs: BlobStore;
   clock: Clock;
   audit: DocumentAudit;
+  /** Legal holds deletes ask about; none by default. */
+  holds?: HeldDocuments;
 }
 
 /** `DocumentsService` with its use cases (`UploadDocument`, …), wired as DocumentsModule does. */
@@ -119,6 +124,7 @@ export function documentsServiceOver(deps: DocumentsServiceDeps) {
     uploads,
     replacer,
     editor,
+    deps.holds ?? NO_HOLDS,
   );
   return { uploads, documents };
 }
@@ -145,6 +151,7 @@ export function documentServiceFixture(
   const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults, models);
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
   const audit = new DocumentAudit(writer, transactions, clock, relay);
+  const holds = new InMemoryLegalHolds(db);
   const { uploads, documents } = documentsServiceOver({
     documentsRepository,
     membership,
@@ -155,6 +162,7 @@ export function documentServiceFixture(
     blobs,
     clock,
     audit,
+    holds,
   });
   const reads = new DocumentReads(documents, audit);
   const precomputed = new PrecomputedChunksService(
@@ -192,7 +200,16 @@ export function documentServiceFixture(
       clock,
       audit,
       generations,
+      holds,
     ),
+  );
+  const legalHolds = new LegalHoldsService(
+    holds,
+    knowledgeBasesRepository,
+    transactions,
+    audit,
+    relay,
+    clock,
   );
   return Object.assign(fixture, {
     generations,
@@ -211,6 +228,8 @@ export function documentServiceFixture(
     precomputed,
     knowledgeBases,
     collections,
+    holds,
+    legalHolds,
   });
 }
 

@@ -86,11 +86,13 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
     tenantId: TenantId,
     knowledgeBaseId: string,
     visibility: Visibility,
+    keep: string[] = [],
   ): Promise<DeletedDocument[]> {
     openTrx(trx);
     const doomed = this.tenantDocuments(tenantId).filter(
       (d) =>
         visible(d, visibility) &&
+        !keep.includes(d.id) &&
         d.knowledgeBaseIds.length > 0 &&
         d.knowledgeBaseIds.every((id) => id === knowledgeBaseId),
     );
@@ -218,6 +220,16 @@ export class InMemoryDocumentsRepository extends DocumentsRepository {
       metaVersion: current.metaVersion + 1,
       updatedAt: now,
     });
+  }
+
+  async setExpiry(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    expiresAt: Date | null,
+  ): Promise<DocumentRecord | undefined> {
+    const document = this.read(tenantId, id);
+    return document && this.write(trx, 'set_expiry', { ...document, expiresAt });
   }
 
   async delete(

@@ -43,6 +43,8 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       metadata: knowledgeBase.metadata,
       allowPrecomputedVectors: knowledgeBase.allowPrecomputedVectors,
       contextRerank: knowledgeBase.contextRerank,
+      retentionDays: knowledgeBase.retentionDays ?? null,
+      retentionFrom: knowledgeBase.retentionFrom ?? 'uploaded',
       pii: knowledgeBase.pii,
       parsing: parsingSettingsSchema.parse(knowledgeBase.parsing ?? {}),
       createdAt: at,
@@ -116,6 +118,9 @@ export class InMemoryKnowledgeBasesRepository extends KnowledgeBasesRepository {
       allowPrecomputedVectors:
         change.allowPrecomputedVectors ?? stored.view.allowPrecomputedVectors,
       contextRerank: change.contextRerank ?? stored.view.contextRerank,
+      retentionDays:
+        change.retentionDays === undefined ? stored.view.retentionDays : change.retentionDays,
+      retentionFrom: change.retentionFrom ?? stored.view.retentionFrom,
       pii: change.pii ?? stored.view.pii,
       updatedAt: now.toISOString(),
     };

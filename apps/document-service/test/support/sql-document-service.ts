@@ -6,6 +6,10 @@ import { DocumentAudit } from '../../src/documents/document-audit';
 import { DocumentMembershipService } from '../../src/documents/document-membership.service';
 import { DocumentReads } from '../../src/documents/document-reads.service';
 import { SqlDocumentsRepository } from '../../src/documents/documents-sql.repository';
+import { ErasuresRepository } from '../../src/erasures/erasures.repository';
+import { ErasuresService } from '../../src/erasures/erasures.service';
+import { LegalHoldsService } from '../../src/holds/legal-holds.service';
+import { SqlLegalHoldsRepository } from '../../src/holds/legal-holds-sql.repository';
 import { CollectionsService } from '../../src/knowledge-bases/collections.service';
 import { KnowledgeBaseBulkDelete } from '../../src/knowledge-bases/knowledge-base-bulk-delete';
 import { KnowledgeBaseDirectoryService } from '../../src/knowledge-bases/knowledge-base-directory.service';
@@ -19,6 +23,9 @@ import { SqlTransactionRunner } from '../../src/platform/transaction.runner';
 import { AccessReconciler } from '../../src/reconciliation/access.reconciler';
 import { Reconciler } from '../../src/reconciliation/reconciler.service';
 import { ReconciliationRepository } from '../../src/reconciliation/reconciliation.repository';
+import { BulkDeletion } from '../../src/retention/bulk-deletion';
+import { RetentionRepository } from '../../src/retention/retention.repository';
+import { RetentionService } from '../../src/retention/retention.service';
 import { SqlDocumentStatsRepository } from '../../src/stats/document-stats-sql.repository';
 import {
   countingRelay,
@@ -57,6 +64,8 @@ export function sqlDocumentService(
   const membership = new DocumentMembershipService(documentsRepository, directory, writer, blobs);
   const audit = new DocumentAudit(writer, transactions, clock, relay);
   const generations = new MemoryIndexGenerations();
+  const holds = new SqlLegalHoldsRepository(db);
+  const deletion = new BulkDeletion(documentsRepository, writer, audit, relay, blobs, generations);
   const { documents } = documentsServiceOver({
     documentsRepository,
     membership,
@@ -67,6 +76,7 @@ export function sqlDocumentService(
     blobs,
     clock,
     audit,
+    holds,
   });
   return {
     defaults,
@@ -86,7 +96,34 @@ export function sqlDocumentService(
         clock,
         audit,
         generations,
+        holds,
       ),
+    ),
+    holds,
+    legalHolds: new LegalHoldsService(
+      holds,
+      knowledgeBasesRepository,
+      transactions,
+      audit,
+      relay,
+      clock,
+    ),
+    retention: new RetentionService(
+      new RetentionRepository(db),
+      knowledgeBasesRepository,
+      holds,
+      transactions,
+      deletion,
+      clock,
+    ),
+    erasures: new ErasuresService(
+      new ErasuresRepository(db),
+      holds,
+      transactions,
+      deletion,
+      audit,
+      relay,
+      clock,
     ),
     transactions,
     documentsRepository,

@@ -593,7 +593,10 @@ export interface operations {
                 | 'document_edited'
                 | 'document_deleted'
                 | 'document_read'
-                | 'documents_listed';
+                | 'documents_listed'
+                | 'legal_hold_placed'
+                | 'legal_hold_released'
+                | 'erasure_requested';
               /** @default  */
               detail: string;
               /** @default [] */

@@ -51,7 +51,7 @@ export interface paths {
     get: operations['getDocument'];
     put?: never;
     post?: never;
-    /** Delete a document; the indexes drop its chunks asynchronously */
+    /** Delete a document; the indexes drop its chunks asynchronously. 409 legal_hold while a legal hold covers it */
     delete: operations['deleteDocument'];
     options?: never;
     head?: never;
@@ -338,6 +338,109 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/holds': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tenant’s legal holds, newest first (active by default); tenant admins only */
+    get: operations['listHolds'];
+    put?: never;
+    /** Place a named legal hold on a knowledge base, a set of document ids or a listing filter (`where`); held documents cannot be deleted by anyone or anything; tenant admins only */
+    post: operations['placeHold'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/holds/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One legal hold; an active one with the number of documents it holds now */
+    get: operations['getHold'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/holds/{id}/release': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Release a legal hold (final; it stays listed as released, with who released it and why); tenant admins only */
+    post: operations['releaseHold'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/knowledge-bases/{id}/retention/preview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What retention would delete from a knowledge base now (documents whose expiresAt or retention period has passed) and which of them a legal hold keeps; tenant admins only */
+    get: operations['previewRetention'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/erasures': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delete everything a user uploaded (uploadedBy) and/or everything a listing filter matches (where), as one audited background job; documents under legal hold are skipped and counted; tenant admins only */
+    post: operations['requestErasure'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/erasures/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An erasure job and its progress (deleted so far; held when it ends) */
+    get: operations['getErasure'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/usage': {
     parameters: {
       query?: never;
@@ -483,6 +586,7 @@ export interface operations {
               externalId: string | null;
               /** @enum {string} */
               state: 'active' | 'inactive';
+              expiresAt?: string;
               createdAt: string;
               updatedAt: string;
               /** @enum {boolean} */
@@ -550,6 +654,8 @@ export interface operations {
           knowledgeBaseIds?: string;
           acl?: string;
           externalId?: string;
+          /** Format: date-time */
+          expiresAt?: string;
           /**
            * @deprecated
            * @description Deprecated: use knowledgeBaseIds.
@@ -590,6 +696,8 @@ export interface operations {
             };
           };
           externalId?: string;
+          /** Format: date-time */
+          expiresAt?: string;
         };
       };
     };
@@ -665,6 +773,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -749,6 +858,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -1002,6 +1112,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -1086,6 +1197,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -1247,6 +1359,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -1361,6 +1474,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Error (409) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Error (503) */
       503: {
         headers: {
@@ -1392,6 +1514,8 @@ export interface operations {
           knowledgeBaseIds?: string[];
           /** @enum {string} */
           state?: 'active' | 'inactive';
+          /** Format: date-time */
+          expiresAt?: string | null;
         };
       };
     };
@@ -1467,6 +1591,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -1644,6 +1769,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -1791,6 +1917,9 @@ export interface operations {
               };
               allowPrecomputedVectors: boolean;
               contextRerank: boolean;
+              retentionDays: number | null;
+              /** @enum {string} */
+              retentionFrom: 'uploaded' | 'updated';
               /** @enum {string} */
               pii: 'off' | 'detect' | 'redact' | 'block';
               parsing: {
@@ -1937,6 +2066,9 @@ export interface operations {
           allowPrecomputedVectors?: boolean;
           /** @default false */
           contextRerank?: boolean;
+          retentionDays?: number | null;
+          /** @enum {string} */
+          retentionFrom?: 'uploaded' | 'updated';
           /**
            * @default off
            * @enum {string}
@@ -2019,6 +2151,9 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            retentionDays: number | null;
+            /** @enum {string} */
+            retentionFrom: 'uploaded' | 'updated';
             /** @enum {string} */
             pii: 'off' | 'detect' | 'redact' | 'block';
             parsing: {
@@ -2167,6 +2302,9 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            retentionDays: number | null;
+            /** @enum {string} */
+            retentionFrom: 'uploaded' | 'updated';
             /** @enum {string} */
             pii: 'off' | 'detect' | 'redact' | 'block';
             parsing: {
@@ -2250,6 +2388,12 @@ export interface operations {
             unlinkedCount: number;
             /** @enum {string} */
             indexRemoval: 'scheduled';
+            held?: {
+              count: number;
+              /** @enum {string} */
+              reason: 'legal_hold';
+              holds: string[];
+            };
           };
         };
       };
@@ -2343,6 +2487,9 @@ export interface operations {
           };
           allowPrecomputedVectors?: boolean;
           contextRerank?: boolean;
+          retentionDays?: number | null;
+          /** @enum {string} */
+          retentionFrom?: 'uploaded' | 'updated';
           /** @enum {string} */
           pii?: 'off' | 'detect' | 'redact' | 'block';
         };
@@ -2411,6 +2558,9 @@ export interface operations {
             };
             allowPrecomputedVectors: boolean;
             contextRerank: boolean;
+            retentionDays: number | null;
+            /** @enum {string} */
+            retentionFrom: 'uploaded' | 'updated';
             /** @enum {string} */
             pii: 'off' | 'detect' | 'redact' | 'block';
             parsing: {
@@ -2743,6 +2893,7 @@ export interface operations {
               externalId: string | null;
               /** @enum {string} */
               state: 'active' | 'inactive';
+              expiresAt?: string;
               createdAt: string;
               updatedAt: string;
               /** @enum {boolean} */
@@ -2833,6 +2984,12 @@ export interface operations {
             /** @enum {string} */
             indexRemoval: 'scheduled';
             tookMs: number;
+            held?: {
+              count: number;
+              /** @enum {string} */
+              reason: 'legal_hold';
+              holds: string[];
+            };
           };
         };
       };
@@ -3006,6 +3163,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -3090,6 +3248,7 @@ export interface operations {
             externalId: string | null;
             /** @enum {string} */
             state: 'active' | 'inactive';
+            expiresAt?: string;
             createdAt: string;
             updatedAt: string;
             /** @enum {boolean} */
@@ -4245,6 +4404,679 @@ export interface operations {
       };
       /** @description Error (403) */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listHolds: {
+    parameters: {
+      query?: {
+        state?: 'active' | 'released' | 'all';
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: {
+              /** Format: uuid */
+              id: string;
+              name: string;
+              reason: string;
+              /** @enum {string} */
+              scope: 'knowledge_base' | 'documents' | 'filter';
+              /** @enum {string} */
+              state: 'active' | 'released';
+              knowledgeBaseId?: string;
+              documentIds?: string[];
+              where?: {
+                [key: string]: unknown;
+              };
+              placedBy: string;
+              placedAt: string;
+              releasedBy?: string;
+              releasedAt?: string;
+              releaseReason?: string;
+              heldDocuments?: number;
+            }[];
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request line and headers over the server limit (no body) */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  placeHold: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string;
+          /** @default  */
+          reason?: string;
+          knowledgeBaseId?: string;
+          documentIds?: string[];
+          where?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            reason: string;
+            /** @enum {string} */
+            scope: 'knowledge_base' | 'documents' | 'filter';
+            /** @enum {string} */
+            state: 'active' | 'released';
+            knowledgeBaseId?: string;
+            documentIds?: string[];
+            where?: {
+              [key: string]: unknown;
+            };
+            placedBy: string;
+            placedAt: string;
+            releasedBy?: string;
+            releasedAt?: string;
+            releaseReason?: string;
+            heldDocuments?: number;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (413) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getHold: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The hold id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            reason: string;
+            /** @enum {string} */
+            scope: 'knowledge_base' | 'documents' | 'filter';
+            /** @enum {string} */
+            state: 'active' | 'released';
+            knowledgeBaseId?: string;
+            documentIds?: string[];
+            where?: {
+              [key: string]: unknown;
+            };
+            placedBy: string;
+            placedAt: string;
+            releasedBy?: string;
+            releasedAt?: string;
+            releaseReason?: string;
+            heldDocuments?: number;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  releaseHold: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The hold id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @default  */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            reason: string;
+            /** @enum {string} */
+            scope: 'knowledge_base' | 'documents' | 'filter';
+            /** @enum {string} */
+            state: 'active' | 'released';
+            knowledgeBaseId?: string;
+            documentIds?: string[];
+            where?: {
+              [key: string]: unknown;
+            };
+            placedBy: string;
+            placedAt: string;
+            releasedBy?: string;
+            releasedAt?: string;
+            releaseReason?: string;
+            heldDocuments?: number;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (409) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (413) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  previewRetention: {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        /** @description The knowledge base id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            knowledgeBaseId: string;
+            retentionDays: number | null;
+            /** @enum {string} */
+            retentionFrom: 'uploaded' | 'updated';
+            asOf: string;
+            deletes: {
+              /** Format: uuid */
+              id: string;
+              title: string;
+              dueAt: string;
+            }[];
+            held: {
+              /** Format: uuid */
+              id: string;
+              title: string;
+              dueAt: string;
+              hold: string;
+              /** @enum {string} */
+              reason: 'legal_hold';
+            }[];
+            truncated: boolean;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request line and headers over the server limit (no body) */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  requestErasure: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          uploadedBy?: string;
+          where?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Success */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'running' | 'succeeded' | 'failed';
+            uploadedBy?: string;
+            where?: {
+              [key: string]: unknown;
+            };
+            requestedBy: string;
+            deleted: number;
+            held: number;
+            /** @enum {string} */
+            heldReason?: 'legal_hold';
+            error?: string;
+            startedAt: string;
+            updatedAt: string;
+            finishedAt?: string;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (413) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (503) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getErasure: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The erasure job id. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'running' | 'succeeded' | 'failed';
+            uploadedBy?: string;
+            where?: {
+              [key: string]: unknown;
+            };
+            requestedBy: string;
+            deleted: number;
+            held: number;
+            /** @enum {string} */
+            heldReason?: 'legal_hold';
+            error?: string;
+            startedAt: string;
+            updatedAt: string;
+            finishedAt?: string;
+          };
+        };
+      };
+      /** @description Error (400) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (401) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (403) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error (404) */
+      404: {
         headers: {
           [name: string]: unknown;
         };

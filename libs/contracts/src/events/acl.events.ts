@@ -25,6 +25,10 @@ export const auditEventSchema = z.object({
     'document_deleted',
     'document_read',
     'documents_listed',
+    // Legal holds and erasures (docs/adr/0052), in the transaction of the change.
+    'legal_hold_placed',
+    'legal_hold_released',
+    'erasure_requested',
   ]),
   /** The query text of a search, the change of a permission or document edit, a list's scope. */
   detail: z.string().max(4000).default(''),

@@ -1,0 +1,27 @@
+import { type RawBuilder, sql } from 'kysely';
+
+/**
+ * When a `documents` row is due for deletion (docs/adr/0052), or NULL when never: the earlier of
+ * its own `expires_at` and the date its knowledge bases' policies agree on. A document in several
+ * knowledge bases is kept as long as any of them keeps it: the policy date exists only when every
+ * one of its knowledge bases has a policy, and it is the latest of theirs (counted from upload or
+ * from the last update, as each says). Outer columns are qualified: hold conditions (unqualified)
+ * may sit beside it.
+ */
+export const dueAtSql: RawBuilder<Date | null> = sql<Date | null>`LEAST(documents.expires_at, (
+  SELECT CASE WHEN count(*) = cardinality(documents.knowledge_base_ids) THEN max(
+    CASE kb.retention_from WHEN 'updated' THEN documents.updated_at ELSE documents.created_at END
+      + make_interval(days => kb.retention_days)) END
+  FROM knowledge_bases kb
+  WHERE kb.tenant_id = documents.tenant_id
+    AND kb.id = ANY(documents.knowledge_base_ids)
+    AND kb.retention_days IS NOT NULL))`;
+
+/**
+ * Cheap pre-filter of the documents that may be due: a date of their own that has passed, or a
+ * knowledge base with a policy (the partial index `documents_expiring` serves the first).
+ */
+export const mayBeDueSql = (now: Date): RawBuilder<boolean> =>
+  sql<boolean>`(documents.expires_at <= ${now} OR documents.knowledge_base_ids && ARRAY(
+    SELECT kb.id FROM knowledge_bases kb
+    WHERE kb.tenant_id = documents.tenant_id AND kb.retention_days IS NOT NULL))`;
