@@ -563,6 +563,44 @@ describe('access control', () => {
     expect(notAdmin.status).toBe(403);
   });
 
+  it('honours per-document write and delete grants beside the tenant-wide roles (ADR 54)', async () => {
+    const uploaded = await suite.upload(
+      'granted.txt',
+      'A document with grants of its own.',
+      'text/plain',
+      suite.tenant,
+      {
+        caller: { user: 'owen', roles: ['editor'] },
+        acl: {
+          users: [],
+          groups: [],
+          roles: [],
+          tenant: false,
+          writers: { users: ['wes'], groups: [] },
+          deleters: { users: [], groups: ['cleanup'] },
+        },
+      },
+    );
+    expect(uploaded.status).toBe(202);
+    const { id } = (await uploaded.json()) as { id: string };
+    const as = async (caller: object, method: string, body?: object) =>
+      fetch(`${suite.documentUrl}/v1/documents/${id}`, {
+        method,
+        headers: {
+          'content-type': 'application/json',
+          ...(await suite.auth({ roles: ['viewer'], ...caller })),
+        },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    // Viewers by role: the writer may edit it, not delete it; the deleters' group may delete it.
+    expect((await as({ user: 'wes' }, 'PATCH', { tags: ['reviewed'] })).status).toBe(200);
+    const refused = await as({ user: 'wes' }, 'DELETE');
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: { code: 'permission_denied' } });
+    expect((await as({ user: 'vera' }, 'PATCH', { tags: ['x'] })).status).toBe(404);
+    expect((await as({ user: 'dee', groups: ['cleanup'] }, 'DELETE')).status).toBe(200);
+  });
+
   it('records searches with what they returned, and permission changes, for admins to query', async () => {
     const user = users[1]!;
     const token = await tokenOf(user);
