@@ -3,10 +3,13 @@ import { randomUUID } from 'node:crypto';
 import type { Access } from '@kb/auth';
 import { toTenantId } from '@kb/contracts';
 import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { leaseQueueConformance } from '@kb/jobs/test/support/lease-queue.conformance';
 import { type Kysely, sql } from 'kysely';
 import type { Pool } from 'pg';
 
 import type { NewDocument } from '../src/documents/document.model';
+import type { ErasureRecord } from '../src/erasures/erasure.model';
+import { ErasuresRepository } from '../src/erasures/erasures.repository';
 import { placeHoldSchema } from '../src/holds/legal-hold.model';
 import { migrations } from '../src/migrations';
 import type { DocumentDatabase } from '../src/platform/db.types';
@@ -156,5 +159,59 @@ describe('legal holds and retention in SQL', () => {
     for (const id of mine) expect(await exists(id)).toBe(false);
     expect(await exists(kept)).toBe(true);
     expect(await exists(other)).toBe(true);
+  });
+
+  /** An erasure row as a replica that crashed mid-job leaves it: running, its lease over. */
+  const leftRunning = async (ownerId: string, leasedUntil: Date | null) => {
+    const id = randomUUID();
+    await db
+      .insertInto('erasures')
+      .values({
+        tenant_id: tenant,
+        id,
+        requested_by: 'root',
+        owner_id: ownerId,
+        where_filter: null,
+        status: 'running',
+        started_at: now,
+        updated_at: now,
+        leased_until: leasedUntil,
+      })
+      .execute();
+    return id;
+  };
+
+  it('takes up an erasure a crashed replica left running, and not one another replica holds', async () => {
+    const victims = await Promise.all([1, 2].map(() => add(['default'], { ownerId: 'eve' })));
+    const held = await leftRunning('nobody', new Date(now.getTime() + 30_000));
+    const orphan = await leftRunning('eve', new Date(now.getTime() - 1_000));
+    expect(await service.erasures.resume()).toBe(1);
+    expect(await service.erasures.get(tenant, admin, orphan)).toMatchObject({
+      status: 'succeeded',
+      deleted: 2,
+    });
+    for (const id of victims) expect(await exists(id)).toBe(false);
+    expect(await service.erasures.get(tenant, admin, held)).toMatchObject({ status: 'running' });
+    await db.updateTable('erasures').set({ status: 'failed' }).where('id', '=', held).execute();
+  });
+
+  describe('running erasures as a lease queue', () => {
+    leaseQueueConformance<ErasureRecord>(async () => {
+      await db
+        .updateTable('erasures')
+        .set({ status: 'failed' })
+        .where('status', '=', 'running')
+        .execute();
+      const repository = new ErasuresRepository(db);
+      return {
+        queue: { claim: (limit, leaseMs) => repository.claimRunning(now, limit, leaseMs) },
+        add: async (count) =>
+          Promise.all(Array.from({ length: count }, () => leftRunning('nobody', null))),
+        idOf: (job) => job.id,
+        finish: (job) =>
+          repository.finish(tenant, job.id, { status: 'succeeded', held: 0, error: null, at: now }),
+        elapse: async (ms) => Promise.resolve(void (now = new Date(now.getTime() + ms))),
+      };
+    });
   });
 });

@@ -49,7 +49,12 @@ export class QueueWorker<J> {
 
   async stop(): Promise<void> {
     await this.task.stop();
-    await Promise.allSettled(this.passes);
+    await this.idle();
+  }
+
+  /** Resolves when every pass in progress (and the jobs it started) has ended. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.passes]);
   }
 
   /**

@@ -53,11 +53,48 @@ export class ErasuresRepository {
     return row ? toErasure(row) : undefined;
   }
 
-  /** Adds a batch's deletions to the job's progress. */
-  async progress(trx: Trx, tenantId: TenantId, id: string, deleted: number, at: Date) {
+  /**
+   * Up to `limit` running erasures no replica holds, across tenants, oldest first, each leased to
+   * the caller for `leaseMs` (a lease queue, docs/adr/0049): a job whose replica stopped or died
+   * is due again when its lease ends.
+   */
+  async claimRunning(now: Date, limit: number, leaseMs: number): Promise<ErasureRecord[]> {
+    const rows = await this.db
+      .updateTable('erasures')
+      .set({ leased_until: new Date(now.getTime() + leaseMs) })
+      .where(({ eb, refTuple, selectFrom }) =>
+        eb(
+          refTuple('tenant_id', 'id'),
+          'in',
+          // Over the partial index erasures_running.
+          selectFrom('erasures')
+            .select(['tenant_id', 'id'])
+            .where('status', '=', 'running')
+            .where((w) => w.or([w('leased_until', 'is', null), w('leased_until', '<=', now)]))
+            .orderBy('started_at')
+            .limit(limit)
+            .forUpdate()
+            .skipLocked()
+            .$asTuple('tenant_id', 'id'),
+        ),
+      )
+      .returningAll()
+      .execute();
+    return rows.map(toErasure);
+  }
+
+  /** Adds a batch's deletions to the job's progress, and keeps its lease for `leasedUntil`. */
+  async progress(
+    trx: Trx,
+    tenantId: TenantId,
+    id: string,
+    deleted: number,
+    at: Date,
+    leasedUntil: Date,
+  ) {
     await sqlOf(trx)
       .updateTable('erasures')
-      .set({ deleted: sql`deleted + ${deleted}`, updated_at: at })
+      .set({ deleted: sql`deleted + ${deleted}`, updated_at: at, leased_until: leasedUntil })
       .where('tenant_id', '=', tenantId)
       .where('id', '=', id)
       .execute();
@@ -76,6 +113,7 @@ export class ErasuresRepository {
         error: end.error,
         updated_at: end.at,
         finished_at: end.at,
+        leased_until: null,
       })
       .where('tenant_id', '=', tenantId)
       .where('id', '=', id)

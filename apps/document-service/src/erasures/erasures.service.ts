@@ -6,8 +6,16 @@ import {
   FilterError,
   parseDocumentFilter,
   type TenantId,
+  toTenantId,
 } from '@kb/contracts';
-import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { QueueWorker } from '@kb/jobs';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 
 import { DocumentAudit } from '../documents/document-audit';
 import { HeldDocuments } from '../holds/legal-holds.repository';
@@ -26,6 +34,10 @@ import { ErasuresRepository, type ErasureSubject } from './erasures.repository';
 
 /** Documents one batch deletes in one transaction. */
 export const ERASURE_BATCH = 200;
+/** A running job is its replica's this long after its last batch; then another takes it up. */
+const LEASE_MS = 60_000;
+/** How often each replica looks for running jobs nobody holds (a request wakes it at once). */
+const POLL_MS = 5_000;
 
 /**
  * Erasure (docs/adr/0052): a tenant admin deletes everything a user uploaded, or everything a
@@ -33,15 +45,14 @@ export const ERASURE_BATCH = 200;
  * `erasure_requested` on `kb.audit.v1`) in one transaction; the job then deletes in batches of
  * 200 through the bulk delete path (each document's `deleted` event and an audit record naming
  * the job, in the batch's transaction), skipping what legal holds cover, and counts those when it
- * ends. It runs in the background of the replica that took the request; `GET /v1/erasures/{id}`
- * reads its progress. A job a crashed replica left `running` is not resumed (ADR 52: it moves
- * onto the job queue of issue 35); requesting the erasure again finishes it.
+ * ends. `GET /v1/erasures/{id}` reads its progress. Running jobs are a lease queue drained by a
+ * `QueueWorker` (docs/adr/0049): a job is held by one replica while its batches renew the lease,
+ * and one whose replica stopped or crashed is taken up by another where it left off.
  */
 @Injectable()
-export class ErasuresService implements BeforeApplicationShutdown {
+export class ErasuresService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(ErasuresService.name);
-  private readonly running = new Set<Promise<void>>();
-  private stopping = false;
+  private readonly worker: QueueWorker<ErasureRecord>;
 
   constructor(
     private readonly erasures: ErasuresRepository,
@@ -51,20 +62,34 @@ export class ErasuresService implements BeforeApplicationShutdown {
     private readonly audit: DocumentAudit,
     @Inject(OutboxRelay) private readonly outbox: OutboxWake,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+  ) {
+    this.worker = new QueueWorker(
+      { claim: (limit, leaseMs) => erasures.claimRunning(this.clock(), limit, leaseMs) },
+      (job) => this.run(job),
+      { name: 'erasures', concurrency: 2, leaseMs: LEASE_MS, pollMs: POLL_MS },
+      this.logger,
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    this.worker.start();
+  }
+
+  /** Stops between batches; a job left running is taken up again when its lease ends. */
+  beforeApplicationShutdown(): Promise<void> {
+    return this.worker.stop();
+  }
 
   async request(tenantId: TenantId, access: Access, input: RequestErasure): Promise<ErasureView> {
     requireAdmin(access);
-    const subject: ErasureSubject = {
-      ownerId: input.uploadedBy ?? null,
-      filter: input.where ? parseFilter(input.where) : undefined,
-    };
+    // Refused before anything is recorded when the filter does not parse.
+    if (input.where) parseFilter(input.where);
     const now = this.clock();
     const job: ErasureRecord = {
       id: randomUUID(),
       tenantId,
       requestedBy: access.userId,
-      ownerId: subject.ownerId,
+      ownerId: input.uploadedBy ?? null,
       where: input.where ? JSON.stringify(input.where) : null,
       status: 'running',
       deleted: 0,
@@ -83,8 +108,8 @@ export class ErasuresService implements BeforeApplicationShutdown {
       });
     });
     this.outbox.wake();
-    const run = this.run(tenantId, job.id, subject).finally(() => this.running.delete(run));
-    this.running.add(run);
+    // Started here at once; the worker's poll is for jobs another replica left.
+    void this.worker.drain();
     return toErasureView(job);
   }
 
@@ -95,18 +120,21 @@ export class ErasuresService implements BeforeApplicationShutdown {
     return toErasureView(job);
   }
 
-  /** Waits for running jobs to finish their batch; they stop between batches. */
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopping = true;
-    await Promise.allSettled([...this.running]);
-  }
-
-  /** The job: batches until none is left, then the held count. Never throws. */
-  async run(tenantId: TenantId, id: string, subject: ErasureSubject): Promise<void> {
+  /**
+   * The job, from where it stands: batches until none is left, then the held count. Stops
+   * between batches at shutdown, leaving it running for another replica. Never throws.
+   */
+  async run(job: ErasureRecord): Promise<void> {
+    const { id } = job;
+    const tenantId = toTenantId(job.tenantId);
+    const subject: ErasureSubject = {
+      ownerId: job.ownerId,
+      filter: job.where ? parseFilter(JSON.parse(job.where)) : undefined,
+    };
     const actor = `erasure:${id}`;
     try {
       for (;;) {
-        if (this.stopping) throw new Error('stopped by a shutdown before it finished');
+        if (this.worker.stopping) return;
         const batch = await this.transactions.run(async (trx) => {
           const holds = await this.holds.activeHolds(trx, tenantId);
           const rows = await this.erasures.deleteBatch(
@@ -120,7 +148,9 @@ export class ErasuresService implements BeforeApplicationShutdown {
             cause: 'erasure',
             erasureId: id,
           });
-          await this.erasures.progress(trx, tenantId, id, rows.length, this.clock());
+          const now = this.clock();
+          const leasedUntil = new Date(now.getTime() + LEASE_MS);
+          await this.erasures.progress(trx, tenantId, id, rows.length, now, leasedUntil);
           return rows;
         });
         await this.deletion.after(tenantId, batch);
@@ -154,9 +184,14 @@ export class ErasuresService implements BeforeApplicationShutdown {
     }
   }
 
-  /** Resolves when every job this replica runs has ended (tests). */
-  async idle(): Promise<void> {
-    await Promise.allSettled([...this.running]);
+  /** Resolves when every job this replica has started has ended (tests). */
+  idle(): Promise<void> {
+    return this.worker.idle();
+  }
+
+  /** Takes up every running job no replica holds, and waits for them (tests). */
+  resume(): Promise<number> {
+    return this.worker.drain();
   }
 }
 

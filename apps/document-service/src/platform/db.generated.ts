@@ -57,6 +57,7 @@ export interface Erasures {
   finished_at: Timestamp | null;
   held: Generated<number>;
   id: string;
+  leased_until: Timestamp | null;
   owner_id: string | null;
   requested_by: string;
   started_at: Timestamp;
