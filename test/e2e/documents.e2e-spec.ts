@@ -212,7 +212,8 @@ describe('document lifecycle', () => {
       '# Guide\n\nHow lighthouses guide ships at night.',
     );
     writeFileSync(join(dir, 'nested', 'empty.txt'), '');
-    writeFileSync(join(dir, 'photo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1]));
+    // A GIF: images are read through OCR (ADR 50), but only PNG, JPEG, TIFF and WebP.
+    writeFileSync(join(dir, 'animation.gif'), Buffer.from('GIF89a\x01\x00\x01\x00', 'latin1'));
     writeFileSync(join(dir, '.git', 'config'), 'hidden files are skipped');
     const kb = await fetch(`${suite.documentUrl}/v1/knowledge-bases`, {
       method: 'POST',
@@ -252,7 +253,10 @@ describe('document lifecycle', () => {
     expect(summary).toMatchObject({ files: 5, indexed: 2, duplicate: 1, failed: 2 });
     const byPath = Object.fromEntries(summary.outcomes.map((o) => [o.path, o]));
     expect(byPath['nested/empty.txt']).toMatchObject({ outcome: 'failed', reason: 'empty_file' });
-    expect(byPath['photo.png']).toMatchObject({ outcome: 'failed', reason: 'unsupported_type' });
+    expect(byPath['animation.gif']).toMatchObject({
+      outcome: 'failed',
+      reason: 'unsupported_type',
+    });
     expect([byPath['guide.md']!.outcome, byPath['nested/deeper/copy.md']!.outcome].sort()).toEqual([
       'duplicate',
       'indexed',

@@ -318,10 +318,11 @@ describe('walking skeleton: upload → parse → embed → index → search', ()
   });
 
   it('marks an unsupported file failed with a reason code instead of dropping it', async () => {
+    // A GIF: images are read through OCR (ADR 50), but only PNG, JPEG, TIFF and WebP.
     const response = await suite.upload(
-      'image.png',
-      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1]),
-      'image/png',
+      'animation.gif',
+      Buffer.from('GIF89a\x01\x00\x01\x00', 'latin1'),
+      'image/gif',
     );
     expect(response.status).toBe(202);
     const { id } = (await response.json()) as { id: string };
