@@ -63,9 +63,9 @@ export class DocumentsClient {
   }
 
   /** The limits in force for the caller's tenant and its knowledge bases (docs/adr/0053). */
-  quotas(caller: Caller): Promise<QuotasView> {
+  quotas(caller: Caller, timeoutMs = TIMEOUT_MS): Promise<QuotasView> {
     return this.read(() =>
-      this.api(caller).GET('/v1/quotas', { signal: AbortSignal.timeout(TIMEOUT_MS) }),
+      this.api(caller).GET('/v1/quotas', { signal: AbortSignal.timeout(timeoutMs) }),
     );
   }
 

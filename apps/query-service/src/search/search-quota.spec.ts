@@ -73,10 +73,11 @@ describe('SearchQuota', () => {
     const { quota, counters } = setup({ tenant: null });
     await quota.admit(tenant, ['a'], caller, noon);
     expect(counters.increment).not.toHaveBeenCalled();
-    const failing = new SearchQuota(
-      { quotas: async () => Promise.reject(new Error('document-service down')) },
-      counters,
-    );
+    const quotas = jest.fn(async () => Promise.reject(new Error('document-service down')));
+    const failing = new SearchQuota({ quotas }, counters);
     await expect(failing.admit(tenant, [], caller, noon)).resolves.toBeUndefined();
+    // Not asked again for every search while it is away.
+    await expect(failing.admit(tenant, [], caller, noon)).resolves.toBeUndefined();
+    expect(quotas).toHaveBeenCalledTimes(1);
   });
 });

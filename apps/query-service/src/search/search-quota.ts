@@ -16,6 +16,11 @@ const refused = meter().createCounter('kb_quota_exceeded_total', {
 
 /** A tenant's limits are read again after this long: a change shows within it. */
 const LIMITS_TTL_MS = 30_000;
+/** After a failed read, searches are admitted without asking again for this long. */
+const UNREAD_TTL_MS = 5_000;
+/** A search waits no longer than this for its tenant's limits; then it is admitted. */
+const READ_TIMEOUT_MS = 500;
+const NO_LIMITS: SearchLimits = { tenant: null, knowledgeBases: new Map() };
 const DAY_SECONDS = 86_400;
 
 interface SearchLimits {
@@ -35,6 +40,8 @@ interface SearchLimits {
 export class SearchQuota {
   private readonly logger = new Logger(SearchQuota.name);
   private readonly limits = new LRUCache<string, SearchLimits>({ max: 10_000, ttl: LIMITS_TTL_MS });
+  /** One read per tenant at a time, shared by the searches that wait for it. */
+  private readonly reading = new Map<string, Promise<SearchLimits>>();
 
   constructor(
     @Inject(DocumentsClient) private readonly documents: Pick<DocumentsClient, 'quotas'>,
@@ -82,14 +89,27 @@ export class SearchQuota {
   private async limitsOf(tenantId: TenantId, caller: Caller): Promise<SearchLimits | undefined> {
     const known = this.limits.get(tenantId);
     if (known) return known;
-    try {
-      const limits = searchLimitsOf(await this.documents.quotas(caller));
-      this.limits.set(tenantId, limits);
-      return limits;
-    } catch (error) {
-      this.logger.debug(`tenant ${tenantId}: quotas unread, search admitted (${String(error)})`);
-      return undefined;
+    let read = this.reading.get(tenantId);
+    if (!read) {
+      read = this.documents
+        .quotas(caller, READ_TIMEOUT_MS)
+        .then(searchLimitsOf, (error: unknown) => {
+          // Fail open, and do not ask again for every search while document-service is away.
+          this.logger.debug(
+            `tenant ${tenantId}: quotas unread, searches admitted (${String(error)})`,
+          );
+          this.limits.set(tenantId, NO_LIMITS, { ttl: UNREAD_TTL_MS });
+          return NO_LIMITS;
+        })
+        .then((limits) => {
+          if (limits !== NO_LIMITS) this.limits.set(tenantId, limits);
+          return limits;
+        })
+        .finally(() => this.reading.delete(tenantId));
+      this.reading.set(tenantId, read);
     }
+    const limits = await read;
+    return limits === NO_LIMITS ? undefined : limits;
   }
 }
 
