@@ -23,6 +23,7 @@ const common = {
   moduleNameMapper: {
     '^@kb/observability/(server-timing|telemetry)$': '<rootDir>/libs/observability/src/$1.ts',
     '^@kb/kb-cli/api$': '<rootDir>/apps/kb-cli/src/api.ts',
+    '^@kb/parser-service/testing$': '<rootDir>/apps/parser-service/src/testing/word97.ts',
     '^@kb/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
   },
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],

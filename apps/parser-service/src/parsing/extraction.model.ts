@@ -31,6 +31,7 @@ export type Format =
   | 'xml'
   | 'code'
   | 'pdf'
+  | 'doc'
   | 'docx'
   | 'xlsx'
   | 'pptx'

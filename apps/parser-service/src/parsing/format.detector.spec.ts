@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { extract, reasonOf, upload } from '../../test/fixtures/extraction.fixtures';
+import { COMPOUND_FILE_MAGIC } from './doc.extractor';
 import { ExtractionError } from './extraction.errors';
 import { detectFormat, READ_BY_EXTENSION, SUPPORTED_FORMATS } from './format.detector';
 
@@ -19,6 +20,7 @@ const BY_NAME: Record<string, string> = {
   HTML: 'a.html',
   Markdown: 'a.md',
   PDF: 'a.pdf',
+  DOC: 'a.doc',
   DOCX: 'a.docx',
   XLSX: 'a.xlsx',
   PPTX: 'a.pptx',
@@ -37,6 +39,7 @@ const BY_NAME: Record<string, string> = {
 const MAGIC: Record<string, Buffer> = {
   PDF: Buffer.from('%PDF-1.7'),
   RTF: Buffer.from('{\\rtf1 x}'),
+  DOC: COMPOUND_FILE_MAGIC,
   PNG: Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'),
   JPEG: Buffer.from([0xff, 0xd8, 0xff, 0xe0]),
   TIFF: Buffer.from('II*\x00', 'latin1'),
@@ -82,4 +85,27 @@ describe('the supported-format list', () => {
       expect(formatList).toContain(name === 'text' ? 'plain text' : name);
     },
   );
+});
+
+describe('legacy Office files', () => {
+  it('reads a compound file named or declared DOC as DOC', () => {
+    expect(detectFormat(upload('memo.doc', COMPOUND_FILE_MAGIC)).format).toBe('doc');
+    expect(
+      detectFormat({ ...upload('memo', COMPOUND_FILE_MAGIC), contentType: 'application/msword' })
+        .format,
+    ).toBe('doc');
+  });
+
+  it.each(['deck.ppt', 'sheet.xls', 'mail.msg', 'unnamed'])(
+    'refuses any other compound file (%s) with unsupported_type naming what to save it as',
+    async (filename) => {
+      const error = await extract(upload(filename, COMPOUND_FILE_MAGIC)).catch((e: unknown) => e);
+      expect(error).toMatchObject({ reason: 'unsupported_type' });
+      expect((error as Error).message).toContain('PPTX, XLSX or EML');
+    },
+  );
+
+  it('refuses a .doc whose content is not a compound file as type_mismatch', async () => {
+    expect(await reasonOf(extract(upload('memo.doc', 'plain words')))).toBe('type_mismatch');
+  });
 });

@@ -1,3 +1,4 @@
+import { COMPOUND_FILE_MAGIC } from './doc.extractor';
 import { ExtractionError } from './extraction.errors';
 import type { ExtractInput, Format } from './extraction.model';
 
@@ -47,6 +48,7 @@ const BY_EXTENSION: Record<string, Format> = {
   json: 'json',
   xml: 'xml',
   pdf: 'pdf',
+  doc: 'doc',
   docx: 'docx',
   xlsx: 'xlsx',
   pptx: 'pptx',
@@ -73,6 +75,7 @@ const BY_MIME: Record<string, Format> = {
   'application/xml': 'xml',
   'text/xml': 'xml',
   'application/pdf': 'pdf',
+  'application/msword': 'doc',
   [`${OOXML}.wordprocessingml.document`]: 'docx',
   [`${OOXML}.spreadsheetml.sheet`]: 'xlsx',
   [`${OOXML}.presentationml.presentation`]: 'pptx',
@@ -102,11 +105,11 @@ export const ZIP_FORMATS: ReadonlySet<Format> = new Set([
   'epub',
 ]);
 /** Formats whose content has its own magic bytes: declared or named so, the content must agree. */
-const BINARY: ReadonlySet<Format> = new Set(['pdf', 'rtf', 'image', ...ZIP_FORMATS]);
+const BINARY: ReadonlySet<Format> = new Set(['pdf', 'rtf', 'image', 'doc', ...ZIP_FORMATS]);
 
 /** What every branch below reads, for the `unsupported_type` message and the README. */
 export const SUPPORTED_FORMATS =
-  'text, Markdown, HTML, CSV, TSV, JSON, XML, source code, PDF, DOCX, XLSX, PPTX, ODT, ODS, ODP, EPUB, RTF, EML, PNG, JPEG, TIFF or WebP';
+  'text, Markdown, HTML, CSV, TSV, JSON, XML, source code, PDF, DOC, DOCX, XLSX, PPTX, ODT, ODS, ODP, EPUB, RTF, EML, PNG, JPEG, TIFF or WebP';
 
 /** Magic bytes of the image formats OCR reads (PNG, JPEG, TIFF both byte orders, WebP). */
 function isImage(body: Buffer): boolean {
@@ -124,10 +127,11 @@ function isImage(body: Buffer): boolean {
  * What the first bytes say the content is, when they say anything. OpenDocument and EPUB archives
  * begin with a stored `mimetype` entry naming their type, so they are known without a name.
  */
-function sniff(body: Buffer): Format | 'zip' | undefined {
+function sniff(body: Buffer): Format | 'zip' | 'compound' | undefined {
   if (body.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
   if (body.subarray(0, 5).toString('latin1') === '{\\rtf') return 'rtf';
   if (isImage(body)) return 'image';
+  if (body.subarray(0, 8).equals(COMPOUND_FILE_MAGIC)) return 'compound';
   if (body.length < 4 || body.readUInt32BE(0) !== 0x504b0304) return undefined;
   if (body.length >= 38 && body.toString('latin1', 30, 38) === 'mimetype') {
     const length = body.readUInt32LE(18);
@@ -147,6 +151,14 @@ export function detectFormat(input: ExtractInput): { format: Format; language?: 
   const declared = BY_MIME[input.contentType.split(';')[0]!.trim().toLowerCase()];
   const named = BY_EXTENSION[extension];
   const magic = sniff(input.body);
+  if (magic === 'compound') {
+    // Word 97-2003 is read; the other legacy Office files share its container and are not.
+    if (named === 'doc' || declared === 'doc') return { format: 'doc' };
+    throw new ExtractionError(
+      'unsupported_type',
+      `"${input.filename}" is a legacy Office file other than DOC (PPT, XLS or MSG are not read: save it as PPTX, XLSX or EML)`,
+    );
+  }
   if (magic && magic !== 'zip') return { format: magic };
   if (magic === 'zip') {
     const zipped = [named, declared].find((format) => format && ZIP_FORMATS.has(format));

@@ -1,5 +1,6 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 
+import { extractDoc } from './doc.extractor';
 import { extractDocx } from './docx.extractor';
 import { extractEml } from './eml.extractor';
 import { extractEpub } from './epub.extractor';
@@ -30,6 +31,7 @@ type BinaryExtractor = (input: ExtractInput, limits: ExtractionLimits) => Promis
 const BINARY_EXTRACTORS: Partial<Record<Format, BinaryExtractor>> = {
   pdf: (input, limits) => extractPdf(input, limits, settingsOf(input).ocr),
   image: (input, limits) => extractImage(input, limits, settingsOf(input).ocr),
+  doc: (input) => extractDoc(input),
   docx: extractDocx,
   xlsx: (input, limits) => extractXlsx(input, limits, settingsOf(input).tableMode),
   pptx: extractPptx,

@@ -1,12 +1,13 @@
 /**
  * One small file per format the parser reads, each made here by a library that writes the format
  * (exceljs, pptxgenjs, docx, pdf-lib, nodemailer's composer, JSZip for the OpenDocument and EPUB
- * containers, @napi-rs/canvas for rendered text), never by the parser under test. Each carries
+ * containers, @napi-rs/canvas for rendered text, cfb for DOC's compound file), never by the parser under test. Each carries
  * a unique word on a known page (slide, sheet) so a search can point back into it.
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
+import { word97 } from '@kb/parser-service/testing';
 import { createCanvas } from '@napi-rs/canvas';
 import { Document, Packer, Paragraph } from 'docx';
 import { Workbook } from 'exceljs';
@@ -229,6 +230,12 @@ export async function formatFiles(fillerLines = 50): Promise<FormatFile[]> {
       type: 'application/octet-stream',
       body: await docx('tamberline', lines),
       word: 'tamberline',
+    },
+    {
+      filename: 'minutes.doc',
+      type: 'application/msword',
+      body: word97([...lines, 'The quorveldt motion carried.']),
+      word: 'quorveldt',
     },
     {
       filename: 'appendix.pdf',
