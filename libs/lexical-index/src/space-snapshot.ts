@@ -40,6 +40,7 @@ export class SpaceSnapshot {
   private readonly attributesOf: Int32Array;
   private readonly readers = new Map<string, Readers>();
   private readonly totalLength: number;
+  private scratchArrays?: { scores: Float64Array; seen: Uint8Array; touched: Int32Array };
 
   constructor(
     readonly id: number,
@@ -124,36 +125,72 @@ export class SpaceSnapshot {
     query: Pick<LexicalQuery, 'principals' | 'knowledgeBaseIds' | 'filter' | 'topK'>,
   ): Array<{ ordinal: number; score: number }> {
     const { mask, n, avgdl } = this.readersOf(query.principals);
-    const scores = new Float64Array(this.size);
-    const seen = new Uint8Array(this.size);
-    const touched: number[] = [];
+    const { scores, seen, touched } = this.scratch();
+    let count = 0;
+    // Locals, not the imported constants: a re-exported constant is a getter call in CommonJS,
+    // and these loops run once per posting.
+    const k1 = BM25_K1;
+    const b = BM25_B;
+    const lengths = this.lengths;
     for (const [lexeme, weight] of weights) {
       const list = lists.get(lexeme);
       if (!list || list.size === 0) continue;
+      const { ordinals, tfs } = list;
       let df = 0;
-      if (mask) for (let i = 0; i < list.size; i++) df += mask[list.ordinals[i]!]!;
+      if (mask) for (let i = 0; i < list.size; i++) df += mask[ordinals[i]!]!;
       else df = list.size;
       if (df === 0) continue;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      // Postgres' order of operations, so each term's share is the same double:
+      // (weight · idf) · (tf · (k1 + 1)) / (tf + k1 · (1 − b + b · length / avgdl)).
+      const weighted = weight * idf;
+      const saturation = k1 + 1;
       for (let i = 0; i < list.size; i++) {
-        const o = list.ordinals[i]!;
+        const o = ordinals[i]!;
         if (mask && !mask[o]) continue;
-        const tf = list.tfs[i]!;
-        // Postgres' order of operations, so each term's share is the same double.
-        const share =
-          (weight * idf * (tf * (BM25_K1 + 1))) /
-          (tf + BM25_K1 * (1 - BM25_B + (BM25_B * this.lengths[o]!) / avgdl));
-        scores[o] += share;
+        const tf = tfs[i]!;
+        scores[o] +=
+          (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
         if (!seen[o]) {
           seen[o] = 1;
-          touched.push(o);
+          touched[count++] = o;
         }
       }
     }
+    try {
+      return this.best(scores, touched, count, query);
+    } finally {
+      for (let i = 0; i < count; i++) {
+        scores[touched[i]!] = 0;
+        seen[touched[i]!] = 0;
+      }
+    }
+  }
+
+  /**
+   * The per-search arrays, allocated once per snapshot and left zeroed after each search (a
+   * search runs to its end synchronously, so two never share them): allocating and zeroing them
+   * per search cost as much as scoring at 100,000 chunks.
+   */
+  private scratch(): { scores: Float64Array; seen: Uint8Array; touched: Int32Array } {
+    this.scratchArrays ??= {
+      scores: new Float64Array(this.size),
+      seen: new Uint8Array(this.size),
+      touched: new Int32Array(this.size),
+    };
+    return this.scratchArrays;
+  }
+
+  /** The best `topK` of the scored chunks in scope and passing the filter, best first. */
+  private best(
+    scores: Float64Array,
+    touched: Int32Array,
+    count: number,
+    query: Pick<LexicalQuery, 'knowledgeBaseIds' | 'filter' | 'topK'>,
+  ): Array<{ ordinal: number; score: number }> {
     const inScope = query.knowledgeBaseIds?.length
       ? this.knowledgeBases.mask(query.knowledgeBaseIds)
       : null;
-    const candidates = inScope ? touched.filter((o) => inScope[o]) : touched;
     const order = (a: number, b: number) =>
       scores[b]! - scores[a]! ||
       (this.documentIds[a]! < this.documentIds[b]!
@@ -165,12 +202,20 @@ export class SpaceSnapshot {
     // bounded heap, many times faster than sorting every candidate with `order`), then the rest
     // if the filter leaves fewer than k of them.
     const threshold =
-      candidates.length > 2 * query.topK && query.topK > 0
-        ? kthLargest(candidates, scores, query.topK)
+      count > 2 * query.topK && query.topK > 0
+        ? kthLargest(touched, count, inScope, scores, query.topK)
         : -Infinity;
+    const pool = (above: boolean): number[] => {
+      const chosen: number[] = [];
+      for (let i = 0; i < count; i++) {
+        const o = touched[i]!;
+        if ((!inScope || inScope[o]) && scores[o]! >= threshold === above) chosen.push(o);
+      }
+      return chosen;
+    };
     const top: Array<{ ordinal: number; score: number }> = [];
-    const take = (pool: number[]) => {
-      for (const o of pool.sort(order)) {
+    const take = (chosen: number[]) => {
+      for (const o of chosen.sort(order)) {
         if (top.length >= query.topK) return;
         const attributes = this.attributes[this.attributesOf[o]!]!;
         if (
@@ -181,10 +226,8 @@ export class SpaceSnapshot {
         }
       }
     };
-    take(candidates.filter((o) => scores[o]! >= threshold));
-    if (top.length < query.topK && threshold > -Infinity) {
-      take(candidates.filter((o) => scores[o]! < threshold));
-    }
+    take(pool(true));
+    if (top.length < query.topK && threshold > -Infinity) take(pool(false));
     return top;
   }
 
@@ -259,11 +302,22 @@ class Memberships {
 const refKey = (ref: ChunkRef): string =>
   `${ref.documentId}#${ref.documentVersion}#${ref.chunkIndex}`;
 
-/** The k-th largest score among the candidates (k ≥ 1, at most their number): a min-heap of k. */
-function kthLargest(candidates: number[], scores: Float64Array, k: number): number {
+/**
+ * The k-th largest score among the first `count` candidates in scope (k ≥ 1): a min-heap of k;
+ * -Infinity when fewer than k are in scope.
+ */
+function kthLargest(
+  candidates: Int32Array,
+  count: number,
+  inScope: Uint8Array | null,
+  scores: Float64Array,
+  k: number,
+): number {
   const heap = new Float64Array(k);
   let size = 0;
-  for (const o of candidates) {
+  for (let c = 0; c < count; c++) {
+    const o = candidates[c]!;
+    if (inScope && !inScope[o]) continue;
     const score = scores[o]!;
     if (size < k) {
       // Sift up.
@@ -289,5 +343,5 @@ function kthLargest(candidates: number[], scores: Float64Array, k: number): numb
       heap[i] = score;
     }
   }
-  return heap[0]!;
+  return size < k ? -Infinity : heap[0]!;
 }

@@ -1,0 +1,126 @@
+import { parseFilter } from '@kb/contracts';
+
+import type { SpaceChunk } from './lexical-index';
+import { BM25_B, BM25_K1 } from './pg-lexical-index';
+import { type PostingList, SpaceSnapshot } from './space-snapshot';
+
+/** Deterministic noise (a linear congruential generator), so a failure reproduces. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
+}
+
+const SIZE = 2_000;
+const VOCABULARY = 300;
+const next = random(7);
+const rows: SpaceChunk[] = Array.from({ length: SIZE }, (_, o) => ({
+  documentId: `d${Math.floor(o / 3)}`,
+  documentVersion: 1,
+  chunkIndex: o % 3,
+  length: 5 + Math.floor(next() * 80),
+  startOffset: 0,
+  endOffset: 1,
+  principals: [['t:*'], ['u:ann'], ['g:crew', 'u:bob']][o % 3]!,
+  knowledgeBaseIds: [o % 2 ? 'kb-odd' : 'kb-even'],
+  tags: o % 5 ? [] : ['five'],
+  uploadedAt: 0,
+  metadata: {},
+}));
+/** Per lexeme, its chunks (ascending) and counts: common lexemes first, as in prose. */
+const lists = new Map<string, PostingList>();
+for (let t = 0; t < VOCABULARY; t++) {
+  const ordinals: number[] = [];
+  const tfs: number[] = [];
+  for (let o = 0; o < SIZE; o++) {
+    if (next() < 0.5 / (1 + t)) {
+      ordinals.push(o);
+      tfs.push(1 + Math.floor(next() * 4));
+    }
+  }
+  lists.set(`w${t}`, {
+    size: ordinals.length,
+    ordinals: Int32Array.from(ordinals),
+    tfs: Int32Array.from(tfs),
+  });
+}
+
+/** BM25 over every readable chunk, written plainly: the oracle `rank` must agree with. */
+function reference(
+  weights: Map<string, number>,
+  query: { principals?: string[]; knowledgeBaseIds?: string[]; tag?: string; topK: number },
+) {
+  const readable = rows.map(
+    (row) => !query.principals || row.principals.some((p) => query.principals!.includes(p)),
+  );
+  const n = readable.filter(Boolean).length;
+  const avgdl = Math.max(
+    rows.reduce((sum, row, o) => sum + (readable[o] ? row.length : 0), 0) / n,
+    1,
+  );
+  const scores = new Map<number, number>();
+  for (const [lexeme, weight] of weights) {
+    const list = lists.get(lexeme)!;
+    const df = Array.from(list.ordinals).filter((o) => readable[o]).length;
+    if (df === 0) continue;
+    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    list.ordinals.forEach((o, i) => {
+      if (!readable[o]) return;
+      const tf = list.tfs[i]!;
+      const share =
+        (weight * idf * (tf * (BM25_K1 + 1))) /
+        (tf + BM25_K1 * (1 - BM25_B + (BM25_B * rows[o]!.length) / avgdl));
+      scores.set(o, (scores.get(o) ?? 0) + share);
+    });
+  }
+  return [...scores]
+    .filter(
+      ([o]) =>
+        !query.knowledgeBaseIds || query.knowledgeBaseIds.includes(rows[o]!.knowledgeBaseIds[0]!),
+    )
+    .filter(([o]) => !query.tag || rows[o]!.tags.includes(query.tag))
+    .sort(
+      ([a, x], [b, y]) =>
+        y - x ||
+        (rows[a]!.documentId < rows[b]!.documentId
+          ? -1
+          : rows[a]!.documentId > rows[b]!.documentId
+            ? 1
+            : rows[a]!.chunkIndex - rows[b]!.chunkIndex),
+    )
+    .slice(0, query.topK)
+    .map(([ordinal, score]) => ({ ordinal, score }));
+}
+
+describe('SpaceSnapshot.rank', () => {
+  const snapshot = new SpaceSnapshot(1, 1, rows);
+  const queries = Array.from({ length: 40 }, (_, q) => {
+    const terms = 1 + Math.floor(next() * 25);
+    const weights = new Map<string, number>();
+    for (let i = 0; i < terms; i++)
+      weights.set(`w${Math.floor(next() * VOCABULARY)}`, i < 3 ? 1 : next() / 10);
+    return {
+      weights,
+      query: {
+        principals: [undefined, ['t:*'], ['u:bob'], ['t:*', 'u:ann']][q % 4],
+        knowledgeBaseIds: q % 3 === 0 ? ['kb-odd'] : undefined,
+        tag: q % 7 === 0 ? 'five' : undefined,
+        topK: [1, 10, 40, 5_000][q % 4]!,
+      },
+    };
+  });
+
+  it.each(queries.map((q, i) => [i, q] as const))(
+    'query %i: the same chunks, order and scores as plain BM25 over the readable chunks, search after search',
+    (_i, { weights, query }) => {
+      const { tag, ...rest } = query;
+      const asked = { ...rest, ...(tag ? { filter: parseFilter({ tags: tag }) } : {}) };
+      const expected = reference(weights, query);
+      // Twice: the second search runs on the scratch arrays the first one used.
+      for (let round = 0; round < 2; round++) {
+        const ranked = snapshot.rank(weights, lists, asked);
+        expect(ranked.map((hit) => hit.ordinal)).toEqual(expected.map((hit) => hit.ordinal));
+        ranked.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]!.score, 9));
+      }
+    },
+  );
+});
