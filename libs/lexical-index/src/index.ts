@@ -4,3 +4,4 @@ export * from './lexical-query.parser';
 export { LEXICAL_SCHEMA, lexicalIndexMigrations } from './migrations';
 export * from './pg-lexical-index';
 export * from './snapshot-lexical-index';
+export { type PostingList, SpaceSnapshot } from './space-snapshot';

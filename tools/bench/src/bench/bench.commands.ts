@@ -7,10 +7,11 @@ import { runEmptyBench } from './empty.bench';
 import { runFormatsBench } from './formats.bench';
 import { runIngestBench } from './ingest.bench';
 import { MEMORY_LIMITS_MB, runLargeBench } from './large.bench';
+import { runLexicalBench } from './lexical.bench';
 import { withMachineState } from './machine';
 import { runQueryBench } from './query.bench';
 
-/** `kb-tools bench query|ingest|empty|large|formats` (`npm run bench -- <kind>`). */
+/** `kb-tools bench query|ingest|empty|large|formats|lexical` (`npm run bench -- <kind>`). */
 export function registerBenchCommands(program: Command): void {
   const bench = program.command('bench').description('Benchmarks against running services.');
 
@@ -24,6 +25,22 @@ export function registerBenchCommands(program: Command): void {
     .option('--ocr-pages <n>', 'pages OCR reads per pool size', (v) => Number.parseInt(v, 10), 8)
     .action(async (options: { lines: number; rounds: number; ocrPages: number }) => {
       console.log(JSON.stringify(await runFormatsBench(options)));
+    });
+
+  bench
+    .command('lexical')
+    .description(
+      'BM25 scoring in memory (the lexical snapshot) on synthetic spaces of 100,000 and 1,000,000 chunks: first pass and RM3, all or a third readable; needs no services; prints one JSON object.',
+    )
+    .option(
+      '--sizes <list>',
+      'chunks per space, comma-separated',
+      (v) => v.split(',').map(Number),
+      [100_000, 1_000_000],
+    )
+    .option('--rounds <n>', 'timed searches per shape', (v) => Number.parseInt(v, 10), 30)
+    .action((options: { sizes: number[]; rounds: number }) => {
+      console.log(JSON.stringify(runLexicalBench(options)));
     });
 
   bench

@@ -1,0 +1,117 @@
+import { performance } from 'node:perf_hooks';
+
+import { type PostingList, SpaceSnapshot, type SpaceChunk } from '@kb/lexical-index';
+
+import { percentile } from './latency';
+
+export interface LexicalBenchOptions {
+  /** Chunks in the space, one snapshot each (default 100,000 and 1,000,000). */
+  sizes: number[];
+  /** Timed searches per query shape and reader set, after one untimed. */
+  rounds: number;
+}
+
+/** A CISI-like chunk: this many lexeme occurrences, drawn from a Zipf vocabulary of this size. */
+const LEXEMES_PER_CHUNK = 60;
+const VOCABULARY = 50_000;
+/** Query shapes: a first pass (five terms), and RM3's (the five plus twenty feedback terms). */
+const QUERY_TERMS = [12, 150, 900, 4_000, 20_000];
+const FEEDBACK_TERMS = [
+  0, 1, 2, 4, 7, 11, 18, 29, 47, 76, 123, 199, 322, 521, 843, 1364, 2207, 3571, 5778, 9349,
+];
+
+/** Deterministic noise (a linear congruential generator), so runs compare. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
+}
+
+/** Every lexeme's postings over `size` chunks, rank r drawn with probability ∝ 1/r (Zipf, s = 1). */
+function postings(size: number, next: () => number): Map<string, PostingList> {
+  const harmonic = Math.log(VOCABULARY) + 0.5772;
+  const ordinals: number[][] = Array.from({ length: VOCABULARY }, () => []);
+  const tfs: number[][] = Array.from({ length: VOCABULARY }, () => []);
+  for (let o = 0; o < size; o++) {
+    for (let j = 0; j < LEXEMES_PER_CHUNK; j++) {
+      const rank = Math.min(VOCABULARY - 1, Math.floor(Math.exp(next() * harmonic - 0.5772)));
+      const list = ordinals[rank]!;
+      if (list[list.length - 1] === o) tfs[rank]![list.length - 1]!++;
+      else {
+        list.push(o);
+        tfs[rank]!.push(1);
+      }
+    }
+  }
+  return new Map(
+    ordinals.map((list, rank) => [
+      `w${rank}`,
+      { size: list.length, ordinals: Int32Array.from(list), tfs: Int32Array.from(tfs[rank]!) },
+    ]),
+  );
+}
+
+/**
+ * BM25 in memory (`SpaceSnapshot.rank`, docs/adr/0029) on a synthetic space: what scoring alone
+ * costs at 100,000 and 1,000,000 chunks, for a first pass and an RM3 pass, everything readable or
+ * a third of it (ADR 19's statistics over the caller's readable chunks). No services, no
+ * Postgres: the postings are already in memory, as a warm snapshot holds them.
+ */
+export function runLexicalBench(options: LexicalBenchOptions) {
+  const results: Record<string, unknown> = {};
+  for (const size of options.sizes) {
+    const next = random(size);
+    const started = performance.now();
+    const rows: SpaceChunk[] = Array.from({ length: size }, (_, o) => ({
+      documentId: `doc-${Math.floor(o / 2)}`,
+      documentVersion: 1,
+      chunkIndex: o % 2,
+      length: LEXEMES_PER_CHUNK,
+      startOffset: 0,
+      endOffset: 1_000,
+      principals: o % 3 === 0 ? ['u:reader'] : ['g:others'],
+      knowledgeBaseIds: ['kb'],
+      tags: [],
+      uploadedAt: 0,
+      metadata: {},
+    }));
+    const snapshot = new SpaceSnapshot(1, 1, rows);
+    const lists = postings(size, next);
+    const build_s = (performance.now() - started) / 1000;
+    const postingCount = [...lists.values()].reduce((sum, list) => sum + list.size, 0);
+    const shapes = {
+      first_pass: new Map(QUERY_TERMS.map((rank) => [`w${rank}`, 1])),
+      rm3: new Map([
+        ...QUERY_TERMS.map((rank) => [`w${rank}`, 0.14] as const),
+        ...FEEDBACK_TERMS.map((rank, i) => [`w${rank}`, 0.3 / (i + 2)] as const),
+      ]),
+    };
+    const readers = { everything: undefined, a_third: ['u:reader'] };
+    const timings: Record<string, unknown> = {};
+    for (const [shape, weights] of Object.entries(shapes)) {
+      for (const [reader, principals] of Object.entries(readers)) {
+        const query = { ...(principals ? { principals } : {}), topK: 40 };
+        snapshot.rank(weights, lists, query);
+        const samples: number[] = [];
+        for (let r = 0; r < options.rounds; r++) {
+          const t = performance.now();
+          snapshot.rank(weights, lists, query);
+          samples.push(performance.now() - t);
+        }
+        samples.sort((a, b) => a - b);
+        const scored = [...weights.keys()].reduce((sum, k) => sum + (lists.get(k)?.size ?? 0), 0);
+        timings[`${shape}_${reader}`] = {
+          postings: scored,
+          p50_ms: Math.round(percentile(samples, 50) * 100) / 100,
+          p95_ms: Math.round(percentile(samples, 95) * 100) / 100,
+        };
+      }
+    }
+    results[String(size)] = {
+      chunks: size,
+      postings: postingCount,
+      build_s: Math.round(build_s * 10) / 10,
+      rank: timings,
+    };
+  }
+  return { lexical: results };
+}
