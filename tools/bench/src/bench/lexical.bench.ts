@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 
-import { type PostingList, SpaceSnapshot, type SpaceChunk } from '@kb/lexical-index';
+import { type PostingList, type SpaceChunk,SpaceSnapshot } from '@kb/lexical-index';
 
 import { percentile } from './latency';
 
