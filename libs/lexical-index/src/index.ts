@@ -1,3 +1,4 @@
+export { postingList } from './bm25-rank';
 export { constraintToSql } from './lexical-constraint.sql';
 export * from './lexical-index';
 export * from './lexical-query.parser';

@@ -1,5 +1,6 @@
 import { parseFilter } from '@kb/contracts';
 
+import { postingList } from './bm25-rank';
 import type { SpaceChunk } from './lexical-index';
 import { BM25_B, BM25_K1 } from './pg-lexical-index';
 import { type PostingList, SpaceSnapshot } from './space-snapshot';
@@ -37,11 +38,7 @@ for (let t = 0; t < VOCABULARY; t++) {
       tfs.push(1 + Math.floor(next() * 4));
     }
   }
-  lists.set(`w${t}`, {
-    size: ordinals.length,
-    ordinals: Int32Array.from(ordinals),
-    tfs: Int32Array.from(tfs),
-  });
+  lists.set(`w${t}`, postingList({ ordinals, tfs }));
 }
 
 /** BM25 over every readable chunk, written plainly: the oracle `rank` must agree with. */
@@ -93,7 +90,7 @@ function reference(
 
 describe('SpaceSnapshot.rank', () => {
   const snapshot = new SpaceSnapshot(1, 1, rows);
-  const queries = Array.from({ length: 40 }, (_, q) => {
+  const queries = Array.from({ length: 200 }, (_, q) => {
     const terms = 1 + Math.floor(next() * 25);
     const weights = new Map<string, number>();
     for (let i = 0; i < terms; i++)

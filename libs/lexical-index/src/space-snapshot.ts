@@ -1,24 +1,20 @@
 import { type FilterableFields, matchesFilter } from '@kb/contracts';
 
+import {
+  dfOf,
+  type PostingList,
+  postingList,
+  type Readers,
+  scoreTerms,
+  Scratch,
+  type Term,
+} from './bm25-rank';
 import type { ChunkRef, LexicalQuery, Posting, SpaceChunk } from './lexical-index';
-import { BM25_B, BM25_K1 } from './pg-lexical-index';
+import { kthLargest, Memberships, refKey } from './snapshot-arrays';
 
 const READER_SETS = 32;
 
-/** One lexeme's postings in a snapshot: chunk ordinals and counts. */
-export interface PostingList {
-  size: number;
-  ordinals: Int32Array;
-  tfs: Int32Array;
-}
-
-/** Which chunks a principal set may read, and the statistics BM25 takes over them. */
-interface Readers {
-  /** Null: every chunk (no ACL filter). */
-  mask: Uint8Array | null;
-  n: number;
-  avgdl: number;
-}
+export type { PostingList } from './bm25-rank';
 
 /**
  * The chunks of one space at one generation, in columns: ids, lengths, offsets, and who may read
@@ -40,7 +36,9 @@ export class SpaceSnapshot {
   private readonly attributesOf: Int32Array;
   private readonly readers = new Map<string, Readers>();
   private readonly totalLength: number;
-  private scratchArrays?: { scores: Float64Array; seen: Uint8Array; touched: Int32Array };
+  private scratchArrays?: Scratch;
+  /** The shortest chunk's length: the bound on any share of a term (bm25-rank.ts). */
+  private readonly minLength: number;
 
   constructor(
     readonly id: number,
@@ -58,7 +56,9 @@ export class SpaceSnapshot {
     this.attributesOf = new Int32Array(size);
     const attributeIds = new Map<string, number>();
     let total = 0;
+    let shortest = Infinity;
     rows.forEach((row, o) => {
+      shortest = Math.min(shortest, row.length);
       this.documentIds[o] = row.documentId;
       this.versions[o] = row.documentVersion;
       this.chunkIndexes[o] = row.chunkIndex;
@@ -77,6 +77,7 @@ export class SpaceSnapshot {
       this.attributesOf[o] = id;
     });
     this.totalLength = total;
+    this.minLength = size > 0 ? shortest : 0;
     this.principals = new Memberships(rows.map((row) => row.principals));
     this.knowledgeBases = new Memberships(rows.map((row) => row.knowledgeBaseIds));
   }
@@ -102,16 +103,7 @@ export class SpaceSnapshot {
       list.ordinals.push(o);
       list.tfs.push(row.tf);
     }
-    return new Map(
-      [...grouped].map(([lexeme, list]) => [
-        lexeme,
-        {
-          size: list.ordinals.length,
-          ordinals: Int32Array.from(list.ordinals),
-          tfs: Int32Array.from(list.tfs),
-        },
-      ]),
-    );
+    return new Map([...grouped].map(([lexeme, list]) => [lexeme, postingList(list)]));
   }
 
   /**
@@ -124,60 +116,36 @@ export class SpaceSnapshot {
     lists: Map<string, PostingList>,
     query: Pick<LexicalQuery, 'principals' | 'knowledgeBaseIds' | 'filter' | 'topK'>,
   ): Array<{ ordinal: number; score: number }> {
-    const { mask, n, avgdl } = this.readersOf(query.principals);
-    const { scores, seen, touched } = this.scratch();
-    let count = 0;
-    // Locals, not the imported constants: a re-exported constant is a getter call in CommonJS,
-    // and these loops run once per posting.
-    const k1 = BM25_K1;
-    const b = BM25_B;
-    const lengths = this.lengths;
+    const readers = this.readersOf(query.principals);
+    const terms: Term[] = [];
     for (const [lexeme, weight] of weights) {
       const list = lists.get(lexeme);
       if (!list || list.size === 0) continue;
-      const { ordinals, tfs } = list;
-      let df = 0;
-      if (mask) for (let i = 0; i < list.size; i++) df += mask[ordinals[i]!]!;
-      else df = list.size;
+      const df = dfOf(readers, lexeme, list);
       if (df === 0) continue;
-      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      // Postgres' order of operations, so each term's share is the same double:
-      // (weight · idf) · (tf · (k1 + 1)) / (tf + k1 · (1 − b + b · length / avgdl)).
-      const weighted = weight * idf;
-      const saturation = k1 + 1;
-      for (let i = 0; i < list.size; i++) {
-        const o = ordinals[i]!;
-        if (mask && !mask[o]) continue;
-        const tf = tfs[i]!;
-        scores[o] +=
-          (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
-        if (!seen[o]) {
-          seen[o] = 1;
-          touched[count++] = o;
-        }
-      }
+      terms.push({ list, weight, idf: Math.log(1 + (readers.n - df + 0.5) / (df + 0.5)) });
     }
+    const inScope = query.knowledgeBaseIds?.length
+      ? this.knowledgeBases.mask(query.knowledgeBaseIds)
+      : null;
+    const scratch = this.scratch();
+    // Pruned (MaxScore) unless a filter decides what is in the top k: it is checked last.
+    const scored = scoreTerms(
+      terms,
+      { lengths: this.lengths, minLength: this.minLength, readers },
+      scratch,
+      query.filter || query.topK <= 0 ? undefined : { topK: query.topK, inScope },
+    );
     try {
-      return this.best(scores, touched, count, query);
+      return this.best(scratch.scores, scored.candidates, scored.count, inScope, query);
     } finally {
-      for (let i = 0; i < count; i++) {
-        scores[touched[i]!] = 0;
-        seen[touched[i]!] = 0;
-      }
+      scratch.clear();
     }
   }
 
-  /**
-   * The per-search arrays, allocated once per snapshot and left zeroed after each search (a
-   * search runs to its end synchronously, so two never share them): allocating and zeroing them
-   * per search cost as much as scoring at 100,000 chunks.
-   */
-  private scratch(): { scores: Float64Array; seen: Uint8Array; touched: Int32Array } {
-    this.scratchArrays ??= {
-      scores: new Float64Array(this.size),
-      seen: new Uint8Array(this.size),
-      touched: new Int32Array(this.size),
-    };
+  /** The per-search arrays, allocated once per snapshot (bm25-rank.ts). */
+  private scratch(): Scratch {
+    this.scratchArrays ??= new Scratch(this.size);
     return this.scratchArrays;
   }
 
@@ -186,11 +154,9 @@ export class SpaceSnapshot {
     scores: Float64Array,
     touched: Int32Array,
     count: number,
-    query: Pick<LexicalQuery, 'knowledgeBaseIds' | 'filter' | 'topK'>,
+    inScope: Uint8Array | null,
+    query: Pick<LexicalQuery, 'filter' | 'topK'>,
   ): Array<{ ordinal: number; score: number }> {
-    const inScope = query.knowledgeBaseIds?.length
-      ? this.knowledgeBases.mask(query.knowledgeBaseIds)
-      : null;
     const order = (a: number, b: number) =>
       scores[b]! - scores[a]! ||
       (this.documentIds[a]! < this.documentIds[b]!
@@ -247,101 +213,16 @@ export class SpaceSnapshot {
         total += this.lengths[o]!;
       }
     }
-    const readers = { mask, n, avgdl: Math.max(n > 0 ? total / n : 1, 1) };
+    const readers: Readers = {
+      mask,
+      n,
+      avgdl: Math.max(n > 0 ? total / n : 1, 1),
+      dfs: new Map(),
+    };
     this.readers.set(key, readers);
     if (this.readers.size > READER_SETS) {
       this.readers.delete(this.readers.keys().next().value as string);
     }
     return readers;
   }
-}
-
-/** Per chunk, a list of names (principals, knowledge bases), interned, in one flat array. */
-class Memberships {
-  private readonly ids = new Map<string, number>();
-  private readonly starts: Int32Array;
-  private readonly members: Int32Array;
-
-  constructor(lists: string[][]) {
-    this.starts = new Int32Array(lists.length + 1);
-    const members: number[] = [];
-    lists.forEach((names, o) => {
-      for (const name of names) {
-        let id = this.ids.get(name);
-        if (id === undefined) {
-          id = this.ids.size;
-          this.ids.set(name, id);
-        }
-        members.push(id);
-      }
-      this.starts[o + 1] = members.length;
-    });
-    this.members = Int32Array.from(members);
-  }
-
-  /** 1 for each chunk holding any of `names` (SQL's `&&`), 0 otherwise. */
-  mask(names: string[]): Uint8Array {
-    const wanted = new Uint8Array(this.ids.size);
-    for (const name of names) {
-      const id = this.ids.get(name);
-      if (id !== undefined) wanted[id] = 1;
-    }
-    const mask = new Uint8Array(this.starts.length - 1);
-    for (let o = 0; o < mask.length; o++) {
-      for (let i = this.starts[o]!; i < this.starts[o + 1]!; i++) {
-        if (wanted[this.members[i]!]) {
-          mask[o] = 1;
-          break;
-        }
-      }
-    }
-    return mask;
-  }
-}
-
-const refKey = (ref: ChunkRef): string =>
-  `${ref.documentId}#${ref.documentVersion}#${ref.chunkIndex}`;
-
-/**
- * The k-th largest score among the first `count` candidates in scope (k ≥ 1): a min-heap of k;
- * -Infinity when fewer than k are in scope.
- */
-function kthLargest(
-  candidates: Int32Array,
-  count: number,
-  inScope: Uint8Array | null,
-  scores: Float64Array,
-  k: number,
-): number {
-  const heap = new Float64Array(k);
-  let size = 0;
-  for (let c = 0; c < count; c++) {
-    const o = candidates[c]!;
-    if (inScope && !inScope[o]) continue;
-    const score = scores[o]!;
-    if (size < k) {
-      // Sift up.
-      let i = size++;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        if (heap[parent]! <= score) break;
-        heap[i] = heap[parent]!;
-        i = parent;
-      }
-      heap[i] = score;
-    } else if (score > heap[0]!) {
-      // Replace the smallest and sift down.
-      let i = 0;
-      for (;;) {
-        const left = 2 * i + 1;
-        if (left >= k) break;
-        const child = left + 1 < k && heap[left + 1]! < heap[left]! ? left + 1 : left;
-        if (heap[child]! >= score) break;
-        heap[i] = heap[child]!;
-        i = child;
-      }
-      heap[i] = score;
-    }
-  }
-  return size < k ? -Infinity : heap[0]!;
 }

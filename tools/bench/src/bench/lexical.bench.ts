@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 
-import { type PostingList, type SpaceChunk,SpaceSnapshot } from '@kb/lexical-index';
+import { type PostingList, postingList, type SpaceChunk, SpaceSnapshot } from '@kb/lexical-index';
 
 import { percentile } from './latency';
 
@@ -43,10 +43,7 @@ function postings(size: number, next: () => number): Map<string, PostingList> {
     }
   }
   return new Map(
-    ordinals.map((list, rank) => [
-      `w${rank}`,
-      { size: list.length, ordinals: Int32Array.from(list), tfs: Int32Array.from(tfs[rank]!) },
-    ]),
+    ordinals.map((list, rank) => [`w${rank}`, postingList({ ordinals: list, tfs: tfs[rank]! })]),
   );
 }
 

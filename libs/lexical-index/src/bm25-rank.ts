@@ -1,0 +1,216 @@
+// The constants from where they are defined: through pg-lexical-index's re-export each read is a
+// getter call in CommonJS, and the loops below run once per posting.
+import { BM25_B, BM25_K1 } from './bm25-search.sql';
+import { kthLargest } from './snapshot-arrays';
+
+/** One lexeme's postings in a snapshot: chunk ordinals (ascending) and counts. */
+export interface PostingList {
+  size: number;
+  ordinals: Int32Array;
+  tfs: Int32Array;
+  /** The largest count: with the shortest chunk, the bound on the lexeme's share of a score. */
+  maxTf: number;
+}
+
+/** Which chunks a principal set may read, and the statistics BM25 takes over them. */
+export interface Readers {
+  /** Null: every chunk (no ACL filter). */
+  mask: Uint8Array | null;
+  n: number;
+  avgdl: number;
+  /** Each lexeme's df over these chunks, counted once per snapshot (at most DF_CACHED). */
+  dfs: Map<string, number>;
+}
+
+/** A query lexeme with postings: its weight in the query and its idf over the readable chunks. */
+export interface Term {
+  list: PostingList;
+  weight: number;
+  idf: number;
+}
+
+const DF_CACHED = 20_000;
+/** Pruning keeps a chunk whose bound is this close to the threshold (floating-point slack). */
+const SLACK = 1e-9;
+
+/** A posting list in ascending chunk order, with its largest count. */
+export function postingList(list: { ordinals: number[]; tfs: number[] }): PostingList {
+  let pairs = list.ordinals.map((o, i) => [o, list.tfs[i]!] as const);
+  if (pairs.some(([o], i) => i > 0 && o < pairs[i - 1]![0])) {
+    pairs = [...pairs].sort((x, y) => x[0] - y[0]);
+  }
+  return {
+    size: pairs.length,
+    ordinals: Int32Array.from(pairs, ([o]) => o),
+    tfs: Int32Array.from(pairs, ([, tf]) => tf),
+    maxTf: pairs.reduce((max, [, tf]) => Math.max(max, tf), 0),
+  };
+}
+
+/** The lexeme's df over the readable chunks: a pass over its postings, once per snapshot. */
+export function dfOf(readers: Readers, lexeme: string, list: PostingList): number {
+  const mask = readers.mask;
+  if (!mask) return list.size;
+  const known = readers.dfs.get(lexeme);
+  if (known !== undefined) return known;
+  let df = 0;
+  for (let i = 0; i < list.size; i++) df += mask[list.ordinals[i]!]!;
+  if (readers.dfs.size >= DF_CACHED) readers.dfs.clear();
+  readers.dfs.set(lexeme, df);
+  return df;
+}
+
+/**
+ * The arrays one search scores into, allocated once per snapshot and zeroed after each search
+ * (a search runs to its end synchronously, so two never share them): allocating and zeroing
+ * them per search cost as much as scoring at 100,000 chunks.
+ */
+export class Scratch {
+  readonly scores: Float64Array;
+  readonly seen: Uint8Array;
+  readonly touched: Int32Array;
+  /** Chunks kept by pruning (1), for the pass over the remaining terms. */
+  readonly kept: Uint8Array;
+  count = 0;
+
+  constructor(size: number) {
+    this.scores = new Float64Array(size);
+    this.seen = new Uint8Array(size);
+    this.touched = new Int32Array(size);
+    this.kept = new Uint8Array(size);
+  }
+
+  clear(): void {
+    for (let i = 0; i < this.count; i++) {
+      const o = this.touched[i]!;
+      this.scores[o] = 0;
+      this.seen[o] = 0;
+      this.kept[o] = 0;
+    }
+    this.count = 0;
+  }
+}
+
+interface Space {
+  lengths: Int32Array;
+  minLength: number;
+  readers: Readers;
+}
+
+/**
+ * Scores the terms' readable postings into `scratch` and returns the chunks that may be in the
+ * top k. Without `prune`, every scored chunk, each term added in the query's order. With it,
+ * MaxScore (Turtle and Flood, "Query evaluation: strategies and optimizations", 1995): terms by
+ * their largest possible share, rarest first; once the shares still to come cannot lift an
+ * unseen chunk to the k-th best score so far, the remaining (common, long) lists only add to the
+ * chunks that can still reach it, looked up instead of scanned. The chunks returned and their
+ * scores are those of the exhaustive pass (sums may differ in the last bit: terms are added in
+ * another order, as Postgres may).
+ */
+export function scoreTerms(
+  terms: Term[],
+  space: Space,
+  scratch: Scratch,
+  prune?: { topK: number; inScope: Uint8Array | null },
+): { candidates: Int32Array; count: number } {
+  const k1 = BM25_K1;
+  const b = BM25_B;
+  const saturation = k1 + 1;
+  const { lengths } = space;
+  const { mask, avgdl } = space.readers;
+  const { scores, seen, touched } = scratch;
+  // Postgres' order of operations, so each term's share is the same double:
+  // (weight · idf) · (tf · (k1 + 1)) / (tf + k1 · (1 − b + b · length / avgdl)).
+  const add = (term: Term): void => {
+    const weighted = term.weight * term.idf;
+    const { ordinals, tfs, size } = term.list;
+    let count = scratch.count;
+    for (let i = 0; i < size; i++) {
+      const o = ordinals[i]!;
+      if (mask && !mask[o]) continue;
+      const tf = tfs[i]!;
+      scores[o] += (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
+      if (!seen[o]) {
+        seen[o] = 1;
+        touched[count++] = o;
+      }
+    }
+    scratch.count = count;
+  };
+  const all = () => ({ candidates: touched, count: scratch.count });
+  if (!prune || terms.length < 2 || terms.some((term) => !(term.weight > 0))) {
+    for (const term of terms) add(term);
+    return all();
+  }
+  const shortest = k1 * (1 - b + (b * space.minLength) / avgdl);
+  const order = terms
+    .map((term) => ({
+      term,
+      bound:
+        (term.weight * term.idf * (term.list.maxTf * saturation)) / (term.list.maxTf + shortest),
+    }))
+    .sort((x, y) => y.bound - x.bound);
+  let rest = order.reduce((sum, { bound }) => sum + bound, 0);
+  let postings = terms.reduce((sum, term) => sum + term.list.size, 0);
+  let done = 0;
+  let tried = Infinity;
+  for (let t = 0; t < order.length - 1; t++) {
+    add(order[t]!.term);
+    done += order[t]!.bound;
+    rest -= order[t]!.bound;
+    postings -= order[t]!.term.list.size;
+    // The k-th best so far is at most the largest score so far, which is at most `done`. Finding
+    // it costs a pass over the chunks scored so far: tried while that is cheaper than the
+    // postings it may spare, and again only once the bound still to come has halved.
+    if (rest >= done || scratch.count * 2 > postings || rest > tried / 2) continue;
+    const threshold = kthLargest(touched, scratch.count, prune.inScope, scores, prune.topK);
+    tried = rest;
+    if (!(rest < threshold * (1 - SLACK))) continue;
+    return finish(
+      order.slice(t + 1).map((entry) => entry.term),
+      threshold - rest,
+    );
+  }
+  add(order[order.length - 1]!.term);
+  return all();
+
+  /** Only chunks scoring at least `floor` so far can still reach the top k: the rest of the terms for them. */
+  function finish(remaining: Term[], floor: number) {
+    const kept: number[] = [];
+    const { inScope } = prune!;
+    for (let i = 0; i < scratch.count; i++) {
+      const o = touched[i]!;
+      if ((!inScope || inScope[o]) && scores[o]! >= floor * (1 - SLACK)) kept.push(o);
+    }
+    kept.sort((x, y) => x - y);
+    for (const o of kept) scratch.kept[o] = 1;
+    for (const term of remaining) {
+      const weighted = term.weight * term.idf;
+      const { ordinals, tfs, size } = term.list;
+      const share = (tf: number, o: number) =>
+        (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
+      if (kept.length * Math.log2(size + 1) < size) {
+        // Few kept chunks: each looked up in the list (ascending), from where the last one was.
+        let from = 0;
+        for (const o of kept) {
+          let lo = from;
+          let hi = size;
+          while (lo < hi) {
+            const mid = (lo + hi) >>> 1;
+            if (ordinals[mid]! < o) lo = mid + 1;
+            else hi = mid;
+          }
+          from = lo;
+          if (lo < size && ordinals[lo] === o && (!mask || mask[o]))
+            scores[o] += share(tfs[lo]!, o);
+        }
+      } else {
+        for (let i = 0; i < size; i++) {
+          const o = ordinals[i]!;
+          if (scratch.kept[o] && (!mask || mask[o])) scores[o] += share(tfs[i]!, o);
+        }
+      }
+    }
+    return { candidates: Int32Array.from(kept), count: kept.length };
+  }
+}
