@@ -12,6 +12,8 @@ const overrides = {
   'documents.size_bytes': 'ColumnType<number, number, number>',
   'documents.pii_findings':
     'ColumnType<PiiSummary | null, string | null | undefined, string | null>',
+  'documents.attachments_skipped':
+    'ColumnType<Array<{ index: number; filename: string; reason: AttachmentSkipReason }> | null, string | null | undefined, string | null>',
   'outbox.headers': 'ColumnType<Record<string, string>, string, string>',
   'knowledge_bases.chunker': 'ColumnType<Record<string, unknown>, string, string>',
   'knowledge_bases.metadata': 'ColumnType<Record<string, unknown>, string | undefined, string>',
@@ -28,6 +30,7 @@ describeMigratedSchema('document-service', {
     file: `${__dirname}/../src/platform/db.generated.ts`,
     overrides,
     imports: {
+      AttachmentSkipReason: '@kb/contracts',
       DocumentStatus: '@kb/contracts',
       FailureReason: '@kb/contracts',
       DocumentMetadata: '@kb/contracts',

@@ -2,6 +2,7 @@
 // Regenerate: npm run db:types (checked by the schema integration specs).
 import type { DocumentAcl } from '../documents/document.model';
 import type {
+  AttachmentSkipReason,
   DocumentMetadata,
   DocumentStatus,
   FailureReason,
@@ -21,6 +22,12 @@ export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
 export interface Documents {
   acl: ColumnType<DocumentAcl, string | undefined, string>;
+  attached_to: string | null;
+  attachments_skipped: ColumnType<
+    Array<{ index: number; filename: string; reason: AttachmentSkipReason }> | null,
+    string | null | undefined,
+    string | null
+  >;
   blob_key: string;
   chunk_count: number | null;
   content_type: string;
