@@ -13,7 +13,7 @@ const overrides = {
   'documents.pii_findings':
     'ColumnType<PiiSummary | null, string | null | undefined, string | null>',
   'documents.attachments_skipped':
-    'ColumnType<Array<{ index: number; filename: string; reason: AttachmentSkipReason }> | null, string | null | undefined, string | null>',
+    'ColumnType<SkippedAttachments | null, string | null | undefined, string | null>',
   'outbox.headers': 'ColumnType<Record<string, string>, string, string>',
   'knowledge_bases.chunker': 'ColumnType<Record<string, unknown>, string, string>',
   'knowledge_bases.metadata': 'ColumnType<Record<string, unknown>, string | undefined, string>',
@@ -30,12 +30,12 @@ describeMigratedSchema('document-service', {
     file: `${__dirname}/../src/platform/db.generated.ts`,
     overrides,
     imports: {
-      AttachmentSkipReason: '@kb/contracts',
       DocumentStatus: '@kb/contracts',
       FailureReason: '@kb/contracts',
       DocumentMetadata: '@kb/contracts',
       PiiMode: '@kb/contracts',
       PiiSummary: '@kb/contracts',
+      SkippedAttachments: '@kb/contracts',
       DocumentAcl: '../documents/document.model',
     },
   },

@@ -2,12 +2,12 @@
 // Regenerate: npm run db:types (checked by the schema integration specs).
 import type { DocumentAcl } from '../documents/document.model';
 import type {
-  AttachmentSkipReason,
   DocumentMetadata,
   DocumentStatus,
   FailureReason,
   PiiMode,
   PiiSummary,
+  SkippedAttachments,
 } from '@kb/contracts';
 import type { ColumnType } from 'kysely';
 
@@ -24,7 +24,7 @@ export interface Documents {
   acl: ColumnType<DocumentAcl, string | undefined, string>;
   attached_to: string | null;
   attachments_skipped: ColumnType<
-    Array<{ index: number; filename: string; reason: AttachmentSkipReason }> | null,
+    SkippedAttachments | null,
     string | null | undefined,
     string | null
   >;

@@ -226,6 +226,8 @@ export const mailAttachmentsSchema = z.object({
     .max(1000),
 });
 export type MailAttachments = z.infer<typeof mailAttachmentsSchema>;
+/** The attachments of a mail its parse skipped, each with why (as document-service keeps them). */
+export type SkippedAttachments = MailAttachments['skipped'];
 
 export const documentStatusChangedSchema = z.object({
   documentId: z.uuid(),
