@@ -143,7 +143,10 @@ describe("a mail's attachments in document-service", () => {
     expect(uploaded.map((e) => e.payload)).toEqual([
       expect.objectContaining({ attachedTo: mail.id }),
     ]);
-    // The mail's own document shows no link.
+    // A mail without attachments shows none; the mail itself is linked to nothing.
+    const plain = await f.documents.upload(TENANT, alice, files.file('From: c@x\r\n\r\nno'), {});
+    await intake.receive(await report(plain.id, 1, []));
+    expect(await attachmentsOf(plain.id)).toBeUndefined();
     expect((await f.documents.get(TENANT, alice, mail.id)).attachedTo).toBeUndefined();
   });
 

@@ -36,14 +36,14 @@ export class MailAttachmentLinks {
     return this.documents.listByExternalIdPrefix(tenantId, attachmentsPrefix(mailId), visibility);
   }
 
-  /** What GET shows of a mail's attachments; undefined for a document that reported none. */
+  /** What GET shows of a mail's attachments; undefined for a document that has none. */
   async viewOf(
     tenantId: TenantId,
     visibility: Visibility,
     mail: DocumentRecord,
   ): Promise<AttachmentsView | undefined> {
     const documents = await this.of(tenantId, mail.id, visibility);
-    if (!mail.attachmentsSkipped && documents.length === 0) return undefined;
+    if (!mail.attachmentsSkipped?.length && documents.length === 0) return undefined;
     return {
       documents: documents.map(({ id, filename, status }) => ({ id, filename, status })),
       skipped: mail.attachmentsSkipped ?? [],
