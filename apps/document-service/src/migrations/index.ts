@@ -48,6 +48,7 @@ export const migrations: Migrations = {
   '20261127T0348_knowledge_base_parsing': knowledgeBaseParsing,
   '20261127T0350_erasures': erasures,
   '20261127T0440_erasure_leases': erasureLeases,
+  '20261127T0647_mail_attachments': mailAttachments,
   '20261127T0900_knowledge_base_metadata': knowledgeBaseMetadata,
   '20261127T1000_external_ids_and_inactive': externalIdsAndInactive,
   '20261127T1010_sources': sources,
@@ -55,7 +56,6 @@ export const migrations: Migrations = {
   '20261128T1210_one_running_sync': oneRunningSync,
   '20261128T1220_outbox_lanes': outboxLanes,
   '20261129T0900_content_hash_index': contentHashIndex,
-  '20261127T0647_mail_attachments': mailAttachments,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */
