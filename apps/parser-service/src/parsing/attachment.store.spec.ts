@@ -6,7 +6,7 @@ import { MemoryBlobStore, MemoryEventProducer } from '@kb/testing';
 import { TEST_LIMITS } from '../../test/fixtures/extraction.fixtures';
 import { composeMail, PDF_HEAD } from '../../test/fixtures/mail.fixtures';
 import { wordCounter } from '../chunking/token.counter';
-import { attachmentKey } from './attachment.store';
+import { attachmentKey, storeAttachments } from './attachment.store';
 import { inProcessExtractor } from './in-process.extractor';
 import { ParsingService } from './parsing.service';
 
@@ -118,5 +118,20 @@ describe("a mail's attachments in the parser", () => {
     const { producer, service, upload } = setUp(0);
     await service.parse('t1', await upload(await mail()));
     expect(producer.events(Topics.documentStatus).some((e) => e.payload.attachments)).toBe(false);
+  });
+
+  it('names at most 1000 skipped attachments in one report', async () => {
+    const skipped = Array.from({ length: 1500 }, (_, index) => ({
+      index,
+      filename: `${index}.gif`,
+      reason: 'unsupported_type' as const,
+    }));
+    const report = await storeAttachments(
+      new MemoryBlobStore(),
+      't1',
+      { documentId: randomUUID(), version: 1 },
+      { files: [], skipped },
+    );
+    expect(report.skipped).toEqual(skipped.slice(0, 1000));
   });
 });

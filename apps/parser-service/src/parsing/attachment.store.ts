@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import type { MailAttachments } from '@kb/contracts';
+import { MAIL_ATTACHMENTS_REPORT_MAX, type MailAttachments } from '@kb/contracts';
 import type { BlobStore } from '@kb/storage';
 
 import type { Extracted } from './extraction.model';
@@ -39,5 +39,6 @@ export async function storeAttachments(
       blob: { bucket: blobs.bucket, key },
     });
   }
-  return { extracted, skipped: found.skipped };
+  // A mail of thousands of parts: the report names the first skipped ones only.
+  return { extracted, skipped: found.skipped.slice(0, MAIL_ATTACHMENTS_REPORT_MAX) };
 }

@@ -16,9 +16,12 @@ export interface MailPart {
   related?: boolean | undefined;
 }
 
-/** A name for a part that has none: its place, and an extension its type suggests when it is a mail. */
+/**
+ * A part's file name, its last 255 characters (the extension kept); for a part that has none, its
+ * place, and `.eml` when it is a mail.
+ */
 const nameOf = (part: MailPart, index: number): string =>
-  part.filename?.trim() ||
+  part.filename?.trim().slice(-255) ||
   `attachment-${index + 1}${part.contentType === 'message/rfc822' ? '.eml' : ''}`;
 
 /**

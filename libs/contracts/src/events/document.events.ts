@@ -198,6 +198,9 @@ export const ATTACHMENT_SKIP_REASONS = [
 export const attachmentSkipReasonSchema = z.enum(ATTACHMENT_SKIP_REASONS);
 export type AttachmentSkipReason = z.infer<typeof attachmentSkipReasonSchema>;
 
+/** The most attachments, read or skipped, one report lists: its message stays near 100 KB. */
+export const MAIL_ATTACHMENTS_REPORT_MAX = 1000;
+
 /**
  * A mail's attachments the parser read (their bytes stored under the mail's derived prefix,
  * `blob`) and those it skipped, each by its place among the mail's attachments (`index`, from 0).
@@ -214,7 +217,7 @@ export const mailAttachmentsSchema = z.object({
         blob: blobRefSchema,
       }),
     )
-    .max(1000),
+    .max(MAIL_ATTACHMENTS_REPORT_MAX),
   skipped: z
     .array(
       z.object({
@@ -223,7 +226,7 @@ export const mailAttachmentsSchema = z.object({
         reason: attachmentSkipReasonSchema,
       }),
     )
-    .max(1000),
+    .max(MAIL_ATTACHMENTS_REPORT_MAX),
 });
 export type MailAttachments = z.infer<typeof mailAttachmentsSchema>;
 /** The attachments of a mail its parse skipped, each with why (as document-service keeps them). */
