@@ -12,6 +12,8 @@ const overrides = {
   'documents.size_bytes': 'ColumnType<number, number, number>',
   'documents.pii_findings':
     'ColumnType<PiiSummary | null, string | null | undefined, string | null>',
+  'documents.attachments_skipped':
+    'ColumnType<SkippedAttachments | null, string | null | undefined, string | null>',
   'outbox.headers': 'ColumnType<Record<string, string>, string, string>',
   'knowledge_bases.chunker': 'ColumnType<Record<string, unknown>, string, string>',
   'knowledge_bases.metadata': 'ColumnType<Record<string, unknown>, string | undefined, string>',
@@ -33,6 +35,7 @@ describeMigratedSchema('document-service', {
       DocumentMetadata: '@kb/contracts',
       PiiMode: '@kb/contracts',
       PiiSummary: '@kb/contracts',
+      SkippedAttachments: '@kb/contracts',
       DocumentAcl: '../documents/document.model',
     },
   },

@@ -53,6 +53,7 @@ describe('extraction in worker threads (built worker)', () => {
     const producer = new MemoryEventProducer();
     const service = new ParsingService(blobs, producer, wordCounter, pool({ maxMemoryMb: 128 }), {
       PARSER_MAX_INPUT_BYTES: 100 * 1024 * 1024,
+      PARSER_MAX_ATTACHMENTS: 20,
     });
     const upload = async (filename: string, body: Buffer): Promise<DocumentUploaded> => {
       const key = `blobs/t1/sha256/${randomUUID()}`;

@@ -39,6 +39,7 @@ export function uploadedEventOf(
       principals: document.principals,
     },
     pipelines,
+    ...(document.attachedTo ? { attachedTo: document.attachedTo } : {}),
   };
 }
 

@@ -33,6 +33,8 @@ export function toRecord(row: Selectable<DocumentsTable>): DocumentRecord {
     inactive: row.inactive,
     expiresAt: row.expires_at ? new Date(row.expires_at) : null,
     piiFindings: row.pii_findings,
+    attachedTo: row.attached_to,
+    attachmentsSkipped: row.attachments_skipped,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

@@ -3,6 +3,7 @@ import { consumerLog, EventConsumer } from '@kb/kafka';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 
+import { AttachmentIntake } from '../attachments/attachment-intake';
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 import { KAFKA } from '../platform/tokens';
 import { DocumentsService, type StatusEvent } from './documents.service';
@@ -10,7 +11,8 @@ import { DocumentsService, type StatusEvent } from './documents.service';
 /**
  * Pipeline status events in; they move documents forward (`DocumentsService.applyStatuses`), a
  * fetched batch in one statement: a document sends four, and one UPDATE each was most of this
- * service's share of an ingest's database round trips.
+ * service's share of an ingest's database round trips. A mail's attachments, reported on one of
+ * them, then become documents (`AttachmentIntake`, docs/adr/0048).
  */
 @Injectable()
 export class DocumentStatusConsumer {
@@ -20,14 +22,19 @@ export class DocumentStatusConsumer {
     @Inject(KAFKA) kafka: Kafka,
     @Inject(DOCUMENT_CONFIG) config: Pick<DocumentConfig, 'KAFKA_GROUP_ID'>,
     documents: DocumentsService,
+    attachments: AttachmentIntake,
   ) {
+    const apply = async (events: StatusEvent[]) => {
+      await documents.applyStatuses(events);
+      await attachments.receive(events);
+    };
     this.consumer = new EventConsumer(kafka, {
       groupId: config.KAFKA_GROUP_ID,
       handlers: {
-        [Topics.documentStatus]: (event) => documents.applyStatuses([statusEventOf(event)]),
+        [Topics.documentStatus]: (event) => apply([statusEventOf(event)]),
       },
       batchHandlers: {
-        [Topics.documentStatus]: (events) => documents.applyStatuses(events.map(statusEventOf)),
+        [Topics.documentStatus]: (events) => apply(events.map(statusEventOf)),
       },
       log: consumerLog('StatusConsumer'),
       // Up to a fifth of a second more before a status shows, for batches of many events, not

@@ -1,5 +1,6 @@
 import { principal } from '@kb/auth';
 import {
+  attachmentSkipReasonSchema,
   type DocumentMetadata,
   documentMetadataSchema,
   type DocumentStatus,
@@ -111,7 +112,18 @@ export interface DocumentView {
    * knowledge bases look for them (docs/adr/0051); absent when nothing was looked for.
    */
   pii?: PiiSummary;
+  /** The mail this document was attached to (docs/adr/0048); absent for any other document. */
+  attachedTo?: string;
+  /** A mail's attachments (GET of one document only): the documents made of them, and the skipped. */
+  attachments?: AttachmentsView;
 }
+
+/** What became of a mail's attachments (docs/adr/0048). */
+export interface AttachmentsView {
+  documents: Array<{ id: string; filename: string; status: DocumentStatus }>;
+  skipped: SkippedAttachment[];
+}
+export type SkippedAttachment = z.infer<typeof skippedAttachmentSchema>;
 
 /** A document as stored: what the repositories answer, with what the API does not show. */
 export interface DocumentRecord {
@@ -147,6 +159,10 @@ export interface DocumentRecord {
   expiresAt?: Date | null;
   /** What the parser found in the current version, by type; null or absent: not looked for. */
   piiFindings?: PiiSummary | null;
+  /** The mail it was attached to; null or absent for any other document. */
+  attachedTo?: string | null;
+  /** A mail's attachments its current version skipped; null or absent: none reported. */
+  attachmentsSkipped?: SkippedAttachment[] | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -177,6 +193,7 @@ export function toView(document: DocumentRecord): DocumentView {
     createdAt: document.createdAt.toISOString(),
     updatedAt: document.updatedAt.toISOString(),
     ...(document.piiFindings ? { pii: document.piiFindings } : {}),
+    ...(document.attachedTo ? { attachedTo: document.attachedTo } : {}),
   };
 }
 
@@ -223,6 +240,8 @@ export interface DeleteResult {
   blobDeleted?: boolean;
   /** Vectors and lexical rows are removed by indexing-service when it receives the event. */
   indexRemoval: 'scheduled';
+  /** A mail's attachment documents deleted with it, and those a legal hold kept (ADR 48, 52). */
+  attachments?: { deleted: string[]; held: Array<{ documentId: string; hold: string }> };
 }
 
 /**
@@ -250,6 +269,12 @@ export function isFinal(status: DocumentStatus): boolean {
  * event (parse, chunk, embed, index); pre-computed chunks go straight to indexing instead.
  */
 export type VersionStart = (trx: Trx, document: DocumentRecord) => Promise<void>;
+
+const skippedAttachmentSchema = z.object({
+  index: z.number().int(),
+  filename: z.string(),
+  reason: attachmentSkipReasonSchema,
+});
 
 /** A document as the API shows it (`DocumentView`), for the OpenAPI document. */
 export const documentViewSchema = z.object({
@@ -281,6 +306,16 @@ export const documentViewSchema = z.object({
   pii: piiSummarySchema
     .optional()
     .describe('PII found in the current version, counted by type (knowledge-base setting pii)'),
+  attachedTo: z.uuid().optional().describe('The mail this document was attached to'),
+  attachments: z
+    .object({
+      documents: z.array(
+        z.object({ id: z.uuid(), filename: z.string(), status: documentStatusSchema }),
+      ),
+      skipped: z.array(skippedAttachmentSchema),
+    })
+    .optional()
+    .describe("A mail's attachments: their documents, and those skipped with why"),
 });
 
 export const documentPageSchema = z.object({
@@ -292,6 +327,12 @@ export const deleteResultSchema = z.object({
   documentId: z.uuid(),
   blobDeleted: z.boolean().optional(),
   indexRemoval: z.literal('scheduled'),
+  attachments: z
+    .object({
+      deleted: z.array(z.uuid()),
+      held: z.array(z.object({ documentId: z.uuid(), hold: z.string() })),
+    })
+    .optional(),
 });
 
 // The views are TypeScript interfaces; these lines stop the schemas drifting from them.

@@ -1,5 +1,9 @@
 import { forwardRef, Module } from '@nestjs/common';
 
+import { AttachmentIntake } from '../attachments/attachment-intake';
+import { MailAttachmentLinks } from '../attachments/attachment-links';
+import { AttachmentsRepository } from '../attachments/attachments.repository';
+import { SqlAttachmentsRepository } from '../attachments/attachments-sql.repository';
 import { HeldDocuments, LegalHoldsRepository } from '../holds/legal-holds.repository';
 import { SqlLegalHoldsRepository } from '../holds/legal-holds-sql.repository';
 import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module';
@@ -34,6 +38,10 @@ const exported = [
   DocumentsService,
   DocumentReads,
   PrecomputedChunksService,
+  // A mail's attachments as documents of their own (docs/adr/0048).
+  { provide: AttachmentsRepository, useClass: SqlAttachmentsRepository },
+  MailAttachmentLinks,
+  AttachmentIntake,
   DocumentStatusConsumer,
 ];
 

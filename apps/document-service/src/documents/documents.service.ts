@@ -10,6 +10,7 @@ import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { requireDocumentAction, requireDocumentActionOn } from '../access/document-actions';
+import { MailAttachmentLinks } from '../attachments/attachment-links';
 import { HeldDocuments } from '../holds/legal-holds.repository';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
@@ -76,6 +77,7 @@ export class DocumentsService {
     private readonly replacer: ReplaceDocumentContent,
     private readonly editor: EditDocument,
     private readonly holds: HeldDocuments,
+    private readonly attachments: MailAttachmentLinks,
   ) {}
 
   /** See `UploadDocument`. */
@@ -118,7 +120,8 @@ export class DocumentsService {
    * the same bytes (review M4).
    * A concurrent upload of identical content racing this delete can lose its blob; the parser then
    * fails that document with a reason rather than dropping it.
-   * A document a legal hold covers is 409 `legal_hold`, naming the hold (docs/adr/0052).
+   * A document a legal hold covers is 409 `legal_hold`, naming the hold (docs/adr/0052). A
+   * mail's attachment documents go with it, but for held ones, which the answer names (ADR 48).
    */
   async delete(tenantId: TenantId, access: Access, id: string): Promise<DeleteResult> {
     const current = await readableDocument(this.documents, tenantId, access, id);
@@ -133,30 +136,39 @@ export class DocumentsService {
       }
       const row = await this.documents.delete(trx, tenantId, id);
       if (!row) return row;
-      await this.events.enqueue(
-        trx,
-        Topics.document,
-        tenantId,
-        id,
-        deletedEventOf(id, row.metaVersion),
-      );
-      await this.audit.record(trx, 'document_deleted', access, [id]);
-      return row;
+      const event = deletedEventOf(id, row.metaVersion);
+      await this.events.enqueue(trx, Topics.document, tenantId, id, event);
+      const attached = await this.attachments.remove(trx, tenantId, id);
+      const ids = [id, ...attached.deleted.map((document) => document.id)];
+      await this.audit.record(trx, 'document_deleted', access, ids);
+      return { ...row, attached };
     });
     if (!deleted) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();
     const blobDeleted = !(await this.documents.isBlobReferenced(deleted.sha256, deleted.blobKey));
     if (blobDeleted) await this.blobs.delete(deleted.blobKey);
+    const { attached } = deleted;
+    await this.attachments.removeBlobs(attached);
     return {
       documentId: id,
       ...(access.isAdmin ? { blobDeleted } : {}),
       indexRemoval: 'scheduled',
+      ...(attached.deleted.length + attached.held.length > 0
+        ? {
+            attachments: {
+              deleted: attached.deleted.map((document) => document.id),
+              held: attached.held,
+            },
+          }
+        : {}),
     };
   }
 
   /** A document the caller may not read answers 404, exactly like one that does not exist. */
   async get(tenantId: TenantId, access: Access, id: string): Promise<DocumentView> {
-    return toView(await readableDocument(this.documents, tenantId, access, id));
+    const document = await readableDocument(this.documents, tenantId, access, id);
+    const attachments = await this.attachments.viewOf(tenantId, visibilityOf(access), document);
+    return { ...toView(document), ...(attachments ? { attachments } : {}) };
   }
 
   /**
@@ -170,7 +182,7 @@ export class DocumentsService {
     id: string,
     acl: DocumentAcl,
   ): Promise<DocumentView> {
-    const document = await this.get(tenantId, access, id);
+    const document = await readableDocument(this.documents, tenantId, access, id);
     if (document.ownerId !== access.userId && !access.isAdmin) {
       throw new DocumentError(
         DocumentErrorCode.PermissionDenied,
@@ -209,7 +221,7 @@ export class DocumentsService {
     id: string,
     expiresAt: Date | null,
   ): Promise<DocumentView> {
-    await this.get(tenantId, access, id);
+    await readableDocument(this.documents, tenantId, access, id);
     requireDocumentAction(access, 'write');
     const updated = await this.transactions.run(async (trx) => {
       const row = await this.documents.setExpiry(trx, tenantId, id, expiresAt);

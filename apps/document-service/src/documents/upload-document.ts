@@ -7,6 +7,7 @@ import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable } from '@nestjs/common';
 
 import { requireDocumentAction } from '../access/document-actions';
+import { ATTACHMENT_EXTERNAL_ID_PREFIX } from '../attachments/attachments.repository';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { KnowledgeBaseDirectory } from '../pipelines/knowledge-base-directory.port';
 import { DEFAULT_KNOWLEDGE_BASE } from '../pipelines/pipeline.model';
@@ -72,6 +73,13 @@ const isVisible = (visibility: Visibility, principals: string[]): boolean =>
 /** The service's own rules for an external id: valid, and not reserved unless a sync uploads. */
 function checkExternalId(externalId: string, options: UploadOptions): void {
   if (!isValidExternalId(externalId)) throw unusableExternalId(externalId);
+  // A mail's attachment documents' (docs/adr/0048): only document-service makes them.
+  if (externalId.startsWith(ATTACHMENT_EXTERNAL_ID_PREFIX)) {
+    throw new DocumentError(
+      DocumentErrorCode.ExternalIdReserved,
+      `external ids starting "${ATTACHMENT_EXTERNAL_ID_PREFIX}" are reserved for mail attachments`,
+    );
+  }
   if (externalId.startsWith(RESERVED_EXTERNAL_ID_PREFIX) && !options.sourceSync) {
     throw new DocumentError(
       DocumentErrorCode.ExternalIdReserved,

@@ -7,6 +7,7 @@ import type {
   FailureReason,
   PiiMode,
   PiiSummary,
+  SkippedAttachments,
 } from '@kb/contracts';
 import type { ColumnType } from 'kysely';
 
@@ -21,6 +22,12 @@ export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
 export interface Documents {
   acl: ColumnType<DocumentAcl, string | undefined, string>;
+  attached_to: string | null;
+  attachments_skipped: ColumnType<
+    SkippedAttachments | null,
+    string | null | undefined,
+    string | null
+  >;
   blob_key: string;
   chunk_count: number | null;
   content_type: string;

@@ -7,6 +7,7 @@ import { DEFAULT_CHUNKER, type PipelineDefaults, type TenantId, toTenantId } fro
 import type { BlobStore } from '@kb/storage';
 import { MemoryBlobStore, MemoryIndexGenerations } from '@kb/testing';
 
+import { MailAttachmentLinks } from '../attachments/attachment-links';
 import { DocumentAudit } from '../documents/document-audit';
 import type { UploadedFile } from '../documents/document-content.storage';
 import { DocumentMembershipService } from '../documents/document-membership.service';
@@ -125,6 +126,7 @@ export function documentsServiceOver(deps: DocumentsServiceDeps) {
     replacer,
     editor,
     deps.holds ?? NO_HOLDS,
+    new MailAttachmentLinks(repository, deps.holds ?? NO_HOLDS, deps.writer, blobs),
   );
   return { uploads, documents };
 }
@@ -219,6 +221,7 @@ export function documentServiceFixture(
     documentsRepository,
     knowledgeBasesRepository,
     outbox,
+    writer,
     relay,
     blobs,
     membership,

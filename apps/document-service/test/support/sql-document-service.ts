@@ -66,7 +66,7 @@ export function sqlDocumentService(
   const generations = new MemoryIndexGenerations();
   const holds = new SqlLegalHoldsRepository(db);
   const deletion = new BulkDeletion(documentsRepository, writer, audit, relay, blobs, generations);
-  const { documents } = documentsServiceOver({
+  const { documents, uploads } = documentsServiceOver({
     documentsRepository,
     membership,
     directory,
@@ -130,6 +130,9 @@ export function sqlDocumentService(
     relay,
     blobs,
     documents,
+    uploads,
+    membership,
+    writer,
     reads: new DocumentReads(documents, audit),
     knowledgeBases: new KnowledgeBasesService(
       knowledgeBasesRepository,

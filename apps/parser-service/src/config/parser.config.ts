@@ -29,6 +29,11 @@ export const parserConfigSchema = baseConfigSchema
      * before anything is buffered. Keep it at document-service's MAX_UPLOAD_BYTES.
      */
     PARSER_MAX_INPUT_BYTES: env.positiveInt(100 * 1024 * 1024),
+    /**
+     * A mail's attachments read as documents of their own (docs/adr/0048); later ones are
+     * skipped `too_many`. 0: attachments are only named.
+     */
+    PARSER_MAX_ATTACHMENTS: z.coerce.number().int().min(0).max(1000).default(20),
     /** Characters of extracted text one document may have (`too_large` past it). */
     PARSER_MAX_TEXT_CHARS: env.positiveInt(20_000_000),
     /** Entries a ZIP container (DOCX) may hold. */

@@ -1,12 +1,14 @@
 import { ExtractionError } from './extraction.errors';
 import type { Extracted, ExtractInput } from './extraction.model';
 import { htmlToText } from './html.extractor';
+import { selectAttachments } from './mail-attachments';
 import { TextBuilder } from './text.builder';
 
 /**
  * A saved mail (RFC 822, mailparser): the subject as a `#` heading and the title, a header block
  * (from, to, cc, date), then the body: its text part, or its HTML part read as HTML when it has no
- * text part (the two are usually alternatives of one body). Attachments are named, not read.
+ * text part (the two are usually alternatives of one body). Attachments are named; with
+ * `input.attachments`, those the parser reads are also handed on as files (docs/adr/0048).
  */
 export async function extractEml(input: ExtractInput): Promise<Extracted> {
   // mailparser is CommonJS: through import() its module is the `default` export.
@@ -45,5 +47,12 @@ export async function extractEml(input: ExtractInput): Promise<Extracted> {
   out.block(body.replace(/\r\n?/g, '\n'));
   const attached = mail.attachments.map((attachment) => attachment.filename).filter(Boolean);
   if (attached.length > 0) out.block(`Attachments: ${attached.join(', ')}`);
-  return { text: out.result().text, format: 'eml', ...(subject ? { title: subject } : {}) };
+  return {
+    text: out.result().text,
+    format: 'eml',
+    ...(subject ? { title: subject } : {}),
+    ...(input.attachments
+      ? { attachments: selectAttachments(mail.attachments, input.attachments) }
+      : {}),
+  };
 }

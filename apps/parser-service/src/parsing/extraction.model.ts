@@ -1,4 +1,4 @@
-import type { OcrReport, ParsingSettings } from '@kb/contracts';
+import type { AttachmentSkipReason, OcrReport, ParsingSettings } from '@kb/contracts';
 
 /**
  * How a knowledge base wants its documents read (set at its creation; docs/adr/0050): OCR on or
@@ -19,6 +19,33 @@ export interface ExtractInput {
   body: Buffer;
   /** The document's parsing settings; DEFAULT_SETTINGS when absent. */
   settings?: ExtractionSettings;
+  /**
+   * A mail's attachments are read as files of their own within these bounds (docs/adr/0048);
+   * absent (an attachment itself, or not a mail), they are only named.
+   */
+  attachments?: AttachmentLimits;
+}
+
+/** How many of a mail's attachments, and how large each, the parser hands on. */
+export interface AttachmentLimits {
+  max: number;
+  maxBytes: number;
+}
+
+/** One attachment of a mail, in a format the parser reads, as bytes for a document of its own. */
+export interface AttachmentFile {
+  /** Its place among the mail's attachments, from 0: stable across re-reads of one version. */
+  index: number;
+  filename: string;
+  contentType: string;
+  body: Uint8Array;
+}
+
+/** An attachment not handed on, and why. */
+export interface SkippedAttachment {
+  index: number;
+  filename: string;
+  reason: AttachmentSkipReason;
 }
 
 export type Format =
@@ -63,6 +90,8 @@ export interface Extracted {
   ocrPages?: Array<{ page: number; image: Uint8Array }>;
   /** What OCR read, page by page, and which pages it left out (docs/adr/0050). */
   ocr?: OcrReport;
+  /** A mail's attachments read as files of their own, and those skipped (`attachments` input). */
+  attachments?: { files: AttachmentFile[]; skipped: SkippedAttachment[] };
 }
 
 /** Bounds on what one document may cost to extract; past any of them it fails `too_large`. */

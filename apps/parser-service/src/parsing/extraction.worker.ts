@@ -1,5 +1,10 @@
 import { ExtractionError, type ExtractionFailure } from './extraction.errors';
-import type { Extracted, ExtractionLimits, ExtractionSettings } from './extraction.model';
+import type {
+  AttachmentLimits,
+  Extracted,
+  ExtractionLimits,
+  ExtractionSettings,
+} from './extraction.model';
 import { extractText } from './text.extractor';
 
 /** One document for a worker thread; the body arrives as a plain Uint8Array (structured clone). */
@@ -9,6 +14,7 @@ export interface ExtractionTask {
   body: Uint8Array;
   limits: ExtractionLimits;
   settings?: ExtractionSettings;
+  attachments?: AttachmentLimits;
 }
 
 /**
@@ -33,6 +39,7 @@ export default async function extractInWorker(task: ExtractionTask): Promise<Ext
         contentType: task.contentType,
         body,
         ...(task.settings ? { settings: task.settings } : {}),
+        ...(task.attachments ? { attachments: task.attachments } : {}),
       },
       task.limits,
     );

@@ -54,7 +54,7 @@ function setUp() {
       maxImagePixels: 40_000_000,
       maxOcrPages: 50,
     }),
-    { PARSER_MAX_INPUT_BYTES: MAX_INPUT_BYTES },
+    { PARSER_MAX_INPUT_BYTES: MAX_INPUT_BYTES, PARSER_MAX_ATTACHMENTS: 20 },
   );
   const upload = async (
     filename: string,

@@ -28,6 +28,7 @@ import { markdownHeadings } from '../chunking/headings.parser';
 import type { TokenCounter } from '../chunking/token.counter';
 import { PARSER_CONFIG, type ParserConfig } from '../config/parser.config';
 import { BLOB_STORE, EVENT_PRODUCER, TEXT_EXTRACTOR, TOKEN_COUNTER } from '../platform/tokens';
+import { storeAttachments } from './attachment.store';
 import type { Format, TextExtractor } from './extraction.model';
 import { piiModeOf, screenPii } from './pii.screen';
 
@@ -63,7 +64,10 @@ export class ParsingService {
     @Inject(TOKEN_COUNTER) private readonly tokens: TokenCounter,
     @Inject(TEXT_EXTRACTOR) private readonly extractor: TextExtractor,
     @Inject(PARSER_CONFIG)
-    private readonly config: Pick<ParserConfig, 'PARSER_MAX_INPUT_BYTES'>,
+    private readonly config: Pick<
+      ParserConfig,
+      'PARSER_MAX_INPUT_BYTES' | 'PARSER_MAX_ATTACHMENTS'
+    >,
   ) {}
 
   /**
@@ -82,6 +86,16 @@ export class ParsingService {
       if (error instanceof ObjectTooLargeError) throw tooLarge();
       throw error;
     }
+  }
+
+  /**
+   * A mail's attachments are read as files of their own unless it is itself an attachment
+   * (nested mails one level deep) or PARSER_MAX_ATTACHMENTS is 0 (docs/adr/0048).
+   */
+  private attachmentLimitsFor(document: DocumentUploaded) {
+    const max = this.config.PARSER_MAX_ATTACHMENTS;
+    if (document.attachedTo || max === 0) return {};
+    return { attachments: { max, maxBytes: this.config.PARSER_MAX_INPUT_BYTES } };
   }
 
   async onDocumentEvent(event: TopicEnvelope<typeof Topics.document>): Promise<void> {
@@ -123,6 +137,7 @@ export class ParsingService {
       contentType: document.contentType,
       body,
       ...(settings ? { settings } : {}),
+      ...this.attachmentLimitsFor(document),
     });
     const { format, language, ocr } = extraction;
     // The knowledge bases' PII setting (ADR 51): with `redact`, the redacted text is what is
@@ -166,6 +181,21 @@ export class ParsingService {
       'text/plain; charset=utf-8',
     );
     await putJson(this.blobs, extractedTextIndexKey(tenantId, documentId, version), layout.index);
+    if (extraction.attachments) {
+      // Stored, then reported: document-service makes each a document linked to the mail.
+      const attachments = await storeAttachments(
+        this.blobs,
+        tenantId,
+        document,
+        extraction.attachments,
+      );
+      await this.producer.publish({
+        topic: Topics.documentStatus,
+        tenantId,
+        key: documentId,
+        payload: { documentId, version, status: 'parsing', attachments },
+      });
+    }
     const versionSpaces = pipelines.map((p) => p.space);
     // Chunked once per distinct chunker; each pipeline gets its own event, so each model embeds.
     const chunkings = new Map<

@@ -83,6 +83,7 @@ export class WorkerTextExtractor implements TextExtractor {
           body,
           limits: this.options.limits,
           ...(input.settings ? { settings: input.settings } : {}),
+          ...(input.attachments ? { attachments: input.attachments } : {}),
         },
         { signal: timer.signal, transferList: [body.buffer] },
       );

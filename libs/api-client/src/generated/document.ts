@@ -597,6 +597,33 @@ export interface operations {
               pii?: {
                 [key: string]: number;
               };
+              /**
+               * Format: uuid
+               * @description The mail this document was attached to
+               */
+              attachedTo?: string;
+              /** @description A mail's attachments: their documents, and those skipped with why */
+              attachments?: {
+                documents: {
+                  /** Format: uuid */
+                  id: string;
+                  filename: string;
+                  /** @enum {string} */
+                  status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+                }[];
+                skipped: {
+                  index: number;
+                  filename: string;
+                  /** @enum {string} */
+                  reason:
+                    | 'unsupported_type'
+                    | 'too_large'
+                    | 'too_many'
+                    | 'inline'
+                    | 'empty'
+                    | 'quota_exceeded';
+                }[];
+              };
             }[];
             nextCursor: string | null;
           };
@@ -784,6 +811,33 @@ export interface operations {
             pii?: {
               [key: string]: number;
             };
+            /**
+             * Format: uuid
+             * @description The mail this document was attached to
+             */
+            attachedTo?: string;
+            /** @description A mail's attachments: their documents, and those skipped with why */
+            attachments?: {
+              documents: {
+                /** Format: uuid */
+                id: string;
+                filename: string;
+                /** @enum {string} */
+                status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+              }[];
+              skipped: {
+                index: number;
+                filename: string;
+                /** @enum {string} */
+                reason:
+                  | 'unsupported_type'
+                  | 'too_large'
+                  | 'too_many'
+                  | 'inline'
+                  | 'empty'
+                  | 'quota_exceeded';
+              }[];
+            };
           };
         };
       };
@@ -868,6 +922,33 @@ export interface operations {
             /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
             pii?: {
               [key: string]: number;
+            };
+            /**
+             * Format: uuid
+             * @description The mail this document was attached to
+             */
+            attachedTo?: string;
+            /** @description A mail's attachments: their documents, and those skipped with why */
+            attachments?: {
+              documents: {
+                /** Format: uuid */
+                id: string;
+                filename: string;
+                /** @enum {string} */
+                status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+              }[];
+              skipped: {
+                index: number;
+                filename: string;
+                /** @enum {string} */
+                reason:
+                  | 'unsupported_type'
+                  | 'too_large'
+                  | 'too_many'
+                  | 'inline'
+                  | 'empty'
+                  | 'quota_exceeded';
+              }[];
             };
           };
         };
@@ -1123,6 +1204,33 @@ export interface operations {
             pii?: {
               [key: string]: number;
             };
+            /**
+             * Format: uuid
+             * @description The mail this document was attached to
+             */
+            attachedTo?: string;
+            /** @description A mail's attachments: their documents, and those skipped with why */
+            attachments?: {
+              documents: {
+                /** Format: uuid */
+                id: string;
+                filename: string;
+                /** @enum {string} */
+                status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+              }[];
+              skipped: {
+                index: number;
+                filename: string;
+                /** @enum {string} */
+                reason:
+                  | 'unsupported_type'
+                  | 'too_large'
+                  | 'too_many'
+                  | 'inline'
+                  | 'empty'
+                  | 'quota_exceeded';
+              }[];
+            };
           };
         };
       };
@@ -1207,6 +1315,33 @@ export interface operations {
             /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
             pii?: {
               [key: string]: number;
+            };
+            /**
+             * Format: uuid
+             * @description The mail this document was attached to
+             */
+            attachedTo?: string;
+            /** @description A mail's attachments: their documents, and those skipped with why */
+            attachments?: {
+              documents: {
+                /** Format: uuid */
+                id: string;
+                filename: string;
+                /** @enum {string} */
+                status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+              }[];
+              skipped: {
+                index: number;
+                filename: string;
+                /** @enum {string} */
+                reason:
+                  | 'unsupported_type'
+                  | 'too_large'
+                  | 'too_many'
+                  | 'inline'
+                  | 'empty'
+                  | 'quota_exceeded';
+              }[];
             };
           };
         };
@@ -1370,6 +1505,33 @@ export interface operations {
             pii?: {
               [key: string]: number;
             };
+            /**
+             * Format: uuid
+             * @description The mail this document was attached to
+             */
+            attachedTo?: string;
+            /** @description A mail's attachments: their documents, and those skipped with why */
+            attachments?: {
+              documents: {
+                /** Format: uuid */
+                id: string;
+                filename: string;
+                /** @enum {string} */
+                status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+              }[];
+              skipped: {
+                index: number;
+                filename: string;
+                /** @enum {string} */
+                reason:
+                  | 'unsupported_type'
+                  | 'too_large'
+                  | 'too_many'
+                  | 'inline'
+                  | 'empty'
+                  | 'quota_exceeded';
+              }[];
+            };
           };
         };
       };
@@ -1435,6 +1597,14 @@ export interface operations {
             blobDeleted?: boolean;
             /** @enum {string} */
             indexRemoval: 'scheduled';
+            attachments?: {
+              deleted: string[];
+              held: {
+                /** Format: uuid */
+                documentId: string;
+                hold: string;
+              }[];
+            };
           };
         };
       };
@@ -1601,6 +1771,33 @@ export interface operations {
             /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
             pii?: {
               [key: string]: number;
+            };
+            /**
+             * Format: uuid
+             * @description The mail this document was attached to
+             */
+            attachedTo?: string;
+            /** @description A mail's attachments: their documents, and those skipped with why */
+            attachments?: {
+              documents: {
+                /** Format: uuid */
+                id: string;
+                filename: string;
+                /** @enum {string} */
+                status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+              }[];
+              skipped: {
+                index: number;
+                filename: string;
+                /** @enum {string} */
+                reason:
+                  | 'unsupported_type'
+                  | 'too_large'
+                  | 'too_many'
+                  | 'inline'
+                  | 'empty'
+                  | 'quota_exceeded';
+              }[];
             };
           };
         };
@@ -1779,6 +1976,33 @@ export interface operations {
             /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
             pii?: {
               [key: string]: number;
+            };
+            /**
+             * Format: uuid
+             * @description The mail this document was attached to
+             */
+            attachedTo?: string;
+            /** @description A mail's attachments: their documents, and those skipped with why */
+            attachments?: {
+              documents: {
+                /** Format: uuid */
+                id: string;
+                filename: string;
+                /** @enum {string} */
+                status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+              }[];
+              skipped: {
+                index: number;
+                filename: string;
+                /** @enum {string} */
+                reason:
+                  | 'unsupported_type'
+                  | 'too_large'
+                  | 'too_many'
+                  | 'inline'
+                  | 'empty'
+                  | 'quota_exceeded';
+              }[];
             };
           };
         };
@@ -2904,6 +3128,33 @@ export interface operations {
               pii?: {
                 [key: string]: number;
               };
+              /**
+               * Format: uuid
+               * @description The mail this document was attached to
+               */
+              attachedTo?: string;
+              /** @description A mail's attachments: their documents, and those skipped with why */
+              attachments?: {
+                documents: {
+                  /** Format: uuid */
+                  id: string;
+                  filename: string;
+                  /** @enum {string} */
+                  status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+                }[];
+                skipped: {
+                  index: number;
+                  filename: string;
+                  /** @enum {string} */
+                  reason:
+                    | 'unsupported_type'
+                    | 'too_large'
+                    | 'too_many'
+                    | 'inline'
+                    | 'empty'
+                    | 'quota_exceeded';
+                }[];
+              };
             }[];
             nextCursor: string | null;
           };
@@ -3174,6 +3425,33 @@ export interface operations {
             pii?: {
               [key: string]: number;
             };
+            /**
+             * Format: uuid
+             * @description The mail this document was attached to
+             */
+            attachedTo?: string;
+            /** @description A mail's attachments: their documents, and those skipped with why */
+            attachments?: {
+              documents: {
+                /** Format: uuid */
+                id: string;
+                filename: string;
+                /** @enum {string} */
+                status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+              }[];
+              skipped: {
+                index: number;
+                filename: string;
+                /** @enum {string} */
+                reason:
+                  | 'unsupported_type'
+                  | 'too_large'
+                  | 'too_many'
+                  | 'inline'
+                  | 'empty'
+                  | 'quota_exceeded';
+              }[];
+            };
           };
         };
       };
@@ -3258,6 +3536,33 @@ export interface operations {
             /** @description PII found in the current version, counted by type (knowledge-base setting pii) */
             pii?: {
               [key: string]: number;
+            };
+            /**
+             * Format: uuid
+             * @description The mail this document was attached to
+             */
+            attachedTo?: string;
+            /** @description A mail's attachments: their documents, and those skipped with why */
+            attachments?: {
+              documents: {
+                /** Format: uuid */
+                id: string;
+                filename: string;
+                /** @enum {string} */
+                status: 'pending' | 'parsing' | 'embedding' | 'indexing' | 'indexed' | 'failed';
+              }[];
+              skipped: {
+                index: number;
+                filename: string;
+                /** @enum {string} */
+                reason:
+                  | 'unsupported_type'
+                  | 'too_large'
+                  | 'too_many'
+                  | 'inline'
+                  | 'empty'
+                  | 'quota_exceeded';
+              }[];
             };
           };
         };

@@ -35,6 +35,11 @@ export const documentUploadedSchema = z.object({
   attributes: documentAttributesSchema.prefault({}),
   /** The distinct pipelines (chunker, model) of its knowledge bases (docs/adr/0012). */
   pipelines: z.array(pipelineSchema).min(1),
+  /**
+   * The mail this document was attached to (docs/adr/0048): the parser reads no attachments of
+   * an attachment, so nested mails go one level deep. Absent for every other document.
+   */
+  attachedTo: z.uuid().optional(),
 });
 export type DocumentUploaded = z.infer<typeof documentUploadedSchema>;
 
@@ -176,6 +181,57 @@ export const FAILURE_REASONS = [
 export const failureReasonSchema = z.enum(FAILURE_REASONS);
 export type FailureReason = z.infer<typeof failureReasonSchema>;
 
+/** Why the parser did not report one of a mail's attachments (docs/adr/0048). */
+export const ATTACHMENT_SKIP_REASONS = [
+  /** Not a format the parser reads, or content that contradicts its declared type. */
+  'unsupported_type',
+  /** Over the parser's input limit. */
+  'too_large',
+  /** Past the most attachments one mail may bring (PARSER_MAX_ATTACHMENTS). */
+  'too_many',
+  /** Part of the body (an inline image), not an attachment of its own. */
+  'inline',
+  'empty',
+  /** Over a quota of the mail's tenant or knowledge bases (document-service, docs/adr/0053). */
+  'quota_exceeded',
+] as const;
+export const attachmentSkipReasonSchema = z.enum(ATTACHMENT_SKIP_REASONS);
+export type AttachmentSkipReason = z.infer<typeof attachmentSkipReasonSchema>;
+
+/** The most attachments, read or skipped, one report lists: its message stays near 100 KB. */
+export const MAIL_ATTACHMENTS_REPORT_MAX = 1000;
+
+/**
+ * A mail's attachments the parser read (their bytes stored under the mail's derived prefix,
+ * `blob`) and those it skipped, each by its place among the mail's attachments (`index`, from 0).
+ */
+export const mailAttachmentsSchema = z.object({
+  extracted: z
+    .array(
+      z.object({
+        index: z.number().int().nonnegative(),
+        filename: z.string().min(1),
+        contentType: z.string(),
+        sizeBytes: z.number().int().positive(),
+        sha256: z.string().regex(/^[a-f0-9]{64}$/),
+        blob: blobRefSchema,
+      }),
+    )
+    .max(MAIL_ATTACHMENTS_REPORT_MAX),
+  skipped: z
+    .array(
+      z.object({
+        index: z.number().int().nonnegative(),
+        filename: z.string(),
+        reason: attachmentSkipReasonSchema,
+      }),
+    )
+    .max(MAIL_ATTACHMENTS_REPORT_MAX),
+});
+export type MailAttachments = z.infer<typeof mailAttachmentsSchema>;
+/** The attachments of a mail its parse skipped, each with why (as document-service keeps them). */
+export type SkippedAttachments = MailAttachments['skipped'];
+
 export const documentStatusChangedSchema = z.object({
   documentId: z.uuid(),
   version: z.number().int().positive(),
@@ -189,5 +245,7 @@ export const documentStatusChangedSchema = z.object({
    * second `parsing` event).
    */
   pii: piiSummarySchema.optional(),
+  /** A mail's attachments (docs/adr/0048), sent by the parser on a `parsing` event of their own. */
+  attachments: mailAttachmentsSchema.optional(),
 });
 export type DocumentStatusChanged = z.infer<typeof documentStatusChangedSchema>;

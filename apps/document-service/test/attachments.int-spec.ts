@@ -1,0 +1,135 @@
+import { createHash, randomUUID } from 'node:crypto';
+
+import { toTenantId } from '@kb/contracts';
+import { createDatabase, createPool, migrateToLatest } from '@kb/database';
+import { type Kysely, sql } from 'kysely';
+import type { Pool } from 'pg';
+
+import { AttachmentIntake } from '../src/attachments/attachment-intake';
+import { MailAttachmentLinks } from '../src/attachments/attachment-links';
+import { SqlAttachmentsRepository } from '../src/attachments/attachments-sql.repository';
+import { placeHoldSchema } from '../src/holds/legal-hold.model';
+import { migrations } from '../src/migrations';
+import type { DocumentDatabase } from '../src/platform/db.types';
+import { newAccess, spool } from '../src/testing/document-service.fixture';
+import { unlimitedQuotas } from '../src/usage/usage.service';
+import { sqlDocumentService } from './support/sql-document-service';
+
+jest.setTimeout(30_000);
+
+const files = spool();
+afterAll(() => files.cleanup());
+
+/**
+ * A mail's attachments over real Postgres (docs/adr/0048): the `attached_to` link and the
+ * skipped list as the columns hold them, idempotence under the external-id index, and the
+ * mail's delete taking its attachments with it but for a held one.
+ */
+describe('mail attachments (SQL)', () => {
+  const schema = `attachments_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const tenant = toTenantId('t1');
+  const alice = newAccess({ tenantId: tenant });
+  const admin = newAccess({ tenantId: tenant, userId: 'root', isAdmin: true });
+  const now = () => new Date('2026-11-27T07:00:00Z');
+  let pool: Pool;
+  let db: Kysely<DocumentDatabase>;
+  let service: ReturnType<typeof sqlDocumentService>;
+  let intake: AttachmentIntake;
+
+  beforeAll(async () => {
+    pool = createPool({ url: process.env['DATABASE_URL']!, schema, maxConnections: 2 });
+    db = createDatabase<DocumentDatabase>(pool);
+    await migrateToLatest(db, schema, migrations);
+    service = sqlDocumentService(db, now);
+    const links = new MailAttachmentLinks(
+      service.documentsRepository,
+      service.holds,
+      service.writer,
+      service.blobs,
+    );
+    intake = new AttachmentIntake(
+      service.documentsRepository,
+      new SqlAttachmentsRepository(db),
+      links,
+      service.uploads,
+      service.membership,
+      service.transactions,
+      service.relay,
+      service.blobs,
+      now,
+      unlimitedQuotas,
+      { MAX_UPLOAD_BYTES: 1024 },
+    );
+  });
+
+  afterAll(async () => {
+    await sql`DROP SCHEMA ${sql.raw(schema)} CASCADE`.execute(db);
+    await pool.end();
+  });
+
+  const report = async (mailId: string, version: number, contents: string[]) => {
+    const extracted = [];
+    for (const [index, content] of contents.entries()) {
+      const key = `derived/${tenant}/${mailId}/v${version}/attachments/${index}`;
+      await service.blobs.put(key, Buffer.from(content));
+      extracted.push({
+        index,
+        filename: `part-${index}.md`,
+        contentType: 'text/markdown',
+        sizeBytes: Buffer.byteLength(content),
+        sha256: createHash('sha256').update(content).digest('hex'),
+        blob: { bucket: service.blobs.bucket, key },
+      });
+    }
+    const skipped = [
+      { index: contents.length, filename: 'x.gif', reason: 'unsupported_type' as const },
+    ];
+    const event = { documentId: mailId, version, status: 'parsing' as const };
+    return [
+      { tenantId: tenant, event: { ...event, attachments: { extracted, skipped } }, at: now() },
+    ];
+  };
+
+  it("links, lists and deletes a mail's attachments, once each, a held one kept", async () => {
+    const mail = await service.documents.upload(
+      tenant,
+      alice,
+      files.file('From: a@x\r\n\r\nhi', 'm.eml'),
+      {},
+    );
+    const events = await report(mail.id, 1, ['# One', '# Two']);
+    await intake.receive(events);
+    await intake.receive(events);
+    const view = await service.documents.get(tenant, alice, mail.id);
+    expect(view.attachments).toEqual({
+      documents: [
+        { id: expect.any(String), filename: 'part-0.md', status: 'pending' },
+        { id: expect.any(String), filename: 'part-1.md', status: 'pending' },
+      ],
+      skipped: [{ index: 2, filename: 'x.gif', reason: 'unsupported_type' }],
+    });
+    const [one, two] = view.attachments!.documents;
+    expect(await service.documents.get(tenant, alice, one!.id)).toMatchObject({
+      attachedTo: mail.id,
+      externalId: `attachment:${mail.id}:v1:0`,
+    });
+    // A report of a version the mail does not have changes nothing.
+    await new SqlAttachmentsRepository(db).recordSkipped(tenant, mail.id, 2, []);
+    expect((await service.documents.get(tenant, alice, mail.id)).attachments!.skipped).toHaveLength(
+      1,
+    );
+
+    await service.legalHolds.place(
+      tenant,
+      admin,
+      placeHoldSchema.parse({ name: 'inquiry', documentIds: [two!.id] }),
+    );
+    const deleted = await service.documents.delete(tenant, alice, mail.id);
+    expect(deleted.attachments).toEqual({
+      deleted: [one!.id],
+      held: [{ documentId: two!.id, hold: 'inquiry' }],
+    });
+    const left = await db.selectFrom('documents').select(['id', 'attached_to']).execute();
+    expect(left).toEqual([{ id: two!.id, attached_to: mail.id }]);
+  });
+});
