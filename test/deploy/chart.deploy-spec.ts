@@ -455,6 +455,7 @@ describe.each([
         PARSER_MAX_TEXT_CHARS: true,
         PARSER_ZIP_MAX_ENTRIES: true,
         PARSER_ZIP_MAX_INFLATED_MB: true,
+        PARSER_MAX_ATTACHMENTS: true,
       })
       .strict()
       .parse(
@@ -467,7 +468,7 @@ describe.each([
     // Every bound is set by the chart (none left to a default), and the threads' heaps take at
     // most half the container: the main process holds the tokenizer and the text being chunked.
     expect(Object.values(limits).every((value) => Number.isInteger(value))).toBe(true);
-    expect([...env.keys()].filter((k) => k.startsWith('PARSER_'))).toHaveLength(6);
+    expect([...env.keys()].filter((k) => k.startsWith('PARSER_'))).toHaveLength(7);
     const memoryMib = mebibytes(container.resources?.limits?.['memory']);
     expect(limits.PARSER_WORKERS * limits.PARSER_WORKER_MAX_MEMORY_MB).toBeLessThanOrEqual(
       memoryMib / 2,

@@ -274,6 +274,7 @@ PARSER_TIMEOUT_MS: {{ $v.parser.timeoutMs | quote }}
 PARSER_MAX_TEXT_CHARS: {{ $v.parser.maxTextChars | quote }}
 PARSER_ZIP_MAX_ENTRIES: {{ $v.parser.zipMaxEntries | quote }}
 PARSER_ZIP_MAX_INFLATED_MB: {{ $v.parser.zipMaxInflatedMb | quote }}
+PARSER_MAX_ATTACHMENTS: {{ $v.parser.maxAttachments | quote }}
 # OCR in its own pool (docs/adr/0050).
 OCR_WORKERS: {{ $v.parser.ocr.workers | quote }}
 OCR_WORKER_MAX_MEMORY_MB: {{ $v.parser.ocr.workerMaxMemoryMb | quote }}
