@@ -31,6 +31,8 @@ import { AuditConsumer } from './audit/audit.consumer';
 import { AuditController } from './audit/audit.controller';
 import { AuditRepository } from './audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from './config/acl.config';
+import { GrantEndsRepository } from './grants/grant-ends.repository';
+import { GrantExpiryTask } from './grants/grant-expiry.task';
 import { migrationPlans } from './migrations';
 import { OpenApiController } from './openapi.controller';
 import type { DB } from './platform/db.generated';
@@ -77,6 +79,8 @@ export class AppModule {
         AuditRepository,
         PolicyVersionsRepository,
         PolicyService,
+        GrantEndsRepository,
+        GrantExpiryTask,
         { provide: ACCESS_POLICY, useClass: AclAccessPolicy },
         {
           provide: GrpcTransport,
