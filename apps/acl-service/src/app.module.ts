@@ -31,6 +31,7 @@ import { AuditConsumer } from './audit/audit.consumer';
 import { AuditController } from './audit/audit.controller';
 import { AuditRepository } from './audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from './config/acl.config';
+import { DocumentGrantsConsumer } from './grants/document-grants.consumer';
 import { GrantEndsRepository } from './grants/grant-ends.repository';
 import { GrantExpiryTask } from './grants/grant-expiry.task';
 import { migrationPlans } from './migrations';
@@ -92,9 +93,10 @@ export class AppModule {
         },
         AuditConsumer,
         PolicyConsumer,
+        DocumentGrantsConsumer,
         {
           provide: EVENT_CONSUMERS,
-          inject: [AuditConsumer, PolicyConsumer],
+          inject: [AuditConsumer, PolicyConsumer, DocumentGrantsConsumer],
           useFactory: (...consumers: Array<{ consumer: EventConsumer }>) =>
             consumers.map(({ consumer }) => consumer),
         },

@@ -82,3 +82,18 @@ export class EndingGrants {
     return earliest === Infinity ? undefined : new Date(earliest);
   }
 }
+
+/**
+ * Removes a grouping rule from the enforcer and from the store. An ended rule was usually dropped
+ * from memory already, where casbin's own delete would no longer reach the store.
+ */
+export async function removeGrouping(enforcer: Enforcer, rule: string[]): Promise<void> {
+  await enforcer.selfRemovePolicy('g', 'g', rule);
+  await enforcer
+    .getAdapter()
+    .removePolicy('g', 'g', rule)
+    .catch((error: unknown) => {
+      // casbin's StringAdapter (unit tests) stores nothing.
+      if (!(error instanceof Error && error.message === 'not implemented')) throw error;
+    });
+}

@@ -1,4 +1,4 @@
-import type { Caller } from '@kb/auth';
+import { type Caller, principal } from '@kb/auth';
 import { type AuditEvent, Topics, toTenantId } from '@kb/contracts';
 import { MemoryEventProducer } from '@kb/testing';
 import { StringAdapter } from 'casbin';
@@ -6,6 +6,7 @@ import { StringAdapter } from 'casbin';
 import { enforcerSourceOver } from '../policy/enforcer.factory';
 import { PolicyService } from '../policy/policy.service';
 import type { PolicyVersions } from '../policy/policy-versions.repository';
+import { grantPrincipalsOf, registerGrants } from './document-grants.consumer';
 import { MemoryGrantEnds } from './grant-ends.memory';
 import { GrantExpiryTask } from './grant-expiry.task';
 
@@ -186,6 +187,66 @@ describe('expiring grants', () => {
     expect(audit.map((a) => JSON.parse(a.event.detail).kind).slice(-2)).toEqual([
       'grant_expired',
       'role_assigned',
+    ]);
+  });
+});
+
+describe('document grants (kb.document.v1)', () => {
+  const bobUntil = principal.grant('u:bob', new Date(T0 + 4000));
+  const engUntil = principal.grant('g:eng', new Date(T0 + 8000));
+  const uploaded = (principals: string[]) =>
+    ({
+      kind: 'acl_changed',
+      documentId: '00000000-0000-4000-8000-000000000001',
+      principals,
+      metaVersion: 2,
+    }) as const;
+
+  it('finds the grant principals a document event names, and nothing else', () => {
+    expect(grantPrincipalsOf(uploaded(['u:alice', bobUntil, 'x:nonsense', 'g:eng']))).toEqual([
+      bobUntil,
+    ]);
+    expect(
+      grantPrincipalsOf({
+        kind: 'access_snapshot',
+        documents: [
+          {
+            documentId: '00000000-0000-4000-8000-000000000001',
+            metaVersion: 1,
+            principals: [bobUntil],
+          },
+          {
+            documentId: '00000000-0000-4000-8000-000000000002',
+            metaVersion: 1,
+            principals: [bobUntil, engUntil],
+          },
+        ],
+      }),
+    ).toEqual([bobUntil, engUntil]);
+  });
+
+  it('links a member to its grant principal until the end, once, audited as system', async () => {
+    const { policy, clock, audit } = await setUp();
+    const ended = principal.grant('u:old', new Date(T0 - 1));
+    expect(await registerGrants(policy, 't1', [bobUntil, engUntil, ended], clock.now)).toBe(2);
+    expect(await registerGrants(policy, 't1', [bobUntil, engUntil], clock.now)).toBe(0);
+    expect(audit.map((a) => [a.event.actor, JSON.parse(a.event.detail).kind])).toEqual([
+      ['system', 'grant_added'],
+      ['system', 'grant_added'],
+    ]);
+    const bob = await policy.expand(caller('bob', ['eng']));
+    expect(bob.principals).toEqual(['g:eng', 'u:bob', 't:*', bobUntil, engUntil].sort());
+    expect(bob.validUntil).toBe(at(4));
+    expect((await policy.expand(caller('cy'))).principals).toEqual(['t:*', 'u:cy']);
+    clock.now = T0 + 4000;
+    expect((await policy.expand(caller('bob', ['eng']))).principals).toEqual(
+      ['g:eng', 'u:bob', 't:*', engUntil].sort(),
+    );
+    clock.now = T0 + 8000;
+    expect((await policy.expand(caller('bob', ['eng']))).principals).toEqual([
+      'g:eng',
+      't:*',
+      'u:bob',
     ]);
   });
 });

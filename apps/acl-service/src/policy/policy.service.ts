@@ -14,7 +14,7 @@ import type { Enforcer } from 'casbin';
 
 import { AuditRepository } from '../audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from '../config/acl.config';
-import { EndingGrants } from '../grants/ending-grants';
+import { EndingGrants, removeGrouping } from '../grants/ending-grants';
 import {
   type GrantEnd,
   type GrantEnds,
@@ -47,6 +47,7 @@ export interface PolicyChange {
     | 'group_member_added'
     | 'group_member_removed'
     | 'role_permissions_set'
+    | 'grant_added'
     | 'grant_expired';
   /** `u:alice` or `g:eng`: whose expansion changes. */
   member?: string;
@@ -183,6 +184,7 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
     switch (change.kind) {
       case 'role_assigned':
       case 'group_member_added':
+      case 'grant_added':
         await this.settleEnded(tenant, change.member!, change.target!);
         await this.setEnd(tenant, change.member!, change.target!, change.expiresAt);
         await e.addRoleForUser(change.member!, change.target!, tenant);
@@ -237,15 +239,7 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
    * the end records the change as `system`; false for the others.
    */
   async expire(end: GrantEnd): Promise<boolean> {
-    // Usually dropped from memory already, where casbin's own delete would not reach the store.
-    const rule = [end.member, end.target, end.tenantId];
-    await this.enforcer.selfRemovePolicy('g', 'g', rule);
-    await this.enforcer
-      .getAdapter()
-      .removePolicy('g', 'g', rule)
-      .catch((error: unknown) => {
-        if (!(error instanceof Error && error.message === 'not implemented')) throw error;
-      });
+    await removeGrouping(this.enforcer, [end.member, end.target, end.tenantId]);
     if (!(await this.grantEnds.claim(end))) return false;
     this.ending.clear(end.tenantId, end.member, end.target);
     await this.record(end.tenantId, 'system', {
@@ -255,6 +249,12 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
       expiresAt: end.expiresAt.toISOString(),
     });
     return true;
+  }
+
+  /** Whether `member → target` is held with an end (document grants arrive more than once). */
+  async holdsGrant(tenantId: string, member: string, target: string): Promise<boolean> {
+    await this.fresh(tenantId);
+    return this.ending.endOf(tenantId, member, target) !== undefined;
   }
 
   /** A grant given again after it ended but before the job removed it: expire it first. */

@@ -579,6 +579,9 @@ export interface operations {
                   /** @default [] */
                   groups: string[];
                 };
+                until?: {
+                  [key: string]: string;
+                };
               };
               stageTimes: {
                 [key: string]: string;
@@ -694,6 +697,9 @@ export interface operations {
               /** @default [] */
               groups?: string[];
             };
+            until?: {
+              [key: string]: string;
+            };
           };
           externalId?: string;
           /** Format: date-time */
@@ -765,6 +771,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -850,6 +859,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -1105,6 +1117,9 @@ export interface operations {
                 /** @default [] */
                 groups: string[];
               };
+              until?: {
+                [key: string]: string;
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -1189,6 +1204,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -1351,6 +1369,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -1584,6 +1605,9 @@ export interface operations {
                 /** @default [] */
                 groups: string[];
               };
+              until?: {
+                [key: string]: string;
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -1694,6 +1718,9 @@ export interface operations {
             /** @default [] */
             groups?: string[];
           };
+          until?: {
+            [key: string]: string;
+          };
         };
       };
     };
@@ -1761,6 +1788,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -2886,6 +2916,9 @@ export interface operations {
                   /** @default [] */
                   groups: string[];
                 };
+                until?: {
+                  [key: string]: string;
+                };
               };
               stageTimes: {
                 [key: string]: string;
@@ -3080,6 +3113,9 @@ export interface operations {
               /** @default [] */
               groups?: string[];
             };
+            until?: {
+              [key: string]: string;
+            };
           };
           chunks: {
             id?: string;
@@ -3155,6 +3191,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -3240,6 +3279,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
