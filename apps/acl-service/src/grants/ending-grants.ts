@@ -41,9 +41,11 @@ export class EndingGrants {
     return this.ends.get(tenantId)?.get(keyOf(member, target))?.expiresAt;
   }
 
-  /** The tenant's ends, for the policy listing. */
-  list(tenantId: string): GrantEnd[] {
-    return [...(this.ends.get(tenantId)?.values() ?? [])];
+  /** The tenant's ends still ahead at `now`, for the policy listing. */
+  list(tenantId: string, now: number): GrantEnd[] {
+    return [...(this.ends.get(tenantId)?.values() ?? [])].filter(
+      (end) => end.expiresAt.getTime() > now,
+    );
   }
 
   /** Removes from `enforcer` (in memory only) every rule whose end is at or before `now`. */

@@ -295,7 +295,7 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
         m!,
         r!,
       ]),
-      ends: this.ending.list(tenantId).map((end) => ({
+      ends: this.ending.list(tenantId, this.now()).map((end) => ({
         member: end.member,
         target: end.target,
         expiresAt: end.expiresAt.toISOString(),
