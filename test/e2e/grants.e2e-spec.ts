@@ -13,6 +13,7 @@ jest.setTimeout(180_000);
 
 /** How long a grant lasts: long enough to see it work, short enough to wait for its end. */
 const GRANT_MS = 8_000;
+const MODES = ['semantic', 'lexical'];
 const sleepUntil = (at: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
 
@@ -23,11 +24,16 @@ describe('expiring grants', () => {
   });
   const aclUrl = () => `http://127.0.0.1:${suite.ports['acl-service']!.port}`;
   const as = (user: string, roles: string[] = []) => suite.auth({ user, roles });
+  /** The documents `user` finds, by each index on its own (pgvector, then the lexical index). */
   const search = async (user: string, query: string) => {
+    const found = await Promise.all(MODES.map((mode) => searchIn(mode, user, query)));
+    return [...new Set(found.flat())];
+  };
+  const searchIn = async (mode: string, user: string, query: string) => {
     const response = await fetch(`${suite.queryUrl}/v1/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(await as(user)) },
-      body: JSON.stringify({ query, topK: 5 }),
+      body: JSON.stringify({ query, topK: 5, mode }),
     });
     const body = (await response.json()) as { hits: Array<{ documentId: string }> };
     return body.hits.map((hit) => hit.documentId);
@@ -61,9 +67,10 @@ describe('expiring grants', () => {
       body: JSON.stringify({ users: ['vic'], until: { 'u:vic': until } }),
     });
     expect(set.status).toBe(200);
+    // Found by each index: both hold the grant principal.
     await waitFor(
-      () => search('vic', word),
-      (ids) => ids.includes(id),
+      () => Promise.all(MODES.map((mode) => searchIn(mode, 'vic', word))),
+      (found) => found.every((ids) => ids.includes(id)),
       GRANT_MS - 1_000,
     );
     expect(await get('vic', id)).toBe(200);
