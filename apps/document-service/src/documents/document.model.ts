@@ -44,17 +44,32 @@ const grantEndsSchema = z
  * and who may change (`writers`: edit, new content) or delete it beside the tenant-wide roles. A
  * writer or deleter also reads it. `until` gives entries an end.
  */
-export const documentAclSchema = z.object({
-  users: z.array(principalName).max(256).default([]),
-  groups: z.array(principalName).max(256).default([]),
-  roles: z.array(principalName).max(64).default([]),
-  /** Everyone in the tenant. */
-  tenant: z.boolean().default(false),
-  writers: granteesSchema.optional(),
-  deleters: granteesSchema.optional(),
-  until: grantEndsSchema.optional(),
-});
+export const documentAclSchema = z
+  .object({
+    users: z.array(principalName).max(256).default([]),
+    groups: z.array(principalName).max(256).default([]),
+    roles: z.array(principalName).max(64).default([]),
+    /** Everyone in the tenant. */
+    tenant: z.boolean().default(false),
+    writers: granteesSchema.optional(),
+    deleters: granteesSchema.optional(),
+    until: grantEndsSchema.optional(),
+  })
+  .refine((acl) => Object.keys(acl.until ?? {}).every((p) => namedIn(acl, p)), {
+    message: 'each key of until must name a user or group of the ACL',
+    path: ['until'],
+  });
 export type DocumentAcl = z.infer<typeof documentAclSchema>;
+
+/** Whether the ACL lists `u:<id>` or `g:<id>` as reader, writer or deleter. */
+function namedIn(
+  acl: { users: string[]; groups: string[]; writers?: Grantees; deleters?: Grantees },
+  p: string,
+): boolean {
+  const name = p.slice(2);
+  const lists = [acl, acl.writers, acl.deleters];
+  return lists.some((l) => (p.startsWith('u:') ? l?.users : l?.groups)?.includes(name) ?? false);
+}
 
 /**
  * A user's or group's principal as the document grants it: itself, or the grant principal that

@@ -2,6 +2,7 @@ import { type Action, principal } from '@kb/auth';
 import { Topics } from '@kb/contracts';
 import { ErrorKind } from '@kb/errors';
 
+import { documentAclSchema } from '../documents/document.model';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import {
   type DocumentServiceFixture,
@@ -81,6 +82,16 @@ describe('time-bound document grants (ADR 54)', () => {
     await expect(
       f.documents.edit(TENANT, plainBob, document.id, { tags: ['x'] }),
     ).rejects.toMatchObject({ kind: ErrorKind.NotFound });
+  });
+
+  it('takes ends only for users and groups the ACL names', () => {
+    const acl = { users: ['bob'], writers: { users: [], groups: ['eng'] } };
+    expect(
+      documentAclSchema.safeParse({ ...acl, until: { 'u:bob': END, 'g:eng': END } }).success,
+    ).toBe(true);
+    const typo = documentAclSchema.safeParse({ ...acl, until: { 'u:bbo': END } });
+    expect(typo.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['until']);
+    expect(documentAclSchema.safeParse({ ...acl, until: { 'r:editor': END } }).success).toBe(false);
   });
 
   it('refuses an end already passed with invalid_acl', async () => {
