@@ -13,6 +13,7 @@ const GROUPS = [
   'indexing-service',
   'webhook-service',
   'acl-service-audit',
+  'acl-service-document-grants',
   'document-service-usage',
 ];
 

@@ -128,7 +128,11 @@ const SERVICES = [
  * documents of its own databases and bucket, would keep them busy with originals they cannot find
  * (each tried several times before its dead letter), so the drill moves them past its events.
  */
-const SHARED_GROUPS = [...SERVICES.filter((s) => s !== 'query-service'), 'acl-service-audit'];
+const SHARED_GROUPS = [
+  ...SERVICES.filter((s) => s !== 'query-service'),
+  'acl-service-audit',
+  'acl-service-document-grants',
+];
 
 export async function groupsAtTopicEnds(shared = false): Promise<void> {
   const kafka = createKafka({

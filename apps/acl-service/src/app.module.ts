@@ -31,6 +31,9 @@ import { AuditConsumer } from './audit/audit.consumer';
 import { AuditController } from './audit/audit.controller';
 import { AuditRepository } from './audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from './config/acl.config';
+import { DocumentGrantsConsumer } from './grants/document-grants.consumer';
+import { GrantEndsRepository } from './grants/grant-ends.repository';
+import { GrantExpiryTask } from './grants/grant-expiry.task';
 import { migrationPlans } from './migrations';
 import { OpenApiController } from './openapi.controller';
 import type { DB } from './platform/db.generated';
@@ -77,6 +80,8 @@ export class AppModule {
         AuditRepository,
         PolicyVersionsRepository,
         PolicyService,
+        GrantEndsRepository,
+        GrantExpiryTask,
         { provide: ACCESS_POLICY, useClass: AclAccessPolicy },
         {
           provide: GrpcTransport,
@@ -88,9 +93,10 @@ export class AppModule {
         },
         AuditConsumer,
         PolicyConsumer,
+        DocumentGrantsConsumer,
         {
           provide: EVENT_CONSUMERS,
-          inject: [AuditConsumer, PolicyConsumer],
+          inject: [AuditConsumer, PolicyConsumer, DocumentGrantsConsumer],
           useFactory: (...consumers: Array<{ consumer: EventConsumer }>) =>
             consumers.map(({ consumer }) => consumer),
         },

@@ -8,6 +8,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Pool } from 'pg';
 
 import { AuditRepository } from '../src/audit/audit.repository';
+import { GrantEndsRepository } from '../src/grants/grant-ends.repository';
 import { migrations } from '../src/migrations';
 import type { DB } from '../src/platform/db.generated';
 import { enforcerSource } from '../src/policy/enforcer.factory';
@@ -47,6 +48,7 @@ describe('PolicyService', () => {
       producer,
       new AuditRepository(db),
       { POLICY_RELOAD_INTERVAL_MS: 0 },
+      new GrantEndsRepository(db),
     );
   });
 
@@ -129,6 +131,7 @@ describe('PolicyService', () => {
       new MemoryEventProducer(),
       new AuditRepository(db),
       { POLICY_RELOAD_INTERVAL_MS: 0 },
+      new GrantEndsRepository(db),
     );
     await policy.change(root, { kind: 'group_member_added', member: 'u:gus', target: 'g:ops' });
     expect((await replica.expand(caller('t1', 'gus'))).principals).toContain('g:ops');

@@ -24,6 +24,9 @@ import { uploadOptions } from './documents/upload.options';
 import { ErasuresController } from './erasures/erasures.controller';
 import { ErasuresRepository } from './erasures/erasures.repository';
 import { ErasuresService } from './erasures/erasures.service';
+import { EndedGrantsRepository } from './grants/ended-grants.repository';
+import { GrantExpiryScheduler } from './grants/grant-expiry.scheduler';
+import { GrantExpiryService } from './grants/grant-expiry.service';
 import { LegalHoldsController } from './holds/legal-holds.controller';
 import { LegalHoldsService } from './holds/legal-holds.service';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module';
@@ -122,6 +125,9 @@ export class AppModule {
         ErasuresService,
         RetentionService,
         RetentionScheduler,
+        EndedGrantsRepository,
+        GrantExpiryService,
+        GrantExpiryScheduler,
         AccessInvalidationConsumer,
         {
           provide: EVENT_CONSUMERS,

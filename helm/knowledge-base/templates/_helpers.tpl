@@ -192,10 +192,14 @@ QUOTA_MAX_KNOWLEDGE_BASES: {{ $v.quotas.maxKnowledgeBases | int64 | quote }}
 QUOTA_MAX_SEARCHES_PER_DAY: {{ $v.quotas.maxSearchesPerDay | int64 | quote }}
 # How often retention deletes what is due (docs/adr/0052); 0 is off.
 RETENTION_TICK_MS: {{ $v.retention.tickMs | int64 | quote }}
+# How often ended grants leave documents' ACLs (docs/adr/0054); 0 is off.
+GRANT_EXPIRY_TICK_MS: {{ $v.grants.expiryTickMs | int64 | quote }}
 SOURCE_SYNC_MAX_FILES: {{ $v.sources.maxFilesPerSync | quote }}
 {{- end }}
 {{- if eq $name "acl-service" }}
 POLICY_RELOAD_INTERVAL_MS: {{ $v.convergence.policyReloadIntervalMs | quote }}
+# How often ended grants leave the stored policy (docs/adr/0054); 0 is off.
+GRANT_EXPIRY_INTERVAL_MS: {{ $v.grants.expiryTickMs | int64 | quote }}
 {{- end }}
 {{- if eq $name "webhook-service" }}
 # Deliveries to receivers (docs/adr/0027): tries, exponential waits, auto-disable, SSRF switch.

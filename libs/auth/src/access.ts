@@ -14,6 +14,8 @@ export interface Access {
   documentActions: Set<Action>;
   /** Tenant admins read every document of the tenant: no principal filter applies. */
   isAdmin: boolean;
+  /** When the earliest expiring grant behind the answer ends (ADR 54); absent when none ends. */
+  validUntil?: Date;
 }
 
 /**
@@ -37,7 +39,8 @@ export interface AccessResolverOptions {
 
 /**
  * Resolves callers' access through acl-service's ExpandPrincipals, forwarding their token, and
- * caches answers per token for `ttlMs`. `invalidate(tenant)` (on a `kb.acl.v1` event) drops a
+ * caches answers per token for `ttlMs`, or until the answer's `validUntil` when that comes first
+ * (an expiring grant stops at its end, ADR 54). `invalidate(tenant)` (on a `kb.acl.v1` event) drops a
  * tenant's answers at once, so a revocation applies within the event's delivery time, or `ttlMs`
  * at worst.
  */
@@ -56,7 +59,10 @@ export class AccessResolver {
     if (cached) return cached;
     const access = this.expand(caller);
     this.cache.set(caller.token, access);
-    access.catch(() => this.cache.delete(caller.token));
+    access.then(
+      (answer) => this.shorten(caller.token, access, answer.validUntil),
+      () => this.cache.delete(caller.token),
+    );
     return access;
   }
 
@@ -71,6 +77,14 @@ export class AccessResolver {
         () => undefined,
       );
     }
+  }
+
+  /** Keeps a cached answer no longer than its `validUntil`. */
+  private shorten(token: string, access: Promise<Access>, validUntil: Date | undefined): void {
+    if (!validUntil || this.cache.get(token) !== access) return;
+    const left = validUntil.getTime() - Date.now();
+    if (left <= 0) this.cache.delete(token);
+    else if (left < this.options.ttlMs) this.cache.set(token, access, { ttl: left });
   }
 
   close(): void {
@@ -105,6 +119,7 @@ export class AccessResolver {
             principals: response.principals,
             documentActions: new Set(response.documentActions as Action[]),
             isAdmin: response.principals.includes(principal.role(ADMIN_ROLE)),
+            ...(response.validUntil ? { validUntil: new Date(response.validUntil) } : {}),
           });
         },
       ),

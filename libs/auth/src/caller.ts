@@ -20,7 +20,24 @@ export const principal = {
   role: (name: string): string => `r:${name}`,
   group: (name: string): string => `g:${name}`,
   tenant: 't:*',
+  /**
+   * A time-bound grant to a user or group (`u:bob`, `g:eng`) on a document, as the indexes hold
+   * it: `x:u:bob@2026-12-01T00:00:00.000Z`. acl-service links the member to it until that time,
+   * so the caller's principals include it until then and not after (docs/adr/0054).
+   */
+  grant: (member: string, expiresAt: Date): string => `x:${member}@${expiresAt.toISOString()}`,
 } as const;
+
+/** The member and end of a `principal.grant`, or undefined for any other principal. */
+export function parseGrantPrincipal(p: string): { member: string; expiresAt: Date } | undefined {
+  const at = p.lastIndexOf('@');
+  if (!p.startsWith('x:') || at < 0) return undefined;
+  const member = p.slice(2, at);
+  const expiresAt = new Date(p.slice(at + 1));
+  if (!/^[ug]:./.test(member) || Number.isNaN(expiresAt.getTime())) return undefined;
+  if (principal.grant(member, expiresAt) !== p) return undefined;
+  return { member, expiresAt };
+}
 
 /** The role that administers a tenant: every permission, every document. */
 export const ADMIN_ROLE = 'admin';

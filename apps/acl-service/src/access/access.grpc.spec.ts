@@ -26,6 +26,7 @@ const policy = {
       principals: [`u:${caller.userId}`, 't:*'],
       documentActions: ['read' as const],
       policyVersion: 7,
+      validUntil: '2026-12-01T00:00:00.000Z',
     };
   },
 };
@@ -98,6 +99,7 @@ describe('kb.v1.AccessControl over the Nest gRPC transport', () => {
       principals: ['u:ed', 't:*'],
       documentActions: ['read'],
       policyVersion: 7,
+      validUntil: '2026-12-01T00:00:00.000Z',
     });
   });
 

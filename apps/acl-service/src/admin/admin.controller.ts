@@ -18,8 +18,15 @@ const name = z
 const member = z
   .string()
   .regex(/^[ug]:[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/, 'a member is "u:<user>" or "g:<group>"');
+/** When a grant ends (ADR 54): an ISO time in the future; without it the grant is permanent. */
+const expiresAt = z.iso
+  .datetime({ offset: true })
+  .refine((at) => Date.parse(at) > Date.now(), 'must be in the future')
+  .optional()
+  .describe('ISO time the grant ends; omit for a grant that does not end');
 const roleAssignmentSchema = z.object({ member, role: name });
-const groupMemberSchema = z.object({ user: name });
+const expiringRoleAssignmentSchema = roleAssignmentSchema.extend({ expiresAt });
+const groupMemberSchema = z.object({ user: name, expiresAt });
 const permissionsSchema = z.object({
   permissions: z
     .array(
@@ -39,6 +46,8 @@ const policySchema = z.object({
   permissions: z.array(z.array(z.string())),
   /** `[member, role or group]` rows. */
   memberships: z.array(z.array(z.string())),
+  /** The memberships that end, and when (ADR 54). */
+  ends: z.array(z.object({ member: z.string(), target: z.string(), expiresAt: z.string() })),
   /** The built-in roles' rows, the same in every tenant. */
   builtIn: z.array(z.array(z.string())),
   version: z.number().int(),
@@ -70,20 +79,21 @@ export class AdminController {
   @Post('role-assignments')
   @ApiOperation({
     operationId: 'assignRole',
-    summary: 'Give a user (`u:<id>`) or a group (`g:<id>`) a role',
-    body: roleAssignmentSchema,
+    summary: 'Give a user (`u:<id>`) or a group (`g:<id>`) a role, until `expiresAt` if given',
+    body: expiringRoleAssignmentSchema,
     response: versionSchema,
     errors: [403, 413],
   })
   @Authenticated({ permission: ADMINISTER_ACL, rateLimit: 'admin' })
   @HttpCode(200)
   async assign(@CurrentCaller() caller: Caller, @Body() body: unknown) {
-    const { member, role } = parseBody(roleAssignmentSchema, body);
+    const { member, role, expiresAt } = parseBody(expiringRoleAssignmentSchema, body);
     return {
       version: await this.policy.change(caller, {
         kind: 'role_assigned',
         member,
         target: `r:${role}`,
+        ...(expiresAt ? { expiresAt } : {}),
       }),
     };
   }
@@ -111,7 +121,7 @@ export class AdminController {
   @Post('groups/:group/members')
   @ApiOperation({
     operationId: 'addGroupMember',
-    summary: 'Add a user to a group',
+    summary: 'Add a user to a group, until `expiresAt` if given',
     parameters: [pathName('group', 'The group id.')],
     body: groupMemberSchema,
     response: versionSchema,
@@ -124,12 +134,13 @@ export class AdminController {
     @Param('group') group: string,
     @Body() body: unknown,
   ) {
-    const { user } = parseBody(groupMemberSchema, body);
+    const { user, expiresAt } = parseBody(groupMemberSchema, body);
     return {
       version: await this.policy.change(caller, {
         kind: 'group_member_added',
         member: `u:${user}`,
         target: `g:${parseBody(name, group)}`,
+        ...(expiresAt ? { expiresAt } : {}),
       }),
     };
   }

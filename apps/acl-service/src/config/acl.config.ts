@@ -30,6 +30,11 @@ export const aclConfigSchema = baseConfigSchema
      * Requests already rebuild it when the tenant's policy version moved (ADR 18).
      */
     POLICY_RELOAD_INTERVAL_MS: z.coerce.number().int().min(0).default(300_000),
+    /**
+     * How often ended grants are removed from the stored policy, audited as `system` (0: never).
+     * They stop being honoured at their end whatever this is (ADR 54).
+     */
+    GRANT_EXPIRY_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
   });
 export type AclConfig = z.infer<typeof aclConfigSchema>;
 export const ACL_CONFIG = Symbol('ACL_CONFIG');

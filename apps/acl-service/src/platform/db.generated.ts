@@ -41,6 +41,13 @@ export interface Casbin {
   rule: Json;
 }
 
+export interface GrantEnds {
+  expires_at: Timestamp;
+  member: string;
+  target: string;
+  tenant_id: string;
+}
+
 export interface PolicyVersions {
   tenant_id: string;
   version: Int8;
@@ -49,5 +56,6 @@ export interface PolicyVersions {
 export interface DB {
   audit_log: AuditLog;
   casbin: Casbin;
+  grant_ends: GrantEnds;
   policy_versions: PolicyVersions;
 }

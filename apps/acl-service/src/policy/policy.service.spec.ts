@@ -3,6 +3,7 @@ import { type AuditEvent, Topics, toTenantId } from '@kb/contracts';
 import { MemoryEventProducer } from '@kb/testing';
 import { StringAdapter } from 'casbin';
 
+import { MemoryGrantEnds } from '../grants/grant-ends.memory';
 import { enforcerSourceOver } from './enforcer.factory';
 import { PolicyService } from './policy.service';
 import type { PolicyVersions } from './policy-versions.repository';
@@ -51,6 +52,7 @@ async function setUp(stored = ['g, u:dana, r:editor, t1']) {
     producer,
     { insert: async (tenantId, event) => void audit.push({ tenantId, event }) },
     { POLICY_RELOAD_INTERVAL_MS: 0 },
+    new MemoryGrantEnds(),
   );
   return { policy, producer, audit, source, versions };
 }

@@ -8,12 +8,19 @@ import {
   Injectable,
   Logger,
   type OnApplicationBootstrap,
+  Optional,
 } from '@nestjs/common';
 import type { Enforcer } from 'casbin';
 
 import { AuditRepository } from '../audit/audit.repository';
 import { ACL_CONFIG, type AclConfig } from '../config/acl.config';
-import { ENFORCER, EVENT_PRODUCER } from '../platform/tokens';
+import { EndingGrants, removeGrouping } from '../grants/ending-grants';
+import {
+  type GrantEnd,
+  type GrantEnds,
+  GrantEndsRepository,
+} from '../grants/grant-ends.repository';
+import { CLOCK, ENFORCER, EVENT_PRODUCER } from '../platform/tokens';
 import { type PolicyVersions, PolicyVersionsRepository } from './policy-versions.repository';
 import { BUILT_IN_POLICIES } from './rbac.model';
 
@@ -29,6 +36,8 @@ export interface Expansion {
   principals: string[];
   documentActions: Action[];
   policyVersion: number;
+  /** ISO time the earliest expiring grant the answer used ends; '' when none ends (ADR 54). */
+  validUntil: string;
 }
 
 export interface PolicyChange {
@@ -37,12 +46,16 @@ export interface PolicyChange {
     | 'role_unassigned'
     | 'group_member_added'
     | 'group_member_removed'
-    | 'role_permissions_set';
+    | 'role_permissions_set'
+    | 'grant_added'
+    | 'grant_expired';
   /** `u:alice` or `g:eng`: whose expansion changes. */
   member?: string;
   /** `r:editor` or `g:eng`. */
   target?: string;
   permissions?: Array<{ resource: string; action: string }>;
+  /** Assignments and memberships only: the grant ends then (ISO, in the future). */
+  expiresAt?: string;
 }
 
 /**
@@ -64,6 +77,8 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
   private stale = false;
   private reloading?: Promise<void>;
   private readonly task: PeriodicTask;
+  /** The ends of the current enforcer's expiring rules; replaced with it. */
+  private ending = new EndingGrants();
 
   constructor(
     @Inject(ENFORCER) private readonly source: EnforcerSource,
@@ -71,6 +86,8 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
     @Inject(EVENT_PRODUCER) private readonly producer: EventProducer,
     @Inject(AuditRepository) private readonly audit: Pick<AuditRepository, 'insert'>,
     @Inject(ACL_CONFIG) config: Pick<AclConfig, 'POLICY_RELOAD_INTERVAL_MS'>,
+    @Inject(GrantEndsRepository) private readonly grantEnds: GrantEnds,
+    @Optional() @Inject(CLOCK) private readonly now: () => number = Date.now,
   ) {
     this.enforcer = source.enforcer;
     // A backstop for rules changed without a version (by hand in the database).
@@ -99,7 +116,12 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
     this.reloading ??= (async () => {
       // Versions first: every change they count was stored before its version moved.
       const versions = await this.versions.all();
-      this.enforcer = await this.source.build();
+      const enforcer = await this.source.build();
+      // Ended rules leave the new enforcer before it answers anything.
+      const ending = new EndingGrants(await this.grantEnds.all());
+      await ending.dropDue(enforcer, this.now());
+      this.enforcer = enforcer;
+      this.ending = ending;
       this.loaded = versions;
       this.stale = false;
     })().finally(() => (this.reloading = undefined));
@@ -125,6 +147,8 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
   private async fresh(tenantId: string): Promise<number> {
     const current = await this.versions.current(tenantId);
     if (this.stale || current > (this.loaded.get(tenantId) ?? 0)) await this.reload();
+    // An expiring grant stops at its end, not when the expiry job removes it.
+    await this.ending.dropDue(this.enforcer, this.now());
     return current;
   }
 
@@ -144,6 +168,8 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
       principals,
       documentActions,
       policyVersion,
+      validUntil:
+        this.ending.validUntil(caller.tenantId, principals, this.now())?.toISOString() ?? '',
     };
   }
 
@@ -158,11 +184,16 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
     switch (change.kind) {
       case 'role_assigned':
       case 'group_member_added':
+      case 'grant_added':
+        await this.settleEnded(tenant, change.member!, change.target!);
+        await this.setEnd(tenant, change.member!, change.target!, change.expiresAt);
         await e.addRoleForUser(change.member!, change.target!, tenant);
         break;
       case 'role_unassigned':
       case 'group_member_removed':
+      case 'grant_expired':
         await e.deleteRoleForUser(change.member!, change.target!, tenant);
+        await this.setEnd(tenant, change.member!, change.target!, undefined);
         break;
       case 'role_permissions_set':
         await e.removeFilteredPolicy(0, change.target!, tenant);
@@ -171,12 +202,17 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
         }
         break;
     }
+    return this.record(tenant, caller.userId, change);
+  }
+
+  /** Versions, audits and publishes a change already applied to the enforcer. */
+  private async record(tenant: string, actor: string, change: PolicyChange): Promise<number> {
     const version = await this.versions.bump(tenant);
     // This enforcer holds the change; it holds the tenant's version only if it held the one before.
     if ((this.loaded.get(tenant) ?? 0) === version - 1) this.loaded.set(tenant, version);
     const detail = JSON.stringify(change);
     await this.audit.insert(tenant, {
-      actor: caller.userId,
+      actor,
       action: 'policy_changed',
       detail,
       documentIds: [],
@@ -193,14 +229,58 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
         ...(change.member ? { principal: change.member } : {}),
       },
     });
-    this.logger.log(`tenant ${tenant} policy v${version}: ${detail} by ${caller.userId}`);
+    this.logger.log(`tenant ${tenant} policy v${version}: ${detail} by ${actor}`);
     return version;
+  }
+
+  /**
+   * The expiry job's step for one ended grant: removes its stored rule, then its end (the end
+   * outlives the rule, so a crash between leaves nothing honoured). The replica whose delete found
+   * the end records the change as `system`; false for the others.
+   */
+  async expire(end: GrantEnd): Promise<boolean> {
+    await removeGrouping(this.enforcer, [end.member, end.target, end.tenantId]);
+    if (!(await this.grantEnds.claim(end))) return false;
+    this.ending.clear(end.tenantId, end.member, end.target);
+    await this.record(end.tenantId, 'system', {
+      kind: 'grant_expired',
+      member: end.member,
+      target: end.target,
+      expiresAt: end.expiresAt.toISOString(),
+    });
+    return true;
+  }
+
+  /** Whether `member → target` is held with an end (document grants arrive more than once). */
+  async holdsGrant(tenantId: string, member: string, target: string): Promise<boolean> {
+    await this.fresh(tenantId);
+    return this.ending.endOf(tenantId, member, target) !== undefined;
+  }
+
+  /** A grant given again after it ended but before the job removed it: expire it first. */
+  private async settleEnded(tenantId: string, member: string, target: string): Promise<void> {
+    const end = this.ending.endOf(tenantId, member, target);
+    if (end && end.getTime() <= this.now())
+      await this.expire({ tenantId, member, target, expiresAt: end });
+  }
+
+  /** The stored end of `member → target`: set with `expiresAt`, cleared without. */
+  private async setEnd(tenantId: string, member: string, target: string, expiresAt?: string) {
+    if (expiresAt === undefined) {
+      await this.grantEnds.clear(tenantId, member, target);
+      this.ending.clear(tenantId, member, target);
+      return;
+    }
+    const end = { tenantId, member, target, expiresAt: new Date(expiresAt) };
+    await this.grantEnds.set(end);
+    this.ending.set(end);
   }
 
   /** The tenant's stored policy: role permissions and memberships (built-ins not included). */
   async describe(tenantId: string): Promise<{
     permissions: string[][];
     memberships: string[][];
+    ends: Array<{ member: string; target: string; expiresAt: string }>;
     builtIn: string[][];
     version: number;
   }> {
@@ -215,6 +295,11 @@ export class PolicyService implements OnApplicationBootstrap, BeforeApplicationS
         m!,
         r!,
       ]),
+      ends: this.ending.list(tenantId, this.now()).map((end) => ({
+        member: end.member,
+        target: end.target,
+        expiresAt: end.expiresAt.toISOString(),
+      })),
       builtIn: BUILT_IN_POLICIES,
       version,
     };

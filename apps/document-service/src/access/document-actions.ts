@@ -19,7 +19,7 @@ export function requireDocumentAction(access: Access, action: Action): void {
 /**
  * `requireDocumentAction` for one document: the tenant-wide role, or the document's own grant of
  * `write` (`acl.writers`) or `delete` (`acl.deleters`) to one of the caller's principals
- * (docs/adr/0054).
+ * (docs/adr/0054). An ending grant is its grant principal, which the caller holds until the end.
  */
 export function requireDocumentActionOn(
   access: Access,
@@ -28,7 +28,10 @@ export function requireDocumentActionOn(
 ): void {
   if (access.documentActions.has(action)) return;
   const granted = new Set(
-    granteePrincipals(action === 'write' ? document.acl.writers : document.acl.deleters),
+    granteePrincipals(
+      action === 'write' ? document.acl.writers : document.acl.deleters,
+      document.acl.until,
+    ),
   );
   if (access.principals.some((p) => granted.has(p))) return;
   requireDocumentAction(access, action);

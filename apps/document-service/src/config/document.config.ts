@@ -42,6 +42,8 @@ export const documentConfigSchema = baseConfigSchema
     SOURCE_SCHEDULE_TICK_MS: z.coerce.number().int().min(0).default(30_000),
     /** How often each replica deletes documents whose retention is due (ADR 52); 0: never. */
     RETENTION_TICK_MS: z.coerce.number().int().min(0).default(60_000),
+    /** How often each replica strips ended grants from documents' ACLs (ADR 54); 0: never. */
+    GRANT_EXPIRY_TICK_MS: z.coerce.number().int().min(0).default(60_000),
     /** Where uploads are spooled while they are hashed and streamed to S3; removed afterwards. */
     UPLOAD_TMP_DIR: z.string().default(tmpdir()),
     /** How often the outbox relay looks for rows no wake announced (outbox.relay.ts). */

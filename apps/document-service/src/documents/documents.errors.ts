@@ -24,6 +24,8 @@ export enum DocumentErrorCode {
   PrecomputedPipeline = 'precomputed_pipeline',
   /** A legal hold covers the document: nobody may delete it until the hold is released (ADR 52). */
   LegalHold = 'legal_hold',
+  /** An ACL whose `until` names an end already passed (docs/adr/0054). */
+  InvalidAcl = 'invalid_acl',
 }
 
 const KIND: Record<DocumentErrorCode, ErrorKind> = {
@@ -40,6 +42,7 @@ const KIND: Record<DocumentErrorCode, ErrorKind> = {
   [DocumentErrorCode.InvalidChunk]: ErrorKind.InvalidArgument,
   [DocumentErrorCode.PrecomputedPipeline]: ErrorKind.FailedPrecondition,
   [DocumentErrorCode.LegalHold]: ErrorKind.FailedPrecondition,
+  [DocumentErrorCode.InvalidAcl]: ErrorKind.InvalidArgument,
 };
 
 export class DocumentError extends DomainError<DocumentErrorCode> {

@@ -16,6 +16,7 @@ import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { BLOB_STORE, CLOCK, type Clock } from '../platform/tokens';
 import { TransactionRunner } from '../platform/transaction.runner';
+import { applyAcl } from './apply-acl';
 import {
   decodeCursor,
   decodeExternalIdCursor,
@@ -29,14 +30,14 @@ import {
   type DocumentView,
   isFinal,
   type NewDocument,
-  principalsOf,
   toView,
   type UploadFields,
   type VersionStart,
 } from './document.model';
 import { DocumentAudit } from './document-audit';
 import type { UploadedFile } from './document-content.storage';
-import { aclAuditOf, aclChangedEventOf, deletedEventOf } from './document-events.builder';
+import { deletedEventOf } from './document-events.builder';
+import { requireFutureEnds } from './document-grants';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import {
   DocumentsRepository,
@@ -190,21 +191,16 @@ export class DocumentsService {
       );
     }
     const now = this.clock();
-    const updated = await this.transactions.run(async (trx) => {
-      const current = await this.documents.lockForUpdate(trx, tenantId, id);
-      if (!current) return undefined;
-      const principals = principalsOf(current.ownerId, acl);
-      const changed = await this.documents.setAcl(trx, tenantId, id, acl, principals, now);
-      await this.events.enqueue(trx, Topics.document, tenantId, id, aclChangedEventOf(changed));
-      await this.events.enqueue(
-        trx,
-        Topics.audit,
+    requireFutureEnds(acl, now);
+    const updated = await this.transactions.run((trx) =>
+      applyAcl({ documents: this.documents, events: this.events }, trx, {
         tenantId,
         id,
-        aclAuditOf(access.userId, id, acl, principals, now),
-      );
-      return changed;
-    });
+        acl,
+        actor: access.userId,
+        now,
+      }),
+    );
     if (!updated) throw new DocumentError(DocumentErrorCode.NotFound, `document ${id} not found`);
     this.outbox.wake();
     return toView(updated);

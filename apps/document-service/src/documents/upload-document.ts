@@ -29,6 +29,7 @@ import {
   storeOriginal,
   type UploadedFile,
 } from './document-content.storage';
+import { requireFutureEnds } from './document-grants';
 import { DocumentMembershipService } from './document-membership.service';
 import { DocumentError, DocumentErrorCode } from './documents.errors';
 import { DocumentsRepository, type Visibility, visibilityOf } from './documents.repository';
@@ -131,6 +132,7 @@ export class UploadDocument {
   ): Promise<DocumentView> {
     requireDocumentAction(access, 'write');
     if (fields.externalId !== undefined) checkExternalId(fields.externalId, options);
+    if (fields.acl) requireFutureEnds(fields.acl, this.clock());
     await this.knowledgeBases.requireExisting(tenantId, fields.knowledgeBaseIds ?? []);
     if (file.size === 0) {
       throw new DocumentError(DocumentErrorCode.EmptyFile, `file "${file.originalname}" is empty`);

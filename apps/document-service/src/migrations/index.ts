@@ -21,6 +21,7 @@ import { knowledgeBaseParsing } from './20261127T0348_knowledge_base_parsing';
 import { erasures } from './20261127T0350_erasures';
 import { erasureLeases } from './20261127T0440_erasure_leases';
 import { mailAttachments } from './20261127T0647_mail_attachments';
+import { aclEndingIndex } from './20261127T0659_acl_ending_index';
 import { knowledgeBaseMetadata } from './20261127T0900_knowledge_base_metadata';
 import { externalIdsAndInactive } from './20261127T1000_external_ids_and_inactive';
 import { sources } from './20261127T1010_sources';
@@ -49,6 +50,7 @@ export const migrations: Migrations = {
   '20261127T0350_erasures': erasures,
   '20261127T0440_erasure_leases': erasureLeases,
   '20261127T0647_mail_attachments': mailAttachments,
+  '20261127T0659_acl_ending_index': aclEndingIndex,
   '20261127T0900_knowledge_base_metadata': knowledgeBaseMetadata,
   '20261127T1000_external_ids_and_inactive': externalIdsAndInactive,
   '20261127T1010_sources': sources,

@@ -30,7 +30,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Give a user (`u:<id>`) or a group (`g:<id>`) a role */
+    /** Give a user (`u:<id>`) or a group (`g:<id>`) a role, until `expiresAt` if given */
     post: operations['assignRole'];
     /** Take a role from a user or a group */
     delete: operations['unassignRole'];
@@ -48,7 +48,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Add a user to a group */
+    /** Add a user to a group, until `expiresAt` if given */
     post: operations['addGroupMember'];
     delete?: never;
     options?: never;
@@ -146,6 +146,11 @@ export interface operations {
           'application/json': {
             permissions: string[][];
             memberships: string[][];
+            ends: {
+              member: string;
+              target: string;
+              expiresAt: string;
+            }[];
             builtIn: string[][];
             version: number;
           };
@@ -201,6 +206,11 @@ export interface operations {
         'application/json': {
           member: string;
           role: string;
+          /**
+           * Format: date-time
+           * @description ISO time the grant ends; omit for a grant that does not end
+           */
+          expiresAt?: string;
         };
       };
     };
@@ -351,6 +361,11 @@ export interface operations {
       content: {
         'application/json': {
           user: string;
+          /**
+           * Format: date-time
+           * @description ISO time the grant ends; omit for a grant that does not end
+           */
+          expiresAt?: string;
         };
       };
     };

@@ -579,6 +579,9 @@ export interface operations {
                   /** @default [] */
                   groups: string[];
                 };
+                until?: {
+                  [key: string]: string;
+                };
               };
               stageTimes: {
                 [key: string]: string;
@@ -721,6 +724,9 @@ export interface operations {
               /** @default [] */
               groups?: string[];
             };
+            until?: {
+              [key: string]: string;
+            };
           };
           externalId?: string;
           /** Format: date-time */
@@ -792,6 +798,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -904,6 +913,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -1186,6 +1198,9 @@ export interface operations {
                 /** @default [] */
                 groups: string[];
               };
+              until?: {
+                [key: string]: string;
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -1297,6 +1312,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -1486,6 +1504,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -1754,6 +1775,9 @@ export interface operations {
                 /** @default [] */
                 groups: string[];
               };
+              until?: {
+                [key: string]: string;
+              };
             };
             stageTimes: {
               [key: string]: string;
@@ -1891,6 +1915,9 @@ export interface operations {
             /** @default [] */
             groups?: string[];
           };
+          until?: {
+            [key: string]: string;
+          };
         };
       };
     };
@@ -1958,6 +1985,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -3110,6 +3140,9 @@ export interface operations {
                   /** @default [] */
                   groups: string[];
                 };
+                until?: {
+                  [key: string]: string;
+                };
               };
               stageTimes: {
                 [key: string]: string;
@@ -3331,6 +3364,9 @@ export interface operations {
               /** @default [] */
               groups?: string[];
             };
+            until?: {
+              [key: string]: string;
+            };
           };
           chunks: {
             id?: string;
@@ -3406,6 +3442,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {
@@ -3518,6 +3557,9 @@ export interface operations {
                 users: string[];
                 /** @default [] */
                 groups: string[];
+              };
+              until?: {
+                [key: string]: string;
               };
             };
             stageTimes: {

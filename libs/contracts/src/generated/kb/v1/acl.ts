@@ -54,6 +54,11 @@ export interface ExpandPrincipalsResponse {
   documentActions: string[];
   /** Policy version the answer was computed from; it changes with every policy change. */
   policyVersion: number;
+  /**
+   * ISO 8601 time at which the earliest expiring grant the answer used ends (ADR 54); empty when
+   * none ends. A cache keeps the answer no longer than this.
+   */
+  validUntil: string;
 }
 
 function createBaseCheckRequest(): CheckRequest {
@@ -401,7 +406,7 @@ export const ExpandPrincipalsRequest: MessageFns<ExpandPrincipalsRequest> = {
 };
 
 function createBaseExpandPrincipalsResponse(): ExpandPrincipalsResponse {
-  return { tenantId: "", userId: "", principals: [], documentActions: [], policyVersion: 0 };
+  return { tenantId: "", userId: "", principals: [], documentActions: [], policyVersion: 0, validUntil: "" };
 }
 
 export const ExpandPrincipalsResponse: MessageFns<ExpandPrincipalsResponse> = {
@@ -420,6 +425,9 @@ export const ExpandPrincipalsResponse: MessageFns<ExpandPrincipalsResponse> = {
     }
     if (message.policyVersion !== 0) {
       writer.uint32(40).uint64(message.policyVersion);
+    }
+    if (message.validUntil !== "") {
+      writer.uint32(50).string(message.validUntil);
     }
     return writer;
   },
@@ -477,6 +485,14 @@ export const ExpandPrincipalsResponse: MessageFns<ExpandPrincipalsResponse> = {
             message.policyVersion = longToNumber(reader.uint64());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.validUntil = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -514,6 +530,11 @@ export const ExpandPrincipalsResponse: MessageFns<ExpandPrincipalsResponse> = {
         : isSet(object.policy_version)
         ? globalThis.Number(object.policy_version)
         : 0,
+      validUntil: isSet(object.validUntil)
+        ? globalThis.String(object.validUntil)
+        : isSet(object.valid_until)
+        ? globalThis.String(object.valid_until)
+        : "",
     };
   },
 
@@ -534,6 +555,9 @@ export const ExpandPrincipalsResponse: MessageFns<ExpandPrincipalsResponse> = {
     if (message.policyVersion !== 0) {
       obj.policyVersion = Math.round(message.policyVersion);
     }
+    if (message.validUntil !== "") {
+      obj.validUntil = message.validUntil;
+    }
     return obj;
   },
 
@@ -547,6 +571,7 @@ export const ExpandPrincipalsResponse: MessageFns<ExpandPrincipalsResponse> = {
     message.principals = object.principals?.map((e) => e) || [];
     message.documentActions = object.documentActions?.map((e) => e) || [];
     message.policyVersion = object.policyVersion ?? 0;
+    message.validUntil = object.validUntil ?? "";
     return message;
   },
 };
