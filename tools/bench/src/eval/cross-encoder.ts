@@ -8,13 +8,19 @@ type Transformers = typeof import('@huggingface/transformers', {
 type Tokenizer = InstanceType<Transformers['PreTrainedTokenizer']>;
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 
+/** What the rerank sweep needs of a model: one score per passage, higher is better. */
+export interface PassageScorer {
+  score(query: string, passages: readonly string[], maxTokens: number): Promise<number[]>;
+  close(): Promise<void>;
+}
+
 /**
  * A cross-encoder read from a folder holding `model.onnx` (or `onnx/model.onnx`) (inputs input_ids, attention_mask,
  * token_type_ids; output logits [batch, 1]), `tokenizer.json` and `tokenizer_config.json`: the
  * layout of the ms-marco-MiniLM-L-12-v2 export `scripts/infra/fetch-model.sh` installs. For the
  * evaluation only; the service has its own loader.
  */
-export class CrossEncoderScorer {
+export class CrossEncoderScorer implements PassageScorer {
   private constructor(
     private readonly session: InferenceSession,
     private readonly tokenizer: Tokenizer,

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 
 import { loadBeir } from './beir';
+import { BiEncoderScorer } from './bi-encoder';
 import { DEFAULT_RERANK_GRID, readTrecRun, rerankSweep } from './rerank-eval';
 
 /** Prints one JSON line per setting, then the best setting by its paired gain. */
@@ -25,7 +26,11 @@ export function registerRerankEvalCommand(program: Command): void {
     )
     .requiredOption('--dataset <folder>', 'the BEIR folder the run was made on')
     .requiredOption('--run <file>', 'TREC run file of the first stage')
-    .requiredOption('--rerank <folder>', 'cross-encoder folder (model.onnx, tokenizer.json)')
+    .option('--rerank <folder>', 'cross-encoder folder (model.onnx, tokenizer.json)')
+    .option(
+      '--encoder <folder>',
+      'instead of a cross-encoder, a sentence-encoder folder (<models dir>/<model id>) whose query-passage cosine is the second opinion (ADR 47); truncations do not apply',
+    )
     .option('--truncations <tokens>', 'comma list of passage truncations', (v) =>
       v.split(',').map(Number),
     )
@@ -34,23 +39,34 @@ export function registerRerankEvalCommand(program: Command): void {
       async (options: {
         dataset: string;
         run: string;
-        rerank: string;
+        rerank?: string;
+        encoder?: string;
         truncations?: number[];
         depths?: number[];
       }) => {
+        if (!options.rerank === !options.encoder) {
+          throw new Error('eval-rerank: give exactly one of --rerank and --encoder');
+        }
         const dataset = await loadBeir(options.dataset);
-        const rows = await rerankSweep(
-          dataset,
-          await readTrecRun(options.run),
-          options.rerank,
-          {
-            ...DEFAULT_RERANK_GRID,
-            ...(options.truncations ? { truncations: options.truncations } : {}),
-            ...(options.depths ? { depths: options.depths } : {}),
-          },
-          (line) => process.stderr.write(`eval: ${line}\n`),
-        );
-        printRerankRows(options.dataset, rows);
+        const encoder = options.encoder ? await BiEncoderScorer.load(options.encoder) : undefined;
+        try {
+          const rows = await rerankSweep(
+            dataset,
+            await readTrecRun(options.run),
+            encoder ?? options.rerank!,
+            {
+              ...DEFAULT_RERANK_GRID,
+              // An encoder reads passages at its own length: one pass, not one per truncation.
+              ...(encoder ? { truncations: [0] } : {}),
+              ...(options.truncations ? { truncations: options.truncations } : {}),
+              ...(options.depths ? { depths: options.depths } : {}),
+            },
+            (line) => process.stderr.write(`eval: ${line}\n`),
+          );
+          printRerankRows(options.dataset, rows);
+        } finally {
+          await encoder?.close();
+        }
       },
     );
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 
 import { type BeirDataset, contentOf } from './beir';
-import { CrossEncoderScorer } from './cross-encoder';
+import { CrossEncoderScorer, type PassageScorer } from './cross-encoder';
 import { evaluate, ndcgAt, type Ranking } from './metrics';
 import { pairedDifference } from './paired';
 import { fuseRerank, orderByScores, type RerankFusion } from './rerank-fusion';
@@ -41,12 +41,14 @@ export interface RerankRow extends RerankFusion {
  * `max(depths)` corpus entries (title and text) in slices of ten, timed per slice, once per
  * truncation; every (truncation, depth, k, weight) of the grid then fuses that order with the first
  * stage's (`fuseRerank`, weight 1 = replace) and is scored against the judgments, with the paired
- * standard error of its per-query nDCG@10 gain. Returns one row per setting.
+ * standard error of its per-query nDCG@10 gain. Returns one row per setting. `model` is a
+ * cross-encoder folder (loaded and closed here) or any scorer the caller loaded and closes, e.g.
+ * a `BiEncoderScorer` (ADR 47, "Second model measured").
  */
 export async function rerankSweep(
   dataset: Pick<BeirDataset, 'corpus' | 'queries' | 'qrels'>,
   first: Map<string, Ranking>,
-  modelFolder: string,
+  model: string | PassageScorer,
   grid: RerankGrid = DEFAULT_RERANK_GRID,
   log: (line: string) => void = () => undefined,
 ): Promise<RerankRow[]> {
@@ -55,7 +57,7 @@ export async function rerankSweep(
   const ids = queries.map((q) => q._id);
   const baseline = ids.map((id) => ndcgAt(10, first.get(id) ?? [], dataset.qrels.get(id)!));
   const maxDepth = Math.max(...grid.depths);
-  const scorer = await CrossEncoderScorer.load(modelFolder);
+  const scorer = typeof model === 'string' ? await CrossEncoderScorer.load(model) : model;
   const rows: RerankRow[] = [];
   try {
     for (const truncation of grid.truncations) {
@@ -104,7 +106,7 @@ export async function rerankSweep(
       }
     }
   } finally {
-    await scorer.close();
+    if (typeof model === 'string') await scorer.close();
   }
   return rows;
 }
