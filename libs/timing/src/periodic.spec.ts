@@ -1,4 +1,4 @@
-import { PeriodicTask } from './periodic';
+import { PeriodicTask, ScheduledTask } from './periodic';
 
 describe('PeriodicTask', () => {
   beforeEach(() => jest.useFakeTimers());
@@ -40,5 +40,33 @@ describe('PeriodicTask', () => {
     await jest.advanceTimersByTimeAsync(1_000);
     expect(runs).toBe(0);
     await task.stop();
+  });
+});
+
+describe('ScheduledTask', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  class Ticker extends ScheduledTask {
+    runs = 0;
+    constructor(intervalMs: number) {
+      super('ticker', intervalMs, async () => void this.runs++, { error: () => undefined });
+    }
+  }
+
+  it('runs from application start until shutdown, and not at all with interval 0', async () => {
+    const ticker = new Ticker(100);
+    await jest.advanceTimersByTimeAsync(300);
+    expect(ticker.runs).toBe(0); // not before the application started
+    ticker.onApplicationBootstrap();
+    await jest.advanceTimersByTimeAsync(300);
+    expect(ticker.runs).toBe(3);
+    await ticker.beforeApplicationShutdown();
+    await jest.advanceTimersByTimeAsync(300);
+    expect(ticker.runs).toBe(3);
+    const off = new Ticker(0);
+    off.onApplicationBootstrap();
+    await jest.advanceTimersByTimeAsync(300);
+    expect(off.runs).toBe(0);
   });
 });

@@ -42,3 +42,29 @@ export class PeriodicTask {
     await this.running;
   }
 }
+
+/**
+ * A `PeriodicTask` for a service's lifetime: started once the application has started, stopped
+ * (its run in progress awaited) before it shuts down. The two hooks are Nest's lifecycle methods
+ * by name; nothing here imports Nest.
+ */
+export abstract class ScheduledTask {
+  private readonly task: PeriodicTask;
+
+  protected constructor(
+    name: string,
+    intervalMs: number,
+    run: () => Promise<unknown>,
+    logger: TaskLogger,
+  ) {
+    this.task = new PeriodicTask(name, intervalMs, run, logger);
+  }
+
+  onApplicationBootstrap(): void {
+    this.task.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.task.stop();
+  }
+}

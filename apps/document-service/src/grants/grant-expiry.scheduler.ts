@@ -1,11 +1,5 @@
-import { PeriodicTask } from '@kb/timing';
-import {
-  type BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { ScheduledTask } from '@kb/timing';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { DOCUMENT_CONFIG, type DocumentConfig } from '../config/document.config';
 import { GrantExpiryService } from './grant-expiry.service';
@@ -15,27 +9,16 @@ import { GrantExpiryService } from './grant-expiry.service';
  * Replicas share the work through the row lock; one that finds an ACL already stripped skips it.
  */
 @Injectable()
-export class GrantExpiryScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(GrantExpiryScheduler.name);
-  private readonly task: PeriodicTask;
-
+export class GrantExpiryScheduler extends ScheduledTask {
   constructor(
     @Inject(GrantExpiryService) grants: Pick<GrantExpiryService, 'run'>,
     @Inject(DOCUMENT_CONFIG) config: Pick<DocumentConfig, 'GRANT_EXPIRY_TICK_MS'>,
   ) {
-    this.task = new PeriodicTask(
+    super(
       'grant expiry',
       config.GRANT_EXPIRY_TICK_MS,
-      async () => void (await grants.run()),
-      this.logger,
+      () => grants.run(),
+      new Logger(GrantExpiryScheduler.name),
     );
-  }
-
-  onApplicationBootstrap(): void {
-    this.task.start();
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.task.stop();
   }
 }
