@@ -6,3 +6,4 @@ export { LEXICAL_SCHEMA, lexicalIndexMigrations } from './migrations';
 export * from './pg-lexical-index';
 export * from './snapshot-lexical-index';
 export { type PostingList, SpaceSnapshot } from './space-snapshot';
+export type { SparseEncoder, SparseValues } from './sparse/sparse-encoder';
