@@ -132,4 +132,31 @@ describe('mail attachments (SQL)', () => {
     const left = await db.selectFrom('documents').select(['id', 'attached_to']).execute();
     expect(left).toEqual([{ id: two!.id, attached_to: mail.id }]);
   });
+
+  it("gives the attachments the mail's new ACL in the change's transaction", async () => {
+    const mail = await service.documents.upload(
+      tenant,
+      alice,
+      files.file('From: b@x\r\n\r\nacl', 'n.eml'),
+      { acl: { users: [], groups: ['crew'], roles: [], tenant: false } },
+    );
+    await intake.receive(await report(mail.id, 1, ['# Three']));
+    const [three] = (await service.documents.get(tenant, alice, mail.id)).attachments!.documents;
+    const principals = async () =>
+      (
+        await db
+          .selectFrom('documents')
+          .select('principals')
+          .where('id', '=', three!.id)
+          .executeTakeFirstOrThrow()
+      ).principals;
+    expect(await principals()).toContain('g:crew');
+    await service.documents.setAcl(tenant, alice, mail.id, {
+      users: ['bob'],
+      groups: [],
+      roles: [],
+      tenant: false,
+    });
+    expect([...(await principals())].sort()).toEqual(['u:alice', 'u:bob']);
+  });
 });

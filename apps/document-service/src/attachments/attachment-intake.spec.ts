@@ -150,6 +150,43 @@ describe("a mail's attachments in document-service", () => {
     expect((await f.documents.get(TENANT, alice, mail.id)).attachedTo).toBeUndefined();
   });
 
+  it("gives its attachments the mail's new ACL, each with its own event and audit record", async () => {
+    const mail = await uploadMail();
+    await intake.receive(await report(mail.id, 1, [['tides.md', '# Tides']]));
+    const [attachment] = (await attachmentsOf(mail.id))!.documents;
+    const acl = { users: ['bob'], groups: [], roles: [], tenant: false };
+    await f.documents.setAcl(TENANT, alice, mail.id, acl);
+    const child = await f.documents.get(TENANT, admin, attachment!.id);
+    expect(child.acl).toEqual(acl);
+    // The crew no longer reads the mail, nor what was attached to it.
+    const crew = newAccess({ userId: 'carol', principals: ['u:carol', 'g:crew'] });
+    await expect(f.documents.get(TENANT, crew, attachment!.id)).rejects.toThrow(/not found/);
+    const changed = f.outbox
+      .envelopes(Topics.document)
+      .filter((e) => e.payload.kind === 'acl_changed' && e.payload.documentId === attachment!.id);
+    expect(changed).toHaveLength(1);
+    const audits = f.outbox
+      .envelopes(Topics.audit)
+      .map((e) => e.payload as { action: string; actor: string; documentIds: string[] })
+      .filter((a) => a.action === 'document_acl_changed' && a.documentIds.includes(attachment!.id));
+    expect(audits.map((a) => a.actor)).toEqual(['alice']);
+  });
+
+  it("gives an attachment made while the mail's ACL changed the mail's ACL as committed", async () => {
+    const mail = await uploadMail();
+    const acl = { users: ['bob'], groups: [], roles: [], tenant: false };
+    // The intake reads the mail, then the owner's change commits before the attachment is made.
+    const findById = f.documentsRepository.findById.bind(f.documentsRepository);
+    jest.spyOn(f.documentsRepository, 'findById').mockImplementationOnce(async (...args) => {
+      const read = await findById(...args);
+      await f.documents.setAcl(TENANT, alice, mail.id, acl);
+      return read;
+    });
+    await intake.receive(await report(mail.id, 1, [['tides.md', '# Tides']]));
+    const [attachment] = (await attachmentsOf(mail.id))!.documents;
+    expect((await f.documents.get(TENANT, admin, attachment!.id)).acl).toEqual(acl);
+  });
+
   it('makes no duplicates when the report is delivered again', async () => {
     const mail = await uploadMail();
     const events = await report(mail.id, 1, [['tides.md', '# Tides']]);

@@ -25,8 +25,8 @@ type Extracted = MailAttachments['extracted'][number];
 /**
  * A mail's attachments, as the parser reports them on a `parsing` status event, become documents
  * of their own (docs/adr/0048): in the mail's knowledge bases, with its tags, ACL and uploader,
- * titled by file name, linked to the mail. Idempotent: each has the external id
- * `attachment:<mail>:v<version>:<index>`, so a redelivered report finds what it made. A report of
+ * titled by file name, linked to the mail; its ACL follows the mail's from then on (`applyAcl`).
+ * Idempotent: each has the external id `attachment:<mail>:v<version>:<index>`, so a redelivered report finds what it made. A report of
  * the mail's next version replaces the attachments of the earlier ones (held ones stay); a
  * report of a version the mail no longer has (or of a deleted mail) is ignored.
  */
@@ -121,6 +121,7 @@ export class AttachmentIntake {
       'all',
       async (trx, document) => {
         await this.attachments.link(trx, tenantId, document.id, mail.id);
+        await this.links.followAcl(trx, document.id, mail, this.clock());
         await this.membership.sendThroughPipelines(trx, { ...document, attachedTo: mail.id });
       },
     );

@@ -1,7 +1,10 @@
+import { isDeepStrictEqual } from 'node:util';
+
 import { type TenantId, Topics } from '@kb/contracts';
 import type { BlobStore } from '@kb/storage';
 import { Inject, Injectable } from '@nestjs/common';
 
+import { applyAcl } from '../documents/apply-acl';
 import type { AttachmentsView, DocumentRecord } from '../documents/document.model';
 import { deletedEventOf } from '../documents/document-events.builder';
 import { DocumentsRepository, type Visibility } from '../documents/documents.repository';
@@ -90,6 +93,25 @@ export class MailAttachmentLinks {
       removed.deleted.push({ id, sha256: row.sha256, blobKey: row.blobKey });
     }
     return removed;
+  }
+
+  /**
+   * In the transaction that makes an attachment's document from `mail` as read before: locks the
+   * mail and, when its ACL has changed since, gives the attachment the mail's ACL now. An ACL
+   * change committed in between did not list this attachment (`applyAcl`); one after waits for
+   * the lock and lists it. Actor `system`, as the intake's.
+   */
+  async followAcl(trx: Trx, attachmentId: string, mail: DocumentRecord, now: Date): Promise<void> {
+    const current = await this.documents.lockForUpdate(trx, mail.tenantId, mail.id);
+    if (!current || isDeepStrictEqual(current.acl, mail.acl)) return;
+    const deps = { documents: this.documents, events: this.events };
+    await applyAcl(deps, trx, {
+      tenantId: mail.tenantId,
+      id: attachmentId,
+      acl: current.acl,
+      actor: 'system',
+      now,
+    });
   }
 
   /** After the deleting transaction: each deleted attachment's original, unless still in use. */

@@ -1,6 +1,7 @@
 import type { TenantId } from '@kb/contracts';
 import { Topics } from '@kb/contracts';
 
+import { attachmentsPrefix } from '../attachments/attachments.repository';
 import type { OutboxWriter } from '../outbox/outbox.writer';
 import type { Trx } from '../platform/transaction.runner';
 import { type DocumentAcl, type DocumentRecord, principalsOf } from './document.model';
@@ -11,6 +12,8 @@ import type { DocumentsRepository } from './documents.repository';
  * Stores a document's new ACL in the caller's transaction: its principals (`principalsOf`),
  * `acl_changed` for the indexes and the `document_acl_changed` audit record by `actor`. The one
  * path of every ACL change: the owner's `PUT …/acl` and the ended-grant job (actor `system`).
+ * A mail's attachment documents (docs/adr/0048) take the same ACL in the same transaction, each
+ * with its own event and audit record: whoever loses the mail loses what was attached to it.
  * Undefined when the document is gone.
  */
 export async function applyAcl(
@@ -31,5 +34,16 @@ export async function applyAcl(
     id,
     aclAuditOf(actor, id, acl, principals, now),
   );
+  // An attachment made after this commits copies the new ACL (attachment-intake.ts locks the
+  // mail first); one made before is listed here.
+  const attached = await deps.documents.listByExternalIdPrefix(
+    tenantId,
+    attachmentsPrefix(id),
+    'all',
+    trx,
+  );
+  for (const attachment of attached) {
+    await applyAcl(deps, trx, { ...change, id: attachment.id });
+  }
   return changed;
 }

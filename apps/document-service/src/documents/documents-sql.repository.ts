@@ -28,6 +28,8 @@ import {
 import { driftedMemberships } from './membership-drift.sql';
 import type { AppliedStatus, TenantStatusChange } from './status-changes';
 
+type DocumentUpdate = UpdateObject<DocumentDatabase, 'documents'>;
+
 /** The only SQL on `documents` (the drift query also reads the tag rules of `knowledge_bases`). */
 @Injectable()
 export class SqlDocumentsRepository extends DocumentsRepository {
@@ -76,8 +78,9 @@ export class SqlDocumentsRepository extends DocumentsRepository {
     tenantId: TenantId,
     prefix: string,
     visibility: Visibility,
+    trx?: Trx,
   ): Promise<DocumentRecord[]> {
-    return listByExternalIdPrefix(this.db, tenantId, prefix, visibility);
+    return listByExternalIdPrefix(trx ? sqlOf(trx) : this.db, tenantId, prefix, visibility);
   }
 
   pageByExternalIdPrefix(
@@ -289,12 +292,7 @@ export class SqlDocumentsRepository extends DocumentsRepository {
   }
 
   /** One document the caller locked, changed as `values` says. */
-  private async update(
-    trx: Trx,
-    tenantId: TenantId,
-    id: string,
-    values: UpdateObject<DocumentDatabase, 'documents'>,
-  ): Promise<DocumentRecord> {
+  private async update(trx: Trx, tenantId: TenantId, id: string, values: DocumentUpdate) {
     const row = await sqlOf(trx)
       .updateTable('documents')
       .set(values)

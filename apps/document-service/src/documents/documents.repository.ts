@@ -97,11 +97,13 @@ export abstract class DocumentsRepository {
   /**
    * The tenant's documents whose external id starts with `prefix` (a source's, ADR 26), all of
    * them: the server's sync plans with it. Callers' listings page with `pageByExternalIdPrefix`.
+   * In `trx` when given (a write that acts on what it lists).
    */
   abstract listByExternalIdPrefix(
     tenantId: TenantId,
     prefix: string,
     visibility: Visibility,
+    trx?: Trx,
   ): Promise<DocumentRecord[]>;
   /**
    * Up to `limit` of those documents in external-id order (byte order, as `COLLATE "C"`), after
