@@ -133,6 +133,46 @@ describe('mail attachments (SQL)', () => {
     expect(left).toEqual([{ id: two!.id, attached_to: mail.id }]);
   });
 
+  it("takes a mail's attachments with it when retention or an erasure deletes it, a held one kept", async () => {
+    const mailOf = async (matter: string) => {
+      const mail = await service.documents.upload(
+        tenant,
+        alice,
+        files.file(`From: c@x\r\n\r\n${matter}`, `${matter}.eml`),
+        { metadata: { matter } },
+      );
+      await intake.receive(await report(mail.id, 1, [`# ${matter} one`, `# ${matter} two`]));
+      const view = await service.documents.get(tenant, alice, mail.id);
+      return { mail: mail.id, attached: view.attachments!.documents.map(({ id }) => id) };
+    };
+    const alive = async (ids: string[]) =>
+      (await db.selectFrom('documents').select('id').where('id', 'in', ids).execute()).length;
+
+    // Retention: the mail's own date passed; its attachments have none.
+    const due = await mailOf('due');
+    await service.documents.setExpiry(tenant, admin, due.mail, new Date('2026-11-27T06:00:00Z'));
+    await service.legalHolds.place(
+      tenant,
+      admin,
+      placeHoldSchema.parse({ name: 'kept', documentIds: [due.attached[1]] }),
+    );
+    await service.retention.runTenant(tenant, now());
+    expect(await alive([due.mail, due.attached[0]!])).toBe(0);
+    expect(await alive([due.attached[1]!])).toBe(1);
+
+    // An erasure by a filter that only the mail matches (the attachments have no metadata).
+    const erased = await mailOf('erased');
+    const job = await service.erasures.request(tenant, admin, {
+      where: { 'metadata.matter': 'erased' },
+    });
+    await service.erasures.idle();
+    expect(await service.erasures.get(tenant, admin, job.id)).toMatchObject({
+      status: 'succeeded',
+      deleted: 3,
+    });
+    expect(await alive([erased.mail, ...erased.attached])).toBe(0);
+  });
+
   it("gives the attachments the mail's new ACL in the change's transaction", async () => {
     const mail = await service.documents.upload(
       tenant,

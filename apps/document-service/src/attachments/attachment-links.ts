@@ -34,9 +34,15 @@ export class MailAttachmentLinks {
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
   ) {}
 
-  /** The mail's attachment documents `visibility` may read; of every version of the mail. */
-  of(tenantId: TenantId, mailId: string, visibility: Visibility): Promise<DocumentRecord[]> {
-    return this.documents.listByExternalIdPrefix(tenantId, attachmentsPrefix(mailId), visibility);
+  /** The mail's attachment documents `visibility` may read; of every version of the mail (in `trx` when given). */
+  of(
+    tenantId: TenantId,
+    mailId: string,
+    visibility: Visibility,
+    trx?: Trx,
+  ): Promise<DocumentRecord[]> {
+    const prefix = attachmentsPrefix(mailId);
+    return this.documents.listByExternalIdPrefix(tenantId, prefix, visibility, trx);
   }
 
   /** What GET shows of a mail's attachments; undefined for a document that has none. */
@@ -65,7 +71,7 @@ export class MailAttachmentLinks {
   ): Promise<AttachmentsRemoved> {
     const kept =
       keepVersion === undefined ? undefined : versionAttachmentsPrefix(mailId, keepVersion);
-    const attached = (await this.of(tenantId, mailId, 'all')).filter(
+    const attached = (await this.of(tenantId, mailId, 'all', trx)).filter(
       (document) => !kept || !document.externalId?.startsWith(kept),
     );
     const removed: AttachmentsRemoved = { deleted: [], held: [] };

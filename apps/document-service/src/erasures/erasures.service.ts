@@ -144,17 +144,18 @@ export class ErasuresService implements OnApplicationBootstrap, BeforeApplicatio
             holds,
             ERASURE_BATCH,
           );
-          await this.deletion.record(trx, tenantId, actor, rows, {
+          const attached = await this.deletion.record(trx, tenantId, actor, rows, {
             cause: 'erasure',
             erasureId: id,
           });
           const now = this.clock();
           const leasedUntil = new Date(now.getTime() + LEASE_MS);
-          await this.erasures.progress(trx, tenantId, id, rows.length, now, leasedUntil);
-          return rows;
+          const count = rows.length + attached.length;
+          await this.erasures.progress(trx, tenantId, id, count, now, leasedUntil);
+          return { rows, attached };
         });
-        await this.deletion.after(tenantId, batch);
-        if (batch.length < ERASURE_BATCH) break;
+        await this.deletion.after(tenantId, [...batch.rows, ...batch.attached]);
+        if (batch.rows.length < ERASURE_BATCH) break;
       }
       const held = await this.transactions.run(async (trx) =>
         this.erasures.countHeld(

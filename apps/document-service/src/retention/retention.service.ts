@@ -51,16 +51,19 @@ export class RetentionService {
 
   /** Deletes one batch of the tenant's due documents that no hold covers. */
   async runTenant(tenantId: TenantId, now: Date): Promise<DeletedDocument[]> {
-    const deleted = await this.transactions.run(async (trx) => {
+    const [deleted, attached] = await this.transactions.run(async (trx) => {
       const holds = await this.holds.activeHolds(trx, tenantId);
       const rows = await this.retention.deleteDue(trx, tenantId, now, holds, RETENTION_BATCH);
-      await this.deletion.record(trx, tenantId, RETENTION_ACTOR, rows, { cause: 'retention' });
-      return rows;
+      const cause = { cause: 'retention' };
+      return [rows, await this.deletion.record(trx, tenantId, RETENTION_ACTOR, rows, cause)];
     });
     if (deleted.length > 0) {
-      this.logger.log(`retention deleted ${deleted.length} document(s) of tenant ${tenantId}`);
+      const also = attached.length > 0 ? ` and ${attached.length} of their attachment(s)` : '';
+      this.logger.log(
+        `retention deleted ${deleted.length} document(s)${also} of tenant ${tenantId}`,
+      );
     }
-    await this.deletion.after(tenantId, deleted);
+    await this.deletion.after(tenantId, [...deleted, ...attached]);
     return deleted;
   }
 

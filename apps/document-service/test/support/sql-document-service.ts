@@ -1,6 +1,7 @@
 import { MemoryBlobStore, MemoryIndexGenerations } from '@kb/testing';
 import type { Kysely } from 'kysely';
 
+import { MailAttachmentLinks } from '../../src/attachments/attachment-links';
 import type { DocumentConfig } from '../../src/config/document.config';
 import { DocumentAudit } from '../../src/documents/document-audit';
 import { DocumentMembershipService } from '../../src/documents/document-membership.service';
@@ -65,7 +66,16 @@ export function sqlDocumentService(
   const audit = new DocumentAudit(writer, transactions, clock, relay);
   const generations = new MemoryIndexGenerations();
   const holds = new SqlLegalHoldsRepository(db);
-  const deletion = new BulkDeletion(documentsRepository, writer, audit, relay, blobs, generations);
+  const links = new MailAttachmentLinks(documentsRepository, holds, writer, blobs);
+  const deletion = new BulkDeletion(
+    documentsRepository,
+    writer,
+    audit,
+    relay,
+    blobs,
+    generations,
+    links,
+  );
   const { documents, uploads } = documentsServiceOver({
     documentsRepository,
     membership,
