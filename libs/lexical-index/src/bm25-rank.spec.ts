@@ -159,6 +159,6 @@ describe('capFeedback: what RM3 may add to a search', () => {
   });
 
   it('by default, lets feedback cost at most as many postings as the query, or 2,000', () => {
-    expect(FEEDBACK_CAP).toEqual({ minIdf: 1, postingsShare: 1, minPostings: 2_000 });
+    expect(FEEDBACK_CAP).toEqual({ minIdf: 0.5, postingsShare: 1, minPostings: 2_000 });
   });
 });

@@ -32,7 +32,7 @@ export interface Term {
 
 /**
  * What pseudo-relevance feedback may add to a search's cost (docs/adr/0056): feedback terms with
- * an idf below `minIdf` (in a third of the chunks or more, with readable statistics) are dropped,
+ * an idf below `minIdf` (0.5: in about 60 % of the chunks or more, with readable statistics) are dropped,
  * and the rest, by their largest possible share, only while their postings stay within
  * `postingsShare` times the query's own terms' postings, or `minPostings`, whichever is more.
  */
@@ -42,7 +42,7 @@ export interface FeedbackCap {
   minPostings: number;
 }
 
-export const FEEDBACK_CAP: FeedbackCap = { minIdf: 1, postingsShare: 1, minPostings: 2_000 };
+export const FEEDBACK_CAP: FeedbackCap = { minIdf: 0.5, postingsShare: 1, minPostings: 2_000 };
 
 const DF_CACHED = 20_000;
 /** Pruning keeps a chunk whose bound is this close to the threshold (floating-point slack). */
