@@ -112,7 +112,8 @@ function lexicalIndex(
   return new SnapshotLexicalIndex(postgres, {
     generation: (space) => reads.current(tenantOfSpace(space)),
     maxChunks: config.LEXICAL_MEMORY_CHUNKS,
-    reference: config.LEXICAL_IDF === 'reference' ? referenceEncoder().reference : undefined,
+    reference: config.LEXICAL_IDF === 'readable' ? undefined : referenceEncoder().reference,
+    tenantWide: config.LEXICAL_IDF === 'tenant',
     feedbackCap: config.LEXICAL_FEEDBACK_CAP ? FEEDBACK_CAP : null,
     onBuildFailed: (space, error) =>
       logger.warn(

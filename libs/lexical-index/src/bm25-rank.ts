@@ -44,6 +44,22 @@ export interface FeedbackCap {
 
 export const FEEDBACK_CAP: FeedbackCap = { minIdf: 0.5, postingsShare: 1, minPostings: 2_000 };
 
+/** The principal of everyone in a tenant (docs/adr/0008): what they read, every member may. */
+export const EVERYONE = 't:*';
+/** How many tenant-wide chunks weigh as much as the reference in `blendedIdf`. */
+export const PRIOR_CHUNKS = 100;
+
+/**
+ * `LEXICAL_IDF=tenant` (docs/adr/0056): the idf over the n chunks everyone in the tenant may read,
+ * blended with the reference idf by n/(n + PRIOR_CHUNKS): the reference alone with no such chunk,
+ * the tenant's own statistics once it has many.
+ */
+export function blendedIdf(referenceIdf: number, df: number, n: number): number {
+  const share = n / (n + PRIOR_CHUNKS);
+  const own = n > 0 ? Math.log(1 + (n - df + 0.5) / (df + 0.5)) : 0;
+  return share * own + (1 - share) * referenceIdf;
+}
+
 const DF_CACHED = 20_000;
 /** Pruning keeps a chunk whose bound is this close to the threshold (floating-point slack). */
 const SLACK = 1e-9;

@@ -1,4 +1,12 @@
-export { capFeedback, FEEDBACK_CAP, type FeedbackCap, postingList } from './bm25-rank';
+export {
+  blendedIdf,
+  capFeedback,
+  EVERYONE,
+  FEEDBACK_CAP,
+  type FeedbackCap,
+  postingList,
+  PRIOR_CHUNKS,
+} from './bm25-rank';
 export { constraintToSql } from './lexical-constraint.sql';
 export * from './lexical-index';
 export * from './lexical-query.parser';

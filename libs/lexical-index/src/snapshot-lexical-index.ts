@@ -105,6 +105,7 @@ export class SnapshotLexicalIndex implements LexicalIndex {
     const lists = await this.postingsFor(space, snapshot, [...weights.keys()]);
     const ranked = snapshot.rank(weights, lists, query, {
       reference: this.options.reference,
+      tenantWide: this.options.tenantWide,
       feedback,
       cap: this.options.feedbackCap === undefined ? FEEDBACK_CAP : this.options.feedbackCap,
     });

@@ -34,6 +34,8 @@ export interface SnapshotOptions {
    * caller's readable chunks. Searches Postgres answers keep the readable statistics.
    */
   reference?: ReferenceStatistics | undefined;
+  /** With `reference` (`LEXICAL_IDF=tenant`): blend in the chunks everyone may read (space-snapshot.ts). */
+  tenantWide?: boolean | undefined;
   /** What feedback terms may cost (bm25-rank.ts; default FEEDBACK_CAP); null: uncapped. */
   feedbackCap?: FeedbackCap | null | undefined;
   /** Told when reading a space's chunks for a snapshot failed (its searches go to Postgres). */

@@ -1,6 +1,6 @@
 import { parseFilter } from '@kb/contracts';
 
-import { postingList } from './bm25-rank';
+import { blendedIdf, postingList,PRIOR_CHUNKS } from './bm25-rank';
 import type { SpaceChunk } from './lexical-index';
 import { BM25_B, BM25_K1 } from './pg-lexical-index';
 import { type PostingList, SpaceSnapshot } from './space-snapshot';
@@ -197,5 +197,63 @@ describe('SpaceSnapshot.rank with reference statistics (LEXICAL_IDF=reference)',
       new SpaceSnapshot(3, 3, rows).rank(weights, l, q);
     expect(readable(flooded, asBob)).toEqual(readable(lists, asBob));
     expect(readable(flooded, { topK: 20 })).not.toEqual(readable(lists, { topK: 20 }));
+  });
+});
+
+describe('SpaceSnapshot.rank with tenant-wide statistics (LEXICAL_IDF=tenant)', () => {
+  const table = new IdfTable({ '2.0': 'w0 w1 w2', '5.0': 'w3 w4 w5 w6 w7 w8 w9' }, 8, 30);
+  const everyone = rows.flatMap((row, o) => (row.principals.includes('t:*') ? [o] : []));
+  const n = everyone.length;
+  const share = n / (n + PRIOR_CHUNKS);
+  const meanLength = everyone.reduce((sum, o) => sum + rows[o]!.length, 0) / n;
+  const blended = (l: Map<string, PostingList>): ReferenceStatistics => ({
+    avgdl: share * meanLength + (1 - share) * table.avgdl,
+    idf: (lexeme) => {
+      const df = Array.from(l.get(lexeme)!.ordinals).filter((o) => everyone.includes(o)).length;
+      return blendedIdf(table.idf(lexeme), df, n);
+    },
+  });
+
+  it('blends the idf over the chunks everyone may read with the reference, by their number', () => {
+    expect(blendedIdf(5, 10, 0)).toBe(5);
+    expect(blendedIdf(5, 0, PRIOR_CHUNKS)).toBeCloseTo(
+      (Math.log(1 + (PRIOR_CHUNKS + 0.5) / 0.5) + 5) / 2,
+      12,
+    );
+    expect(blendedIdf(5, 99, 1e9)).toBeCloseTo(Math.log(1 + (1e9 - 99 + 0.5) / 99.5), 4);
+  });
+
+  it.each(queries.slice(0, 60).map((q, i) => [i, q] as const))(
+    'query %i: BM25 with the blended statistics for callers among everyone, the reference alone for others',
+    (_i, { weights, query }) => {
+      const { tag, ...rest } = query;
+      const asked = { ...rest, ...(tag ? { filter: parseFilter({ tags: tag }) } : {}) };
+      const amongEveryone = !query.principals || query.principals.includes('t:*');
+      const expected = reference(weights, query, amongEveryone ? blended(lists) : table);
+      const ranked = snapshot.rank(weights, lists, asked, { reference: table, tenantWide: true });
+      expect(ranked.map((hit) => hit.ordinal)).toEqual(expected.map((hit) => hit.ordinal));
+      ranked.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]!.score, 9));
+    },
+  );
+
+  it('gives a member the same scores whatever the chunks not everyone may read contain', () => {
+    const weights = new Map([
+      ['w5', 1],
+      ['w77', 1],
+    ]);
+    const member = { principals: ['u:ann', 't:*'], topK: 20 };
+    const scoring = { reference: table, tenantWide: true };
+    const before = new SpaceSnapshot(4, 4, rows).rank(weights, lists, member, scoring);
+    const flooded = new Map(lists);
+    for (const lexeme of weights.keys()) {
+      const list = lists.get(lexeme)!;
+      const tfs = new Map(Array.from(list.ordinals, (o, i) => [o, list.tfs[i]!] as const));
+      rows.forEach((row, o) => {
+        if (!row.principals.includes('t:*') && !row.principals.includes('u:ann')) tfs.set(o, 3);
+      });
+      flooded.set(lexeme, postingList({ ordinals: [...tfs.keys()], tfs: [...tfs.values()] }));
+    }
+    const after = new SpaceSnapshot(5, 5, rows).rank(weights, flooded, member, scoring);
+    expect(after).toEqual(before);
   });
 });

@@ -1,11 +1,14 @@
 import { type FilterableFields, matchesFilter } from '@kb/contracts';
 
 import {
+  blendedIdf,
   capFeedback,
   dfOf,
+  EVERYONE,
   type FeedbackCap,
   type PostingList,
   postingList,
+  PRIOR_CHUNKS,
   type Readers,
   scoreTerms,
   Scratch,
@@ -27,6 +30,11 @@ export interface Scoring {
    * caller may read (docs/adr/0019).
    */
   reference?: ReferenceStatistics | undefined;
+  /**
+   * With `reference` (`LEXICAL_IDF=tenant`): the statistics of the chunks everyone in the tenant
+   * may read (`t:*`) blended in (`blendedIdf`), for callers who are among everyone.
+   */
+  tenantWide?: boolean | undefined;
   /** The lexemes pseudo-relevance feedback added to the query (not its own), held to `cap`. */
   feedback?: ReadonlySet<string> | undefined;
   cap?: FeedbackCap | null | undefined;
@@ -137,14 +145,25 @@ export class SpaceSnapshot {
   ): Array<{ ordinal: number; score: number }> {
     const { reference, feedback, cap } = scoring;
     let readers = this.readersOf(query.principals);
-    if (reference) readers = { ...readers, avgdl: reference.avgdl };
+    // Chunks every member may read: their counts reveal nothing to a member (docs/adr/0056).
+    const everyone =
+      reference && scoring.tenantWide && (!query.principals || query.principals.includes(EVERYONE))
+        ? this.readersOf([EVERYONE])
+        : undefined;
+    if (reference) {
+      const share = everyone ? everyone.n / (everyone.n + PRIOR_CHUNKS) : 0;
+      const avgdl = share * (everyone?.avgdl ?? 0) + (1 - share) * reference.avgdl;
+      readers = { ...readers, avgdl };
+    }
     const own: Term[] = [];
     const added: Term[] = [];
     for (const [lexeme, weight] of weights) {
       const list = lists.get(lexeme);
       if (!list || list.size === 0) continue;
       let idf: number;
-      if (reference) {
+      if (everyone) {
+        idf = blendedIdf(reference!.idf(lexeme), dfOf(everyone, lexeme, list), everyone.n);
+      } else if (reference) {
         idf = reference.idf(lexeme);
       } else {
         const df = dfOf(readers, lexeme, list);

@@ -94,6 +94,16 @@ describe('SnapshotLexicalIndex', () => {
       () => snapshots({ waitForSnapshot: true, reference: referenceEncoder().reference }),
       'reference',
     );
+    // LEXICAL_IDF=tenant: the suite's chunks are not tenant-wide, so the reference alone applies.
+    lexicalIndexConformance(
+      () =>
+        snapshots({
+          waitForSnapshot: true,
+          reference: referenceEncoder().reference,
+          tenantWide: true,
+        }),
+      'reference',
+    );
 
     it('answered the plain-word searches above from memory', () => {
       expect(paths.memory - before.memory).toBeGreaterThanOrEqual(10);

@@ -63,9 +63,11 @@ export const queryConfigSchema = baseConfigSchema
      * The statistics BM25 in memory weighs terms with (docs/adr/0056): `readable` (default) counts
      * N, avgdl and df over the chunks the caller may read (docs/adr/0019); `reference` takes a
      * fixed English idf table and mean length, the same for every caller (no df counted), as the
-     * sparse vectors do. Searches in Postgres (typed syntax, larger spaces) stay `readable`.
+     * sparse vectors do; `tenant` blends in the statistics of the chunks everyone in the tenant
+     * may read (`t:*`), which reveal nothing to a member. Searches in Postgres (typed syntax,
+     * larger spaces) stay `readable`.
      */
-    LEXICAL_IDF: z.enum(['readable', 'reference']).default('readable'),
+    LEXICAL_IDF: z.enum(['readable', 'reference', 'tenant']).default('readable'),
     /**
      * Holds RM3's feedback terms to what they may cost in memory (drops those in most chunks, and
      * keeps the rest within the query's own postings or 2,000; docs/adr/0056). false: uncapped.
