@@ -1,6 +1,6 @@
 import { parseFilter } from '@kb/contracts';
 
-import { blendedIdf, postingList,PRIOR_CHUNKS } from './bm25-rank';
+import { blendedIdf, postingList, PRIOR_CHUNKS } from './bm25-rank';
 import type { SpaceChunk } from './lexical-index';
 import { BM25_B, BM25_K1 } from './pg-lexical-index';
 import { type PostingList, SpaceSnapshot } from './space-snapshot';
