@@ -12,7 +12,13 @@ import {
   PgIndexGenerations,
 } from '@kb/index-state';
 import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
-import { type LexicalIndex, PgLexicalIndex, SnapshotLexicalIndex } from '@kb/lexical-index';
+import {
+  FEEDBACK_CAP,
+  type LexicalIndex,
+  PgLexicalIndex,
+  referenceEncoder,
+  SnapshotLexicalIndex,
+} from '@kb/lexical-index';
 import { annotateActiveSpan, createLogger, meter } from '@kb/observability';
 import { vectorStoreFromEnv } from '@kb/vector-store';
 import type { LoggerService } from '@nestjs/common';
@@ -89,7 +95,8 @@ async function main(): Promise<void> {
 
 /**
  * The lexical index searches read: BM25 in memory over a snapshot of each space, kept while the
- * tenant's index generation holds (docs/adr/0029), unless LEXICAL_MEMORY_CHUNKS is 0.
+ * tenant's index generation holds (docs/adr/0029), unless LEXICAL_MEMORY_CHUNKS is 0; its
+ * statistics by LEXICAL_IDF (docs/adr/0056).
  */
 function lexicalIndex(
   config: QueryConfig,
@@ -105,6 +112,9 @@ function lexicalIndex(
   return new SnapshotLexicalIndex(postgres, {
     generation: (space) => reads.current(tenantOfSpace(space)),
     maxChunks: config.LEXICAL_MEMORY_CHUNKS,
+    reference: config.LEXICAL_IDF === 'readable' ? undefined : referenceEncoder().reference,
+    tenantWide: config.LEXICAL_IDF === 'tenant',
+    feedbackCap: config.LEXICAL_FEEDBACK_CAP ? FEEDBACK_CAP : null,
     onBuildFailed: (space, error) =>
       logger.warn(
         `lexical snapshot of ${space} not built, BM25 in Postgres: ${String(error)}`,

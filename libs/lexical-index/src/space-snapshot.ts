@@ -1,9 +1,14 @@
 import { type FilterableFields, matchesFilter } from '@kb/contracts';
 
 import {
+  blendedIdf,
+  capFeedback,
   dfOf,
+  EVERYONE,
+  type FeedbackCap,
   type PostingList,
   postingList,
+  PRIOR_CHUNKS,
   type Readers,
   scoreTerms,
   Scratch,
@@ -11,10 +16,29 @@ import {
 } from './bm25-rank';
 import type { ChunkRef, LexicalQuery, Posting, SpaceChunk } from './lexical-index';
 import { kthLargest, Memberships, refKey } from './snapshot-arrays';
+import type { ReferenceStatistics } from './sparse/reference-statistics';
 
 const READER_SETS = 32;
 
 export type { PostingList } from './bm25-rank';
+
+/** How `SpaceSnapshot.rank` weighs terms, beyond plain BM25 over the readable chunks. */
+export interface Scoring {
+  /**
+   * Statistics fixed in advance (`LEXICAL_IDF=reference`, docs/adr/0056): each term's idf and the
+   * mean length come from them, and no df is counted. Absent: N, avgdl and df over the chunks the
+   * caller may read (docs/adr/0019).
+   */
+  reference?: ReferenceStatistics | undefined;
+  /**
+   * With `reference` (`LEXICAL_IDF=tenant`): the statistics of the chunks everyone in the tenant
+   * may read (`t:*`) blended in (`blendedIdf`), for callers who are among everyone.
+   */
+  tenantWide?: boolean | undefined;
+  /** The lexemes pseudo-relevance feedback added to the query (not its own), held to `cap`. */
+  feedback?: ReadonlySet<string> | undefined;
+  cap?: FeedbackCap | null | undefined;
+}
 
 /**
  * The chunks of one space at one generation, in columns: ids, lengths, offsets, and who may read
@@ -108,23 +132,48 @@ export class SpaceSnapshot {
 
   /**
    * Okapi BM25 as `PgLexicalIndex.search` computes it: N, avgdl and each term's df over the
-   * chunks the caller may read; knowledge bases and the filter narrow the results only (before
-   * the cut to `topK`). Best first, ties by document id then chunk index.
+   * chunks the caller may read, or with `scoring.reference` the reference's idf and mean length;
+   * knowledge bases and the filter narrow the results only (before the cut to `topK`). Feedback
+   * terms are held to `scoring.cap` (bm25-rank.ts). Best first, ties by document id then chunk
+   * index.
    */
   rank(
     weights: Map<string, number>,
     lists: Map<string, PostingList>,
     query: Pick<LexicalQuery, 'principals' | 'knowledgeBaseIds' | 'filter' | 'topK'>,
+    scoring: Scoring = {},
   ): Array<{ ordinal: number; score: number }> {
-    const readers = this.readersOf(query.principals);
-    const terms: Term[] = [];
+    const { reference, feedback, cap } = scoring;
+    let readers = this.readersOf(query.principals);
+    // Chunks every member may read: their counts reveal nothing to a member (docs/adr/0056).
+    const everyone =
+      reference && scoring.tenantWide && (!query.principals || query.principals.includes(EVERYONE))
+        ? this.readersOf([EVERYONE])
+        : undefined;
+    if (reference) {
+      const share = everyone ? everyone.n / (everyone.n + PRIOR_CHUNKS) : 0;
+      const avgdl = share * (everyone?.avgdl ?? 0) + (1 - share) * reference.avgdl;
+      readers = { ...readers, avgdl };
+    }
+    const own: Term[] = [];
+    const added: Term[] = [];
     for (const [lexeme, weight] of weights) {
       const list = lists.get(lexeme);
       if (!list || list.size === 0) continue;
-      const df = dfOf(readers, lexeme, list);
-      if (df === 0) continue;
-      terms.push({ list, weight, idf: Math.log(1 + (readers.n - df + 0.5) / (df + 0.5)) });
+      let idf: number;
+      if (everyone) {
+        idf = blendedIdf(reference!.idf(lexeme), dfOf(everyone, lexeme, list), everyone.n);
+      } else if (reference) {
+        idf = reference.idf(lexeme);
+      } else {
+        const df = dfOf(readers, lexeme, list);
+        if (df === 0) continue;
+        idf = Math.log(1 + (readers.n - df + 0.5) / (df + 0.5));
+      }
+      (feedback?.has(lexeme) ? added : own).push({ list, weight, idf });
     }
+    const terms =
+      added.length === 0 ? own : [...own, ...(cap ? capFeedback(own, added, cap) : added)];
     const inScope = query.knowledgeBaseIds?.length
       ? this.knowledgeBases.mask(query.knowledgeBaseIds)
       : null;

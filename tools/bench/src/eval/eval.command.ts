@@ -37,6 +37,8 @@ export interface EvalOptions extends Omit<KbEndpoints, 'token'> {
   /** Ask the service to rerank (`rerank: true`): measures the served rerank (ADR 47). */
   serviceRerank?: boolean;
   concurrency: number;
+  /** Upload every n-th document readable by everyone in the tenant (`t:*`), the rest owner-only. */
+  tenantWideEvery?: number;
   log: (line: string) => void;
 }
 
@@ -82,9 +84,11 @@ export async function runEval(options: EvalOptions): Promise<void> {
         `${basename(options.dataset)} evaluation`,
         options.model ? { embeddingModel: options.model } : {},
       );
+      const every = options.tenantWideEvery;
       ({ failed: uploadFailures, refused } = await ingest(client, dataset.corpus, {
         ...options,
         knowledgeBaseId,
+        ...(every ? { aclOf: (i: number) => (i % every === 0 ? { tenant: true } : {}) } : {}),
         tolerateFailures: true,
       }));
     }

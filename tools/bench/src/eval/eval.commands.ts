@@ -53,6 +53,11 @@ export function registerEvalCommand(program: Command): void {
       process.env['KB_GRPC_ADDRESS'] ?? '127.0.0.1:50051',
     )
     .option('--concurrency <n>', 'uploads in flight', (v) => Number.parseInt(v, 10), 8)
+    .option(
+      '--tenant-wide-every <n>',
+      'upload every n-th document readable by everyone in the tenant (t:*), the rest owner-only',
+      (v) => Number.parseInt(v, 10),
+    )
     .action(
       async (options: {
         dataset: string;
@@ -68,6 +73,7 @@ export function registerEvalCommand(program: Command): void {
         documentsUrl: string;
         grpc: string;
         concurrency: number;
+        tenantWideEvery?: number;
       }) => {
         const token = options.token ?? process.env['KB_TOKEN'];
         await runEval({
@@ -84,6 +90,7 @@ export function registerEvalCommand(program: Command): void {
           documentsUrl: options.documentsUrl,
           grpcAddress: options.grpc,
           concurrency: options.concurrency,
+          ...(options.tenantWideEvery ? { tenantWideEvery: options.tenantWideEvery } : {}),
           log: (line) => process.stderr.write(`eval: ${line}\n`),
         });
       },
