@@ -6,4 +6,7 @@ export { LEXICAL_SCHEMA, lexicalIndexMigrations } from './migrations';
 export * from './pg-lexical-index';
 export * from './snapshot-lexical-index';
 export { type PostingList, SpaceSnapshot } from './space-snapshot';
+export { Bm25SparseEncoder, SPARSE_DIMENSIONS } from './sparse/bm25-sparse-encoder';
+export { referenceEncoder } from './sparse/reference';
+export { IdfTable, type ReferenceStatistics } from './sparse/reference-statistics';
 export type { SparseEncoder, SparseValues } from './sparse/sparse-encoder';
