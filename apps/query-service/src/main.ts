@@ -14,7 +14,7 @@ import {
 import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { type LexicalIndex, PgLexicalIndex, SnapshotLexicalIndex } from '@kb/lexical-index';
 import { annotateActiveSpan, createLogger, meter } from '@kb/observability';
-import { vectorStoreFromEnv } from '@kb/vector-store';
+import { pineconeLexicalIndexFromEnv, vectorStoreFromEnv } from '@kb/vector-store';
 import type { LoggerService } from '@nestjs/common';
 
 import { AppModule } from './app.module';
@@ -88,8 +88,9 @@ async function main(): Promise<void> {
 }
 
 /**
- * The lexical index searches read: BM25 in memory over a snapshot of each space, kept while the
- * tenant's index generation holds (docs/adr/0029), unless LEXICAL_MEMORY_CHUNKS is 0.
+ * The lexical index searches read: with VECTOR_STORE=pinecone, Pinecone's sparse index (the chunk
+ * rows stay in Postgres, docs/adr/0057); otherwise BM25 in memory over a snapshot of each space,
+ * kept while the tenant's index generation holds (docs/adr/0029), unless LEXICAL_MEMORY_CHUNKS is 0.
  */
 function lexicalIndex(
   config: QueryConfig,
@@ -97,6 +98,8 @@ function lexicalIndex(
   logger: Pick<LoggerService, 'warn'>,
 ): LexicalIndex {
   const postgres = new PgLexicalIndex({ url: config.DATABASE_URL });
+  const pinecone = pineconeLexicalIndexFromEnv(config, postgres);
+  if (pinecone) return pinecone;
   if (config.LEXICAL_MEMORY_CHUNKS === 0) return postgres;
   const reads = new CoalescingGenerationReads(generations);
   const searches = meter().createCounter('kb_lexical_searches_total', {

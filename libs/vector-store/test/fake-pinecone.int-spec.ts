@@ -67,8 +67,15 @@ describe('FAKE Pinecone: sparse and sparse-dense vectors as documented', () => {
   it('refuses what Pinecone documents it refuses, with a 400', async () => {
     const sparseIndex = await indexOf({ vectorType: 'sparse' });
     const cosine = await indexOf({ vectorType: 'dense', metric: 'cosine' });
-    const refused = (promise: Promise<unknown>, reason: RegExp) =>
-      expect(promise).rejects.toThrow(reason);
+    // The SDK maps a 400 to PineconeBadRequestError, the body's message in its own.
+    const refused = async (promise: Promise<unknown>, reason: RegExp) => {
+      const error = await promise.then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(error?.name).toBe('PineconeBadRequestError');
+      expect(error?.message).toMatch(reason);
+    };
     const tooMany = {
       indices: Array.from({ length: 1001 }, (_, i) => i),
       values: Array.from({ length: 1001 }, () => 1),

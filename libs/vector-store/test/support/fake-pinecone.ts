@@ -285,9 +285,12 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
     : {};
 }
 
-/** Pinecone's error body for a request it refuses (HTTP 400). */
+/**
+ * Pinecone's error body for a vector operation it refuses (HTTP 400): an `rpcStatus`, code 3
+ * (INVALID_ARGUMENT), as the data-plane API documents for the vector operations.
+ */
 function invalidArgument(message: string) {
-  return { error: { code: 'INVALID_ARGUMENT', message }, status: 400 };
+  return { code: 3, message, details: [] };
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
