@@ -59,6 +59,11 @@ export class FakePineconeDataPlane {
     this.lagging = undefined;
   }
 
+  /** How many records the fake holds, in every namespace. */
+  size(): number {
+    return [...this.namespaces.values()].reduce((sum, vectors) => sum + vectors.size, 0);
+  }
+
   /** The record as the fake holds it (what a test checks was written), or undefined. */
   stored(namespace: string, id: string): StoredVector | undefined {
     return this.namespaces.get(namespace)?.get(id);
