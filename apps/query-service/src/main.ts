@@ -12,7 +12,13 @@ import {
   PgIndexGenerations,
 } from '@kb/index-state';
 import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
-import { type LexicalIndex, PgLexicalIndex, SnapshotLexicalIndex } from '@kb/lexical-index';
+import {
+  FEEDBACK_CAP,
+  type LexicalIndex,
+  PgLexicalIndex,
+  referenceEncoder,
+  SnapshotLexicalIndex,
+} from '@kb/lexical-index';
 import { annotateActiveSpan, createLogger, meter } from '@kb/observability';
 import { pineconeLexicalIndexFromEnv, vectorStoreFromEnv } from '@kb/vector-store';
 import type { LoggerService } from '@nestjs/common';
@@ -90,7 +96,8 @@ async function main(): Promise<void> {
 /**
  * The lexical index searches read: with VECTOR_STORE=pinecone, Pinecone's sparse index (the chunk
  * rows stay in Postgres, docs/adr/0057); otherwise BM25 in memory over a snapshot of each space,
- * kept while the tenant's index generation holds (docs/adr/0029), unless LEXICAL_MEMORY_CHUNKS is 0.
+ * kept while the tenant's index generation holds (docs/adr/0029), unless LEXICAL_MEMORY_CHUNKS is
+ * 0; its statistics by LEXICAL_IDF (docs/adr/0056).
  */
 function lexicalIndex(
   config: QueryConfig,
@@ -108,6 +115,8 @@ function lexicalIndex(
   return new SnapshotLexicalIndex(postgres, {
     generation: (space) => reads.current(tenantOfSpace(space)),
     maxChunks: config.LEXICAL_MEMORY_CHUNKS,
+    reference: config.LEXICAL_IDF === 'reference' ? referenceEncoder().reference : undefined,
+    feedbackCap: config.LEXICAL_FEEDBACK_CAP ? FEEDBACK_CAP : null,
     onBuildFailed: (space, error) =>
       logger.warn(
         `lexical snapshot of ${space} not built, BM25 in Postgres: ${String(error)}`,

@@ -1,4 +1,13 @@
-import { postingList, type Readers, scoreTerms, Scratch, type Term } from './bm25-rank';
+import {
+  capFeedback,
+  FEEDBACK_CAP,
+  postingList,
+  queryWeights,
+  type Readers,
+  scoreTerms,
+  Scratch,
+  type Term,
+} from './bm25-rank';
 
 /** Deterministic noise (a linear congruential generator), so a failure reproduces. */
 function random(seed: number): () => number {
@@ -87,5 +96,69 @@ describe('scoreTerms with MaxScore pruning', () => {
       inScope: null,
     });
     expect(topOf(scratch, scored, 1)).toEqual([{ o: 1, score: expect.closeTo(1.35, 9) }]);
+  });
+});
+
+describe('queryWeights', () => {
+  it('weighs each lexeme 1 without feedback', () => {
+    expect(queryWeights(['librari', 'dewey'], undefined)).toEqual({
+      weights: new Map([
+        ['librari', 1],
+        ['dewey', 1],
+      ]),
+      feedback: new Set(),
+    });
+  });
+
+  it("shares λ among the query's lexemes, adds feedback weights, and names the lexemes only feedback gave", () => {
+    const { weights, feedback } = queryWeights(['librari', 'dewey'], {
+      queryWeight: 0.7,
+      terms: [
+        { lexeme: 'dewey', weight: 0.1 },
+        { lexeme: 'catalog', weight: 0.2 },
+      ],
+    });
+    expect(weights.get('librari')).toBeCloseTo(0.35, 12);
+    expect(weights.get('dewey')).toBeCloseTo(0.45, 12);
+    expect(weights.get('catalog')).toBe(0.2);
+    expect(feedback).toEqual(new Set(['catalog']));
+  });
+});
+
+describe('capFeedback: what RM3 may add to a search', () => {
+  const term = (size: number, weight: number, idf: number): Term => ({
+    list: postingList({
+      ordinals: Array.from({ length: size }, (_, o) => o),
+      tfs: Array.from({ length: size }, () => 1),
+    }),
+    weight,
+    idf,
+  });
+  const own = [term(300, 0.35, 4), term(700, 0.35, 2)];
+  const cap = { minIdf: 1, postingsShare: 1, minPostings: 100 };
+
+  it('drops feedback terms whose idf is below the floor (the common ones)', () => {
+    const rare = term(50, 0.1, 3);
+    const common = term(900, 0.1, 0.4);
+    expect(capFeedback(own, [common, rare], cap)).toEqual([rare]);
+  });
+
+  it("keeps the largest shares first while their postings fit within the query's own, in the given order", () => {
+    const a = term(600, 0.05, 2); // share 0.1
+    const b = term(500, 0.1, 3); // share 0.3: first
+    const c = term(400, 0.1, 1.5); // share 0.15: second, 900 postings so far
+    const d = term(90, 0.01, 2); // share 0.02: still fits (990)
+    expect(capFeedback(own, [a, b, c, d], cap)).toEqual([b, c, d]);
+  });
+
+  it('allows at least minPostings when the query’s own terms are rare', () => {
+    const rareOwn = [term(3, 1, 8)];
+    const feedback = [term(60, 0.1, 2), term(60, 0.1, 3)];
+    expect(capFeedback(rareOwn, feedback, cap)).toEqual([feedback[1]]);
+    expect(capFeedback(rareOwn, feedback, { ...cap, minPostings: 120 })).toEqual(feedback);
+  });
+
+  it('by default, lets feedback cost at most as many postings as the query, or 2,000', () => {
+    expect(FEEDBACK_CAP).toEqual({ minIdf: 0.5, postingsShare: 1, minPostings: 2_000 });
   });
 });

@@ -1,6 +1,7 @@
 // The constants from where they are defined: through pg-lexical-index's re-export each read is a
 // getter call in CommonJS, and the loops below run once per posting.
 import { BM25_B, BM25_K1 } from './bm25-search.sql';
+import type { QueryExpansion } from './lexical-index';
 import { kthLargest } from './snapshot-arrays';
 
 /** One lexeme's postings in a snapshot: chunk ordinals (ascending) and counts. */
@@ -28,6 +29,20 @@ export interface Term {
   weight: number;
   idf: number;
 }
+
+/**
+ * What pseudo-relevance feedback may add to a search's cost (docs/adr/0056): feedback terms with
+ * an idf below `minIdf` (0.5: in about 60 % of the chunks or more, with readable statistics) are dropped,
+ * and the rest, by their largest possible share, only while their postings stay within
+ * `postingsShare` times the query's own terms' postings, or `minPostings`, whichever is more.
+ */
+export interface FeedbackCap {
+  minIdf: number;
+  postingsShare: number;
+  minPostings: number;
+}
+
+export const FEEDBACK_CAP: FeedbackCap = { minIdf: 0.5, postingsShare: 1, minPostings: 2_000 };
 
 const DF_CACHED = 20_000;
 /** Pruning keeps a chunk whose bound is this close to the threshold (floating-point slack). */
@@ -58,6 +73,47 @@ export function dfOf(readers: Readers, lexeme: string, list: PostingList): numbe
   if (readers.dfs.size >= DF_CACHED) readers.dfs.clear();
   readers.dfs.set(lexeme, df);
   return df;
+}
+
+/**
+ * Each lexeme's weight in a search: 1, or with pseudo-relevance feedback (RM3) λ shared by the
+ * query's own lexemes plus each feedback term's weight; and the lexemes only feedback gave.
+ */
+export function queryWeights(
+  lexemes: string[],
+  expansion: QueryExpansion | undefined,
+): { weights: Map<string, number>; feedback: Set<string> } {
+  const weights = new Map<string, number>();
+  const own = expansion ? expansion.queryWeight / Math.max(lexemes.length, 1) : 1;
+  for (const lexeme of lexemes) weights.set(lexeme, own);
+  const feedback = new Set<string>();
+  for (const term of expansion?.terms ?? []) {
+    if (!weights.has(term.lexeme)) feedback.add(term.lexeme);
+    weights.set(term.lexeme, (weights.get(term.lexeme) ?? 0) + term.weight);
+  }
+  return { weights, feedback };
+}
+
+/**
+ * The feedback terms a search keeps under `cap` (FeedbackCap), in their given order. The query's
+ * own terms are never dropped.
+ */
+export function capFeedback(own: Term[], feedback: Term[], cap: FeedbackCap): Term[] {
+  const budget = Math.max(
+    cap.minPostings,
+    cap.postingsShare * own.reduce((sum, term) => sum + term.list.size, 0),
+  );
+  const kept = new Set<Term>();
+  let spent = 0;
+  const byShare = feedback
+    .filter((term) => term.idf >= cap.minIdf)
+    .sort((x, y) => y.weight * y.idf - x.weight * x.idf);
+  for (const term of byShare) {
+    if (spent + term.list.size > budget) continue;
+    spent += term.list.size;
+    kept.add(term);
+  }
+  return feedback.filter((term) => kept.has(term));
 }
 
 /**

@@ -1,11 +1,11 @@
-export { postingList } from './bm25-rank';
+export { capFeedback, FEEDBACK_CAP, type FeedbackCap, postingList } from './bm25-rank';
 export { constraintToSql } from './lexical-constraint.sql';
 export * from './lexical-index';
 export * from './lexical-query.parser';
 export { LEXICAL_SCHEMA, lexicalIndexMigrations } from './migrations';
 export * from './pg-lexical-index';
 export * from './snapshot-lexical-index';
-export { type PostingList, SpaceSnapshot } from './space-snapshot';
+export { type PostingList, type Scoring, SpaceSnapshot } from './space-snapshot';
 export { Bm25SparseEncoder, SPARSE_DIMENSIONS } from './sparse/bm25-sparse-encoder';
 export { referenceEncoder } from './sparse/reference';
 export { IdfTable, type ReferenceStatistics } from './sparse/reference-statistics';

@@ -1,6 +1,7 @@
 import type { EditableAttributes, IndexSpace } from '@kb/contracts';
 import { raceAbort } from '@kb/database';
 
+import { FEEDBACK_CAP, queryWeights } from './bm25-rank';
 import { ChunkContentCache } from './chunk-content-cache';
 import type {
   ChunkLocation,
@@ -11,44 +12,13 @@ import type {
   LexicalQuery,
   LexicalRecord,
   LexicalWrite,
-  Posting,
-  SpaceChunk,
   TermVector,
 } from './lexical-index';
 import { parseLexicalQuery } from './lexical-query.parser';
+import type { SnapshotOptions, SnapshotSource } from './snapshot-options';
 import { type PostingList, SpaceSnapshot } from './space-snapshot';
 
-/** What a snapshot is built from: the Postgres index (`PgLexicalIndex`). */
-export interface SnapshotSource extends LexicalIndex {
-  spaceChunks(space: IndexSpace): Promise<SpaceChunk[]>;
-  postingsOf(space: IndexSpace, lexemes: string[]): Promise<Posting[]>;
-  analyze(text: string): Promise<string[]>;
-}
-
-export interface SnapshotOptions {
-  /**
-   * The space's index generation, which indexing bumps after every change to what search can
-   * return; undefined when it cannot be read (the search then goes to Postgres).
-   */
-  generation(space: IndexSpace): Promise<number | undefined>;
-  /**
-   * Chunks held across all snapshots (default 250,000, about 240 bytes each); a larger space is
-   * searched in Postgres.
-   */
-  maxChunks?: number;
-  /** Postings held across all snapshots (default 4,000,000, 8 bytes each), least recently used lexemes evicted first. */
-  maxPostings?: number;
-  /**
-   * True: a search with no snapshot at the current generation waits for one to be built (tests).
-   * False (default): it is answered by Postgres while the snapshot is built behind it.
-   */
-  waitForSnapshot?: boolean;
-  /** Told when reading a space's chunks for a snapshot failed (its searches go to Postgres). */
-  onBuildFailed?: (space: IndexSpace, error: unknown) => void;
-  /** Told how each search was answered: `memory` (a snapshot) or `index` (Postgres). */
-  onSearch?: (path: 'memory' | 'index') => void;
-  now?: () => number;
-}
+export type { SnapshotOptions, SnapshotSource } from './snapshot-options';
 
 /** A build may start again only after this many times its last duration (under constant writes, builds take at most a fifth of the time). */
 const BUILD_BACKOFF = 4;
@@ -130,16 +100,14 @@ export class SnapshotLexicalIndex implements LexicalIndex {
       this.options.onSearch?.('index');
       return this.source.search(space, query);
     }
-    const weights = new Map<string, number>();
     const lexemes = await this.analyzed(parsed.scoringText);
-    const expansion = query.expansion;
-    const own = expansion ? expansion.queryWeight / Math.max(lexemes.length, 1) : 1;
-    for (const lexeme of lexemes) weights.set(lexeme, own);
-    for (const term of expansion?.terms ?? []) {
-      weights.set(term.lexeme, (weights.get(term.lexeme) ?? 0) + term.weight);
-    }
+    const { weights, feedback } = queryWeights(lexemes, query.expansion);
     const lists = await this.postingsFor(space, snapshot, [...weights.keys()]);
-    const ranked = snapshot.rank(weights, lists, query);
+    const ranked = snapshot.rank(weights, lists, query, {
+      reference: this.options.reference,
+      feedback,
+      cap: this.options.feedbackCap === undefined ? FEEDBACK_CAP : this.options.feedbackCap,
+    });
     const chunks = ranked.map(({ ordinal }) => snapshot.chunk(ordinal));
     this.options.onSearch?.('memory');
     const texts =

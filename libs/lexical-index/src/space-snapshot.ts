@@ -1,7 +1,9 @@
 import { type FilterableFields, matchesFilter } from '@kb/contracts';
 
 import {
+  capFeedback,
   dfOf,
+  type FeedbackCap,
   type PostingList,
   postingList,
   type Readers,
@@ -11,10 +13,24 @@ import {
 } from './bm25-rank';
 import type { ChunkRef, LexicalQuery, Posting, SpaceChunk } from './lexical-index';
 import { kthLargest, Memberships, refKey } from './snapshot-arrays';
+import type { ReferenceStatistics } from './sparse/reference-statistics';
 
 const READER_SETS = 32;
 
 export type { PostingList } from './bm25-rank';
+
+/** How `SpaceSnapshot.rank` weighs terms, beyond plain BM25 over the readable chunks. */
+export interface Scoring {
+  /**
+   * Statistics fixed in advance (`LEXICAL_IDF=reference`, docs/adr/0056): each term's idf and the
+   * mean length come from them, and no df is counted. Absent: N, avgdl and df over the chunks the
+   * caller may read (docs/adr/0019).
+   */
+  reference?: ReferenceStatistics | undefined;
+  /** The lexemes pseudo-relevance feedback added to the query (not its own), held to `cap`. */
+  feedback?: ReadonlySet<string> | undefined;
+  cap?: FeedbackCap | null | undefined;
+}
 
 /**
  * The chunks of one space at one generation, in columns: ids, lengths, offsets, and who may read
@@ -108,23 +124,37 @@ export class SpaceSnapshot {
 
   /**
    * Okapi BM25 as `PgLexicalIndex.search` computes it: N, avgdl and each term's df over the
-   * chunks the caller may read; knowledge bases and the filter narrow the results only (before
-   * the cut to `topK`). Best first, ties by document id then chunk index.
+   * chunks the caller may read, or with `scoring.reference` the reference's idf and mean length;
+   * knowledge bases and the filter narrow the results only (before the cut to `topK`). Feedback
+   * terms are held to `scoring.cap` (bm25-rank.ts). Best first, ties by document id then chunk
+   * index.
    */
   rank(
     weights: Map<string, number>,
     lists: Map<string, PostingList>,
     query: Pick<LexicalQuery, 'principals' | 'knowledgeBaseIds' | 'filter' | 'topK'>,
+    scoring: Scoring = {},
   ): Array<{ ordinal: number; score: number }> {
-    const readers = this.readersOf(query.principals);
-    const terms: Term[] = [];
+    const { reference, feedback, cap } = scoring;
+    let readers = this.readersOf(query.principals);
+    if (reference) readers = { ...readers, avgdl: reference.avgdl };
+    const own: Term[] = [];
+    const added: Term[] = [];
     for (const [lexeme, weight] of weights) {
       const list = lists.get(lexeme);
       if (!list || list.size === 0) continue;
-      const df = dfOf(readers, lexeme, list);
-      if (df === 0) continue;
-      terms.push({ list, weight, idf: Math.log(1 + (readers.n - df + 0.5) / (df + 0.5)) });
+      let idf: number;
+      if (reference) {
+        idf = reference.idf(lexeme);
+      } else {
+        const df = dfOf(readers, lexeme, list);
+        if (df === 0) continue;
+        idf = Math.log(1 + (readers.n - df + 0.5) / (df + 0.5));
+      }
+      (feedback?.has(lexeme) ? added : own).push({ list, weight, idf });
     }
+    const terms =
+      added.length === 0 ? own : [...own, ...(cap ? capFeedback(own, added, cap) : added)];
     const inScope = query.knowledgeBaseIds?.length
       ? this.knowledgeBases.mask(query.knowledgeBaseIds)
       : null;

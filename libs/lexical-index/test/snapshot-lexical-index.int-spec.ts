@@ -10,6 +10,7 @@ import {
   type LexicalQuery,
   type LexicalWrite,
   PgLexicalIndex,
+  referenceEncoder,
   SnapshotLexicalIndex,
   type SnapshotOptions,
 } from '../src';
@@ -87,6 +88,18 @@ describe('SnapshotLexicalIndex', () => {
     });
   });
 
+  describe('behaves as every lexical index does, with reference statistics (LEXICAL_IDF=reference)', () => {
+    const before = { ...paths };
+    lexicalIndexConformance(
+      () => snapshots({ waitForSnapshot: true, reference: referenceEncoder().reference }),
+      'reference',
+    );
+
+    it('answered the plain-word searches above from memory', () => {
+      expect(paths.memory - before.memory).toBeGreaterThanOrEqual(10);
+    });
+  });
+
   describe('against BM25 in Postgres', () => {
     const space = toIndexSpace(`same-${randomUUID().slice(0, 8)}`);
     const vocabulary = [
@@ -157,7 +170,8 @@ describe('SnapshotLexicalIndex', () => {
     it.each(queries.flatMap((q) => [5, 500].map((topK) => ({ ...q, topK }))))(
       'ranks "$text" for $principals in $knowledgeBaseIds, top $topK, as Postgres does',
       async (query) => {
-        const index = snapshots({ waitForSnapshot: true });
+        // Postgres holds no cap on feedback terms (docs/adr/0056); the next case checks the cap.
+        const index = snapshots({ waitForSnapshot: true, feedbackCap: null });
         const served = paths.memory;
         const [expected, actual] = [
           await pg.search(space, query),
@@ -172,6 +186,20 @@ describe('SnapshotLexicalIndex', () => {
         }
       },
     );
+
+    it('drops a feedback term found in most readable chunks, and scores the rest as Postgres does', async () => {
+      const query = { ...queries[queries.length - 1]!, topK: 500 };
+      const terms = query.expansion!.terms;
+      const kept = { ...query, expansion: { ...query.expansion!, terms: terms.slice(1) } };
+      const capped = await snapshots({ waitForSnapshot: true }).search(space, query);
+      const withoutIndex = await pg.search(space, kept);
+      expect(capped.map((m) => [m.documentId, m.chunkIndex])).toEqual(
+        withoutIndex.map((m) => [m.documentId, m.chunkIndex]),
+      );
+      capped.forEach((m, i) => expect(m.score).toBeCloseTo(withoutIndex[i]!.score, 10));
+      const uncapped = await pg.search(space, query);
+      expect(capped.map((m) => m.score)).not.toEqual(uncapped.map((m) => m.score));
+    });
 
     it('returns no text for a ranking that asked for none', async () => {
       const query = { text: 'library catalog', topK: 3, withText: false };

@@ -64,7 +64,7 @@ describe('PineconeLexicalIndex (the shipped reference encoder) on the FAKE Pinec
   const served = servedOnFake(referenceEncoder());
   // Fixed reference statistics: the cases asserting counts over the readable set apply to
   // `readable` scoring only (conformance.ts); ADR 19's attack case runs as is.
-  lexicalIndexConformance(() => served.index, { statistics: 'reference' });
+  lexicalIndexConformance(() => served.index, 'reference');
 });
 
 describe('PineconeLexicalIndex on the FAKE Pinecone sparse index: syntax, limits, ACL, writes', () => {
@@ -215,5 +215,5 @@ real('PineconeLexicalIndex against real Pinecone', () => {
     });
   });
   afterAll(drop);
-  lexicalIndexConformance(() => index, { statistics: 'reference' });
+  lexicalIndexConformance(() => index, 'reference');
 });

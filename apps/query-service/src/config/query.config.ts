@@ -60,6 +60,18 @@ export const queryConfigSchema = baseConfigSchema
      */
     LEXICAL_MEMORY_CHUNKS: z.coerce.number().int().min(0).default(250_000),
     /**
+     * The statistics BM25 in memory weighs terms with (docs/adr/0056): `readable` (default) counts
+     * N, avgdl and df over the chunks the caller may read (docs/adr/0019); `reference` takes a
+     * fixed English idf table and mean length, the same for every caller (no df counted), as the
+     * sparse vectors do. Searches in Postgres (typed syntax, larger spaces) stay `readable`.
+     */
+    LEXICAL_IDF: z.enum(['readable', 'reference']).default('readable'),
+    /**
+     * Holds RM3's feedback terms to what they may cost in memory (drops those in most chunks, and
+     * keeps the rest within the query's own postings or 2,000; docs/adr/0056). false: uncapped.
+     */
+    LEXICAL_FEEDBACK_CAP: env.bool(true),
+    /**
      * Cross-encoder for `rerank: true`: a sub-folder of RERANKER_MODEL_DIR (default: the embedding
      * model folder) holding a BERT sequence classifier in ONNX; it also serves POST /v1/rerank.
      * `npm start` and the chart name ms-marco-MiniLM-L-12-v2, which fetch-model.sh installs (ADR

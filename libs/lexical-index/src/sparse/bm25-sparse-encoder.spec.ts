@@ -114,7 +114,11 @@ describe('Bm25SparseEncoder', () => {
   it('serves the committed reference table', () => {
     const reference = referenceEncoder();
     expect(reference).toBe(referenceEncoder());
-    expect(reference.reference.avgdl).toBeGreaterThan(0);
-    expect(reference.idf('dewey')).toBeGreaterThan(0);
+    expect(reference.reference.avgdl).toBe(64);
+    // Common English lexemes weigh little, rare ones more, unseen ones the most.
+    expect(reference.idf('use')).toBeLessThan(reference.idf('librari'));
+    expect(reference.idf('librari')).toBeLessThan(reference.idf('dewey'));
+    expect(reference.idf('dewey')).toBeLessThan(reference.idf('zqxjkv'));
+    expect(reference.idf('zqxjkv')).toBe(11);
   });
 });

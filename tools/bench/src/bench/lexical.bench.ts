@@ -1,6 +1,14 @@
 import { performance } from 'node:perf_hooks';
 
-import { type PostingList, postingList, type SpaceChunk, SpaceSnapshot } from '@kb/lexical-index';
+import {
+  FEEDBACK_CAP,
+  type PostingList,
+  postingList,
+  type ReferenceStatistics,
+  type Scoring,
+  type SpaceChunk,
+  SpaceSnapshot,
+} from '@kb/lexical-index';
 
 import { percentile } from './latency';
 
@@ -48,9 +56,29 @@ function postings(size: number, next: () => number): Map<string, PostingList> {
 }
 
 /**
+ * Fixed statistics for the synthetic vocabulary (`LEXICAL_IDF=reference`, docs/adr/0056): each
+ * lexeme's idf from its expected df under the Zipf draw, in a reference collection of 100,000.
+ */
+function zipfReference(): ReferenceStatistics {
+  const harmonic = Math.log(VOCABULARY) + 0.5772;
+  const n = 100_000;
+  return {
+    avgdl: LEXEMES_PER_CHUNK,
+    idf(lexeme) {
+      const rank = Number(lexeme.slice(1));
+      // P(rank) of the draw in `postings`: the share of [0, 1) that floors to this rank.
+      const share = (rank === 0 ? 0.5772 : Math.log(rank + 1) - Math.log(rank)) / harmonic;
+      const df = n * -Math.expm1(-share * LEXEMES_PER_CHUNK);
+      return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    },
+  };
+}
+
+/**
  * BM25 in memory (`SpaceSnapshot.rank`, docs/adr/0029) on a synthetic space: what scoring alone
  * costs at 100,000 and 1,000,000 chunks, for a first pass and an RM3 pass, everything readable or
- * a third of it (ADR 19's statistics over the caller's readable chunks). No services, no
+ * a third of it, with ADR 19's statistics over the caller's readable chunks and with ADR 56's
+ * reference statistics, RM3 with and without its feedback cap. No services, no
  * Postgres: the postings are already in memory, as a warm snapshot holds them.
  */
 export function runLexicalBench(options: LexicalBenchOptions) {
@@ -83,24 +111,42 @@ export function runLexicalBench(options: LexicalBenchOptions) {
       ]),
     };
     const readers = { everything: undefined, a_third: ['u:reader'] };
+    const feedback = new Set(
+      FEEDBACK_TERMS.filter((rank) => !QUERY_TERMS.includes(rank)).map((rank) => `w${rank}`),
+    );
+    // Readable statistics (ADR 19) and the reference (ADR 56); RM3 uncapped and capped.
+    const reference = zipfReference();
+    const scorings: Record<string, Record<string, Scoring>> = {
+      readable: { uncapped: {}, capped: { feedback, cap: FEEDBACK_CAP } },
+      reference: { uncapped: { reference }, capped: { reference, feedback, cap: FEEDBACK_CAP } },
+    };
     const timings: Record<string, unknown> = {};
-    for (const [shape, weights] of Object.entries(shapes)) {
-      for (const [reader, principals] of Object.entries(readers)) {
-        const query = { ...(principals ? { principals } : {}), topK: 40 };
-        snapshot.rank(weights, lists, query);
-        const samples: number[] = [];
-        for (let r = 0; r < options.rounds; r++) {
-          const t = performance.now();
-          snapshot.rank(weights, lists, query);
-          samples.push(performance.now() - t);
+    for (const [statistics, variants] of Object.entries(scorings)) {
+      for (const [shape, weights] of Object.entries(shapes)) {
+        for (const [variant, scoring] of Object.entries(variants)) {
+          if (shape === 'first_pass' && variant === 'capped') continue;
+          for (const [reader, principals] of Object.entries(readers)) {
+            const query = { ...(principals ? { principals } : {}), topK: 40 };
+            snapshot.rank(weights, lists, query, scoring);
+            const samples: number[] = [];
+            for (let r = 0; r < options.rounds; r++) {
+              const t = performance.now();
+              snapshot.rank(weights, lists, query, scoring);
+              samples.push(performance.now() - t);
+            }
+            samples.sort((a, b) => a - b);
+            const scored = [...weights.keys()].reduce(
+              (sum, k) => sum + (lists.get(k)?.size ?? 0),
+              0,
+            );
+            const name = shape === 'rm3' ? `rm3_${variant}` : shape;
+            timings[`${statistics}_${name}_${reader}`] = {
+              postings: scored,
+              p50_ms: Math.round(percentile(samples, 50) * 100) / 100,
+              p95_ms: Math.round(percentile(samples, 95) * 100) / 100,
+            };
+          }
         }
-        samples.sort((a, b) => a - b);
-        const scored = [...weights.keys()].reduce((sum, k) => sum + (lists.get(k)?.size ?? 0), 0);
-        timings[`${shape}_${reader}`] = {
-          postings: scored,
-          p50_ms: Math.round(percentile(samples, 50) * 100) / 100,
-          p95_ms: Math.round(percentile(samples, 95) * 100) / 100,
-        };
       }
     }
     results[String(size)] = {
