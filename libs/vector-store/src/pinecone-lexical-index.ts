@@ -246,8 +246,28 @@ export class PineconeLexicalIndex implements LexicalIndex {
     return this.metadata.setPrincipals(space, documentId, principals);
   }
 
-  documentVersions(space: IndexSpace): AsyncIterable<{ documentId: string; versions: number[] }> {
-    return this.metadata.documentVersions(space);
+  /**
+   * What either side holds, so the orphan sweep also finds sparse records whose rows are gone (a
+   * write that raced a delete); its removal (`deleteDocument`) clears both. Pinecone lists ids,
+   * so memory grows with the space's documents, as in `PineconeStore`.
+   */
+  async *documentVersions(
+    space: IndexSpace,
+  ): AsyncIterable<{ documentId: string; versions: number[] }> {
+    const held = new Map<string, Set<number>>();
+    for (const side of [
+      this.documents.documentVersions(space),
+      this.metadata.documentVersions(space),
+    ]) {
+      for await (const { documentId, versions } of side) {
+        const seen = held.get(documentId) ?? new Set<number>();
+        for (const version of versions) seen.add(version);
+        held.set(documentId, seen);
+      }
+    }
+    for (const documentId of [...held.keys()].sort()) {
+      yield { documentId, versions: [...held.get(documentId)!].sort((a, b) => a - b) };
+    }
   }
 
   countDocument(space: IndexSpace, documentId: string): Promise<number> {

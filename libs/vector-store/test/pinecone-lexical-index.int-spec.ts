@@ -43,7 +43,7 @@ function throwAwayMetadata() {
 function servedOnFake(encoder: SparseEncoder) {
   const fake = new FakePineconeDataPlane({ vectorType: 'sparse' });
   const { metadata, migrate, drop } = throwAwayMetadata();
-  const served = { fake, index: undefined as unknown as PineconeLexicalIndex };
+  const served = { fake, metadata, index: undefined as unknown as PineconeLexicalIndex };
   beforeAll(async () => {
     await migrate();
     served.index = new PineconeLexicalIndex({
@@ -151,6 +151,22 @@ describe('PineconeLexicalIndex on the FAKE Pinecone sparse index: syntax, limits
         'uploadedAt',
       ].sort(),
     );
+  });
+
+  it('reports documents either side holds, so the orphan sweep finds sparse records without rows', async () => {
+    const space = toIndexSpace(`orphan-${randomUUID().slice(0, 8)}`);
+    const [kept, orphan] = [randomUUID(), randomUUID()];
+    await served.index.upsert(space, [chunk(kept, 'Kept rows.'), chunk(orphan, 'Orphan rows.')]);
+    // The rows go, the sparse record stays: a write that raced a delete.
+    await served.metadata.deleteDocument(space, orphan);
+    const listed = [];
+    for await (const entry of served.index.documentVersions(space)) listed.push(entry);
+    expect(listed).toEqual(
+      [kept, orphan].sort().map((documentId) => ({ documentId, versions: [1] })),
+    );
+    await served.index.deleteDocument(space, orphan);
+    expect(fake.stored(space, `${orphan}#1#0`)).toBeUndefined();
+    expect(fake.stored(space, `${kept}#1#0`)).toBeDefined();
   });
 
   it('caps a chunk of more than 1,000 distinct lexemes at Pinecone’s limit, keeping it searchable', async () => {
