@@ -135,7 +135,9 @@ const REQUIRED_ENV: Record<
   'webhook-service': (_b, auth) => ['DATABASE_URL', 'KAFKA_BROKERS', 'WEBHOOK_SECRET_KEY', auth],
 };
 const vectorEnv = (backend: string): string[] =>
-  backend === 'pgvector' ? ['VECTOR_DATABASE_URL'] : ['PINECONE_API_KEY', 'PINECONE_INDEX_HOST'];
+  backend === 'pgvector'
+    ? ['VECTOR_DATABASE_URL']
+    : ['PINECONE_API_KEY', 'PINECONE_INDEX_HOST', 'PINECONE_SPARSE_INDEX_HOST'];
 const modelEnv = (provider: string): string[] =>
   provider === 'onnx'
     ? ['EMBEDDING_MODEL_DIR']
@@ -857,6 +859,15 @@ describe('validation', () => {
   it.each([
     [['--set', 'vectorStore.backend=foo'], /vectorStore\.backend|backend.*must be one of/],
     [['--set', 'vectorStore.backend=pinecone'], /indexHost/],
+    [
+      [
+        '--set',
+        'vectorStore.backend=pinecone',
+        '--set',
+        'vectorStore.pinecone.indexHost=dense.example.com',
+      ],
+      /sparseIndexHost/,
+    ],
     [['--set', 'services.query-service.replicas=0'], /replicas/],
     [['--set', 'image.pullPolicy=Sometimes'], /pullPolicy/],
     [['--set', 'kafak.brokers=x:9092'], /kafak/],

@@ -13,7 +13,7 @@ import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import { PgLexicalIndex } from '@kb/lexical-index';
 import { createLogger } from '@kb/observability';
 import { s3BlobStoreFromEnv } from '@kb/storage';
-import { vectorStoreFromEnv } from '@kb/vector-store';
+import { pineconeLexicalIndexFromEnv, vectorStoreFromEnv } from '@kb/vector-store';
 
 import { AppModule } from './app.module';
 import { loadIndexingConfig } from './config/indexing.config';
@@ -33,7 +33,9 @@ async function main(): Promise<void> {
   await blobs.ensureBucket();
   // A dimension's table is migrated when its first vectors arrive, or only checked (see config).
   const vectors = vectorStoreFromEnv(config, { migrate: config.MIGRATE_ON_START });
-  const lexical = new PgLexicalIndex({ url: config.DATABASE_URL });
+  // With Pinecone, the lexical half too: sparse vectors there, the chunk rows in Postgres (ADR 57).
+  const rows = new PgLexicalIndex({ url: config.DATABASE_URL });
+  const lexical = pineconeLexicalIndexFromEnv(config, rows) ?? rows;
   const searchCache = config.REDIS_URL
     ? RedisSearchCachePurger.connect({ ...config, REDIS_URL: config.REDIS_URL })
     : noSearchCache;

@@ -20,7 +20,7 @@ import {
   SnapshotLexicalIndex,
 } from '@kb/lexical-index';
 import { annotateActiveSpan, createLogger, meter } from '@kb/observability';
-import { vectorStoreFromEnv } from '@kb/vector-store';
+import { pineconeLexicalIndexFromEnv, vectorStoreFromEnv } from '@kb/vector-store';
 import type { LoggerService } from '@nestjs/common';
 
 import { AppModule } from './app.module';
@@ -94,9 +94,10 @@ async function main(): Promise<void> {
 }
 
 /**
- * The lexical index searches read: BM25 in memory over a snapshot of each space, kept while the
- * tenant's index generation holds (docs/adr/0029), unless LEXICAL_MEMORY_CHUNKS is 0; its
- * statistics by LEXICAL_IDF (docs/adr/0056).
+ * The lexical index searches read: with VECTOR_STORE=pinecone, Pinecone's sparse index (the chunk
+ * rows stay in Postgres, docs/adr/0057); otherwise BM25 in memory over a snapshot of each space,
+ * kept while the tenant's index generation holds (docs/adr/0029), unless LEXICAL_MEMORY_CHUNKS is
+ * 0; its statistics by LEXICAL_IDF (docs/adr/0056).
  */
 function lexicalIndex(
   config: QueryConfig,
@@ -104,6 +105,8 @@ function lexicalIndex(
   logger: Pick<LoggerService, 'warn'>,
 ): LexicalIndex {
   const postgres = new PgLexicalIndex({ url: config.DATABASE_URL });
+  const pinecone = pineconeLexicalIndexFromEnv(config, postgres);
+  if (pinecone) return pinecone;
   if (config.LEXICAL_MEMORY_CHUNKS === 0) return postgres;
   const reads = new CoalescingGenerationReads(generations);
   const searches = meter().createCounter('kb_lexical_searches_total', {

@@ -225,6 +225,7 @@ VECTOR_DIMENSIONS: {{ include "kb.vectorDimensions" .root | quote }}
 VECTOR_STORE: {{ $v.vectorStore.backend | quote }}
 {{- if eq $v.vectorStore.backend "pinecone" }}
 PINECONE_INDEX_HOST: {{ required "vectorStore.pinecone.indexHost is required with the pinecone backend" $v.vectorStore.pinecone.indexHost | quote }}
+PINECONE_SPARSE_INDEX_HOST: {{ required "vectorStore.pinecone.sparseIndexHost is required with the pinecone backend" $v.vectorStore.pinecone.sparseIndexHost | quote }}
 {{- if eq $name "indexing-service" }}
 GENERATION_SETTLE_MS: {{ $v.vectorStore.pinecone.settleMs | quote }}
 {{- end }}

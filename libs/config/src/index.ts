@@ -226,6 +226,11 @@ export const vectorStoreConfigSchema = z.object({
   VECTOR_DATABASE_URL: z.url().optional(),
   PINECONE_API_KEY: z.string().optional(),
   PINECONE_INDEX_HOST: z.string().optional(),
+  /**
+   * The sparse index (`vector_type: sparse`) that serves the lexical half of hybrid search with
+   * VECTOR_STORE=pinecone (docs/adr/0057); required then.
+   */
+  PINECONE_SPARSE_INDEX_HOST: z.string().optional(),
 });
 
 /** Bearer-token verification at a public edge: an HS256 secret, a JWKS URL for RS256, a public key (RS256/ES256), or several. */

@@ -128,11 +128,16 @@ export interface LexicalIndex {
   deleteDocuments(space: IndexSpace, documentIds: string[]): Promise<number>;
   /** Every document of the space with the versions it holds, by document id (orphan sweep). */
   documentVersions(space: IndexSpace): AsyncIterable<{ documentId: string; versions: number[] }>;
-  /** Replaces a document's knowledge bases, tags and metadata on its chunks, in place. */
+  /**
+   * Replaces a document's knowledge bases, tags and metadata on its chunks, in place. `principals`:
+   * the ACL as recorded, for an index that rewrites whole records from an eventually consistent
+   * read (Pinecone, review M8); indexes that update columns ignore it.
+   */
   setAttributes(
     space: IndexSpace,
     documentId: string,
     attributes: EditableAttributes,
+    principals?: string[],
   ): Promise<number>;
   /** Replaces who may read a document's chunks, in place. Returns the count. */
   setPrincipals(space: IndexSpace, documentId: string, principals: string[]): Promise<number>;

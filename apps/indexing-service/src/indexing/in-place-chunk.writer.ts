@@ -34,7 +34,7 @@ export class InPlaceChunkWriter {
   ): Promise<{ vectors: number; lexical: number }> {
     const counts = await this.inEverySpace(tenantId, documentId, (space) => [
       this.vectors.setAttributes(space, documentId, attributes, principals),
-      this.lexical.setAttributes(space, documentId, attributes),
+      this.lexical.setAttributes(space, documentId, attributes, principals),
     ]);
     const recorded = await this.state.principalsOf(tenantId, documentId);
     if (recorded && !(principals && sameList(recorded, principals))) {

@@ -1,17 +1,34 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import {
+  type FakeIndexKind,
+  invalidQuery,
+  invalidRecord,
+  sparseDot,
+  type SparseValues,
+  toFloat32,
+} from './fake-pinecone-sparse';
+
 interface StoredVector {
   values: number[];
+  sparseValues?: SparseValues | undefined;
   metadata?: Record<string, unknown>;
 }
 
 /**
  * FAKE Pinecone data plane for tests: an in-memory HTTP server speaking the subset of the Pinecone
- * data-plane REST API that PineconeStore uses (upsert, query with metadata filters, fetch, update,
- * list, delete, index stats). Real Pinecone cannot run here; the same adapter is tested against it when
- * PINECONE_API_KEY is set. Filters are evaluated on Pinecone's own JSON form, as documented for
- * Pinecone, independently of the adapter's translation, so a wrong translation fails the suite.
+ * data-plane REST API that PineconeStore and PineconeLexicalIndex use (upsert, query with metadata
+ * filters, fetch, update, list, delete, index stats). Real Pinecone cannot run here; the same
+ * adapters are tested against it when PINECONE_API_KEY is set. Filters are evaluated on Pinecone's
+ * own JSON form, as documented for Pinecone, independently of the adapter's translation, so a
+ * wrong translation fails the suite.
+ *
+ * `kind` picks the index it plays (fake-pinecone-sparse.ts has the documented rules it enforces):
+ * a dense index with the cosine metric (the default, as operators create the vector index), a
+ * dense `dotproduct` index whose records may carry sparse values too (sparse-dense: a query's score
+ * is the dense dot product plus the sparse one), or a sparse index (`vector_type: sparse`: sparse
+ * values only, scored by their dot product, records scoring 0 left out).
  */
 export class FakePineconeDataPlane {
   /** How many ids each delete call named (batching is checked against Pinecone's limit). */
@@ -21,6 +38,8 @@ export class FakePineconeDataPlane {
   private lagging?: Map<string, Map<string, StoredVector>>;
   private readonly server: Server = createServer((req, res) => void this.route(req, res));
   readonly requests: string[] = [];
+
+  constructor(private readonly kind: FakeIndexKind = { vectorType: 'dense', metric: 'cosine' }) {}
 
   async start(): Promise<string> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
@@ -38,6 +57,16 @@ export class FakePineconeDataPlane {
 
   catchUp(): void {
     this.lagging = undefined;
+  }
+
+  /** How many records the fake holds, in every namespace. */
+  size(): number {
+    return [...this.namespaces.values()].reduce((sum, vectors) => sum + vectors.size, 0);
+  }
+
+  /** The record as the fake holds it (what a test checks was written), or undefined. */
+  stored(namespace: string, id: string): StoredVector | undefined {
+    return this.namespaces.get(namespace)?.get(id);
   }
 
   private ns(name: string | undefined): Map<string, StoredVector> {
@@ -59,20 +88,50 @@ export class FakePineconeDataPlane {
       case 'POST /vectors/upsert': {
         const vectors = this.ns(body['namespace'] as string);
         const records = body['vectors'] as Array<{ id: string } & StoredVector>;
-        for (const r of records) vectors.set(r.id, { values: r.values, metadata: r.metadata });
+        // Pinecone validates the whole request before writing any of it.
+        for (const r of records) {
+          const refused = invalidRecord(this.kind, r);
+          if (refused) return send(res, 400, invalidArgument(refused));
+        }
+        for (const r of records) {
+          vectors.set(r.id, {
+            values: toFloat32(r.values ?? []),
+            ...(r.sparseValues
+              ? {
+                  sparseValues: {
+                    indices: r.sparseValues.indices,
+                    values: toFloat32(r.sparseValues.values),
+                  },
+                }
+              : {}),
+            metadata: r.metadata,
+          });
+        }
         return send(res, 200, { upsertedCount: records.length });
       }
       case 'POST /query': {
-        const query = body['vector'] as number[];
+        const refused = invalidQuery(this.kind, body);
+        if (refused) return send(res, 400, invalidArgument(refused));
+        const query = toFloat32((body['vector'] as number[] | undefined) ?? []);
+        const sparse = body['sparseVector'] as SparseValues | undefined;
+        const querySparse = sparse && { indices: sparse.indices, values: toFloat32(sparse.values) };
         const filter = body['filter'] as Record<string, unknown> | undefined;
+        const score = (v: StoredVector): number => {
+          if (this.kind.vectorType === 'sparse') return sparseDot(querySparse, v.sparseValues);
+          if (this.kind.metric === 'cosine') return cosine(query, v.values);
+          return dot(query, v.values) + sparseDot(querySparse, v.sparseValues);
+        };
         const matches = [...this.ns(body['namespace'] as string).entries()]
           .filter(([, v]) => !filter || matchesPineconeFilter(filter, v.metadata ?? {}))
           .map(([id, v]) => ({
             id,
-            score: cosine(query, v.values),
+            // Scores come back as float32, as Pinecone computes them.
+            score: Math.fround(score(v)),
             ...(body['includeMetadata'] ? { metadata: v.metadata } : {}),
           }))
-          .sort((a, b) => b.score - a.score)
+          // A sparse index leaves out the records its query scores 0 (they share no index).
+          .filter((m) => this.kind.vectorType === 'dense' || m.score !== 0)
+          .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
           .slice(0, body['topK'] as number);
         return send(res, 200, { matches, namespace: body['namespace'] ?? '' });
       }
@@ -82,7 +141,14 @@ export class FakePineconeDataPlane {
         const records: Record<string, { id: string; values: number[]; metadata?: object }> = {};
         for (const id of url.searchParams.getAll('ids')) {
           const found = vectors.get(id);
-          if (found) records[id] = { id, values: found.values, metadata: found.metadata };
+          if (found) {
+            records[id] = {
+              id,
+              values: found.values,
+              ...(found.sparseValues ? { sparseValues: found.sparseValues } : {}),
+              metadata: found.metadata,
+            };
+          }
         }
         return send(res, 200, {
           vectors: records,
@@ -197,6 +263,12 @@ export function matchesPineconeFilter(
   });
 }
 
+function dot(a: number[], b: number[]): number {
+  let sum = 0;
+  a.forEach((x, i) => (sum += x * (b[i] ?? 0)));
+  return sum;
+}
+
 function cosine(a: number[], b: number[]): number {
   let dot = 0;
   let na = 0;
@@ -216,6 +288,14 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
   return chunks.length
     ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>)
     : {};
+}
+
+/**
+ * Pinecone's error body for a vector operation it refuses (HTTP 400): an `rpcStatus`, code 3
+ * (INVALID_ARGUMENT), as the data-plane API documents for the vector operations.
+ */
+function invalidArgument(message: string) {
+  return { code: 3, message, details: [] };
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
