@@ -43,6 +43,8 @@ export interface SnapshotOptions {
    * False (default): it is answered by Postgres while the snapshot is built behind it.
    */
   waitForSnapshot?: boolean;
+  /** Told when a snapshot is ready: its chunks and how long reading and building it took. */
+  onBuilt?: (space: IndexSpace, chunks: number, ms: number) => void;
   /** Told when reading a space's chunks for a snapshot failed (its searches go to Postgres). */
   onBuildFailed?: (space: IndexSpace, error: unknown) => void;
   /** Told how each search was answered: `memory` (a snapshot) or `index` (Postgres). */
@@ -210,6 +212,7 @@ export class SnapshotLexicalIndex implements LexicalIndex {
         this.snapshots.delete(space);
         this.snapshots.set(space, snapshot);
         this.evictSnapshots();
+        this.options.onBuilt?.(space, rows.length, this.now() - now);
         return snapshot;
       })
       // A failed build is retried by a later search; this one is answered by Postgres.

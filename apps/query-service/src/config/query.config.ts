@@ -60,6 +60,11 @@ export const queryConfigSchema = baseConfigSchema
      */
     LEXICAL_MEMORY_CHUNKS: z.coerce.number().int().min(0).default(250_000),
     /**
+     * Postings (8 bytes each) held across those snapshots, least recently used lexemes evicted
+     * first; a search whose lexemes were evicted reads them again from Postgres.
+     */
+    LEXICAL_MEMORY_POSTINGS: z.coerce.number().int().min(1).default(4_000_000),
+    /**
      * Cross-encoder for `rerank: true`: a sub-folder of RERANKER_MODEL_DIR (default: the embedding
      * model folder) holding a BERT sequence classifier in ONNX; it also serves POST /v1/rerank.
      * `npm start` and the chart name ms-marco-MiniLM-L-12-v2, which fetch-model.sh installs (ADR
