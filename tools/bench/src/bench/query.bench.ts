@@ -174,6 +174,8 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       }).flat();
       miss[`c${c}`] = await measure(requests, c);
       options.log(`miss c${c}: ${JSON.stringify(miss[`c${c}`])}`);
+      // Logged at once: a slow scale's run may be stopped before the summary.
+      if (c === 1) options.log(`stages miss c1: ${JSON.stringify(stages.miss_c1.summary())}`);
     }
     // The issue's short queries (first 12 words), cache misses at concurrency 1.
     const shortMiss = await measure(
