@@ -9,7 +9,11 @@ export interface LexicalPaths {
 }
 
 export async function lexicalPaths(queryUrl: string): Promise<LexicalPaths> {
-  const text = await (await fetch(new URL('/metrics', queryUrl))).text();
+  return lexicalPathsIn(await (await fetch(new URL('/metrics', queryUrl))).text());
+}
+
+/** The figures of `LexicalPaths` in a Prometheus text exposition. */
+export function lexicalPathsIn(text: string): LexicalPaths {
   const sum = (prefix: string, label?: string): number => {
     let total = 0;
     for (const line of text.split('\n')) {
