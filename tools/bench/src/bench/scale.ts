@@ -40,7 +40,9 @@ export interface ScaleBuild {
  *   key; its HNSW and document indexes are built once at the end, then it is attached to
  *   `kb_vectors_<dimension>` (an index maintained per insert costs ~10× more);
  * - a copy's lexical rows are the source chunk's: its tsvector, length and postings are what the
- *   text's triggers computed for the source, copied with the row triggers off for this session;
+ *   text's triggers computed for the source, copied with the row triggers off for this session
+ *   (`session_replication_role`, so the lexical database's user must be a superuser, as the
+ *   local `kb` is);
  * - every batch of copies is one transaction per store, so a build stopped at copy k resumes there.
  */
 export async function scaledTenant(
