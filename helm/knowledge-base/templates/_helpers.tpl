@@ -298,7 +298,7 @@ DOCUMENT_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "roo
 HYBRID_SEMANTIC_WEIGHT: {{ $v.search.semanticWeight | quote }}
 PSEUDO_RELEVANCE_FEEDBACK: {{ $v.search.pseudoRelevanceFeedback | quote }}
 LEXICAL_MEMORY_CHUNKS: {{ $v.search.lexicalMemoryChunks | quote }}
-LEXICAL_MEMORY_POSTINGS: {{ $v.search.lexicalMemoryPostings | quote }}
+LEXICAL_MEMORY_POSTINGS: {{ $v.search.lexicalMemoryPostings | int64 | quote }}
 SEARCH_CACHE_TTL_SECONDS: {{ $v.search.cacheTtlSeconds | quote }}
 RERANK_CANDIDATES: {{ $v.search.rerankCandidates | quote }}
 RERANK_BUDGET_MS: {{ $v.search.rerankBudgetMs | quote }}
