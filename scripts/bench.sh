@@ -4,6 +4,7 @@
 # `npm run bench -- empty [--documents 50000]` (emptying a knowledge base, timed) or
 # `npm run bench -- formats` (the parser per format and OCR accuracy and speed, no services) or
 # `npm run bench -- lexical` (BM25 scoring in memory at 100k and 1M synthetic chunks, no services) or
+# `npm run bench -- scale --tenant <id> --copies <n>` (builds the tenant `query --scale <n>` benches, no services) or
 # `npm run bench -- acl` (the access-control oracle, KB_ACL_ROUNDS=100000 by default) or
 # `npm run bench -- drill` (backup, wipe, restore and repair of the whole of CISI): servers up,
 # build, then the benchmark (`kb-tools bench`, tools/bench) against the running services (started
@@ -30,6 +31,12 @@ case "$kind" in
     # BM25 scoring in memory on synthetic spaces of 100k and 1M chunks, in process: no services.
     npx nx run-many -t build --output-style=static >/dev/null
     exec node tools/bench/dist/main.js bench lexical "$@" ;;
+  scale)
+    # Builds (or resumes) `<tenant>-x<copies>` for `query --scale` without the services, so a long
+    # build does not hold them: `npm run bench -- scale --tenant <id> --copies 500`.
+    bash scripts/infra/up.sh >&2
+    npx nx run-many -t build --output-style=static >/dev/null
+    exec node tools/bench/dist/main.js bench scale "$@" ;;
   # Empties a knowledge base of 50,000 documents (seeded in SQL) through REST: under 30 s.
   empty) command=(node tools/bench/dist/main.js bench empty "$@") ;;
   acl)
@@ -47,7 +54,7 @@ case "$kind" in
     npx nx run-many -t build --output-style=static >/dev/null
     export KB_DRILL_DOCUMENTS="${KB_DRILL_DOCUMENTS:-all}"
     exec npx jest test/e2e/backup-restore.e2e-spec.ts --selectProjects e2e --runInBand --forceExit "$@" ;;
-  *) echo "usage: npm run bench -- query [--tenant <id>] [--rounds <n>] | ingest [--concurrency <n>] | large [--size-mb <n>] | empty [--documents <n>] | formats [--lines <n>] | lexical [--sizes 100000,1000000] | acl | drill" >&2; exit 2 ;;
+  *) echo "usage: npm run bench -- query [--tenant <id>] [--rounds <n>] | ingest [--concurrency <n>] | large [--size-mb <n>] | empty [--documents <n>] | formats [--lines <n>] | lexical [--sizes 100000,1000000] | scale --tenant <id> --copies <n> | acl | drill" >&2; exit 2 ;;
 esac
 bash scripts/infra/up.sh >&2
 # ghz, the query bench's independent client (built once into $KB_HOME/bin).

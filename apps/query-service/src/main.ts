@@ -102,7 +102,7 @@ async function main(): Promise<void> {
 function lexicalIndex(
   config: QueryConfig,
   generations: PgIndexGenerations,
-  logger: Pick<LoggerService, 'warn'>,
+  logger: Pick<LoggerService, 'warn' | 'log'>,
 ): LexicalIndex {
   const postgres = new PgLexicalIndex({ url: config.DATABASE_URL });
   const pinecone = pineconeLexicalIndexFromEnv(config, postgres);
@@ -112,12 +112,24 @@ function lexicalIndex(
   const searches = meter().createCounter('kb_lexical_searches_total', {
     description: 'BM25 searches by where they ran: memory (a current snapshot) or index (Postgres)',
   });
+  const builds = meter().createHistogram('kb_lexical_snapshot_build_ms', {
+    description: "Time to read a space's chunks and build its in-memory BM25 snapshot",
+    unit: 'ms',
+  });
   return new SnapshotLexicalIndex(postgres, {
     generation: (space) => reads.current(tenantOfSpace(space)),
     maxChunks: config.LEXICAL_MEMORY_CHUNKS,
     reference: config.LEXICAL_IDF === 'readable' ? undefined : referenceEncoder().reference,
     tenantWide: config.LEXICAL_IDF === 'tenant',
     feedbackCap: config.LEXICAL_FEEDBACK_CAP ? FEEDBACK_CAP : null,
+    maxPostings: config.LEXICAL_MEMORY_POSTINGS,
+    onBuilt: (space, chunks, ms) => {
+      builds.record(ms);
+      logger.log(
+        `lexical snapshot of ${space}: ${chunks} chunks in ${Math.round(ms)} ms`,
+        'LexicalIndex',
+      );
+    },
     onBuildFailed: (space, error) =>
       logger.warn(
         `lexical snapshot of ${space} not built, BM25 in Postgres: ${String(error)}`,

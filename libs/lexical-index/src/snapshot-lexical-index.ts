@@ -179,6 +179,7 @@ export class SnapshotLexicalIndex implements LexicalIndex {
         this.snapshots.delete(space);
         this.snapshots.set(space, snapshot);
         this.evictSnapshots();
+        this.options.onBuilt?.(space, rows.length, this.now() - now);
         return snapshot;
       })
       // A failed build is retried by a later search; this one is answered by Postgres.

@@ -60,6 +60,11 @@ export const queryConfigSchema = baseConfigSchema
      */
     LEXICAL_MEMORY_CHUNKS: z.coerce.number().int().min(0).default(250_000),
     /**
+     * Postings (8 bytes each) held across those snapshots, least recently used lexemes evicted
+     * first; a search whose lexemes were evicted reads them again from Postgres.
+     */
+    LEXICAL_MEMORY_POSTINGS: z.coerce.number().int().min(1).default(4_000_000),
+    /**
      * The statistics BM25 in memory weighs terms with (docs/adr/0056): `readable` (default) counts
      * N, avgdl and df over the chunks the caller may read (docs/adr/0019); `reference` takes a
      * fixed English idf table and mean length, the same for every caller (no df counted), as the

@@ -10,8 +10,26 @@ import { MEMORY_LIMITS_MB, runLargeBench } from './large.bench';
 import { runLexicalBench } from './lexical.bench';
 import { withMachineState } from './machine';
 import { runQueryBench } from './query.bench';
+import { queryTable } from './query.table';
+import { scaledTenant } from './scale';
 
-/** `kb-tools bench query|ingest|empty|large|formats|lexical` (`npm run bench -- <kind>`). */
+const benchLog = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
+
+/** Where a scaled tenant is written: both indexes' databases, from the environment. */
+function scaleOptions(): { databaseUrl: string; vectorDatabaseUrl: string; dimension: number } {
+  const need = (name: string): string => {
+    const value = process.env[name];
+    if (!value) throw new Error(`${name} is not set (source scripts/infra/env.sh)`);
+    return value;
+  };
+  return {
+    databaseUrl: need('DATABASE_URL'),
+    vectorDatabaseUrl: need('VECTOR_DATABASE_URL'),
+    dimension: Number(process.env['KB_BENCH_DIMENSION'] ?? 384),
+  };
+}
+
+/** `kb-tools bench query|scale|ingest|empty|large|formats|lexical` (`npm run bench -- <kind>`). */
 export function registerBenchCommands(program: Command): void {
   const bench = program.command('bench').description('Benchmarks against running services.');
 
@@ -90,11 +108,6 @@ export function registerBenchCommands(program: Command): void {
         ghz?: string;
         queryUrl?: string;
       }) => {
-        const need = (name: string): string => {
-          const value = process.env[name];
-          if (!value) throw new Error(`${name} is not set (source scripts/infra/env.sh)`);
-          return value;
-        };
         const modelDir = process.env['EMBEDDING_MODEL_DIR'];
         const result = await withMachineState(() =>
           runQueryBench({
@@ -122,22 +135,43 @@ export function registerBenchCommands(program: Command): void {
                   },
                 }
               : {}),
-            ...(options.scale
+            ...(options.scale ? { scale: { copies: options.scale, ...scaleOptions() } } : {}),
+            ...(process.env['DATABASE_URL'] && process.env['VECTOR_DATABASE_URL']
               ? {
-                  scale: {
-                    copies: options.scale,
-                    databaseUrl: need('DATABASE_URL'),
-                    vectorDatabaseUrl: need('VECTOR_DATABASE_URL'),
-                    dimension: Number(process.env['KB_BENCH_DIMENSION'] ?? 384),
+                  footprint: {
+                    ...scaleOptions(),
+                    ...(process.env['REDIS_URL'] ? { redisUrl: process.env['REDIS_URL'] } : {}),
+                    memoryChunks: Number(process.env['LEXICAL_MEMORY_CHUNKS'] ?? 250_000),
                   },
                 }
               : {}),
-            log: (line) => process.stderr.write(`bench: ${line}\n`),
+            log: benchLog,
           }),
         );
+        process.stderr.write(`${queryTable(result)}\n`);
         process.stdout.write(`${JSON.stringify(result)}\n`);
       },
     );
+
+  bench
+    .command('scale')
+    .description(
+      "Builds (or resumes building) <tenant>-x<copies> for `bench query --scale` without the services: copies of the tenant's chunks written directly into both indexes, progress on stderr; prints what the build cost as one JSON object.",
+    )
+    .requiredOption('--tenant <id>', 'the tenant whose chunks are copied (a bench query tenant)')
+    .requiredOption('--copies <n>', 'copies of the corpus (500: ~1,000,000 chunks of CISI)', (v) =>
+      Number.parseInt(v, 10),
+    )
+    .option('--batch <n>', 'copies per transaction', (v) => Number.parseInt(v, 10), 10)
+    .action(async (options: { tenant: string; copies: number; batch: number }) => {
+      const build = await scaledTenant(
+        { ...scaleOptions(), batch: options.batch, log: benchLog },
+        options.tenant,
+        `${options.tenant}-x${options.copies}`,
+        options.copies,
+      );
+      process.stdout.write(`${JSON.stringify(build)}\n`);
+    });
 
   bench
     .command('ingest')

@@ -29,7 +29,7 @@ const SERVICES = [
 ];
 
 /** The service processes on this machine whose working directory is this checkout's, by pid. */
-async function servicePids(): Promise<Array<{ pid: string; service: string }>> {
+export async function servicePids(): Promise<Array<{ pid: string; service: string }>> {
   const found: Array<{ pid: string; service: string }> = [];
   for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
     let cmdline: string;

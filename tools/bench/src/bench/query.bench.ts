@@ -5,11 +5,13 @@ import { KbClient, type KbEndpoints, localToken } from '@kb/kb-cli/api';
 
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
+import { diskMb, sampleMemory } from './footprint';
 import type { GhzOptions } from './ghz';
 import { type LatencySummary, measure, StageSamples } from './latency';
+import { lexicalPaths, pathsBetween, untilInMemory } from './lexical-path';
 import { independentPasses, TOP_K } from './query.ghz';
 import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
-import { scaledTenant, type ScaleOptions } from './scale';
+import { type ScaleBuild, scaledTenant, type ScaleOptions } from './scale';
 
 export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   dataset: string;
@@ -27,6 +29,11 @@ export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   ghz?: Omit<GhzOptions, 'address' | 'token'>;
   /** query-service's HTTP base URL: its metrics say whether ghz's passes hit the cache. */
   queryUrl?: string;
+  /** Where to read the benched tenant's disk (both indexes, Redis) once the passes are done. */
+  footprint?: Omit<Parameters<typeof diskMb>[0], 'tenant'> & {
+    /** The services' LEXICAL_MEMORY_CHUNKS: a tenant within it is timed once in memory. */
+    memoryChunks: number;
+  };
   log: (line: string) => void;
 }
 
@@ -88,6 +95,7 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
     await waitIndexed(admin, dataset.corpus, options.log);
     const documents = (await admin.listAll()).filter((d) => d.status === 'indexed');
     let benched = tenant;
+    let build: ScaleBuild | undefined;
     let corpus = {
       documents: documents.length,
       chunks: documents.reduce((sum, d) => sum + (d.chunkCount ?? 0), 0),
@@ -95,13 +103,13 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
     options.log(`tenant ${tenant}: ${corpus.documents} documents, ${corpus.chunks} chunks`);
     if (options.scale) {
       benched = `${tenant}-x${options.scale.copies}`;
-      const chunks = await scaledTenant(
+      build = await scaledTenant(
         { ...options.scale, log: options.log },
         tenant,
         benched,
         options.scale.copies,
       );
-      corpus = { documents: corpus.documents * options.scale.copies, chunks };
+      corpus = { documents: corpus.documents * options.scale.copies, chunks: build.chunks };
       ({ admin, reader: client } = await callersOf(options, benched));
       base.admin.close();
       base.reader.close();
@@ -141,6 +149,20 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       4,
     );
     if (warmUpFailures > 0) options.log(`warm-up: ${warmUpFailures} searches failed`);
+    // A space within LEXICAL_MEMORY_CHUNKS is timed in memory: its snapshot is built by now.
+    const memoryChunks = options.footprint?.memoryChunks ?? 0;
+    const settled =
+      options.queryUrl && corpus.chunks <= memoryChunks
+        ? await untilInMemory(
+            options.queryUrl,
+            () => search(`${queries[0]} (${run} settle ${Date.now()})`, TOP_K)(),
+            options.log,
+          )
+        : undefined;
+    if (settled) options.log(`lexical snapshot in use after ${settled.waited_ms} ms more`);
+    const pathsBefore = options.queryUrl ? await lexicalPaths(options.queryUrl) : undefined;
+    // Resident memory of the services and servers, its largest reading while the passes run.
+    const memory = sampleMemory();
     for (const c of CONCURRENCY) {
       // Each round asks for a top-k (11, 12, …) and a text of its own, so every cache key is new.
       const requests = Array.from({ length: options.rounds }, () => {
@@ -152,6 +174,8 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       }).flat();
       miss[`c${c}`] = await measure(requests, c);
       options.log(`miss c${c}: ${JSON.stringify(miss[`c${c}`])}`);
+      // Logged at once: a slow scale's run may be stopped before the summary.
+      if (c === 1) options.log(`stages miss c1: ${JSON.stringify(stages.miss_c1.summary())}`);
     }
     // The issue's short queries (first 12 words), cache misses at concurrency 1.
     const shortMiss = await measure(
@@ -211,6 +235,8 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
           options,
         )
       : undefined;
+    const memoryMb = await memory.stop();
+    const pathsAfter = options.queryUrl ? await lexicalPaths(options.queryUrl) : undefined;
     for (const [pass, samples] of Object.entries(stages)) {
       options.log(`stages ${pass}: ${JSON.stringify(samples.summary())}`);
     }
@@ -233,12 +259,29 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
         }
       : undefined;
     if (floor) options.log(`embed_floor: ${JSON.stringify(floor)}`);
+    const disk = options.footprint
+      ? await diskMb({ ...options.footprint, tenant: benched })
+      : undefined;
     const diff = (a: number, b: number): number => Math.round((a - b) * 100) / 100;
     const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
     return {
       tenant: benched,
       ...(benched === tenant ? {} : { copied_from: tenant }),
       corpus,
+      ...(build ? { build } : {}),
+      ...(disk ? { disk_mb: disk } : {}),
+      memory_mb: memoryMb,
+      ...(pathsBefore && pathsAfter
+        ? {
+            lexical: {
+              memory_chunks: memoryChunks,
+              // How the measured passes' BM25 searches were answered, and the snapshots query-service built since it started (their total time).
+              passes: pathsBetween(pathsBefore, pathsAfter),
+              snapshots_built: pathsAfter.builds,
+              snapshot_build_ms: pathsAfter.build_ms,
+            },
+          }
+        : {}),
       query: {
         miss,
         miss_short: { c1: shortMiss },
