@@ -151,6 +151,13 @@ describe('capFeedback: what RM3 may add to a search', () => {
     expect(capFeedback(own, [a, b, c, d], cap)).toEqual([b, c, d]);
   });
 
+  it('keeps every feedback term, common ones too, while all their postings fit within minPostings', () => {
+    const rare = term(20, 0.1, 3);
+    const common = term(70, 0.1, 0.4);
+    expect(capFeedback(own, [common, rare], cap)).toEqual([common, rare]);
+    expect(capFeedback(own, [common, rare, term(20, 0.1, 2)], cap)).not.toContain(common);
+  });
+
   it('allows at least minPostings when the query’s own terms are rare', () => {
     const rareOwn = [term(3, 1, 8)];
     const feedback = [term(60, 0.1, 2), term(60, 0.1, 3)];

@@ -112,9 +112,12 @@ export function queryWeights(
 
 /**
  * The feedback terms a search keeps under `cap` (FeedbackCap), in their given order. The query's
- * own terms are never dropped.
+ * own terms are never dropped. Feedback whose postings are `minPostings` or fewer in all costs
+ * nothing worth sparing and is kept whole: in a small space a common term may be the only one
+ * that bridges to a chunk without the query's words.
  */
 export function capFeedback(own: Term[], feedback: Term[], cap: FeedbackCap): Term[] {
+  if (feedback.reduce((sum, term) => sum + term.list.size, 0) <= cap.minPostings) return feedback;
   const budget = Math.max(
     cap.minPostings,
     cap.postingsShare * own.reduce((sum, term) => sum + term.list.size, 0),
