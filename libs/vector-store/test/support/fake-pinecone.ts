@@ -59,9 +59,14 @@ export class FakePineconeDataPlane {
     this.lagging = undefined;
   }
 
-  /** How many records the fake holds, in every namespace. */
-  size(): number {
-    return [...this.namespaces.values()].reduce((sum, vectors) => sum + vectors.size, 0);
+  /**
+   * How many records the fake holds, in every namespace, or in a tenant's (its own space's and
+   * its pipelines', `<tenant>~…`) when named: other processes sharing the fake may write too.
+   */
+  size(tenant?: string): number {
+    return [...this.namespaces]
+      .filter(([name]) => tenant === undefined || name === tenant || name.startsWith(`${tenant}~`))
+      .reduce((sum, [, vectors]) => sum + vectors.size, 0);
   }
 
   /** The record as the fake holds it (what a test checks was written), or undefined. */
