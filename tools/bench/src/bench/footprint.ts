@@ -16,13 +16,14 @@ const mb = (kb: number): number => Math.round((kb / 1024) * 10) / 10;
  * so its figure is the sum of their proportional set sizes (Pss: a shared page counted once in
  * all), not of their RSS. Both servers are the machine's, shared with other sessions.
  */
-export async function residentMb(): Promise<MemoryMb> {
+export async function residentMb(servers = true): Promise<MemoryMb> {
   const kb: Record<string, number> = {};
   const add = (key: string, value: number): void => void (kb[key] = (kb[key] ?? 0) + value);
   for (const { pid, service } of await servicePids()) {
     const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
     add(service, Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0));
   }
+  if (!servers) return Object.fromEntries(Object.entries(kb).map(([k, v]) => [k, mb(v)]));
   for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
     const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replace(
       /\0/g,
@@ -40,20 +41,26 @@ export async function residentMb(): Promise<MemoryMb> {
   return Object.fromEntries(Object.entries(kb).map(([k, v]) => [k, mb(v)]));
 }
 
-/** Samples `residentMb` every `everyMs` until stopped; keeps each group's largest reading. */
+/**
+ * Samples the services' `residentMb` every `everyMs` until stopped, keeping each group's largest
+ * reading; PostgreSQL's and Redis's only at the start and the end. Their Pss walks every page
+ * table of every PostgreSQL backend, kernel work that, once a second during the timed passes, may
+ * itself slow the searches measured (suspected in the feedback stage's p95, 2026-11-27).
+ */
 export function sampleMemory(everyMs = 1000): { stop: () => Promise<MemoryMb> } {
   const peak: MemoryMb = {};
-  const read = async (): Promise<void> => {
-    for (const [k, v] of Object.entries(await residentMb())) peak[k] = Math.max(peak[k] ?? 0, v);
+  const read = async (servers: boolean): Promise<void> => {
+    const reading = await residentMb(servers);
+    for (const [k, v] of Object.entries(reading)) peak[k] = Math.max(peak[k] ?? 0, v);
   };
-  let last = read();
+  let last = read(true);
   const timer = setInterval(() => {
-    last = last.then(read);
+    last = last.then(() => read(false));
   }, everyMs);
   return {
     stop: async () => {
       clearInterval(timer);
-      await last.then(read);
+      await last.then(() => read(true));
       return peak;
     },
   };
