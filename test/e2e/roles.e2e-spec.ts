@@ -81,7 +81,7 @@ describe('a PostgreSQL role per service (local)', () => {
       while (watching) {
         const { rows } = await admin.query<{ app: string; usename: string; datname: string }>(
           `SELECT application_name AS app, usename, datname FROM pg_stat_activity
-            WHERE application_name LIKE '${probe}:%'`,
+            WHERE application_name LIKE '${probe}:%' AND usename IS NOT NULL`,
         );
         for (const row of rows) {
           const service = row.app.slice(probe.length + 1);
