@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const reranker = await crossEncoderFromConfig(config);
   logger.log(
     reranker
-      ? `cross-encoder ${reranker.model} loaded`
+      ? `cross-encoder ${reranker.model} loaded (${reranker.msPerPair.toFixed(1)} ms a pair)`
       : 'no cross-encoder (RERANKER_MODEL unset or none)',
     'Bootstrap',
   );

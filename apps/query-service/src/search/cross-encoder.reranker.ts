@@ -3,6 +3,8 @@ import { join } from 'node:path';
 
 import { type CrossEncoderOptions, CrossEncoderWorkerPool } from '@kb/embeddings';
 
+import { PairCost } from './rerank.cost';
+
 /** A configured cross-encoder that cannot be loaded: the service must not start. */
 export class CrossEncoderLoadError extends Error {
   override readonly name = 'CrossEncoderLoadError';
@@ -63,17 +65,21 @@ export interface Reranker {
   readonly model: string;
   /**
    * What one pair costs, in milliseconds: measured when the model loads, then a moving average
-   * of the runs (waits for the model included), so the rerank budget's depth follows the load.
+   * of the runs (waits for the model included), so the rerank budget's depth follows the load;
+   * relaxing toward the lowest cost measured while nothing runs (`PairCost`).
    */
   readonly msPerPair: number;
   score(query: string, passages: string[]): Promise<number[]>;
   close(): Promise<void>;
 }
 
-/** Weight of the newest run in the moving average of `msPerPair`. */
-const COST_SMOOTHING = 0.2;
-/** Pairs of the calibration run at load; the second of two runs counts (the first warms up). */
+/**
+ * Pairs of a calibration run at load; the fastest of three runs counts (the first warms up, and a
+ * machine busy starting the other services makes the others slow: a low first estimate is
+ * corrected by the first reranks, a high one only slowly, `PairCost`).
+ */
 const CALIBRATION_PAIRS = 4;
+const CALIBRATION_RUNS = 3;
 
 /**
  * The cross-encoder behind `rerank: true` and `/v1/rerank`: the model runs in a worker thread of
@@ -81,13 +87,13 @@ const CALIBRATION_PAIRS = 4;
  * rerank step's budget.
  */
 export class CrossEncoderReranker implements Reranker {
-  private cost: number;
+  private readonly cost: PairCost;
 
   private constructor(
     private readonly pool: CrossEncoderWorkerPool,
     calibrated: number,
   ) {
-    this.cost = calibrated;
+    this.cost = new PairCost(calibrated);
   }
 
   get model(): string {
@@ -95,7 +101,7 @@ export class CrossEncoderReranker implements Reranker {
   }
 
   get msPerPair(): number {
-    return this.cost;
+    return this.cost.msPerPair;
   }
 
   /**
@@ -126,8 +132,7 @@ export class CrossEncoderReranker implements Reranker {
     if (passages.length === 0) return [];
     const started = performance.now();
     const scores = await this.pool.score(query, passages);
-    const perPair = (performance.now() - started) / passages.length;
-    this.cost = (1 - COST_SMOOTHING) * this.cost + COST_SMOOTHING * perPair;
+    this.cost.record(passages.length, performance.now() - started);
     return scores;
   }
 
@@ -140,11 +145,11 @@ export class CrossEncoderReranker implements Reranker {
 async function calibrate(pool: CrossEncoderWorkerPool, maxTokens: number): Promise<number> {
   const passage = Array.from({ length: maxTokens }, (_, i) => `word${i % 97}`).join(' ');
   const passages = Array.from({ length: CALIBRATION_PAIRS }, () => passage);
-  let perPair = 0;
-  for (let run = 0; run < 2; run++) {
+  let perPair = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < CALIBRATION_RUNS; run++) {
     const started = performance.now();
     await pool.score('a calibration query', passages);
-    perPair = (performance.now() - started) / CALIBRATION_PAIRS;
+    if (run > 0) perPair = Math.min(perPair, (performance.now() - started) / CALIBRATION_PAIRS);
   }
   return perPair;
 }

@@ -190,14 +190,24 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       1,
     );
     options.log(`miss with cached query embeddings c1: ${JSON.stringify(embeddingCached)}`);
-    // `rerank: true`, cache misses: the cross-encoder within RERANK_BUDGET_MS (docs/adr/0047).
+    // `rerank: true`, cache misses: the cross-encoder within RERANK_BUDGET_MS (docs/adr/0047),
+    // with what each rerank did (`applied`, or skipped and why): a figure of skipped reranks
+    // measures no model.
+    const rerankOutcomes: Record<string, number> = {};
     const rerankMiss = await measure(
-      queries.map((q) =>
-        search(`${q} (${run} rerank)`, TOP_K, client, stages.rerank_miss_c1, true),
-      ),
+      queries.map((q) => async () => {
+        const response = await search(
+          `${q} (${run} rerank)`,
+          TOP_K,
+          client,
+          stages.rerank_miss_c1,
+          true,
+        )();
+        rerankOutcomes[response.rerank] = (rerankOutcomes[response.rerank] ?? 0) + 1;
+      }),
       1,
     );
-    options.log(`rerank miss c1: ${JSON.stringify(rerankMiss)}`);
+    options.log(`rerank miss c1: ${JSON.stringify(rerankMiss)} ${JSON.stringify(rerankOutcomes)}`);
     await measure(
       queries.map((q) => search(q, TOP_K)),
       4,
@@ -287,7 +297,7 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
         miss_short: { c1: shortMiss },
         hit,
         miss_embedding_cached: { c1: embeddingCached },
-        rerank_miss: { c1: rerankMiss },
+        rerank_miss: { c1: rerankMiss, outcomes: rerankOutcomes },
         acl: {
           on: { p50_ms: acl.on.p50_ms, p95_ms: acl.on.p95_ms },
           off: { p50_ms: acl.off.p50_ms, p95_ms: acl.off.p95_ms },

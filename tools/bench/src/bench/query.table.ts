@@ -16,8 +16,15 @@ interface QueryResult {
   };
   memory_mb: Record<string, number>;
   lexical?: { passes: { memory: number; index: number }; snapshot_build_ms: number };
-  query: { stages: { miss_c1: Record<string, { p50_ms: number; p95_ms: number }> } };
-  independent_client?: { miss: Record<string, Latency>; hit: Record<string, Latency> };
+  query: {
+    stages: { miss_c1: Record<string, { p50_ms: number; p95_ms: number }> };
+    rerank_miss?: { outcomes?: Record<string, number> };
+  };
+  independent_client?: {
+    miss: Record<string, Latency>;
+    hit: Record<string, Latency>;
+    rerank_miss?: Record<string, Latency>;
+  };
   embed_floor?: { cisi: Latency };
   machine?: { load_average_1m: { start: number; end: number; max: number } };
 }
@@ -72,6 +79,13 @@ export function queryTable(value: object): string {
   row(
     'ghz hit c1 p95, c32 /s',
     ghz ? `${ghz.hit['c1']!.p95_ms} ms, ${ghz.hit['c32']!.qps}` : undefined,
+  );
+  const outcomes = r.query.rerank_miss?.outcomes;
+  const reranks = outcomes && Object.values(outcomes).reduce((sum, n) => sum + n, 0);
+  row(
+    'ghz rerank miss c1 p50 / p95 (reranks applied)',
+    ghz?.rerank_miss?.['c1'] &&
+      `${pair(ghz.rerank_miss['c1'])}${outcomes ? ` (${outcomes['applied'] ?? 0} of ${reranks})` : ''}`,
   );
   const load = r.machine?.load_average_1m;
   row('load average 1m (start, max, end)', load && `${load.start}, ${load.max}, ${load.end}`);

@@ -1,7 +1,7 @@
 import { newHit } from '../../../test/support/search.fakes';
 import type { Reranker } from '../cross-encoder.reranker';
 import { DEFAULT_SEARCH_TUNING } from '../search.model';
-import { RerankStep } from './rerank.step';
+import { RERANK_PROBE_MS, RerankStep } from './rerank.step';
 
 /** FAKE cross-encoder: scores a passage by how often it says "rigging"; `fail` rejects. */
 function fakeReranker(fail = false) {
@@ -152,6 +152,28 @@ describe('RerankStep', () => {
         hits: many,
         outcome: { skipped: 'rerank_budget_spent' },
       });
+      expect(runs).toEqual([]);
+    });
+
+    it('runs two pairs anyway once a probe interval has passed without a run, and not again before the next', async () => {
+      // An estimate made on a busy machine: 87 ms a pair leaves a 150 ms budget no two pairs.
+      const { reranker, runs } = costly(87, clock);
+      const step = new RerankStep(reranker, { ...wide, rerankBudgetMs: 150 });
+      expect((await step.run(many, asked)).outcome).toEqual({ skipped: 'rerank_budget_spent' });
+      clock.now += RERANK_PROBE_MS;
+      expect((await step.run(many, asked)).outcome).toBe('applied');
+      expect(runs).toEqual([2]);
+      clock.now += RERANK_PROBE_MS / 2;
+      expect((await step.run(many, asked)).outcome).toEqual({ skipped: 'rerank_budget_spent' });
+      expect(runs).toEqual([2]);
+    });
+
+    it('does not probe when the search has no time left for two pairs', async () => {
+      const { reranker, runs } = costly(87, clock);
+      const step = new RerankStep(reranker, { ...wide, rerankBudgetMs: 150 });
+      clock.now += RERANK_PROBE_MS;
+      const { outcome } = await step.run(many, asked, { spareMs: () => 100 });
+      expect(outcome).toEqual({ skipped: 'rerank_budget_spent' });
       expect(runs).toEqual([]);
     });
   });

@@ -16,6 +16,12 @@ export const DEFAULT_RERANK_BUDGET_MS = 150;
 export const DEFAULT_RERANK_MAX_TOKENS = 256;
 /** Pairs per model run: the budget is checked between runs (early exit). */
 const PAIRS_PER_RUN = 4;
+/**
+ * While the cost estimate lets no rerank run, one search in this long runs two pairs anyway: the
+ * estimate only moves when the model runs, and one made on a busy machine (a calibration while the
+ * other services start measured 87 ms a pair against ~30 quiet) would skip every rerank after it.
+ */
+export const RERANK_PROBE_MS = 10_000;
 
 /**
  * Re-scores the best hits with the cross-encoder and orders them by the fusion of its order with
@@ -25,11 +31,14 @@ const PAIRS_PER_RUN = 4;
  * over the model's measured cost per pair, at most `rerankCandidates`; runs of a few pairs stop
  * once the next would overrun. Each passage is cut to its best window for the query.
  * A missing model, a failed call or a budget too small for two pairs leaves the order as it was,
- * and says why.
+ * and says why; but while the estimate lets nothing run, a probe of two pairs every
+ * `RERANK_PROBE_MS` measures the model again.
  */
 @Injectable()
 export class RerankStep {
   private readonly logger = new Logger(RerankStep.name);
+  /** When the model last ran for a search (`performance.now()`), or the step was made. */
+  private lastRun = performance.now();
 
   constructor(
     /** Null when no cross-encoder model is installed (RERANKER_MODEL). */
@@ -49,12 +58,17 @@ export class RerankStep {
       request.rerankBudgetMs ?? this.tuning.rerankBudgetMs ?? DEFAULT_RERANK_BUDGET_MS,
       search?.spareMs() ?? Number.POSITIVE_INFINITY,
     );
-    const depth = Math.min(
-      this.tuning.rerankCandidates,
-      hits.length,
-      Math.floor(budgetMs / Math.max(reranker.msPerPair, 0.001)),
-    );
+    const candidates = Math.min(this.tuning.rerankCandidates, hits.length);
+    let depth = Math.min(candidates, Math.floor(budgetMs / Math.max(reranker.msPerPair, 0.001)));
+    const now = performance.now();
+    const probe =
+      depth < 2 &&
+      candidates >= 2 &&
+      now - this.lastRun >= RERANK_PROBE_MS &&
+      (search?.spareMs() ?? Number.POSITIVE_INFINITY) >= 2 * reranker.msPerPair;
+    if (probe) depth = 2;
     if (depth < 2) return { hits, outcome: { skipped: 'rerank_budget_spent' } };
+    this.lastRun = now;
     const maxTokens = this.tuning.rerankMaxTokens ?? DEFAULT_RERANK_MAX_TOKENS;
     const passages = hits.slice(0, depth).map((hit) => passageOf(hit, request.query, maxTokens));
     let scores: number[];
