@@ -10,8 +10,10 @@ describe('PairCost', () => {
   it('starts at the calibration and follows the runs as a moving average', () => {
     const cost = new PairCost(10, now);
     expect(cost.msPerPair).toBe(10);
-    cost.record(4, 80); // 20 ms a pair
+    cost.record(4, 80); // 20 ms a pair: slower, a fifth of the way
     expect(cost.msPerPair).toBeCloseTo(0.8 * 10 + 0.2 * 20);
+    cost.record(2, 2 * 4); // 4 ms a pair: faster, half of the way
+    expect(cost.msPerPair).toBeCloseTo(0.5 * 12 + 0.5 * 4);
   });
 
   it('relaxes toward the lowest cost measured while no run measures it', () => {

@@ -1,5 +1,10 @@
-/** Weight of the newest run in the moving average. */
-const SMOOTHING = 0.2;
+/**
+ * Weight of the newest run in the moving average: a slower run moves it a fifth of the way, a
+ * faster one half (a low estimate costs at most one run of pairs past the budget, the rerank
+ * step's early exit stops the rest; a high one skips reranks that would have fit).
+ */
+const SMOOTHING_UP = 0.2;
+const SMOOTHING_DOWN = 0.5;
 /** How fast an estimate left unmeasured relaxes toward the lowest cost measured (time constant). */
 const RELAX_MS = 10_000;
 
@@ -34,7 +39,9 @@ export class PairCost {
   record(pairs: number, ms: number): void {
     if (pairs <= 0) return;
     const perPair = ms / pairs;
-    this.average = (1 - SMOOTHING) * this.msPerPair + SMOOTHING * perPair;
+    const current = this.msPerPair;
+    const weight = perPair < current ? SMOOTHING_DOWN : SMOOTHING_UP;
+    this.average = (1 - weight) * current + weight * perPair;
     this.lowest = Math.min(this.lowest, perPair);
     this.measuredAt = this.now();
   }
