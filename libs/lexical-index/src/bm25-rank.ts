@@ -262,17 +262,18 @@ export function addToChunks(
  * unseen chunk to the k-th best score so far, the remaining (common, long) lists only add to the
  * chunks that can still reach it, looked up instead of scanned. The chunks returned and their
  * scores are those of the exhaustive pass (sums may differ in the last bit: terms are added in
- * another order, as Postgres may). `bound`: every chunk in scope not returned scores below it
- * (0: every chunk scored is returned).
+ * another order, as Postgres may). `rest`: what the terms not scanned may still add to a chunk
+ * not returned, beyond its score so far in `scratch` (0 for one not touched); 0 when every chunk
+ * scored is returned, and then `scratch.kept` marks none.
  */
 export function scoreTerms(
   terms: Term[],
   space: Space,
   scratch: Scratch,
   prune?: { topK: number; inScope: Uint8Array | null },
-): { candidates: Int32Array; count: number; bound: number } {
+): { candidates: Int32Array; count: number; rest: number } {
   const { scores, touched } = scratch;
-  const all = () => ({ candidates: touched, count: scratch.count, bound: 0 });
+  const all = () => ({ candidates: touched, count: scratch.count, rest: 0 });
   if (!prune || terms.length < 2 || terms.some((term) => !(term.weight > 0))) {
     for (const term of terms) addTerm(term, space, scratch);
     return all();
@@ -297,7 +298,7 @@ export function scoreTerms(
     tried = rest;
     if (!(rest < threshold * (1 - SLACK))) continue;
     // Only chunks scoring at least `threshold - rest` so far can still reach the top k: the rest
-    // of the terms for them. Any other scores below `threshold`.
+    // of the terms for them.
     const floor = threshold - rest;
     const kept: number[] = [];
     const { inScope } = prune;
@@ -310,7 +311,7 @@ export function scoreTerms(
     for (const { term } of order.slice(t + 1)) {
       addToChunks(term, kept, scratch.kept, space, scores);
     }
-    return { candidates: Int32Array.from(kept), count: kept.length, bound: threshold };
+    return { candidates: Int32Array.from(kept), count: kept.length, rest };
   }
   addTerm(order[order.length - 1]!.term, space, scratch);
   return all();

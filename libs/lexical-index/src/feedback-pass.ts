@@ -13,7 +13,8 @@ import { kthLargest } from './snapshot-arrays';
 /**
  * What a first pass scored, kept for RM3's second (docs/adr/0058): the chunks in scope that could
  * reach its top k, ascending, each with its exact BM25 over the query's own terms (each of weight
- * 1); every other chunk in scope scores below `bound` (0: none scored any).
+ * 1); the other chunks in scope it touched before pruning, with their scores so far; and `rest`,
+ * what the own terms it did not scan may add to those and to any chunk it did not touch (0: none).
  */
 export interface FirstPass {
   /** Whose scores these are: the snapshot, and the readers and knowledge bases of the search. */
@@ -24,26 +25,43 @@ export interface FirstPass {
   terms: Map<string, { idf: number; size: number }>;
   chunks: Int32Array;
   scores: Float64Array;
-  bound: number;
+  partial: Int32Array;
+  partialScores: Float64Array;
+  rest: number;
 }
 
-/** A first pass's candidates (in scope) and their scores, for `FirstPass`. */
+/** A first pass's chunks in scope and their scores in `scratch`, for `FirstPass`. */
 export function firstPassOf(
-  base: Omit<FirstPass, 'chunks' | 'scores' | 'bound'>,
-  scored: { candidates: Int32Array; count: number; bound: number },
-  scores: Float64Array,
+  base: Omit<FirstPass, 'chunks' | 'scores' | 'partial' | 'partialScores' | 'rest'>,
+  scored: { candidates: Int32Array; count: number; rest: number },
+  scratch: Scratch,
   inScope: Uint8Array | null,
 ): FirstPass {
-  const chosen: number[] = [];
+  const exact: number[] = [];
   for (let i = 0; i < scored.count; i++) {
     const o = scored.candidates[i]!;
-    if (!inScope || inScope[o]) chosen.push(o);
+    if (!inScope || inScope[o]) exact.push(o);
   }
-  chosen.sort((x, y) => x - y);
-  const chunks = Int32Array.from(chosen);
-  const kept = new Float64Array(chunks.length);
-  for (let i = 0; i < chunks.length; i++) kept[i] = scores[chunks[i]!]!;
-  return { ...base, chunks, scores: kept, bound: scored.bound };
+  exact.sort((x, y) => x - y);
+  const partial: number[] = [];
+  // Pruned: the chunks touched but not kept (`scratch.kept` marks those kept).
+  if (scored.rest > 0) {
+    for (let i = 0; i < scratch.count; i++) {
+      const o = scratch.touched[i]!;
+      if (!scratch.kept[o] && (!inScope || inScope[o])) partial.push(o);
+    }
+  }
+  const scoresOf = (chunks: Int32Array) => Float64Array.from(chunks, (o) => scratch.scores[o]!);
+  const chunks = Int32Array.from(exact);
+  const left = Int32Array.from(partial);
+  return {
+    ...base,
+    chunks,
+    scores: scoresOf(chunks),
+    partial: left,
+    partialScores: scoresOf(left),
+    rest: scored.rest,
+  };
 }
 
 /**
@@ -51,11 +69,11 @@ export function firstPassOf(
  * `ownWeight` times the own terms' BM25 plus the shares of `extra` (the feedback terms, and the
  * feedback's weight on the query's own terms), with the same statistics: each chunk the first
  * pass kept starts from its score, and `extra` is added with MaxScore. Its terms by their largest
- * share; while they could lift a chunk the first pass left out (below `first.bound`) to the k-th
- * best so far they are scanned, then only added to the chunks that can still reach it; a chunk
- * the first pass left out that can has its own terms' shares looked up (`own`, each of weight 1).
- * Undefined when the first pass cannot serve (a filter over a pruned first pass; a weight not
- * positive; a left-out chunk could still place): the caller clears `scratch` and ranks in full.
+ * share; while they could lift a chunk whose own score is not known (below its score so far plus
+ * `first.rest`) to the k-th best so far they are scanned, then only added to the chunks that can
+ * still reach it; such a chunk that can has its own terms' shares looked up (`own`, each of
+ * weight 1). Undefined when the first pass cannot serve (a filter over a pruned first pass; a
+ * weight not positive); `scratch` is then untouched.
  */
 export function scoreOnFirstPass(
   first: FirstPass,
@@ -67,12 +85,19 @@ export function scoreOnFirstPass(
   prune: { topK: number; inScope: Uint8Array | null } | undefined,
 ): { candidates: Int32Array; count: number } | undefined {
   if (!(ownWeight > 0) || extra.some((term) => !(term.weight * term.idf > 0))) return undefined;
-  if (!prune && first.bound > 0) return undefined;
+  if (!prune && first.rest > 0) return undefined;
   const { scores, seen, touched } = scratch;
-  const known = first.chunks.length;
-  for (let i = 0; i < known; i++) {
+  // touched: [0, exact) own score known; [exact, known) the first pass's partial; then new.
+  const exact = first.chunks.length;
+  const known = exact + first.partial.length;
+  for (let i = 0; i < exact; i++) {
     const o = first.chunks[i]!;
     scores[o] = ownWeight * first.scores[i]!;
+    seen[o] = 1;
+    touched[i] = o;
+  }
+  for (let i = exact; i < known; i++) {
+    const o = first.partial[i - exact]!;
     seen[o] = 1;
     touched[i] = o;
   }
@@ -83,7 +108,12 @@ export function scoreOnFirstPass(
     return { candidates: touched, count: scratch.count };
   }
   const { topK, inScope } = prune;
-  const left = ownWeight * first.bound;
+  const left = ownWeight * first.rest;
+  // What a chunk whose own score is not known may have of it, at most.
+  const unknown = (i: number): number =>
+    i < known ? ownWeight * first.partialScores[i - exact]! + left : left;
+  let most = left;
+  for (let i = exact; i < known; i++) most = Math.max(most, unknown(i));
   const order = extra
     .map((term) => ({ term, bound: shareBound(term, space) }))
     .sort((x, y) => y.bound - x.bound);
@@ -109,22 +139,22 @@ export function scoreOnFirstPass(
   }
   const floor = (threshold - rest) * (1 - SLACK);
   const kept: number[] = [];
-  const fresh: number[] = [];
+  const looked: number[] = [];
   for (let i = 0; i < scratch.count; i++) {
     const o = touched[i]!;
     if (inScope && !inScope[o]) continue;
-    if (i < known ? scores[o]! >= floor : scores[o]! + left >= floor) {
+    if (i < exact ? scores[o]! >= floor : scores[o]! + unknown(i) >= floor) {
       kept.push(o);
-      if (i >= known) fresh.push(o);
+      if (i >= exact) looked.push(o);
     }
   }
   kept.sort((x, y) => x - y);
   for (const o of kept) scratch.kept[o] = 1;
   for (const { term } of order.slice(t)) addToChunks(term, kept, scratch.kept, space, scores);
-  if (fresh.length > 0 && first.bound > 0) {
-    fresh.sort((x, y) => x - y);
-    const owned = ownScores(own, fresh, space);
-    fresh.forEach((o, i) => (scores[o] += ownWeight * owned[i]!));
+  if (looked.length > 0 && most > 0) {
+    looked.sort((x, y) => x - y);
+    const owned = ownScores(own, looked, space);
+    looked.forEach((o, i) => (scores[o] += ownWeight * owned[i]!));
   }
   return { candidates: Int32Array.from(kept), count: kept.length };
 }

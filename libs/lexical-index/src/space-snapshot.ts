@@ -211,13 +211,17 @@ export class SpaceSnapshot {
         ? this.onFirstPass(first, own, ownLexemes, kept, expansion, space, scratch, prune)
         : undefined;
     if (memo && expansion) memo.reused = reused !== undefined;
-    const scored = reused ?? scoreTerms(terms, space, scratch, prune);
-    if (memo && !expansion && added.length === 0 && own.every((term) => term.weight === 1)) {
-      const terms = new Map(
-        own.map((term, i) => [ownLexemes[i]!, { idf: term.idf, size: term.list.size }]),
-      );
-      const base = { owner: this, key: passKey!, avgdl: readers.avgdl, terms };
-      memo.held = firstPassOf(base, { bound: 0, ...scored }, scratch.scores, inScope);
+    let scored: { candidates: Int32Array; count: number } | undefined = reused;
+    if (!scored) {
+      const full = scoreTerms(terms, space, scratch, prune);
+      if (memo && !expansion && added.length === 0 && own.every((term) => term.weight === 1)) {
+        const terms = new Map(
+          own.map((term, i) => [ownLexemes[i]!, { idf: term.idf, size: term.list.size }]),
+        );
+        const base = { owner: this, key: passKey!, avgdl: readers.avgdl, terms };
+        memo.held = firstPassOf(base, full, scratch, inScope);
+      }
+      scored = full;
     }
     try {
       return this.best(scratch.scores, scored.candidates, scored.count, inScope, query);

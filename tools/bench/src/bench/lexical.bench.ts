@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 
 import {
   FEEDBACK_CAP,
+  type LexicalPassMemo,
   type PostingList,
   postingList,
   type ReferenceStatistics,
@@ -27,6 +28,16 @@ const QUERY_TERMS = [12, 150, 900, 4_000, 20_000];
 const FEEDBACK_TERMS = [
   0, 1, 2, 4, 7, 11, 18, 29, 47, 76, 123, 199, 322, 521, 843, 1364, 2207, 3571, 5778, 9349,
 ];
+
+/** p50 and p95 of sorted-or-not samples, in ms to two decimals. */
+function figures(postings: number, samples: number[]) {
+  samples.sort((a, b) => a - b);
+  return {
+    postings,
+    p50_ms: Math.round(percentile(samples, 50) * 100) / 100,
+    p95_ms: Math.round(percentile(samples, 95) * 100) / 100,
+  };
+}
 
 /** Deterministic noise (a linear congruential generator), so runs compare. */
 function random(seed: number): () => number {
@@ -111,6 +122,7 @@ export function runLexicalBench(options: LexicalBenchOptions) {
       ]),
     };
     const readers = { everything: undefined, a_third: ['u:reader'] };
+    const expansion = new Map(FEEDBACK_TERMS.map((rank, i) => [`w${rank}`, 0.3 / (i + 2)]));
     const feedback = new Set(
       FEEDBACK_TERMS.filter((rank) => !QUERY_TERMS.includes(rank)).map((rank) => `w${rank}`),
     );
@@ -134,17 +146,40 @@ export function runLexicalBench(options: LexicalBenchOptions) {
               snapshot.rank(weights, lists, query, scoring);
               samples.push(performance.now() - t);
             }
-            samples.sort((a, b) => a - b);
             const scored = [...weights.keys()].reduce(
               (sum, k) => sum + (lists.get(k)?.size ?? 0),
               0,
             );
             const name = shape === 'rm3' ? `rm3_${variant}` : shape;
-            timings[`${statistics}_${name}_${reader}`] = {
-              postings: scored,
-              p50_ms: Math.round(percentile(samples, 50) * 100) / 100,
-              p95_ms: Math.round(percentile(samples, 95) * 100) / 100,
-            };
+            timings[`${statistics}_${name}_${reader}`] = figures(scored, samples);
+            if (shape !== 'rm3') continue;
+            // RM3's second pass from the first pass's scores (docs/adr/0058): the first pass
+            // keeping them, then the second adding the feedback's shares, each timed.
+            const keeping: number[] = [];
+            const reusing: number[] = [];
+            const reuse = { ownWeight: 0.7 / QUERY_TERMS.length, weights: expansion };
+            for (let r = 0; r <= options.rounds; r++) {
+              const memo: LexicalPassMemo = {};
+              const t0 = performance.now();
+              snapshot.rank(shapes.first_pass, lists, query, { ...scoring, reuse: { memo } });
+              const t1 = performance.now();
+              const second = { ...scoring, feedback, reuse: { memo, expansion: reuse } };
+              snapshot.rank(weights, lists, query, second);
+              const t2 = performance.now();
+              if (!memo.reused) throw new Error('the second pass did not start from the first');
+              if (r === 0) continue;
+              keeping.push(t1 - t0);
+              reusing.push(t2 - t1);
+            }
+            const own = QUERY_TERMS.reduce(
+              (sum, rank) => sum + (lists.get(`w${rank}`)?.size ?? 0),
+              0,
+            );
+            timings[`${statistics}_first_pass_keeping_${variant}_${reader}`] = figures(
+              own,
+              keeping,
+            );
+            timings[`${statistics}_${name}_reusing_${reader}`] = figures(scored, reusing);
           }
         }
       }
