@@ -214,8 +214,9 @@ export function addTerm(term: Term, space: Space, scratch: Scratch): void {
 }
 
 /**
- * Adds `term`'s share to `chunks` (ascending, each marked in `marked`) only: each looked up in
- * the list from where the last one was when they are few, else the list scanned for the marked.
+ * Adds `term`'s share to `chunks` (ascending, each marked in `marked`: with `mark`, as that) only:
+ * each looked up in the list from where the last one was when they are few, else the list
+ * scanned for the marked.
  */
 export function addToChunks(
   term: Term,
@@ -223,6 +224,7 @@ export function addToChunks(
   marked: Uint8Array,
   space: Space,
   scores: Float64Array,
+  mark?: number,
 ): void {
   const k1 = BM25_K1;
   const b = BM25_B;
@@ -249,7 +251,8 @@ export function addToChunks(
   } else {
     for (let i = 0; i < size; i++) {
       const o = ordinals[i]!;
-      if (marked[o] && (!mask || mask[o])) scores[o] += share(tfs[i]!, o);
+      const chosen = mark === undefined ? marked[o] !== 0 : marked[o] === mark;
+      if (chosen && (!mask || mask[o])) scores[o] += share(tfs[i]!, o);
     }
   }
 }
@@ -262,18 +265,18 @@ export function addToChunks(
  * unseen chunk to the k-th best score so far, the remaining (common, long) lists only add to the
  * chunks that can still reach it, looked up instead of scanned. The chunks returned and their
  * scores are those of the exhaustive pass (sums may differ in the last bit: terms are added in
- * another order, as Postgres may). `rest`: what the terms not scanned may still add to a chunk
- * not returned, beyond its score so far in `scratch` (0 for one not touched); 0 when every chunk
- * scored is returned, and then `scratch.kept` marks none.
+ * another order, as Postgres may). `unscanned`: the terms only added to the chunks returned
+ * (`scratch.kept` marks them); any other chunk's score in `scratch` lacks their shares. Empty when
+ * every chunk scored is returned.
  */
 export function scoreTerms(
   terms: Term[],
   space: Space,
   scratch: Scratch,
   prune?: { topK: number; inScope: Uint8Array | null },
-): { candidates: Int32Array; count: number; rest: number } {
+): { candidates: Int32Array; count: number; unscanned: Term[] } {
   const { scores, touched } = scratch;
-  const all = () => ({ candidates: touched, count: scratch.count, rest: 0 });
+  const all = () => ({ candidates: touched, count: scratch.count, unscanned: [] });
   if (!prune || terms.length < 2 || terms.some((term) => !(term.weight > 0))) {
     for (const term of terms) addTerm(term, space, scratch);
     return all();
@@ -308,10 +311,9 @@ export function scoreTerms(
     }
     kept.sort((x, y) => x - y);
     for (const o of kept) scratch.kept[o] = 1;
-    for (const { term } of order.slice(t + 1)) {
-      addToChunks(term, kept, scratch.kept, space, scores);
-    }
-    return { candidates: Int32Array.from(kept), count: kept.length, rest };
+    const unscanned = order.slice(t + 1).map(({ term }) => term);
+    for (const term of unscanned) addToChunks(term, kept, scratch.kept, space, scores);
+    return { candidates: Int32Array.from(kept), count: kept.length, unscanned };
   }
   addTerm(order[order.length - 1]!.term, space, scratch);
   return all();

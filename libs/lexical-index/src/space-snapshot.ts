@@ -218,7 +218,8 @@ export class SpaceSnapshot {
         const terms = new Map(
           own.map((term, i) => [ownLexemes[i]!, { idf: term.idf, size: term.list.size }]),
         );
-        const base = { owner: this, key: passKey!, avgdl: readers.avgdl, terms };
+        const unscanned = full.unscanned.map((term) => ownLexemes[own.indexOf(term)]!);
+        const base = { owner: this, key: passKey!, avgdl: readers.avgdl, terms, unscanned };
         memo.held = firstPassOf(base, full, scratch, inScope);
       }
       scored = full;
@@ -246,15 +247,18 @@ export class SpaceSnapshot {
   ): { candidates: Int32Array; count: number } | undefined {
     if (first.terms.size !== own.length) return undefined;
     const extra = [...feedback];
+    const unscanned: Term[] = [];
     for (const [i, term] of own.entries()) {
       const lexeme = ownLexemes[i]!;
       const held = first.terms.get(lexeme);
       if (held?.idf !== term.idf || held.size !== term.list.size) return undefined;
       const weight = expansion.weights.get(lexeme);
       if (weight !== undefined) extra.push({ list: term.list, weight, idf: term.idf });
+      if (first.unscanned.includes(lexeme)) {
+        unscanned.push({ list: term.list, weight: expansion.ownWeight, idf: term.idf });
+      }
     }
-    const single = own.map((term) => ({ ...term, weight: 1 }));
-    return scoreOnFirstPass(first, single, expansion.ownWeight, extra, space, scratch, prune);
+    return scoreOnFirstPass(first, unscanned, expansion.ownWeight, extra, space, scratch, prune);
   }
 
   /** The per-search arrays, allocated once per snapshot (bm25-rank.ts). */
