@@ -12,7 +12,7 @@ import { kthLargest } from './snapshot-arrays';
 
 /**
  * What a first pass scored, kept for RM3's second (docs/adr/0058): the chunks in scope that could
- * reach its top k, ascending, each with its exact BM25 over the query's own terms (each of weight
+ * reach its top k, each with its exact BM25 over the query's own terms (each of weight
  * 1); the other chunks in scope it touched before pruning, with their scores so far, which lack
  * the shares of the own terms it did not scan (`unscanned`); any chunk it did not touch has only
  * shares of those.
@@ -43,7 +43,6 @@ export function firstPassOf(
     const o = scored.candidates[i]!;
     if (!inScope || inScope[o]) exact.push(o);
   }
-  exact.sort((x, y) => x - y);
   const partial: number[] = [];
   // Pruned: the chunks touched but not kept (`scratch.kept` marks those kept).
   if (base.unscanned.length > 0) {
@@ -52,7 +51,11 @@ export function firstPassOf(
       if (!scratch.kept[o] && (!inScope || inScope[o])) partial.push(o);
     }
   }
-  const scoresOf = (chunks: Int32Array) => Float64Array.from(chunks, (o) => scratch.scores[o]!);
+  const scoresOf = (chunks: Int32Array) => {
+    const scores = new Float64Array(chunks.length);
+    for (let i = 0; i < chunks.length; i++) scores[i] = scratch.scores[chunks[i]!]!;
+    return scores;
+  };
   const chunks = Int32Array.from(exact);
   const left = Int32Array.from(partial);
   return {
