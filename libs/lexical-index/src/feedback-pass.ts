@@ -38,32 +38,33 @@ export function firstPassOf(
   scratch: Scratch,
   inScope: Uint8Array | null,
 ): FirstPass {
-  const exact: number[] = [];
+  // Typed arrays filled in place: a first pass may have touched most of a million chunks.
+  const chunks = new Int32Array(scored.count);
+  let exact = 0;
   for (let i = 0; i < scored.count; i++) {
     const o = scored.candidates[i]!;
-    if (!inScope || inScope[o]) exact.push(o);
+    if (!inScope || inScope[o]) chunks[exact++] = o;
   }
-  const partial: number[] = [];
   // Pruned: the chunks touched but not kept (`scratch.kept` marks those kept).
-  if (base.unscanned.length > 0) {
-    for (let i = 0; i < scratch.count; i++) {
-      const o = scratch.touched[i]!;
-      if (!scratch.kept[o] && (!inScope || inScope[o])) partial.push(o);
-    }
+  const partial = new Int32Array(base.unscanned.length > 0 ? scratch.count : 0);
+  let left = 0;
+  for (let i = 0; i < partial.length; i++) {
+    const o = scratch.touched[i]!;
+    if (!scratch.kept[o] && (!inScope || inScope[o])) partial[left++] = o;
   }
-  const scoresOf = (chunks: Int32Array) => {
-    const scores = new Float64Array(chunks.length);
-    for (let i = 0; i < chunks.length; i++) scores[i] = scratch.scores[chunks[i]!]!;
+  const scoresOf = (of: Int32Array) => {
+    const scores = new Float64Array(of.length);
+    for (let i = 0; i < of.length; i++) scores[i] = scratch.scores[of[i]!]!;
     return scores;
   };
-  const chunks = Int32Array.from(exact);
-  const left = Int32Array.from(partial);
+  const held = chunks.subarray(0, exact);
+  const rest = partial.subarray(0, left);
   return {
     ...base,
-    chunks,
-    scores: scoresOf(chunks),
-    partial: left,
-    partialScores: scoresOf(left),
+    chunks: held,
+    scores: scoresOf(held),
+    partial: rest,
+    partialScores: scoresOf(rest),
   };
 }
 
