@@ -85,6 +85,65 @@ function zipfReference(): ReferenceStatistics {
   };
 }
 
+/** A rank drawn as the postings are (Zipf), past the `skip` most common. */
+function zipfRank(next: () => number, skip: number): number {
+  const harmonic = Math.log(VOCABULARY) + 0.5772;
+  return Math.min(VOCABULARY - 1, Math.floor(Math.exp(next() * harmonic - 0.5772)) + skip);
+}
+
+/**
+ * Long queries, as CISI's are (30 lexemes, Zipf-drawn past the 10 most common), top 100, RM3
+ * capped with 20 Zipf-drawn feedback terms, readable statistics: the first pass, RM3 ranked in
+ * full, and the two passes with RM3 reusing the first (docs/adr/0058). A new query each round.
+ */
+function longQueries(snapshot: SpaceSnapshot, lists: Map<string, PostingList>, rounds: number) {
+  const next = random(12_345);
+  const timings: Record<string, unknown> = {};
+  for (const [reader, principals] of Object.entries({ everything: null, a_third: ['u:reader'] })) {
+    const query = { ...(principals ? { principals } : {}), topK: 100 };
+    const samples = { first: [] as number[], full: [] as number[], keeping: [] as number[] };
+    const reusing: number[] = [];
+    let postings = 0;
+    for (let r = 0; r <= rounds; r++) {
+      const own = new Set<string>();
+      while (own.size < 30) own.add(`w${zipfRank(next, 10)}`);
+      const added: string[] = [];
+      while (added.length < 20) {
+        const lexeme = `w${zipfRank(next, 0)}`;
+        if (!own.has(lexeme) && !added.includes(lexeme)) added.push(lexeme);
+      }
+      const weights = new Map(added.map((lexeme, i) => [lexeme, 0.3 / (i + 2)]));
+      const first = new Map([...own].map((lexeme) => [lexeme, 1]));
+      const rm3 = new Map([...[...own].map((lexeme) => [lexeme, 0.7 / 30] as const), ...weights]);
+      const feedback = new Set(added);
+      const memo: LexicalPassMemo = {};
+      const reuse = { memo, expansion: { ownWeight: 0.7 / 30, weights } };
+      const t0 = performance.now();
+      snapshot.rank(first, lists, query, {});
+      const t1 = performance.now();
+      snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP });
+      const t2 = performance.now();
+      snapshot.rank(first, lists, query, { reuse: { memo } });
+      const t3 = performance.now();
+      snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP, reuse });
+      const t4 = performance.now();
+      if (!memo.reused) throw new Error('the second pass did not start from the first');
+      if (r === 0) continue;
+      samples.first.push(t1 - t0);
+      samples.full.push(t2 - t1);
+      samples.keeping.push(t3 - t2);
+      reusing.push(t4 - t3);
+      postings += [...rm3.keys()].reduce((sum, k) => sum + (lists.get(k)?.size ?? 0), 0);
+    }
+    const mean = Math.round(postings / rounds);
+    timings[`long_first_pass_${reader}`] = figures(mean, samples.first);
+    timings[`long_rm3_capped_${reader}`] = figures(mean, samples.full);
+    timings[`long_first_pass_keeping_${reader}`] = figures(mean, samples.keeping);
+    timings[`long_rm3_capped_reusing_${reader}`] = figures(mean, reusing);
+  }
+  return timings;
+}
+
 /**
  * BM25 in memory (`SpaceSnapshot.rank`, docs/adr/0029) on a synthetic space: what scoring alone
  * costs at 100,000 and 1,000,000 chunks, for a first pass and an RM3 pass, everything readable or
@@ -184,6 +243,7 @@ export function runLexicalBench(options: LexicalBenchOptions) {
         }
       }
     }
+    Object.assign(timings, longQueries(snapshot, lists, options.rounds));
     results[String(size)] = {
       chunks: size,
       postings: postingCount,
