@@ -131,3 +131,61 @@ describe("RM3's second pass from the first pass's scores", () => {
     expect(memo.held).toBeUndefined();
   });
 });
+
+describe("RM3's second pass when many chunks lack an own term's share", () => {
+  it('adds that term to those chunks only, as the full re-rank scores them', () => {
+    const next = random(99);
+    const size = 6_000;
+    const rows: SpaceChunk[] = Array.from({ length: size }, (_, o) => ({
+      documentId: `d${o}`,
+      documentVersion: 1,
+      chunkIndex: 0,
+      length: 5 + Math.floor(next() * 60),
+      startOffset: 0,
+      endOffset: 1,
+      principals: ['t:*'],
+      knowledgeBaseIds: ['kb'],
+      tags: [],
+      uploadedAt: 0,
+      metadata: {},
+    }));
+    const list = (density: number, most: number) => {
+      const ordinals: number[] = [];
+      const tfs: number[] = [];
+      for (let o = 0; o < size; o++) {
+        if (next() < density) {
+          ordinals.push(o);
+          tfs.push(1 + Math.floor(next() * most));
+        }
+      }
+      return postingList({ ordinals, tfs });
+    };
+    // Rarer own terms the first pass scans, a common one it only adds to the chunks it keeps, and
+    // feedback terms common enough that the second pass keeps hundreds of chunks lacking the
+    // common one: it is then scanned for them (marked 2), not looked up.
+    const lists = new Map<string, PostingList>([
+      ['rare1', list(0.1, 3)],
+      ['rare2', list(0.15, 3)],
+      ['common', list(0.97, 4)],
+      ...Array.from({ length: 20 }, (_, i) => [`f${i}`, list(0.05 + i * 0.02, 3)] as const),
+    ]);
+    const snapshot = new SpaceSnapshot(1, 1, rows);
+    const asked = {
+      lexemes: ['rare1', 'rare2', 'common'],
+      expansion: {
+        queryWeight: 0.7,
+        terms: Array.from({ length: 20 }, (_, i) => ({ lexeme: `f${i}`, weight: 0.3 / 20 })),
+      },
+    };
+    for (const topK of [100, 200, 400, 600]) {
+      const query = { topK };
+      const expected = bothPasses(snapshot, lists, query, asked, undefined);
+      const memo: LexicalPassMemo = {};
+      const got = bothPasses(snapshot, lists, query, asked, memo);
+      expect(memo.reused).toBe(true);
+      expect(got.map((hit) => hit.ordinal)).toEqual(expected.map((hit) => hit.ordinal));
+      const off = got.filter((hit, i) => Math.abs(hit.score - expected[i]!.score) > 1e-9);
+      expect(off).toEqual([]);
+    }
+  });
+});
