@@ -61,8 +61,6 @@ export function blendedIdf(referenceIdf: number, df: number, n: number): number 
 }
 
 const DF_CACHED = 20_000;
-/** Pruning keeps a chunk whose bound is this close to the threshold (floating-point slack). */
-const SLACK = 1e-9;
 
 /** A posting list in ascending chunk order, with its largest count. */
 export function postingList(list: { ordinals: number[]; tfs: number[] }): PostingList {
@@ -91,6 +89,11 @@ export function dfOf(readers: Readers, lexeme: string, list: PostingList): numbe
   return df;
 }
 
+/** Each of the query's own lexemes' weight: 1, or with feedback its share of λ. */
+export function ownWeight(lexemes: string[], expansion: QueryExpansion | undefined): number {
+  return expansion ? expansion.queryWeight / Math.max(lexemes.length, 1) : 1;
+}
+
 /**
  * Each lexeme's weight in a search: 1, or with pseudo-relevance feedback (RM3) λ shared by the
  * query's own lexemes plus each feedback term's weight; and the lexemes only feedback gave.
@@ -100,7 +103,7 @@ export function queryWeights(
   expansion: QueryExpansion | undefined,
 ): { weights: Map<string, number>; feedback: Set<string> } {
   const weights = new Map<string, number>();
-  const own = expansion ? expansion.queryWeight / Math.max(lexemes.length, 1) : 1;
+  const own = ownWeight(lexemes, expansion);
   for (const lexeme of lexemes) weights.set(lexeme, own);
   const feedback = new Set<string>();
   for (const term of expansion?.terms ?? []) {
@@ -166,10 +169,92 @@ export class Scratch {
   }
 }
 
-interface Space {
+export interface Space {
   lengths: Int32Array;
   minLength: number;
   readers: Readers;
+}
+
+/** Pruning keeps a chunk whose bound is this close to the threshold (floating-point slack). */
+export const SLACK = 1e-9;
+
+/** The largest share `term` can add to a chunk's score: its largest count in the shortest chunk. */
+export function shareBound(term: Term, space: Space): number {
+  const shortest = BM25_K1 * (1 - BM25_B + (BM25_B * space.minLength) / space.readers.avgdl);
+  const most = term.list.maxTf;
+  return (term.weight * term.idf * (most * (BM25_K1 + 1))) / (most + shortest);
+}
+
+/**
+ * Adds `term`'s share to every readable chunk of its postings in `scratch`. Postgres' order of
+ * operations, so each term's share is the same double:
+ * (weight · idf) · (tf · (k1 + 1)) / (tf + k1 · (1 − b + b · length / avgdl)).
+ */
+export function addTerm(term: Term, space: Space, scratch: Scratch): void {
+  const k1 = BM25_K1;
+  const b = BM25_B;
+  const saturation = k1 + 1;
+  const { lengths } = space;
+  const { mask, avgdl } = space.readers;
+  const { scores, seen, touched } = scratch;
+  const weighted = term.weight * term.idf;
+  const { ordinals, tfs, size } = term.list;
+  let count = scratch.count;
+  for (let i = 0; i < size; i++) {
+    const o = ordinals[i]!;
+    if (mask && !mask[o]) continue;
+    const tf = tfs[i]!;
+    scores[o] += (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
+    if (!seen[o]) {
+      seen[o] = 1;
+      touched[count++] = o;
+    }
+  }
+  scratch.count = count;
+}
+
+/**
+ * Adds `term`'s share to `chunks` (ascending, each marked in `marked`: with `mark`, as that) only:
+ * each looked up in the list from where the last one was when they are few, else the list
+ * scanned for the marked.
+ */
+export function addToChunks(
+  term: Term,
+  chunks: number[],
+  marked: Uint8Array,
+  space: Space,
+  scores: Float64Array,
+  mark?: number,
+): void {
+  const k1 = BM25_K1;
+  const b = BM25_B;
+  const saturation = k1 + 1;
+  const { lengths } = space;
+  const { mask, avgdl } = space.readers;
+  const weighted = term.weight * term.idf;
+  const { ordinals, tfs, size } = term.list;
+  const share = (tf: number, o: number) =>
+    (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
+  if (chunks.length * Math.log2(size + 1) < size) {
+    let from = 0;
+    for (const o of chunks) {
+      let lo = from;
+      let hi = size;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (ordinals[mid]! < o) lo = mid + 1;
+        else hi = mid;
+      }
+      from = lo;
+      if (lo < size && ordinals[lo] === o && (!mask || mask[o])) scores[o] += share(tfs[lo]!, o);
+    }
+  } else {
+    for (let i = 0; i < size; i++) {
+      const o = ordinals[i]!;
+      const chosen = mark === undefined ? marked[o] !== 0 : marked[o] === mark;
+      if (chosen && (!mask || mask[o])) scores[o] += share(tfs[i]!, o);
+    }
+  }
 }
 
 /**
@@ -180,57 +265,31 @@ interface Space {
  * unseen chunk to the k-th best score so far, the remaining (common, long) lists only add to the
  * chunks that can still reach it, looked up instead of scanned. The chunks returned and their
  * scores are those of the exhaustive pass (sums may differ in the last bit: terms are added in
- * another order, as Postgres may).
+ * another order, as Postgres may). `unscanned`: the terms only added to the chunks returned
+ * (`scratch.kept` marks them); any other chunk's score in `scratch` lacks their shares. Empty when
+ * every chunk scored is returned.
  */
 export function scoreTerms(
   terms: Term[],
   space: Space,
   scratch: Scratch,
   prune?: { topK: number; inScope: Uint8Array | null },
-): { candidates: Int32Array; count: number } {
-  const k1 = BM25_K1;
-  const b = BM25_B;
-  const saturation = k1 + 1;
-  const { lengths } = space;
-  const { mask, avgdl } = space.readers;
-  const { scores, seen, touched } = scratch;
-  // Postgres' order of operations, so each term's share is the same double:
-  // (weight · idf) · (tf · (k1 + 1)) / (tf + k1 · (1 − b + b · length / avgdl)).
-  const add = (term: Term): void => {
-    const weighted = term.weight * term.idf;
-    const { ordinals, tfs, size } = term.list;
-    let count = scratch.count;
-    for (let i = 0; i < size; i++) {
-      const o = ordinals[i]!;
-      if (mask && !mask[o]) continue;
-      const tf = tfs[i]!;
-      scores[o] += (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
-      if (!seen[o]) {
-        seen[o] = 1;
-        touched[count++] = o;
-      }
-    }
-    scratch.count = count;
-  };
-  const all = () => ({ candidates: touched, count: scratch.count });
+): { candidates: Int32Array; count: number; unscanned: Term[] } {
+  const { scores, touched } = scratch;
+  const all = () => ({ candidates: touched, count: scratch.count, unscanned: [] });
   if (!prune || terms.length < 2 || terms.some((term) => !(term.weight > 0))) {
-    for (const term of terms) add(term);
+    for (const term of terms) addTerm(term, space, scratch);
     return all();
   }
-  const shortest = k1 * (1 - b + (b * space.minLength) / avgdl);
   const order = terms
-    .map((term) => ({
-      term,
-      bound:
-        (term.weight * term.idf * (term.list.maxTf * saturation)) / (term.list.maxTf + shortest),
-    }))
+    .map((term) => ({ term, bound: shareBound(term, space) }))
     .sort((x, y) => y.bound - x.bound);
   let rest = order.reduce((sum, { bound }) => sum + bound, 0);
   let postings = terms.reduce((sum, term) => sum + term.list.size, 0);
   let done = 0;
   let tried = Infinity;
   for (let t = 0; t < order.length - 1; t++) {
-    add(order[t]!.term);
+    addTerm(order[t]!.term, space, scratch);
     done += order[t]!.bound;
     rest -= order[t]!.bound;
     postings -= order[t]!.term.list.size;
@@ -241,51 +300,21 @@ export function scoreTerms(
     const threshold = kthLargest(touched, scratch.count, prune.inScope, scores, prune.topK);
     tried = rest;
     if (!(rest < threshold * (1 - SLACK))) continue;
-    return finish(
-      order.slice(t + 1).map((entry) => entry.term),
-      threshold - rest,
-    );
-  }
-  add(order[order.length - 1]!.term);
-  return all();
-
-  /** Only chunks scoring at least `floor` so far can still reach the top k: the rest of the terms for them. */
-  function finish(remaining: Term[], floor: number) {
+    // Only chunks scoring at least `threshold - rest` so far can still reach the top k: the rest
+    // of the terms for them.
+    const floor = threshold - rest;
     const kept: number[] = [];
-    const { inScope } = prune!;
+    const { inScope } = prune;
     for (let i = 0; i < scratch.count; i++) {
       const o = touched[i]!;
       if ((!inScope || inScope[o]) && scores[o]! >= floor * (1 - SLACK)) kept.push(o);
     }
     kept.sort((x, y) => x - y);
     for (const o of kept) scratch.kept[o] = 1;
-    for (const term of remaining) {
-      const weighted = term.weight * term.idf;
-      const { ordinals, tfs, size } = term.list;
-      const share = (tf: number, o: number) =>
-        (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
-      if (kept.length * Math.log2(size + 1) < size) {
-        // Few kept chunks: each looked up in the list (ascending), from where the last one was.
-        let from = 0;
-        for (const o of kept) {
-          let lo = from;
-          let hi = size;
-          while (lo < hi) {
-            const mid = (lo + hi) >>> 1;
-            if (ordinals[mid]! < o) lo = mid + 1;
-            else hi = mid;
-          }
-          from = lo;
-          if (lo < size && ordinals[lo] === o && (!mask || mask[o]))
-            scores[o] += share(tfs[lo]!, o);
-        }
-      } else {
-        for (let i = 0; i < size; i++) {
-          const o = ordinals[i]!;
-          if (scratch.kept[o] && (!mask || mask[o])) scores[o] += share(tfs[i]!, o);
-        }
-      }
-    }
-    return { candidates: Int32Array.from(kept), count: kept.length };
+    const unscanned = order.slice(t + 1).map(({ term }) => term);
+    for (const term of unscanned) addToChunks(term, kept, scratch.kept, space, scores);
+    return { candidates: Int32Array.from(kept), count: kept.length, unscanned };
   }
+  addTerm(order[order.length - 1]!.term, space, scratch);
+  return all();
 }

@@ -52,6 +52,12 @@ export interface LexicalQuery {
    */
   expansion?: QueryExpansion | undefined;
   /**
+   * One holder passed to both BM25 passes of one search (first, then RM3's with `expansion`): an
+   * index that ranks in memory keeps what the first pass scored in it, so the second adds only the
+   * feedback terms' shares (docs/adr/0058). Same scores as without it; other indexes ignore it.
+   */
+  passMemo?: LexicalPassMemo | undefined;
+  /**
    * False: matches come back with empty `title` and `text`, for a ranking whose texts are not
    * shown (the first pass before pseudo-relevance feedback): the texts are neither read from
    * storage nor sent. Default true.
@@ -62,6 +68,13 @@ export interface LexicalQuery {
    * reason, and a search running in Postgres has its statement cancelled.
    */
   signal?: AbortSignal | undefined;
+}
+
+/** What a first BM25 pass left for the second (`LexicalQuery.passMemo`): opaque to the caller. */
+export interface LexicalPassMemo {
+  held?: unknown;
+  /** Set by the second pass: whether it started from the first's scores (or ranked in full). */
+  reused?: boolean;
 }
 
 /** Terms pseudo-relevance feedback adds to a query: lexemes as the index stores them. */

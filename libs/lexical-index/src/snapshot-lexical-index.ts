@@ -1,7 +1,7 @@
 import type { EditableAttributes, IndexSpace } from '@kb/contracts';
 import { raceAbort } from '@kb/database';
 
-import { FEEDBACK_CAP, queryWeights } from './bm25-rank';
+import { FEEDBACK_CAP, ownWeight, queryWeights } from './bm25-rank';
 import { ChunkContentCache } from './chunk-content-cache';
 import type {
   ChunkLocation,
@@ -12,6 +12,7 @@ import type {
   LexicalQuery,
   LexicalRecord,
   LexicalWrite,
+  QueryExpansion,
   TermVector,
 } from './lexical-index';
 import { parseLexicalQuery } from './lexical-query.parser';
@@ -19,6 +20,15 @@ import type { SnapshotOptions, SnapshotSource } from './snapshot-options';
 import { type PostingList, SpaceSnapshot } from './space-snapshot';
 
 export type { SnapshotOptions, SnapshotSource } from './snapshot-options';
+
+/** Each feedback lexeme's weight (summed, as `queryWeights` sums them). */
+function expansionWeights(expansion: QueryExpansion): Map<string, number> {
+  const weights = new Map<string, number>();
+  for (const { lexeme, weight } of expansion.terms) {
+    weights.set(lexeme, (weights.get(lexeme) ?? 0) + weight);
+  }
+  return weights;
+}
 
 /** A build may start again only after this many times its last duration (under constant writes, builds take at most a fifth of the time). */
 const BUILD_BACKOFF = 4;
@@ -103,11 +113,20 @@ export class SnapshotLexicalIndex implements LexicalIndex {
     const lexemes = await this.analyzed(parsed.scoringText);
     const { weights, feedback } = queryWeights(lexemes, query.expansion);
     const lists = await this.postingsFor(space, snapshot, [...weights.keys()]);
+    const { expansion, passMemo } = query;
     const ranked = snapshot.rank(weights, lists, query, {
       reference: this.options.reference,
       tenantWide: this.options.tenantWide,
       feedback,
       cap: this.options.feedbackCap === undefined ? FEEDBACK_CAP : this.options.feedbackCap,
+      // RM3's second pass adds the feedback's shares to the first's scores (docs/adr/0058).
+      reuse: passMemo && {
+        memo: passMemo,
+        expansion: expansion && {
+          ownWeight: ownWeight(lexemes, expansion),
+          weights: expansionWeights(expansion),
+        },
+      },
     });
     const chunks = ranked.map(({ ordinal }) => snapshot.chunk(ordinal));
     this.options.onSearch?.('memory');

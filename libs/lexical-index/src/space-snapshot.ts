@@ -12,9 +12,11 @@ import {
   type Readers,
   scoreTerms,
   Scratch,
+  type Space,
   type Term,
 } from './bm25-rank';
-import type { ChunkRef, LexicalQuery, Posting, SpaceChunk } from './lexical-index';
+import { type FirstPass, firstPassOf, scoreOnFirstPass } from './feedback-pass';
+import type { ChunkRef, LexicalPassMemo, LexicalQuery, Posting, SpaceChunk } from './lexical-index';
 import { kthLargest, Memberships, refKey } from './snapshot-arrays';
 import type { ReferenceStatistics } from './sparse/reference-statistics';
 
@@ -38,6 +40,18 @@ export interface Scoring {
   /** The lexemes pseudo-relevance feedback added to the query (not its own), held to `cap`. */
   feedback?: ReadonlySet<string> | undefined;
   cap?: FeedbackCap | null | undefined;
+  /**
+   * RM3's two passes of one search (docs/adr/0058): the first (without `expansion`) leaves its
+   * scores in `memo`; the second, given the own terms' weight (λ shared among them) and each
+   * feedback lexeme's weight, starts from them and adds only the feedback's shares. The scores
+   * are those of ranking the expanded query in full (sums may differ in the last bit).
+   */
+  reuse?:
+    | {
+        memo: LexicalPassMemo;
+        expansion?: { ownWeight: number; weights: ReadonlyMap<string, number> } | undefined;
+      }
+    | undefined;
 }
 
 /**
@@ -156,6 +170,7 @@ export class SpaceSnapshot {
       readers = { ...readers, avgdl };
     }
     const own: Term[] = [];
+    const ownLexemes: string[] = [];
     const added: Term[] = [];
     for (const [lexeme, weight] of weights) {
       const list = lists.get(lexeme);
@@ -170,26 +185,80 @@ export class SpaceSnapshot {
         if (df === 0) continue;
         idf = Math.log(1 + (readers.n - df + 0.5) / (df + 0.5));
       }
-      (feedback?.has(lexeme) ? added : own).push({ list, weight, idf });
+      if (feedback?.has(lexeme)) {
+        added.push({ list, weight, idf });
+      } else {
+        own.push({ list, weight, idf });
+        ownLexemes.push(lexeme);
+      }
     }
-    const terms =
-      added.length === 0 ? own : [...own, ...(cap ? capFeedback(own, added, cap) : added)];
+    const kept = added.length === 0 || !cap ? added : capFeedback(own, added, cap);
+    const terms = kept.length === 0 ? own : [...own, ...kept];
     const inScope = query.knowledgeBaseIds?.length
       ? this.knowledgeBases.mask(query.knowledgeBaseIds)
       : null;
     const scratch = this.scratch();
+    const space = { lengths: this.lengths, minLength: this.minLength, readers };
     // Pruned (MaxScore) unless a filter decides what is in the top k: it is checked last.
-    const scored = scoreTerms(
-      terms,
-      { lengths: this.lengths, minLength: this.minLength, readers },
-      scratch,
-      query.filter || query.topK <= 0 ? undefined : { topK: query.topK, inScope },
-    );
+    const prune = query.filter || query.topK <= 0 ? undefined : { topK: query.topK, inScope };
+    const { memo, expansion } = scoring.reuse ?? {};
+    const passKey =
+      memo && JSON.stringify([query.principals ?? null, query.knowledgeBaseIds ?? []]);
+    const first = memo?.held as FirstPass | undefined;
+    if (memo) memo.held = undefined;
+    const reused =
+      expansion && first?.owner === this && first.key === passKey && first.avgdl === readers.avgdl
+        ? this.onFirstPass(first, own, ownLexemes, kept, expansion, space, scratch, prune)
+        : undefined;
+    if (memo && expansion) memo.reused = reused !== undefined;
+    let scored: { candidates: Int32Array; count: number } | undefined = reused;
+    if (!scored) {
+      const full = scoreTerms(terms, space, scratch, prune);
+      if (memo && !expansion && added.length === 0 && own.every((term) => term.weight === 1)) {
+        const terms = new Map(
+          own.map((term, i) => [ownLexemes[i]!, { idf: term.idf, size: term.list.size }]),
+        );
+        const unscanned = full.unscanned.map((term) => ownLexemes[own.indexOf(term)]!);
+        const base = { owner: this, key: passKey!, avgdl: readers.avgdl, terms, unscanned };
+        memo.held = firstPassOf(base, full, scratch, inScope);
+      }
+      scored = full;
+    }
     try {
       return this.best(scratch.scores, scored.candidates, scored.count, inScope, query);
     } finally {
       scratch.clear();
     }
+  }
+
+  /**
+   * The second pass from the first's scores (feedback-pass.ts), if the query's own terms are those
+   * the first pass scored, with the same statistics; undefined otherwise.
+   */
+  private onFirstPass(
+    first: FirstPass,
+    own: Term[],
+    ownLexemes: string[],
+    feedback: Term[],
+    expansion: { ownWeight: number; weights: ReadonlyMap<string, number> },
+    space: Space,
+    scratch: Scratch,
+    prune: { topK: number; inScope: Uint8Array | null } | undefined,
+  ): { candidates: Int32Array; count: number } | undefined {
+    if (first.terms.size !== own.length) return undefined;
+    const extra = [...feedback];
+    const unscanned: Term[] = [];
+    for (const [i, term] of own.entries()) {
+      const lexeme = ownLexemes[i]!;
+      const held = first.terms.get(lexeme);
+      if (held?.idf !== term.idf || held.size !== term.list.size) return undefined;
+      const weight = expansion.weights.get(lexeme);
+      if (weight !== undefined) extra.push({ list: term.list, weight, idf: term.idf });
+      if (first.unscanned.includes(lexeme)) {
+        unscanned.push({ list: term.list, weight: expansion.ownWeight, idf: term.idf });
+      }
+    }
+    return scoreOnFirstPass(first, unscanned, expansion.ownWeight, extra, space, scratch, prune);
   }
 
   /** The per-search arrays, allocated once per snapshot (bm25-rank.ts). */

@@ -8,6 +8,7 @@ import {
   FEEDBACK_CAP,
   lexicalIndexMigrations,
   type LexicalMatch,
+  type LexicalPassMemo,
   type LexicalQuery,
   type LexicalWrite,
   PgLexicalIndex,
@@ -197,6 +198,31 @@ describe('SnapshotLexicalIndex', () => {
         }
       },
     );
+
+    it("starts RM3's second pass from the first pass's scores, and ranks as Postgres does (docs/adr/0058)", async () => {
+      const expansion = queries[queries.length - 1]!.expansion!;
+      const index = snapshots({ waitForSnapshot: true, feedbackCap: null });
+      for (const asked of queries.filter((q) => !q.filter)) {
+        for (const topK of [5, 500]) {
+          const passMemo: LexicalPassMemo = {};
+          const first = { ...asked, expansion: undefined, topK };
+          await index.search(space, { ...first, withText: false, passMemo });
+          const second = { ...first, expansion, passMemo };
+          const [expected, actual] = [
+            await pg.search(space, { ...first, expansion }),
+            await index.search(space, second),
+          ];
+          expect({ text: asked.text, topK, reused: passMemo.reused }).toEqual({
+            text: asked.text,
+            topK,
+            reused: true,
+          });
+          const withoutScore = ({ score: _score, ...rest }: LexicalMatch) => rest;
+          expect(actual.map(withoutScore)).toEqual(expected.map(withoutScore));
+          actual.forEach((match, i) => expect(match.score).toBeCloseTo(expected[i]!.score, 10));
+        }
+      }
+    });
 
     it('drops a feedback term found in most readable chunks, and scores the rest as Postgres does', async () => {
       const query = { ...queries[queries.length - 1]!, topK: 500 };

@@ -1,6 +1,11 @@
 import type { IndexSpace } from '@kb/contracts';
 import { raceAbort } from '@kb/database';
-import { type LexicalIndex, type LexicalQuery, parseLexicalQuery } from '@kb/lexical-index';
+import {
+  type LexicalIndex,
+  type LexicalPassMemo,
+  type LexicalQuery,
+  parseLexicalQuery,
+} from '@kb/lexical-index';
 import { timedStage, withSpan } from '@kb/observability';
 import type { VectorStore } from '@kb/vector-store';
 import type { Logger } from '@nestjs/common';
@@ -102,6 +107,7 @@ export class SpaceSearch {
     depth: number,
     lists: Ranked<Candidate>[],
     budget: SearchBudget | undefined,
+    passMemo: LexicalPassMemo,
   ): Promise<Ranked<Candidate>[]> {
     if (!this.feedbackOn()) return lists;
     if (budget?.cannotAfford(FEEDBACK_COST_MS)) {
@@ -128,6 +134,7 @@ export class SpaceSearch {
         topK: depth,
         ...scope,
         expansion,
+        passMemo,
       });
       return lists.map((list) =>
         list.strategy === 'lexical' ? { strategy: 'lexical', items: lexical } : list,
@@ -249,6 +256,8 @@ export class SpaceSearch {
     // cache holds them in memory once read, not from the vector store (docs/adr/0029).
     const textsFromLexical =
       request.mode !== 'semantic' && request.mode !== 'lexical' && this.lexical.texts !== undefined;
+    // The first pass's scores, which RM3's second pass starts from (docs/adr/0058).
+    const passMemo: LexicalPassMemo = {};
     const [semantic, lexical] = await Promise.allSettled([
       request.mode === 'lexical'
         ? Promise.resolve(null)
@@ -273,7 +282,7 @@ export class SpaceSearch {
               text: request.query,
               topK: depth,
               ...scope,
-              ...(textless ? { withText: false } : {}),
+              ...(textless ? { withText: false, passMemo } : {}),
             }),
           ),
     ]);
@@ -300,7 +309,7 @@ export class SpaceSearch {
     const ranked =
       lists.length === 2
         ? await timedStage('feedback', () =>
-            this.withFeedback(space, request, scope, depth, lists, budget),
+            this.withFeedback(space, request, scope, depth, lists, budget, passMemo),
           )
         : lists;
     const fused =

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 
 import {
   FEEDBACK_CAP,
+  type LexicalPassMemo,
   type PostingList,
   postingList,
   type ReferenceStatistics,
@@ -27,6 +28,16 @@ const QUERY_TERMS = [12, 150, 900, 4_000, 20_000];
 const FEEDBACK_TERMS = [
   0, 1, 2, 4, 7, 11, 18, 29, 47, 76, 123, 199, 322, 521, 843, 1364, 2207, 3571, 5778, 9349,
 ];
+
+/** p50 and p95 of sorted-or-not samples, in ms to two decimals. */
+function figures(postings: number, samples: number[]) {
+  samples.sort((a, b) => a - b);
+  return {
+    postings,
+    p50_ms: Math.round(percentile(samples, 50) * 100) / 100,
+    p95_ms: Math.round(percentile(samples, 95) * 100) / 100,
+  };
+}
 
 /** Deterministic noise (a linear congruential generator), so runs compare. */
 function random(seed: number): () => number {
@@ -74,6 +85,65 @@ function zipfReference(): ReferenceStatistics {
   };
 }
 
+/** A rank drawn as the postings are (Zipf), past the `skip` most common. */
+function zipfRank(next: () => number, skip: number): number {
+  const harmonic = Math.log(VOCABULARY) + 0.5772;
+  return Math.min(VOCABULARY - 1, Math.floor(Math.exp(next() * harmonic - 0.5772)) + skip);
+}
+
+/**
+ * Long queries, as CISI's are (30 lexemes, Zipf-drawn past the 10 most common), top 100, RM3
+ * capped with 20 Zipf-drawn feedback terms, readable statistics: the first pass, RM3 ranked in
+ * full, and the two passes with RM3 reusing the first (docs/adr/0058). A new query each round.
+ */
+function longQueries(snapshot: SpaceSnapshot, lists: Map<string, PostingList>, rounds: number) {
+  const next = random(12_345);
+  const timings: Record<string, unknown> = {};
+  for (const [reader, principals] of Object.entries({ everything: null, a_third: ['u:reader'] })) {
+    const query = { ...(principals ? { principals } : {}), topK: 100 };
+    const samples = { first: [] as number[], full: [] as number[], keeping: [] as number[] };
+    const reusing: number[] = [];
+    let postings = 0;
+    for (let r = 0; r <= rounds; r++) {
+      const own = new Set<string>();
+      while (own.size < 30) own.add(`w${zipfRank(next, 10)}`);
+      const added: string[] = [];
+      while (added.length < 20) {
+        const lexeme = `w${zipfRank(next, 0)}`;
+        if (!own.has(lexeme) && !added.includes(lexeme)) added.push(lexeme);
+      }
+      const weights = new Map(added.map((lexeme, i) => [lexeme, 0.3 / (i + 2)]));
+      const first = new Map([...own].map((lexeme) => [lexeme, 1]));
+      const rm3 = new Map([...[...own].map((lexeme) => [lexeme, 0.7 / 30] as const), ...weights]);
+      const feedback = new Set(added);
+      const memo: LexicalPassMemo = {};
+      const reuse = { memo, expansion: { ownWeight: 0.7 / 30, weights } };
+      const t0 = performance.now();
+      snapshot.rank(first, lists, query, {});
+      const t1 = performance.now();
+      snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP });
+      const t2 = performance.now();
+      snapshot.rank(first, lists, query, { reuse: { memo } });
+      const t3 = performance.now();
+      snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP, reuse });
+      const t4 = performance.now();
+      if (!memo.reused) throw new Error('the second pass did not start from the first');
+      if (r === 0) continue;
+      samples.first.push(t1 - t0);
+      samples.full.push(t2 - t1);
+      samples.keeping.push(t3 - t2);
+      reusing.push(t4 - t3);
+      postings += [...rm3.keys()].reduce((sum, k) => sum + (lists.get(k)?.size ?? 0), 0);
+    }
+    const mean = Math.round(postings / rounds);
+    timings[`long_first_pass_${reader}`] = figures(mean, samples.first);
+    timings[`long_rm3_capped_${reader}`] = figures(mean, samples.full);
+    timings[`long_first_pass_keeping_${reader}`] = figures(mean, samples.keeping);
+    timings[`long_rm3_capped_reusing_${reader}`] = figures(mean, reusing);
+  }
+  return timings;
+}
+
 /**
  * BM25 in memory (`SpaceSnapshot.rank`, docs/adr/0029) on a synthetic space: what scoring alone
  * costs at 100,000 and 1,000,000 chunks, for a first pass and an RM3 pass, everything readable or
@@ -111,6 +181,7 @@ export function runLexicalBench(options: LexicalBenchOptions) {
       ]),
     };
     const readers = { everything: undefined, a_third: ['u:reader'] };
+    const expansion = new Map(FEEDBACK_TERMS.map((rank, i) => [`w${rank}`, 0.3 / (i + 2)]));
     const feedback = new Set(
       FEEDBACK_TERMS.filter((rank) => !QUERY_TERMS.includes(rank)).map((rank) => `w${rank}`),
     );
@@ -134,21 +205,45 @@ export function runLexicalBench(options: LexicalBenchOptions) {
               snapshot.rank(weights, lists, query, scoring);
               samples.push(performance.now() - t);
             }
-            samples.sort((a, b) => a - b);
             const scored = [...weights.keys()].reduce(
               (sum, k) => sum + (lists.get(k)?.size ?? 0),
               0,
             );
             const name = shape === 'rm3' ? `rm3_${variant}` : shape;
-            timings[`${statistics}_${name}_${reader}`] = {
-              postings: scored,
-              p50_ms: Math.round(percentile(samples, 50) * 100) / 100,
-              p95_ms: Math.round(percentile(samples, 95) * 100) / 100,
-            };
+            timings[`${statistics}_${name}_${reader}`] = figures(scored, samples);
+            if (shape !== 'rm3') continue;
+            // RM3's second pass from the first pass's scores (docs/adr/0058): the first pass
+            // keeping them, then the second adding the feedback's shares, each timed.
+            const keeping: number[] = [];
+            const reusing: number[] = [];
+            const reuse = { ownWeight: 0.7 / QUERY_TERMS.length, weights: expansion };
+            for (let r = 0; r <= options.rounds; r++) {
+              const memo: LexicalPassMemo = {};
+              const t0 = performance.now();
+              snapshot.rank(shapes.first_pass, lists, query, { ...scoring, reuse: { memo } });
+              const t1 = performance.now();
+              const second = { ...scoring, feedback, reuse: { memo, expansion: reuse } };
+              snapshot.rank(weights, lists, query, second);
+              const t2 = performance.now();
+              if (!memo.reused) throw new Error('the second pass did not start from the first');
+              if (r === 0) continue;
+              keeping.push(t1 - t0);
+              reusing.push(t2 - t1);
+            }
+            const own = QUERY_TERMS.reduce(
+              (sum, rank) => sum + (lists.get(`w${rank}`)?.size ?? 0),
+              0,
+            );
+            timings[`${statistics}_first_pass_keeping_${variant}_${reader}`] = figures(
+              own,
+              keeping,
+            );
+            timings[`${statistics}_${name}_reusing_${reader}`] = figures(scored, reusing);
           }
         }
       }
     }
+    Object.assign(timings, longQueries(snapshot, lists, options.rounds));
     results[String(size)] = {
       chunks: size,
       postings: postingCount,
