@@ -9,6 +9,7 @@ import type {
   ChunkText,
   LexicalIndex,
   LexicalMatch,
+  LexicalPassMemo,
   LexicalQuery,
   LexicalRecord,
   LexicalWrite,
@@ -29,6 +30,8 @@ function expansionWeights(expansion: QueryExpansion): Map<string, number> {
   }
   return weights;
 }
+
+type FirstPassSnapshot = { space: IndexSpace; snapshot: SpaceSnapshot };
 
 /** A build may start again only after this many times its last duration (under constant writes, builds take at most a fifth of the time). */
 const BUILD_BACKOFF = 4;
@@ -55,7 +58,8 @@ const LOCATIONS = 100_000;
  *
  * Correctness rests on the generation, as the result cache's does: everything held was read after
  * the generation it is filed under was read, and a search uses it only while that generation is
- * still current, so a bump (every write, ACL change and removal makes one) retires it at once.
+ * still current, so a bump (every write, ACL change and removal makes one) retires it at once
+ * (RM3's pass, milliseconds later, ranks in its first pass's snapshot without asking again).
  * Scores are the same BM25 as Postgres computes (same statistics over the caller's readable
  * chunks, same formula and order of operations; sums may differ in the last bit), and filters are
  * checked with the reference semantics the SQL reproduces (`matchesFilter`). Searches with typed
@@ -71,6 +75,8 @@ export class SnapshotLexicalIndex implements LexicalIndex {
   private readonly oversized = new Map<IndexSpace, number>();
   /** Postings lists by `<snapshot id>\u0000<lexeme>`, least recently used first. */
   private readonly postings = new Map<string, PostingList>();
+  /** Where each search's first pass ranked: RM3's pass ranks there too (docs/adr/0058). */
+  private readonly firstPasses = new WeakMap<LexicalPassMemo, FirstPassSnapshot>();
   private postingsHeld = 0;
   private readonly analyses = new Map<string, string[]>();
   /** What a chunk's identity fixes (chunk-content-cache.ts): read once, kept across generations. */
@@ -105,7 +111,12 @@ export class SnapshotLexicalIndex implements LexicalIndex {
   private async ranked(space: IndexSpace, query: LexicalQuery): Promise<LexicalMatch[]> {
     const parsed = parseLexicalQuery(query.text);
     const inMemory = !parsed.constraint && parsed.preferred.length === 0;
-    const snapshot = inMemory ? await this.snapshotOf(space) : undefined;
+    const first = query.expansion && query.passMemo && this.firstPasses.get(query.passMemo);
+    const snapshot = !inMemory
+      ? undefined
+      : first && first.space === space
+        ? first.snapshot
+        : await this.snapshotOf(space);
     if (!snapshot) {
       this.options.onSearch?.('index');
       return this.source.search(space, query);
@@ -114,6 +125,7 @@ export class SnapshotLexicalIndex implements LexicalIndex {
     const { weights, feedback } = queryWeights(lexemes, query.expansion);
     const lists = await this.postingsFor(space, snapshot, [...weights.keys()]);
     const { expansion, passMemo } = query;
+    if (passMemo && !expansion) this.firstPasses.set(passMemo, { space, snapshot });
     const ranked = snapshot.rank(weights, lists, query, {
       reference: this.options.reference,
       tenantWide: this.options.tenantWide,

@@ -224,6 +224,28 @@ describe('SnapshotLexicalIndex', () => {
       }
     });
 
+    it("ranks RM3's second pass in the first pass's snapshot, without reading the generation again", async () => {
+      let reads = 0;
+      const index = snapshots({
+        waitForSnapshot: true,
+        generation: async () => {
+          reads += 1;
+          return pg.generation;
+        },
+      });
+      const asked = queries[queries.length - 1]!;
+      const first = { ...asked, expansion: undefined, topK: 5 };
+      await index.search(space, first); // builds the snapshot
+      reads = 0;
+      const passMemo: LexicalPassMemo = {};
+      await index.search(space, { ...first, withText: false, passMemo });
+      await index.search(space, { ...first, expansion: asked.expansion, passMemo });
+      expect({ reads, reused: passMemo.reused }).toEqual({ reads: 1, reused: true });
+      // Another search's second pass, without the memo, asks again.
+      await index.search(space, { ...first, expansion: asked.expansion });
+      expect(reads).toBe(2);
+    });
+
     it('drops a feedback term found in most readable chunks, and scores the rest as Postgres does', async () => {
       const query = { ...queries[queries.length - 1]!, topK: 500 };
       const terms = query.expansion!.terms;
