@@ -186,11 +186,12 @@ export function shareBound(term: Term, space: Space): number {
 }
 
 /**
- * Adds `term`'s share to every readable chunk of its postings in `scratch`. Postgres' order of
- * operations, so each term's share is the same double:
- * (weight · idf) · (tf · (k1 + 1)) / (tf + k1 · (1 − b + b · length / avgdl)).
+ * Adds `term`'s share to every readable chunk of its postings in `scratch`, but not to a chunk
+ * `scratch.seen` marks `skip` (RM3's second pass: a chunk whose score has the term already,
+ * feedback-pass.ts; by default none is). Postgres' order of operations, so each term's share is
+ * the same double: (weight · idf) · (tf · (k1 + 1)) / (tf + k1 · (1 − b + b · length / avgdl)).
  */
-export function addTerm(term: Term, space: Space, scratch: Scratch): void {
+export function addTerm(term: Term, space: Space, scratch: Scratch, skip = -1): void {
   const k1 = BM25_K1;
   const b = BM25_B;
   const saturation = k1 + 1;
@@ -202,7 +203,7 @@ export function addTerm(term: Term, space: Space, scratch: Scratch): void {
   let count = scratch.count;
   for (let i = 0; i < size; i++) {
     const o = ordinals[i]!;
-    if (mask && !mask[o]) continue;
+    if ((mask && !mask[o]) || seen[o] === skip) continue;
     const tf = tfs[i]!;
     scores[o] += (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
     if (!seen[o]) {

@@ -7,7 +7,6 @@ import {
   type Space,
   type Term,
 } from './bm25-rank';
-import { BM25_B, BM25_K1 } from './bm25-search.sql';
 import { kthLargest } from './snapshot-arrays';
 
 /**
@@ -135,8 +134,8 @@ export function scoreOnFirstPass(
   for (; t < order.length; t++) {
     if (rest < threshold * SPARE) break;
     const { term, bound } = order[t]!;
-    if (owned.has(term)) addIncomplete(term, space, scratch);
-    else addTerm(term, space, scratch);
+    // An own term the first pass did not scan: not to a chunk whose score has it already.
+    addTerm(term, space, scratch, owned.has(term) ? COMPLETE : undefined);
     rest -= bound;
     postings -= term.list.size;
     // As in `scoreTerms`: the k-th best found again only while that is cheaper than the postings
@@ -165,28 +164,4 @@ export function scoreOnFirstPass(
     else addToChunks(term, kept, scratch.kept, space, scores);
   }
   return { candidates: Int32Array.from(kept), count: kept.length };
-}
-
-/** `addTerm` for an own term the first pass did not scan: not to a chunk whose score has it. */
-function addIncomplete(term: Term, space: Space, scratch: Scratch): void {
-  const k1 = BM25_K1;
-  const b = BM25_B;
-  const saturation = k1 + 1;
-  const { lengths } = space;
-  const { mask, avgdl } = space.readers;
-  const { scores, seen, touched } = scratch;
-  const weighted = term.weight * term.idf;
-  const { ordinals, tfs, size } = term.list;
-  let count = scratch.count;
-  for (let i = 0; i < size; i++) {
-    const o = ordinals[i]!;
-    if ((mask && !mask[o]) || seen[o] === COMPLETE) continue;
-    const tf = tfs[i]!;
-    scores[o] += (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
-    if (!seen[o]) {
-      seen[o] = 1;
-      touched[count++] = o;
-    }
-  }
-  scratch.count = count;
 }
