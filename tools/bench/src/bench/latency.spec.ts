@@ -1,4 +1,4 @@
-import { measure, percentile } from './latency';
+import { measure, percentile, StageSamples } from './latency';
 
 describe('percentile (nearest rank)', () => {
   const samples = Array.from({ length: 100 }, (_, i) => i + 1);
@@ -29,5 +29,30 @@ describe('measure', () => {
     expect(calls).toBe(20);
     expect(peak).toBe(4);
     expect(summary.qps).toBeGreaterThan(0);
+  });
+});
+
+describe('StageSamples.slowest', () => {
+  it("averages each stage over the requests at or above the totals' p95", () => {
+    const samples = new StageSamples();
+    for (let i = 1; i <= 19; i++) {
+      samples.record([
+        { name: 'embed', ms: 5 },
+        { name: 'total', ms: i },
+      ]);
+    }
+    samples.record([
+      { name: 'embed', ms: 40 },
+      { name: 'vector', ms: 20 },
+      { name: 'total', ms: 70 },
+    ]);
+    // p95 of 20 totals (nearest rank) is the 19th, 19 ms: the last two requests are the tail.
+    expect(samples.slowest()).toEqual({ embed: 22.5, total: 44.5, vector: 10 });
+  });
+
+  it('is empty when no request reported a total', () => {
+    const samples = new StageSamples();
+    samples.record([{ name: 'cache', ms: 1 }]);
+    expect(samples.slowest()).toEqual({});
   });
 });

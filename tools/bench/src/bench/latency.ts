@@ -53,14 +53,36 @@ export interface StageSummary {
  */
 export class StageSamples {
   private readonly samples = new Map<string, number[]>();
+  private readonly requests: Array<Map<string, number>> = [];
 
   readonly record = (stages: Array<{ name: string; ms: number }>): void => {
+    this.requests.push(new Map(stages.map(({ name, ms }) => [name, ms])));
     for (const { name, ms } of stages) {
       const list = this.samples.get(name) ?? [];
       list.push(ms);
       this.samples.set(name, list);
     }
   };
+
+  /**
+   * Where the tail goes: over the requests whose `total` stage is at or above its p95, each
+   * stage's mean (a stage a request did not report counts 0). Empty without a `total`.
+   */
+  slowest(): Record<string, number> {
+    const timed = this.requests.filter((stages) => stages.has('total'));
+    if (timed.length === 0) return {};
+    const totals = timed.map((stages) => stages.get('total')!).sort((a, b) => a - b);
+    const line = percentile(totals, 95);
+    const tail = timed.filter((stages) => stages.get('total')! >= line);
+    const names = new Set(tail.flatMap((stages) => [...stages.keys()]));
+    const round = (x: number): number => Math.round(x * 100) / 100;
+    return Object.fromEntries(
+      [...names].map((name) => [
+        name,
+        round(tail.reduce((sum, stages) => sum + (stages.get(name) ?? 0), 0) / tail.length),
+      ]),
+    );
+  }
 
   summary(): Record<string, StageSummary> {
     const round = (x: number): number => Math.round(x * 100) / 100;
