@@ -50,7 +50,8 @@ export EMBEDDING_EXTRA_MODELS="${EMBEDDING_EXTRA_MODELS-bge-small-en-v1.5,e5-sma
 # models. RERANKER_MODEL=none turns it off.
 export RERANKER_MODEL_DIR="${RERANKER_MODEL_DIR:-$EMBEDDING_MODEL_DIR}"
 export RERANKER_MODEL="${RERANKER_MODEL:-ms-marco-MiniLM-L-12-v2}"
-# Both cores of a developer machine for the model (one run at a time, batched: docs/adr/0029).
+# Both cores of a developer machine for one model run (docs/adr/0029): a service started by hand.
+# scripts/lib/services.js starts embedding-service and query-service with two one-thread runs.
 export EMBEDDING_THREADS="${EMBEDDING_THREADS:-2}"
 
 # Local HS256 signing secret for bearer tokens (`kb token` mints them): random per machine,

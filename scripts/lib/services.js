@@ -127,13 +127,20 @@ function startService(name, { env = process.env, ports = {}, logDir, onLine } = 
       // Local receivers (the tests', a developer's) listen on loopback: allowed here, never by
       // default in a cluster (docs/adr/0027).
       WEBHOOK_ALLOW_PRIVATE_URLS: env.WEBHOOK_ALLOW_PRIVATE_URLS ?? 'true',
-      // embedding-service embeds chunks for throughput: two one-thread runs at once, in worker
-      // threads, use both cores and leave its event loop free; query-service keeps one run of
-      // EMBEDDING_THREADS for a lone query's latency (docs/adr/0029, Ingest).
+      // Both services run the model as two one-thread runs at once, in worker threads: they use
+      // both cores without a two-thread run's wait for its slower thread when BM25 or Postgres
+      // holds the other core (docs/adr/0029, Ingest; query-service: docs/performance.md,
+      // 2026-11-27, c32 misses 49–51 → 64–92 q/s).
       ...(service.name === 'embedding-service'
         ? {
             EMBEDDING_RUNS: env.KB_EMBEDDING_SERVICE_RUNS ?? '2',
             EMBEDDING_THREADS: env.KB_EMBEDDING_SERVICE_THREADS ?? '1',
+          }
+        : {}),
+      ...(service.name === 'query-service'
+        ? {
+            EMBEDDING_RUNS: env.KB_QUERY_SERVICE_RUNS ?? '2',
+            EMBEDDING_THREADS: env.KB_QUERY_SERVICE_THREADS ?? '1',
           }
         : {}),
     },
