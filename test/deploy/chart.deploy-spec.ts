@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { parseAllDocuments } from 'yaml';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 import { aclConfigSchema } from '../../apps/acl-service/src/config/acl.config';
 import { documentConfigSchema } from '../../apps/document-service/src/config/document.config';
@@ -844,6 +844,32 @@ describe('optional objects', () => {
 });
 
 describe('validation', () => {
+  it("passes query-service's in-memory BM25 limits through as numbers or auto (ADR 55)", () => {
+    const limitsOf = (rendered: Rendered) => {
+      const container = podSpec(find(rendered.objects, 'Deployment', 'query-service'))
+        .containers[0]!;
+      const env = resolveEnv(rendered.objects, container);
+      const { LEXICAL_MEMORY_CHUNKS, LEXICAL_MEMORY_POSTINGS } = queryConfigSchema.shape;
+      return z.object({ LEXICAL_MEMORY_CHUNKS, LEXICAL_MEMORY_POSTINGS }).parse({
+        LEXICAL_MEMORY_CHUNKS: env.get('LEXICAL_MEMORY_CHUNKS')?.value,
+        LEXICAL_MEMORY_POSTINGS: env.get('LEXICAL_MEMORY_POSTINGS')?.value,
+      });
+    };
+    expect(limitsOf(render(...DEV))).toEqual({
+      LEXICAL_MEMORY_CHUNKS: 250_000,
+      LEXICAL_MEMORY_POSTINGS: 4_000_000,
+    });
+    const auto = render(
+      ...DEV,
+      ...['--set', 'search.lexicalMemoryChunks=auto', '--set', 'search.lexicalMemoryPostings=auto'],
+    );
+    expect(limitsOf(auto)).toEqual({
+      LEXICAL_MEMORY_CHUNKS: 'auto',
+      LEXICAL_MEMORY_POSTINGS: 'auto',
+    });
+    expect(templateFails(...DEV, '--set', 'search.lexicalMemoryChunks=lots').status).not.toBe(0);
+  });
+
   it('kubeconform really rejects a malformed object (the schemas are loaded, not skipped)', () => {
     const { yaml } = render(...DEV);
     const broken = yaml.replace(

@@ -15,7 +15,9 @@ import { KafkaEventProducer, kafkaFromConfig } from '@kb/kafka';
 import {
   FEEDBACK_CAP,
   type LexicalIndex,
+  lexicalMemoryLimits,
   PgLexicalIndex,
+  processMemoryBytes,
   referenceEncoder,
   SnapshotLexicalIndex,
 } from '@kb/lexical-index';
@@ -107,7 +109,13 @@ function lexicalIndex(
   const postgres = new PgLexicalIndex({ url: config.DATABASE_URL });
   const pinecone = pineconeLexicalIndexFromEnv(config, postgres);
   if (pinecone) return pinecone;
-  if (config.LEXICAL_MEMORY_CHUNKS === 0) return postgres;
+  const auto = lexicalMemoryLimits(processMemoryBytes());
+  const maxChunks =
+    config.LEXICAL_MEMORY_CHUNKS === 'auto' ? auto.chunks : config.LEXICAL_MEMORY_CHUNKS;
+  const maxPostings =
+    config.LEXICAL_MEMORY_POSTINGS === 'auto' ? auto.postings : config.LEXICAL_MEMORY_POSTINGS;
+  if (maxChunks === 0) return postgres;
+  logger.log(`BM25 in memory: up to ${maxChunks} chunks, ${maxPostings} postings`, 'LexicalIndex');
   const reads = new CoalescingGenerationReads(generations);
   const searches = meter().createCounter('kb_lexical_searches_total', {
     description: 'BM25 searches by where they ran: memory (a current snapshot) or index (Postgres)',
@@ -118,11 +126,11 @@ function lexicalIndex(
   });
   return new SnapshotLexicalIndex(postgres, {
     generation: (space) => reads.current(tenantOfSpace(space)),
-    maxChunks: config.LEXICAL_MEMORY_CHUNKS,
+    maxChunks,
     reference: config.LEXICAL_IDF === 'readable' ? undefined : referenceEncoder().reference,
     tenantWide: config.LEXICAL_IDF === 'tenant',
     feedbackCap: config.LEXICAL_FEEDBACK_CAP ? FEEDBACK_CAP : null,
-    maxPostings: config.LEXICAL_MEMORY_POSTINGS,
+    maxPostings,
     onBuilt: (space, chunks, ms) => {
       builds.record(ms);
       logger.log(

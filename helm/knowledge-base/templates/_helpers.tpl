@@ -300,7 +300,7 @@ HYBRID_SEMANTIC_WEIGHT: {{ $v.search.semanticWeight | quote }}
 PSEUDO_RELEVANCE_FEEDBACK: {{ $v.search.pseudoRelevanceFeedback | quote }}
 LEXICAL_MEMORY_CHUNKS: {{ $v.search.lexicalMemoryChunks | quote }}
 LEXICAL_IDF: {{ $v.search.lexicalIdf | quote }}
-LEXICAL_MEMORY_POSTINGS: {{ $v.search.lexicalMemoryPostings | int64 | quote }}
+LEXICAL_MEMORY_POSTINGS: {{ if kindIs "string" $v.search.lexicalMemoryPostings }}{{ $v.search.lexicalMemoryPostings | quote }}{{ else }}{{ $v.search.lexicalMemoryPostings | int64 | quote }}{{ end }}
 SEARCH_CACHE_TTL_SECONDS: {{ $v.search.cacheTtlSeconds | quote }}
 RERANK_CANDIDATES: {{ $v.search.rerankCandidates | quote }}
 RERANK_BUDGET_MS: {{ $v.search.rerankBudgetMs | quote }}

@@ -10,6 +10,12 @@ export {
 export { constraintToSql } from './lexical-constraint.sql';
 export * from './lexical-index';
 export * from './lexical-query.parser';
+export {
+  LEXICAL_MEMORY_FLOOR,
+  type LexicalMemoryLimits,
+  lexicalMemoryLimits,
+  processMemoryBytes,
+} from './memory-limits';
 export { LEXICAL_SCHEMA, lexicalIndexMigrations } from './migrations';
 export * from './pg-lexical-index';
 export * from './snapshot-lexical-index';

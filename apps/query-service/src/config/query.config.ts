@@ -56,14 +56,20 @@ export const queryConfigSchema = baseConfigSchema
     /**
      * Chunks of lexical index held in memory for BM25 (a snapshot per index space, kept while
      * its index generation holds; docs/adr/0029). A larger space, typed syntax and filters are
-     * searched in Postgres. 0: every search in Postgres.
+     * searched in Postgres. 0: every search in Postgres. `auto` (default): sized from the memory
+     * the process may use, at least 250,000 (docs/adr/0055, "Sized from memory").
      */
-    LEXICAL_MEMORY_CHUNKS: z.coerce.number().int().min(0).default(250_000),
+    LEXICAL_MEMORY_CHUNKS: z
+      .union([z.literal('auto'), z.coerce.number().int().min(0)])
+      .default('auto'),
     /**
      * Postings (8 bytes each) held across those snapshots, least recently used lexemes evicted
-     * first; a search whose lexemes were evicted reads them again from Postgres.
+     * first; a search whose lexemes were evicted reads them again from Postgres. `auto`
+     * (default): sized with the chunks, at least 4,000,000.
      */
-    LEXICAL_MEMORY_POSTINGS: z.coerce.number().int().min(1).default(4_000_000),
+    LEXICAL_MEMORY_POSTINGS: z
+      .union([z.literal('auto'), z.coerce.number().int().min(1)])
+      .default('auto'),
     /**
      * The statistics BM25 in memory weighs terms with (docs/adr/0056): `readable` (default) counts
      * N, avgdl and df over the chunks the caller may read (docs/adr/0019); `reference` takes a

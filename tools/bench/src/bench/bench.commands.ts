@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 
 import { onnxModelSpec } from '@kb/embeddings';
+import { lexicalMemoryLimits, processMemoryBytes } from '@kb/lexical-index';
 import type { Command } from 'commander';
 
 import { runEmptyBench } from './empty.bench';
@@ -12,6 +13,13 @@ import { withMachineState } from './machine';
 import { runQueryBench } from './query.bench';
 import { queryTable } from './query.table';
 import { scaledTenant } from './scale';
+
+/** The services' LEXICAL_MEMORY_CHUNKS as query-service reads it (`auto` when unset). */
+function lexicalMemoryChunks(value: string | undefined): number {
+  return value === undefined || value === 'auto'
+    ? lexicalMemoryLimits(processMemoryBytes()).chunks
+    : Number(value);
+}
 
 const benchLog = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
 
@@ -141,7 +149,8 @@ export function registerBenchCommands(program: Command): void {
                   footprint: {
                     ...scaleOptions(),
                     ...(process.env['REDIS_URL'] ? { redisUrl: process.env['REDIS_URL'] } : {}),
-                    memoryChunks: Number(process.env['LEXICAL_MEMORY_CHUNKS'] ?? 250_000),
+                    // The services run on this machine: `auto` sizes as query-service does.
+                    memoryChunks: lexicalMemoryChunks(process.env['LEXICAL_MEMORY_CHUNKS']),
                   },
                 }
               : {}),
