@@ -1,3 +1,5 @@
+import { status } from '@grpc/grpc-js';
+
 import { measure, percentile, StageSamples } from './latency';
 
 describe('percentile (nearest rank)', () => {
@@ -29,6 +31,22 @@ describe('measure', () => {
     expect(calls).toBe(20);
     expect(peak).toBe(4);
     expect(summary.qps).toBeGreaterThan(0);
+    expect(summary.deadline_exceeded).toBeUndefined();
+  });
+
+  it('counts and times requests past the deadline, and stops on any other failure', async () => {
+    const late = Object.assign(new Error('4 DEADLINE_EXCEEDED: over budget'), {
+      code: status.DEADLINE_EXCEEDED,
+    });
+    const fails = (error: Error) => () =>
+      new Promise<never>((_, reject) => setTimeout(() => reject(error), 20));
+    const ok = () => Promise.resolve();
+    const summary = await measure([ok, fails(late), ok, fails(late)], 2);
+    expect(summary.deadline_exceeded).toBe(2);
+    // Their 20 ms count among the latencies: the slowest of four is one of them.
+    expect(summary.p99_ms).toBeGreaterThanOrEqual(15);
+    const broken = Object.assign(new Error('14 UNAVAILABLE'), { code: status.UNAVAILABLE });
+    await expect(measure([ok, fails(broken)], 1)).rejects.toThrow('UNAVAILABLE');
   });
 });
 

@@ -17,6 +17,7 @@ interface QueryResult {
   memory_mb: Record<string, number>;
   lexical?: { passes: { memory: number; index: number }; snapshot_build_ms: number };
   query: {
+    miss?: Record<string, { deadline_exceeded?: number }>;
     stages: { miss_c1: Record<string, { p50_ms: number; p95_ms: number }> };
     rerank_miss?: { outcomes?: Record<string, number> };
   };
@@ -86,6 +87,11 @@ export function queryTable(value: object): string {
     'ghz rerank miss c1 p50 / p95 (reranks applied)',
     ghz?.rerank_miss?.['c1'] &&
       `${pair(ghz.rerank_miss['c1'])}${outcomes ? ` (${outcomes['applied'] ?? 0} of ${reranks})` : ''}`,
+  );
+  const late = Object.entries(r.query.miss ?? {}).filter(([, l]) => l.deadline_exceeded);
+  row(
+    'misses past the deadline',
+    late.length > 0 ? late.map(([c, l]) => `${c} ${l.deadline_exceeded}`).join(', ') : undefined,
   );
   const load = r.machine?.load_average_1m;
   row('load average 1m (start, max, end)', load && `${load.start}, ${load.max}, ${load.end}`);
