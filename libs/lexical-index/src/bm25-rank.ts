@@ -1,8 +1,19 @@
 // The constants from where they are defined: through pg-lexical-index's re-export each read is a
 // getter call in CommonJS, and the loops below run once per posting.
 import { BM25_B, BM25_K1 } from './bm25-search.sql';
-import type { QueryExpansion } from './lexical-index';
-import { kthLargest } from './snapshot-arrays';
+import type { Readers } from './bm25-statistics';
+import { bestChunks, kthLargest } from './snapshot-arrays';
+
+export {
+  blendedIdf,
+  dfOf,
+  EVERYONE,
+  ownWeight,
+  PRIOR_CHUNKS,
+  queryWeights,
+  type Readers,
+} from './bm25-statistics';
+export { capFeedback, FEEDBACK_CAP, type FeedbackCap } from './feedback-cap';
 
 /** One lexeme's postings in a snapshot: chunk ordinals (ascending) and counts. */
 export interface PostingList {
@@ -13,54 +24,12 @@ export interface PostingList {
   maxTf: number;
 }
 
-/** Which chunks a principal set may read, and the statistics BM25 takes over them. */
-export interface Readers {
-  /** Null: every chunk (no ACL filter). */
-  mask: Uint8Array | null;
-  n: number;
-  avgdl: number;
-  /** Each lexeme's df over these chunks, counted once per snapshot (at most DF_CACHED). */
-  dfs: Map<string, number>;
-}
-
 /** A query lexeme with postings: its weight in the query and its idf over the readable chunks. */
 export interface Term {
   list: PostingList;
   weight: number;
   idf: number;
 }
-
-/**
- * What pseudo-relevance feedback may add to a search's cost (docs/adr/0056): feedback terms with
- * an idf below `minIdf` (0.5: in about 60 % of the chunks or more, with readable statistics) are dropped,
- * and the rest, by their largest possible share, only while their postings stay within
- * `postingsShare` times the query's own terms' postings, or `minPostings`, whichever is more.
- */
-export interface FeedbackCap {
-  minIdf: number;
-  postingsShare: number;
-  minPostings: number;
-}
-
-export const FEEDBACK_CAP: FeedbackCap = { minIdf: 0.5, postingsShare: 1, minPostings: 2_000 };
-
-/** The principal of everyone in a tenant (docs/adr/0008): what they read, every member may. */
-export const EVERYONE = 't:*';
-/** How many tenant-wide chunks weigh as much as the reference in `blendedIdf`. */
-export const PRIOR_CHUNKS = 100;
-
-/**
- * `LEXICAL_IDF=tenant` (docs/adr/0056): the idf over the n chunks everyone in the tenant may read,
- * blended with the reference idf by n/(n + PRIOR_CHUNKS): the reference alone with no such chunk,
- * the tenant's own statistics once it has many.
- */
-export function blendedIdf(referenceIdf: number, df: number, n: number): number {
-  const share = n / (n + PRIOR_CHUNKS);
-  const own = n > 0 ? Math.log(1 + (n - df + 0.5) / (df + 0.5)) : 0;
-  return share * own + (1 - share) * referenceIdf;
-}
-
-const DF_CACHED = 20_000;
 
 /** A posting list in ascending chunk order, with its largest count. */
 export function postingList(list: { ordinals: number[]; tfs: number[] }): PostingList {
@@ -74,68 +43,6 @@ export function postingList(list: { ordinals: number[]; tfs: number[] }): Postin
     tfs: Int32Array.from(pairs, ([, tf]) => tf),
     maxTf: pairs.reduce((max, [, tf]) => Math.max(max, tf), 0),
   };
-}
-
-/** The lexeme's df over the readable chunks: a pass over its postings, once per snapshot. */
-export function dfOf(readers: Readers, lexeme: string, list: PostingList): number {
-  const mask = readers.mask;
-  if (!mask) return list.size;
-  const known = readers.dfs.get(lexeme);
-  if (known !== undefined) return known;
-  let df = 0;
-  for (let i = 0; i < list.size; i++) df += mask[list.ordinals[i]!]!;
-  if (readers.dfs.size >= DF_CACHED) readers.dfs.clear();
-  readers.dfs.set(lexeme, df);
-  return df;
-}
-
-/** Each of the query's own lexemes' weight: 1, or with feedback its share of λ. */
-export function ownWeight(lexemes: string[], expansion: QueryExpansion | undefined): number {
-  return expansion ? expansion.queryWeight / Math.max(lexemes.length, 1) : 1;
-}
-
-/**
- * Each lexeme's weight in a search: 1, or with pseudo-relevance feedback (RM3) λ shared by the
- * query's own lexemes plus each feedback term's weight; and the lexemes only feedback gave.
- */
-export function queryWeights(
-  lexemes: string[],
-  expansion: QueryExpansion | undefined,
-): { weights: Map<string, number>; feedback: Set<string> } {
-  const weights = new Map<string, number>();
-  const own = ownWeight(lexemes, expansion);
-  for (const lexeme of lexemes) weights.set(lexeme, own);
-  const feedback = new Set<string>();
-  for (const term of expansion?.terms ?? []) {
-    if (!weights.has(term.lexeme)) feedback.add(term.lexeme);
-    weights.set(term.lexeme, (weights.get(term.lexeme) ?? 0) + term.weight);
-  }
-  return { weights, feedback };
-}
-
-/**
- * The feedback terms a search keeps under `cap` (FeedbackCap), in their given order. The query's
- * own terms are never dropped. Feedback whose postings are `minPostings` or fewer in all costs
- * nothing worth sparing and is kept whole: in a small space a common term may be the only one
- * that bridges to a chunk without the query's words.
- */
-export function capFeedback(own: Term[], feedback: Term[], cap: FeedbackCap): Term[] {
-  if (feedback.reduce((sum, term) => sum + term.list.size, 0) <= cap.minPostings) return feedback;
-  const budget = Math.max(
-    cap.minPostings,
-    cap.postingsShare * own.reduce((sum, term) => sum + term.list.size, 0),
-  );
-  const kept = new Set<Term>();
-  let spent = 0;
-  const byShare = feedback
-    .filter((term) => term.idf >= cap.minIdf)
-    .sort((x, y) => y.weight * y.idf - x.weight * x.idf);
-  for (const term of byShare) {
-    if (spent + term.list.size > budget) continue;
-    spent += term.list.size;
-    kept.add(term);
-  }
-  return feedback.filter((term) => kept.has(term));
 }
 
 /**
@@ -221,7 +128,7 @@ export function addTerm(term: Term, space: Space, scratch: Scratch, skip = -1): 
  */
 export function addToChunks(
   term: Term,
-  chunks: number[],
+  chunks: number[] | null,
   marked: Uint8Array,
   space: Space,
   scores: Float64Array,
@@ -236,7 +143,7 @@ export function addToChunks(
   const { ordinals, tfs, size } = term.list;
   const share = (tf: number, o: number) =>
     (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
-  if (chunks.length * Math.log2(size + 1) < size) {
+  if (chunks && chunks.length * Math.log2(size + 1) < size) {
     let from = 0;
     for (const o of chunks) {
       let lo = from;
@@ -263,12 +170,14 @@ export function addToChunks(
  * top k. Without `prune`, every scored chunk, each term added in the query's order. With it,
  * MaxScore (Turtle and Flood, "Query evaluation: strategies and optimizations", 1995): terms by
  * their largest possible share, rarest first; once the shares still to come cannot lift an
- * unseen chunk to the k-th best score so far, the remaining (common, long) lists only add to the
- * chunks that can still reach it, looked up instead of scanned. The chunks returned and their
- * scores are those of the exhaustive pass (sums may differ in the last bit: terms are added in
- * another order, as Postgres may). `unscanned`: the terms only added to the chunks returned
- * (`scratch.kept` marks them); any other chunk's score in `scratch` lacks their shares. Empty when
- * every chunk scored is returned.
+ * unseen chunk to a lower bound on the k-th best final score, the remaining (common, long) lists
+ * are not scanned: they are added, largest bound first, to the chunks that can still reach it,
+ * looked up, dropping after each the chunks that no longer can. The lower bound is primed
+ * (docs/adr/0059): the exact scores of the chunks best after the first lists, whose k-th best no
+ * final k-th best is below. The chunks returned and their scores are those of the exhaustive
+ * pass (sums may differ in the last bit: terms are added in another order, as Postgres may).
+ * `unscanned`: the terms only added to the chunks returned (`scratch.kept` marks them); any other
+ * chunk's score in `scratch` lacks all their shares. Empty when every chunk scored is returned.
  */
 export function scoreTerms(
   terms: Term[],
@@ -289,33 +198,137 @@ export function scoreTerms(
   let postings = terms.reduce((sum, term) => sum + term.list.size, 0);
   let done = 0;
   let tried = Infinity;
+  // A lower bound on the k-th best final score, primed again each time the chunks scored so far
+  // have grown `PRIMING` times.
+  let primed = -Infinity;
+  let priming = PRIMING * prune.topK;
   for (let t = 0; t < order.length - 1; t++) {
     addTerm(order[t]!.term, space, scratch);
     done += order[t]!.bound;
     rest -= order[t]!.bound;
     postings -= order[t]!.term.list.size;
+    if (scratch.count >= priming && scratch.count * 2 < postings) {
+      primed = Math.max(primed, primedThreshold(order.slice(t + 1), space, scratch, prune));
+      priming = scratch.count * PRIMING;
+    }
+    let threshold = primed;
     // The k-th best so far is at most the largest score so far, which is at most `done`. Finding
     // it costs a pass over the chunks scored so far: tried while that is cheaper than the
     // postings it may spare, and again only once the bound still to come has halved.
-    if (rest >= done || scratch.count * 2 > postings || rest > tried / 2) continue;
-    const threshold = kthLargest(touched, scratch.count, prune.inScope, scores, prune.topK);
-    tried = rest;
-    if (!(rest < threshold * (1 - SLACK))) continue;
-    // Only chunks scoring at least `threshold - rest` so far can still reach the top k: the rest
-    // of the terms for them.
-    const floor = threshold - rest;
-    const kept: number[] = [];
-    const { inScope } = prune;
-    for (let i = 0; i < scratch.count; i++) {
-      const o = touched[i]!;
-      if ((!inScope || inScope[o]) && scores[o]! >= floor * (1 - SLACK)) kept.push(o);
+    if (!(rest < threshold * (1 - SLACK))) {
+      if (rest >= done || scratch.count * 2 > postings || rest > tried / 2) continue;
+      const { inScope, topK } = prune;
+      threshold = Math.max(threshold, kthLargest(touched, scratch.count, inScope, scores, topK));
+      tried = rest;
+      if (!(rest < threshold * (1 - SLACK))) continue;
     }
-    kept.sort((x, y) => x - y);
-    for (const o of kept) scratch.kept[o] = 1;
+    const kept = reachable(order.slice(t + 1), threshold, space, scratch, prune.inScope);
     const unscanned = order.slice(t + 1).map(({ term }) => term);
-    for (const term of unscanned) addToChunks(term, kept, scratch.kept, space, scores);
-    return { candidates: Int32Array.from(kept), count: kept.length, unscanned };
+    return { candidates: kept, count: kept.length, unscanned };
   }
   addTerm(order[order.length - 1]!.term, space, scratch);
   return all();
+}
+/**
+ * Priming scores this many times k chunks exactly, the best so far among the first 16 times as
+ * many scored (those of the rarest lists), and primes again once the chunks scored have grown as
+ * many times.
+ */
+const PRIMING = 4;
+
+/**
+ * A lower bound on the k-th best final score (docs/adr/0059): the top k of any chunks in scope,
+ * scored with every term, is, as no final k-th best is below it. The chunks are those best so far
+ * among the first scored, the `remaining` terms looked up for them; their scores in `scratch` are
+ * put back as they were. -Infinity with fewer than k such chunks.
+ */
+function primedThreshold(
+  remaining: Array<{ term: Term }>,
+  space: Space,
+  scratch: Scratch,
+  prune: { topK: number; inScope: Uint8Array | null },
+): number {
+  const { scores, touched, kept } = scratch;
+  const many = PRIMING * prune.topK;
+  const pool = Math.min(scratch.count, 16 * many);
+  const chosen = bestChunks(touched, pool, prune.inScope, scores, many);
+  if (chosen.length < prune.topK) return -Infinity;
+  chosen.sort((x, y) => x - y);
+  const before = Float64Array.from(chosen, (o) => scores[o]!);
+  for (const o of chosen) kept[o] = 1;
+  for (const { term } of remaining) addToChunks(term, chosen, kept, space, scores);
+  const exact = Float64Array.from(chosen, (o) => scores[o]!).sort();
+  chosen.forEach((o, i) => {
+    scores[o] = before[i]!;
+    kept[o] = 0;
+  });
+  return exact[exact.length - prune.topK]!;
+}
+
+/**
+ * The chunks in scope that can still reach `threshold` with the bounds of the `unscanned` terms,
+ * with those terms (largest bound first) added to them: after each, a chunk its score and the
+ * bounds still to come cannot lift to `threshold` is dropped (MaxScore's candidate pruning), and
+ * its score put back to what the scanned terms gave it (`FirstPass`, feedback-pass.ts, holds such
+ * scores). Ascending; `scratch.kept` marks them.
+ */
+function reachable(
+  unscanned: Array<{ term: Term; bound: number }>,
+  threshold: number,
+  space: Space,
+  scratch: Scratch,
+  inScope: Uint8Array | null,
+): Int32Array {
+  const { scores, touched, kept: marked } = scratch;
+  const count = scratch.count;
+  // What the terms after each can still add: exactly 0 after the last.
+  const after = new Float64Array(unscanned.length);
+  for (let j = unscanned.length - 2; j >= 0; j--)
+    after[j] = after[j + 1]! + unscanned[j + 1]!.bound;
+  const scanned = new Float64Array(count);
+  let floor = (threshold - (after[0]! + unscanned[0]!.bound)) * (1 - SLACK);
+  let left = 0;
+  for (let i = 0; i < count; i++) {
+    const o = touched[i]!;
+    scanned[i] = scores[o]!;
+    if ((!inScope || inScope[o]) && scores[o]! >= floor) {
+      marked[o] = 1;
+      left++;
+    }
+  }
+  // While many are left, they are only marked (each list scanned for them); then listed.
+  let listed: number[] | null = null;
+  for (let j = 0; j < unscanned.length; j++) {
+    const { size } = unscanned[j]!.term.list;
+    if (!listed && left * Math.log2(size + 1) < size) {
+      listed = [];
+      for (let i = 0; i < count; i++) if (marked[touched[i]!]) listed.push(touched[i]!);
+      listed.sort((x, y) => x - y);
+    }
+    addToChunks(unscanned[j]!.term, listed, marked, space, scores);
+    floor = (threshold - after[j]!) * (1 - SLACK);
+    left = 0;
+    if (listed) {
+      for (const o of listed) {
+        if (scores[o]! >= floor) listed[left++] = o;
+        else marked[o] = 0;
+      }
+      listed.length = left;
+    } else {
+      for (let i = 0; i < count; i++) {
+        const o = touched[i]!;
+        if (!marked[o]) continue;
+        if (scores[o]! >= floor) left++;
+        else marked[o] = 0;
+      }
+    }
+  }
+  const kept = new Int32Array(left);
+  left = 0;
+  for (let i = 0; i < count; i++) {
+    const o = touched[i]!;
+    if (marked[o]) kept[left++] = o;
+    else scores[o] = scanned[i]!;
+  }
+  return kept.sort();
 }
