@@ -146,8 +146,12 @@ export function addToChunks(
   if (chunks && chunks.length * Math.log2(size + 1) < size) {
     let from = 0;
     for (const o of chunks) {
-      let lo = from;
-      let hi = size;
+      // Galloping from where the last one was (the chunks are ascending): the probes stay near,
+      // in memory a long list may not have in cache.
+      let step = 1;
+      while (from + step < size && ordinals[from + step]! < o) step *= 2;
+      let lo = from + (step >> 1);
+      let hi = Math.min(from + step + 1, size);
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
         if (ordinals[mid]! < o) lo = mid + 1;
@@ -199,17 +203,18 @@ export function scoreTerms(
   let done = 0;
   let tried = Infinity;
   // A lower bound on the k-th best final score, primed again each time the chunks scored so far
-  // have grown `PRIMING` times.
+  // have grown `POOL` times, while the postings left are many more than priming looks up.
+  const many = PRIMING * prune.topK;
   let primed = -Infinity;
-  let priming = PRIMING * prune.topK;
+  let priming = many;
   for (let t = 0; t < order.length - 1; t++) {
     addTerm(order[t]!.term, space, scratch);
     done += order[t]!.bound;
     rest -= order[t]!.bound;
     postings -= order[t]!.term.list.size;
-    if (scratch.count >= priming && scratch.count * 2 < postings) {
+    if (scratch.count >= priming && postings > PRIMED_POSTINGS * many * (order.length - t - 1)) {
       primed = Math.max(primed, primedThreshold(order.slice(t + 1), space, scratch, prune));
-      priming = scratch.count * PRIMING;
+      priming = scratch.count * POOL;
     }
     let threshold = primed;
     // The k-th best so far is at most the largest score so far, which is at most `done`. Finding
@@ -230,11 +235,14 @@ export function scoreTerms(
   return all();
 }
 /**
- * Priming scores this many times k chunks exactly, the best so far among the first 16 times as
- * many scored (those of the rarest lists), and primes again once the chunks scored have grown as
- * many times.
+ * Priming scores this many times k chunks exactly, the best so far among the first `POOL` times
+ * as many scored (those of the rarest lists), and primes again once the chunks scored have grown
+ * `POOL` times.
  */
 const PRIMING = 4;
+const POOL = 16;
+/** Priming is tried only while the postings not yet scanned are this many times its lookups. */
+const PRIMED_POSTINGS = 64;
 
 /**
  * A lower bound on the k-th best final score (docs/adr/0059): the top k of any chunks in scope,
@@ -250,7 +258,7 @@ function primedThreshold(
 ): number {
   const { scores, touched, kept } = scratch;
   const many = PRIMING * prune.topK;
-  const pool = Math.min(scratch.count, 16 * many);
+  const pool = Math.min(scratch.count, POOL * many);
   const chosen = bestChunks(touched, pool, prune.inScope, scores, many);
   if (chosen.length < prune.topK) return -Infinity;
   chosen.sort((x, y) => x - y);
@@ -280,55 +288,50 @@ function reachable(
   inScope: Uint8Array | null,
 ): Int32Array {
   const { scores, touched, kept: marked } = scratch;
-  const count = scratch.count;
   // What the terms after each can still add: exactly 0 after the last.
   const after = new Float64Array(unscanned.length);
   for (let j = unscanned.length - 2; j >= 0; j--)
     after[j] = after[j + 1]! + unscanned[j + 1]!.bound;
-  const scanned = new Float64Array(count);
-  let floor = (threshold - (after[0]! + unscanned[0]!.bound)) * (1 - SLACK);
+  // The chunks left and their scores from the scanned terms, side by side.
+  let chunks = new Int32Array(scratch.count);
+  let scanned = new Float64Array(scratch.count);
   let left = 0;
-  for (let i = 0; i < count; i++) {
+  const first = (threshold - (after[0]! + unscanned[0]!.bound)) * (1 - SLACK);
+  for (let i = 0; i < scratch.count; i++) {
     const o = touched[i]!;
-    scanned[i] = scores[o]!;
-    if ((!inScope || inScope[o]) && scores[o]! >= floor) {
-      marked[o] = 1;
-      left++;
-    }
+    if ((inScope && !inScope[o]) || !(scores[o]! >= first)) continue;
+    marked[o] = 1;
+    chunks[left] = o;
+    scanned[left++] = scores[o]!;
   }
-  // While many are left, they are only marked (each list scanned for them); then listed.
+  // While many are left, each list is scanned for the marked; then they are looked up, ascending.
   let listed: number[] | null = null;
   for (let j = 0; j < unscanned.length; j++) {
-    const { size } = unscanned[j]!.term.list;
-    if (!listed && left * Math.log2(size + 1) < size) {
-      listed = [];
-      for (let i = 0; i < count; i++) if (marked[touched[i]!]) listed.push(touched[i]!);
-      listed.sort((x, y) => x - y);
+    const { term } = unscanned[j]!;
+    if (!listed && left * Math.log2(term.list.size + 1) < term.list.size) {
+      const byChunk = Array.from({ length: left }, (_, i) => i).sort(
+        (x, y) => chunks[x]! - chunks[y]!,
+      );
+      chunks = Int32Array.from(byChunk, (i) => chunks[i]!);
+      scanned = Float64Array.from(byChunk, (i) => scanned[i]!);
+      listed = Array.from(chunks);
     }
-    addToChunks(unscanned[j]!.term, listed, marked, space, scores);
-    floor = (threshold - after[j]!) * (1 - SLACK);
-    left = 0;
-    if (listed) {
-      for (const o of listed) {
-        if (scores[o]! >= floor) listed[left++] = o;
-        else marked[o] = 0;
-      }
-      listed.length = left;
-    } else {
-      for (let i = 0; i < count; i++) {
-        const o = touched[i]!;
-        if (!marked[o]) continue;
-        if (scores[o]! >= floor) left++;
-        else marked[o] = 0;
+    addToChunks(term, listed, marked, space, scores);
+    const floor = (threshold - after[j]!) * (1 - SLACK);
+    let kept = 0;
+    for (let i = 0; i < left; i++) {
+      const o = chunks[i]!;
+      if (scores[o]! >= floor) {
+        chunks[kept] = o;
+        scanned[kept++] = scanned[i]!;
+      } else {
+        scores[o] = scanned[i]!;
+        marked[o] = 0;
       }
     }
+    left = kept;
+    if (listed) listed.length = left;
+    if (listed) for (let i = 0; i < left; i++) listed[i] = chunks[i]!;
   }
-  const kept = new Int32Array(left);
-  left = 0;
-  for (let i = 0; i < count; i++) {
-    const o = touched[i]!;
-    if (marked[o]) kept[left++] = o;
-    else scores[o] = scanned[i]!;
-  }
-  return kept.sort();
+  return chunks.slice(0, left).sort();
 }
