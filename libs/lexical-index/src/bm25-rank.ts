@@ -57,12 +57,19 @@ export class Scratch {
   /** Chunks kept by pruning (1), for the pass over the remaining terms. */
   readonly kept: Uint8Array;
   count = 0;
+  private savedScores?: Float64Array;
 
   constructor(size: number) {
     this.scores = new Float64Array(size);
     this.seen = new Uint8Array(size);
     this.touched = new Int32Array(size);
     this.kept = new Uint8Array(size);
+  }
+
+  /** Scores put aside while pruning (`scoreTerms`), allocated once, on first use. */
+  saved(): Float64Array {
+    this.savedScores ??= new Float64Array(this.scores.length);
+    return this.savedScores;
   }
 
   clear(): void {
@@ -292,46 +299,52 @@ function reachable(
   const after = new Float64Array(unscanned.length);
   for (let j = unscanned.length - 2; j >= 0; j--)
     after[j] = after[j + 1]! + unscanned[j + 1]!.bound;
-  // The chunks left and their scores from the scanned terms, side by side.
-  let chunks = new Int32Array(scratch.count);
-  let scanned = new Float64Array(scratch.count);
+  // The chunks left are moved to the front of `touched` (its order means nothing), each with its
+  // score from the scanned terms beside it in `saved`.
+  const saved = scratch.saved();
   let left = 0;
   const first = (threshold - (after[0]! + unscanned[0]!.bound)) * (1 - SLACK);
   for (let i = 0; i < scratch.count; i++) {
     const o = touched[i]!;
     if ((inScope && !inScope[o]) || !(scores[o]! >= first)) continue;
     marked[o] = 1;
-    chunks[left] = o;
-    scanned[left++] = scores[o]!;
+    touched[i] = touched[left]!;
+    touched[left] = o;
+    saved[left++] = scores[o]!;
   }
   // While many are left, each list is scanned for the marked; then they are looked up, ascending.
   let listed: number[] | null = null;
   for (let j = 0; j < unscanned.length; j++) {
     const { term } = unscanned[j]!;
     if (!listed && left * Math.log2(term.list.size + 1) < term.list.size) {
-      const byChunk = Array.from({ length: left }, (_, i) => i).sort(
-        (x, y) => chunks[x]! - chunks[y]!,
-      );
-      chunks = Int32Array.from(byChunk, (i) => chunks[i]!);
-      scanned = Float64Array.from(byChunk, (i) => scanned[i]!);
-      listed = Array.from(chunks);
+      const byChunk = Array.from({ length: left }, (_, i) => i);
+      byChunk.sort((x, y) => touched[x]! - touched[y]!);
+      listed = byChunk.map((i) => touched[i]!);
+      const scanned = byChunk.map((i) => saved[i]!);
+      listed.forEach((o, i) => {
+        touched[i] = o;
+        saved[i] = scanned[i]!;
+      });
     }
     addToChunks(term, listed, marked, space, scores);
     const floor = (threshold - after[j]!) * (1 - SLACK);
     let kept = 0;
     for (let i = 0; i < left; i++) {
-      const o = chunks[i]!;
+      const o = touched[i]!;
       if (scores[o]! >= floor) {
-        chunks[kept] = o;
-        scanned[kept++] = scanned[i]!;
+        touched[i] = touched[kept]!;
+        touched[kept] = o;
+        saved[kept++] = saved[i]!;
       } else {
-        scores[o] = scanned[i]!;
+        scores[o] = saved[i]!;
         marked[o] = 0;
       }
     }
     left = kept;
-    if (listed) listed.length = left;
-    if (listed) for (let i = 0; i < left; i++) listed[i] = chunks[i]!;
+    if (listed) {
+      listed.length = left;
+      for (let i = 0; i < left; i++) listed[i] = touched[i]!;
+    }
   }
-  return chunks.slice(0, left).sort();
+  return touched.slice(0, left).sort();
 }
