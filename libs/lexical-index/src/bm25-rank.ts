@@ -189,12 +189,14 @@ export function addToChunks(
  * pass (sums may differ in the last bit: terms are added in another order, as Postgres may).
  * `unscanned`: the terms only added to the chunks returned (`scratch.kept` marks them); any other
  * chunk's score in `scratch` lacks all their shares. Empty when every chunk scored is returned.
+ * `keepReached`: none dropped once the scans stop (a first pass RM3's second reuses, which then
+ * finds more scores whole: docs/adr/0059).
  */
 export function scoreTerms(
   terms: Term[],
   space: Space,
   scratch: Scratch,
-  prune?: { topK: number; inScope: Uint8Array | null },
+  prune?: { topK: number; inScope: Uint8Array | null; keepReached?: boolean },
 ): { candidates: Int32Array; count: number; unscanned: Term[] } {
   const { scores, touched } = scratch;
   const all = () => ({ candidates: touched, count: scratch.count, unscanned: [] });
@@ -234,7 +236,7 @@ export function scoreTerms(
       tried = rest;
       if (!(rest < threshold * (1 - SLACK))) continue;
     }
-    const kept = reachable(order.slice(t + 1), threshold, space, scratch, prune.inScope);
+    const kept = reachable(order.slice(t + 1), threshold, space, scratch, prune);
     const unscanned = order.slice(t + 1).map(({ term }) => term);
     return { candidates: kept, count: kept.length, unscanned };
   }
@@ -292,15 +294,12 @@ function reachable(
   threshold: number,
   space: Space,
   scratch: Scratch,
-  inScope: Uint8Array | null,
+  { inScope, keepReached }: { inScope: Uint8Array | null; keepReached?: boolean },
 ): Int32Array {
   const { scores, touched, kept: marked } = scratch;
-  // What the terms after each can still add: exactly 0 after the last.
-  const after = new Float64Array(unscanned.length);
-  for (let j = unscanned.length - 2; j >= 0; j--)
-    after[j] = after[j + 1]! + unscanned[j + 1]!.bound;
-  // The chunks left are moved to the front of `touched` (its order means nothing), each with its
-  // score from the scanned terms beside it in `saved`.
+  const after = new Float64Array(unscanned.length); // what the terms after each can still add
+  for (let j = unscanned.length - 1; j-- > 0;) after[j] = after[j + 1]! + unscanned[j + 1]!.bound;
+  // The chunks left go to the front of `touched`, their scanned terms' scores beside in `saved`.
   const saved = scratch.saved();
   let left = 0;
   const first = (threshold - (after[0]! + unscanned[0]!.bound)) * (1 - SLACK);
@@ -312,7 +311,7 @@ function reachable(
     touched[left] = o;
     saved[left++] = scores[o]!;
   }
-  // While many are left, each list is scanned for the marked; then they are looked up, ascending.
+  // Each list scanned for the marked while many are left, then looked up in it (ascending).
   let listed: number[] | null = null;
   for (let j = 0; j < unscanned.length; j++) {
     const { term } = unscanned[j]!;
@@ -327,7 +326,7 @@ function reachable(
       });
     }
     addToChunks(term, listed, marked, space, scores);
-    const floor = (threshold - after[j]!) * (1 - SLACK);
+    const floor = keepReached ? -Infinity : (threshold - after[j]!) * (1 - SLACK);
     let kept = 0;
     for (let i = 0; i < left; i++) {
       const o = touched[i]!;
