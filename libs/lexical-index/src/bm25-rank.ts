@@ -2,7 +2,7 @@
 // getter call in CommonJS, and the loops below run once per posting.
 import { BM25_B, BM25_K1 } from './bm25-search.sql';
 import type { Readers } from './bm25-statistics';
-import { bestChunks, kthLargest } from './snapshot-arrays';
+import { kthLargest } from './snapshot-arrays';
 
 export {
   blendedIdf,
@@ -181,12 +181,11 @@ export function addToChunks(
  * top k. Without `prune`, every scored chunk, each term added in the query's order. With it,
  * MaxScore (Turtle and Flood, "Query evaluation: strategies and optimizations", 1995): terms by
  * their largest possible share, rarest first; once the shares still to come cannot lift an
- * unseen chunk to a lower bound on the k-th best final score, the remaining (common, long) lists
- * are not scanned: they are added, largest bound first, to the chunks that can still reach it,
- * looked up, dropping after each the chunks that no longer can. The lower bound is primed
- * (docs/adr/0059): the exact scores of the chunks best after the first lists, whose k-th best no
- * final k-th best is below. The chunks returned and their scores are those of the exhaustive
- * pass (sums may differ in the last bit: terms are added in another order, as Postgres may).
+ * unseen chunk to the k-th best score so far, the remaining (common, long) lists are not scanned:
+ * they are added, largest bound first, to the chunks that can still reach it, dropping after each
+ * the chunks that no longer can (docs/adr/0059). The chunks returned and their scores are those
+ * of the exhaustive pass (sums may differ in the last bit: terms are added in another order, as
+ * Postgres may).
  * `unscanned`: the terms only added to the chunks returned (`scratch.kept` marks them); any other
  * chunk's score in `scratch` lacks all their shares. Empty when every chunk scored is returned.
  * `keepReached`: none dropped once the scans stop (a first pass RM3's second reuses, which then
@@ -211,31 +210,18 @@ export function scoreTerms(
   let postings = terms.reduce((sum, term) => sum + term.list.size, 0);
   let done = 0;
   let tried = Infinity;
-  // A lower bound on the k-th best final score, primed again each time the chunks scored so far
-  // have grown `POOL` times, while the postings left are many more than priming looks up.
-  const many = PRIMING * prune.topK;
-  let primed = -Infinity;
-  let priming = many;
   for (let t = 0; t < order.length - 1; t++) {
     addTerm(order[t]!.term, space, scratch);
     done += order[t]!.bound;
     rest -= order[t]!.bound;
     postings -= order[t]!.term.list.size;
-    if (scratch.count >= priming && postings > PRIMED_POSTINGS * many * (order.length - t - 1)) {
-      primed = Math.max(primed, primedThreshold(order.slice(t + 1), space, scratch, prune));
-      priming = scratch.count * POOL;
-    }
-    let threshold = primed;
     // The k-th best so far is at most the largest score so far, which is at most `done`. Finding
     // it costs a pass over the chunks scored so far: tried while that is cheaper than the
     // postings it may spare, and again only once the bound still to come has halved.
-    if (!(rest < threshold * (1 - SLACK))) {
-      if (rest >= done || scratch.count * 2 > postings || rest > tried / 2) continue;
-      const { inScope, topK } = prune;
-      threshold = Math.max(threshold, kthLargest(touched, scratch.count, inScope, scores, topK));
-      tried = rest;
-      if (!(rest < threshold * (1 - SLACK))) continue;
-    }
+    if (rest >= done || scratch.count * 2 > postings || rest > tried / 2) continue;
+    const threshold = kthLargest(touched, scratch.count, prune.inScope, scores, prune.topK);
+    tried = rest;
+    if (!(rest < threshold * (1 - SLACK))) continue;
     const kept = reachable(order.slice(t + 1), threshold, space, scratch, prune);
     const unscanned = order.slice(t + 1).map(({ term }) => term);
     return { candidates: kept, count: kept.length, unscanned };
@@ -243,45 +229,6 @@ export function scoreTerms(
   addTerm(order[order.length - 1]!.term, space, scratch);
   return all();
 }
-/**
- * Priming scores this many times k chunks exactly, the best so far among the first `POOL` times
- * as many scored (those of the rarest lists), and primes again once the chunks scored have grown
- * `POOL` times.
- */
-const PRIMING = 4;
-const POOL = 16;
-/** Priming is tried only while the postings not yet scanned are this many times its lookups. */
-const PRIMED_POSTINGS = 64;
-
-/**
- * A lower bound on the k-th best final score (docs/adr/0059): the top k of any chunks in scope,
- * scored with every term, is, as no final k-th best is below it. The chunks are those best so far
- * among the first scored, the `remaining` terms looked up for them; their scores in `scratch` are
- * put back as they were. -Infinity with fewer than k such chunks.
- */
-function primedThreshold(
-  remaining: Array<{ term: Term }>,
-  space: Space,
-  scratch: Scratch,
-  prune: { topK: number; inScope: Uint8Array | null },
-): number {
-  const { scores, touched, kept } = scratch;
-  const many = PRIMING * prune.topK;
-  const pool = Math.min(scratch.count, POOL * many);
-  const chosen = bestChunks(touched, pool, prune.inScope, scores, many);
-  if (chosen.length < prune.topK) return -Infinity;
-  chosen.sort((x, y) => x - y);
-  const before = Float64Array.from(chosen, (o) => scores[o]!);
-  for (const o of chosen) kept[o] = 1;
-  for (const { term } of remaining) addToChunks(term, chosen, kept, space, scores);
-  const exact = Float64Array.from(chosen, (o) => scores[o]!).sort();
-  chosen.forEach((o, i) => {
-    scores[o] = before[i]!;
-    kept[o] = 0;
-  });
-  return exact[exact.length - prune.topK]!;
-}
-
 /**
  * The chunks in scope that can still reach `threshold` with the bounds of the `unscanned` terms,
  * with those terms (largest bound first) added to them: after each, a chunk its score and the
@@ -326,7 +273,8 @@ function reachable(
       });
     }
     addToChunks(term, listed, marked, space, scores);
-    const floor = keepReached ? -Infinity : (threshold - after[j]!) * (1 - SLACK);
+    if (keepReached) continue;
+    const floor = (threshold - after[j]!) * (1 - SLACK);
     let kept = 0;
     for (let i = 0; i < left; i++) {
       const o = touched[i]!;

@@ -89,24 +89,3 @@ export function kthLargest(
   }
   return size < k ? -Infinity : heap[0]!;
 }
-
-/** The `m` best-scoring of the first `count` candidates in scope (all of them if fewer), any order. */
-export function bestChunks(
-  candidates: Int32Array,
-  count: number,
-  inScope: Uint8Array | null,
-  scores: Float64Array,
-  m: number,
-): number[] {
-  const least = kthLargest(candidates, count, inScope, scores, m);
-  const above: number[] = [];
-  const at: number[] = [];
-  for (let c = 0; c < count; c++) {
-    const o = candidates[c]!;
-    if (inScope && !inScope[o]) continue;
-    const score = scores[o]!;
-    if (score > least) above.push(o);
-    else if (score === least && at.length < m) at.push(o);
-  }
-  return above.concat(at.slice(0, Math.max(m - above.length, 0)));
-}

@@ -7,7 +7,6 @@ import {
   type Space,
   type Term,
 } from './bm25-rank';
-import { bestChunks } from './snapshot-arrays';
 
 /** Deterministic noise (a linear congruential generator), so a failure reproduces. */
 function random(seed: number): () => number {
@@ -47,7 +46,7 @@ function scoresOf(
   return held;
 }
 
-describe('scoreTerms on long queries: a primed threshold and pruning after each unscanned list', () => {
+describe('scoreTerms on long queries: candidates pruned after each unscanned list', () => {
   it('keeps the exhaustive top k and leaves every chunk it dropped with exactly the scanned terms’ score, over 200 random queries', () => {
     let pruned = 0;
     let dropped = 0;
@@ -77,6 +76,15 @@ describe('scoreTerms on long queries: a primed threshold and pruning after each 
       const got = [...kept].sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, k);
       expect({ seed, chunks: got.map(([o]) => o) }).toEqual({ seed, chunks: best.map(([o]) => o) });
       for (const [o, score] of kept) expect(score).toBeCloseTo(all.get(o)!, 9);
+      // Keeping every chunk reached (a first pass with RM3's memo): the same top k, more kept.
+      const whole = new Scratch(SIZE);
+      const reached = scoreTerms(terms, space, whole, { topK: k, inScope, keepReached: true });
+      const wholeScores = scoresOf(whole, reached, inScope);
+      const wholeTop = [...wholeScores].sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, k);
+      expect(wholeTop.map(([o]) => o)).toEqual(best.map(([o]) => o));
+      expect(reached.count).toBeGreaterThanOrEqual(scored.count);
+      const off = [...wholeScores].filter(([o, score]) => !(Math.abs(score - all.get(o)!) < 1e-9));
+      expect({ seed, off }).toEqual({ seed, off: [] });
 
       if (scored.unscanned.length === 0) continue;
       pruned++;
@@ -103,31 +111,5 @@ describe('scoreTerms on long queries: a primed threshold and pruning after each 
     // The pruned path ran, and dropped chunks after scoring some of them.
     expect(pruned).toBeGreaterThan(100);
     expect(dropped).toBeGreaterThan(10_000);
-  });
-});
-
-describe('bestChunks', () => {
-  it('returns the m best in scope (any of those tied at the m-th), over 200 random arrays', () => {
-    for (let seed = 1; seed <= 200; seed++) {
-      const next = random(seed);
-      const size = 1 + Math.floor(next() * 300);
-      const scores = Float64Array.from({ length: size }, () => Math.floor(next() * 20));
-      const candidates = Int32Array.from({ length: size }, (_, o) => o).sort(() => next() - 0.5);
-      const inScope =
-        next() < 0.5 ? Uint8Array.from({ length: size }, () => +(next() < 0.6)) : null;
-      const count = Math.floor(next() * (size + 1));
-      const m = 1 + Math.floor(next() * 40);
-      const eligible = Array.from(candidates.subarray(0, count)).filter(
-        (o) => !inScope || inScope[o],
-      );
-      const expected = eligible
-        .map((o) => scores[o]!)
-        .sort((x, y) => y - x)
-        .slice(0, m);
-      const got = bestChunks(candidates, count, inScope, scores, m);
-      expect(new Set(got).size).toBe(got.length);
-      for (const o of got) expect(eligible).toContain(o);
-      expect(got.map((o) => scores[o]!).sort((x, y) => y - x)).toEqual(expected);
-    }
   });
 });
