@@ -1,8 +1,19 @@
 // The constants from where they are defined: through pg-lexical-index's re-export each read is a
 // getter call in CommonJS, and the loops below run once per posting.
 import { BM25_B, BM25_K1 } from './bm25-search.sql';
-import type { QueryExpansion } from './lexical-index';
+import type { Readers } from './bm25-statistics';
 import { kthLargest } from './snapshot-arrays';
+
+export {
+  blendedIdf,
+  dfOf,
+  EVERYONE,
+  ownWeight,
+  PRIOR_CHUNKS,
+  queryWeights,
+  type Readers,
+} from './bm25-statistics';
+export { capFeedback, FEEDBACK_CAP, type FeedbackCap } from './feedback-cap';
 
 /** One lexeme's postings in a snapshot: chunk ordinals (ascending) and counts. */
 export interface PostingList {
@@ -13,54 +24,12 @@ export interface PostingList {
   maxTf: number;
 }
 
-/** Which chunks a principal set may read, and the statistics BM25 takes over them. */
-export interface Readers {
-  /** Null: every chunk (no ACL filter). */
-  mask: Uint8Array | null;
-  n: number;
-  avgdl: number;
-  /** Each lexeme's df over these chunks, counted once per snapshot (at most DF_CACHED). */
-  dfs: Map<string, number>;
-}
-
 /** A query lexeme with postings: its weight in the query and its idf over the readable chunks. */
 export interface Term {
   list: PostingList;
   weight: number;
   idf: number;
 }
-
-/**
- * What pseudo-relevance feedback may add to a search's cost (docs/adr/0056): feedback terms with
- * an idf below `minIdf` (0.5: in about 60 % of the chunks or more, with readable statistics) are dropped,
- * and the rest, by their largest possible share, only while their postings stay within
- * `postingsShare` times the query's own terms' postings, or `minPostings`, whichever is more.
- */
-export interface FeedbackCap {
-  minIdf: number;
-  postingsShare: number;
-  minPostings: number;
-}
-
-export const FEEDBACK_CAP: FeedbackCap = { minIdf: 0.5, postingsShare: 1, minPostings: 2_000 };
-
-/** The principal of everyone in a tenant (docs/adr/0008): what they read, every member may. */
-export const EVERYONE = 't:*';
-/** How many tenant-wide chunks weigh as much as the reference in `blendedIdf`. */
-export const PRIOR_CHUNKS = 100;
-
-/**
- * `LEXICAL_IDF=tenant` (docs/adr/0056): the idf over the n chunks everyone in the tenant may read,
- * blended with the reference idf by n/(n + PRIOR_CHUNKS): the reference alone with no such chunk,
- * the tenant's own statistics once it has many.
- */
-export function blendedIdf(referenceIdf: number, df: number, n: number): number {
-  const share = n / (n + PRIOR_CHUNKS);
-  const own = n > 0 ? Math.log(1 + (n - df + 0.5) / (df + 0.5)) : 0;
-  return share * own + (1 - share) * referenceIdf;
-}
-
-const DF_CACHED = 20_000;
 
 /** A posting list in ascending chunk order, with its largest count. */
 export function postingList(list: { ordinals: number[]; tfs: number[] }): PostingList {
@@ -76,68 +45,6 @@ export function postingList(list: { ordinals: number[]; tfs: number[] }): Postin
   };
 }
 
-/** The lexeme's df over the readable chunks: a pass over its postings, once per snapshot. */
-export function dfOf(readers: Readers, lexeme: string, list: PostingList): number {
-  const mask = readers.mask;
-  if (!mask) return list.size;
-  const known = readers.dfs.get(lexeme);
-  if (known !== undefined) return known;
-  let df = 0;
-  for (let i = 0; i < list.size; i++) df += mask[list.ordinals[i]!]!;
-  if (readers.dfs.size >= DF_CACHED) readers.dfs.clear();
-  readers.dfs.set(lexeme, df);
-  return df;
-}
-
-/** Each of the query's own lexemes' weight: 1, or with feedback its share of λ. */
-export function ownWeight(lexemes: string[], expansion: QueryExpansion | undefined): number {
-  return expansion ? expansion.queryWeight / Math.max(lexemes.length, 1) : 1;
-}
-
-/**
- * Each lexeme's weight in a search: 1, or with pseudo-relevance feedback (RM3) λ shared by the
- * query's own lexemes plus each feedback term's weight; and the lexemes only feedback gave.
- */
-export function queryWeights(
-  lexemes: string[],
-  expansion: QueryExpansion | undefined,
-): { weights: Map<string, number>; feedback: Set<string> } {
-  const weights = new Map<string, number>();
-  const own = ownWeight(lexemes, expansion);
-  for (const lexeme of lexemes) weights.set(lexeme, own);
-  const feedback = new Set<string>();
-  for (const term of expansion?.terms ?? []) {
-    if (!weights.has(term.lexeme)) feedback.add(term.lexeme);
-    weights.set(term.lexeme, (weights.get(term.lexeme) ?? 0) + term.weight);
-  }
-  return { weights, feedback };
-}
-
-/**
- * The feedback terms a search keeps under `cap` (FeedbackCap), in their given order. The query's
- * own terms are never dropped. Feedback whose postings are `minPostings` or fewer in all costs
- * nothing worth sparing and is kept whole: in a small space a common term may be the only one
- * that bridges to a chunk without the query's words.
- */
-export function capFeedback(own: Term[], feedback: Term[], cap: FeedbackCap): Term[] {
-  if (feedback.reduce((sum, term) => sum + term.list.size, 0) <= cap.minPostings) return feedback;
-  const budget = Math.max(
-    cap.minPostings,
-    cap.postingsShare * own.reduce((sum, term) => sum + term.list.size, 0),
-  );
-  const kept = new Set<Term>();
-  let spent = 0;
-  const byShare = feedback
-    .filter((term) => term.idf >= cap.minIdf)
-    .sort((x, y) => y.weight * y.idf - x.weight * x.idf);
-  for (const term of byShare) {
-    if (spent + term.list.size > budget) continue;
-    spent += term.list.size;
-    kept.add(term);
-  }
-  return feedback.filter((term) => kept.has(term));
-}
-
 /**
  * The arrays one search scores into, allocated once per snapshot and zeroed after each search
  * (a search runs to its end synchronously, so two never share them): allocating and zeroing
@@ -150,12 +57,19 @@ export class Scratch {
   /** Chunks kept by pruning (1), for the pass over the remaining terms. */
   readonly kept: Uint8Array;
   count = 0;
+  private savedScores?: Float64Array;
 
   constructor(size: number) {
     this.scores = new Float64Array(size);
     this.seen = new Uint8Array(size);
     this.touched = new Int32Array(size);
     this.kept = new Uint8Array(size);
+  }
+
+  /** Scores put aside while pruning (`scoreTerms`), allocated once, on first use. */
+  saved(): Float64Array {
+    this.savedScores ??= new Float64Array(this.scores.length);
+    return this.savedScores;
   }
 
   clear(): void {
@@ -221,7 +135,7 @@ export function addTerm(term: Term, space: Space, scratch: Scratch, skip = -1): 
  */
 export function addToChunks(
   term: Term,
-  chunks: number[],
+  chunks: number[] | null,
   marked: Uint8Array,
   space: Space,
   scores: Float64Array,
@@ -236,11 +150,15 @@ export function addToChunks(
   const { ordinals, tfs, size } = term.list;
   const share = (tf: number, o: number) =>
     (weighted * (tf * saturation)) / (tf + k1 * (1 - b + (b * lengths[o]!) / avgdl));
-  if (chunks.length * Math.log2(size + 1) < size) {
+  if (chunks && chunks.length * Math.log2(size + 1) < size) {
     let from = 0;
     for (const o of chunks) {
-      let lo = from;
-      let hi = size;
+      // Galloping from where the last one was (the chunks are ascending): the probes stay near,
+      // in memory a long list may not have in cache.
+      let step = 1;
+      while (from + step < size && ordinals[from + step]! < o) step *= 2;
+      let lo = from + (step >> 1);
+      let hi = Math.min(from + step + 1, size);
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
         if (ordinals[mid]! < o) lo = mid + 1;
@@ -263,18 +181,21 @@ export function addToChunks(
  * top k. Without `prune`, every scored chunk, each term added in the query's order. With it,
  * MaxScore (Turtle and Flood, "Query evaluation: strategies and optimizations", 1995): terms by
  * their largest possible share, rarest first; once the shares still to come cannot lift an
- * unseen chunk to the k-th best score so far, the remaining (common, long) lists only add to the
- * chunks that can still reach it, looked up instead of scanned. The chunks returned and their
- * scores are those of the exhaustive pass (sums may differ in the last bit: terms are added in
- * another order, as Postgres may). `unscanned`: the terms only added to the chunks returned
- * (`scratch.kept` marks them); any other chunk's score in `scratch` lacks their shares. Empty when
- * every chunk scored is returned.
+ * unseen chunk to the k-th best score so far, the remaining (common, long) lists are not scanned:
+ * they are added, largest bound first, to the chunks that can still reach it, dropping after each
+ * the chunks that no longer can (docs/adr/0059). The chunks returned and their scores are those
+ * of the exhaustive pass (sums may differ in the last bit: terms are added in another order, as
+ * Postgres may).
+ * `unscanned`: the terms only added to the chunks returned (`scratch.kept` marks them); any other
+ * chunk's score in `scratch` lacks all their shares. Empty when every chunk scored is returned.
+ * `keepReached`: none dropped once the scans stop (a first pass RM3's second reuses, which then
+ * finds more scores whole: docs/adr/0059).
  */
 export function scoreTerms(
   terms: Term[],
   space: Space,
   scratch: Scratch,
-  prune?: { topK: number; inScope: Uint8Array | null },
+  prune?: { topK: number; inScope: Uint8Array | null; keepReached?: boolean },
 ): { candidates: Int32Array; count: number; unscanned: Term[] } {
   const { scores, touched } = scratch;
   const all = () => ({ candidates: touched, count: scratch.count, unscanned: [] });
@@ -301,21 +222,76 @@ export function scoreTerms(
     const threshold = kthLargest(touched, scratch.count, prune.inScope, scores, prune.topK);
     tried = rest;
     if (!(rest < threshold * (1 - SLACK))) continue;
-    // Only chunks scoring at least `threshold - rest` so far can still reach the top k: the rest
-    // of the terms for them.
-    const floor = threshold - rest;
-    const kept: number[] = [];
-    const { inScope } = prune;
-    for (let i = 0; i < scratch.count; i++) {
-      const o = touched[i]!;
-      if ((!inScope || inScope[o]) && scores[o]! >= floor * (1 - SLACK)) kept.push(o);
-    }
-    kept.sort((x, y) => x - y);
-    for (const o of kept) scratch.kept[o] = 1;
+    const kept = reachable(order.slice(t + 1), threshold, space, scratch, prune);
     const unscanned = order.slice(t + 1).map(({ term }) => term);
-    for (const term of unscanned) addToChunks(term, kept, scratch.kept, space, scores);
-    return { candidates: Int32Array.from(kept), count: kept.length, unscanned };
+    return { candidates: kept, count: kept.length, unscanned };
   }
   addTerm(order[order.length - 1]!.term, space, scratch);
   return all();
+}
+/**
+ * The chunks in scope that can still reach `threshold` with the bounds of the `unscanned` terms,
+ * with those terms (largest bound first) added to them: after each, a chunk its score and the
+ * bounds still to come cannot lift to `threshold` is dropped (MaxScore's candidate pruning), and
+ * its score put back to what the scanned terms gave it (`FirstPass`, feedback-pass.ts, holds such
+ * scores). Ascending; `scratch.kept` marks them.
+ */
+function reachable(
+  unscanned: Array<{ term: Term; bound: number }>,
+  threshold: number,
+  space: Space,
+  scratch: Scratch,
+  { inScope, keepReached }: { inScope: Uint8Array | null; keepReached?: boolean },
+): Int32Array {
+  const { scores, touched, kept: marked } = scratch;
+  const after = new Float64Array(unscanned.length); // what the terms after each can still add
+  for (let j = unscanned.length - 1; j-- > 0;) after[j] = after[j + 1]! + unscanned[j + 1]!.bound;
+  // The chunks left go to the front of `touched`, their scanned terms' scores beside in `saved`.
+  const saved = scratch.saved();
+  let left = 0;
+  const first = (threshold - (after[0]! + unscanned[0]!.bound)) * (1 - SLACK);
+  for (let i = 0; i < scratch.count; i++) {
+    const o = touched[i]!;
+    if ((inScope && !inScope[o]) || !(scores[o]! >= first)) continue;
+    marked[o] = 1;
+    touched[i] = touched[left]!;
+    touched[left] = o;
+    saved[left++] = scores[o]!;
+  }
+  // Each list scanned for the marked while many are left, then looked up in it (ascending).
+  let listed: number[] | null = null;
+  for (let j = 0; j < unscanned.length; j++) {
+    const { term } = unscanned[j]!;
+    if (!listed && left * Math.log2(term.list.size + 1) < term.list.size) {
+      const byChunk = Array.from({ length: left }, (_, i) => i);
+      byChunk.sort((x, y) => touched[x]! - touched[y]!);
+      listed = byChunk.map((i) => touched[i]!);
+      const scanned = byChunk.map((i) => saved[i]!);
+      listed.forEach((o, i) => {
+        touched[i] = o;
+        saved[i] = scanned[i]!;
+      });
+    }
+    addToChunks(term, listed, marked, space, scores);
+    if (keepReached) continue;
+    const floor = (threshold - after[j]!) * (1 - SLACK);
+    let kept = 0;
+    for (let i = 0; i < left; i++) {
+      const o = touched[i]!;
+      if (scores[o]! >= floor) {
+        touched[i] = touched[kept]!;
+        touched[kept] = o;
+        saved[kept++] = saved[i]!;
+      } else {
+        scores[o] = saved[i]!;
+        marked[o] = 0;
+      }
+    }
+    left = kept;
+    if (listed) {
+      listed.length = left;
+      for (let i = 0; i < left; i++) listed[i] = touched[i]!;
+    }
+  }
+  return touched.slice(0, left).sort();
 }

@@ -213,7 +213,10 @@ export class SpaceSnapshot {
     if (memo && expansion) memo.reused = reused !== undefined;
     let scored: { candidates: Int32Array; count: number } | undefined = reused;
     if (!scored) {
-      const full = scoreTerms(terms, space, scratch, prune);
+      // A first pass keeping its memo keeps every chunk that could reach its top k when the
+      // scans stopped, whole: the second pass starts from more complete scores (docs/adr/0059).
+      const keepReached = memo !== undefined && !expansion;
+      const full = scoreTerms(terms, space, scratch, prune && { ...prune, keepReached });
       if (memo && !expansion && added.length === 0 && own.every((term) => term.weight === 1)) {
         const terms = new Map(
           own.map((term, i) => [ownLexemes[i]!, { idf: term.idf, size: term.list.size }]),
