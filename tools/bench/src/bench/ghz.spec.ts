@@ -33,4 +33,29 @@ describe('summarizeGhz', () => {
   it('fails when fewer answers than requests were OK', () => {
     expect(() => summarizeGhz(report, 4)).toThrow('ghz: 3 of 4 searches answered OK');
   });
+
+  it('counts searches past the deadline, timed among the latencies, and still fails on any other error', () => {
+    const late = {
+      ...report,
+      statusCodeDistribution: { OK: 2, DeadlineExceeded: 1 },
+      errorDistribution: {
+        'rpc error: code = DeadlineExceeded desc = context deadline exceeded': 1,
+      },
+    };
+    expect(summarizeGhz(late, 3)).toEqual({
+      p50_ms: 5,
+      p95_ms: 9.5,
+      p99_ms: 9.9,
+      qps: 1,
+      deadline_exceeded: 1,
+    });
+    const unavailable = {
+      ...report,
+      statusCodeDistribution: { OK: 2, Unavailable: 1 },
+      errorDistribution: { 'rpc error: code = Unavailable desc = connection refused': 1 },
+    };
+    expect(() => summarizeGhz(unavailable, 3)).toThrow(
+      'ghz: 2 of 3 searches answered OK (Unavailable × 1, rpc error: code = Unavailable desc = connection refused × 1)',
+    );
+  });
 });

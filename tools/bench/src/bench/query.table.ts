@@ -3,6 +3,7 @@ interface Latency {
   p50_ms: number;
   p95_ms: number;
   qps: number;
+  deadline_exceeded?: number;
 }
 interface QueryResult {
   tenant: string;
@@ -88,11 +89,12 @@ export function queryTable(value: object): string {
     ghz?.rerank_miss?.['c1'] &&
       `${pair(ghz.rerank_miss['c1'])}${outcomes ? ` (${outcomes['applied'] ?? 0} of ${reranks})` : ''}`,
   );
-  const late = Object.entries(r.query.miss ?? {}).filter(([, l]) => l.deadline_exceeded);
-  row(
-    'misses past the deadline',
-    late.length > 0 ? late.map(([c, l]) => `${c} ${l.deadline_exceeded}`).join(', ') : undefined,
-  );
+  const late = (client: string, passes: Record<string, { deadline_exceeded?: number }> = {}) =>
+    Object.entries(passes)
+      .filter(([, l]) => l.deadline_exceeded)
+      .map(([c, l]) => `${client} ${c} ${l.deadline_exceeded}`);
+  const lateOnes = [...late('bench', r.query.miss), ...late('ghz', ghz?.miss)];
+  row('misses past the deadline', lateOnes.length > 0 ? lateOnes.join(', ') : undefined);
   const load = r.machine?.load_average_1m;
   row('load average 1m (start, max, end)', load && `${load.start}, ${load.max}, ${load.end}`);
   const width = Math.max(...rows.map(([name]) => name.length));
