@@ -5,7 +5,6 @@ import {
   capFeedback,
   dfOf,
   EVERYONE,
-  type FeedbackCap,
   type PostingList,
   postingList,
   PRIOR_CHUNKS,
@@ -16,43 +15,21 @@ import {
   type Term,
 } from './bm25-rank';
 import { type FirstPass, firstPassOf, scoreOnFirstPass } from './feedback-pass';
-import type { ChunkRef, LexicalPassMemo, LexicalQuery, Posting, SpaceChunk } from './lexical-index';
+import type { ChunkRef, LexicalQuery, Posting, SpaceChunk } from './lexical-index';
+import type { Scoring } from './scoring';
 import { kthLargest, Memberships, refKey } from './snapshot-arrays';
-import type { ReferenceStatistics } from './sparse/reference-statistics';
+import { scoreWindows } from './window-max-score';
 
 const READER_SETS = 32;
 
-export type { PostingList } from './bm25-rank';
+/**
+ * From this many chunks a pruned pass scores by windows with block bounds (window-max-score.ts,
+ * docs/adr/0060) instead of list by list, and RM3's second pass ranks in full.
+ */
+export const WINDOWED_FROM = 50_000;
 
-/** How `SpaceSnapshot.rank` weighs terms, beyond plain BM25 over the readable chunks. */
-export interface Scoring {
-  /**
-   * Statistics fixed in advance (`LEXICAL_IDF=reference`, docs/adr/0056): each term's idf and the
-   * mean length come from them, and no df is counted. Absent: N, avgdl and df over the chunks the
-   * caller may read (docs/adr/0019).
-   */
-  reference?: ReferenceStatistics | undefined;
-  /**
-   * With `reference` (`LEXICAL_IDF=tenant`): the statistics of the chunks everyone in the tenant
-   * may read (`t:*`) blended in (`blendedIdf`), for callers who are among everyone.
-   */
-  tenantWide?: boolean | undefined;
-  /** The lexemes pseudo-relevance feedback added to the query (not its own), held to `cap`. */
-  feedback?: ReadonlySet<string> | undefined;
-  cap?: FeedbackCap | null | undefined;
-  /**
-   * RM3's two passes of one search (docs/adr/0058): the first (without `expansion`) leaves its
-   * scores in `memo`; the second, given the own terms' weight (λ shared among them) and each
-   * feedback lexeme's weight, starts from them and adds only the feedback's shares. The scores
-   * are those of ranking the expanded query in full (sums may differ in the last bit).
-   */
-  reuse?:
-    | {
-        memo: LexicalPassMemo;
-        expansion?: { ownWeight: number; weights: ReadonlyMap<string, number> } | undefined;
-      }
-    | undefined;
-}
+export type { PostingList } from './bm25-rank';
+export type { Scoring } from './scoring';
 
 /**
  * The chunks of one space at one generation, in columns: ids, lengths, offsets, and who may read
@@ -212,6 +189,12 @@ export class SpaceSnapshot {
         : undefined;
     if (memo && expansion) memo.reused = reused !== undefined;
     let scored: { candidates: Int32Array; count: number } | undefined = reused;
+    const windowed =
+      prune !== undefined &&
+      (scoring.windows ?? this.size >= WINDOWED_FROM) &&
+      terms.length > 1 &&
+      terms.every((term) => term.weight * term.idf > 0);
+    if (!scored && windowed) scored = scoreWindows(terms, space, scratch, prune);
     if (!scored) {
       // A first pass keeping its memo keeps every chunk that could reach its top k when the
       // scans stopped, whole: the second pass starts from more complete scores (docs/adr/0059).

@@ -101,7 +101,13 @@ function longQueries(snapshot: SpaceSnapshot, lists: Map<string, PostingList>, r
   const timings: Record<string, unknown> = {};
   for (const [reader, principals] of Object.entries({ everything: null, a_third: ['u:reader'] })) {
     const query = { ...(principals ? { principals } : {}), topK: 100 };
-    const samples = { first: [] as number[], full: [] as number[], keeping: [] as number[] };
+    const samples = {
+      first: [] as number[],
+      full: [] as number[],
+      keeping: [] as number[],
+      windowsFirst: [] as number[],
+      windowsFull: [] as number[],
+    };
     const reusing: number[] = [];
     let postings = 0;
     for (let r = 0; r <= rounds; r++) {
@@ -118,21 +124,30 @@ function longQueries(snapshot: SpaceSnapshot, lists: Map<string, PostingList>, r
       const feedback = new Set(added);
       const memo: LexicalPassMemo = {};
       const reuse = { memo, expansion: { ownWeight: 0.7 / 30, weights } };
+      const byLists = { windows: false };
       const t0 = performance.now();
-      snapshot.rank(first, lists, query, {});
+      snapshot.rank(first, lists, query, byLists);
       const t1 = performance.now();
-      snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP });
+      snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP, ...byLists });
       const t2 = performance.now();
-      snapshot.rank(first, lists, query, { reuse: { memo } });
+      snapshot.rank(first, lists, query, { reuse: { memo }, ...byLists });
       const t3 = performance.now();
-      snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP, reuse });
+      snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP, reuse, ...byLists });
       const t4 = performance.now();
       if (!memo.reused) throw new Error('the second pass did not start from the first');
+      // By windows (docs/adr/0060): no memo, RM3 ranked in full.
+      const windows = { windows: true };
+      snapshot.rank(first, lists, query, windows);
+      const t5 = performance.now();
+      snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP, ...windows });
+      const t6 = performance.now();
       if (r === 0) continue;
       samples.first.push(t1 - t0);
       samples.full.push(t2 - t1);
       samples.keeping.push(t3 - t2);
       reusing.push(t4 - t3);
+      samples.windowsFirst.push(t5 - t4);
+      samples.windowsFull.push(t6 - t5);
       postings += [...rm3.keys()].reduce((sum, k) => sum + (lists.get(k)?.size ?? 0), 0);
     }
     const mean = Math.round(postings / rounds);
@@ -140,6 +155,8 @@ function longQueries(snapshot: SpaceSnapshot, lists: Map<string, PostingList>, r
     timings[`long_rm3_capped_${reader}`] = figures(mean, samples.full);
     timings[`long_first_pass_keeping_${reader}`] = figures(mean, samples.keeping);
     timings[`long_rm3_capped_reusing_${reader}`] = figures(mean, reusing);
+    timings[`long_first_pass_windows_${reader}`] = figures(mean, samples.windowsFirst);
+    timings[`long_rm3_capped_windows_${reader}`] = figures(mean, samples.windowsFull);
   }
   return timings;
 }
@@ -198,19 +215,24 @@ export function runLexicalBench(options: LexicalBenchOptions) {
           if (shape === 'first_pass' && variant === 'capped') continue;
           for (const [reader, principals] of Object.entries(readers)) {
             const query = { ...(principals ? { principals } : {}), topK: 40 };
-            snapshot.rank(weights, lists, query, scoring);
-            const samples: number[] = [];
-            for (let r = 0; r < options.rounds; r++) {
-              const t = performance.now();
-              snapshot.rank(weights, lists, query, scoring);
-              samples.push(performance.now() - t);
-            }
             const scored = [...weights.keys()].reduce(
               (sum, k) => sum + (lists.get(k)?.size ?? 0),
               0,
             );
             const name = shape === 'rm3' ? `rm3_${variant}` : shape;
-            timings[`${statistics}_${name}_${reader}`] = figures(scored, samples);
+            // List by list (docs/adr/0055) and by windows (docs/adr/0060).
+            for (const windows of [false, true]) {
+              const scoredAs = { ...scoring, windows };
+              snapshot.rank(weights, lists, query, scoredAs);
+              const samples: number[] = [];
+              for (let r = 0; r < options.rounds; r++) {
+                const t = performance.now();
+                snapshot.rank(weights, lists, query, scoredAs);
+                samples.push(performance.now() - t);
+              }
+              const row = `${statistics}_${name}${windows ? '_windows' : ''}_${reader}`;
+              timings[row] = figures(scored, samples);
+            }
             if (shape !== 'rm3') continue;
             // RM3's second pass from the first pass's scores (docs/adr/0058): the first pass
             // keeping them, then the second adding the feedback's shares, each timed.
@@ -220,9 +242,10 @@ export function runLexicalBench(options: LexicalBenchOptions) {
             for (let r = 0; r <= options.rounds; r++) {
               const memo: LexicalPassMemo = {};
               const t0 = performance.now();
-              snapshot.rank(shapes.first_pass, lists, query, { ...scoring, reuse: { memo } });
+              const byLists = { ...scoring, windows: false };
+              snapshot.rank(shapes.first_pass, lists, query, { ...byLists, reuse: { memo } });
               const t1 = performance.now();
-              const second = { ...scoring, feedback, reuse: { memo, expansion: reuse } };
+              const second = { ...byLists, feedback, reuse: { memo, expansion: reuse } };
               snapshot.rank(weights, lists, query, second);
               const t2 = performance.now();
               if (!memo.reused) throw new Error('the second pass did not start from the first');
