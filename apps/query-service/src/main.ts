@@ -130,6 +130,7 @@ function lexicalIndex(
     reference: config.LEXICAL_IDF === 'readable' ? undefined : referenceEncoder().reference,
     tenantWide: config.LEXICAL_IDF === 'tenant',
     feedbackCap: config.LEXICAL_FEEDBACK_CAP ? FEEDBACK_CAP : null,
+    windowedFrom: config.LEXICAL_WINDOWED_FROM,
     maxPostings,
     onBuilt: (space, chunks, ms) => {
       builds.record(ms);

@@ -19,7 +19,7 @@ export {
 export { LEXICAL_SCHEMA, lexicalIndexMigrations } from './migrations';
 export * from './pg-lexical-index';
 export * from './snapshot-lexical-index';
-export { type PostingList, type Scoring, SpaceSnapshot } from './space-snapshot';
+export { type PostingList, type Scoring, SpaceSnapshot, WINDOWED_FROM } from './space-snapshot';
 export { Bm25SparseEncoder, SPARSE_DIMENSIONS } from './sparse/bm25-sparse-encoder';
 export { referenceEncoder } from './sparse/reference';
 export { IdfTable, type ReferenceStatistics } from './sparse/reference-statistics';

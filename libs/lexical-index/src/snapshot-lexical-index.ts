@@ -125,12 +125,14 @@ export class SnapshotLexicalIndex implements LexicalIndex {
     const { weights, feedback } = queryWeights(lexemes, query.expansion);
     const lists = await this.postingsFor(space, snapshot, [...weights.keys()]);
     const { expansion, passMemo } = query;
+    const { windowedFrom } = this.options;
     if (passMemo && !expansion) this.firstPasses.set(passMemo, { space, snapshot });
     const ranked = snapshot.rank(weights, lists, query, {
       reference: this.options.reference,
       tenantWide: this.options.tenantWide,
       feedback,
       cap: this.options.feedbackCap === undefined ? FEEDBACK_CAP : this.options.feedbackCap,
+      windows: windowedFrom === undefined ? undefined : snapshot.size >= windowedFrom,
       // RM3's second pass adds the feedback's shares to the first's scores (docs/adr/0058).
       reuse: passMemo && {
         memo: passMemo,

@@ -38,6 +38,8 @@ export interface SnapshotOptions {
   tenantWide?: boolean | undefined;
   /** What feedback terms may cost (bm25-rank.ts; default FEEDBACK_CAP); null: uncapped. */
   feedbackCap?: FeedbackCap | null | undefined;
+  /** From this many chunks a snapshot scores by windows (docs/adr/0060; default WINDOWED_FROM). */
+  windowedFrom?: number | undefined;
   /** Told when a snapshot is ready: its chunks and how long reading and building it took. */
   onBuilt?: (space: IndexSpace, chunks: number, ms: number) => void;
   /** Told when reading a space's chunks for a snapshot failed (its searches go to Postgres). */

@@ -13,6 +13,7 @@ import {
   requireEmbeddingProviderSettings,
   vectorStoreConfigSchema,
 } from '@kb/config';
+import { WINDOWED_FROM } from '@kb/lexical-index';
 import { z } from 'zod';
 
 import { FEEDBACK_METHODS } from '../search/feedback';
@@ -84,6 +85,12 @@ export const queryConfigSchema = baseConfigSchema
      * keeps the rest within the query's own postings or 2,000; docs/adr/0056). false: uncapped.
      */
     LEXICAL_FEEDBACK_CAP: env.bool(true),
+    /**
+     * From this many chunks a space's BM25 passes in memory score document at a time by windows
+     * with block bounds, and RM3's second pass ranks in full instead of from the first pass's
+     * scores (docs/adr/0060). 0: every space; a number over any space's size: never.
+     */
+    LEXICAL_WINDOWED_FROM: z.coerce.number().int().min(0).default(WINDOWED_FROM),
     /**
      * Cross-encoder for `rerank: true`: a sub-folder of RERANKER_MODEL_DIR (default: the embedding
      * model folder) holding a BERT sequence classifier in ONNX; it also serves POST /v1/rerank.
