@@ -132,6 +132,34 @@ describe("RM3's second pass from the first pass's scores", () => {
   });
 });
 
+describe('both passes by windows (docs/adr/0060)', () => {
+  it('rank as list by list, keep no memo, and rank RM3 in full, over 150 random spaces and queries', () => {
+    let inFull = 0;
+    for (let seed = 1; seed <= 150; seed++) {
+      const { next, snapshot, lists } = randomSpace(seed);
+      const asked = randomQuery(next);
+      const query = {
+        principals: [undefined, ['t:*'], ['u:bob'], ['t:*', 'u:ann']][seed % 4],
+        knowledgeBaseIds: seed % 3 === 0 ? ['kb-a'] : undefined,
+        topK: [1, 10, 40, 100][seed % 4]!,
+      };
+      const cap: Scoring = seed % 2 ? { cap: FEEDBACK_CAP } : { cap: null };
+      const expected = bothPasses(snapshot, lists, query, asked, {}, { ...cap, windows: false });
+      const memo: LexicalPassMemo = {};
+      const got = bothPasses(snapshot, lists, query, asked, memo, { ...cap, windows: true });
+      // A one-term first pass is not windowed: it keeps its memo as before.
+      if (memo.reused === false) inFull++;
+      expect({ seed, chunks: got.map((hit) => hit.ordinal) }).toEqual({
+        seed,
+        chunks: expected.map((hit) => hit.ordinal),
+      });
+      const off = got.filter((hit, i) => Math.abs(hit.score - expected[i]!.score) > 1e-9);
+      expect({ seed, off }).toEqual({ seed, off: [] });
+    }
+    expect(inFull).toBeGreaterThan(100);
+  });
+});
+
 describe("RM3's second pass when many chunks lack an own term's share", () => {
   it('adds that term to those chunks only, as the full re-rank scores them', () => {
     const next = random(99);
