@@ -135,12 +135,16 @@ describe("RM3's second pass from the first pass's scores", () => {
 describe('both passes by windows (docs/adr/0060)', () => {
   it('rank as list by list, keep no memo, and rank RM3 in full, over 150 random spaces and queries', () => {
     let inFull = 0;
+    let filteredInFull = 0;
     for (let seed = 1; seed <= 150; seed++) {
       const { next, snapshot, lists } = randomSpace(seed);
       const asked = randomQuery(next);
       const query = {
         principals: [undefined, ['t:*'], ['u:bob'], ['t:*', 'u:ann']][seed % 4],
         knowledgeBaseIds: seed % 3 === 0 ? ['kb-a'] : undefined,
+        // A filter narrows the scope the windows prune within (scope-masks.ts): every search in
+        // query-service carries one.
+        ...(seed % 5 === 0 ? { filter: parseFilter({ tags: { $nin: ['five'] } }) } : {}),
         topK: [1, 10, 40, 100][seed % 4]!,
       };
       const cap: Scoring = seed % 2 ? { cap: FEEDBACK_CAP } : { cap: null };
@@ -149,6 +153,7 @@ describe('both passes by windows (docs/adr/0060)', () => {
       const got = bothPasses(snapshot, lists, query, asked, memo, { ...cap, windows: true });
       // A one-term first pass is not windowed: it keeps its memo as before.
       if (memo.reused === false) inFull++;
+      if (memo.reused === false && query.filter) filteredInFull++;
       expect({ seed, chunks: got.map((hit) => hit.ordinal) }).toEqual({
         seed,
         chunks: expected.map((hit) => hit.ordinal),
@@ -157,6 +162,7 @@ describe('both passes by windows (docs/adr/0060)', () => {
       expect({ seed, off }).toEqual({ seed, off: [] });
     }
     expect(inFull).toBeGreaterThan(100);
+    expect(filteredInFull).toBeGreaterThan(20);
   });
 });
 

@@ -16,6 +16,7 @@ import {
 } from './bm25-rank';
 import { type FirstPass, firstPassOf, scoreOnFirstPass } from './feedback-pass';
 import type { ChunkRef, LexicalQuery, Posting, SpaceChunk } from './lexical-index';
+import { ScopeMasks } from './scope-masks';
 import type { Scoring } from './scoring';
 import { kthLargest, Memberships, refKey } from './snapshot-arrays';
 import { scoreWindows } from './window-max-score';
@@ -46,6 +47,7 @@ export class SpaceSnapshot {
   private readonly ordinals = new Map<string, number>();
   private readonly principals: Memberships;
   private readonly knowledgeBases: Memberships;
+  private readonly scopes: ScopeMasks;
   /** What filters read, one entry per distinct set (a document's chunks share theirs). */
   private readonly attributes: Array<Omit<FilterableFields, 'documentId'>> = [];
   private readonly attributesOf: Int32Array;
@@ -95,6 +97,12 @@ export class SpaceSnapshot {
     this.minLength = size > 0 ? shortest : 0;
     this.principals = new Memberships(rows.map((row) => row.principals));
     this.knowledgeBases = new Memberships(rows.map((row) => row.knowledgeBaseIds));
+    this.scopes = new ScopeMasks(
+      this.knowledgeBases,
+      this.documentIds,
+      this.attributes,
+      this.attributesOf,
+    );
   }
 
   chunk(o: number): { ref: ChunkRef; key: string; startOffset: number; endOffset: number } {
@@ -171,16 +179,19 @@ export class SpaceSnapshot {
     }
     const kept = added.length === 0 || !cap ? added : capFeedback(own, added, cap);
     const terms = kept.length === 0 ? own : [...own, ...kept];
-    const inScope = query.knowledgeBaseIds?.length
-      ? this.knowledgeBases.mask(query.knowledgeBaseIds)
-      : null;
+    // The knowledge bases and the filter as one mask: pruning finds the top k within it.
+    const inScope = this.scopes.of(query.knowledgeBaseIds, query.filter);
     const scratch = this.scratch();
     const space = { lengths: this.lengths, minLength: this.minLength, readers };
-    // Pruned (MaxScore) unless a filter decides what is in the top k: it is checked last.
-    const prune = query.filter || query.topK <= 0 ? undefined : { topK: query.topK, inScope };
+    const prune = query.topK <= 0 ? undefined : { topK: query.topK, inScope };
     const { memo, expansion } = scoring.reuse ?? {};
     const passKey =
-      memo && JSON.stringify([query.principals ?? null, query.knowledgeBaseIds ?? []]);
+      memo &&
+      JSON.stringify([
+        query.principals ?? null,
+        query.knowledgeBaseIds ?? [],
+        query.filter ?? null,
+      ]);
     const first = memo?.held as FirstPass | undefined;
     if (memo) memo.held = undefined;
     const reused =
