@@ -1,4 +1,4 @@
-import { parseFilter } from '@kb/contracts';
+import { type FilterableFields, parseFilter } from '@kb/contracts';
 
 import { ScopeMasks } from './scope-masks';
 import { Memberships } from './snapshot-arrays';
@@ -6,7 +6,7 @@ import { Memberships } from './snapshot-arrays';
 describe('ScopeMasks', () => {
   // Four chunks: two documents of two chunks, the second document tagged and in both bases.
   const documentIds = ['doc-a', 'doc-a', 'doc-b', 'doc-b'];
-  const attributes = [
+  const attributes: Array<Omit<FilterableFields, 'documentId'>> = [
     { tags: [], uploadedAt: 1, metadata: {} },
     { tags: ['kept'], uploadedAt: 2, metadata: { team: 'ops' } },
   ];
