@@ -116,12 +116,15 @@ export class SpaceSearch {
     }
     try {
       const best = this.fuse(lists, request).slice(0, RM3.documents);
-      const vectors = await raceAbort(
-        this.lexical.termVectors!(
-          space,
-          best.map(({ item }) => item),
+      // Its two parts are stages of their own, inside `feedback` (docs/performance.md).
+      const vectors = await timedStage('feedback_terms', () =>
+        raceAbort(
+          this.lexical.termVectors!(
+            space,
+            best.map(({ item }) => item),
+          ),
+          scope.signal,
         ),
-        scope.signal,
       );
       const hits: FeedbackHit[] = best.flatMap(({ item, score }) => {
         const terms = vectors.get(`${item.documentId}#${item.documentVersion}#${item.chunkIndex}`);
@@ -129,13 +132,15 @@ export class SpaceSearch {
       });
       const expansion = rm3Expansion(hits);
       if (!expansion) return lists;
-      const lexical = await this.bm25(space, {
-        text: request.query,
-        topK: depth,
-        ...scope,
-        expansion,
-        passMemo,
-      });
+      const lexical = await timedStage('feedback_lexical', () =>
+        this.bm25(space, {
+          text: request.query,
+          topK: depth,
+          ...scope,
+          expansion,
+          passMemo,
+        }),
+      );
       return lists.map((list) =>
         list.strategy === 'lexical' ? { strategy: 'lexical', items: lexical } : list,
       );

@@ -18,6 +18,7 @@ interface QueryResult {
   memory_mb: Record<string, number>;
   lexical?: { passes: { memory: number; index: number }; snapshot_build_ms: number };
   query: {
+    warm_up?: { c4: { p50_ms: number; p95_ms: number; failed: number } };
     miss?: Record<string, { deadline_exceeded?: number }>;
     stages: { miss_c1: Record<string, { p50_ms: number; p95_ms: number }> };
     rerank_miss?: { outcomes?: Record<string, number> };
@@ -31,7 +32,15 @@ interface QueryResult {
   machine?: { load_average_1m: { start: number; end: number; max: number } };
 }
 
-const STAGES = ['embed', 'lexical', 'feedback', 'vector', 'documents'];
+const STAGES = [
+  'embed',
+  'lexical',
+  'feedback',
+  'feedback_terms',
+  'feedback_lexical',
+  'vector',
+  'documents',
+];
 
 export function queryTable(value: object): string {
   const r = value as QueryResult;
@@ -66,6 +75,8 @@ export function queryTable(value: object): string {
     row('BM25 searches (memory, Postgres)', `${p.memory}, ${p.index}`);
     row('snapshot build ms', String(r.lexical.snapshot_build_ms));
   }
+  const warm = r.query.warm_up?.c4;
+  row('warm-up c4 p50 / p95 (failed)', warm && `${pair(warm)} (${warm.failed})`);
   for (const stage of STAGES) row(`stage ${stage} p50 / p95`, pair(r.query.stages.miss_c1[stage]));
   const ghz = r.independent_client;
   const floor = r.embed_floor?.cisi;
