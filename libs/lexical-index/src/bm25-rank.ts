@@ -31,18 +31,26 @@ export interface Term {
   idf: number;
 }
 
-/** A posting list in ascending chunk order, with its largest count. */
-export function postingList(list: { ordinals: number[]; tfs: number[] }): PostingList {
-  let pairs = list.ordinals.map((o, i) => [o, list.tfs[i]!] as const);
-  if (pairs.some(([o], i) => i > 0 && o < pairs[i - 1]![0])) {
-    pairs = [...pairs].sort((x, y) => x[0] - y[0]);
-  }
-  return {
-    size: pairs.length,
-    ordinals: Int32Array.from(pairs, ([o]) => o),
-    tfs: Int32Array.from(pairs, ([, tf]) => tf),
-    maxTf: pairs.reduce((max, [, tf]) => Math.max(max, tf), 0),
-  };
+/**
+ * A posting list in ascending chunk order, with its largest count. Typed arrays throughout: a
+ * cold list at a million chunks has ~350,000 postings, and a tuple per posting cost more than
+ * reading it from Postgres.
+ */
+export function postingList(list: {
+  ordinals: ArrayLike<number>;
+  tfs: ArrayLike<number>;
+}): PostingList {
+  const read = Int32Array.from(list.ordinals);
+  const counts = Int32Array.from(list.tfs);
+  const size = read.length;
+  let ascending = true;
+  for (let i = 1; i < size && ascending; i++) ascending = read[i - 1]! <= read[i]!;
+  const order = ascending ? undefined : Array.from(read.keys()).sort((x, y) => read[x]! - read[y]!);
+  const ordinals = order ? Int32Array.from(order, (i) => read[i]!) : read;
+  const tfs = order ? Int32Array.from(order, (i) => counts[i]!) : counts;
+  let maxTf = 0;
+  for (let i = 0; i < size; i++) if (tfs[i]! > maxTf) maxTf = tfs[i]!;
+  return { size, ordinals, tfs, maxTf };
 }
 
 /**

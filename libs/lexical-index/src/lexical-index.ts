@@ -106,11 +106,14 @@ export interface SpaceChunk extends ChunkRef {
   metadata: Record<string, MetadataValue>;
 }
 
-/** One lexeme of one chunk (by `<document>#<version>#<chunk>`), with its count there. */
-export interface Posting {
+/**
+ * One lexeme's postings in a space: the chunks holding it (by `<document>#<version>#<chunk>`) and
+ * its count in each, in the same order.
+ */
+export interface LexemePostings {
   lexeme: string;
-  chunk: string;
-  tf: number;
+  chunks: string[];
+  tfs: number[];
 }
 
 export interface LexicalMatch extends LexicalRecord {

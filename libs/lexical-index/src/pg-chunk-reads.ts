@@ -7,7 +7,7 @@ import type {
   ChunkLocation,
   ChunkRef,
   LexicalRecord,
-  Posting,
+  LexemePostings,
   SpaceChunk,
   TermVector,
 } from './lexical-index';
@@ -174,19 +174,29 @@ export class PgChunkReads {
     }));
   }
 
-  /** The postings of these lexemes in the space, read by the postings' primary key. */
-  async postingsOf(space: IndexSpace, lexemes: string[]): Promise<Posting[]> {
+  /**
+   * The postings of these lexemes in the space, read by the postings' primary key: a row per
+   * lexeme, its chunks' keys and counts as two JSON arrays in the key's order (the index's, no
+   * sort). At ×500 CISI a common lexeme has ~350,000 postings, and a row per posting cost the
+   * service about twice Postgres' own time to parse.
+   */
+  async postingsOf(space: IndexSpace, lexemes: string[]): Promise<LexemePostings[]> {
     if (lexemes.length === 0) return [];
-    // The chunk's key is built by Postgres: a cold CISI ×10 query reads ~30,000 postings.
+    const inKeyOrder = sql`ORDER BY document_id, document_version, chunk_index`;
     return this.db
       .selectFrom('postings')
       .select([
         'lexeme',
-        sql<string>`document_id || '#' || document_version || '#' || chunk_index`.as('chunk'),
-        'tf',
+        sql<
+          string[]
+        >`json_agg(document_id || '#' || document_version || '#' || chunk_index ${inKeyOrder})`.as(
+          'chunks',
+        ),
+        sql<number[]>`json_agg(tf ${inKeyOrder})`.as('tfs'),
       ])
       .where('tenant_id', '=', space)
       .where((eb) => eb('lexeme', '=', eb.fn.any(eb.val(lexemes))))
+      .groupBy('lexeme')
       .execute();
   }
 

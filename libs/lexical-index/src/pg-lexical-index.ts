@@ -13,7 +13,7 @@ import type {
   LexicalQuery,
   LexicalRecord,
   LexicalWrite,
-  Posting,
+  LexemePostings,
   SpaceChunk,
   TermVector,
 } from './lexical-index';
@@ -203,7 +203,7 @@ export class PgLexicalIndex implements LexicalIndex {
   }
 
   /** The postings of these lexemes in the space, read by the postings' primary key. */
-  postingsOf(space: IndexSpace, lexemes: string[]): Promise<Posting[]> {
+  postingsOf(space: IndexSpace, lexemes: string[]): Promise<LexemePostings[]> {
     return this.chunkReads.postingsOf(space, lexemes);
   }
 

@@ -1,13 +1,13 @@
 import type { IndexSpace } from '@kb/contracts';
 
 import type { FeedbackCap } from './bm25-rank';
-import type { LexicalIndex, Posting, SpaceChunk } from './lexical-index';
+import type { LexicalIndex, LexemePostings, SpaceChunk } from './lexical-index';
 import type { ReferenceStatistics } from './sparse/reference-statistics';
 
 /** What a snapshot is built from: the Postgres index (`PgLexicalIndex`). */
 export interface SnapshotSource extends LexicalIndex {
   spaceChunks(space: IndexSpace): Promise<SpaceChunk[]>;
-  postingsOf(space: IndexSpace, lexemes: string[]): Promise<Posting[]>;
+  postingsOf(space: IndexSpace, lexemes: string[]): Promise<LexemePostings[]>;
   analyze(text: string): Promise<string[]>;
 }
 

@@ -15,13 +15,15 @@ import {
   type Term,
 } from './bm25-rank';
 import { type FirstPass, firstPassOf, scoreOnFirstPass } from './feedback-pass';
-import type { ChunkRef, LexicalQuery, Posting, SpaceChunk } from './lexical-index';
+import type { ChunkRef, LexicalQuery, LexemePostings, SpaceChunk } from './lexical-index';
 import { ScopeMasks } from './scope-masks';
 import type { Scoring } from './scoring';
 import { kthLargest, Memberships, refKey } from './snapshot-arrays';
 import { scoreWindows } from './window-max-score';
 
 const READER_SETS = 32;
+/** A lexeme no chunk of the space holds (shared: lists are never written once made). */
+const EMPTY_LIST: PostingList = postingList({ ordinals: [], tfs: [] });
 
 /**
  * From this many chunks a pruned pass scores by windows with block bounds (window-max-score.ts,
@@ -114,19 +116,25 @@ export class SpaceSnapshot {
     return { ref, key: refKey(ref), startOffset: this.starts[o]!, endOffset: this.ends[o]! };
   }
 
-  /** Postings read from Postgres as lists per lexeme; a chunk not in the snapshot is skipped. */
-  postingLists(lexemes: string[], rows: Posting[]): Map<string, PostingList> {
-    const grouped = new Map<string, { ordinals: number[]; tfs: number[] }>(
-      lexemes.map((lexeme) => [lexeme, { ordinals: [], tfs: [] }]),
-    );
-    for (const row of rows) {
-      const o = this.ordinals.get(row.chunk);
-      const list = grouped.get(row.lexeme);
-      if (o === undefined || !list) continue;
-      list.ordinals.push(o);
-      list.tfs.push(row.tf);
+  /**
+   * Postings read from Postgres as lists per lexeme (a lexeme without any, empty); a chunk not in
+   * the snapshot is skipped.
+   */
+  postingLists(lexemes: string[], read: LexemePostings[]): Map<string, PostingList> {
+    const lists = new Map(lexemes.map((lexeme) => [lexeme, EMPTY_LIST]));
+    for (const { lexeme, chunks, tfs } of read) {
+      if (!lists.has(lexeme)) continue;
+      const ordinals: number[] = [];
+      const counts: number[] = [];
+      for (let i = 0; i < chunks.length; i++) {
+        const o = this.ordinals.get(chunks[i]!);
+        if (o === undefined) continue;
+        ordinals.push(o);
+        counts.push(tfs[i]!);
+      }
+      lists.set(lexeme, postingList({ ordinals, tfs: counts }));
     }
-    return new Map([...grouped].map(([lexeme, list]) => [lexeme, postingList(list)]));
+    return lists;
   }
 
   /**
