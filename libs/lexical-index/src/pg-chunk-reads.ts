@@ -6,8 +6,8 @@ import { constraintToSql } from './lexical-constraint.sql';
 import type {
   ChunkLocation,
   ChunkRef,
-  LexicalRecord,
   LexemePostings,
+  LexicalRecord,
   SpaceChunk,
   TermVector,
 } from './lexical-index';

@@ -8,12 +8,12 @@ import type { DB } from './db.generated';
 import type {
   ChunkLocation,
   ChunkRef,
+  LexemePostings,
   LexicalIndex,
   LexicalMatch,
   LexicalQuery,
   LexicalRecord,
   LexicalWrite,
-  LexemePostings,
   SpaceChunk,
   TermVector,
 } from './lexical-index';

@@ -1,7 +1,7 @@
 import type { IndexSpace } from '@kb/contracts';
 
 import type { FeedbackCap } from './bm25-rank';
-import type { LexicalIndex, LexemePostings, SpaceChunk } from './lexical-index';
+import type { LexemePostings, LexicalIndex, SpaceChunk } from './lexical-index';
 import type { ReferenceStatistics } from './sparse/reference-statistics';
 
 /** What a snapshot is built from: the Postgres index (`PgLexicalIndex`). */

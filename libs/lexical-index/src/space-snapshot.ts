@@ -15,7 +15,7 @@ import {
   type Term,
 } from './bm25-rank';
 import { type FirstPass, firstPassOf, scoreOnFirstPass } from './feedback-pass';
-import type { ChunkRef, LexicalQuery, LexemePostings, SpaceChunk } from './lexical-index';
+import type { ChunkRef, LexemePostings, LexicalQuery, SpaceChunk } from './lexical-index';
 import { ScopeMasks } from './scope-masks';
 import type { Scoring } from './scoring';
 import { kthLargest, Memberships, refKey } from './snapshot-arrays';
@@ -116,10 +116,7 @@ export class SpaceSnapshot {
     return { ref, key: refKey(ref), startOffset: this.starts[o]!, endOffset: this.ends[o]! };
   }
 
-  /**
-   * Postings read from Postgres as lists per lexeme (a lexeme without any, empty); a chunk not in
-   * the snapshot is skipped.
-   */
+  /** Postings read from Postgres as lists per lexeme (none: empty); chunks not held skipped. */
   postingLists(lexemes: string[], read: LexemePostings[]): Map<string, PostingList> {
     const lists = new Map(lexemes.map((lexeme) => [lexeme, EMPTY_LIST]));
     for (const { lexeme, chunks, tfs } of read) {
