@@ -140,7 +140,11 @@ export class PgChunkReads {
     }));
   }
 
-  /** Every chunk of the space, with what BM25 and the scope read: a snapshot's rows. */
+  /**
+   * Every chunk of the space, with what BM25 and the scope read: a snapshot's rows, in the primary
+   * key's order, as `postingsOf` lists a lexeme's chunks (lists then need no sort, and the next
+   * snapshot renumbers the last one's in order: posting-lists.ts).
+   */
   async spaceChunks(space: IndexSpace): Promise<SpaceChunk[]> {
     const rows = await this.db
       .selectFrom('chunks')
@@ -158,6 +162,9 @@ export class PgChunkReads {
         'metadata',
       ])
       .where('tenant_id', '=', space)
+      .orderBy('document_id')
+      .orderBy('document_version')
+      .orderBy('chunk_index')
       .execute();
     return rows.map((row) => ({
       documentId: row.document_id,

@@ -1,3 +1,4 @@
+import type { Readers } from './bm25-statistics';
 import type { ChunkRef } from './lexical-index';
 
 /** Per chunk, a list of names (principals, knowledge bases), interned, in one flat array. */
@@ -41,6 +42,21 @@ export class Memberships {
     }
     return mask;
   }
+}
+
+/** N and avgdl over the chunks in `mask` (all: null), with no df counted yet. */
+export function readersIn(mask: Uint8Array | null, lengths: Int32Array, total: number): Readers {
+  let n = lengths.length;
+  if (mask) {
+    n = 0;
+    total = 0;
+    for (let o = 0; o < lengths.length; o++) {
+      if (!mask[o]) continue;
+      n++;
+      total += lengths[o]!;
+    }
+  }
+  return { mask, n, avgdl: Math.max(n > 0 ? total / n : 1, 1), dfs: new Map() };
 }
 
 export const refKey = (ref: ChunkRef): string =>

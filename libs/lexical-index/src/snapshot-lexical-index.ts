@@ -17,6 +17,7 @@ import type {
   TermVector,
 } from './lexical-index';
 import { parseLexicalQuery } from './lexical-query.parser';
+import { CarriedPostings, coldLists, HeldPostingLists } from './posting-lists';
 import type { SnapshotOptions, SnapshotSource } from './snapshot-options';
 import { type PostingList, SpaceSnapshot } from './space-snapshot';
 
@@ -54,7 +55,8 @@ const LOCATIONS = 100_000;
  * N and avgdl and joined every posting of its terms with them: 5–13 ms per pass on a CISI-sized
  * space, growing with the space, twice per hybrid search (RM3). Here the chunk list (lengths,
  * readers, knowledge bases), each lexeme's postings once read, and each principal set's readable
- * chunks are kept per generation, and a search is arithmetic over arrays.
+ * chunks are kept per generation (the next generation's snapshot takes the lists over,
+ * renumbered: posting-lists.ts), and a search is arithmetic over arrays.
  *
  * Correctness rests on the generation, as the result cache's does: everything held was read after
  * the generation it is filed under was read, and a search uses it only while that generation is
@@ -73,11 +75,9 @@ export class SnapshotLexicalIndex implements LexicalIndex {
   private readonly builds = new Map<IndexSpace, Promise<SpaceSnapshot | undefined>>();
   private readonly lastBuild = new Map<IndexSpace, { endedAt: number; took: number }>();
   private readonly oversized = new Map<IndexSpace, number>();
-  /** Postings lists by `<snapshot id>\u0000<lexeme>`, least recently used first. */
-  private readonly postings = new Map<string, PostingList>();
+  private readonly lists: HeldPostingLists;
   /** Where each search's first pass ranked: RM3's pass ranks there too (docs/adr/0058). */
   private readonly firstPasses = new WeakMap<LexicalPassMemo, FirstPassSnapshot>();
-  private postingsHeld = 0;
   private readonly analyses = new Map<string, string[]>();
   /** What a chunk's identity fixes (chunk-content-cache.ts): read once, kept across generations. */
   private readonly textCache = new ChunkContentCache<ChunkText>(
@@ -91,7 +91,6 @@ export class SnapshotLexicalIndex implements LexicalIndex {
   private readonly places = new ChunkContentCache<ChunkLocation>(LOCATIONS, () => 1);
   private nextSnapshotId = 1;
   private readonly maxChunks: number;
-  private readonly maxPostings: number;
   private readonly now: () => number;
 
   constructor(
@@ -99,7 +98,7 @@ export class SnapshotLexicalIndex implements LexicalIndex {
     private readonly options: SnapshotOptions,
   ) {
     this.maxChunks = options.maxChunks ?? 250_000;
-    this.maxPostings = options.maxPostings ?? 4_000_000;
+    this.lists = new HeldPostingLists(options.maxPostings ?? 4_000_000);
     this.now = options.now ?? Date.now;
   }
 
@@ -202,13 +201,21 @@ export class SnapshotLexicalIndex implements LexicalIndex {
     if (waiting) return Promise.resolve(undefined);
     const build = this.source
       .spaceChunks(space)
-      .then((rows) => {
+      .then(async (rows) => {
         if (rows.length > this.maxChunks) {
           this.oversized.set(space, this.now());
           return undefined;
         }
         this.oversized.delete(space);
         const snapshot = new SpaceSnapshot(this.nextSnapshotId++, generation, rows);
+        // The last snapshot's lists, renumbered, as searches ask for them (docs/adr/0061).
+        const last = this.snapshots.get(space);
+        const carried =
+          last &&
+          (await CarriedPostings.between(last, snapshot, (chunks) =>
+            this.source.termVectors(space, chunks),
+          ));
+        if (carried) this.lists.carry(snapshot, carried);
         this.snapshots.delete(space);
         this.snapshots.set(space, snapshot);
         this.evictSnapshots();
@@ -250,41 +257,18 @@ export class SnapshotLexicalIndex implements LexicalIndex {
     return lexemes;
   }
 
-  /** Each lexeme's postings in the snapshot; those not held yet are read in one query. */
+  /** Each lexeme's postings in the snapshot; those not held or carried are read in one query. */
   private async postingsFor(
     space: IndexSpace,
     snapshot: SpaceSnapshot,
     lexemes: string[],
   ): Promise<Map<string, PostingList>> {
-    const lists = new Map<string, PostingList>();
-    const missing: string[] = [];
-    for (const lexeme of lexemes) {
-      const key = `${snapshot.id}\u0000${lexeme}`;
-      const list = this.postings.get(key);
-      if (list) {
-        this.postings.delete(key);
-        this.postings.set(key, list);
-        lists.set(lexeme, list);
-      } else {
-        missing.push(lexeme);
-      }
-    }
+    const lists = this.lists.of(snapshot, lexemes);
+    const missing = lexemes.filter((lexeme) => !lists.has(lexeme));
     if (missing.length === 0) return lists;
-    const read = snapshot.postingLists(missing, await this.source.postingsOf(space, missing));
-    for (const [lexeme, list] of read) {
-      lists.set(lexeme, list);
-      const key = `${snapshot.id}\u0000${lexeme}`;
-      const before = this.postings.get(key);
-      if (before) this.postingsHeld -= before.size;
-      this.postings.delete(key);
-      this.postings.set(key, list);
-      this.postingsHeld += list.size;
-    }
-    for (const [key, list] of this.postings) {
-      if (this.postingsHeld <= this.maxPostings) break;
-      this.postings.delete(key);
-      this.postingsHeld -= list.size;
-    }
+    const read = coldLists(snapshot, missing, await this.source.postingsOf(space, missing));
+    this.lists.hold(snapshot, read);
+    for (const [lexeme, list] of read) lists.set(lexeme, list);
     return lists;
   }
 

@@ -257,20 +257,3 @@ describe('SpaceSnapshot.rank with tenant-wide statistics (LEXICAL_IDF=tenant)', 
     expect(after).toEqual(before);
   });
 });
-
-describe('SpaceSnapshot.postingLists', () => {
-  it('makes lists in chunk order from postings in key order, skipping chunks it does not hold', () => {
-    const snapshot = new SpaceSnapshot(1, 1, rows);
-    // Key order is not ordinal order: d10 sorts before d2 as text.
-    const read = [
-      { lexeme: 'north', chunks: ['d10#1#0', 'd2#1#2', 'd2#1#1', 'gone#1#0'], tfs: [3, 1, 2, 9] },
-    ];
-    const lists = snapshot.postingLists(['north', 'south'], read);
-    const north = lists.get('north')!;
-    expect([...north.ordinals]).toEqual([7, 8, 30]);
-    expect([...north.tfs]).toEqual([2, 1, 3]);
-    expect(north.maxTf).toBe(3);
-    expect(lists.get('south')!.size).toBe(0);
-    expect([...lists.keys()]).toEqual(['north', 'south']);
-  });
-});

@@ -6,7 +6,6 @@ import {
   dfOf,
   EVERYONE,
   type PostingList,
-  postingList,
   PRIOR_CHUNKS,
   type Readers,
   scoreTerms,
@@ -15,15 +14,13 @@ import {
   type Term,
 } from './bm25-rank';
 import { type FirstPass, firstPassOf, scoreOnFirstPass } from './feedback-pass';
-import type { ChunkRef, LexemePostings, LexicalQuery, SpaceChunk } from './lexical-index';
+import type { ChunkRef, LexicalQuery, SpaceChunk } from './lexical-index';
 import { ScopeMasks } from './scope-masks';
 import type { Scoring } from './scoring';
-import { kthLargest, Memberships, refKey } from './snapshot-arrays';
+import { kthLargest, Memberships, readersIn, refKey } from './snapshot-arrays';
 import { scoreWindows } from './window-max-score';
 
 const READER_SETS = 32;
-/** A lexeme no chunk of the space holds (shared: lists are never written once made). */
-const EMPTY_LIST: PostingList = postingList({ ordinals: [], tfs: [] });
 
 /**
  * From this many chunks a pruned pass scores by windows with block bounds (window-max-score.ts,
@@ -110,30 +107,45 @@ export class SpaceSnapshot {
   }
 
   chunk(o: number): { ref: ChunkRef; key: string; startOffset: number; endOffset: number } {
-    const ref = {
+    const ref = this.refOf(o);
+    return { ref, key: refKey(ref), startOffset: this.starts[o]!, endOffset: this.ends[o]! };
+  }
+
+  /** The ordinal of the chunk `<document>#<version>#<chunk>`, if the snapshot holds it. */
+  ordinalOf(key: string): number | undefined {
+    return this.ordinals.get(key);
+  }
+
+  refOf(o: number): ChunkRef {
+    return {
       documentId: this.documentIds[o]!,
       documentVersion: this.versions[o]!,
       chunkIndex: this.chunkIndexes[o]!,
     };
-    return { ref, key: refKey(ref), startOffset: this.starts[o]!, endOffset: this.ends[o]! };
   }
 
-  /** Postings read from Postgres as lists per lexeme (none: empty); chunks not held skipped. */
-  postingLists(lexemes: string[], read: LexemePostings[]): Map<string, PostingList> {
-    const lists = new Map(lexemes.map((lexeme) => [lexeme, EMPTY_LIST]));
-    for (const { lexeme, chunks, tfs } of read) {
-      if (!lists.has(lexeme)) continue;
-      const ordinals: number[] = [];
-      const counts: number[] = [];
-      for (let i = 0; i < chunks.length; i++) {
-        const o = this.ordinals.get(chunks[i]!);
-        if (o === undefined) continue;
-        ordinals.push(o);
-        counts.push(tfs[i]!);
-      }
-      lists.set(lexeme, postingList({ ordinals, tfs: counts }));
+  keyOf(o: number): string {
+    return refKey(this.refOf(o));
+  }
+
+  /**
+   * `previous`'s chunks renumbered here (posting-lists.ts): for each of its ordinals, the ordinal
+   * here of the same chunk with the same length and offsets, -1 for one not held so; and the
+   * chunks here it did not hold so, ascending.
+   */
+  renumbering(previous: SpaceSnapshot): { remap: Int32Array; added: number[] } {
+    const remap = new Int32Array(previous.size).fill(-1);
+    const kept = new Uint8Array(this.size);
+    for (const [key, p] of previous.ordinals) {
+      const o = this.ordinals.get(key);
+      if (o === undefined || this.lengths[o] !== previous.lengths[p]) continue;
+      if (this.starts[o] !== previous.starts[p] || this.ends[o] !== previous.ends[p]) continue;
+      remap[p] = o;
+      kept[o] = 1;
     }
-    return lists;
+    const added: number[] = [];
+    for (let o = 0; o < this.size; o++) if (!kept[o]) added.push(o);
+    return { remap, added };
   }
 
   /**
@@ -324,23 +336,7 @@ export class SpaceSnapshot {
     const known = this.readers.get(key);
     if (known) return known;
     const mask = principals ? this.principals.mask(principals) : null;
-    let n = this.size;
-    let total = this.totalLength;
-    if (mask) {
-      n = 0;
-      total = 0;
-      for (let o = 0; o < this.size; o++) {
-        if (!mask[o]) continue;
-        n++;
-        total += this.lengths[o]!;
-      }
-    }
-    const readers: Readers = {
-      mask,
-      n,
-      avgdl: Math.max(n > 0 ? total / n : 1, 1),
-      dfs: new Map(),
-    };
+    const readers = readersIn(mask, this.lengths, this.totalLength);
     this.readers.set(key, readers);
     if (this.readers.size > READER_SETS) {
       this.readers.delete(this.readers.keys().next().value as string);
