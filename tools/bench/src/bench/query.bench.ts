@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 
 import { kbv1 } from '@kb/contracts';
-import { KbClient, type KbEndpoints, localToken } from '@kb/kb-cli/api';
+import type { KbEndpoints } from '@kb/kb-cli/api';
 
 import { loadBeir } from '../eval/beir';
 import { ingest, waitIndexed } from '../eval/eval.command';
+import { afterWrite } from './after-write';
 import { diskMb, sampleMemory } from './footprint';
 import type { GhzOptions } from './ghz';
 import { type LatencySummary, measure, StageSamples } from './latency';
 import { lexicalPaths, pathsBetween, untilInMemory } from './lexical-path';
+import { callersOf, readerToken, TEAMS } from './query.callers';
 import { independentPasses, TOP_K } from './query.ghz';
 import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
 import { type ScaleBuild, scaledTenant, type ScaleOptions } from './scale';
@@ -37,36 +39,7 @@ export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   log: (line: string) => void;
 }
 
-/** The benchmark's reader: user, 17 groups, 2 roles and the tenant, 21 principals in all. */
-function readerToken(tenant: string): Promise<string> {
-  return localToken({
-    tenant,
-    user: 'bench-reader',
-    roles: ['viewer', 'analyst'],
-    groups: READER_GROUPS,
-  });
-}
-
-/** The benchmark's two callers of a tenant: the admin (no ACL filter) and the reader. */
-async function callersOf(
-  options: QueryBenchOptions,
-  tenant: string,
-): Promise<{ admin: KbClient; reader: KbClient }> {
-  // The admin ingests and searches unfiltered (ACL off); the reader has a realistic principal set:
-  // user, 17 groups, 2 roles and the tenant, 21 in all, and sees documents of 17 of 24 teams.
-  return {
-    admin: new KbClient({
-      ...options,
-      token: await localToken({ tenant, user: 'bench-admin', roles: ['admin'] }),
-    }),
-    reader: new KbClient({ ...options, token: await readerToken(tenant) }),
-  };
-}
-
 const CONCURRENCY = [1, 8, 32] as const;
-/** Documents are shared with one of these groups each; the benchmark's reader is in most of them. */
-const TEAMS = 24;
-const READER_GROUPS = Array.from({ length: 17 }, (_, i) => `team-${i}`);
 
 /**
  * Search latency through gRPC on an indexed corpus, for cache misses and cache hits, at
@@ -141,14 +114,15 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
     // warm-up below reads the queries' posting lists into it, as searches on a built snapshot do
     // (at ×500 a common lexeme's list is ~350,000 postings: ~0.3 s in Postgres alone).
     const memoryChunks = options.footprint?.memoryChunks ?? 0;
-    const settled =
+    const settle = () =>
       options.queryUrl && corpus.chunks <= memoryChunks
-        ? await untilInMemory(
+        ? untilInMemory(
             options.queryUrl,
             () => search(`${queries[0]} (${run} settle ${Date.now()})`, TOP_K)(),
             options.log,
           )
-        : undefined;
+        : Promise.resolve(undefined);
+    const settled = await settle();
     if (settled) options.log(`lexical snapshot in use after ${settled.waited_ms} ms`);
     // Warm-up, not among the passes: right after an ingest or a snapshot's build the new rows,
     // Postgres' pages and the snapshot's posting lists are cold, and so are the services' code
@@ -238,6 +212,12 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       ),
     };
     options.log(`acl: ${JSON.stringify(acl)}`);
+    const written = await afterWrite(
+      admin,
+      queries.map((q) => search(`${q} (${run} after a write)`, TOP_K)),
+      settle,
+    );
+    options.log(`after a write: ${JSON.stringify(written)}`);
     const independent = options.ghz
       ? await independentPasses(
           {
@@ -302,6 +282,7 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
         : {}),
       query: {
         warm_up: { c4: { ...warmUp, failed: warmUpFailures } },
+        after_write: written,
         miss,
         miss_short: { c1: shortMiss },
         hit,

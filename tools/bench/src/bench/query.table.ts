@@ -19,6 +19,7 @@ interface QueryResult {
   lexical?: { passes: { memory: number; index: number }; snapshot_build_ms: number };
   query: {
     warm_up?: { c4: { p50_ms: number; p95_ms: number; failed: number } };
+    after_write?: { c4: { p50_ms: number; p95_ms: number; failed: number } };
     miss?: Record<string, { deadline_exceeded?: number }>;
     stages: { miss_c1: Record<string, { p50_ms: number; p95_ms: number }> };
     rerank_miss?: { outcomes?: Record<string, number> };
@@ -77,6 +78,8 @@ export function queryTable(value: object): string {
   }
   const warm = r.query.warm_up?.c4;
   row('warm-up c4 p50 / p95 (failed)', warm && `${pair(warm)} (${warm.failed})`);
+  const written = r.query.after_write?.c4;
+  row('after a write c4 p50 / p95 (failed)', written && `${pair(written)} (${written.failed})`);
   for (const stage of STAGES) row(`stage ${stage} p50 / p95`, pair(r.query.stages.miss_c1[stage]));
   const ghz = r.independent_client;
   const floor = r.embed_floor?.cisi;
