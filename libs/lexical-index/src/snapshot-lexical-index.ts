@@ -36,6 +36,13 @@ type FirstPassSnapshot = { space: IndexSpace; snapshot: SpaceSnapshot };
 
 /** A build may start again only after this many times its last duration (under constant writes, builds take at most a fifth of the time). */
 const BUILD_BACKOFF = 4;
+/**
+ * From this many chunks in its last snapshot, a space's search waits for the next snapshot
+ * (within its deadline) rather than going to Postgres meanwhile: there one BM25 pass took 1.5 s
+ * at 99,372 chunks and 3.5–5.1 s at 955,500 (twice a search with RM3), against a build of 1.3
+ * and 10–16 s, which those searches slowed further (docs/performance.md).
+ */
+export const WAIT_FOR_BUILD_FROM = 50_000;
 /** How long a space too large to hold is not tried again. */
 const OVERSIZED_RETRY_MS = 10 * 60_000;
 const ANALYSES = 2_000;
@@ -174,7 +181,8 @@ export class SnapshotLexicalIndex implements LexicalIndex {
 
   /**
    * The space's snapshot at its current generation, or undefined (Postgres answers): none built
-   * yet (one is started), the generation unreadable, or the space too large to hold.
+   * yet (one is started; a space whose last snapshot was large waits for it instead), the
+   * generation unreadable, or the space too large to hold.
    */
   private async snapshotOf(space: IndexSpace): Promise<SpaceSnapshot | undefined> {
     const generation = await this.options.generation(space).catch(() => undefined);
@@ -186,7 +194,8 @@ export class SnapshotLexicalIndex implements LexicalIndex {
       return held;
     }
     const build = this.build(space, generation);
-    return this.options.waitForSnapshot ? await build : undefined;
+    const large = (held?.size ?? 0) >= (this.options.waitForBuildFrom ?? WAIT_FOR_BUILD_FROM);
+    return this.options.waitForSnapshot || large ? await build : undefined;
   }
 
   private build(space: IndexSpace, generation: number): Promise<SpaceSnapshot | undefined> {

@@ -30,6 +30,11 @@ export interface SnapshotOptions {
    */
   waitForSnapshot?: boolean;
   /**
+   * A space whose last snapshot held at least this many chunks waits for its next one rather than
+   * going to Postgres (default WAIT_FOR_BUILD_FROM; snapshot-lexical-index.ts).
+   */
+  waitForBuildFrom?: number;
+  /**
    * `LEXICAL_IDF=reference` (docs/adr/0056): idf and mean length from these, not counted over the
    * caller's readable chunks. Searches Postgres answers keep the readable statistics.
    */

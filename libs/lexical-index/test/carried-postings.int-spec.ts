@@ -131,4 +131,36 @@ describe('SnapshotLexicalIndex across generations', () => {
       expect([change, [...new Set(pg.vectorReads.flat())]]).toEqual([change, added]);
     }
   });
+
+  it('has a search on a space whose last snapshot was large wait for the next one, not go to Postgres', async () => {
+    const paths = { memory: 0, index: 0 };
+    const behind = (waitForBuildFrom: number) =>
+      new SnapshotLexicalIndex(pg, {
+        generation: async () => pg.generation,
+        waitForBuildFrom,
+        onSearch: (path) => paths[path]++,
+        // A clock that stands still: every build took 0 ms, so none waits out a backoff.
+        now: () => 0,
+      });
+    const size = (await pg.spaceChunks(space)).length;
+    const large = behind(size);
+    const small = behind(size + 1);
+    for (const index of [large, small]) {
+      // No snapshot yet: Postgres answers while the first is built.
+      await index.search(space, queries[0]!);
+      for (let i = 0; i < 100 && paths.memory === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await index.search(space, queries[0]!);
+      }
+      expect(paths.memory).toBeGreaterThan(0);
+      paths.memory = 0;
+    }
+    expect(paths.index).toBe(2);
+    await pg.setPrincipals(space, 'doc-02', ['group:b']);
+    const expected = (await pg.search(space, queries[1]!)).map(withoutScore);
+    expect((await large.search(space, queries[1]!)).map(withoutScore)).toEqual(expected);
+    expect(paths).toEqual({ memory: 1, index: 2 });
+    expect((await small.search(space, queries[1]!)).map(withoutScore)).toEqual(expected);
+    expect(paths).toEqual({ memory: 1, index: 3 });
+  });
 });
