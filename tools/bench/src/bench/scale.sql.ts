@@ -13,18 +13,18 @@ export function lexicalCopies(): string[] {
     `INSERT INTO search_index.chunks (tenant_id, document_id, document_version, chunk_index,
             title, text, start_offset, end_offset, tsv, doc_len, kb_ids, tags, uploaded_at,
             metadata, principals, page, heading_path)
-     SELECT $2, c.document_id || '-c' || g, c.document_version, c.chunk_index, c.title, c.text,
+     SELECT $2, 'c' || g || '-' || c.document_id, c.document_version, c.chunk_index, c.title, c.text,
             c.start_offset, c.end_offset, c.tsv, c.doc_len, c.kb_ids, c.tags, c.uploaded_at,
             c.metadata, c.principals, c.page, c.heading_path
        FROM search_index.chunks c CROSS JOIN generate_series($3::integer, $4::integer) g
       WHERE c.tenant_id = $1`,
     `INSERT INTO search_index.postings (tenant_id, lexeme, document_id, document_version,
             chunk_index, tf, doc_len)
-     SELECT $2, p.lexeme, p.document_id || '-c' || g, p.document_version, p.chunk_index, p.tf,
+     SELECT $2, p.lexeme, 'c' || g || '-' || p.document_id, p.document_version, p.chunk_index, p.tf,
             p.doc_len
        FROM search_index.postings p CROSS JOIN generate_series($3::integer, $4::integer) g
       WHERE p.tenant_id = $1
-      ORDER BY p.lexeme, p.document_id || '-c' || g`,
+      ORDER BY p.lexeme, 'c' || g || '-' || p.document_id`,
   ];
 }
 
@@ -33,8 +33,8 @@ export function vectorCopies(table: string, partition: string): string {
   return `INSERT INTO "${partition}" (namespace, id, document_id, document_version, chunk_index,
             title, text, start_offset, end_offset, embedding, kb_ids, tags, uploaded_at, metadata,
             principals)
-     SELECT $2, v.document_id || '-c' || g || '#' || v.document_version || '#' || v.chunk_index,
-            v.document_id || '-c' || g, v.document_version, v.chunk_index, v.title, v.text,
+     SELECT $2, 'c' || g || '-' || v.document_id || '#' || v.document_version || '#' || v.chunk_index,
+            'c' || g || '-' || v.document_id, v.document_version, v.chunk_index, v.title, v.text,
             v.start_offset, v.end_offset,
             (SELECT array_agg(x + (random()::real - 0.5) * 0.02 ORDER BY i)
                FROM unnest(v.embedding::real[]) WITH ORDINALITY AS u(x, i))::vector,

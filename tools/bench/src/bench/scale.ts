@@ -27,8 +27,10 @@ export interface ScaleBuild {
 /**
  * A bigger tenant for the benchmark, written directly into both indexes (issue 16 allows it for
  * sizes an ingest through the pipeline would take hours to reach): `copies` copies of every chunk
- * of `source`, each copy a document of its own (`<id>-c<n>`), its vector nudged by up to ±0.01
- * per dimension so no two are equal, its ACL kept. Returns what the build cost; a tenant already
+ * of `source`, each copy a document of its own (`c<n>-<id>`: in key order, the order a snapshot
+ * lists chunks in (docs/adr/0061), copy after copy, each a corpus's mix, rather than a chunk's
+ * 500 copies side by side, which block bounds would skip as no real corpus allows), its vector
+ * nudged by up to ±0.01 per dimension so no two are equal, its ACL kept. Returns what the build cost; a tenant already
  * built is left as it is.
  *
  * Writes other services' private tables on purpose (indexing-service's `search_index.chunks` and
@@ -156,7 +158,7 @@ async function lexicalHas(lexical: Client, source: string, target: string, n: nu
     `SELECT 1 FROM search_index.chunks c
       WHERE c.tenant_id = $2
         AND (c.document_id, c.document_version, c.chunk_index) =
-            (SELECT s.document_id || '-c' || $3::integer, s.document_version, s.chunk_index
+            (SELECT 'c' || $3::integer || '-' || s.document_id, s.document_version, s.chunk_index
                FROM search_index.chunks s WHERE s.tenant_id = $1 LIMIT 1)`,
     [source, target, n],
   );
