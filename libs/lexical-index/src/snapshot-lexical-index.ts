@@ -217,13 +217,14 @@ export class SnapshotLexicalIndex implements LexicalIndex {
         }
         this.oversized.delete(space);
         const snapshot = new SpaceSnapshot(this.nextSnapshotId++, generation, rows);
-        // The last snapshot's lists, renumbered, as searches ask for them (docs/adr/0061).
+        // The last snapshot's lists, renumbered, as searches ask for them (docs/adr/0061); if the
+        // new chunks' postings cannot be read, the new snapshot reads its lists cold.
         const last = this.snapshots.get(space);
         const carried =
           last &&
           (await CarriedPostings.between(last, snapshot, (chunks) =>
             this.source.termVectors(space, chunks),
-          ));
+          ).catch(() => undefined));
         if (carried) this.lists.carry(snapshot, carried);
         this.snapshots.delete(space);
         this.snapshots.set(space, snapshot);

@@ -132,6 +132,30 @@ describe('SnapshotLexicalIndex across generations', () => {
     }
   });
 
+  it('reads its lists cold when the new chunks’ postings cannot be read at the build', async () => {
+    class Failing extends CountingPgIndex {
+      override termVectors(): never {
+        throw new Error('the postings of the new chunks are unreadable');
+      }
+    }
+    const failing = new Failing({ url, schema });
+    const cold = new SnapshotLexicalIndex(failing, {
+      generation: async () => pg.generation,
+      waitForSnapshot: true,
+    });
+    try {
+      const query = queries[2]!;
+      await cold.search(space, query);
+      await pg.upsert(space, chunks('doc-late', 1, ['group:b']));
+      failing.postingReads = [];
+      const expected = (await pg.search(space, query)).map(withoutScore);
+      expect((await cold.search(space, query)).map(withoutScore)).toEqual(expected);
+      expect(failing.postingReads).toEqual([['berth', 'pilot', 'quay']]);
+    } finally {
+      await failing.close();
+    }
+  });
+
   it('has a search on a space whose last snapshot was large wait for the next one, not go to Postgres', async () => {
     const paths = { memory: 0, index: 0 };
     const behind = (waitForBuildFrom: number) =>
