@@ -69,6 +69,8 @@ const LOCATIONS = 100_000;
  * the generation it is filed under was read, and a search uses it only while that generation is
  * still current, so a bump (every write, ACL change and removal makes one) retires it at once
  * (RM3's pass, milliseconds later, ranks in its first pass's snapshot without asking again).
+ * Carried posting lists are the one exception, and hold by chunk identity: a chunk's postings
+ * never change, and who may read it and what filters see come from the new rows (docs/adr/0061).
  * Scores are the same BM25 as Postgres computes (same statistics over the caller's readable
  * chunks, same formula and order of operations; sums may differ in the last bit), and filters are
  * checked with the reference semantics the SQL reproduces (`matchesFilter`). Searches with typed
