@@ -110,8 +110,8 @@ function statFields(stat: string): string[] {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
-/** CPU ms per chunk of each service between two `cpuMs` readings. */
-function cpuPerChunk(
+/** CPU ms per unit of work (a chunk, a search) of each process between two readings. */
+export function cpuPerUnit(
   before: Record<string, number>,
   after: Record<string, number>,
   chunks: number,
@@ -187,9 +187,9 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<objec
         chunks_per_s_over_reference:
           Math.round((chunksPerS / reference.reference_chunks_per_s) * 100) / 100,
         // Per process, what load on the machine does not distort as it does wall-clock figures.
-        cpu_ms_per_chunk: cpuPerChunk(cpuBefore, cpuAfter, chunks),
+        cpu_ms_per_chunk: cpuPerUnit(cpuBefore, cpuAfter, chunks),
         // The servers' share (shared with anything else using them during the run).
-        server_cpu_ms_per_chunk: cpuPerChunk(serversBefore, serversAfter, chunks),
+        server_cpu_ms_per_chunk: cpuPerUnit(serversBefore, serversAfter, chunks),
         embedding_cache_hits: hits,
         peak_rss_mb: peak,
       },

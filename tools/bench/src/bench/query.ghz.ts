@@ -1,4 +1,5 @@
 import { cacheHitsIn, type GhzOptions, ghzSearch } from './ghz';
+import { cpuMs, cpuPerUnit, serverCpuMs } from './ingest.bench';
 import type { LatencySummary } from './latency';
 import type { QueryBenchOptions } from './query.bench';
 
@@ -8,6 +9,23 @@ export const TOP_K = 10;
 const GHZ_HIT_ROUNDS_FACTOR = 30;
 /** The share of a hit pass's searches that may miss the cache (counted, not failed). */
 const MISSED_HITS_TOLERATED = 0.01;
+
+/**
+ * A ghz pass's latency; the hit passes' searches the cache did not answer; and the CPU time each
+ * service and local server used per search while the pass ran (ms), which says where a miss's
+ * cost outside the model goes at c32. The servers are the machine's: anything else using them
+ * meanwhile counts too.
+ */
+export type PassSummary = LatencySummary & {
+  cache_misses?: number;
+  cpu_ms_per_search?: Record<string, number>;
+};
+
+/** CPU time used so far by each service of this checkout and each local server, in ms. */
+async function cpuReading(): Promise<Record<string, number>> {
+  const [services, servers] = await Promise.all([cpuMs(), serverCpuMs()]);
+  return { ...services, ...servers };
+}
 
 /**
  * The miss and hit passes at concurrency 1 and 32 again, sent by ghz (docs/adr/0029): misses with
@@ -21,9 +39,9 @@ export async function independentPasses(
   options: Pick<QueryBenchOptions, 'rounds' | 'log' | 'queryUrl'>,
 ): Promise<{
   tool: 'ghz';
-  miss: Record<'c1' | 'c32', LatencySummary>;
-  hit: Record<'c1' | 'c32', LatencySummary>;
-  rerank_miss: Record<'c1', LatencySummary>;
+  miss: Record<'c1' | 'c32', PassSummary>;
+  hit: Record<'c1' | 'c32', PassSummary>;
+  rerank_miss: Record<'c1', PassSummary>;
 }> {
   const request = (query: string, rerank = false) => ({
     query,
@@ -54,10 +72,9 @@ export async function independentPasses(
     expectedHits: (sent: number) => number,
   ) => {
     const before = await cacheHits();
-    const summary: LatencySummary & { cache_misses?: number } = await ghzSearch(ghz, {
-      requests,
-      concurrency,
-    });
+    const cpuBefore = await cpuReading();
+    const summary: PassSummary = await ghzSearch(ghz, { requests, concurrency });
+    summary.cpu_ms_per_search = cpuPerUnit(cpuBefore, await cpuReading(), requests.length);
     const after = await cacheHits();
     if (before !== undefined && after !== undefined) {
       const served = after - before;

@@ -4,6 +4,7 @@ interface Latency {
   p95_ms: number;
   qps: number;
   deadline_exceeded?: number;
+  cpu_ms_per_search?: Record<string, number>;
 }
 interface QueryResult {
   tenant: string;
@@ -96,6 +97,7 @@ export function queryTable(value: object): string {
     'ghz hit c1 p95, c32 /s',
     ghz ? `${ghz.hit['c1']!.p95_ms} ms, ${ghz.hit['c32']!.qps}` : undefined,
   );
+  row('CPU ms per ghz miss at c32', cpuText(c32?.cpu_ms_per_search));
   const outcomes = r.query.rerank_miss?.outcomes;
   const reranks = outcomes && Object.values(outcomes).reduce((sum, n) => sum + n, 0);
   row(
@@ -113,4 +115,14 @@ export function queryTable(value: object): string {
   row('load average 1m (start, max, end)', load && `${load.start}, ${load.max}, ${load.end}`);
   const width = Math.max(...rows.map(([name]) => name.length));
   return rows.map(([name, text]) => `${name.padEnd(width)}  ${text}`).join('\n');
+}
+
+/** CPU ms per search by process, the largest first, those under 0.1 ms left out. */
+function cpuText(cpu: Record<string, number> | undefined): string | undefined {
+  if (!cpu) return undefined;
+  const shown = Object.entries(cpu)
+    .filter(([, ms]) => ms >= 0.1)
+    .sort((a, b) => b[1] - a[1]);
+  const total = Object.values(cpu).reduce((sum, ms) => sum + ms, 0);
+  return `${Math.round(total * 10) / 10} (${shown.map(([name, ms]) => `${name.replace(/-service$/, '')} ${ms}`).join(', ')})`;
 }
