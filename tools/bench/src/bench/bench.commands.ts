@@ -12,7 +12,7 @@ import { runLexicalBench } from './lexical.bench';
 import { withMachineState } from './machine';
 import { runQueryBench } from './query.bench';
 import { queryTable } from './query.table';
-import { scaledTenant } from './scale';
+import { dropScaledTenant, scaledTenant } from './scale';
 
 /** The services' LEXICAL_MEMORY_CHUNKS as query-service reads it (`auto` when unset). */
 function lexicalMemoryChunks(value: string | undefined): number {
@@ -172,7 +172,16 @@ export function registerBenchCommands(program: Command): void {
       Number.parseInt(v, 10),
     )
     .option('--batch <n>', 'copies per transaction', (v) => Number.parseInt(v, 10), 10)
-    .action(async (options: { tenant: string; copies: number; batch: number }) => {
+    .option(
+      '--drop',
+      'removes <tenant>-x<copies> instead, from both indexes and document-service, and rewrites those tables (do this before a CI run on the machine: the deletion e2e spec scans every table)',
+    )
+    .action(async (options: { tenant: string; copies: number; batch: number; drop?: boolean }) => {
+      if (options.drop) {
+        const target = `${options.tenant}-x${options.copies}`;
+        await dropScaledTenant({ ...scaleOptions(), log: benchLog }, target);
+        return;
+      }
       const build = await scaledTenant(
         { ...scaleOptions(), batch: options.batch, log: benchLog },
         options.tenant,

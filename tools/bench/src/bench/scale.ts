@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 
-import { lexicalCopies, vectorCopies, vectorIndexes } from './scale.sql';
+import { copyId, documentCopies, lexicalCopies, vectorCopies, vectorIndexes } from './scale.sql';
 
 export interface ScaleOptions {
   /** Postgres of the lexical index (DATABASE_URL). */
@@ -27,14 +27,16 @@ export interface ScaleBuild {
 /**
  * A bigger tenant for the benchmark, written directly into both indexes (issue 16 allows it for
  * sizes an ingest through the pipeline would take hours to reach): `copies` copies of every chunk
- * of `source`, each copy a document of its own (`c<n>-<id>`: in key order, the order a snapshot
- * lists chunks in (docs/adr/0061), copy after copy, each a corpus's mix, rather than a chunk's
- * 500 copies side by side, which block bounds would skip as no real corpus allows), its vector
- * nudged by up to ±0.01 per dimension so no two are equal, its ACL kept. Returns what the build cost; a tenant already
- * built is left as it is.
+ * of `source`, each copy a document of its own (`copyId`: a UUID drawn from the copy's number and
+ * the source's id, so copies lie scattered in key order, the order a snapshot lists chunks in
+ * (docs/adr/0061), as a real tenant's random ids do; and not a chunk's 500 copies side by side,
+ * which block bounds would skip as no real corpus allows), its vector nudged by up to ±0.01 per
+ * dimension so no two are equal, its ACL kept; and its document in document-service's table, so
+ * the hit details find it. Returns what the build cost; a tenant already built is left as it is.
  *
  * Writes other services' private tables on purpose (indexing-service's `search_index.chunks` and
- * `postings`, the pgvector store's `kb_vectors_<dimension>`): no API takes ready-made chunks with
+ * `postings`, the pgvector store's `kb_vectors_<dimension>`, document-service's
+ * `document_service.documents`): no API takes ready-made chunks with
  * their vectors copied. A schema change in either store must change scale.sql.ts too (the bench
  * fails loudly when it is stale). How the copies are written, so that ~1,000,000 chunks (500×
  * CISI) take minutes rather than hours (issue 40):
@@ -57,12 +59,7 @@ export async function scaledTenant(
   const vectors = new Client({ connectionString: options.vectorDatabaseUrl });
   await Promise.all([lexical.connect(), vectors.connect()]);
   const table = `kb_vectors_${options.dimension}`;
-  const partition = (
-    await vectors.query<{ name: string }>(`SELECT $1 || left(md5($2), 24) AS name`, [
-      `${table}_p_`,
-      target,
-    ])
-  ).rows[0]!.name;
+  const partition = await partitionOf(vectors, table, target);
   const log = options.log;
   try {
     const sourceChunks = await countChunks(lexical, source);
@@ -104,7 +101,9 @@ export async function scaledTenant(
       // Lexical first: a batch already there (the vector side was interrupted after it) is kept.
       if (!(await lexicalHas(lexical, source, target, last))) {
         await transaction(lexical, async () => {
-          for (const sql of lexicalCopies()) await lexical.query(sql, [source, target, ...range]);
+          for (const sql of [...lexicalCopies(), documentCopies()]) {
+            await lexical.query(sql, [source, target, ...range]);
+          }
         });
       }
       spent.lexical += (performance.now() - t) / 1000;
@@ -142,6 +141,47 @@ export async function scaledTenant(
   }
 }
 
+/**
+ * Removes a scaled tenant from both indexes and document-service's table, then rewrites those
+ * tables (`VACUUM FULL`, minutes at ×500) so that scans over them, such as the deletion e2e
+ * spec's search for a deleted document's text in every table, take as long as before the build.
+ */
+export async function dropScaledTenant(
+  options: Pick<ScaleOptions, 'databaseUrl' | 'vectorDatabaseUrl' | 'dimension' | 'log'>,
+  target: string,
+): Promise<void> {
+  const lexical = new Client({ connectionString: options.databaseUrl });
+  const vectors = new Client({ connectionString: options.vectorDatabaseUrl });
+  await Promise.all([lexical.connect(), vectors.connect()]);
+  try {
+    const partition = await partitionOf(vectors, `kb_vectors_${options.dimension}`, target);
+    await vectors.query(`DROP TABLE IF EXISTS "${partition}"`);
+    options.log(`${target}: vector partition ${partition} dropped`);
+    for (const table of [
+      'search_index.postings',
+      'search_index.chunks',
+      'document_service.documents',
+    ]) {
+      const { rowCount } = await lexical.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [
+        target,
+      ]);
+      options.log(`${target}: ${rowCount ?? 0} rows deleted from ${table}; rewriting it`);
+      await lexical.query(`VACUUM (FULL, ANALYZE) ${table}`);
+    }
+  } finally {
+    await Promise.all([lexical.end(), vectors.end()]);
+  }
+}
+
+/** The scaled tenant's vector partition: `<table>_p_` and 24 hex digits of its name's md5. */
+async function partitionOf(vectors: Client, table: string, target: string): Promise<string> {
+  const { rows } = await vectors.query<{ name: string }>(`SELECT $1 || left(md5($2), 24) AS name`, [
+    `${table}_p_`,
+    target,
+  ]);
+  return rows[0]!.name;
+}
+
 const round = (s: number): number => Math.round(s * 10) / 10;
 
 async function countChunks(lexical: Client, tenant: string): Promise<number> {
@@ -158,7 +198,7 @@ async function lexicalHas(lexical: Client, source: string, target: string, n: nu
     `SELECT 1 FROM search_index.chunks c
       WHERE c.tenant_id = $2
         AND (c.document_id, c.document_version, c.chunk_index) =
-            (SELECT 'c' || $3::integer || '-' || s.document_id, s.document_version, s.chunk_index
+            (SELECT ${copyId('$3::integer', 's.document_id')}::text, s.document_version, s.chunk_index
                FROM search_index.chunks s WHERE s.tenant_id = $1 LIMIT 1)`,
     [source, target, n],
   );
