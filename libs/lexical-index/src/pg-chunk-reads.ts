@@ -21,38 +21,41 @@ import { parseLexicalQuery } from './lexical-query.parser';
  */
 export class PgChunkReads {
   private readonly table: RawBuilder<unknown>;
-  private readonly postings: RawBuilder<unknown>;
 
   constructor(
     private readonly db: Kysely<DB>,
     schema: string,
   ) {
     this.table = sql.table(`${schema}.chunks`);
-    this.postings = sql.table(`${schema}.postings`);
   }
 
+  /**
+   * Each chunk's lexemes and their counts, from its own row: what the `chunks_postings` trigger
+   * writes to `postings` (a lexeme's count is its number of positions in the tsvector), read with
+   * one primary-key lookup per chunk and sent as one JSON object per chunk. Read from `postings`,
+   * a chunk's ~50 rows came by the postings' chunk index: one heap page each where the postings
+   * were not written chunk by chunk, and 50 rows for the driver to parse (docs/performance.md,
+   * 2026-11-28). A chunk without lexemes is absent, as it was.
+   */
   async termVectors(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, TermVector>> {
     if (chunks.length === 0) return new Map();
     const { rows } = await sql<{
       document_id: string;
       document_version: number;
       chunk_index: number;
-      lexeme: string;
-      tf: number;
       doc_len: number;
-    }>`SELECT p.document_id, p.document_version, p.chunk_index, p.lexeme, p.tf, p.doc_len
-         FROM jsonb_to_recordset(${JSON.stringify(chunks.map(toRefRow))}::jsonb)
-              AS a(document_id text, document_version integer, chunk_index integer)
-         JOIN ${this.postings} p ON p.tenant_id = ${space} AND p.document_id = a.document_id
-          AND p.document_version = a.document_version AND p.chunk_index = a.chunk_index`.execute(
-      this.db,
-    );
+      terms: Record<string, number> | null;
+    }>`SELECT c.document_id, c.document_version, c.chunk_index, c.doc_len,
+              (SELECT jsonb_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1))
+                 FROM unnest(c.tsv) AS u) AS terms
+         ${this.chunksOfRecordset(space, chunks)}`.execute(this.db);
     const vectors = new Map<string, TermVector>();
     for (const row of rows) {
-      const key = `${row.document_id}#${row.document_version}#${row.chunk_index}`;
-      const vector = vectors.get(key) ?? { length: row.doc_len, terms: new Map<string, number>() };
-      vector.terms.set(row.lexeme, row.tf);
-      vectors.set(key, vector);
+      if (!row.terms) continue;
+      vectors.set(`${row.document_id}#${row.document_version}#${row.chunk_index}`, {
+        length: row.doc_len,
+        terms: new Map(Object.entries(row.terms)),
+      });
     }
     return vectors;
   }

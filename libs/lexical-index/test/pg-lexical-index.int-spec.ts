@@ -60,6 +60,47 @@ describe('PgLexicalIndex', () => {
     ]);
   });
 
+  it("reads each chunk's term vector from its row as the postings hold it", async () => {
+    const space = toIndexSpace(`tv-${randomUUID().slice(0, 8)}`);
+    const texts = [
+      'Caching caches the cached pages; a cache miss reads the pages again.',
+      'The title words count too.',
+      '!!! ---',
+    ];
+    await index.upsert(
+      space,
+      texts.map((text, i) => ({
+        documentId: `d${i}`,
+        documentVersion: 2,
+        chunkIndex: i,
+        title: i === 1 ? 'Counting words' : '',
+        text,
+        startOffset: 0,
+        endOffset: text.length,
+        attributes: { knowledgeBaseIds: [], tags: [], metadata: {}, uploadedAt: 0, principals: [] },
+      })),
+    );
+    const refs = texts.map((_, i) => ({ documentId: `d${i}`, documentVersion: 2, chunkIndex: i }));
+    const vectors = await index.termVectors(space, refs);
+    const pool = createPool({ url, schema, maxConnections: 1 });
+    const { rows } = await pool.query<{ key: string; lexeme: string; tf: number; doc_len: number }>(
+      `SELECT document_id || '#' || document_version || '#' || chunk_index AS key, lexeme, tf, doc_len
+         FROM postings WHERE tenant_id = $1`,
+      [space],
+    );
+    await pool.end();
+    const expected = new Map<string, { length: number; terms: Map<string, number> }>();
+    for (const row of rows) {
+      const vector = expected.get(row.key) ?? { length: row.doc_len, terms: new Map() };
+      expected.set(row.key, vector);
+      vector.terms.set(row.lexeme, row.tf);
+    }
+    // A chunk of punctuation has no lexeme, hence no vector; counts above 1 are kept.
+    expect([...vectors.keys()].sort()).toEqual(['d0#2#0', 'd1#2#1']);
+    expect(vectors).toEqual(expected);
+    expect(vectors.get('d0#2#0')!.terms.get('cach')).toBeGreaterThan(1);
+  });
+
   describe('the query language (phrases, operators, identifiers)', () => {
     const space = toIndexSpace(`q-${randomUUID().slice(0, 8)}`);
     const texts = [
