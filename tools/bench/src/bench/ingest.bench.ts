@@ -114,12 +114,12 @@ function statFields(stat: string): string[] {
 export function cpuPerUnit(
   before: Record<string, number>,
   after: Record<string, number>,
-  chunks: number,
+  units: number,
 ): Record<string, number> {
   return Object.fromEntries(
-    Object.entries(after).map(([service, ms]) => [
-      service,
-      Math.round(((ms - (before[service] ?? 0)) / Math.max(chunks, 1)) * 100) / 100,
+    Object.entries(after).map(([name, ms]) => [
+      name,
+      Math.round(((ms - (before[name] ?? 0)) / Math.max(units, 1)) * 100) / 100,
     ]),
   );
 }

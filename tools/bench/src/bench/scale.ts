@@ -37,7 +37,7 @@ export interface ScaleBuild {
  * Writes other services' private tables on purpose (indexing-service's `search_index.chunks` and
  * `postings`, the pgvector store's `kb_vectors_<dimension>`, document-service's
  * `document_service.documents`): no API takes ready-made chunks with
- * their vectors copied. A schema change in either store must change scale.sql.ts too (the bench
+ * their vectors copied. A schema change in any of these tables must change scale.sql.ts too (the bench
  * fails loudly when it is stale). How the copies are written, so that ~1,000,000 chunks (500×
  * CISI) take minutes rather than hours (issue 40):
  * - vectors go into the tenant's partition while it is a table of its own, with only its primary
