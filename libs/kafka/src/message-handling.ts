@@ -32,6 +32,11 @@ const handleDuration = meter().createHistogram('kb_event_handle_duration_ms', {
 });
 
 export const HEARTBEAT_MS = 3_000;
+/**
+ * A dead letter's error text in its headers and its log line, at most: the schema error of a
+ * malformed list event names every bad item (one access snapshot of 500 documents: 190 kB).
+ */
+const ERROR_TEXT_LIMIT = 1000;
 
 /** What one partition's batch gives a handler: heartbeats and commits through kafkajs. */
 export interface BatchContext {
@@ -283,7 +288,11 @@ export class MessageHandling {
     message: KafkaMessage,
     letter: DeadLetter,
   ): Promise<void> {
-    this.options.log?.('message dead-lettered', { ...letter, envelope: undefined });
+    const error =
+      letter.error.length <= ERROR_TEXT_LIMIT
+        ? letter.error
+        : `${letter.error.slice(0, ERROR_TEXT_LIMIT)}… (${letter.error.length} characters)`;
+    this.options.log?.('message dead-lettered', { ...letter, error, envelope: undefined });
     const knowledgeBase = letter.envelope && knowledgeBaseOfEvent(letter.envelope);
     deadLettered.add(1, {
       ...eventLabels(letter.topic, this.options.groupId, knowledgeBase),
@@ -302,7 +311,7 @@ export class MessageHandling {
               ...message.headers,
               'x-dlq-source-topic': letter.topic,
               'x-dlq-reason': letter.reason,
-              'x-dlq-error': letter.error.slice(0, 1000),
+              'x-dlq-error': letter.error.slice(0, ERROR_TEXT_LIMIT),
             },
           },
         ],
