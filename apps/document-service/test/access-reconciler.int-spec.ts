@@ -105,4 +105,44 @@ describe('AccessReconciler', () => {
     now = new Date(now.getTime() + 40_000);
     expect(await service.accessReconciler.reconcile()).toBe(3);
   });
+
+  it('sends only what changed since the last pass, less an interval, and everything once per full interval', async () => {
+    const sentIds = async () => {
+      const ids = (await snapshots()).flatMap((s) =>
+        s.payload.kind === 'access_snapshot' ? s.payload.documents.map((d) => d.documentId) : [],
+      );
+      await db.deleteFrom('outbox').execute();
+      return ids.sort();
+    };
+    const held = (await db.selectFrom('documents').select('id').execute()).map((r) => r.id);
+    // 10:01 was the last pass (full at 10:00): this one sends what changed from 10:00 on.
+    now = new Date('2026-11-24T10:05:00Z');
+    expect(await service.accessReconciler.reconcile()).toBe(held.length);
+    await sentIds();
+
+    now = new Date('2026-11-24T10:07:00Z');
+    const added = await insert(t2, 'zoe');
+    const changed = held[0]!;
+    await db.updateTable('documents').set({ updated_at: now }).where('id', '=', changed).execute();
+    await db.deleteFrom('outbox').execute();
+    now = new Date('2026-11-24T10:08:00Z');
+    // Changed since 10:04 (the pass at 10:05, less an interval): the new document and the edited one.
+    expect(await service.accessReconciler.reconcile()).toBe(2);
+    expect(await sentIds()).toEqual([added.id, changed].sort());
+
+    // Ten minutes after the full pass at 10:00, every document again.
+    now = new Date('2026-11-24T10:10:30Z');
+    expect(await service.accessReconciler.reconcile()).toBe(held.length + 1);
+    expect(await sentIds()).toEqual([...held, added.id].sort());
+    now = new Date('2026-11-24T10:12:00Z');
+    expect(await service.accessReconciler.reconcile()).toBe(0);
+
+    // ACCESS_RECONCILE_FULL_INTERVAL_MS=0: every pass sends every document, as before.
+    const always = service.accessReconcilerWith({
+      ACCESS_RECONCILE_INTERVAL_MS: 60_000,
+      ACCESS_RECONCILE_FULL_INTERVAL_MS: 0,
+    });
+    now = new Date('2026-11-24T10:14:00Z');
+    expect(await always.reconcile()).toBe(held.length + 1);
+  });
 });

@@ -53,11 +53,18 @@ export const documentConfigSchema = baseConfigSchema
     /** How often stalled documents are looked for; 0 turns reconciliation off. */
     RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
     /**
-     * How often one replica sends every document's readers to indexing, which repairs any index
-     * that differs (ADR 18); 0 turns it off. The bound on a revoked reader still finding a
-     * document after a failed ACL update is this interval plus one pass.
+     * How often one replica sends documents' readers to indexing, which repairs any index that
+     * differs (ADR 18); 0 turns it off. A pass sends the documents changed since the one before
+     * it (and one interval more), so the bound on a revoked reader still finding a document after
+     * a failed ACL update is this interval plus one pass.
      */
     ACCESS_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(300_000),
+    /**
+     * How often an access pass sends every document rather than the changed ones (24 h): what
+     * changed in an index outside a document's own changes (a restored backup, an edit by hand)
+     * converges within this. 0: every pass sends every document.
+     */
+    ACCESS_RECONCILE_FULL_INTERVAL_MS: z.coerce.number().int().min(0).default(86_400_000),
     /** A version with no status change for this long is stalled. */
     STALLED_AFTER_MS: env.positiveInt(15 * 60_000),
     /** Times a stalled version is sent through the pipeline again before it is failed. */

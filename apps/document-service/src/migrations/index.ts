@@ -29,6 +29,7 @@ import { sourceSchedules } from './20261127T1011_source_schedules';
 import { oneRunningSync } from './20261128T1210_one_running_sync';
 import { outboxLanes } from './20261128T1220_outbox_lanes';
 import { contentHashIndex } from './20261129T0900_content_hash_index';
+import { documentsUpdatedAt } from './20261129T1000_documents_updated_at';
 
 /** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
@@ -58,6 +59,7 @@ export const migrations: Migrations = {
   '20261128T1210_one_running_sync': oneRunningSync,
   '20261128T1220_outbox_lanes': outboxLanes,
   '20261129T0900_content_hash_index': contentHashIndex,
+  '20261129T1000_documents_updated_at': documentsUpdatedAt,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */

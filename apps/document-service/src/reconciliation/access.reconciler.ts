@@ -15,11 +15,12 @@ import { accessSnapshotOf } from '../documents/document-events.builder';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { CLOCK, type Clock } from '../platform/tokens';
-import { TransactionRunner } from '../platform/transaction.runner';
+import { TransactionRunner, type Trx } from '../platform/transaction.runner';
 import { ReconciliationRepository } from './reconciliation.repository';
 
 const snapshotsSent = meter().createCounter('kb_access_snapshot_documents_total', {
-  description: 'Documents whose readers access reconciliation sent to indexing for comparison',
+  description:
+    'Documents whose readers access reconciliation sent to indexing for comparison, by pass (full or changes)',
 });
 
 /** Documents read (and snapshot events written) per transaction. */
@@ -34,10 +35,16 @@ type AccessRow = Pick<DocumentRecord, 'id' | 'tenantId' | 'principals' | 'metaVe
 
 /**
  * Access reconciliation (docs/adr/0018): every `ACCESS_RECONCILE_INTERVAL_MS` one replica sends
- * what this service holds of every document's readers (principals and meta version) to indexing as
+ * what this service holds of documents' readers (principals and meta version) to indexing as
  * `access_snapshot` events, one per tenant and page. indexing-service compares each entry with
  * what both indexes were last given and repairs any difference, so an ACL change that failed to
  * reach them (a store down, a dead-lettered event, a reordered one) converges within an interval.
+ *
+ * A pass sends the documents changed since the pass before it started, less one interval (a
+ * change committed late, or stamped by a replica whose clock lags, is sent twice rather than
+ * never); every `ACCESS_RECONCILE_FULL_INTERVAL_MS`, and on the first pass ever, it sends every
+ * document. At a million documents a full pass is about a hundred megabytes of events, parsed by
+ * every consumer of `kb.document.v1` (docs/performance.md, "The access reconciliation at scale").
  */
 @Injectable()
 export class AccessReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -51,7 +58,10 @@ export class AccessReconciler implements OnApplicationBootstrap, BeforeApplicati
     @Inject(OutboxRelay) private readonly outbox: OutboxWake,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(DOCUMENT_CONFIG)
-    private readonly config: Pick<DocumentConfig, 'ACCESS_RECONCILE_INTERVAL_MS'>,
+    private readonly config: Pick<
+      DocumentConfig,
+      'ACCESS_RECONCILE_INTERVAL_MS' | 'ACCESS_RECONCILE_FULL_INTERVAL_MS'
+    >,
   ) {
     this.task = new PeriodicTask(
       'access reconciliation',
@@ -70,20 +80,18 @@ export class AccessReconciler implements OnApplicationBootstrap, BeforeApplicati
   }
 
   /**
-   * One pass over every tenant's documents, unless another replica started one less than half an
-   * interval ago. Returns how many documents were sent, or undefined when the pass was not ours.
+   * One pass over every tenant's documents, or those changed since the last pass, unless another
+   * replica started one less than half an interval ago. Returns how many documents were sent, or
+   * undefined when the pass was not ours.
    */
   async reconcile(): Promise<number | undefined> {
-    const gap = this.config.ACCESS_RECONCILE_INTERVAL_MS / 2;
-    const claimed = await this.transactions.run((trx) =>
-      this.repository.claimRun(trx, 'access', this.clock(), gap),
-    );
-    if (!claimed) return undefined;
+    const pass = await this.transactions.run((trx) => this.claim(trx));
+    if (!pass) return undefined;
     let sent = 0;
     let after: string | undefined;
     for (;;) {
       const page = await this.transactions.run(async (trx) => {
-        const rows = await this.repository.accessPage(trx, after, ACCESS_PAGE);
+        const rows = await this.repository.accessPage(trx, after, ACCESS_PAGE, pass.changedSince);
         for (const [tenantId, documents] of byTenant(rows)) {
           for (const part of bySize(documents)) {
             await this.events.enqueue(
@@ -102,9 +110,28 @@ export class AccessReconciler implements OnApplicationBootstrap, BeforeApplicati
       if (page.length < ACCESS_PAGE) break;
       after = page[page.length - 1]!.id;
     }
-    snapshotsSent.add(sent);
-    this.logger.log(`access reconciliation: readers of ${sent} documents sent to indexing`);
+    snapshotsSent.add(sent, { pass: pass.changedSince ? 'changes' : 'full' });
+    this.logger.log(
+      pass.changedSince
+        ? `access reconciliation: readers of ${sent} documents changed since ${pass.changedSince.toISOString()} sent to indexing`
+        : `access reconciliation: readers of all ${sent} documents sent to indexing`,
+    );
     return sent;
+  }
+
+  /** This replica's pass, if it is ours: of every document, or of those changed since a time. */
+  private async claim(trx: Trx): Promise<{ changedSince?: Date } | undefined> {
+    const now = this.clock();
+    const interval = this.config.ACCESS_RECONCILE_INTERVAL_MS;
+    const previous = await this.repository.claimRunAfter(trx, 'access', now, interval / 2);
+    if (previous === false) return undefined;
+    const fullEvery = this.config.ACCESS_RECONCILE_FULL_INTERVAL_MS;
+    // The full pass's claim is taken whatever `previous` says: the first pass ever is full too.
+    const full =
+      fullEvery === 0 || (await this.repository.claimRun(trx, 'access-full', now, fullEvery));
+    return full || previous === null
+      ? {}
+      : { changedSince: new Date(previous.getTime() - interval) };
   }
 }
 

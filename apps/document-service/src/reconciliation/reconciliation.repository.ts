@@ -64,25 +64,37 @@ export class ReconciliationRepository {
    * with a gap of half the interval a pass starts at least once per interval and rarely twice.
    */
   async claimRun(trx: Trx, name: string, now: Date, minGapMs: number): Promise<boolean> {
-    const claimed = await sqlOf(trx)
-      .insertInto('reconciliation_runs')
-      .values({ name, ran_at: now })
-      .onConflict((oc) =>
-        oc
-          .column('name')
-          .doUpdateSet({ ran_at: now })
-          .where('reconciliation_runs.ran_at', '<=', new Date(now.getTime() - minGapMs)),
-      )
-      .returning('name')
-      .executeTakeFirst();
-    return claimed !== undefined;
+    return (await this.claimRunAfter(trx, name, now, minGapMs)) !== false;
   }
 
-  /** Every tenant's documents after `after` (by id), with who may read them and their version. */
+  /**
+   * `claimRun`, answering when the pass claimed last started (null: never), or false when it is
+   * not ours. The previous start is read in the claiming statement: a CTE sees the row as it was.
+   */
+  async claimRunAfter(
+    trx: Trx,
+    name: string,
+    now: Date,
+    minGapMs: number,
+  ): Promise<Date | null | false> {
+    const { rows } = await sql<{ previous: Date | null }>`
+      WITH previous AS (SELECT ran_at FROM reconciliation_runs WHERE name = ${name})
+      INSERT INTO reconciliation_runs (name, ran_at) VALUES (${name}, ${now})
+      ON CONFLICT (name) DO UPDATE SET ran_at = EXCLUDED.ran_at
+        WHERE reconciliation_runs.ran_at <= ${new Date(now.getTime() - minGapMs)}
+      RETURNING (SELECT ran_at FROM previous) AS previous`.execute(sqlOf(trx));
+    return rows.length === 0 ? false : (rows[0]!.previous ?? null);
+  }
+
+  /**
+   * Every tenant's documents after `after` (by id), with who may read them and their version;
+   * with `changedSince`, those changed since (`updated_at`, which every change of readers moves).
+   */
   async accessPage(
     trx: Trx,
     after: string | undefined,
     limit: number,
+    changedSince?: Date,
   ): Promise<Array<Pick<DocumentRecord, 'id' | 'tenantId' | 'principals' | 'metaVersion'>>> {
     let query = sqlOf(trx)
       .selectFrom('documents')
@@ -90,6 +102,7 @@ export class ReconciliationRepository {
       .orderBy('id')
       .limit(limit);
     if (after) query = query.where('id', '>', after);
+    if (changedSince) query = query.where('updated_at', '>=', changedSince);
     return (await query.execute()).map((row) => ({
       id: row.id,
       tenantId: toTenantId(row.tenant_id),

@@ -58,6 +58,15 @@ export function sqlDocumentService(
   const writer = new OutboxWriter(new SqlOutboxRepository(db));
   const relay = countingRelay();
   const blobs = new MemoryBlobStore({ bucket: 'kb-documents' });
+  const accessReconcilerWith = (config: ConstructorParameters<typeof AccessReconciler>[5]) =>
+    new AccessReconciler(
+      transactions,
+      new ReconciliationRepository(),
+      writer,
+      relay,
+      clock,
+      config,
+    );
   // Nothing here asks a model's dimension: a knowledge base stores its own.
   const directory = new KnowledgeBaseDirectoryService(knowledgeBasesRepository, defaults, {
     dimensionOf: async () => undefined,
@@ -155,14 +164,12 @@ export function sqlDocumentService(
       defaults,
       unlimitedQuotas,
     ),
-    accessReconciler: new AccessReconciler(
-      transactions,
-      new ReconciliationRepository(),
-      writer,
-      relay,
-      clock,
-      { ACCESS_RECONCILE_INTERVAL_MS: 60_000 },
-    ),
+    accessReconciler: accessReconcilerWith({
+      ACCESS_RECONCILE_INTERVAL_MS: 60_000,
+      ACCESS_RECONCILE_FULL_INTERVAL_MS: 600_000,
+    }),
+    /** Another replica's access reconciler, configured as `config` says. */
+    accessReconcilerWith,
     reconciler: new Reconciler(
       transactions,
       new ReconciliationRepository(),
