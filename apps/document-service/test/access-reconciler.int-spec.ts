@@ -137,10 +137,10 @@ describe('AccessReconciler', () => {
     now = new Date('2026-11-24T10:12:00Z');
     expect(await service.accessReconciler.reconcile()).toBe(0);
 
-    // ACCESS_RECONCILE_FULL_INTERVAL_MS=0: every pass sends every document, as before.
+    // RECONCILE_FULL_INTERVAL_MS=0: every pass sends every document, as before.
     const always = service.accessReconcilerWith({
       ACCESS_RECONCILE_INTERVAL_MS: 60_000,
-      ACCESS_RECONCILE_FULL_INTERVAL_MS: 0,
+      RECONCILE_FULL_INTERVAL_MS: 0,
     });
     now = new Date('2026-11-24T10:14:00Z');
     expect(await always.reconcile()).toBe(held.length + 1);

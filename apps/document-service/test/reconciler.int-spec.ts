@@ -206,4 +206,38 @@ describe('Reconciler', () => {
     expect((await reconciler.reconcile()).membershipRepaired).toEqual([tagged.id]);
     expect(await rowOf(tagged.id)).toMatchObject({ knowledge_base_ids: ['default'] });
   });
+
+  it('looks for drift among what changed since its last look, and everywhere once per full interval', async () => {
+    const looking = service.reconcilerWith({
+      RECONCILE_INTERVAL_MS: minute,
+      RECONCILE_FULL_INTERVAL_MS: 60 * minute,
+      STALLED_AFTER_MS: 15 * minute,
+      RECONCILE_MAX_REDRIVES: 2,
+    });
+    // Drift written by hand, as a lost write would leave it: the row's updated_at stays.
+    const drift = (id: string) =>
+      db
+        .updateTable('documents')
+        .set({ knowledge_base_ids: ['default', 'gone'] })
+        .where('id', '=', id)
+        .execute();
+    now = new Date('2026-11-25T08:00:00Z');
+    // Another tenant's: a look repairs every drifted document of a tenant it finds.
+    const old = await insert({ tags: ['old'], tenantId: toTenantId('t2') });
+    expect((await looking.reconcile()).membershipRepaired).toEqual([]); // the first look: everywhere
+    now = new Date('2026-11-25T08:05:00Z');
+    expect((await looking.reconcile()).membershipRepaired).toEqual([]);
+    await drift(old.id);
+    // Since 08:04 (the look at 08:05, less an interval): `old` last changed at 08:00.
+    now = new Date('2026-11-25T08:10:00Z');
+    expect((await looking.reconcile()).membershipRepaired).toEqual([]);
+    now = new Date('2026-11-25T08:11:00Z');
+    const fresh = await insert({ tags: ['fresh'] });
+    await drift(fresh.id);
+    now = new Date('2026-11-25T08:12:00Z');
+    expect((await looking.reconcile()).membershipRepaired).toEqual([fresh.id]);
+    // An hour after the first look, everywhere again.
+    now = new Date('2026-11-25T09:01:00Z');
+    expect((await looking.reconcile()).membershipRepaired).toEqual([old.id]);
+  });
 });

@@ -182,9 +182,9 @@ EMBEDDING_MODEL: {{ include "kb.embeddingModelName" .root | quote }}
 # Asked which models are served, and their dimensions, when a knowledge base is created.
 EMBEDDING_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "root" .root "name" "embedding-service")) | quote }}
 # The readers of documents changed since the last pass go to indexing-service this often, to
-# repair any index that differs; every document's at the full interval.
+# repair any index that differs; every document's at the full interval (memberships too).
 ACCESS_RECONCILE_INTERVAL_MS: {{ $v.convergence.accessReconcileIntervalMs | quote }}
-ACCESS_RECONCILE_FULL_INTERVAL_MS: {{ $v.convergence.accessReconcileFullIntervalMs | int64 | quote }}
+RECONCILE_FULL_INTERVAL_MS: {{ $v.convergence.fullReconcileIntervalMs | int64 | quote }}
 # What each tenant's S3 sources may read (docs/adr/0026): tenant to [{bucket, prefix}]; none by default.
 SOURCE_ALLOWLIST: {{ $v.sources.allowlist | toJson | quote }}
 # Every tenant's limits (docs/adr/0053); 0 is none. Tenant admins may only tighten them.

@@ -60,11 +60,12 @@ export const documentConfigSchema = baseConfigSchema
      */
     ACCESS_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(300_000),
     /**
-     * How often an access pass sends every document rather than the changed ones (24 h): what
-     * changed in an index outside a document's own changes (a restored backup, an edit by hand)
-     * converges within this. 0: every pass sends every document.
+     * How often the access pass sends every document rather than the changed ones, and the
+     * membership look reads every document rather than the changed ones (24 h): what changed
+     * outside a document's own changes (an index restored from a backup, a row edited by hand)
+     * converges within this. 0: every pass and look reads every document.
      */
-    ACCESS_RECONCILE_FULL_INTERVAL_MS: z.coerce.number().int().min(0).default(86_400_000),
+    RECONCILE_FULL_INTERVAL_MS: z.coerce.number().int().min(0).default(86_400_000),
     /** A version with no status change for this long is stalled. */
     STALLED_AFTER_MS: env.positiveInt(15 * 60_000),
     /** Times a stalled version is sent through the pipeline again before it is failed. */

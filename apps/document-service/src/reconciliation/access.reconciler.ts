@@ -42,7 +42,7 @@ type AccessRow = Pick<DocumentRecord, 'id' | 'tenantId' | 'principals' | 'metaVe
  *
  * A pass sends the documents changed since the pass before it started, less one interval (a
  * change committed late, or stamped by a replica whose clock lags, is sent twice rather than
- * never); every `ACCESS_RECONCILE_FULL_INTERVAL_MS`, and on the first pass ever, it sends every
+ * never); every `RECONCILE_FULL_INTERVAL_MS`, and on the first pass ever, it sends every
  * document. At a million documents a full pass is about a hundred megabytes of events, parsed by
  * every consumer of `kb.document.v1` (docs/performance.md, "The access reconciliation at scale").
  */
@@ -60,7 +60,7 @@ export class AccessReconciler implements OnApplicationBootstrap, BeforeApplicati
     @Inject(DOCUMENT_CONFIG)
     private readonly config: Pick<
       DocumentConfig,
-      'ACCESS_RECONCILE_INTERVAL_MS' | 'ACCESS_RECONCILE_FULL_INTERVAL_MS'
+      'ACCESS_RECONCILE_INTERVAL_MS' | 'RECONCILE_FULL_INTERVAL_MS'
     >,
   ) {
     this.task = new PeriodicTask(
@@ -125,7 +125,7 @@ export class AccessReconciler implements OnApplicationBootstrap, BeforeApplicati
     const interval = this.config.ACCESS_RECONCILE_INTERVAL_MS;
     const previous = await this.repository.claimRunAfter(trx, 'access', now, interval / 2);
     if (previous === false) return undefined;
-    const fullEvery = this.config.ACCESS_RECONCILE_FULL_INTERVAL_MS;
+    const fullEvery = this.config.RECONCILE_FULL_INTERVAL_MS;
     // The full pass's claim is taken whatever `previous` says: the first pass ever is full too.
     const full =
       fullEvery === 0 || (await this.repository.claimRun(trx, 'access-full', now, fullEvery));

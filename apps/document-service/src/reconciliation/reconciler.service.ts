@@ -1,3 +1,4 @@
+import type { TenantId } from '@kb/contracts';
 import { meter } from '@kb/observability';
 import { PeriodicTask } from '@kb/timing';
 import {
@@ -49,7 +50,10 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
     @Inject(DOCUMENT_CONFIG)
     private readonly config: Pick<
       DocumentConfig,
-      'RECONCILE_INTERVAL_MS' | 'STALLED_AFTER_MS' | 'RECONCILE_MAX_REDRIVES'
+      | 'RECONCILE_INTERVAL_MS'
+      | 'RECONCILE_FULL_INTERVAL_MS'
+      | 'STALLED_AFTER_MS'
+      | 'RECONCILE_MAX_REDRIVES'
     >,
   ) {
     this.task = new PeriodicTask(
@@ -85,7 +89,7 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
         }
       }
       // A rule or tag change that raced another can leave membership behind; it is repaired here.
-      for (const tenantId of await this.repository.tenantsWithDriftedMemberships(trx)) {
+      for (const tenantId of await this.driftedTenants(trx, now)) {
         result.membershipRepaired.push(
           ...(await this.membership.applyTagRules(trx, tenantId, now)),
         );
@@ -102,6 +106,24 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
       );
     }
     return report;
+  }
+
+  /**
+   * The tenants whose memberships drifted, looked for by one replica per half interval among the
+   * documents changed since its last look (less an interval; those of tenants whose rules changed
+   * too), and among every document on the first look and every `RECONCILE_FULL_INTERVAL_MS`: at
+   * 86,317 documents a look at every one took 0.9 s of Postgres (docs/performance.md).
+   */
+  private async driftedTenants(trx: Trx, now: Date): Promise<TenantId[]> {
+    const interval = this.config.RECONCILE_INTERVAL_MS;
+    const previous = await this.repository.claimRunAfter(trx, 'membership', now, interval / 2);
+    if (previous === false) return [];
+    const fullEvery = this.config.RECONCILE_FULL_INTERVAL_MS;
+    const full =
+      fullEvery === 0 || (await this.repository.claimRun(trx, 'membership-full', now, fullEvery));
+    const changedSince =
+      full || previous === null ? undefined : new Date(previous.getTime() - interval);
+    return this.repository.tenantsWithDriftedMemberships(trx, changedSince);
   }
 
   /** The version's `uploaded` event goes out again; every stage is idempotent. */

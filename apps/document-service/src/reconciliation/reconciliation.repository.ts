@@ -111,10 +111,20 @@ export class ReconciliationRepository {
     }));
   }
 
-  /** The tenants with a document whose membership no longer matches its tags and the tag rules. */
-  async tenantsWithDriftedMemberships(trx: Trx): Promise<TenantId[]> {
+  /**
+   * The tenants with a document whose membership no longer matches its tags and the tag rules;
+   * with `changedSince`, among the documents changed since and those of tenants with a knowledge
+   * base changed since (a drift follows a change of tags or of a rule).
+   */
+  async tenantsWithDriftedMemberships(trx: Trx, changedSince?: Date): Promise<TenantId[]> {
+    // `= ANY(ARRAY(...))`, not `IN (...)`: the planner then ORs two index scans (0.5 ms at 86,317
+    // documents) where `IN` read every row (60 ms).
+    const scope = changedSince
+      ? sql<boolean>`(d.updated_at >= ${changedSince} OR d.tenant_id = ANY(ARRAY(
+          SELECT tenant_id FROM knowledge_bases WHERE updated_at >= ${changedSince})))`
+      : sql<boolean>`true`;
     const tenants = await sql<{ tenant_id: string }>`
-      SELECT DISTINCT tenant_id FROM (${membershipDrift(sql<boolean>`true`)}) AS drifted
+      SELECT DISTINCT tenant_id FROM (${membershipDrift(scope)}) AS drifted
       ORDER BY tenant_id`.execute(sqlOf(trx));
     return tenants.rows.map((row) => toTenantId(row.tenant_id));
   }

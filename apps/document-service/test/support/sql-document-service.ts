@@ -58,6 +58,8 @@ export function sqlDocumentService(
   const writer = new OutboxWriter(new SqlOutboxRepository(db));
   const relay = countingRelay();
   const blobs = new MemoryBlobStore({ bucket: 'kb-documents' });
+  const reconcilerWith = (config: ConstructorParameters<typeof Reconciler>[5]) =>
+    new Reconciler(transactions, new ReconciliationRepository(), membership, relay, clock, config);
   const accessReconcilerWith = (config: ConstructorParameters<typeof AccessReconciler>[5]) =>
     new AccessReconciler(
       transactions,
@@ -166,17 +168,16 @@ export function sqlDocumentService(
     ),
     accessReconciler: accessReconcilerWith({
       ACCESS_RECONCILE_INTERVAL_MS: 60_000,
-      ACCESS_RECONCILE_FULL_INTERVAL_MS: 600_000,
+      RECONCILE_FULL_INTERVAL_MS: 600_000,
     }),
     /** Another replica's access reconciler, configured as `config` says. */
     accessReconcilerWith,
-    reconciler: new Reconciler(
-      transactions,
-      new ReconciliationRepository(),
-      membership,
-      relay,
-      clock,
-      { RECONCILE_INTERVAL_MS: 0, ...config },
-    ),
+    reconciler: reconcilerWith({
+      RECONCILE_INTERVAL_MS: 0,
+      RECONCILE_FULL_INTERVAL_MS: 0,
+      ...config,
+    }),
+    /** Another replica's reconciler, configured as `config` says. */
+    reconcilerWith,
   };
 }
