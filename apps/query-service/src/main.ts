@@ -120,6 +120,10 @@ function lexicalIndex(
   const searches = meter().createCounter('kb_lexical_searches_total', {
     description: 'BM25 searches by where they ran: memory (a current snapshot) or index (Postgres)',
   });
+  const carryFailures = meter().createCounter('kb_lexical_carry_failures_total', {
+    description:
+      "Snapshots that read their posting lists cold: the new chunks' postings could not be read",
+  });
   const builds = meter().createHistogram('kb_lexical_snapshot_build_ms', {
     description: "Time to read a space's chunks and build its in-memory BM25 snapshot",
     unit: 'ms',
@@ -144,6 +148,13 @@ function lexicalIndex(
         `lexical snapshot of ${space} not built, BM25 in Postgres: ${String(error)}`,
         'LexicalIndex',
       ),
+    onCarryFailed: (space, error) => {
+      carryFailures.add(1);
+      logger.warn(
+        `lexical snapshot of ${space}: the last one's lists not carried over, read cold: ${String(error)}`,
+        'LexicalIndex',
+      );
+    },
     onSearch: (path) => {
       annotateActiveSpan({ 'kb.lexical': path });
       searches.add(1, { path });

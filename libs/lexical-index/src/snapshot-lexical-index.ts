@@ -226,7 +226,10 @@ export class SnapshotLexicalIndex implements LexicalIndex {
           last &&
           (await CarriedPostings.between(last, snapshot, (chunks) =>
             this.source.termVectors(space, chunks),
-          ).catch(() => undefined));
+          ).catch((error: unknown) => {
+            this.options.onCarryFailed?.(space, error);
+            return undefined;
+          }));
         if (carried) this.lists.carry(snapshot, carried);
         this.snapshots.delete(space);
         this.snapshots.set(space, snapshot);

@@ -49,6 +49,11 @@ export interface SnapshotOptions {
   onBuilt?: (space: IndexSpace, chunks: number, ms: number) => void;
   /** Told when reading a space's chunks for a snapshot failed (its searches go to Postgres). */
   onBuildFailed?: (space: IndexSpace, error: unknown) => void;
+  /**
+   * Told when a new snapshot could not take the last one's posting lists over because the new
+   * chunks' postings could not be read (docs/adr/0061): it is built, and reads its lists cold.
+   */
+  onCarryFailed?: (space: IndexSpace, error: unknown) => void;
   /** Told how each search was answered: `memory` (a snapshot) or `index` (Postgres). */
   onSearch?: (path: 'memory' | 'index') => void;
   now?: () => number;

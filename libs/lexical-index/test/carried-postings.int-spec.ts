@@ -139,9 +139,11 @@ describe('SnapshotLexicalIndex across generations', () => {
       }
     }
     const failing = new Failing({ url, schema });
+    const told: string[] = [];
     const cold = new SnapshotLexicalIndex(failing, {
       generation: async () => pg.generation,
       waitForSnapshot: true,
+      onCarryFailed: (failed, error) => told.push(`${failed}: ${String(error)}`),
     });
     try {
       const query = queries[2]!;
@@ -151,6 +153,8 @@ describe('SnapshotLexicalIndex across generations', () => {
       const expected = (await pg.search(space, query)).map(withoutScore);
       expect((await cold.search(space, query)).map(withoutScore)).toEqual(expected);
       expect(failing.postingReads).toEqual([['berth', 'pilot', 'quay']]);
+      // The first snapshot had nothing to carry; the second's failed read is told.
+      expect(told).toEqual([`${space}: Error: the postings of the new chunks are unreadable`]);
     } finally {
       await failing.close();
     }
