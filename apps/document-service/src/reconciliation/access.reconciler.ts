@@ -15,7 +15,7 @@ import { accessSnapshotOf } from '../documents/document-events.builder';
 import { OutboxRelay, type OutboxWake } from '../outbox/outbox.relay';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { CLOCK, type Clock } from '../platform/tokens';
-import { TransactionRunner, type Trx } from '../platform/transaction.runner';
+import { TransactionRunner } from '../platform/transaction.runner';
 import { ReconciliationRepository } from './reconciliation.repository';
 
 const snapshotsSent = meter().createCounter('kb_access_snapshot_documents_total', {
@@ -85,7 +85,15 @@ export class AccessReconciler implements OnApplicationBootstrap, BeforeApplicati
    * undefined when the pass was not ours.
    */
   async reconcile(): Promise<number | undefined> {
-    const pass = await this.transactions.run((trx) => this.claim(trx));
+    const pass = await this.transactions.run((trx) =>
+      this.repository.claimChangesPass(
+        trx,
+        'access',
+        this.clock(),
+        this.config.ACCESS_RECONCILE_INTERVAL_MS,
+        this.config.RECONCILE_FULL_INTERVAL_MS,
+      ),
+    );
     if (!pass) return undefined;
     let sent = 0;
     let after: string | undefined;
@@ -117,21 +125,6 @@ export class AccessReconciler implements OnApplicationBootstrap, BeforeApplicati
         : `access reconciliation: readers of all ${sent} documents sent to indexing`,
     );
     return sent;
-  }
-
-  /** This replica's pass, if it is ours: of every document, or of those changed since a time. */
-  private async claim(trx: Trx): Promise<{ changedSince?: Date } | undefined> {
-    const now = this.clock();
-    const interval = this.config.ACCESS_RECONCILE_INTERVAL_MS;
-    const previous = await this.repository.claimRunAfter(trx, 'access', now, interval / 2);
-    if (previous === false) return undefined;
-    const fullEvery = this.config.RECONCILE_FULL_INTERVAL_MS;
-    // The full pass's claim is taken whatever `previous` says: the first pass ever is full too.
-    const full =
-      fullEvery === 0 || (await this.repository.claimRun(trx, 'access-full', now, fullEvery));
-    return full || previous === null
-      ? {}
-      : { changedSince: new Date(previous.getTime() - interval) };
   }
 }
 

@@ -115,15 +115,14 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
    * 86,317 documents a look at every one took 0.9 s of Postgres (docs/performance.md).
    */
   private async driftedTenants(trx: Trx, now: Date): Promise<TenantId[]> {
-    const interval = this.config.RECONCILE_INTERVAL_MS;
-    const previous = await this.repository.claimRunAfter(trx, 'membership', now, interval / 2);
-    if (previous === false) return [];
-    const fullEvery = this.config.RECONCILE_FULL_INTERVAL_MS;
-    const full =
-      fullEvery === 0 || (await this.repository.claimRun(trx, 'membership-full', now, fullEvery));
-    const changedSince =
-      full || previous === null ? undefined : new Date(previous.getTime() - interval);
-    return this.repository.tenantsWithDriftedMemberships(trx, changedSince);
+    const look = await this.repository.claimChangesPass(
+      trx,
+      'membership',
+      now,
+      this.config.RECONCILE_INTERVAL_MS,
+      this.config.RECONCILE_FULL_INTERVAL_MS,
+    );
+    return look ? this.repository.tenantsWithDriftedMemberships(trx, look.changedSince) : [];
   }
 
   /** The version's `uploaded` event goes out again; every stage is idempotent. */

@@ -71,7 +71,7 @@ export class ReconciliationRepository {
    * `claimRun`, answering when the pass claimed last started (null: never), or false when it is
    * not ours. The previous start is read in the claiming statement: a CTE sees the row as it was.
    */
-  async claimRunAfter(
+  private async claimRunAfter(
     trx: Trx,
     name: string,
     now: Date,
@@ -84,6 +84,29 @@ export class ReconciliationRepository {
         WHERE reconciliation_runs.ran_at <= ${new Date(now.getTime() - minGapMs)}
       RETURNING (SELECT ran_at FROM previous) AS previous`.execute(sqlOf(trx));
     return rows.length === 0 ? false : (rows[0]!.previous ?? null);
+  }
+
+  /**
+   * Claims the periodic pass `name` (every `intervalMs`, as `claimRun`) that reads what changed:
+   * undefined when it is not ours; otherwise `changedSince`, the previous pass's start less one
+   * interval (a change committed late, or stamped by a replica whose clock lags, is read twice
+   * rather than never), or none when this pass reads everything: the first one, and one every
+   * `fullEveryMs` (claimed as `<name>-full`; 0: every pass).
+   */
+  async claimChangesPass(
+    trx: Trx,
+    name: string,
+    now: Date,
+    intervalMs: number,
+    fullEveryMs: number,
+  ): Promise<{ changedSince?: Date } | undefined> {
+    const previous = await this.claimRunAfter(trx, name, now, intervalMs / 2);
+    if (previous === false) return undefined;
+    // The full pass's claim is taken whatever `previous` says: the first pass ever is full too.
+    const full = fullEveryMs === 0 || (await this.claimRun(trx, `${name}-full`, now, fullEveryMs));
+    return full || previous === null
+      ? {}
+      : { changedSince: new Date(previous.getTime() - intervalMs) };
   }
 
   /**
