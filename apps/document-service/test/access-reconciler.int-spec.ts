@@ -9,6 +9,7 @@ import type { Pool } from 'pg';
 import type { NewDocument } from '../src/documents/document.model';
 import { migrations } from '../src/migrations';
 import type { DocumentDatabase } from '../src/platform/db.types';
+import { ACCESS_PAGE } from '../src/reconciliation/access.reconciler';
 import { sqlDocumentService } from './support/sql-document-service';
 
 jest.setTimeout(30_000);
@@ -63,6 +64,15 @@ describe('AccessReconciler', () => {
       .map((event) => ({ key: event.tenantId, payload: event.payload }));
   };
 
+  /** The ids of the documents sent since the last call, sorted. */
+  const sentIds = async () => {
+    const ids = (await snapshots()).flatMap((s) =>
+      s.payload.kind === 'access_snapshot' ? s.payload.documents.map((d) => d.documentId) : [],
+    );
+    await db.deleteFrom('outbox').execute();
+    return ids.sort();
+  };
+
   it('sends every document’s readers and meta version, per tenant, once per interval', async () => {
     const [a, b, c] = [await insert(t1), await insert(t1), await insert(t2, 'zoe')];
     const alice: Access = {
@@ -107,13 +117,6 @@ describe('AccessReconciler', () => {
   });
 
   it('sends only what changed since the last pass, less an interval, and everything once per full interval', async () => {
-    const sentIds = async () => {
-      const ids = (await snapshots()).flatMap((s) =>
-        s.payload.kind === 'access_snapshot' ? s.payload.documents.map((d) => d.documentId) : [],
-      );
-      await db.deleteFrom('outbox').execute();
-      return ids.sort();
-    };
     const held = (await db.selectFrom('documents').select('id').execute()).map((r) => r.id);
     // 10:01 was the last pass (full at 10:00): this one sends what changed from 10:00 on.
     now = new Date('2026-11-24T10:05:00Z');
@@ -141,8 +144,100 @@ describe('AccessReconciler', () => {
     const always = service.accessReconcilerWith({
       ACCESS_RECONCILE_INTERVAL_MS: 60_000,
       RECONCILE_FULL_INTERVAL_MS: 0,
+      ACCESS_RECONCILE_RATE: 0,
     });
     now = new Date('2026-11-24T10:14:00Z');
     expect(await always.reconcile()).toBe(held.length + 1);
+  });
+
+  describe('a full pass at a pace', () => {
+    const fullRow = () =>
+      db
+        .selectFrom('reconciliation_runs')
+        .select(['resume_after', 'progressed_at'])
+        .where('name', '=', 'access-full')
+        .executeTakeFirstOrThrow();
+    const paced = (perSecond: number) =>
+      service.accessReconcilerWith({
+        ACCESS_RECONCILE_INTERVAL_MS: 60_000,
+        RECONCILE_FULL_INTERVAL_MS: 600_000,
+        ACCESS_RECONCILE_RATE: perSecond,
+      });
+    let ids: string[];
+
+    beforeAll(async () => {
+      // More documents than a page: copies of one, each with an id of its own.
+      const [first] = await db.selectFrom('documents').select('id').limit(1).execute();
+      await sql`INSERT INTO documents
+        SELECT (jsonb_populate_record(d, jsonb_build_object('id', gen_random_uuid()))).*
+        FROM documents d, generate_series(1, ${ACCESS_PAGE + 100}::int) WHERE d.id = ${first!.id}`.execute(
+        db,
+      );
+      ids = (await db.selectFrom('documents').select('id').orderBy('id').execute()).map(
+        (r) => r.id,
+      );
+      await db.deleteFrom('outbox').execute();
+    });
+
+    it('stops at a shutdown after the page it was sending, and a later pass resumes it from there', async () => {
+      now = new Date('2026-11-24T11:00:00Z');
+      const stopping = paced(1);
+      const pass = stopping.reconcile();
+      await stopping.beforeApplicationShutdown();
+      // One page, then the pace's wait, cut short by the shutdown.
+      expect(await pass).toBe(ACCESS_PAGE);
+      expect(await sentIds()).toEqual(ids.slice(0, ACCESS_PAGE));
+      expect((await fullRow()).resume_after).toBe(ids[ACCESS_PAGE - 1]);
+
+      // Within an interval of its last page the pass is not taken over: changes only.
+      now = new Date('2026-11-24T11:00:40Z');
+      expect(await paced(0).reconcile()).toBe(0);
+
+      // Past it, the next pass sends the rest and what changed among those already sent.
+      now = new Date('2026-11-24T11:01:30Z');
+      const edited = ids[3]!;
+      await db.updateTable('documents').set({ updated_at: now }).where('id', '=', edited).execute();
+      expect(await paced(0).reconcile()).toBe(ids.length - ACCESS_PAGE + 1);
+      expect(await sentIds()).toEqual([edited, ...ids.slice(ACCESS_PAGE)].sort());
+      expect((await fullRow()).resume_after).toBeNull();
+      now = new Date('2026-11-24T11:02:30Z');
+      expect(await paced(0).reconcile()).toBe(1);
+      await sentIds();
+    });
+
+    it('a pass that made no progress for an interval is taken over, and its replica stops', async () => {
+      now = new Date('2026-11-24T11:20:00Z');
+      const slow = paced(200);
+      const pass = slow.reconcile();
+      // The first page is sent; the slow replica waits 2.5 s before its second.
+      for (let i = 0; i < 200 && (await fullRow()).resume_after !== ids[ACCESS_PAGE - 1]; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      now = new Date('2026-11-24T11:21:30Z');
+      expect(await paced(0).reconcile()).toBe(ids.length - ACCESS_PAGE);
+      // The slow replica's next page finds its claim taken and sends nothing more.
+      expect(await pass).toBe(ACCESS_PAGE);
+      expect(await sentIds()).toEqual(ids);
+      expect((await fullRow()).resume_after).toBeNull();
+    });
+
+    it('a pass of changes that stops gives its claim back, so the next one reads from where it did', async () => {
+      now = new Date('2026-11-24T11:30:00Z');
+      await db.updateTable('documents').set({ updated_at: now }).execute();
+      now = new Date('2026-11-24T11:30:10Z');
+      expect(await paced(0).reconcile()).toBe(ids.length);
+      await sentIds();
+      now = new Date('2026-11-24T11:31:00Z');
+      await db.updateTable('documents').set({ updated_at: now }).execute();
+      now = new Date('2026-11-24T11:31:30Z');
+      const stopping = paced(1);
+      const pass = stopping.reconcile();
+      await stopping.beforeApplicationShutdown();
+      expect(await pass).toBe(ACCESS_PAGE);
+      await sentIds();
+      // At once, not half an interval later, and from the stopped pass's start: everything.
+      now = new Date('2026-11-24T11:31:31Z');
+      expect(await paced(0).reconcile()).toBe(ids.length);
+    });
   });
 });

@@ -185,6 +185,8 @@ EMBEDDING_SERVICE_URL: {{ printf "http://%s" (include "kb.serviceName" (dict "ro
 # repair any index that differs; every document's at the full interval (memberships too).
 ACCESS_RECONCILE_INTERVAL_MS: {{ $v.convergence.accessReconcileIntervalMs | quote }}
 RECONCILE_FULL_INTERVAL_MS: {{ $v.convergence.fullReconcileIntervalMs | int64 | quote }}
+# At most this many documents a second, so that a full pass is not a burst (docs/adr/0018).
+ACCESS_RECONCILE_RATE: {{ $v.convergence.accessReconcileRate | int64 | quote }}
 # What each tenant's S3 sources may read (docs/adr/0026): tenant to [{bucket, prefix}]; none by default.
 SOURCE_ALLOWLIST: {{ $v.sources.allowlist | toJson | quote }}
 # Every tenant's limits (docs/adr/0053); 0 is none. Tenant admins may only tighten them.

@@ -66,6 +66,12 @@ export const documentConfigSchema = baseConfigSchema
      * converges within this. 0: every pass and look reads every document.
      */
     RECONCILE_FULL_INTERVAL_MS: z.coerce.number().int().min(0).default(86_400_000),
+    /**
+     * Documents a second an access pass sends at most (0: no limit): a full pass at a million
+     * documents then spreads its ~230 s of CPU (Kafka, Postgres and five consumers) over about 17
+     * minutes instead of a burst (docs/adr/0018).
+     */
+    ACCESS_RECONCILE_RATE: z.coerce.number().int().min(0).default(1_000),
     /** A version with no status change for this long is stalled. */
     STALLED_AFTER_MS: env.positiveInt(15 * 60_000),
     /** Times a stalled version is sent through the pipeline again before it is failed. */

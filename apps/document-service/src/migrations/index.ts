@@ -30,6 +30,7 @@ import { oneRunningSync } from './20261128T1210_one_running_sync';
 import { outboxLanes } from './20261128T1220_outbox_lanes';
 import { contentHashIndex } from './20261129T0900_content_hash_index';
 import { documentsUpdatedAt } from './20261129T1000_documents_updated_at';
+import { resumablePasses } from './20261130T1200_resumable_passes';
 
 /** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
@@ -60,6 +61,7 @@ export const migrations: Migrations = {
   '20261128T1220_outbox_lanes': outboxLanes,
   '20261129T0900_content_hash_index': contentHashIndex,
   '20261129T1000_documents_updated_at': documentsUpdatedAt,
+  '20261130T1200_resumable_passes': resumablePasses,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */

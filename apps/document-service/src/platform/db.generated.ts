@@ -132,7 +132,9 @@ export interface Quotas {
 
 export interface ReconciliationRuns {
   name: string;
+  progressed_at: Timestamp | null;
   ran_at: Timestamp;
+  resume_after: string | null;
 }
 
 export interface Sources {

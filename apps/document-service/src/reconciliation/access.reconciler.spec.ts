@@ -1,6 +1,6 @@
 import { toTenantId } from '@kb/contracts';
 
-import { bySize } from './access.reconciler';
+import { bySize, paceDelayMs } from './access.reconciler';
 
 const row = (id: string, principals: string[]) => ({
   id,
@@ -22,5 +22,16 @@ describe('bySize', () => {
     // A single row over the limit still goes, alone.
     expect(bySize([row('x', wide)], 10).map((part) => part.length)).toEqual([1]);
     expect(bySize([])).toEqual([]);
+  });
+});
+
+describe('paceDelayMs', () => {
+  it('waits until the documents sent fit the rate, and not at all without one', () => {
+    // 500 documents at 1,000 a second: half a second after the start, less what already passed.
+    expect(paceDelayMs(0, 500, 1_000)).toBe(500);
+    expect(paceDelayMs(200, 500, 1_000)).toBe(300);
+    // Behind the rate already (a slow page): no wait.
+    expect(paceDelayMs(900, 500, 1_000)).toBe(0);
+    expect(paceDelayMs(0, 5_000, 0)).toBe(0);
   });
 });

@@ -7,6 +7,15 @@ import { toRecord } from '../documents/document-row.mapper';
 import { membershipDrift } from '../documents/membership-drift.sql';
 import { sqlOf, type Trx } from '../platform/transaction.runner';
 
+/** The id before every other: a resumable pass that has sent nothing yet. */
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+/** Which documents a page of the access pass reads (all of them when empty). */
+export interface AccessScope {
+  changedSince?: Date | undefined;
+  everyAfter?: string | undefined;
+}
+
 /**
  * Reconciliation's SQL. Its sweeps span tenants by design (one pass repairs every tenant, and
  * replicas share it with SKIP LOCKED); its writes take the tenant of the document they repair.
@@ -88,7 +97,7 @@ export class ReconciliationRepository {
 
   /**
    * Claims the periodic pass `name` (every `intervalMs`, as `claimRun`) that reads what changed:
-   * undefined when it is not ours; otherwise `changedSince`, the previous pass's start less one
+   * undefined when it is not ours; otherwise `changedSince`, the `previous` pass's start less one
    * interval (a change committed late, or stamped by a replica whose clock lags, is read twice
    * rather than never), or none when this pass reads everything: the first one, and one every
    * `fullEveryMs` (claimed as `<name>-full`; 0: every pass).
@@ -99,33 +108,109 @@ export class ReconciliationRepository {
     now: Date,
     intervalMs: number,
     fullEveryMs: number,
-  ): Promise<{ changedSince?: Date } | undefined> {
+  ): Promise<{ changedSince?: Date; previous?: Date } | undefined> {
     const previous = await this.claimRunAfter(trx, name, now, intervalMs / 2);
     if (previous === false) return undefined;
     // The full pass's claim is taken whatever `previous` says: the first pass ever is full too.
     const full = fullEveryMs === 0 || (await this.claimRun(trx, `${name}-full`, now, fullEveryMs));
     return full || previous === null
       ? {}
-      : { changedSince: new Date(previous.getTime() - intervalMs) };
+      : { changedSince: new Date(previous.getTime() - intervalMs), previous };
+  }
+
+  /**
+   * Starts the resumable pass `name` from the first document (its row as `claimRun` left it).
+   * Answers the stamp that owns it: `progressResumable` moves it on only while it is unchanged.
+   */
+  async startResumable(trx: Trx, name: string, now: Date): Promise<Date> {
+    await sqlOf(trx)
+      .insertInto('reconciliation_runs')
+      .values({ name, ran_at: now, resume_after: NIL_UUID, progressed_at: now })
+      .onConflict((conflict) =>
+        conflict.column('name').doUpdateSet({ resume_after: NIL_UUID, progressed_at: now }),
+      )
+      .execute();
+    return now;
+  }
+
+  /**
+   * Gives the pass `name` claimed at `claimedAt` back, as if it had started at `previous`: a pass
+   * of changes stopped before its end, so that the next one reads from where this one did.
+   */
+  async unclaimRun(trx: Trx, name: string, claimedAt: Date, previous: Date): Promise<void> {
+    await sqlOf(trx)
+      .updateTable('reconciliation_runs')
+      .set({ ran_at: previous })
+      .where('name', '=', name)
+      .where('ran_at', '=', claimedAt)
+      .execute();
+  }
+
+  /**
+   * Takes over the resumable pass `name` if it is unfinished and made no progress since
+   * `staleBefore` (its replica stopped or died): the id it stopped after, and the stamp that now
+   * owns it; undefined when there is none to take.
+   */
+  async takeOverResumable(
+    trx: Trx,
+    name: string,
+    now: Date,
+    staleBefore: Date,
+  ): Promise<{ after: string; stamp: Date } | undefined> {
+    const row = await sqlOf(trx)
+      .updateTable('reconciliation_runs')
+      .set({ progressed_at: now })
+      .where('name', '=', name)
+      .where('resume_after', 'is not', null)
+      .where('progressed_at', '<', staleBefore)
+      .returning('resume_after')
+      .executeTakeFirst();
+    return row?.resume_after ? { after: row.resume_after, stamp: now } : undefined;
+  }
+
+  /**
+   * Records that the resumable pass `name` sent every document up to `after` (null: all of them,
+   * the pass is done), if `stamp` still owns it. False when another replica took it over.
+   */
+  async progressResumable(
+    trx: Trx,
+    name: string,
+    stamp: Date,
+    now: Date,
+    after: string | null,
+  ): Promise<boolean> {
+    const result = await sqlOf(trx)
+      .updateTable('reconciliation_runs')
+      .set({ resume_after: after, progressed_at: now })
+      .where('name', '=', name)
+      .where('progressed_at', '=', stamp)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   /**
    * Every tenant's documents after `after` (by id), with who may read them and their version;
-   * with `changedSince`, those changed since (`updated_at`, which every change of readers moves).
+   * with `changedSince`, those changed since (`updated_at`, which every change of readers moves),
+   * and with `everyAfter` as well, every document after that id too (a full pass resumed).
    */
   async accessPage(
     trx: Trx,
     after: string | undefined,
     limit: number,
-    changedSince?: Date,
+    scope: AccessScope = {},
   ): Promise<Array<Pick<DocumentRecord, 'id' | 'tenantId' | 'principals' | 'metaVersion'>>> {
+    const { changedSince, everyAfter } = scope;
     let query = sqlOf(trx)
       .selectFrom('documents')
       .select(['id', 'tenant_id', 'principals', 'meta_version'])
       .orderBy('id')
       .limit(limit);
     if (after) query = query.where('id', '>', after);
-    if (changedSince) query = query.where('updated_at', '>=', changedSince);
+    if (changedSince && everyAfter) {
+      query = query.where((eb) =>
+        eb.or([eb('updated_at', '>=', changedSince), eb('id', '>', everyAfter)]),
+      );
+    } else if (changedSince) query = query.where('updated_at', '>=', changedSince);
     return (await query.execute()).map((row) => ({
       id: row.id,
       tenantId: toTenantId(row.tenant_id),

@@ -169,6 +169,7 @@ export function sqlDocumentService(
     accessReconciler: accessReconcilerWith({
       ACCESS_RECONCILE_INTERVAL_MS: 60_000,
       RECONCILE_FULL_INTERVAL_MS: 600_000,
+      ACCESS_RECONCILE_RATE: 0,
     }),
     /** Another replica's access reconciler, configured as `config` says. */
     accessReconcilerWith,
