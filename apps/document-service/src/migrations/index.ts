@@ -28,9 +28,9 @@ import { sources } from './20261127T1010_sources';
 import { sourceSchedules } from './20261127T1011_source_schedules';
 import { oneRunningSync } from './20261128T1210_one_running_sync';
 import { outboxLanes } from './20261128T1220_outbox_lanes';
+import { resumablePasses } from './20261128T1225_resumable_passes';
 import { contentHashIndex } from './20261129T0900_content_hash_index';
 import { documentsUpdatedAt } from './20261129T1000_documents_updated_at';
-import { resumablePasses } from './20261130T1200_resumable_passes';
 
 /** This service's migrations, applied in name order to its own schema (DB_SCHEMA). */
 export const migrations: Migrations = {
@@ -59,9 +59,9 @@ export const migrations: Migrations = {
   '20261127T1011_source_schedules': sourceSchedules,
   '20261128T1210_one_running_sync': oneRunningSync,
   '20261128T1220_outbox_lanes': outboxLanes,
+  '20261128T1225_resumable_passes': resumablePasses,
   '20261129T0900_content_hash_index': contentHashIndex,
   '20261129T1000_documents_updated_at': documentsUpdatedAt,
-  '20261130T1200_resumable_passes': resumablePasses,
 };
 
 /** The variables migrating reads: the Helm hook's container is given these and no others. */
