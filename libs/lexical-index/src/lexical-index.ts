@@ -182,4 +182,20 @@ export interface LexicalIndex {
   /** Resolves when the index answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * An index that holds spaces in memory: what it holds now (`warmSet`), and the same taken up
+   * again by a new process before its first search (`warm`; docs/adr/0062). Absent elsewhere.
+   */
+  warmSet?(limits: { spaces: number; lexemes: number }): WarmSpace[];
+  /**
+   * Holds the space at its current generation and these lexemes' lists in it, waiting for both;
+   * false when the space cannot be held (its generation or rows unreadable, or too large).
+   */
+  warm?(space: IndexSpace, lexemes: string[]): Promise<boolean>;
+}
+
+/** A space an index holds in memory and the lexemes whose lists it holds there, most used first. */
+export interface WarmSpace {
+  space: IndexSpace;
+  lexemes: string[];
 }

@@ -145,6 +145,21 @@ export class HeldPostingLists {
     return found;
   }
 
+  /**
+   * The lexemes whose lists are held for the snapshot, or for the one it carries from, the most
+   * recently used first (docs/adr/0062).
+   */
+  lexemesOf(snapshot: SpaceSnapshot): string[] {
+    const owners = new Set([String(snapshot.id), String(this.carried.get(snapshot)?.from)]);
+    const keys = [...this.lists.keys()];
+    const lexemes = new Set<string>();
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const cut = keys[i]!.indexOf('\u0000');
+      if (owners.has(keys[i]!.slice(0, cut))) lexemes.add(keys[i]!.slice(cut + 1));
+    }
+    return [...lexemes];
+  }
+
   /** Lists read for the snapshot, held from now on. */
   hold(snapshot: SpaceSnapshot, lists: Map<string, PostingList>): void {
     for (const [lexeme, list] of lists) {

@@ -1,4 +1,4 @@
-import type { EditableAttributes, IndexSpace } from '@kb/contracts';
+import type { IndexSpace } from '@kb/contracts';
 import { raceAbort } from '@kb/database';
 
 import { FEEDBACK_CAP, ownWeight, queryWeights } from './bm25-rank';
@@ -11,14 +11,14 @@ import type {
   LexicalMatch,
   LexicalPassMemo,
   LexicalQuery,
-  LexicalRecord,
-  LexicalWrite,
   QueryExpansion,
   TermVector,
+  WarmSpace,
 } from './lexical-index';
 import { parseLexicalQuery } from './lexical-query.parser';
 import { CarriedPostings, coldLists, HeldPostingLists } from './posting-lists';
 import type { SnapshotOptions, SnapshotSource } from './snapshot-options';
+import { SourcePassThrough } from './source-pass-through';
 import { type PostingList, SpaceSnapshot } from './space-snapshot';
 
 export type { SnapshotOptions, SnapshotSource } from './snapshot-options';
@@ -55,6 +55,8 @@ const NO_TEXT = { title: '', text: '' };
 const TEXT_CHARACTERS = 16_000_000;
 const TERM_VECTOR_TERMS = 500_000;
 const LOCATIONS = 100_000;
+/** Lexemes whose lists `warm` reads in one query. */
+const WARM_LISTS_PER_READ = 256;
 
 /**
  * BM25 in memory over a snapshot of each space, taken at the space's index generation
@@ -79,7 +81,7 @@ const LOCATIONS = 100_000;
  * are kept across generations (`ChunkContentCache`). Writes and the other reads are passed
  * through.
  */
-export class SnapshotLexicalIndex implements LexicalIndex {
+export class SnapshotLexicalIndex extends SourcePassThrough implements LexicalIndex {
   private readonly snapshots = new Map<IndexSpace, SpaceSnapshot>();
   private readonly builds = new Map<IndexSpace, Promise<SpaceSnapshot | undefined>>();
   private readonly lastBuild = new Map<IndexSpace, { endedAt: number; took: number }>();
@@ -103,9 +105,10 @@ export class SnapshotLexicalIndex implements LexicalIndex {
   private readonly now: () => number;
 
   constructor(
-    private readonly source: SnapshotSource,
+    source: SnapshotSource,
     private readonly options: SnapshotOptions,
   ) {
+    super(source);
     this.maxChunks = options.maxChunks ?? 250_000;
     this.lists = new HeldPostingLists(options.maxPostings ?? 4_000_000);
     this.now = options.now ?? Date.now;
@@ -287,36 +290,35 @@ export class SnapshotLexicalIndex implements LexicalIndex {
     return lists;
   }
 
-  upsert(space: IndexSpace, records: LexicalWrite[]): Promise<void> {
-    return this.source.upsert(space, records);
+  /**
+   * What this process holds, for the next to take up (`warm`, docs/adr/0062): each space with a
+   * snapshot, the most recently searched first, with the lexemes whose lists it holds there.
+   */
+  warmSet(limits: { spaces: number; lexemes: number }): WarmSpace[] {
+    return [...this.snapshots]
+      .reverse()
+      .slice(0, limits.spaces)
+      .map(([space, snapshot]) => ({
+        space,
+        lexemes: this.lists.lexemesOf(snapshot).slice(0, limits.lexemes),
+      }));
   }
 
-  deleteDocument(space: IndexSpace, documentId: string, olderThan?: number): Promise<number> {
-    return this.source.deleteDocument(space, documentId, olderThan);
-  }
-
-  deleteDocuments(space: IndexSpace, documentIds: string[]): Promise<number> {
-    return this.source.deleteDocuments(space, documentIds);
-  }
-
-  documentVersions(space: IndexSpace): AsyncIterable<{ documentId: string; versions: number[] }> {
-    return this.source.documentVersions(space);
-  }
-
-  setAttributes(
-    space: IndexSpace,
-    documentId: string,
-    attributes: EditableAttributes,
-  ): Promise<number> {
-    return this.source.setAttributes(space, documentId, attributes);
-  }
-
-  setPrincipals(space: IndexSpace, documentId: string, principals: string[]): Promise<number> {
-    return this.source.setPrincipals(space, documentId, principals);
-  }
-
-  countDocument(space: IndexSpace, documentId: string): Promise<number> {
-    return this.source.countDocument(space, documentId);
+  /**
+   * The space's snapshot at its current generation, built and waited for, and these lexemes'
+   * lists read into it (a few hundred a query): a new process takes up what the last one held
+   * before it answers (docs/adr/0062). False when the space cannot be held.
+   */
+  async warm(space: IndexSpace, lexemes: string[]): Promise<boolean> {
+    const generation = await this.options.generation(space).catch(() => undefined);
+    if (generation === undefined) return false;
+    const held = this.snapshots.get(space);
+    const snapshot = held?.generation === generation ? held : await this.build(space, generation);
+    if (!snapshot) return false;
+    for (let i = 0; i < lexemes.length; i += WARM_LISTS_PER_READ) {
+      await this.postingsFor(space, snapshot, lexemes.slice(i, i + WARM_LISTS_PER_READ));
+    }
+    return true;
   }
 
   texts(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, ChunkText>> {
@@ -329,21 +331,5 @@ export class SnapshotLexicalIndex implements LexicalIndex {
 
   termVectors(space: IndexSpace, chunks: ChunkRef[]): Promise<Map<string, TermVector>> {
     return this.vectors.get(space, chunks, (missing) => this.source.termVectors(space, missing));
-  }
-
-  matching(space: IndexSpace, query: string, chunks: ChunkRef[]): Promise<Set<string>> {
-    return this.source.matching(space, query, chunks);
-  }
-
-  chunksAround(space: IndexSpace, anchors: ChunkRef[], radius: number): Promise<LexicalRecord[]> {
-    return this.source.chunksAround(space, anchors, radius);
-  }
-
-  ping(): Promise<void> {
-    return this.source.ping();
-  }
-
-  close(): Promise<void> {
-    return this.source.close();
   }
 }

@@ -191,4 +191,50 @@ describe('SnapshotLexicalIndex across generations', () => {
     expect((await small.search(space, queries[1]!)).map(withoutScore)).toEqual(expected);
     expect(paths).toEqual({ memory: 1, index: 3 });
   });
+
+  it('hands what it holds to a new process, which takes it up before its first search', async () => {
+    const first = new SnapshotLexicalIndex(pg, {
+      generation: async () => pg.generation,
+      waitForSnapshot: true,
+    });
+    expect(first.warmSet({ spaces: 8, lexemes: 100 })).toEqual([]);
+    await first.search(space, queries[0]!);
+    await first.search(space, queries[2]!);
+    // A write: the next snapshot carries the lists, and the set still names them.
+    await pg.upsert(space, chunks('doc-warm', 1, ['group:a']));
+    await first.search(space, queries[1]!);
+    const [held, ...others] = first.warmSet({ spaces: 8, lexemes: 100 });
+    expect(others).toEqual([]);
+    expect(held!.space).toBe(space);
+    // The most recently used first: the last search's lexemes, then the earlier ones'.
+    expect(new Set(held!.lexemes.slice(0, 3))).toEqual(new Set(['cargo', 'ship', 'tide']));
+    expect(new Set(held!.lexemes)).toEqual(
+      new Set(['cargo', 'ship', 'tide', 'berth', 'pilot', 'quay', 'crane', 'harbour']),
+    );
+    expect(first.warmSet({ spaces: 8, lexemes: 2 })[0]!.lexemes).toHaveLength(2);
+
+    // Without `waitForSnapshot` a new process's first search would go to Postgres.
+    const paths: string[] = [];
+    const next = new SnapshotLexicalIndex(pg, {
+      generation: async () => pg.generation,
+      onSearch: (path) => paths.push(path),
+    });
+    pg.postingReads = [];
+    expect(await next.warm(held!.space, held!.lexemes)).toBe(true);
+    expect(pg.postingReads.flat().sort()).toEqual([...held!.lexemes].sort());
+    pg.postingReads = [];
+    for (const query of queries) {
+      const expected = (await pg.search(space, query)).map(withoutScore);
+      expect((await next.search(space, query)).map(withoutScore)).toEqual(expected);
+    }
+    expect(paths).toEqual(['memory', 'memory', 'memory']);
+    expect(pg.postingReads).toEqual([]);
+
+    // A space it cannot hold is not warmed.
+    const small = new SnapshotLexicalIndex(pg, {
+      generation: async () => pg.generation,
+      maxChunks: 1,
+    });
+    expect(await small.warm(space, ['crane'])).toBe(false);
+  });
 });
