@@ -141,6 +141,9 @@ function startService(name, { env = process.env, ports = {}, logDir, onLine } = 
         ? {
             EMBEDDING_RUNS: env.KB_QUERY_SERVICE_RUNS ?? '2',
             EMBEDDING_THREADS: env.KB_QUERY_SERVICE_THREADS ?? '1',
+            // Each local stack (npm start, the bench, each test suite) keeps its own warm set
+            // (docs/adr/0062): tests never take up a benchmark's million chunks.
+            LEXICAL_WARM_KEY: env.LEXICAL_WARM_KEY ?? `kb:lexical:warm:v1:local:${port}`,
           }
         : {}),
     },

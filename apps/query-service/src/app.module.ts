@@ -65,6 +65,7 @@ import { RerankController } from './rerank/rerank.controller';
 import { RerankService } from './rerank/rerank.service';
 import { crossEncoderStateOf, type Reranker } from './search/cross-encoder.reranker';
 import { HybridRetrieval } from './search/hybrid.retrieval';
+import { lexicalWarmCheck,LexicalWarmStart } from './search/lexical-warm-start';
 import { QueryEmbedder } from './search/query.embedder';
 import { SearchController } from './search/search.controller';
 import { SearchGrpcController } from './search/search.grpc';
@@ -152,6 +153,7 @@ export class AppModule {
           },
         },
         { provide: RERANKER, useValue: deps.reranker ?? null },
+        LexicalWarmStart,
         {
           provide: QueryEmbedder,
           inject: [SEARCH_CACHE],
@@ -238,9 +240,11 @@ export class AppModule {
         Readiness,
         {
           provide: READINESS_CHECKS,
-          inject: [GrpcTransport],
-          useFactory: (grpc: GrpcTransport) => [
+          inject: [GrpcTransport, LexicalWarmStart],
+          useFactory: (grpc: GrpcTransport, warm: LexicalWarmStart) => [
             { name: 'grpc', check: async () => grpc.listening },
+            // Not ready while it takes up what the last process held, within its time (ADR 62).
+            lexicalWarmCheck(warm),
             // Ready while either index answers: with one down, searches degrade instead of failing.
             {
               name: 'search-backend',

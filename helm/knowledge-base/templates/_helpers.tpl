@@ -305,6 +305,9 @@ PSEUDO_RELEVANCE_FEEDBACK: {{ $v.search.pseudoRelevanceFeedback | quote }}
 LEXICAL_MEMORY_CHUNKS: {{ $v.search.lexicalMemoryChunks | quote }}
 LEXICAL_IDF: {{ $v.search.lexicalIdf | quote }}
 LEXICAL_MEMORY_POSTINGS: {{ if kindIs "string" $v.search.lexicalMemoryPostings }}{{ $v.search.lexicalMemoryPostings | quote }}{{ else }}{{ $v.search.lexicalMemoryPostings | int64 | quote }}{{ end }}
+LEXICAL_WARM_TIMEOUT_MS: {{ $v.search.lexicalWarmTimeoutMs | int64 | quote }}
+# One warm set per release, should releases share a Redis (docs/adr/0062).
+LEXICAL_WARM_KEY: {{ printf "kb:lexical:warm:v1:%s" .root.Release.Name | quote }}
 SEARCH_CACHE_TTL_SECONDS: {{ $v.search.cacheTtlSeconds | quote }}
 RERANK_CANDIDATES: {{ $v.search.rerankCandidates | quote }}
 RERANK_BUDGET_MS: {{ $v.search.rerankBudgetMs | quote }}

@@ -29,7 +29,8 @@ export interface CacheLookup {
  */
 export interface SearchCache {
   get(key: string): Promise<string | undefined>;
-  set(key: string, value: string): Promise<void>;
+  /** Stored for the cache's TTL, or for `ttlSeconds`. */
+  set(key: string, value: string, ttlSeconds?: number): Promise<void>;
   /**
    * The tenant's mirrored index generation and the entry under `key`, in one round trip (one
    * MGET): a cache hit needs nothing else (docs/adr/0029). With `also`, the value under that key
@@ -159,10 +160,10 @@ export class RedisSearchCache implements SearchCache {
     }
   }
 
-  async set(key: string, value: string): Promise<void> {
+  async set(key: string, value: string, ttlSeconds = this.ttlSeconds): Promise<void> {
     try {
       await withTimeout(
-        this.client.set(key, value, { expiration: { type: 'EX', value: this.ttlSeconds } }),
+        this.client.set(key, value, { expiration: { type: 'EX', value: ttlSeconds } }),
         250,
       );
     } catch (error) {

@@ -92,6 +92,19 @@ export const queryConfigSchema = baseConfigSchema
      */
     LEXICAL_WINDOWED_FROM: z.coerce.number().int().min(0).default(WINDOWED_FROM),
     /**
+     * How long a new process may spend taking up what the last one held in memory (each space's
+     * snapshot and its posting lists, kept in Redis) before it reports ready (docs/adr/0062):
+     * past it, it is ready and goes on warming behind its searches. 0: no warm start.
+     */
+    LEXICAL_WARM_TIMEOUT_MS: z.coerce.number().int().min(0).default(120_000),
+    /** How often what it holds is written down for the next process (and at shutdown). */
+    LEXICAL_WARM_SAVE_INTERVAL_MS: env.positiveInt(300_000),
+    /**
+     * The Redis key that set is kept under: one per deployment (the local scripts give each stack
+     * of services its own, so tests never take up a benchmark's set).
+     */
+    LEXICAL_WARM_KEY: z.string().min(1).default('kb:lexical:warm:v1'),
+    /**
      * Cross-encoder for `rerank: true`: a sub-folder of RERANKER_MODEL_DIR (default: the embedding
      * model folder) holding a BERT sequence classifier in ONNX; it also serves POST /v1/rerank.
      * `npm start` and the chart name ms-marco-MiniLM-L-12-v2, which fetch-model.sh installs (ADR
