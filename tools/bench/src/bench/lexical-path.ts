@@ -30,6 +30,21 @@ export function lexicalPathsIn(text: string): LexicalPaths {
   };
 }
 
+/** What a warm start took up (query-service's readiness details, docs/adr/0062). */
+export interface WarmStart {
+  state: string;
+  spaces: number;
+  lists: number;
+  ms?: number;
+}
+
+/** The warm start query-service reports, or undefined when it reports none. */
+export async function warmStartOf(queryUrl: string): Promise<WarmStart | undefined> {
+  const response = await fetch(new URL('/health/ready', queryUrl));
+  const body = (await response.json()) as { details?: { lexical_warm?: WarmStart } };
+  return body.details?.lexical_warm;
+}
+
 export const pathsBetween = (before: LexicalPaths, after: LexicalPaths): LexicalPaths => ({
   memory: after.memory - before.memory,
   index: after.index - before.index,

@@ -9,7 +9,7 @@ import { afterWrite } from './after-write';
 import { diskMb, sampleMemory } from './footprint';
 import type { GhzOptions } from './ghz';
 import { type LatencySummary, measure, StageSamples } from './latency';
-import { lexicalPaths, pathsBetween, untilInMemory } from './lexical-path';
+import { lexicalPaths, pathsBetween, untilInMemory, warmStartOf } from './lexical-path';
 import { callersOf, readerToken, TEAMS } from './query.callers';
 import { independentPasses, TOP_K } from './query.ghz';
 import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
@@ -122,6 +122,10 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
             options.log,
           )
         : Promise.resolve(undefined);
+    // Whether the services took up the last run's warm set before they were ready (ADR 62): a
+    // run after another on the same tenant starts warm; LEXICAL_WARM_TIMEOUT_MS=0 starts cold.
+    const warmStart = options.queryUrl ? await warmStartOf(options.queryUrl) : undefined;
+    if (warmStart) options.log(`warm start: ${JSON.stringify(warmStart)}`);
     const settled = await settle();
     if (settled) options.log(`lexical snapshot in use after ${settled.waited_ms} ms`);
     // Warm-up, not among the passes: right after an ingest or a snapshot's build the new rows,
@@ -283,6 +287,7 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
           }
         : {}),
       query: {
+        ...(warmStart ? { warm_start: warmStart } : {}),
         warm_up: { c4: { ...warmUp, failed: warmUpFailures } },
         after_write: written,
         miss,

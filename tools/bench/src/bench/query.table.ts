@@ -19,6 +19,7 @@ interface QueryResult {
   memory_mb: Record<string, number>;
   lexical?: { passes: { memory: number; index: number }; snapshot_build_ms: number };
   query: {
+    warm_start?: { state: string; spaces: number; lists: number; ms?: number };
     warm_up?: { c4: { p50_ms: number; p95_ms: number; failed: number } };
     after_write?: { c4: { p50_ms: number; p95_ms: number; failed: number } };
     miss?: Record<string, { deadline_exceeded?: number }>;
@@ -77,6 +78,11 @@ export function queryTable(value: object): string {
     row('BM25 searches (memory, Postgres)', `${p.memory}, ${p.index}`);
     row('snapshot build ms', String(r.lexical.snapshot_build_ms));
   }
+  const start = r.query.warm_start;
+  row(
+    'warm start (spaces, lists, ms)',
+    start && `${start.state} (${start.spaces}, ${start.lists}, ${start.ms ?? '–'})`,
+  );
   const warm = r.query.warm_up?.c4;
   row('warm-up c4 p50 / p95 (failed)', warm && `${pair(warm)} (${warm.failed})`);
   const written = r.query.after_write?.c4;
