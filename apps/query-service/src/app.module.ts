@@ -65,7 +65,7 @@ import { RerankController } from './rerank/rerank.controller';
 import { RerankService } from './rerank/rerank.service';
 import { crossEncoderStateOf, type Reranker } from './search/cross-encoder.reranker';
 import { HybridRetrieval } from './search/hybrid.retrieval';
-import { lexicalWarmCheck,LexicalWarmStart } from './search/lexical-warm-start';
+import { lexicalWarmCheck, LexicalWarmStart } from './search/lexical-warm-start';
 import { QueryEmbedder } from './search/query.embedder';
 import { SearchController } from './search/search.controller';
 import { SearchGrpcController } from './search/search.grpc';
