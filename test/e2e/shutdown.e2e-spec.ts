@@ -140,4 +140,57 @@ describe('graceful shutdown while ingesting', () => {
       expect(Object.keys(doc.stageTimes)).toContain('indexed');
     }
   });
+
+  it('has a restarted query-service take up the lexical index the last one held before it is ready', async () => {
+    const queryUrl = `http://127.0.0.1:${PORTS['query-service'].port}`;
+    const token = await testToken({ tenant: TENANT, user: 'loader', roles: ['editor'] });
+    // Each search its own text: no cached result answers instead of the index.
+    let n = 0;
+    const search = async () => {
+      const response = await fetch(`${queryUrl}/v1/search`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `topic sentence document ${n++}`, mode: 'lexical' }),
+      });
+      expect(response.status).toBe(200);
+    };
+    /** BM25 searches so far by where they ran: a snapshot in memory, or Postgres. */
+    const paths = async () => {
+      const text = await (await fetch(`${queryUrl}/metrics`)).text();
+      const count = (path: string) =>
+        Number(
+          text.match(
+            new RegExp(`kb_lexical_searches_total{[^}]*path="${path}"[^}]*} (\\d+)`),
+          )?.[1] ?? 0,
+        );
+      return { memory: count('memory'), index: count('index') };
+    };
+    // The first search goes to Postgres while the snapshot is built; then the lists are read.
+    await waitFor(
+      async () => {
+        await search();
+        return paths();
+      },
+      (p) => p.memory > 0,
+      30_000,
+      200,
+    );
+    const victim = services.find((s) => s.name === 'query-service')!;
+    await stopServices([victim], 15_000);
+    const restarted = startService('query-service', { env, ports: PORTS, logDir });
+    services = services.map((s) => (s.name === 'query-service' ? restarted : s));
+    await waitReady([restarted]);
+
+    const ready = (await (await fetch(`${queryUrl}/health/ready`)).json()) as {
+      details: { lexical_warm: { state: string; spaces: number; lists: number } };
+    };
+    // This suite's space at least (its port's set may name an earlier run's spaces too).
+    const warm = ready.details.lexical_warm;
+    expect(warm.state).toBe('warm');
+    expect(warm.spaces).toBeGreaterThanOrEqual(1);
+    expect(warm.lists).toBeGreaterThanOrEqual(3);
+    // Its first search is answered in memory: no build to wait for, none sent to Postgres.
+    await search();
+    expect(await paths()).toEqual({ memory: 1, index: 0 });
+  });
 });

@@ -292,10 +292,13 @@ export class SnapshotLexicalIndex extends SourcePassThrough implements LexicalIn
 
   /**
    * What this process holds, for the next to take up (`warm`, docs/adr/0062): each space with a
-   * snapshot, the most recently searched first, with the lexemes whose lists it holds there.
+   * snapshot of some chunks, the most recently searched first, with the lexemes whose lists it
+   * holds there.
    */
   warmSet(limits: { spaces: number; lexemes: number }): WarmSpace[] {
+    // An empty space (a tenant since deleted, say) is not worth a build at the next start.
     return [...this.snapshots]
+      .filter(([, snapshot]) => snapshot.size > 0)
       .reverse()
       .slice(0, limits.spaces)
       .map(([space, snapshot]) => ({

@@ -229,6 +229,11 @@ describe('SnapshotLexicalIndex across generations', () => {
     }
     expect(paths).toEqual(['memory', 'memory', 'memory']);
     expect(pg.postingReads).toEqual([]);
+    // A space with no chunks (a tenant deleted since) is held, but not handed on.
+    expect(
+      await next.warm(toIndexSpace(`carry-empty-${randomUUID().slice(0, 8)}`), ['crane']),
+    ).toBe(true);
+    expect(next.warmSet({ spaces: 8, lexemes: 100 }).map((held) => held.space)).toEqual([space]);
 
     // A space it cannot hold is not warmed.
     const small = new SnapshotLexicalIndex(pg, {
