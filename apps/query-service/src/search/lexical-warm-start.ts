@@ -125,8 +125,9 @@ export class LexicalWarmStart implements OnApplicationBootstrap, BeforeApplicati
   }
 
   /**
-   * What this process holds, for the next one. Not while it is still taking up the last set (it
-   * would write a part of it), and never an empty set over another replica's.
+   * What this process holds, for the next one. Not while it is taking up the last set within its
+   * time (it would write a part of it); once past that time, what it holds by then, searches
+   * included. Never an empty set over another replica's.
    */
   private async save(): Promise<void> {
     if (this.report.state === 'warming' || this.report.state === 'off') return;
