@@ -33,6 +33,12 @@ status=0
 npx jest --forceExit --maxWorkers=2 --selectProjects unit deploy integration || status=$?
 # The e2e suites start from the topics' ends (scripts/infra/kafka-groups-at-ends.js).
 node scripts/infra/kafka-groups-at-ends.js
+# The integration files migrate as the admin (kb): on a fresh machine the vector tables they
+# create in kb_vectors' public schema belong to kb, and the e2e services run as their own roles
+# (indexing-service must own a vector table to add a partition per index space). up.sh gives
+# them to the services' roles again (scripts/infra/pg-roles.sql); with everything up it takes
+# well under a second.
+bash scripts/infra/up.sh >/dev/null
 npx jest --forceExit --runInBand --selectProjects e2e || status=$?
 node test/support/summary-reporter.js "$KB_TEST_TALLY" 2
 exit "$status"
