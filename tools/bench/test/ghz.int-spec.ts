@@ -2,10 +2,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
-import { Metadata, Server, ServerCredentials, status } from '@grpc/grpc-js';
+import { Client, credentials, Metadata, Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { kbv1 } from '@kb/contracts';
 
 import { ghzSearch } from '../src/bench/ghz';
+import { pageServer, transportFloor } from '../src/bench/transport-floor';
 
 // The real ghz binary (scripts/infra/install-tools.sh, which `npm test` runs first) against a
 // gRPC server of the contract's KnowledgeBase service: the arguments the benchmark passes are
@@ -82,5 +83,49 @@ describe('ghzSearch (the query bench’s independent client)', () => {
         { requests, concurrency: 4 },
       ),
     ).rejects.toThrow(/ghz: 39 of 40 searches answered OK \(Unauthenticated × 1/);
+  });
+});
+
+describe('transportFloor (the hits’ reference)', () => {
+  const page = kbv1.SearchResponse.fromPartial({
+    hits: [
+      { documentId: 'doc-1', documentVersion: 1, chunkIndex: 0, text: 'a cached hit', score: 0.5 },
+    ],
+    tookMs: 1.5,
+    cacheHit: true,
+  });
+
+  it('serves the page it is given to every call, unchanged', async () => {
+    const server = await pageServer(page);
+    const client = new Client(server.address, credentials.createInsecure());
+    try {
+      const ask = () =>
+        new Promise<kbv1.SearchResponse>((resolve, reject) =>
+          client.makeUnaryRequest(
+            kbv1.KnowledgeBaseService.search.path,
+            kbv1.KnowledgeBaseService.search.requestSerialize,
+            kbv1.KnowledgeBaseService.search.responseDeserialize,
+            kbv1.SearchRequest.fromPartial({ query: 'anything' }),
+            (error, answer) => (error || !answer ? reject(error) : resolve(answer)),
+          ),
+        );
+      expect(await ask()).toEqual(page);
+      expect(await ask()).toEqual(page);
+    } finally {
+      client.close();
+      await server.close();
+    }
+  });
+
+  it('times ghz asking it every request at concurrency 1, then stops it', async () => {
+    const requests = Array.from({ length: 30 }, (_, i) => ({ query: `q ${i}`, topK: 10 }));
+    const summary = await transportFloor(
+      { binary: GHZ, protoRoot: PROTO_ROOT, token: 't' },
+      page,
+      requests,
+    );
+    expect(summary.p50_ms).toBeGreaterThan(0);
+    expect(summary.p50_ms).toBeLessThanOrEqual(summary.p95_ms);
+    expect(summary.qps).toBeGreaterThan(0);
   });
 });

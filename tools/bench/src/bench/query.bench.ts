@@ -11,9 +11,10 @@ import type { GhzOptions } from './ghz';
 import { type LatencySummary, measure, StageSamples } from './latency';
 import { lexicalPaths, pathsBetween, untilInMemory, warmStartOf } from './lexical-path';
 import { callersOf, readerToken, TEAMS } from './query.callers';
-import { independentPasses, TOP_K } from './query.ghz';
+import { hitRequests, independentPasses, TOP_K } from './query.ghz';
 import { embedFloor, type ReferenceModelOptions, shortQuery } from './reference';
 import { type ScaleBuild, scaledTenant, type ScaleOptions } from './scale';
+import { hitsOverTransport } from './transport-floor';
 
 export interface QueryBenchOptions extends Omit<KbEndpoints, 'token'> {
   dataset: string;
@@ -254,6 +255,16 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
       throw new Error(
         'the hit pass was not served from the cache: is REDIS_URL set for query-service?',
       );
+    const transport =
+      options.ghz && independent
+        ? await hitsOverTransport(
+            { ...options.ghz, token: await readerToken(benched) },
+            probe,
+            hitRequests(queries, run, options.rounds),
+            independent.hit.c1,
+          )
+        : undefined;
+    if (transport) options.log(`transport floor: ${JSON.stringify(transport)}`);
     // The independent reference, run after the services' passes so they do not compete: the same
     // model embedding the same query texts directly with onnxruntime-node.
     const floor = options.model
@@ -306,6 +317,7 @@ export async function runQueryBench(options: QueryBenchOptions): Promise<object>
         stages_slowest: { miss_c1: stages.miss_c1.slowest() },
       },
       ...(independent ? { independent_client: independent } : {}),
+      ...(transport ? { transport_floor: transport } : {}),
       ...(floor
         ? {
             embed_floor: floor,

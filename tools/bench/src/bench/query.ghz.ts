@@ -27,6 +27,20 @@ async function cpuReading(): Promise<Record<string, number>> {
   return { ...services, ...servers };
 }
 
+/** A search as the ghz passes send it. */
+const request = (query: string, rerank = false) => ({
+  query,
+  topK: TOP_K,
+  mode: 'SEARCH_MODE_HYBRID',
+  ...(rerank ? { rerank: true } : {}),
+});
+
+/** The hit passes' searches: `rounds` × GHZ_HIT_ROUNDS_FACTOR asks of each cached text. */
+export function hitRequests(queries: string[], run: string, rounds: number): object[] {
+  const cached = queries.map((q) => request(`${q} (${run} ghz hit)`));
+  return Array.from({ length: rounds * GHZ_HIT_ROUNDS_FACTOR }, () => cached).flat();
+}
+
 /**
  * The miss and hit passes at concurrency 1 and 32 again, sent by ghz (docs/adr/0029): misses with
  * query texts no other pass used, hits with the texts the hit passes cached (`rounds` ×
@@ -43,12 +57,6 @@ export async function independentPasses(
   hit: Record<'c1' | 'c32', PassSummary>;
   rerank_miss: Record<'c1', PassSummary>;
 }> {
-  const request = (query: string, rerank = false) => ({
-    query,
-    topK: TOP_K,
-    mode: 'SEARCH_MODE_HYBRID',
-    ...(rerank ? { rerank: true } : {}),
-  });
   const misses = (c: number) =>
     Array.from({ length: options.rounds }, (_, round) =>
       queries.map((q) => request(`${q} (${run} ghz c${c} ${round})`)),
@@ -56,7 +64,7 @@ export async function independentPasses(
   // Asked here first (a pass of misses), so the hit passes find them within the cache's TTL
   // (300 s): at ×500 the passes since the plain queries were cached outlast it.
   const cached = queries.map((q) => request(`${q} (${run} ghz hit)`));
-  const hits = Array.from({ length: options.rounds * GHZ_HIT_ROUNDS_FACTOR }, () => cached).flat();
+  const hits = hitRequests(queries, run, options.rounds);
   // ghz does not read the answers, so query-service's own count says what each pass was.
   const cacheHits = async (): Promise<number | undefined> => {
     if (!options.queryUrl) return undefined;

@@ -32,6 +32,7 @@ interface QueryResult {
     rerank_miss?: Record<string, Latency>;
   };
   embed_floor?: { cisi: Latency };
+  transport_floor?: { c1: Latency; ghz_hit_p95_minus_floor_p95_ms: number };
   machine?: { load_average_1m: { start: number; end: number; max: number } };
 }
 
@@ -102,6 +103,11 @@ export function queryTable(value: object): string {
   row(
     'ghz hit c1 p95, c32 /s',
     ghz ? `${ghz.hit['c1']!.p95_ms} ms, ${ghz.hit['c32']!.qps}` : undefined,
+  );
+  const transport = r.transport_floor;
+  row(
+    'transport floor c1 p50 / p95 (ghz hit p95 over it)',
+    transport && `${pair(transport.c1)} (${transport.ghz_hit_p95_minus_floor_p95_ms} ms)`,
   );
   row('CPU ms per ghz miss at c32', cpuText(c32?.cpu_ms_per_search));
   const outcomes = r.query.rerank_miss?.outcomes;
