@@ -2,6 +2,20 @@ import type { ChunkRef, ChunkText } from '@kb/lexical-index';
 
 import { chunkKey, type SearchHit } from './search.model';
 
+/**
+ * What a client sees of a lexical score when BM25 answers alone (`mode: lexical`, or hybrid with
+ * vector search down): rounded to two decimals. The statistics behind it already count only the
+ * chunks the caller may read; rounding keeps the last digits from serving as a precise probe of
+ * them all the same, and says the number is a rank, not raw BM25 (docs/adr/0019).
+ */
+export const exposedLexicalScore = (score: number): number => Math.round(score * 100) / 100;
+
+/**
+ * Told the documents of the first fusion's best hits (as many as the page's window) when RM3's
+ * second pass is about to run, so their details can be read meanwhile (`DocumentsPrefetch`).
+ */
+export type FirstFusionListener = (documentIds: string[]) => void;
+
 /** A chunk as either strategy returns it (`VectorMatch`, `LexicalMatch`), before fusion. */
 export type Candidate = Omit<SearchHit, 'strategies' | 'isMatch'>;
 

@@ -447,6 +447,23 @@ describe('HybridRetrieval', () => {
       expect(hits.every((hit) => hit.text === `chunk ${hit.chunkIndex}`)).toBe(true);
     });
 
+    it("tells the listener the first fusion's documents before the second pass, and only then", async () => {
+      const told: Array<{ ids: string[]; secondPasses: number }> = [];
+      const retrieveTelling = (feedback: 'rm3' | 'none' | undefined, topK: number) => {
+        const { r, calls } = withFeedback(feedback);
+        const listener = (ids: string[]) =>
+          told.push({ ids, secondPasses: calls.search.filter((c) => c.query.expansion).length });
+        const request = searchRequestSchema.parse({ query: 'q', topK, fusion: 'rrf' });
+        return r.retrieve(own, request, {}, 100, undefined, undefined, listener);
+      };
+      await retrieveTelling(undefined, 2);
+      // The page's window of the first fusion (every chunk here is of d1), before RM3's pass.
+      expect(told).toEqual([{ ids: ['d1', 'd1'], secondPasses: 0 }]);
+      // No feedback: the fusion is final at once, so nothing is read ahead.
+      await retrieveTelling('none', 2);
+      expect(told).toHaveLength(1);
+    });
+
     it('reads the first pass again with its texts when feedback does not replace it', async () => {
       for (const options of [{ vectorDown: true }, { secondPassFails: true }]) {
         const { r, calls } = withFeedback(undefined, options);

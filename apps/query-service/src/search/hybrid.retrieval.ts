@@ -7,13 +7,14 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 
 import { INDEX_STATE, LEXICAL_INDEX, SEARCH_TUNING, VECTOR_STORE } from '../platform/tokens';
+import type { FirstFusionListener } from './candidates';
 import { type PrefetchedEmbedding, QueryEmbedder } from './query.embedder';
 import { deadlineExceeded, type SearchBudget } from './search.budget';
 import { SearchError, SearchErrorCode } from './search.errors';
 import type { DegradedReason, SearchHit, SearchRequest, SearchTuning } from './search.model';
 import { SpaceSearch } from './space.search';
 
-export { exposedLexicalScore } from './space.search';
+export { exposedLexicalScore } from './candidates';
 
 /** One index space per pipeline (chunker, model): its name and the model its vectors come from. */
 export type SpaceToSearch = KnowledgeBaseSpace;
@@ -137,6 +138,7 @@ export class HybridRetrieval {
     depth: number,
     embedded?: Promise<number[]>,
     budget?: SearchBudget,
+    onFirstFusion?: FirstFusionListener,
   ): Promise<Retrieved> {
     // Inactive documents stay indexed but are never found (docs/adr/0025).
     const active = { ...scope, filter: activeOnly(scope.filter) };
@@ -150,6 +152,7 @@ export class HybridRetrieval {
           depth,
           embedded && this.embedder.usesMain(model) ? embedded : undefined,
           budget,
+          onFirstFusion,
         ),
       ),
     );

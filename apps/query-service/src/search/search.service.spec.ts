@@ -32,13 +32,19 @@ interface Setup extends IndexContents {
   documentsDown?: boolean;
   /** The index spaces of the knowledge bases searched; default: the tenant's own. */
   spaces?: SpaceToSearch[];
+  /** The lexical index gives term vectors, so RM3's second pass runs. */
+  feedback?: boolean;
 }
 
 const second = new TestEmbeddingProvider(8);
+const TERMS = new Map([['catalog', 1]]);
 
 /** The service with every real step, over in-memory indexes and no Redis. */
 function searchService(setup: Setup = {}) {
-  const { vectors, lexical, calls } = fakeIndexes(setup);
+  const { vectors, lexical: plain, calls } = fakeIndexes(setup);
+  const lexical = setup.feedback
+    ? { ...plain, termVectors: async () => new Map([['d1#1#0', { length: 1, terms: TERMS }]]) }
+    : plain;
   const documents = fakeDocuments(undefined, { down: setup.documentsDown });
   const index = {
     current: async () => 1,
@@ -58,7 +64,7 @@ function searchService(setup: Setup = {}) {
     new NeighborsStep(lexical),
     new HitDetailsStep(lexical, documents.reader, new DocumentDetailsCache(0)),
   );
-  return { service, calls, reads: documents.reads, documentCalls: documents.calls };
+  return { service, calls, lexical, reads: documents.reads, documentCalls: documents.calls };
 }
 
 const tenant = toTenantId('t1');
@@ -298,6 +304,31 @@ describe('SearchService', () => {
         updatedAt: '2026-11-02T00:00:00.000Z',
       });
       expect(reads).toEqual([{ token: 'tok', id: 'd1' }]);
+    });
+
+    it("reads the page's documents while RM3 runs, once", async () => {
+      const setup = searchService({
+        feedback: true,
+        vector: [newMatch(0, 0.9)],
+        lexical: [newMatch(1, 3, { documentId: 'gone' })],
+      });
+      let readsBeforeSecondPass: string[] | undefined;
+      const search = setup.lexical.search;
+      setup.lexical.search = async (space, query) => {
+        if (query.expansion) readsBeforeSecondPass = setup.reads.map((r) => r.id).sort();
+        return search(space, query);
+      };
+      const response = await setup.service.search(
+        tenant,
+        searchRequestSchema.parse({ query: 'q' }),
+        undefined,
+        caller,
+      );
+      // Both documents of the first fusion were asked for before the second pass, and not again.
+      expect(readsBeforeSecondPass).toEqual(['d1', 'gone']);
+      expect(setup.documentCalls).toEqual({ get: 0, getMany: 1 });
+      expect(response.hits.map((hit) => hit.documentId)).toEqual(['d1']);
+      expect(response.details).toBe('applied');
     });
 
     it('drops the hits of a document deleted since it was indexed, and says skipped when document-service fails', async () => {

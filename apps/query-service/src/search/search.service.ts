@@ -39,6 +39,11 @@ import { describeOutcome } from './steps/step.model';
 const HYBRID_CANDIDATES = 100;
 /** Candidates MMR chooses among, at least; it re-orders, so it needs more than it returns. */
 const MMR_CANDIDATES = 50;
+/**
+ * Pages that reach this far are prefetched: the first fusion's best `offset + topK` documents read
+ * while RM3 runs (`DocumentsPrefetch`); a deeper page's documents are read once it is cut.
+ */
+const PREFETCHED_WINDOW = 50;
 // Both carry `knowledge_base`: the one searched, `_multiple` for several, `_all` for none named
 // (the whole tenant); ADR 41.
 const searches = meter().createCounter('kb_search_requests_total', {
@@ -212,6 +217,10 @@ export class SearchService {
     // One index space per pipeline (chunker, model) among the knowledge bases searched; nearly
     // always one. Each is searched and fused on its own, with its own model (docs/adr/0012).
     const spaces = await this.retrieval.spacesFor(tenantId, request.knowledgeBaseIds);
+    // The page's likely documents are read while RM3's second pass runs (DocumentsPrefetch).
+    const window = request.offset + request.topK;
+    const prefetch =
+      caller && window <= PREFETCHED_WINDOW ? this.details.prefetch(caller) : undefined;
     const { bySpace, degradedReason, saturated } = await this.retrieval.retrieve(
       spaces,
       request,
@@ -219,6 +228,7 @@ export class SearchService {
       depth,
       embedded,
       budget,
+      prefetch && ((documentIds) => prefetch.add(documentIds)),
     );
     const merged =
       bySpace.length === 1 ? bySpace[0]!.hits : mergeSpaces(bySpace.map((s) => s.hits));
@@ -232,7 +242,6 @@ export class SearchService {
         depth,
       ),
     );
-    const window = request.offset + request.topK;
     const page = diversified.hits.slice(request.offset, window);
     const hasMore = diversified.hits.length > window && window < MAX_RESULT_WINDOW;
     const spaceOf = new Map(
@@ -250,6 +259,7 @@ export class SearchService {
         withNeighbors.hits,
         (hit) => spaceOfVersion.get(versionKey(hit)) ?? spaceOfHit(hit),
         caller,
+        prefetch,
       ),
     );
     return {

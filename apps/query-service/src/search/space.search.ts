@@ -10,7 +10,13 @@ import { timedStage, withSpan } from '@kb/observability';
 import type { VectorStore } from '@kb/vector-store';
 import type { Logger } from '@nestjs/common';
 
-import { type Candidate, hitOf, withTextsOf } from './candidates';
+import {
+  type Candidate,
+  exposedLexicalScore,
+  type FirstFusionListener,
+  hitOf,
+  withTextsOf,
+} from './candidates';
 import { type FeedbackHit, RM3, rm3Expansion } from './feedback';
 import {
   ADAPTIVE_PRIOR,
@@ -30,14 +36,6 @@ import {
   type SearchRequest,
   type SearchTuning,
 } from './search.model';
-
-/**
- * What a client sees of a lexical score when BM25 answers alone (`mode: lexical`, or hybrid with
- * vector search down): rounded to two decimals. The statistics behind it already count only the
- * chunks the caller may read; rounding keeps the last digits from serving as a precise probe of
- * them all the same, and says the number is a rank, not raw BM25 (docs/adr/0019).
- */
-export const exposedLexicalScore = (score: number): number => Math.round(score * 100) / 100;
 
 /**
  * What RM3 feedback costs at most, about (its p95 on CISI, docs/adr/0042): with less of the budget
@@ -108,6 +106,7 @@ export class SpaceSearch {
     lists: Ranked<Candidate>[],
     budget: SearchBudget | undefined,
     passMemo: LexicalPassMemo,
+    onFirstFusion: FirstFusionListener | undefined,
   ): Promise<Ranked<Candidate>[]> {
     if (!this.feedbackOn()) return lists;
     if (budget?.cannotAfford(FEEDBACK_COST_MS)) {
@@ -115,7 +114,9 @@ export class SpaceSearch {
       return lists;
     }
     try {
-      const best = this.fuse(lists, request).slice(0, RM3.documents);
+      const first = this.fuse(lists, request);
+      onFirstFusion?.(first.slice(0, request.offset + request.topK).map((c) => c.item.documentId));
+      const best = first.slice(0, RM3.documents);
       // Its two parts are stages of their own, inside `feedback` (docs/performance.md).
       const vectors = await timedStage('feedback_terms', () =>
         raceAbort(
@@ -198,8 +199,7 @@ export class SpaceSearch {
     const kept = lists.findIndex((list) => list.items === textless);
     if (kept < 0) return lists;
     try {
-      // The first pass again, with its texts: it already finished in time, so only the deadline
-      // itself, not the strategies' earlier stop, bounds this read (docs/adr/0042).
+      // The first pass again, with its texts: only the deadline bounds it (docs/adr/0042).
       const items = await this.bm25(space, {
         text: request.query,
         topK: depth,
@@ -218,8 +218,8 @@ export class SpaceSearch {
    * The semantic candidates that satisfy the syntax typed in the query (phrases, operators,
    * exclusions), as the lexical side's do: `kubernetes -helm` finds no chunk that mentions helm
    * on either side (docs/adr/0028). Identifiers among plain words are a lexical preference, not a
-   * requirement; plain words constrain nothing, and cost no lookup. If the check fails, the candidates are
-   * kept and the answer says the lexical side is unavailable.
+   * requirement; plain words constrain nothing, and cost no lookup. If the check fails, the
+   * candidates are kept and the answer says the lexical side is unavailable.
    */
   private async meetingOperators(
     space: IndexSpace,
@@ -253,6 +253,7 @@ export class SpaceSearch {
     depth: number,
     embedded: Promise<number[]> | undefined,
     budget?: SearchBudget,
+    onFirstFusion?: FirstFusionListener,
   ): Promise<{ hits: SearchHit[] | undefined; failures: DegradedReason[]; saturated: boolean }> {
     // With feedback to come, the first BM25 pass only ranks (its list is replaced by the second
     // pass's): its texts are not read unless that list is kept after all (docs/adr/0029).
@@ -314,7 +315,7 @@ export class SpaceSearch {
     const ranked =
       lists.length === 2
         ? await timedStage('feedback', () =>
-            this.withFeedback(space, request, scope, depth, lists, budget, passMemo),
+            this.withFeedback(space, request, scope, depth, lists, budget, passMemo, onFirstFusion),
           )
         : lists;
     const fused =

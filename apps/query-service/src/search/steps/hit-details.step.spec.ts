@@ -64,4 +64,50 @@ describe('HitDetailsStep', () => {
     expect(result.hits).toHaveLength(2);
     expect(cache.lookup(caller, ['d1', 'd2']).missing).toEqual(['d1', 'd2']);
   });
+
+  describe('with a prefetch', () => {
+    /** The step over document-service holding d1 and d2, with no cache (nothing kept between reads). */
+    function uncached(records = [newDocumentView('d1'), newDocumentView('d2')]) {
+      const { lexical } = fakeIndexes();
+      const options = { down: false };
+      const documents = fakeDocuments(records, options);
+      const details = new HitDetailsStep(lexical, documents.reader, new DocumentDetailsCache(0));
+      return { details, documents, options };
+    }
+
+    it('takes up what the prefetch read and reads only the rest', async () => {
+      const { details, documents } = uncached();
+      const prefetch = details.prefetch(caller);
+      prefetch.add(['d1']);
+      prefetch.add(['d1']); // asked again: not read again
+      const result = await details.run(hits, space, caller, prefetch);
+      expect(documents.reads.map((r) => r.id)).toEqual(['d1', 'd2']);
+      expect(documents.calls.getMany).toBe(2);
+      expect(result.hits.map((h) => h.filename)).toEqual(['d1.md', 'd2.md']);
+      expect(result.outcome).toBe('applied');
+    });
+
+    it('drops the hits of a document the prefetch found gone, and keeps only the page', async () => {
+      const { details, documents } = uncached([newDocumentView('d2')]);
+      const prefetch = details.prefetch(caller);
+      prefetch.add(['d1', 'd2', 'd3']);
+      const result = await details.run(hits, space, caller, prefetch);
+      expect(documents.calls.getMany).toBe(1);
+      expect([...result.gone]).toEqual(['d1']);
+      expect(result.hits.map((h) => h.documentId)).toEqual(['d2']);
+    });
+
+    it('reads again what a failed prefetch could not', async () => {
+      const { details, documents, options } = uncached();
+      options.down = true;
+      const prefetch = details.prefetch(caller);
+      prefetch.add(['d1', 'd2']);
+      await new Promise((resolve) => setImmediate(resolve));
+      options.down = false;
+      const result = await details.run(hits, space, caller, prefetch);
+      expect(documents.calls.getMany).toBe(2);
+      expect(result.outcome).toBe('applied');
+      expect(result.hits.map((h) => h.filename)).toEqual(['d1.md', 'd2.md']);
+    });
+  });
 });

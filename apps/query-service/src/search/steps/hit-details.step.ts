@@ -16,6 +16,45 @@ export type DetailsSkipReason = 'documents_unavailable' | 'locations_unavailable
 /** The document-service reads this step makes, with the caller's own token. */
 export type DocumentReader = Pick<DocumentsClient, 'get' | 'getMany'>;
 
+/** What one read of documents answered: `gone` those absent, `failed` when it could not be made. */
+interface DocumentsRead {
+  records: Map<string, DocumentView>;
+  gone: Set<string>;
+  failed: boolean;
+}
+
+/**
+ * Document reads started before the page is known: the documents of the first fusion's best
+ * hits, read while RM3's second pass runs, so that the details step finds most of the page's
+ * documents read or on their way instead of reading them after the page is cut. Made with the
+ * caller's token, like the read they stand in for; one a prefetch could not make is made again.
+ */
+export class DocumentsPrefetch {
+  private readonly reads = new Map<string, Promise<DocumentsRead>>();
+
+  constructor(private readonly read: (ids: string[]) => Promise<DocumentsRead>) {}
+
+  /** Starts a read of the documents among `ids` that no earlier call asked for. */
+  add(ids: readonly string[]): void {
+    const fresh = [...new Set(ids)].filter((id) => !this.reads.has(id));
+    if (fresh.length === 0) return;
+    const read = this.read(fresh);
+    for (const id of fresh) this.reads.set(id, read);
+  }
+
+  /** The reads that cover some of `ids`, with the ids each covers; `rest`: those none covers. */
+  covering(ids: string[]): { reads: Map<Promise<DocumentsRead>, string[]>; rest: string[] } {
+    const reads = new Map<Promise<DocumentsRead>, string[]>();
+    const rest: string[] = [];
+    for (const id of ids) {
+      const read = this.reads.get(id);
+      if (read) reads.set(read, [...(reads.get(read) ?? []), id]);
+      else rest.push(id);
+    }
+    return { reads, rest };
+  }
+}
+
 /**
  * What a caller needs beside a hit's text: where the chunk sits (page, heading path, kept by the
  * lexical index) and its document's tags, metadata, content type, file name and times (read
@@ -39,11 +78,20 @@ export class HitDetailsStep {
     private readonly cache: DocumentDetailsCache,
   ) {}
 
-  /** `caller` undefined (an internal caller without a token): locations only. */
+  /** Reads of the caller's documents that `run` will take up (`DocumentsPrefetch`). */
+  prefetch(caller: Caller): DocumentsPrefetch {
+    return new DocumentsPrefetch((ids) => this.read(caller, ids));
+  }
+
+  /**
+   * `caller` undefined (an internal caller without a token): locations only. `prefetched`: the
+   * reads of `prefetch(caller)`, taken up for the documents they cover.
+   */
   async run(
     hits: SearchHit[],
     spaceOf: (hit: SearchHit) => IndexSpace,
     caller: Caller | undefined,
+    prefetched?: DocumentsPrefetch,
   ): Promise<StepResult<DetailsSkipReason> & { gone: Set<string> }> {
     const gone = new Set<string>();
     if (hits.length === 0) return { hits, outcome: 'applied', gone };
@@ -51,7 +99,7 @@ export class HitDetailsStep {
       timedStage('locations', () => this.locate(hits, spaceOf)),
       caller
         ? timedStage('documents', () =>
-            this.read(caller, [...new Set(hits.map((h) => h.documentId))]),
+            this.readAll(caller, [...new Set(hits.map((h) => h.documentId))], prefetched),
           )
         : undefined,
     ]);
@@ -92,15 +140,34 @@ export class HitDetailsStep {
     }
   }
 
+  /** The documents by id, as `read` answers: those a prefetch covers from it, the rest read now. */
+  private async readAll(
+    caller: Caller,
+    ids: string[],
+    prefetched: DocumentsPrefetch | undefined,
+  ): Promise<DocumentsRead> {
+    if (!prefetched) return this.read(caller, ids);
+    const { reads, rest } = prefetched.covering(ids);
+    const answers = await Promise.all([
+      ...[...reads].map(([read, covered]) =>
+        read.then((answer) => (answer.failed ? this.read(caller, covered) : answer)),
+      ),
+      ...(rest.length > 0 ? [this.read(caller, rest)] : []),
+    ]);
+    const records = new Map(answers.flatMap((answer) => [...answer.records]));
+    const failed = answers.some((answer) => answer.failed);
+    // A prefetch read more documents than the page holds: only the page's are kept.
+    const page = new Map(ids.flatMap((id) => (records.has(id) ? [[id, records.get(id)!]] : [])));
+    const gone = failed ? new Set<string>() : new Set(ids.filter((id) => !page.has(id)));
+    return { records: page, gone, failed };
+  }
+
   /**
    * The documents by id: those the cache holds for the caller's token, the rest read in one call
    * (`getMany`: the caller's listing, so documents that are gone or that the caller may no longer
    * read are absent); `gone`: those absent; `failed` when they could not be read at all.
    */
-  private async read(
-    caller: Caller,
-    ids: string[],
-  ): Promise<{ records: Map<string, DocumentView>; gone: Set<string>; failed: boolean }> {
+  private async read(caller: Caller, ids: string[]): Promise<DocumentsRead> {
     try {
       const cached = this.cache.lookup(caller, ids);
       if (cached.missing.length === 0)
