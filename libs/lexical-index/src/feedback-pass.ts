@@ -165,3 +165,33 @@ export function scoreOnFirstPass(
   }
   return { candidates: Int32Array.from(kept), count: kept.length };
 }
+
+/**
+ * The second pass from the first's scores, if the query's own terms are those
+ * the first pass scored, with the same statistics; undefined otherwise.
+ */
+export function secondPassOn(
+  first: FirstPass,
+  own: Term[],
+  ownLexemes: string[],
+  feedback: Term[],
+  expansion: { ownWeight: number; weights: ReadonlyMap<string, number> },
+  space: Space,
+  scratch: Scratch,
+  prune: { topK: number; inScope: Uint8Array | null } | undefined,
+): { candidates: Int32Array; count: number } | undefined {
+  if (first.terms.size !== own.length) return undefined;
+  const extra = [...feedback];
+  const unscanned: Term[] = [];
+  for (const [i, term] of own.entries()) {
+    const lexeme = ownLexemes[i]!;
+    const held = first.terms.get(lexeme);
+    if (held?.idf !== term.idf || held.size !== term.list.size) return undefined;
+    const weight = expansion.weights.get(lexeme);
+    if (weight !== undefined) extra.push({ list: term.list, weight, idf: term.idf });
+    if (first.unscanned.includes(lexeme)) {
+      unscanned.push({ list: term.list, weight: expansion.ownWeight, idf: term.idf });
+    }
+  }
+  return scoreOnFirstPass(first, unscanned, expansion.ownWeight, extra, space, scratch, prune);
+}

@@ -10,21 +10,22 @@ import {
   type Readers,
   scoreTerms,
   Scratch,
-  type Space,
   type Term,
 } from './bm25-rank';
-import { type FirstPass, firstPassOf, scoreOnFirstPass } from './feedback-pass';
+import { type FirstPass, firstPassOf, secondPassOn } from './feedback-pass';
 import type { ChunkRef, LexicalQuery, SpaceChunk } from './lexical-index';
 import { ScopeMasks } from './scope-masks';
 import type { Scoring } from './scoring';
 import { kthLargest, Memberships, readersIn, refKey } from './snapshot-arrays';
 import { scoreWindows } from './window-max-score';
+import { FirstTop } from './window-seed';
 
 const READER_SETS = 32;
 
 /**
  * From this many chunks a pruned pass scores by windows with block bounds (window-max-score.ts,
- * docs/adr/0060) instead of list by list, and RM3's second pass ranks in full. Below it lists win
+ * docs/adr/0060) instead of list by list, and RM3's second pass ranks in full, from the k-th best
+ * its first pass's top k reach (window-seed.ts, docs/adr/0063). Below it lists win
  * through the services: at ×52 (99,372 chunks) RM3's pass took 8.0 ms p50 list by list with its
  * memo against 12.3–12.8 by windows (docs/performance.md, 2026-11-27).
  */
@@ -211,20 +212,25 @@ export class SpaceSnapshot {
         query.knowledgeBaseIds ?? [],
         query.filter ?? null,
       ]);
-    const first = memo?.held as FirstPass | undefined;
+    const held = memo?.held as FirstPass | FirstTop | undefined;
     if (memo) memo.held = undefined;
+    const mine = held?.owner === this && held.key === passKey && held.avgdl === readers.avgdl;
+    const top = mine && held instanceof FirstTop ? held : undefined;
     const reused =
-      expansion && first?.owner === this && first.key === passKey && first.avgdl === readers.avgdl
-        ? this.onFirstPass(first, own, ownLexemes, kept, expansion, space, scratch, prune)
+      expansion && mine && !(held instanceof FirstTop)
+        ? secondPassOn(held!, own, ownLexemes, kept, expansion, space, scratch, prune)
         : undefined;
-    if (memo && expansion) memo.reused = reused !== undefined;
     let scored: { candidates: Int32Array; count: number } | undefined = reused;
     const windowed =
       prune !== undefined &&
       (scoring.windows ?? this.size >= WINDOWED_FROM) &&
       terms.length > 1 &&
       terms.every((term) => term.weight * term.idf > 0);
-    if (!scored && windowed) scored = scoreWindows(terms, space, scratch, prune);
+    // RM3's second pass by windows from the k-th best its first pass's top k reach (ADR 63).
+    const atLeast =
+      !reused && windowed && expansion ? top?.kthScore(terms, space, prune.topK) : undefined;
+    if (memo && expansion) memo.reused = reused !== undefined || (atLeast ?? -Infinity) > -Infinity;
+    if (!scored && windowed) scored = scoreWindows(terms, space, scratch, { ...prune, atLeast });
     if (!scored) {
       // A first pass keeping its memo keeps every chunk that could reach its top k when the
       // scans stopped, whole: the second pass starts from more complete scores (docs/adr/0059).
@@ -241,40 +247,15 @@ export class SpaceSnapshot {
       scored = full;
     }
     try {
-      return this.best(scratch.scores, scored.candidates, scored.count, inScope, query);
+      const ranked = this.best(scratch.scores, scored.candidates, scored.count, inScope, query);
+      if (memo && !expansion && windowed) {
+        const ordinals = Int32Array.from(ranked, ({ ordinal }) => ordinal).sort();
+        memo.held = new FirstTop(this, passKey!, readers.avgdl, ordinals);
+      }
+      return ranked;
     } finally {
       scratch.clear();
     }
-  }
-
-  /**
-   * The second pass from the first's scores (feedback-pass.ts), if the query's own terms are those
-   * the first pass scored, with the same statistics; undefined otherwise.
-   */
-  private onFirstPass(
-    first: FirstPass,
-    own: Term[],
-    ownLexemes: string[],
-    feedback: Term[],
-    expansion: { ownWeight: number; weights: ReadonlyMap<string, number> },
-    space: Space,
-    scratch: Scratch,
-    prune: { topK: number; inScope: Uint8Array | null } | undefined,
-  ): { candidates: Int32Array; count: number } | undefined {
-    if (first.terms.size !== own.length) return undefined;
-    const extra = [...feedback];
-    const unscanned: Term[] = [];
-    for (const [i, term] of own.entries()) {
-      const lexeme = ownLexemes[i]!;
-      const held = first.terms.get(lexeme);
-      if (held?.idf !== term.idf || held.size !== term.list.size) return undefined;
-      const weight = expansion.weights.get(lexeme);
-      if (weight !== undefined) extra.push({ list: term.list, weight, idf: term.idf });
-      if (first.unscanned.includes(lexeme)) {
-        unscanned.push({ list: term.list, weight: expansion.ownWeight, idf: term.idf });
-      }
-    }
-    return scoreOnFirstPass(first, unscanned, expansion.ownWeight, extra, space, scratch, prune);
   }
 
   /** The per-search arrays, allocated once per snapshot (bm25-rank.ts). */

@@ -100,6 +100,17 @@ describe('scoreWindows: block-max MaxScore by windows of ordinals', () => {
       scratch.clear();
       expect(scratch.scores.every((score) => score === 0)).toBe(true);
       if (scored.count < all.count) skippedSome++;
+      if (best.length < k) continue;
+      // From a score the k-th best is known to reach (RM3's second pass, docs/adr/0063), the
+      // exhaustive pass's own k-th (summed in another order): the same top k; above the best
+      // score, nothing at all.
+      const atLeast = best[k - 1]![1];
+      const seeded = scoreWindows(terms, space, scratch, { topK: k, inScope, atLeast });
+      const from = topOf(scratch, seeded, inScope, k).map(([o]) => o);
+      expect({ seed, from }).toEqual({ seed, from: best.map(([o]) => o) });
+      scratch.clear();
+      const above = { topK: k, inScope, atLeast: best[0]![1] * 1.001 };
+      expect(scoreWindows(terms, space, scratch, above).count).toBe(0);
     }
     expect(skippedSome).toBeGreaterThan(150);
   });

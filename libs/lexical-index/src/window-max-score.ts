@@ -127,13 +127,19 @@ const local = {
  * lie; sums may differ from the exhaustive pass's in the last bit, as Postgres' may (ADR 55).
  * Returned: the chunks in scope that scored at least the final k-th best (ascending), more than
  * k only on ties. Unlike `scoreTerms`, nothing else is left in `scratch`, so RM3's second pass
- * cannot start from it (docs/adr/0058): it ranks in full, by windows too.
+ * cannot start from it (docs/adr/0058): it ranks in full, by windows too, from `prune.atLeast`
+ * when the first pass's top k give one (docs/adr/0063).
  */
 export function scoreWindows(
   terms: Term[],
   space: Space,
   scratch: Scratch,
-  prune: { topK: number; inScope: Uint8Array | null },
+  prune: {
+    topK: number;
+    inScope: Uint8Array | null;
+    /** A score the k-th best is known to reach: windows are skipped against it from the first. */
+    atLeast?: number | undefined;
+  },
 ): { candidates: Int32Array; count: number; unscanned: Term[] } {
   const k1 = BM25_K1;
   const b = BM25_B;
@@ -151,6 +157,7 @@ export function scoreWindows(
   const bound = new Float64Array(n);
   const rest = new Float64Array(n + 1);
   const best = new KBest(prune.topK);
+  const atLeast = prune.atLeast ?? -Infinity;
   const { scores: windowScores, seen, touched: windowTouched } = local;
   const out = scratch.touched;
   let outCount = 0;
@@ -173,7 +180,7 @@ export function scoreWindows(
       bound[t] = c < block.windows.length && block.windows[c] === w ? blockBound(t, block, c) : 0;
       upper += bound[t]!;
     }
-    const threshold = best.threshold * (1 - SLACK);
+    const threshold = Math.max(best.threshold, atLeast) * (1 - SLACK);
     if (upper >= threshold) {
       rest[n] = 0;
       for (let t = n; t-- > 0;) rest[t] = rest[t + 1]! + bound[t]!;
@@ -240,7 +247,7 @@ export function scoreWindows(
     for (let t = 0; t < n; t++) if (blocks[t]!.windows[cursor[t]!] === w) cursor[t]++;
   }
   // Those that fell below the final k-th best are left out (their scores put back to 0).
-  const final = best.threshold * (1 - SLACK);
+  const final = Math.max(best.threshold, atLeast) * (1 - SLACK);
   let kept = 0;
   for (let i = 0; i < outCount; i++) {
     const o = out[i]!;

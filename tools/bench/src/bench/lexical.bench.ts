@@ -107,6 +107,7 @@ function longQueries(snapshot: SpaceSnapshot, lists: Map<string, PostingList>, r
       keeping: [] as number[],
       windowsFirst: [] as number[],
       windowsFull: [] as number[],
+      windowsSeeded: [] as number[],
     };
     const reusing: number[] = [];
     let postings = 0;
@@ -135,12 +136,18 @@ function longQueries(snapshot: SpaceSnapshot, lists: Map<string, PostingList>, r
       snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP, reuse, ...byLists });
       const t4 = performance.now();
       if (!memo.reused) throw new Error('the second pass did not start from the first');
-      // By windows (docs/adr/0060): no memo, RM3 ranked in full.
+      // By windows (docs/adr/0060): the first pass keeps its top k, RM3 ranked in full, then
+      // from the k-th best the first pass's top k reach (docs/adr/0063).
       const windows = { windows: true };
-      snapshot.rank(first, lists, query, windows);
+      const top: LexicalPassMemo = {};
+      snapshot.rank(first, lists, query, { ...windows, reuse: { memo: top } });
       const t5 = performance.now();
       snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP, ...windows });
       const t6 = performance.now();
+      const seeded = { memo: top, expansion: reuse.expansion };
+      snapshot.rank(rm3, lists, query, { feedback, cap: FEEDBACK_CAP, ...windows, reuse: seeded });
+      const t7 = performance.now();
+      if (!top.reused) throw new Error("RM3's pass by windows did not start from the first's top");
       if (r === 0) continue;
       samples.first.push(t1 - t0);
       samples.full.push(t2 - t1);
@@ -148,6 +155,7 @@ function longQueries(snapshot: SpaceSnapshot, lists: Map<string, PostingList>, r
       reusing.push(t4 - t3);
       samples.windowsFirst.push(t5 - t4);
       samples.windowsFull.push(t6 - t5);
+      samples.windowsSeeded.push(t7 - t6);
       postings += [...rm3.keys()].reduce((sum, k) => sum + (lists.get(k)?.size ?? 0), 0);
     }
     const mean = Math.round(postings / rounds);
@@ -157,6 +165,7 @@ function longQueries(snapshot: SpaceSnapshot, lists: Map<string, PostingList>, r
     timings[`long_rm3_capped_reusing_${reader}`] = figures(mean, reusing);
     timings[`long_first_pass_windows_${reader}`] = figures(mean, samples.windowsFirst);
     timings[`long_rm3_capped_windows_${reader}`] = figures(mean, samples.windowsFull);
+    timings[`long_rm3_capped_windows_seeded_${reader}`] = figures(mean, samples.windowsSeeded);
   }
   return timings;
 }
