@@ -20,7 +20,7 @@ export class FirstTop {
   ) {}
 
   /** The score `terms` give each of these chunks, in `ordinals`' order. */
-  scores(terms: Term[], space: Space): Float64Array {
+  private scores(terms: Term[], space: Space): Float64Array {
     const chunks = this.ordinals;
     const k1 = BM25_K1;
     const b = BM25_B;
